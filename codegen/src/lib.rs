@@ -1,0 +1,2 @@
+pub mod ident;
+pub mod model;

@@ -1,0 +1,291 @@
+//! The validated model of a tools folder: what every emitter, the runtime and the CLI read.
+//!
+//! A [`ToolSpec`] is only ever built by [`crate::parse`] + [`crate::validate`], so its
+//! invariants hold: names are portable, enum values are unique, defaults type-check, and every
+//! Rust identifier derived from a wire name is collision-free.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// A 1-based line and column in a source file (columns count characters, as rustc does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Pos {
+    pub const fn new(line: u32, column: u32) -> Self {
+        Pos { line, column }
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// The language a tool's entry file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Language {
+    #[default]
+    TypeScript,
+    Python,
+    Bash,
+}
+
+impl Language {
+    pub const ALL: [Language; 3] = [Language::TypeScript, Language::Python, Language::Bash];
+
+    /// The spelling used in TOOL.md (`language: typescript`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Language::TypeScript => "typescript",
+            Language::Python => "python",
+            Language::Bash => "bash",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Language::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+
+    /// Entry file names in order of preference (seed 000: `index.ts` or `index.js`).
+    pub const fn entry_candidates(self) -> &'static [&'static str] {
+        match self {
+            Language::TypeScript => &["index.ts", "index.js", "index.mjs"],
+            Language::Python => &["index.py"],
+            Language::Bash => &["index.sh"],
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The type of an input, as TOOL.md spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InputType {
+    String,
+    Number,
+    Boolean,
+    Enum,
+}
+
+impl InputType {
+    pub const ALL: [InputType; 4] = [
+        InputType::String,
+        InputType::Number,
+        InputType::Boolean,
+        InputType::Enum,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            InputType::String => "string",
+            InputType::Number => "number",
+            InputType::Boolean => "boolean",
+            InputType::Enum => "enum",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        InputType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The JSON Schema `type` keyword for this input.
+    pub const fn json_type(self) -> &'static str {
+        match self {
+            InputType::String | InputType::Enum => "string",
+            InputType::Number => "number",
+            InputType::Boolean => "boolean",
+        }
+    }
+}
+
+impl fmt::Display for InputType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One allowed value of an enum input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumValue {
+    /// Exactly as the model must send it.
+    pub wire: String,
+    /// The Rust variant name (`UpperCamelCase`, escaped where needed).
+    pub rust: String,
+}
+
+/// One typed input of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    /// The parameter name as the model sends it.
+    pub name: String,
+    /// The Rust field name (`snake_case`, a raw identifier or escaped where needed).
+    pub rust_name: String,
+    pub ty: InputType,
+    pub description: String,
+    pub optional: bool,
+    pub sensitive: bool,
+    /// Allowed values, for [`InputType::Enum`] only.
+    pub values: Vec<EnumValue>,
+    /// The default, already type-checked (a number default keeps its JSON form: `10`, not
+    /// `10.0`).
+    pub default: Option<Value>,
+    /// Where the input's key is in TOOL.md.
+    pub pos: Pos,
+}
+
+impl Input {
+    /// Whether a model must send this input (not optional and no default).
+    pub fn required(&self) -> bool {
+        !self.optional && self.default.is_none()
+    }
+
+    /// The Rust enum type name for an enum input (`Mode` for `mode`).
+    pub fn enum_type_name(&self) -> String {
+        crate::ident::type_name(&self.name)
+    }
+}
+
+/// MCP-style behaviour hints (seed 002 / MCP `ToolAnnotations`), all optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    pub fn is_empty(&self) -> bool {
+        *self == Annotations::default()
+    }
+}
+
+/// Whether a tool's process is kept warm between calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkerMode {
+    /// Decided by the runtime's configuration (warm by default).
+    #[default]
+    Default,
+    /// Keep one process and send it every call.
+    Warm,
+    /// A fresh process per call.
+    OneShot,
+}
+
+/// A `##` section of the Markdown body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub title: String,
+    pub line: u32,
+}
+
+/// The Markdown documentation after the frontmatter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Body {
+    /// The Markdown text, line endings normalised to `\n`, surrounding blank lines trimmed.
+    pub markdown: String,
+    /// The first `#` heading, if any.
+    pub title: Option<String>,
+    pub sections: Vec<Section>,
+}
+
+/// One validated tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    /// Display name; the name when TOOL.md has no `label`.
+    pub label: String,
+    pub description: String,
+    pub version: u64,
+    pub language: Language,
+    pub inputs: Vec<Input>,
+    /// One line for the "Available tools" section; the description when absent.
+    pub prompt_snippet: Option<String>,
+    /// Lines appended to the "Guidelines" section; each names the tool.
+    pub prompt_guidelines: Vec<String>,
+    /// Per-tool timeout in seconds.
+    pub timeout_secs: Option<f64>,
+    /// Environment variables the tool may read from the agent's environment.
+    pub env: Vec<String>,
+    pub annotations: Annotations,
+    pub worker: WorkerMode,
+    pub body: Body,
+    /// The tool folder.
+    pub dir: PathBuf,
+    /// The TOOL.md path.
+    pub file: PathBuf,
+    /// The entry file's name inside `dir` (`index.ts`, ...), when one exists.
+    pub entry: Option<String>,
+    /// The Rust module name (`snake_case`).
+    pub rust_module: String,
+    /// The Rust type name used for the `ToolCall` variant (`UpperCamelCase`).
+    pub rust_type: String,
+}
+
+impl ToolSpec {
+    /// The line for the "Available tools" section of a system prompt.
+    pub fn snippet(&self) -> &str {
+        self.prompt_snippet.as_deref().unwrap_or(&self.description)
+    }
+
+    /// The entry file's full path, when it exists.
+    pub fn entry_path(&self) -> Option<PathBuf> {
+        self.entry.as_ref().map(|e| self.dir.join(e))
+    }
+
+    pub fn input(&self, name: &str) -> Option<&Input> {
+        self.inputs.iter().find(|i| i.name == name)
+    }
+
+    /// A stable hash of the call contract (name, inputs, types, optionality, values and
+    /// defaults). Generated code embeds it so the runtime can tell when a TOOL.md on disk
+    /// has drifted from the one the agent was compiled against.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::new();
+        h.write(self.name.as_bytes());
+        for input in &self.inputs {
+            h.write(b"\x00input\x00");
+            h.write(input.name.as_bytes());
+            h.write(input.ty.as_str().as_bytes());
+            h.write(&[u8::from(input.optional), u8::from(input.sensitive)]);
+            for v in &input.values {
+                h.write(b"\x01");
+                h.write(v.wire.as_bytes());
+            }
+            if let Some(d) = &input.default {
+                h.write(b"\x02");
+                h.write(d.to_string().as_bytes());
+            }
+        }
+        h.finish()
+    }
+}
+
+/// FNV-1a, 64 bit: tiny, stable across Rust versions and platforms (unlike `DefaultHasher`).
+pub(crate) struct Fnv(u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    pub(crate) fn finish(&self) -> u64 {
+        self.0
+    }
+}

@@ -1,0 +1,146 @@
+//! # toolbind
+//!
+//! The runtime for TOOL.md tool folders: what generated bindings and agents use.
+//!
+//! - [`Tool`]: implemented by generated marker types (one per tool), carrying the tool's
+//!   name, version, JSON Schema and prompt text as constants.
+//! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
+//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape.
+//! - [`executor::Executor`]: the contract that subprocess executors implement.
+
+pub mod cancel;
+pub mod executor;
+pub mod result;
+pub mod secret;
+
+pub use cancel::CancelToken;
+pub use result::{Content, Progress, ToolResult};
+pub use secret::Secret;
+pub use toolbind_codegen::model::{Language, ToolSpec};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A tool known at compile time. Generated code implements it on one marker type per tool
+/// (`web_fetch::Tool`); agents use it for the typed call path.
+pub trait Tool {
+    /// The generated params struct.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The name a model calls the tool by.
+    const NAME: &'static str;
+    const LABEL: &'static str;
+    const DESCRIPTION: &'static str;
+    const VERSION: u64;
+    const LANGUAGE: Language;
+    /// The portable JSON Schema of the params, as JSON text.
+    const SCHEMA: &'static str;
+    /// The tool's line of the system prompt's "Available tools" section.
+    const PROMPT: &'static str;
+    /// The Markdown body of TOOL.md.
+    const DOCS: &'static str;
+    /// [`ToolSpec::fingerprint`] of the TOOL.md this code was generated from.
+    const FINGERPRINT: u64;
+}
+
+/// Static facts about one compiled tool, collected by the generated `TOOLS` slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolInfo {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub description: &'static str,
+    pub version: u64,
+    pub language: Language,
+    pub schema: &'static str,
+    pub prompt: &'static str,
+    pub fingerprint: u64,
+}
+
+impl ToolInfo {
+    /// The facts of a [`Tool`] implementation.
+    pub const fn of<T: Tool>() -> Self {
+        ToolInfo {
+            name: T::NAME,
+            label: T::LABEL,
+            description: T::DESCRIPTION,
+            version: T::VERSION,
+            language: T::LANGUAGE,
+            schema: T::SCHEMA,
+            prompt: T::PROMPT,
+            fingerprint: T::FINGERPRINT,
+        }
+    }
+}
+
+/// Why `ToolCall::from_call(name, args)` rejected a model's call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// No compiled tool has this name.
+    UnknownTool { name: String, known: &'static [&'static str] },
+    /// The arguments did not match the tool's params.
+    BadArgs { tool: &'static str, message: String },
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::UnknownTool { name, known } => write!(
+                f,
+                "unknown tool `{name}`; available tools: {}",
+                known.join(", ")
+            ),
+            CallError::BadArgs { tool, message } => {
+                write!(f, "invalid arguments for tool `{tool}`: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Includes the bindings that `toolbind_codegen::Config::compile()` wrote in build.rs.
+///
+/// ```ignore
+/// toolbind::include_tools!();            // the default file name, `tools.rs`
+/// toolbind::include_tools!("agent.rs");  // a name set with `Config::out_file`
+/// ```
+#[macro_export]
+macro_rules! include_tools {
+    () => {
+        $crate::include_tools!("tools.rs");
+    };
+    ($file:literal) => {
+        ::core::include!(::core::concat!(
+            ::core::env!("OUT_DIR"),
+            "/toolbind/",
+            $file
+        ));
+    };
+}
+
+/// Items generated code refers to. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use ::serde;
+    pub use ::serde_json;
+
+    pub use crate::{CallError, Language, Secret, Tool, ToolInfo};
+
+    /// Deserialises a tool's params from a model's JSON args, treating `null` and `""` as
+    /// "no arguments" (a quirk some models have for tools without required inputs).
+    pub fn params_from_value<T: ::serde::de::DeserializeOwned>(
+        tool: &'static str,
+        args: ::serde_json::Value,
+    ) -> ::core::result::Result<T, CallError> {
+        let args = match args {
+            ::serde_json::Value::Null => ::serde_json::Value::Object(Default::default()),
+            ::serde_json::Value::String(s) if s.trim().is_empty() => {
+                ::serde_json::Value::Object(Default::default())
+            }
+            other => other,
+        };
+        ::serde_json::from_value(args).map_err(|e| CallError::BadArgs {
+            tool,
+            message: e.to_string(),
+        })
+    }
+}
