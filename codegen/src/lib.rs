@@ -1,2 +1,115 @@
+//! # toolbind-codegen
+//!
+//! Turns a folder of agent tools (`tools/<name>/TOOL.md` + an entry file) into a validated
+//! model and, from it, Rust bindings, JSON Schemas for model providers, and system-prompt
+//! text. One pipeline — `parse -> validate -> model -> emit` — behind three thin shells: the
+//! [`Config`] build.rs API, the `toolbind::tools!` proc-macro and the `toolbind` CLI.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     toolbind_codegen::Config::new()
+//!         .tools_dir("tools")
+//!         .compile()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//! }
+//! ```
+
+pub mod diagnostic;
 pub mod ident;
 pub mod model;
+pub mod parse;
+pub mod prompt;
+pub mod schema;
+pub mod validate;
+
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use model::{Input, InputType, Language, ToolSpec};
+pub use parse::read_version;
+pub use validate::Options;
+
+use std::path::{Path, PathBuf};
+
+use model::Pos;
+
+/// The file every tool folder holds.
+pub const TOOL_FILE: &str = "TOOL.md";
+
+/// Parses and validates one TOOL.md from its bytes. `dir` is the tool folder (where the
+/// entry file is looked up when `opts.require_entry`).
+pub fn parse_tool_md(
+    file: &Path,
+    dir: &Path,
+    bytes: &[u8],
+    opts: &Options,
+) -> Result<ToolSpec, Vec<Diagnostic>> {
+    let text = parse::decode(file, bytes).map_err(|d| vec![d])?;
+    let doc = parse::parse_document(file, text).map_err(|d| vec![d])?;
+    validate::tool_from_document(file, dir, &doc, opts)
+}
+
+/// Parses and validates the tool in folder `dir` (`dir/TOOL.md` plus its entry file).
+pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagnostic>> {
+    let file = dir.join(TOOL_FILE);
+    match std::fs::read(&file) {
+        Ok(bytes) => parse_tool_md(&file, dir, &bytes, opts),
+        Err(e) => Err(vec![
+            Diagnostic::new(
+                dir,
+                Pos::new(1, 1),
+                format!("cannot read {}: {e}", file.display()),
+            )
+            .hint("every tool folder needs a TOOL.md beside its entry file"),
+        ]),
+    }
+}
+
+/// The tool folders inside a tools directory, sorted by name. Hidden entries (`.git`,
+/// `.cache`) and plain files (a README) are not tool folders.
+pub fn tool_folders(tools_dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    let entries = std::fs::read_dir(tools_dir).map_err(|e| {
+        Diagnostic::new(
+            tools_dir,
+            Pos::new(1, 1),
+            format!("cannot read tools folder {}: {e}", tools_dir.display()),
+        )
+        .hint("check the path given to `tools_dir`; it is resolved relative to the crate root (CARGO_MANIFEST_DIR)")
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Loads every tool of every folder in `tools_dirs`, strictly: a folder without TOOL.md, a
+/// malformed TOOL.md, a missing entry file or a duplicate name is an error. All errors of
+/// all files are returned together.
+pub fn load_tools(tools_dirs: &[PathBuf], opts: &Options) -> Result<Vec<ToolSpec>, Diagnostics> {
+    let mut tools = Vec::new();
+    let mut diags = Vec::new();
+    for dir in tools_dirs {
+        match tool_folders(dir) {
+            Ok(folders) => {
+                for folder in folders {
+                    match parse_tool_dir(&folder, opts) {
+                        Ok(t) => tools.push(t),
+                        Err(d) => diags.extend(d),
+                    }
+                }
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    diags.extend(validate::check_set(&tools));
+    if diags.is_empty() {
+        Ok(tools)
+    } else {
+        let mut d = Diagnostics(diags);
+        d.sort();
+        Err(d)
+    }
+}

@@ -1,0 +1,282 @@
+//! One error type for every malformed input, rendered three ways: a plain
+//! `file:line:col: message` line (the macro, logs), a rustc-style snippet (build.rs, CLI) and
+//! JSON (`toolbind check --format json`).
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::model::Pos;
+
+/// An error in a tools folder: where it is, what is wrong, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file (usually a TOOL.md) or folder the error is about.
+    pub file: PathBuf,
+    /// 1-based line and column (columns count characters).
+    pub pos: Pos,
+    /// Lowercase, names the construct: ``unknown input type `strin` ``.
+    pub message: String,
+    /// The fix, when there is one: ``did you mean `string`?``.
+    pub hint: Option<String>,
+    /// Length in characters of the offending text, for the snippet's underline.
+    pub len: usize,
+    /// The file's text (after BOM/CRLF normalisation), for snippets.
+    pub source: Option<Arc<str>>,
+}
+
+impl Diagnostic {
+    pub fn new(file: impl Into<PathBuf>, pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.into(),
+            pos,
+            message: message.into(),
+            hint: None,
+            len: 1,
+            source: None,
+        }
+    }
+
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    #[must_use]
+    pub fn len(mut self, len: usize) -> Self {
+        self.len = len.max(1);
+        self
+    }
+
+    #[must_use]
+    pub fn source(mut self, source: Arc<str>) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// `file:line:col: message` plus `(hint)` — one line, for the macro and logs.
+    pub fn plain(&self) -> String {
+        let mut s = format!(
+            "{}:{}:{}: {}",
+            self.file.display(),
+            self.pos.line,
+            self.pos.column,
+            self.message
+        );
+        if let Some(h) = &self.hint {
+            s.push_str(" (help: ");
+            s.push_str(h);
+            s.push(')');
+        }
+        s
+    }
+
+    /// A rustc-style report with a source snippet; `color` adds ANSI styles.
+    pub fn render(&self, color: bool) -> String {
+        use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+
+        let renderer = if color {
+            Renderer::styled()
+        } else {
+            Renderer::plain()
+        };
+        let path = self.file.display().to_string();
+        let title = Level::ERROR.primary_title(self.message.as_str());
+        let group = match self.source.as_deref().and_then(|s| self.byte_span(s)) {
+            Some((src, range)) => {
+                let snippet = Snippet::source(src)
+                    .path(path.as_str())
+                    .line_start(1)
+                    .annotation(AnnotationKind::Primary.span(range));
+                let g = title.element(snippet);
+                match &self.hint {
+                    Some(h) => g.element(Level::HELP.message(h.as_str())),
+                    None => g,
+                }
+            }
+            None => {
+                let origin = annotate_snippets::Origin::path(path.as_str())
+                    .line(self.pos.line as usize)
+                    .char_column(self.pos.column.saturating_sub(1) as usize);
+                let g = title.element(origin);
+                match &self.hint {
+                    Some(h) => g.element(Level::HELP.message(h.as_str())),
+                    None => g,
+                }
+            }
+        };
+        renderer.render(&[group]).to_string()
+    }
+
+    /// The byte range of the annotated text in `src`, clamped to its line.
+    fn byte_span<'s>(&self, src: &'s str) -> Option<(&'s str, Range<usize>)> {
+        let line_idx = (self.pos.line as usize).checked_sub(1)?;
+        let line_start = if line_idx == 0 {
+            0
+        } else {
+            src.match_indices('\n').nth(line_idx - 1)?.0 + 1
+        };
+        let line_end = src[line_start..]
+            .find('\n')
+            .map_or(src.len(), |i| line_start + i);
+        let line = &src[line_start..line_end];
+        let col = self.pos.column.saturating_sub(1) as usize;
+        let start = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+        let end = line[start..]
+            .char_indices()
+            .nth(self.len)
+            .map_or(line.len(), |(i, _)| start + i);
+        Some((src, line_start + start..line_start + end))
+    }
+
+    /// The machine-readable form used by `toolbind check --format json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "file": self.file.display().to_string(),
+            "line": self.pos.line,
+            "column": self.pos.column,
+            "severity": "error",
+            "message": self.message,
+            "hint": self.hint,
+        })
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.plain())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// All diagnostics of a run, sorted by file and position.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+
+    pub(crate) fn sort(&mut self) {
+        self.0
+            .sort_by(|a, b| (&a.file, a.pos, &a.message).cmp(&(&b.file, b.pos, &b.message)));
+        self.0
+            .dedup_by(|a, b| a.file == b.file && a.pos == b.pos && a.message == b.message);
+    }
+
+    /// Every diagnostic rendered rustc-style, then a one-line summary.
+    pub fn render(&self, color: bool) -> String {
+        let mut out = String::new();
+        for d in &self.0 {
+            out.push_str(&d.render(color));
+            out.push_str("\n\n");
+        }
+        out.push_str(&self.summary());
+        out
+    }
+
+    /// `error: 3 errors in 2 TOOL.md files`.
+    pub fn summary(&self) -> String {
+        let mut files: Vec<&Path> = self.0.iter().map(|d| d.file.as_path()).collect();
+        files.dedup();
+        let n = self.0.len();
+        format!(
+            "error: {n} error{} in {} file{}",
+            if n == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.0 {
+            writeln!(f, "{d}")?;
+        }
+        write!(f, "{}", self.summary())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+/// The known word closest to `word`, when it is close enough to be a likely misspelling.
+pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let word_l = word.to_lowercase();
+    known
+        .iter()
+        .map(|k| (levenshtein(&word_l, k), *k))
+        .filter(|(d, k)| *d <= (k.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let types = ["string", "number", "boolean", "enum"];
+        assert_eq!(suggest("strin", &types), Some("string"));
+        assert_eq!(suggest("boolen", &types), Some("boolean"));
+        assert_eq!(suggest("Number", &types), Some("number"));
+        assert_eq!(suggest("xyz", &types), None);
+        assert_eq!(
+            suggest("descripton", &["description", "name"]),
+            Some("description")
+        );
+    }
+
+    #[test]
+    fn render_points_at_the_column() {
+        let src: Arc<str> = Arc::from("---\nname: x\ntype: strin\n---\n");
+        let d = Diagnostic::new("t/TOOL.md", Pos::new(3, 7), "unknown input type `strin`")
+            .len(5)
+            .hint("did you mean `string`?")
+            .source(src);
+        let r = d.render(false);
+        assert!(r.contains("t/TOOL.md:3:7"), "{r}");
+        assert!(r.contains("^^^^^"), "{r}");
+        assert!(r.contains("help: did you mean `string`?"), "{r}");
+        assert_eq!(
+            d.plain(),
+            "t/TOOL.md:3:7: unknown input type `strin` (help: did you mean `string`?)"
+        );
+    }
+}

@@ -1,0 +1,444 @@
+//! Reading one TOOL.md: bytes -> text -> frontmatter YAML (a located tree) + Markdown body.
+//!
+//! YAML is parsed by serde-saphyr into an untyped tree whose every node keeps its line and
+//! column, so a syntax error is reported where it really is and the typed pass
+//! ([`crate::validate`]) can point at any key or value.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{Body, Pos, Section};
+
+/// A YAML node with its position in the TOOL.md file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YNode {
+    pub value: YValue,
+    pub pos: Pos,
+    /// The node's source text, for scalars.
+    pub raw: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum YValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<YNode>),
+    Map(Vec<(YNode, YNode)>),
+}
+
+impl YNode {
+    /// A short description of the node's kind for messages: `a string`, `a list`...
+    pub fn kind(&self) -> &'static str {
+        match self.value {
+            YValue::Null => "null",
+            YValue::Bool(_) => "a boolean",
+            YValue::Int(_) | YValue::UInt(_) => "an integer",
+            YValue::Float(_) => "a number",
+            YValue::Str(_) => "a string",
+            YValue::Seq(_) => "a list",
+            YValue::Map(_) => "a mapping",
+        }
+    }
+
+    /// The node as a string: strings as they are, other scalars by their source text (so
+    /// an unquoted `1.10` in a list of enum values stays `1.10`).
+    pub fn as_text(&self) -> Option<String> {
+        match &self.value {
+            YValue::Str(s) => Some(s.clone()),
+            YValue::Bool(_) | YValue::Int(_) | YValue::UInt(_) | YValue::Float(_) => {
+                self.raw.clone()
+            }
+            _ => None,
+        }
+    }
+
+    /// Length of the node's source text in characters (at least 1), for underlines.
+    pub fn width(&self) -> usize {
+        match (&self.raw, &self.value) {
+            (Some(r), _) => r.chars().count().max(1),
+            (None, YValue::Str(s)) => s.chars().count().max(1),
+            _ => 1,
+        }
+    }
+}
+
+/// One TOOL.md split into its parts.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The whole file after BOM removal and CRLF -> LF.
+    pub text: Arc<str>,
+    /// The frontmatter tree (`None` for an empty frontmatter).
+    pub frontmatter: Option<YNode>,
+    pub body: Body,
+}
+
+/// Decodes a TOOL.md: UTF-8 (a BOM is dropped), CRLF and lone CR become LF.
+pub fn decode(file: &Path, bytes: &[u8]) -> Result<Arc<str>, Diagnostic> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+            let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let col = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+            return Err(Diagnostic::new(
+                file,
+                Pos::new(line as u32, col as u32),
+                format!(
+                    "file is not valid UTF-8 (invalid byte 0x{:02x})",
+                    bytes[e.valid_up_to()]
+                ),
+            )
+            .hint("save the file as UTF-8"));
+        }
+    };
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_owned()
+    };
+    Ok(Arc::from(text))
+}
+
+/// Splits and parses a decoded TOOL.md. Errors here stop the file: nothing typed can be
+/// said about a file whose YAML does not parse.
+pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnostic> {
+    let err = |pos: Pos, msg: String| Diagnostic::new(file, pos, msg).source(text.clone());
+    if text.trim().is_empty() {
+        return Err(err(Pos::new(1, 1), "file is empty".into()).hint(
+            "a TOOL.md starts with YAML frontmatter between `---` lines: name, description, inputs",
+        ));
+    }
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or_default();
+    if first.trim_end() != "---" {
+        return Err(err(
+            Pos::new(1, 1),
+            "missing frontmatter: the file must start with a `---` line".into(),
+        )
+        .len(first.trim_end().chars().count())
+        .hint("put the YAML metadata (name, description, inputs) between two `---` lines at the top of the file"));
+    }
+    let yaml_start = first.len();
+    let mut offset = yaml_start;
+    let mut close = None;
+    let mut line_no = 1u32;
+    for line in lines {
+        line_no += 1;
+        if line.trim_end() == "---" {
+            close = Some((offset, offset + line.len(), line_no));
+            break;
+        }
+        offset += line.len();
+    }
+    let Some((yaml_end, body_start, close_line)) = close else {
+        return Err(err(
+            Pos::new(1, 1),
+            "unterminated frontmatter: no closing `---` line".into(),
+        )
+        .len(3)
+        .hint("add a line `---` after the last frontmatter key"));
+    };
+    let yaml = &text[yaml_start..yaml_end];
+    let frontmatter = parse_yaml(yaml, 1).map_err(|(pos, msg)| err(pos, msg))?;
+    let body = parse_body(&text[body_start..], close_line);
+    Ok(Document {
+        text: text.clone(),
+        frontmatter,
+        body,
+    })
+}
+
+/// Parses frontmatter YAML whose first line is file line `line_offset + 1`.
+fn parse_yaml(yaml: &str, line_offset: u32) -> Result<Option<YNode>, (Pos, String)> {
+    if yaml.trim().is_empty() {
+        return Ok(None);
+    }
+    // YAML 1.2 booleans only: `values: [yes, no]` must stay strings, `y` is not `true`.
+    let options = serde_saphyr::options! { strict_booleans: true };
+    match serde_saphyr::from_str_with_options::<Spanned<RawNode>>(yaml, options) {
+        Ok(node) => Ok(Some(convert(node, yaml, line_offset))),
+        Err(e) => {
+            let loc = e.location();
+            let (line, col) = loc.map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
+            let msg = yaml_message(&e);
+            Err((
+                Pos::new(line as u32 + line_offset, col as u32),
+                format!("yaml syntax error: {msg}"),
+            ))
+        }
+    }
+}
+
+/// serde-saphyr's message without its own location prefix or snippet.
+fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let opts = serde_saphyr::render_options! { snippets: serde_saphyr::SnippetMode::Off };
+    let s = e.without_snippet().render_with_options(opts);
+    let s = s.lines().next().unwrap_or_default().trim();
+    let s = s.strip_prefix("error: ").unwrap_or(s);
+    // "line 2 column 4: unclosed bracket '['" -> "unclosed bracket '['"
+    let s = match s.find(": ") {
+        Some(i) if s.starts_with("line ") => &s[i + 2..],
+        _ => s,
+    };
+    let s = s
+        .split(" at line ")
+        .next()
+        .unwrap_or(s)
+        .trim_end_matches(", set DuplicateKeyPolicy in Options if acceptable");
+    s.to_owned()
+}
+
+#[derive(Debug)]
+enum RawNode {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<RawNode>>),
+    Map(Vec<(Spanned<RawNode>, Spanned<RawNode>)>),
+}
+
+impl<'de> Deserialize<'de> for RawNode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = RawNode;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E>(self) -> Result<RawNode, E> {
+        Ok(RawNode::Null)
+    }
+    fn visit_none<E>(self) -> Result<RawNode, E> {
+        Ok(RawNode::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<RawNode, E> {
+        Ok(RawNode::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<RawNode, E> {
+        Ok(RawNode::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<RawNode, E> {
+        Ok(RawNode::UInt(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<RawNode, E> {
+        Ok(RawNode::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<RawNode, E> {
+        Ok(RawNode::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<RawNode, E> {
+        Ok(RawNode::Str(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<RawNode, A::Error> {
+        let mut items = Vec::new();
+        while let Some(x) = a.next_element()? {
+            items.push(x);
+        }
+        Ok(RawNode::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<RawNode, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(k) = a.next_key::<Spanned<RawNode>>()? {
+            let v = a.next_value()?;
+            entries.push((k, v));
+        }
+        Ok(RawNode::Map(entries))
+    }
+}
+
+fn convert(node: Spanned<RawNode>, yaml: &str, line_offset: u32) -> YNode {
+    let loc = node.referenced;
+    let pos = Pos::new(loc.line() as u32 + line_offset, loc.column().max(1) as u32);
+    let span = loc.span();
+    let raw = match (span.byte_offset(), span.byte_len()) {
+        (Some(o), Some(l)) => yaml.get(o as usize..(o + l) as usize).map(str::to_owned),
+        _ => None,
+    };
+    let value = match node.value {
+        RawNode::Null => YValue::Null,
+        RawNode::Bool(b) => YValue::Bool(b),
+        RawNode::Int(i) => YValue::Int(i),
+        RawNode::UInt(u) => YValue::UInt(u),
+        RawNode::Float(f) => YValue::Float(f),
+        RawNode::Str(s) => YValue::Str(s),
+        RawNode::Seq(items) => YValue::Seq(
+            items
+                .into_iter()
+                .map(|n| convert(n, yaml, line_offset))
+                .collect(),
+        ),
+        RawNode::Map(entries) => YValue::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (convert(k, yaml, line_offset), convert(v, yaml, line_offset)))
+                .collect(),
+        ),
+    };
+    let raw = match value {
+        YValue::Seq(_) | YValue::Map(_) => None,
+        _ => raw,
+    };
+    YNode { value, pos, raw }
+}
+
+/// Reads the Markdown body: its text, first `#` title and `##` sections. `fence_line` is the
+/// file line of the closing `---`.
+fn parse_body(md: &str, fence_line: u32) -> Body {
+    use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+
+    let leading_blank = md.len() - md.trim_start_matches('\n').len();
+    let markdown = md.trim_matches('\n').trim_end().to_owned();
+    let first_line = fence_line + 1 + leading_blank as u32;
+    let mut title = None;
+    let mut sections = Vec::new();
+    let mut current: Option<(HeadingLevel, usize, String)> = None;
+    for (event, range) in Parser::new(&markdown).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                current = Some((level, range.start, String::new()));
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, _, s)) = &mut current {
+                    s.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, start, text)) = current.take() {
+                    let line = first_line + markdown[..start].matches('\n').count() as u32;
+                    match level {
+                        HeadingLevel::H1 if title.is_none() => title = Some(text.trim().to_owned()),
+                        HeadingLevel::H2 => sections.push(Section {
+                            title: text.trim().to_owned(),
+                            line,
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Body {
+        markdown,
+        title,
+        sections,
+    }
+}
+
+/// Reads only the `version` of a TOOL.md, without parsing or validating anything else —
+/// what an up-to-date sync needs, and fast. `None` when the file has no readable frontmatter
+/// or no valid version (a missing version reads as `Some(0)`).
+pub fn read_version(text: &str) -> Option<u64> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    for line in lines {
+        let line = line.trim_end();
+        if line == "---" {
+            return Some(0);
+        }
+        if let Some(rest) = line.strip_prefix("version:") {
+            let v = rest.split('#').next().unwrap_or_default().trim();
+            let v = v.trim_matches(|c| c == '"' || c == '\'');
+            return v.parse().ok();
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(s: &str) -> Result<Document, Diagnostic> {
+        let p = Path::new("t/TOOL.md");
+        parse_document(p, decode(p, s.as_bytes())?)
+    }
+
+    #[test]
+    fn positions_are_file_lines() {
+        let d = doc("---\nname: x\ninputs:\n  a:\n    type: string\n---\n# X\n\n## Usage\nhi\n")
+            .unwrap();
+        let YValue::Map(m) = &d.frontmatter.unwrap().value else {
+            panic!()
+        };
+        assert_eq!(m[0].0.pos, Pos::new(2, 1));
+        assert_eq!(m[0].1.pos, Pos::new(2, 7));
+        assert_eq!(m[1].0.pos, Pos::new(3, 1));
+        assert_eq!(d.body.title.as_deref(), Some("X"));
+        assert_eq!(d.body.sections[0].title, "Usage");
+        assert_eq!(d.body.sections[0].line, 9);
+    }
+
+    #[test]
+    fn syntax_error_at_its_real_line() {
+        let e = doc("---\nname: x\ninputs: [a,\n---\n").unwrap_err();
+        assert_eq!(e.pos.line, 3, "{e}");
+        assert!(e.message.starts_with("yaml syntax error: "), "{e}");
+        let e = doc("---\nname: x\nname: y\n---\n").unwrap_err();
+        assert_eq!(e.pos, Pos::new(3, 1), "{e}");
+        assert!(e.message.contains("duplicate"), "{e}");
+    }
+
+    #[test]
+    fn fences() {
+        assert!(doc("").unwrap_err().message.contains("empty"));
+        assert!(
+            doc("name: x\n")
+                .unwrap_err()
+                .message
+                .contains("missing frontmatter")
+        );
+        assert!(
+            doc("---\nname: x\n")
+                .unwrap_err()
+                .message
+                .contains("unterminated")
+        );
+        let d = doc("\u{feff}---\r\nname: x\r\n---\r\n# T\r\n").unwrap();
+        assert_eq!(d.body.title.as_deref(), Some("T"));
+        let e = decode(Path::new("t"), b"---\nname: \xff\n").unwrap_err();
+        assert_eq!(e.pos, Pos::new(2, 7));
+    }
+
+    #[test]
+    fn yaml_12_booleans_and_raw_scalars() {
+        let d = doc("---\nvalues: [yes, no, 1.10, y]\n---\n").unwrap();
+        let YValue::Map(m) = &d.frontmatter.unwrap().value else {
+            panic!()
+        };
+        let YValue::Seq(items) = &m[0].1.value else {
+            panic!()
+        };
+        let texts: Vec<_> = items.iter().map(|n| n.as_text().unwrap()).collect();
+        assert_eq!(texts, ["yes", "no", "1.10", "y"]);
+    }
+
+    #[test]
+    fn version_fast_path() {
+        assert_eq!(read_version("---\nname: x\nversion: 3\n---\n"), Some(3));
+        assert_eq!(read_version("---\nname: x\n---\n"), Some(0));
+        assert_eq!(read_version("---\nversion: -1\n---\n"), None);
+        assert_eq!(read_version("nope"), None);
+    }
+}
