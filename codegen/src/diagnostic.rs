@@ -223,27 +223,42 @@ impl IntoIterator for Diagnostics {
 /// The known word closest to `word`, when it is close enough to be a likely misspelling.
 pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let word_l = word.to_lowercase();
+    if word_l.len() >= 3
+        && let Some(k) = known.iter().find(|k| k.starts_with(&word_l))
+    {
+        return Some(k);
+    }
     known
         .iter()
-        .map(|k| (levenshtein(&word_l, k), *k))
+        .map(|k| (edit_distance(&word_l, k), *k))
         .filter(|(d, k)| *d <= (k.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+/// Optimal string alignment distance: Levenshtein plus adjacent transpositions (`alpah`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]

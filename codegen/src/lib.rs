@@ -23,6 +23,14 @@ pub mod prompt;
 pub mod schema;
 pub mod validate;
 
+#[cfg(feature = "rust")]
+mod config;
+#[cfg(feature = "rust")]
+pub mod emit;
+
+#[cfg(feature = "rust")]
+pub use config::{Config, Error, Generated};
+
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use model::{Input, InputType, Language, ToolSpec};
 pub use parse::read_version;

@@ -1,1 +1,197 @@
+//! System-prompt text and Markdown docs.
+//!
+//! The system prompt follows pi's layout: an "Available tools" section with one line per
+//! tool (its `prompt_snippet`, else its description), a "Guidelines" section when any tool
+//! declares `prompt_guidelines`, then each tool's TOOL.md body — the documentation seed 000
+//! says the agent sees once the tool is loaded. Sensitive values never reach any of it:
+//! a sensitive input cannot have a default, and only descriptions are printed.
 
+use std::fmt::Write;
+
+use crate::model::{InputType, ToolSpec};
+
+/// The tool's line of the "Available tools" section: `- name: snippet`.
+pub fn tool_line(tool: &ToolSpec) -> String {
+    format!("- {}: {}", tool.name, one_line(tool.snippet()))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The "Available tools" section.
+pub fn available_tools(tools: &[ToolSpec]) -> String {
+    let mut s = String::from("## Available tools\n\n");
+    if tools.is_empty() {
+        s.push_str("(none)\n");
+    }
+    for t in tools {
+        s.push_str(&tool_line(t));
+        s.push('\n');
+    }
+    s
+}
+
+/// The "Guidelines" section, when any tool declares guidelines.
+pub fn guidelines(tools: &[ToolSpec]) -> Option<String> {
+    let lines: Vec<&String> = tools.iter().flat_map(|t| &t.prompt_guidelines).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let mut s = String::from("## Guidelines\n\n");
+    for g in lines {
+        let _ = writeln!(s, "- {}", one_line(g));
+    }
+    Some(s)
+}
+
+/// The documentation of one tool for the system prompt: its body with headings moved two
+/// levels down so they nest under the prompt's own sections.
+pub fn tool_docs(tool: &ToolSpec) -> String {
+    let mut s = format!("### {} (`{}`)\n\n", tool.label, tool.name);
+    let body = strip_title(&tool.body.markdown);
+    if body.is_empty() {
+        let _ = writeln!(s, "{}", tool.description.trim());
+    } else {
+        s.push_str(&demote_headings(body, 2));
+        s.push('\n');
+    }
+    s
+}
+
+/// The body without its leading `# Title` line: the tool's own heading replaces it.
+fn strip_title(md: &str) -> &str {
+    match md.strip_prefix("# ") {
+        Some(rest) => rest
+            .split_once('\n')
+            .map_or("", |(_, r)| r)
+            .trim_start_matches('\n'),
+        None => md,
+    }
+}
+
+/// The complete system-prompt text for a set of tools.
+pub fn system_prompt(tools: &[ToolSpec]) -> String {
+    let mut s = available_tools(tools);
+    if let Some(g) = guidelines(tools) {
+        s.push('\n');
+        s.push_str(&g);
+    }
+    if !tools.is_empty() {
+        s.push_str("\n## Tool documentation\n");
+        for t in tools {
+            s.push('\n');
+            s.push_str(&tool_docs(t));
+        }
+    }
+    s
+}
+
+fn cell(s: &str) -> String {
+    one_line(s).replace('|', "\\|")
+}
+
+/// A Markdown tools table, like seed 000's "Existing Tools".
+pub fn tools_table(tools: &[ToolSpec]) -> String {
+    let mut s = String::from("| Tool | Description |\n| --- | --- |\n");
+    for t in tools {
+        let _ = writeln!(s, "| `{}` | {} |", t.name, cell(&t.description));
+    }
+    s
+}
+
+/// Human docs for a tools folder: the table, then per tool its facts, an inputs table and
+/// its body.
+pub fn docs(tools: &[ToolSpec]) -> String {
+    let mut s = String::from("# Tools\n\n");
+    s.push_str(&tools_table(tools));
+    for t in tools {
+        let _ = write!(
+            s,
+            "\n## {} (`{}`)\n\n{}\n\n- Version: {}\n- Language: {}\n",
+            t.label,
+            t.name,
+            t.description.trim(),
+            t.version,
+            t.language
+        );
+        if let Some(secs) = t.timeout_secs {
+            let _ = writeln!(s, "- Timeout: {secs} s");
+        }
+        if !t.env.is_empty() {
+            let _ = writeln!(s, "- Environment: {}", t.env.join(", "));
+        }
+        if !t.inputs.is_empty() {
+            s.push_str("\n| Input | Type | Required | Default | Description |\n| --- | --- | --- | --- | --- |\n");
+            for i in &t.inputs {
+                let ty = match i.ty {
+                    InputType::Enum => {
+                        let v: Vec<&str> = i.values.iter().map(|v| v.wire.as_str()).collect();
+                        format!("enum: {}", v.join(", "))
+                    }
+                    other => other.to_string(),
+                };
+                let default = i
+                    .default
+                    .as_ref()
+                    .map(|d| format!("`{d}`"))
+                    .unwrap_or_default();
+                let mut desc = cell(&i.description);
+                if i.sensitive {
+                    desc.push_str(" (sensitive)");
+                }
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} |",
+                    i.name,
+                    cell(&ty),
+                    if i.required() { "yes" } else { "no" },
+                    cell(&default),
+                    desc
+                );
+            }
+        }
+        let body = strip_title(&t.body.markdown);
+        if !body.is_empty() {
+            s.push('\n');
+            s.push_str(&demote_headings(body, 2));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Moves every ATX heading `by` levels down (capped at `######`), leaving code blocks alone.
+pub fn demote_headings(md: &str, by: usize) -> String {
+    use pulldown_cmark::{Event, Parser, Tag};
+
+    let mut starts: Vec<usize> = Parser::new(md)
+        .into_offset_iter()
+        .filter_map(|(e, r)| match e {
+            Event::Start(Tag::Heading { .. }) if md[r.start..].starts_with('#') => Some(r.start),
+            _ => None,
+        })
+        .collect();
+    starts.reverse();
+    let mut out = md.to_owned();
+    for at in starts {
+        let level = md[at..].chars().take_while(|c| *c == '#').count();
+        let add = by.min(6usize.saturating_sub(level));
+        out.insert_str(at, &"#".repeat(add));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demotes_headings_not_code() {
+        let md = "# T\n\ntext\n\n## U\n\n```sh\n# comment\n```\n###### deep\n";
+        assert_eq!(
+            demote_headings(md, 2),
+            "### T\n\ntext\n\n#### U\n\n```sh\n# comment\n```\n###### deep\n"
+        );
+    }
+}

@@ -119,7 +119,8 @@ impl Ctx<'_> {
             self.err(node, format!("`{key}` must not be empty"));
             return None;
         }
-        Some(s)
+        // A `|` block keeps its final newline; nothing downstream wants it.
+        Some(s.trim_end().to_owned())
     }
 
     fn boolean(&mut self, key: &str, node: &YNode) -> Option<bool> {
@@ -271,7 +272,7 @@ pub fn tool_from_document(
     let mut prompt_guidelines = Vec::new();
     for (g, node) in guidelines {
         if let Some(n) = &name
-            && !g.contains(n.as_str())
+            && !names_tool(&g, n)
         {
             cx.err(&node, format!("guideline does not name the tool `{n}`"))
                 .hint = Some(format!(
@@ -856,4 +857,14 @@ fn name_pos(file: &Path) -> Pos {
     text.lines()
         .position(|l| l.starts_with("name:"))
         .map_or(Pos::new(1, 1), |i| Pos::new(i as u32 + 1, 7))
+}
+
+/// Whether a guideline mentions the tool by name as a word (`todo`, not `todos`).
+fn names_tool(guideline: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    guideline.match_indices(name).any(|(i, _)| {
+        let before = guideline[..i].chars().next_back();
+        let after = guideline[i + name.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
 }

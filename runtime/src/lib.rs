@@ -9,6 +9,7 @@
 //! - [`executor::Executor`]: the contract that subprocess executors implement.
 
 pub mod cancel;
+pub mod exec;
 pub mod executor;
 pub mod result;
 pub mod secret;
@@ -125,6 +126,60 @@ pub mod __private {
 
     pub use crate::{CallError, Language, Secret, Tool, ToolInfo};
 
+    /// A string that is none of an enum's values (`FromStr` of a generated enum).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ParseEnumError {
+        input: &'static str,
+        found: ::std::string::String,
+        expected: &'static [&'static str],
+    }
+
+    impl ParseEnumError {
+        pub fn new(input: &'static str, found: &str, expected: &'static [&'static str]) -> Self {
+            ParseEnumError {
+                input,
+                found: found.to_owned(),
+                expected,
+            }
+        }
+    }
+
+    impl ::core::fmt::Display for ParseEnumError {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            write!(
+                f,
+                "`{}` is not a valid value of `{}`; expected one of: {}",
+                self.found,
+                self.input,
+                self.expected.join(", ")
+            )
+        }
+    }
+
+    impl ::std::error::Error for ParseEnumError {}
+
+    /// Serialises a whole `f64` as a JSON integer (`10`, not `10.0`): a Python tool doing
+    /// `range(limit)` needs an int, and JavaScript does not care.
+    pub fn ser_number<S: ::serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        const MAX_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        if v.fract() == 0.0 && v.abs() <= MAX_EXACT {
+            s.serialize_i64(*v as i64)
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    /// [`ser_number`] for optional numbers.
+    pub fn ser_opt_number<S: ::serde::Serializer>(
+        v: &Option<f64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => ser_number(v, s),
+            None => s.serialize_none(),
+        }
+    }
+
     /// Deserialises a tool's params from a model's JSON args, treating `null` and `""` as
     /// "no arguments" (a quirk some models have for tools without required inputs).
     pub fn params_from_value<T: ::serde::de::DeserializeOwned>(
@@ -135,6 +190,11 @@ pub mod __private {
             ::serde_json::Value::Null => ::serde_json::Value::Object(Default::default()),
             ::serde_json::Value::String(s) if s.trim().is_empty() => {
                 ::serde_json::Value::Object(Default::default())
+            }
+            // OpenAI strict mode sends `null` for every optional key it leaves out.
+            ::serde_json::Value::Object(mut m) => {
+                m.retain(|_, v| !v.is_null());
+                ::serde_json::Value::Object(m)
             }
             other => other,
         };

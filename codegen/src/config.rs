@@ -1,0 +1,273 @@
+//! The build.rs API, in the prost-build / typify style.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostics;
+use crate::emit::{self, Generator};
+use crate::model::ToolSpec;
+use crate::schema::{self, Dialect};
+use crate::validate::Options;
+use crate::{load_tools, prompt};
+
+/// Configures code generation for a tools folder. Use it from `build.rs`:
+///
+/// ```no_run
+/// // build.rs
+/// fn main() -> Result<(), toolbind_codegen::Error> {
+///     toolbind_codegen::Config::new()
+///         .tools_dir("tools")
+///         .emit_schemas(true)
+///         .compile()
+/// }
+/// ```
+///
+/// and include the result in the crate:
+///
+/// ```ignore
+/// toolbind::include_tools!();
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    tools_dirs: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    out_file: String,
+    emit_rust: bool,
+    emit_schemas: bool,
+    emit_prompt: bool,
+    emit_docs: bool,
+    options: Options,
+    generator: Generator,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tools_dirs: Vec::new(),
+            out_dir: None,
+            out_file: "tools.rs".into(),
+            emit_rust: true,
+            emit_schemas: false,
+            emit_prompt: false,
+            emit_docs: false,
+            options: Options::default(),
+            generator: Generator::Build,
+        }
+    }
+}
+
+/// The outputs of [`Config::generate`]: file name -> content, plus the validated tools.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// Output files by name relative to the output folder: the Rust bindings (`tools.rs`),
+    /// and when enabled `schemas/<dialect>.json`, `prompt.md`, `TOOLS.md`.
+    pub files: BTreeMap<String, String>,
+    /// The tools, in folder order.
+    pub tools: Vec<ToolSpec>,
+}
+
+impl Generated {
+    /// The Rust bindings, when [`Config::emit_rust`] is on.
+    pub fn rust(&self) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(k, _)| k.ends_with(".rs"))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Why generation failed.
+#[derive(Clone)]
+pub enum Error {
+    /// The tools folder has malformed files: every diagnostic of the run.
+    Invalid(Diagnostics),
+    /// Writing an output failed.
+    Write { path: PathBuf, message: String },
+    /// `compile()` outside a build script (no `OUT_DIR`) without `out_dir`.
+    NoOutDir,
+}
+
+impl Error {
+    /// The diagnostics, when the input was malformed.
+    pub fn diagnostics(&self) -> Option<&Diagnostics> {
+        match self {
+            Error::Invalid(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Invalid(d) => write!(f, "{}", d.summary().trim_start_matches("error: ")),
+            Error::Write { path, message } => {
+                write!(f, "cannot write {}: {message}", path.display())
+            }
+            Error::NoOutDir => f.write_str(
+                "OUT_DIR is not set: call compile() from build.rs, or set Config::out_dir",
+            ),
+        }
+    }
+}
+
+// Debug is what `fn main() -> Result<(), Error>` prints: keep it the one-line summary.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Config {
+    /// A configuration with the defaults: Rust bindings only, into `$OUT_DIR/toolbind/tools.rs`,
+    /// strict portable-name rules.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tools folder (call it more than once for several). A relative path is resolved
+    /// against `CARGO_MANIFEST_DIR` when set, so build scripts may write `"tools"`. Tool
+    /// names must be unique across all folders.
+    pub fn tools_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        let dir = dir.as_ref();
+        let dir = match std::env::var_os("CARGO_MANIFEST_DIR") {
+            Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
+            _ => dir.to_path_buf(),
+        };
+        self.tools_dirs.push(dir);
+        self
+    }
+
+    /// Where [`compile`](Self::compile) writes; default `$OUT_DIR/toolbind`.
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The Rust file's name; default `tools.rs`. `toolbind::include_tools!("name.rs")` then
+    /// includes it.
+    pub fn out_file(&mut self, name: impl Into<String>) -> &mut Self {
+        self.out_file = name.into();
+        self
+    }
+
+    /// Emit the Rust bindings (default on).
+    pub fn emit_rust(&mut self, on: bool) -> &mut Self {
+        self.emit_rust = on;
+        self
+    }
+
+    /// Emit `schemas/<dialect>.json` for every provider dialect (default off).
+    pub fn emit_schemas(&mut self, on: bool) -> &mut Self {
+        self.emit_schemas = on;
+        self
+    }
+
+    /// Emit `prompt.md`, the system-prompt text (default off).
+    pub fn emit_prompt(&mut self, on: bool) -> &mut Self {
+        self.emit_prompt = on;
+        self
+    }
+
+    /// Emit `TOOLS.md`, the Markdown tools table and per-tool docs (default off).
+    pub fn emit_docs(&mut self, on: bool) -> &mut Self {
+        self.emit_docs = on;
+        self
+    }
+
+    /// Reject tool and parameter names that model providers reject (default `true`). Turn
+    /// it off only for tools that never go to such a provider.
+    pub fn portable_names(&mut self, on: bool) -> &mut Self {
+        self.options.portable_names = on;
+        self
+    }
+
+    /// Which shell the output is for (the proc-macro passes [`Generator::Macro`]).
+    pub fn generator(&mut self, generator: Generator) -> &mut Self {
+        self.generator = generator;
+        self
+    }
+
+    /// The tools folders, resolved.
+    pub fn tools_dirs(&self) -> &[PathBuf] {
+        &self.tools_dirs
+    }
+
+    /// Parses, validates and emits without touching the disk.
+    pub fn generate(&self) -> Result<Generated, Error> {
+        let dirs = if self.tools_dirs.is_empty() {
+            vec![PathBuf::from("tools")]
+        } else {
+            self.tools_dirs.clone()
+        };
+        let tools = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
+        let mut files = BTreeMap::new();
+        if self.emit_rust {
+            files.insert(self.out_file.clone(), emit::rust(&tools, self.generator));
+        }
+        if self.emit_schemas {
+            for d in Dialect::ALL {
+                files.insert(
+                    format!("schemas/{d}.json"),
+                    schema::to_pretty(&schema::definitions(&tools, d)),
+                );
+            }
+        }
+        if self.emit_prompt {
+            files.insert("prompt.md".into(), prompt::system_prompt(&tools));
+        }
+        if self.emit_docs {
+            files.insert("TOOLS.md".into(), prompt::docs(&tools));
+        }
+        Ok(Generated { files, tools })
+    }
+
+    /// Generates and writes the outputs (only files whose content changed, so a no-op build
+    /// does not touch mtimes), and prints `cargo::rerun-if-changed` for every tools folder so
+    /// edited and new tools are picked up. On malformed input it prints every diagnostic,
+    /// rustc-style, to stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug`
+    /// is a one-line summary.
+    pub fn compile(&self) -> Result<(), Error> {
+        for dir in &self.tools_dirs {
+            println!("cargo::rerun-if-changed={}", dir.display());
+        }
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => {
+                PathBuf::from(std::env::var_os("OUT_DIR").ok_or(Error::NoOutDir)?).join("toolbind")
+            }
+        };
+        let generated = match self.generate() {
+            Ok(g) => g,
+            Err(e) => {
+                if let Error::Invalid(d) = &e {
+                    eprintln!("{}", d.render(false));
+                }
+                return Err(e);
+            }
+        };
+        for (name, content) in &generated.files {
+            write_if_changed(&out_dir.join(name), content)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `content` unless the file already holds exactly it.
+pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, Error> {
+    if std::fs::read(path).is_ok_and(|old| old == content.as_bytes()) {
+        return Ok(false);
+    }
+    let err = |e: std::io::Error| Error::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    std::fs::write(path, content).map_err(err)?;
+    Ok(true)
+}

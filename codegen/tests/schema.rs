@@ -1,0 +1,150 @@
+//! Every generated schema is valid JSON Schema 2020-12, and no dialect contains a construct
+//! its provider rejects.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use toolbind_codegen::schema::{self, Dialect};
+use toolbind_codegen::{Options, ToolSpec, load_tools};
+
+fn fixtures() -> Vec<ToolSpec> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid");
+    load_tools(&[dir], &Options::default()).unwrap()
+}
+
+/// Every object node of a schema, recursively.
+fn walk<'a>(v: &'a Value, out: &mut Vec<&'a serde_json::Map<String, Value>>) {
+    match v {
+        Value::Object(m) => {
+            out.push(m);
+            m.values().for_each(|c| walk(c, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_dialect_is_valid_2020_12() {
+    let tools = fixtures();
+    for d in Dialect::ALL {
+        let defs = schema::definitions(&tools, d);
+        let schemas = schema::embedded_schemas(&defs, d);
+        assert_eq!(schemas.len(), tools.len(), "{d}");
+        for s in schemas {
+            if let Err(e) = jsonschema::draft202012::meta::validate(s) {
+                panic!("{d}: {e}\n{s:#}");
+            }
+        }
+    }
+}
+
+#[test]
+fn no_dialect_uses_constructs_providers_reject() {
+    let tools = fixtures();
+    for d in Dialect::ALL {
+        let defs = schema::definitions(&tools, d);
+        for s in schema::embedded_schemas(&defs, d) {
+            let mut nodes = Vec::new();
+            walk(s, &mut nodes);
+            for node in &nodes {
+                for banned in ["const", "oneOf", "anyOf", "allOf", "$ref", "$defs"] {
+                    assert!(!node.contains_key(banned), "{d} uses `{banned}`: {s:#}");
+                }
+                if d == Dialect::Gemini {
+                    assert!(!node.contains_key("additionalProperties"), "gemini: {s:#}");
+                    assert!(
+                        !node.get("type").is_some_and(Value::is_array),
+                        "gemini type array: {s:#}"
+                    );
+                    assert!(!node.contains_key("default"), "gemini default: {s:#}");
+                }
+                if d != Dialect::OpenAiStrict {
+                    assert!(
+                        !node.get("type").is_some_and(Value::is_array),
+                        "{d} type array: {s:#}"
+                    );
+                }
+            }
+            let props = s["properties"].as_object().unwrap();
+            for (name, p) in props {
+                assert!(
+                    p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{d}: {name}"
+                );
+                if p.get("enum").is_some() {
+                    assert!(
+                        p["type"] == "string" || p["type"] == json!(["string", "null"]),
+                        "{d}: {name}"
+                    );
+                }
+            }
+            if d == Dialect::OpenAiStrict {
+                let req: Vec<&str> = s["required"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                let keys: Vec<&str> = props.keys().map(String::as_str).collect();
+                assert_eq!(req, keys, "strict: every key required");
+                assert_eq!(s["additionalProperties"], false);
+            }
+            if d != Dialect::Gemini {
+                assert!(s["required"].is_array(), "{d}: required is always an array");
+                assert_eq!(s["additionalProperties"], false, "{d}");
+            }
+        }
+    }
+}
+
+#[test]
+fn portable_schema_accepts_good_args_and_rejects_bad() {
+    let tools = fixtures();
+    let ks = tools.iter().find(|t| t.name == "kitchen_sink").unwrap();
+    let v = jsonschema::draft202012::new(&schema::portable(ks)).unwrap();
+    assert!(v.is_valid(&json!({"type": "x", "kind": "match"})));
+    assert!(
+        v.is_valid(&json!({"type": "x", "kind": "Self", "maxResults": 3, "resolution": "x-1.5"}))
+    );
+    assert!(!v.is_valid(&json!({"kind": "match"})), "missing required");
+    assert!(
+        !v.is_valid(&json!({"type": "x", "kind": "nope"})),
+        "enum value"
+    );
+    assert!(
+        !v.is_valid(&json!({"type": "x", "kind": "match", "extra": 1})),
+        "unknown key"
+    );
+    assert!(
+        !v.is_valid(&json!({"type": 1, "kind": "match"})),
+        "wrong type"
+    );
+
+    let strict =
+        jsonschema::draft202012::new(&schema::params_schema(ks, Dialect::OpenAiStrict)).unwrap();
+    let all_null = json!({"type": "x", "self": null, "maxResults": null, "ratio": null, "verbose": null,
+        "greeting": null, "resolution": null, "kind": "match", "api_token": null, "limit": null});
+    assert!(strict.is_valid(&all_null));
+}
+
+#[test]
+fn sensitive_inputs_are_marked_and_mcp_carries_annotations() {
+    let tools = fixtures();
+    let ks = tools.iter().find(|t| t.name == "kitchen_sink").unwrap();
+    for d in Dialect::ALL {
+        let p = &schema::params_schema(ks, d)["properties"]["api_token"];
+        assert!(
+            p["description"]
+                .as_str()
+                .unwrap()
+                .contains(schema::SENSITIVE_NOTE),
+            "{d}"
+        );
+    }
+    let mcp = schema::tool_definition(ks, Dialect::Mcp);
+    assert_eq!(mcp["title"], "Kitchen Sink");
+    assert_eq!(mcp["annotations"]["readOnlyHint"], true);
+    assert_eq!(mcp["annotations"]["openWorldHint"], false);
+    assert!(mcp["annotations"].get("destructiveHint").is_none());
+}

@@ -1,0 +1,608 @@
+//! One test per validation rule, asserting the message, its line and column, and the hint.
+
+use std::path::Path;
+
+use toolbind_codegen::model::{InputType, Pos};
+use toolbind_codegen::{Diagnostic, Options, ToolSpec, parse_tool_md};
+
+fn opts() -> Options {
+    Options {
+        require_entry: false,
+        ..Options::default()
+    }
+}
+
+fn parse(src: &str) -> Result<ToolSpec, Vec<Diagnostic>> {
+    parse_tool_md(
+        Path::new("t/TOOL.md"),
+        Path::new("t"),
+        src.as_bytes(),
+        &opts(),
+    )
+}
+
+fn errs(src: &str) -> Vec<Diagnostic> {
+    match parse(src) {
+        Ok(t) => panic!("expected errors, got {t:#?}"),
+        Err(d) => d,
+    }
+}
+
+/// Asserts exactly one error, at `line:col`, whose message contains `msg` and hint `hint`.
+#[track_caller]
+fn one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) {
+    let e = errs(src);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    let d = &e[0];
+    assert!(
+        d.message.contains(msg),
+        "message {:?} lacks {msg:?}",
+        d.message
+    );
+    assert_eq!(d.pos, Pos::new(line, col), "{}", d.plain());
+    match hint {
+        Some(h) => assert!(
+            d.hint.as_deref().is_some_and(|x| x.contains(h)),
+            "hint {:?} lacks {h:?}",
+            d.hint
+        ),
+        None => {}
+    }
+}
+
+const OK: &str = "---\nname: t\ndescription: d\n";
+
+fn with(extra: &str) -> String {
+    format!("{OK}{extra}---\n")
+}
+
+#[test]
+fn a_minimal_tool_parses_with_defaults() {
+    let t = parse(&with("")).unwrap();
+    assert_eq!(t.label, "t");
+    assert_eq!(t.version, 0);
+    assert_eq!(t.language.as_str(), "typescript");
+    assert!(t.inputs.is_empty());
+}
+
+#[test]
+fn missing_and_unterminated_frontmatter() {
+    one("# Title\n", 1, 1, "missing frontmatter", Some("`---`"));
+    one(
+        "---\nname: t\n",
+        1,
+        1,
+        "unterminated frontmatter",
+        Some("add a line `---`"),
+    );
+    one("", 1, 1, "file is empty", None);
+    one("  \n\n", 1, 1, "file is empty", None);
+}
+
+#[test]
+fn yaml_syntax_error_is_reported_at_its_line() {
+    one(
+        "---\nname: t\ndescription: d\ninputs: [a,\n---\n",
+        4,
+        9,
+        "yaml syntax error",
+        None,
+    );
+    one(
+        "---\nname: t\ndescription: 'open\n---\n",
+        3,
+        14,
+        "yaml syntax error",
+        None,
+    );
+}
+
+#[test]
+fn duplicate_yaml_key() {
+    one(
+        "---\nname: t\ndescription: d\nname: u\n---\n",
+        4,
+        1,
+        "duplicate",
+        None,
+    );
+}
+
+#[test]
+fn frontmatter_shape() {
+    one(
+        "---\n- a\n- b\n---\n",
+        2,
+        1,
+        "frontmatter must be a mapping",
+        None,
+    );
+    one("---\n---\n", 1, 1, "frontmatter is empty", None);
+}
+
+#[test]
+fn missing_name_and_description_reported_together() {
+    let e = errs("---\nversion: 1\n---\n");
+    let msgs: Vec<&str> = e.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "missing required key `name`",
+            "missing required key `description`"
+        ]
+    );
+    assert!(e.iter().all(|d| d.pos == Pos::new(1, 1)));
+}
+
+#[test]
+fn bad_tool_names() {
+    one(
+        "---\nname: Web Search\ndescription: d\n---\n",
+        2,
+        7,
+        "invalid tool name `Web Search`",
+        Some("`web_search`"),
+    );
+    one(
+        "---\nname: web.search\ndescription: d\n---\n",
+        2,
+        7,
+        "invalid tool name",
+        Some("web_search"),
+    );
+    let long = "a".repeat(65);
+    one(
+        &format!("---\nname: {long}\ndescription: d\n---\n"),
+        2,
+        7,
+        "invalid tool name",
+        None,
+    );
+    one(
+        "---\nname: 42\ndescription: d\n---\n",
+        2,
+        7,
+        "`name` must be a string",
+        None,
+    );
+    one(
+        "---\nname: ''\ndescription: d\n---\n",
+        2,
+        7,
+        "`name` must not be empty",
+        None,
+    );
+}
+
+#[test]
+fn relaxed_names_are_mapped_not_rejected() {
+    let o = Options {
+        portable_names: false,
+        require_entry: false,
+    };
+    let t = parse_tool_md(Path::new("t/TOOL.md"), Path::new("t"), b"---\nname: web.search\ndescription: d\ninputs:\n  x-y:\n    type: string\n    description: d\n---\n", &o).unwrap();
+    assert_eq!(t.rust_module, "web_search");
+    assert_eq!(t.inputs[0].rust_name, "x_y");
+}
+
+#[test]
+fn unknown_keys_suggest_the_closest() {
+    one(
+        &with("descripton: x\n"),
+        4,
+        1,
+        "unknown key `descripton`",
+        Some("did you mean `description`?"),
+    );
+    one(
+        &with("lang: bash\n"),
+        4,
+        1,
+        "unknown key `lang`",
+        Some("did you mean `language`?"),
+    );
+    one(
+        &with("zzz: 1\n"),
+        4,
+        1,
+        "unknown key `zzz`",
+        Some("expected one of: name, label"),
+    );
+    one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    optinal: true\n"),
+        8,
+        5,
+        "unknown key in input `q`: `optinal`",
+        Some("did you mean `optional`?"),
+    );
+}
+
+#[test]
+fn unknown_type_suggests() {
+    one(
+        &with("inputs:\n  q:\n    type: strin\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `strin`, expected one of string, number, boolean, enum",
+        Some("did you mean `string`?"),
+    );
+    one(
+        &with("inputs:\n  q:\n    type: int\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `int`",
+        Some("did you mean `number`?"),
+    );
+    one(
+        &with("inputs:\n  q:\n    type: bool\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `bool`",
+        Some("`boolean`"),
+    );
+}
+
+#[test]
+fn input_needs_type_and_description() {
+    one(
+        &with("inputs:\n  q:\n    type: string\n"),
+        5,
+        3,
+        "input `q` has no `description`",
+        Some("add `description:`"),
+    );
+    one(
+        &with("inputs:\n  q:\n    description: d\n"),
+        5,
+        3,
+        "input `q` has no `type`",
+        None,
+    );
+    one(
+        &with("inputs:\n  q: string\n"),
+        5,
+        6,
+        "input `q` must be a mapping",
+        None,
+    );
+}
+
+#[test]
+fn inputs_must_be_a_mapping() {
+    one(
+        &with("inputs: [a, b]\n"),
+        4,
+        9,
+        "`inputs` must be a mapping",
+        None,
+    );
+    one(
+        &with("inputs: text\n"),
+        4,
+        9,
+        "`inputs` must be a mapping",
+        None,
+    );
+    assert!(parse(&with("inputs:\n")).unwrap().inputs.is_empty());
+}
+
+#[test]
+fn enum_rules() {
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n"),
+        5,
+        3,
+        "enum input `m` has no `values`",
+        Some("values: first,second"),
+    );
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a, b, a\n"),
+        8,
+        19,
+        "duplicate enum value `a`",
+        None,
+    );
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: [x, y, x]\n"),
+        8,
+        20,
+        "duplicate enum value `x`",
+        None,
+    );
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a-b, a_b\n"),
+        8,
+        18,
+        "enum values `a-b` and `a_b` of `m` both map to the Rust variant `AB`",
+        None,
+    );
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a,,b\n"),
+        8,
+        15,
+        "empty value",
+        Some("extra comma"),
+    );
+    one(
+        &with("inputs:\n  m:\n    type: string\n    description: d\n    values: a,b\n"),
+        8,
+        13,
+        "`values` is only allowed on enum inputs",
+        None,
+    );
+    let t = parse(&with(
+        "inputs:\n  m:\n    type: enum\n    description: d\n    values: [yes, no, 1.10]\n",
+    ))
+    .unwrap();
+    let wires: Vec<&str> = t.inputs[0].values.iter().map(|v| v.wire.as_str()).collect();
+    assert_eq!(wires, ["yes", "no", "1.10"]);
+}
+
+#[test]
+fn defaults_type_check() {
+    one(
+        &with("inputs:\n  n:\n    type: number\n    description: d\n    default: ten\n"),
+        8,
+        14,
+        "default of number input `n` must be a number, found a string `ten`",
+        None,
+    );
+    one(
+        &with("inputs:\n  n:\n    type: number\n    description: d\n    default: \"5\"\n"),
+        8,
+        14,
+        "must be a number",
+        Some("remove the quotes"),
+    );
+    one(
+        &with("inputs:\n  s:\n    type: string\n    description: d\n    default: 10\n"),
+        8,
+        14,
+        "default of string input `s` must be a string, found an integer `10`",
+        Some("quote it"),
+    );
+    one(
+        &with("inputs:\n  b:\n    type: boolean\n    description: d\n    default: yes\n"),
+        8,
+        14,
+        "must be a boolean",
+        Some("`true` or `false`"),
+    );
+    one(
+        &with(
+            "inputs:\n  m:\n    type: enum\n    description: d\n    values: a,b\n    default: c\n",
+        ),
+        9,
+        14,
+        "default `c` of enum `m` is not one of its values: a, b",
+        None,
+    );
+    one(
+        &with(
+            "inputs:\n  m:\n    type: enum\n    description: d\n    values: alpha,beta\n    default: alpah\n",
+        ),
+        9,
+        14,
+        "is not one of its values",
+        Some("did you mean `alpha`?"),
+    );
+    let t = parse(&with("inputs:\n  n:\n    type: number\n    description: d\n    default: 10\n  f:\n    type: number\n    description: d\n    default: 2.5\n")).unwrap();
+    assert_eq!(t.inputs[0].default, Some(serde_json::json!(10)));
+    assert!(
+        t.inputs[0].default.as_ref().unwrap().is_u64(),
+        "an integer default stays an integer"
+    );
+    assert_eq!(t.inputs[1].default, Some(serde_json::json!(2.5)));
+    assert!(!t.inputs[0].required());
+}
+
+#[test]
+fn sensitive_inputs_cannot_have_defaults() {
+    one(
+        &with(
+            "inputs:\n  k:\n    type: string\n    description: d\n    sensitive: true\n    default: hunter2\n",
+        ),
+        9,
+        14,
+        "sensitive input `k` cannot have a default",
+        None,
+    );
+}
+
+#[test]
+fn versions() {
+    one(
+        &with("version: 1.5\n"),
+        4,
+        10,
+        "`version` must be a non-negative integer, found `1.5`",
+        Some("whole number"),
+    );
+    one(
+        &with("version: -1\n"),
+        4,
+        10,
+        "found `-1`",
+        Some("only go up"),
+    );
+    one(
+        &with("version: \"2\"\n"),
+        4,
+        10,
+        "non-negative integer",
+        Some("remove the quotes"),
+    );
+    assert_eq!(parse(&with("version: 12\n")).unwrap().version, 12);
+}
+
+#[test]
+fn languages() {
+    one(
+        &with("language: rust\n"),
+        4,
+        11,
+        "unknown language `rust`, expected one of typescript, python, bash",
+        None,
+    );
+    one(
+        &with("language: pyhton\n"),
+        4,
+        11,
+        "unknown language",
+        Some("did you mean `python`?"),
+    );
+    one(
+        &with("language: sh\n"),
+        4,
+        11,
+        "unknown language",
+        Some("did you mean `bash`?"),
+    );
+}
+
+#[test]
+fn parameter_names_providers_reject() {
+    one(
+        &with("inputs:\n  my param:\n    type: string\n    description: d\n"),
+        5,
+        3,
+        "parameter name `my param` is not accepted by model providers",
+        Some("`my_param`"),
+    );
+    one(
+        &with("inputs:\n  2fa:\n    type: string\n    description: d\n"),
+        5,
+        3,
+        "parameter name `2fa`",
+        None,
+    );
+    one(
+        &with("inputs:\n  x-y:\n    type: string\n    description: d\n"),
+        5,
+        3,
+        "parameter name `x-y`",
+        None,
+    );
+}
+
+#[test]
+fn rust_identifier_collisions() {
+    one(
+        &with(
+            "inputs:\n  maxResults:\n    type: string\n    description: d\n  max_results:\n    type: string\n    description: d\n",
+        ),
+        8,
+        3,
+        "parameters `maxResults` and `max_results` both map to the Rust field `max_results`",
+        None,
+    );
+    let t = parse(&with("inputs:\n  type:\n    type: string\n    description: d\n  self:\n    type: string\n    description: d\n")).unwrap();
+    assert_eq!(t.inputs[0].rust_name, "r#type");
+    assert_eq!(t.inputs[1].rust_name, "self_");
+}
+
+#[test]
+fn extensions() {
+    let t = parse(&with("timeout: 30\nenv: [API_KEY]\nworker: oneshot\nprompt_snippet: s\nprompt_guidelines: [use t well]\nannotations:\n  read_only: true\n")).unwrap();
+    assert_eq!(t.timeout_secs, Some(30.0));
+    assert_eq!(t.env, ["API_KEY"]);
+    assert_eq!(t.snippet(), "s");
+    assert_eq!(t.annotations.read_only, Some(true));
+    one(
+        &with("timeout: 0\n"),
+        4,
+        10,
+        "`timeout` must be a positive number",
+        None,
+    );
+    one(
+        &with("env: [1BAD]\n"),
+        4,
+        7,
+        "invalid environment variable name `1BAD`",
+        None,
+    );
+    one(
+        &with("worker: hot\n"),
+        4,
+        9,
+        "unknown worker mode `hot`",
+        Some("`warm` or `oneshot`"),
+    );
+    one(
+        &with("prompt_guidelines:\n  - Use this tool wisely\n"),
+        5,
+        5,
+        "guideline does not name the tool `t`",
+        None,
+    );
+    one(
+        &with("annotations:\n  readonly: true\n"),
+        5,
+        3,
+        "unknown annotation `readonly`",
+        Some("did you mean `read_only`?"),
+    );
+}
+
+#[test]
+fn all_errors_of_a_file_at_once() {
+    let e = errs(
+        "---\nname: t\ndescripton: d\nversion: -2\nlanguage: rust\ninputs:\n  a:\n    type: strin\n  b:\n    type: enum\n    description: d\n---\n",
+    );
+    let lines: Vec<u32> = e.iter().map(|d| d.pos.line).collect();
+    assert_eq!(lines, [3, 4, 5, 8, 7, 9, 1], "{e:#?}");
+}
+
+#[test]
+fn not_utf8() {
+    let e = parse_tool_md(
+        Path::new("t/TOOL.md"),
+        Path::new("t"),
+        b"---\nname: t\ndescription: caf\xe9\n---\n",
+        &opts(),
+    )
+    .unwrap_err();
+    assert_eq!(e[0].pos, Pos::new(3, 17));
+    assert!(e[0].message.contains("not valid UTF-8"));
+}
+
+#[test]
+fn crlf_and_bom() {
+    let t = parse("\u{feff}---\r\nname: t\r\ndescription: d\r\ninputs:\r\n  q:\r\n    type: number\r\n    description: e\r\n---\r\n# T\r\n").unwrap();
+    assert_eq!(t.inputs[0].ty, InputType::Number);
+    assert_eq!(t.body.title.as_deref(), Some("T"));
+    let e = errs("---\r\nname: t\r\ndescription: d\r\nversion: x\r\n---\r\n");
+    assert_eq!(e[0].pos, Pos::new(4, 10));
+}
+
+#[test]
+fn entry_file_required_by_language() {
+    let dir = std::env::temp_dir().join(format!("toolbind-entry-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "---\nname: t\ndescription: d\nlanguage: python\n---\n";
+    let e = parse_tool_md(
+        &dir.join("TOOL.md"),
+        &dir,
+        src.as_bytes(),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e[0].pos, Pos::new(4, 11));
+    assert!(
+        e[0].message
+            .contains("missing entry file: a python tool needs one of index.py"),
+        "{}",
+        e[0]
+    );
+    std::fs::write(dir.join("index.py"), "def execute(*a): return 'x'\n").unwrap();
+    let t = parse_tool_md(
+        &dir.join("TOOL.md"),
+        &dir,
+        src.as_bytes(),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(t.entry.as_deref(), Some("index.py"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
