@@ -1,0 +1,112 @@
+// toolbind Node harness. Usage: node [--enable-source-maps] node.mjs <module> <maxTextBytes> <entryName>
+//
+// Imports the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
+//   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+//   out: {"type":"update","id","content"} | {"type":"result","id","result"}
+//        | {"type":"error","id","message"} | {"type":"fatal","message"}
+// The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
+import { writeSync } from "node:fs";
+import { Socket } from "node:net";
+import { pathToFileURL } from "node:url";
+
+const [modulePath, maxTextArg, entryName = modulePath] = process.argv.slice(2);
+const maxText = Number(maxTextArg) || 4 * 1024 * 1024;
+
+function fatal(message) {
+  try {
+    writeSync(3, JSON.stringify({ type: "fatal", message }) + "\n");
+  } catch {}
+  process.exit(70);
+}
+
+function describe(err) {
+  if (err instanceof Error) return err.message || err.name || "Error";
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+let execute;
+try {
+  const mod = await import(pathToFileURL(modulePath).href);
+  execute = mod.execute ?? mod.default?.execute;
+  if (typeof execute !== "function") {
+    const names = Object.keys(mod).join(", ") || "nothing";
+    fatal(`${entryName} does not export an execute function (it exports: ${names}); ` +
+      "expected `export async function execute(toolCallId, params, signal, onUpdate)`");
+  }
+} catch (err) {
+  const detail = err instanceof Error && err.stack ? err.stack : describe(err);
+  fatal(`failed to load ${entryName}: ${detail}`);
+}
+
+const sock = new Socket({ fd: 3, readable: true, writable: true });
+const calls = new Map();
+
+function send(msg) {
+  let line;
+  try {
+    line = JSON.stringify(msg);
+  } catch (err) {
+    line = JSON.stringify({ type: "error", id: msg.id, message: `the tool's ${msg.type} is not JSON-serialisable: ${describe(err)}` });
+  }
+  sock.write(line + "\n");
+}
+
+function capText(value) {
+  if (value && Array.isArray(value.content)) {
+    for (const block of value.content) {
+      if (block && typeof block.text === "string" && block.text.length > maxText) {
+        block.text = block.text.slice(0, maxText);
+      }
+    }
+  } else if (typeof value === "string" && value.length > maxText) {
+    return value.slice(0, maxText);
+  }
+  return value;
+}
+
+async function run(msg) {
+  const controller = new AbortController();
+  calls.set(msg.id, controller);
+  const onUpdate = (partial) => {
+    if (calls.has(msg.id)) send({ type: "update", id: msg.id, content: capText(partial ?? null) });
+  };
+  try {
+    const result = await execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate);
+    send({ type: "result", id: msg.id, result: capText(result ?? null) });
+  } catch (err) {
+    if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    send({ type: "error", id: msg.id, message: describe(err) });
+  } finally {
+    calls.delete(msg.id);
+  }
+}
+
+let buffered = "";
+sock.setEncoding("utf8");
+sock.on("data", (chunk) => {
+  buffered += chunk;
+  let nl;
+  while ((nl = buffered.indexOf("\n")) >= 0) {
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    if (!line) continue;
+    const msg = JSON.parse(line);
+    if (msg.type === "call") run(msg);
+    else if (msg.type === "abort") calls.get(msg.id)?.abort(new Error("the call was cancelled"));
+  }
+});
+// The runtime is gone (or done with this worker): take the whole process group down.
+const bye = () => {
+  try {
+    process.kill(0, "SIGKILL");
+  } finally {
+    process.exit(0);
+  }
+};
+sock.on("end", bye);
+sock.on("error", bye);

@@ -1,0 +1,250 @@
+# toolbind Python harness. Usage: python3 python.py <index.py> <maxTextBytes>
+#
+# Loads the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
+#   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+#   out: {"type":"update","id","content"} | {"type":"result","id","result"}
+#        | {"type":"error","id","message"} | {"type":"fatal","message"}
+# The runtime joins fd 1 to fd 2, so print() cannot reach the protocol.
+#
+# execute(tool_call_id, params, signal, on_update) may be a plain or an `async def`
+# function. Plain functions run on their own thread, coroutines on one shared event loop
+# thread. `signal.aborted` tells whether the call was cancelled; `signal.wait(timeout)`
+# blocks until it is (or the timeout passes) and `await signal.wait_async()` awaits it.
+# Returning a str is shorthand for one text block. An exception becomes an error result
+# with its message; the traceback goes to stderr.
+import json
+import os
+import signal as _signal
+import sys
+import threading
+import types
+
+PROTO = 3
+_write_lock = threading.Lock()
+_entry = sys.argv[1]
+_max_text = int(sys.argv[2]) if len(sys.argv) > 2 else 4 * 1024 * 1024
+_entry_name = os.path.basename(_entry)
+
+
+def _send(msg):
+    try:
+        data = json.dumps(msg, ensure_ascii=False, default=_not_json)
+    except Exception as e:  # noqa: BLE001
+        data = json.dumps({"type": "error", "id": msg.get("id"),
+                           "message": "the tool's %s is not JSON-serialisable: %s" % (msg.get("type"), e)})
+    buf = (data + "\n").encode("utf-8", "replace")
+    with _write_lock:
+        while buf:
+            n = os.write(PROTO, buf)
+            buf = buf[n:]
+
+
+def _not_json(value):
+    raise TypeError("%s is not JSON-serialisable" % type(value).__name__)
+
+
+def _fatal(message):
+    try:
+        _send({"type": "fatal", "message": message})
+    finally:
+        os._exit(70)
+
+
+class AbortSignal:
+    """Cancellation of one call: `.aborted`, `.wait(timeout)`, `await .wait_async()`."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._callbacks = []
+        self.reason = None
+
+    @property
+    def aborted(self):
+        return self._event.is_set()
+
+    def wait(self, timeout=None):
+        """Blocks until the call is cancelled or `timeout` seconds pass; returns `aborted`."""
+        return self._event.wait(timeout)
+
+    async def wait_async(self):
+        """Resolves once the call is cancelled."""
+        import asyncio
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+
+        def wake():
+            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(True))
+
+        self.add_listener(wake)
+        await fut
+
+    def add_listener(self, callback):
+        """Calls `callback()` once when the call is cancelled (now, if it already is)."""
+        if self._event.is_set():
+            callback()
+        else:
+            self._callbacks.append(callback)
+
+    def throw_if_aborted(self):
+        if self._event.is_set():
+            raise RuntimeError("the call was cancelled")
+
+    def _abort(self):
+        if not self._event.is_set():
+            self.reason = "cancelled"
+            self._event.set()
+            for cb in self._callbacks:
+                try:
+                    cb()
+                except Exception:  # noqa: BLE001
+                    pass
+
+
+def _cap(value):
+    if isinstance(value, str):
+        return value[:_max_text]
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        for block in value["content"]:
+            if isinstance(block, dict) and isinstance(block.get("text"), str) and len(block["text"]) > _max_text:
+                block["text"] = block["text"][:_max_text]
+    return value
+
+
+def _describe(exc):
+    text = str(exc)
+    if type(exc) in (Exception, RuntimeError) and text:
+        return text
+    return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
+
+
+def _load():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(_entry)))
+    mod = types.ModuleType("tool_index")
+    mod.__file__ = _entry
+    sys.modules["tool_index"] = mod
+    try:
+        with open(_entry, "rb") as f:
+            code = compile(f.read(), _entry, "exec")
+        exec(code, mod.__dict__)
+    except SystemExit as e:
+        _fatal("%s called sys.exit(%s) while loading" % (_entry_name, e.code))
+    except BaseException as e:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        _fatal("failed to load %s: %s" % (_entry_name, detail))
+    fn = getattr(mod, "execute", None)
+    if not callable(fn):
+        names = ", ".join(n for n in vars(mod) if not n.startswith("_")) or "nothing"
+        _fatal("%s does not define an execute function (it defines: %s); expected "
+               "`def execute(tool_call_id, params, signal, on_update)`" % (_entry_name, names))
+    return fn
+
+
+_execute = _load()
+_is_async = bool(getattr(_execute, "__code__", None) and _execute.__code__.co_flags & 0x180)
+_calls = {}
+_loop = None
+
+
+def _event_loop():
+    global _loop
+    if _loop is None:
+        import asyncio
+        _loop = asyncio.new_event_loop()
+        threading.Thread(target=_loop.run_forever, daemon=True).start()
+    return _loop
+
+
+def _finish(call_id, value=None, exc=None):
+    _calls.pop(call_id, None)
+    if exc is None:
+        _send({"type": "result", "id": call_id, "result": _cap(value)})
+        return
+    if isinstance(exc, SystemExit):
+        sys.stdout.flush()
+        sys.stderr.write("%s: execute() called sys.exit(%s)\n" % (_entry_name, exc.code))
+        sys.stderr.flush()
+        os._exit(exc.code if isinstance(exc.code, int) else 1)
+    import traceback
+    traceback.print_exception(type(exc), exc, exc.__traceback__)
+    sys.stderr.flush()
+    _send({"type": "error", "id": call_id, "message": _describe(exc)})
+
+
+def _start(msg):
+    call_id = msg["id"]
+    sig = AbortSignal()
+    _calls[call_id] = sig
+
+    def on_update(partial=None):
+        if call_id in _calls:
+            if isinstance(partial, str):
+                partial = {"content": [{"type": "text", "text": partial}]}
+            _send({"type": "update", "id": call_id, "content": _cap(partial)})
+
+    args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
+    if _is_async:
+        import asyncio
+        fut = asyncio.run_coroutine_threadsafe(_execute(*args), _event_loop())
+
+        def done(f):
+            try:
+                _finish(call_id, f.result())
+            except BaseException as e:  # noqa: BLE001
+                _finish(call_id, exc=e)
+
+        fut.add_done_callback(done)
+    else:
+        def run():
+            try:
+                value = _execute(*args)
+            except BaseException as e:  # noqa: BLE001
+                _finish(call_id, exc=e)
+                return
+            try:
+                sys.stdout.flush()
+            except Exception:  # noqa: BLE001
+                pass
+            _finish(call_id, value)
+
+        threading.Thread(target=run, daemon=True).start()
+
+
+def _serve():
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(PROTO, 65536)
+        except InterruptedError:
+            continue
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                break
+            line, buf = buf[:nl], buf[nl + 1:]
+            if not line:
+                continue
+            msg = json.loads(line)
+            kind = msg.get("type")
+            if kind == "call":
+                _start(msg)
+            elif kind == "abort":
+                sig = _calls.get(msg.get("id"))
+                if sig is not None:
+                    sig._abort()
+    # The runtime is gone (or done with this worker): take the whole process group down.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os.killpg(0, _signal.SIGKILL)
+
+
+_serve()

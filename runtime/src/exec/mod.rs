@@ -1,0 +1,526 @@
+//! Subprocess executors: run TypeScript/JavaScript (Node), Python and bash tools for real.
+//!
+//! [`SubprocessExecutor`] implements [`Executor`]: every seed-format entry runs unchanged —
+//! `execute(toolCallId, params, signal, onUpdate)` for Node,
+//! `execute(tool_call_id, params, signal, on_update)` for Python, a script reading JSON on
+//! stdin for bash (see the `bash` notes below).
+//!
+//! # How a call runs
+//!
+//! - Node and Python tools run inside a small harness shipped in this crate (written to
+//!   [`ExecConfig::cache_dir`] at first use). The harness imports the entry once and talks
+//!   to the runtime in JSON lines over fd 3 (a socket); the tool's own stdout is joined to
+//!   its stderr, so `console.log` and `print` cannot corrupt the protocol. Anything the
+//!   runtime cannot parse is a protocol error with a clear message.
+//! - TypeScript entries are transpiled in Rust (oxc, feature `typescript`, on by default)
+//!   into a content-addressed cache with inline source maps; Node runs with
+//!   `--enable-source-maps`, so stack traces name `.ts` lines.
+//! - Every tool process leads its own process group. Cancelling a call fires the tool's
+//!   `AbortSignal` (SIGTERM to the group for bash); if the call has not returned after
+//!   [`ExecConfig::grace`], the whole group — grandchildren included — gets SIGKILL. A
+//!   timeout (the call's, else the tool's `timeout`, else [`ExecConfig::default_timeout`])
+//!   does the same and returns an error result saying it timed out after N s.
+//! - A tool sees a scrubbed environment: `PATH`, `HOME`, `LANG`, `LC_ALL`, `TMPDIR`, `TZ`,
+//!   `USER`, the names in [`ExecConfig::env_allow`] and the tool's own `env` list (when the
+//!   agent has them), the pairs of [`ExecConfig::env_set`], and `TOOL_DIR` (the tool
+//!   folder). It runs in [`ExecConfig::cwd`] (the agent's working directory by default).
+//! - By default a Node or Python tool's process stays warm and serves further calls, several
+//!   in flight at once; module state persists between calls. A worker that dies is replaced
+//!   at the next call and its calls in flight get an error result naming the cause. Idle
+//!   workers are stopped after [`ExecConfig::idle_timeout`]. One-shot mode (a fresh process
+//!   per call) is available per tool (`worker: one-shot` → [`WorkerMode::OneShot`]) and for
+//!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
+//! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
+//!   ([`ExecConfig::max_log_bytes`]), result text is capped at
+//!   [`ExecConfig::max_text_bytes`] with a note, protocol lines at
+//!   [`ExecConfig::max_line_bytes`].
+//! - Sensitive param values travel only over the protocol socket or stdin — never argv or
+//!   the environment — and are redacted from every error text the runtime builds.
+//! - Dropping the executor kills every worker's process group; a harness whose runtime
+//!   disappears (its fd 3 closes) kills its own group.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo(spec: toolbind::ToolSpec) {
+//! use toolbind::exec::{ExecConfig, SubprocessExecutor};
+//! use toolbind::executor::{ExecCall, Executor};
+//!
+//! let executor = SubprocessExecutor::new(ExecConfig::default());
+//! let mut params = serde_json::Map::new();
+//! params.insert("query".into(), "rust".into());
+//! let result = executor
+//!     .execute(ExecCall {
+//!         tool: &spec,
+//!         tool_call_id: "call_1",
+//!         params,
+//!         cancel: toolbind::CancelToken::new(),
+//!         progress: None,
+//!         timeout: None,
+//!     })
+//!     .await;
+//! println!("{}", result.text_content());
+//! # }
+//! ```
+
+mod bash;
+mod hash;
+mod process;
+mod protocol;
+#[cfg(feature = "typescript")]
+mod transpile;
+mod worker;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
+
+use crate::executor::{ExecCall, ExecFuture, Executor};
+use crate::result::ToolResult;
+use hash::Fnv;
+use worker::{Launch, Worker};
+
+/// The Node harness (ES module), embedded in the crate.
+pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
+/// The Python harness, embedded in the crate.
+pub const PYTHON_HARNESS: &str = include_str!("../../harness/python.py");
+
+/// Settings of a [`SubprocessExecutor`].
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// The timeout of a call when neither the call nor the tool's `timeout` sets one.
+    /// Default 120 s.
+    pub default_timeout: Duration,
+    /// How long a cancelled or timed-out call may take to stop after its abort signal
+    /// before its process group is killed. Default 2 s.
+    pub grace: Duration,
+    /// Whether Node and Python tools keep a warm process; [`WorkerMode::Default`] means
+    /// warm. A tool's own `worker` setting takes precedence. Default warm.
+    pub worker_mode: WorkerMode,
+    /// A warm worker with no call for this long is stopped. Default 5 minutes.
+    pub idle_timeout: Duration,
+    /// Names of agent environment variables every tool may see, on top of the basics.
+    pub env_allow: Vec<String>,
+    /// Variables set for every tool (overriding inherited ones), e.g. integration config.
+    pub env_set: Vec<(String, String)>,
+    /// The tools' working directory; `None` keeps the agent's.
+    pub cwd: Option<PathBuf>,
+    /// Where harness files and transpiled TypeScript are cached.
+    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else the temp dir.
+    pub cache_dir: PathBuf,
+    /// The longest protocol message accepted from a harness. Default 16 MiB.
+    pub max_line_bytes: usize,
+    /// The most result (or progress) text kept per call; more is cut with a note.
+    /// Default 4 MiB. (Dispatch applies the model-facing 50 KB / 2000 lines limit.)
+    pub max_text_bytes: usize,
+    /// How much of a process's stderr is kept for error messages: half from the start,
+    /// half from the end. Default 64 KiB.
+    pub max_log_bytes: usize,
+    /// The Node binary. Default `node`.
+    pub node: String,
+    /// The Python binary. Default `python3`.
+    pub python: String,
+    /// The bash binary. Default `bash`.
+    pub bash: String,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        ExecConfig {
+            default_timeout: Duration::from_secs(120),
+            grace: Duration::from_secs(2),
+            worker_mode: WorkerMode::Warm,
+            idle_timeout: Duration::from_secs(300),
+            env_allow: Vec::new(),
+            env_set: Vec::new(),
+            cwd: None,
+            cache_dir: default_cache_dir(),
+            max_line_bytes: 16 << 20,
+            max_text_bytes: 4 << 20,
+            max_log_bytes: 64 << 10,
+            node: "node".into(),
+            python: "python3".into(),
+            bash: "bash".into(),
+        }
+    }
+}
+
+impl ExecConfig {
+    /// The defaults; see each field.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn default_cache_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("toolbind");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("toolbind");
+    }
+    std::env::temp_dir().join(format!("toolbind-{}", std::process::id()))
+}
+
+/// The byte limits, sanitised.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub line: usize,
+    pub text: usize,
+    pub log: usize,
+}
+
+impl From<&ExecConfig> for Limits {
+    fn from(c: &ExecConfig) -> Self {
+        Limits {
+            line: c.max_line_bytes.max(1024),
+            text: c.max_text_bytes.max(1),
+            log: c.max_log_bytes.max(64),
+        }
+    }
+}
+
+/// Runs tool calls in subprocesses (Node, Python, bash). See the [module docs](self).
+///
+/// Cheap to share (`Arc<SubprocessExecutor>`); dropping the last handle kills every warm
+/// worker.
+pub struct SubprocessExecutor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ExecConfig,
+    workers: Mutex<HashMap<WorkerKey, Arc<Worker>>>,
+    harness: Mutex<HashMap<&'static str, PathBuf>>,
+    reaper: Mutex<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct WorkerKey {
+    name: String,
+    dir: PathBuf,
+}
+
+impl SubprocessExecutor {
+    /// An executor with `config`.
+    pub fn new(config: ExecConfig) -> Self {
+        SubprocessExecutor {
+            inner: Arc::new(Inner {
+                config,
+                workers: Mutex::new(HashMap::new()),
+                harness: Mutex::new(HashMap::new()),
+                reaper: Mutex::new(false),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ExecConfig {
+        &self.inner.config
+    }
+
+    /// How many warm workers are alive.
+    pub fn warm_workers(&self) -> usize {
+        self.inner
+            .lock_workers()
+            .values()
+            .filter(|w| w.is_alive())
+            .count()
+    }
+
+    /// Stops every warm worker (their calls in flight get an error result).
+    pub fn shutdown(&self) {
+        let workers: Vec<_> = self.inner.lock_workers().drain().map(|(_, w)| w).collect();
+        for w in workers {
+            w.kill();
+        }
+    }
+
+    async fn run(&self, call: ExecCall<'_>) -> ToolResult {
+        let tool = call.tool;
+        let config = &self.inner.config;
+        let timeout = call
+            .timeout
+            .or_else(|| {
+                tool.timeout_secs
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map(Duration::from_secs_f64)
+            })
+            .unwrap_or(config.default_timeout);
+        let secrets = secrets_of(tool, &call.params);
+        let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
+            return ToolResult::error(format!(
+                "tool `{}` has no entry file in {} (expected one of {})",
+                tool.name,
+                tool.dir.display(),
+                tool.language.entry_candidates().join(", ")
+            ));
+        };
+        if tool.language == Language::Bash {
+            return bash::run(
+                tool,
+                &entry,
+                config,
+                &call.params,
+                &call.cancel,
+                timeout,
+                call.progress.as_ref(),
+                &secrets,
+            )
+            .await;
+        }
+        let mode = match tool.worker {
+            WorkerMode::Default => config.worker_mode,
+            m => m,
+        };
+        let worker = if mode == WorkerMode::OneShot {
+            let launch = match self.launch(tool, &entry).await {
+                Ok(l) => l,
+                Err(e) => return ToolResult::error(e),
+            };
+            match Worker::spawn(&launch, tool, config) {
+                Ok(w) => w,
+                Err(e) => return ToolResult::error(e),
+            }
+        } else {
+            match self.warm_worker(tool, &entry).await {
+                Ok(w) => w,
+                Err(e) => return ToolResult::error(e),
+            }
+        };
+        let result = worker
+            .call(
+                call.tool_call_id,
+                &call.params,
+                &call.cancel,
+                timeout,
+                config.grace,
+                call.progress.as_ref(),
+                &secrets,
+            )
+            .await;
+        if mode == WorkerMode::OneShot {
+            worker.kill();
+        }
+        result
+    }
+
+    /// The warm worker of `tool`, started (or restarted) when needed.
+    async fn warm_worker(&self, tool: &ToolSpec, entry: &Path) -> Result<Arc<Worker>, String> {
+        self.ensure_reaper();
+        let key = WorkerKey {
+            name: tool.name.clone(),
+            dir: tool.dir.clone(),
+        };
+        let stamp = entry_stamp(entry);
+        if let Some(w) = self.inner.lock_workers().get(&key)
+            && w.is_alive()
+            && w.key == stamp
+        {
+            return Ok(w.clone());
+        }
+        let launch = self.launch(tool, entry).await?;
+        let mut workers = self.inner.lock_workers();
+        // Another call may have started one meanwhile.
+        if let Some(w) = workers.get(&key)
+            && w.is_alive()
+            && w.key == stamp
+        {
+            return Ok(w.clone());
+        }
+        let worker = Worker::spawn(&launch, tool, &self.inner.config)?;
+        if let Some(old) = workers.insert(key, worker.clone()) {
+            old.kill();
+        }
+        Ok(worker)
+    }
+
+    /// The command line for a Node or Python harness running `tool`.
+    async fn launch(&self, tool: &ToolSpec, entry: &Path) -> Result<Launch, String> {
+        let config = &self.inner.config;
+        let entry_name = tool.entry.clone().unwrap_or_default();
+        let max_text = config.max_text_bytes.to_string();
+        let key = entry_stamp(entry);
+        match tool.language {
+            Language::Python => {
+                let harness = self.harness_file("python.py", PYTHON_HARNESS)?;
+                Ok(Launch {
+                    program: config.python.clone(),
+                    args: vec![harness.into(), entry.into(), max_text.into()],
+                    label: "python",
+                    entry_name,
+                    key,
+                })
+            }
+            Language::TypeScript | Language::Bash => {
+                let harness = self.harness_file("node.mjs", NODE_HARNESS)?;
+                let mut args: Vec<OsString> = Vec::new();
+                let module = if is_typescript(entry) {
+                    args.push("--enable-source-maps".into());
+                    self.transpiled(tool, entry).await?
+                } else {
+                    entry.to_path_buf()
+                };
+                args.extend([
+                    harness.into(),
+                    module.into(),
+                    max_text.into(),
+                    entry_name.clone().into(),
+                ]);
+                Ok(Launch {
+                    program: config.node.clone(),
+                    args,
+                    label: "node",
+                    entry_name,
+                    key,
+                })
+            }
+        }
+    }
+
+    #[cfg(feature = "typescript")]
+    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, String> {
+        let name = tool.name.clone();
+        let dir = tool.dir.clone();
+        let entry_name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cache = self.inner.config.cache_dir.clone();
+        tokio::task::spawn_blocking(move || transpile::prepare(&name, &dir, &entry_name, &cache))
+            .await
+            .map_err(|e| format!("internal error: the transpiler panicked: {e}"))?
+    }
+
+    #[cfg(not(feature = "typescript"))]
+    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, String> {
+        Err(format!(
+            "tool `{}`: {} is TypeScript, but toolbind was built without the `typescript` feature",
+            tool.name,
+            entry.display()
+        ))
+    }
+
+    /// Writes a harness into the cache (once per content) and returns its path.
+    fn harness_file(&self, name: &'static str, text: &str) -> Result<PathBuf, String> {
+        let mut map = self.inner.harness.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = map.get(name) {
+            return Ok(p.clone());
+        }
+        let mut h = Fnv::new();
+        h.write(text.as_bytes());
+        let dir = self.inner.config.cache_dir.join("harness");
+        let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
+        let path = dir.join(format!("{stem}-{:016x}.{ext}", h.finish()));
+        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create the harness cache {}: {e}", dir.display()))?;
+            let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, text)
+                .and_then(|()| std::fs::rename(&tmp, &path))
+                .map_err(|e| format!("cannot write the harness {}: {e}", path.display()))?;
+        }
+        map.insert(name, path.clone());
+        Ok(path)
+    }
+
+    fn ensure_reaper(&self) {
+        let mut started = self.inner.reaper.lock().unwrap_or_else(|e| e.into_inner());
+        if *started {
+            return;
+        }
+        *started = true;
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let idle = self.inner.config.idle_timeout;
+        let tick = (idle / 4).clamp(Duration::from_millis(20), Duration::from_secs(10));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(tick).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let stale: Vec<_> = {
+                    let mut workers = inner.lock_workers();
+                    let keys: Vec<_> = workers
+                        .iter()
+                        .filter(|(_, w)| !w.is_alive() || w.idle_for(idle))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    keys.iter().filter_map(|k| workers.remove(k)).collect()
+                };
+                for w in stale {
+                    w.kill();
+                }
+            }
+        });
+    }
+}
+
+impl Inner {
+    fn lock_workers(&self) -> std::sync::MutexGuard<'_, HashMap<WorkerKey, Arc<Worker>>> {
+        self.workers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for (_, w) in self.lock_workers().drain() {
+            w.kill();
+        }
+    }
+}
+
+impl Executor for SubprocessExecutor {
+    fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
+        Box::pin(self.run(call))
+    }
+}
+
+impl std::fmt::Debug for SubprocessExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubprocessExecutor")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_typescript(entry: &Path) -> bool {
+    matches!(
+        entry.extension().and_then(|e| e.to_str()),
+        Some("ts" | "mts")
+    )
+}
+
+/// Changes when the entry file is edited (its mtime and size), so a warm worker of a stale
+/// entry is replaced.
+fn entry_stamp(entry: &Path) -> u64 {
+    let mut h = Fnv::new();
+    h.write(entry.as_os_str().as_encoded_bytes());
+    if let Ok(meta) = std::fs::metadata(entry) {
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        h.write(&mtime.to_le_bytes());
+        h.write(&meta.len().to_le_bytes());
+    }
+    h.finish()
+}
+
+/// The values of the call's sensitive inputs, as the tool will see them.
+fn secrets_of(tool: &ToolSpec, params: &serde_json::Map<String, Value>) -> Vec<String> {
+    tool.inputs
+        .iter()
+        .filter(|i| i.sensitive)
+        .filter_map(|i| params.get(&i.name))
+        .filter_map(|v| match v {
+            Value::String(s) if s.len() >= 3 => Some(s.clone()),
+            Value::String(_) | Value::Null => None,
+            other => Some(other.to_string()),
+        })
+        .collect()
+}

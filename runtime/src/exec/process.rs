@@ -1,0 +1,315 @@
+//! Spawning a tool process: its own process group, a scrubbed environment, the control
+//! socket on fd 3, bounded capture of its output, and killing the whole group.
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::net::UnixStream;
+use tokio::process::{Child, Command};
+
+use super::ExecConfig;
+use toolbind_codegen::model::ToolSpec;
+
+/// Variables every tool sees when the agent has them.
+pub(crate) const BASE_ENV: [&str; 7] = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER"];
+
+/// What to connect the child's stdin and stdout to.
+pub(crate) enum Stdout {
+    /// fd 1 is a duplicate of fd 2: whatever the tool prints goes to the stderr capture and
+    /// can never reach the protocol channel.
+    ToStderr,
+    /// fd 1 is its own pipe (bash: stdout is the result).
+    Piped,
+}
+
+pub(crate) struct Spawned {
+    pub child: Child,
+    pub pgid: i32,
+    /// The runtime's end of the fd 3 socket.
+    pub control: UnixStream,
+}
+
+/// Spawns `program args` for `tool` in a new session (so a new process group whose id is
+/// the child's pid), with fd 3 connected to the returned socket.
+pub(crate) fn spawn(
+    program: &str,
+    args: &[&std::ffi::OsStr],
+    tool: &ToolSpec,
+    config: &ExecConfig,
+    stdin: bool,
+    stdout: Stdout,
+) -> Result<Spawned, String> {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair()
+        .map_err(|e| format!("cannot create the control socket: {e}"))?;
+    ours.set_nonblocking(true)
+        .map_err(|e| format!("cannot create the control socket: {e}"))?;
+    let theirs: OwnedFd = theirs.into();
+    let theirs_raw = theirs.as_raw_fd();
+
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(environment(tool, config))
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(match stdout {
+            Stdout::ToStderr => Stdio::null(),
+            Stdout::Piped => Stdio::piped(),
+        })
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(cwd) = &config.cwd {
+        cmd.current_dir(cwd);
+    }
+    let dup_stdout = matches!(stdout, Stdout::ToStderr);
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe system calls (setsid, dup2, fcntl); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc_setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if dup_stdout && libc_dup2(2, 1) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if theirs_raw == 3 {
+                // dup2(3, 3) would keep FD_CLOEXEC.
+                if libc_clear_cloexec(3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc_dup2(theirs_raw, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    drop(theirs);
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    let control = UnixStream::from_std(ours)
+        .map_err(|e| format!("cannot register the control socket: {e}"))?;
+    Ok(Spawned {
+        child,
+        pgid,
+        control,
+    })
+}
+
+fn libc_setsid() -> i32 {
+    match nix::unistd::setsid() {
+        Ok(_) => 0,
+        Err(_) => -1,
+    }
+}
+
+fn libc_dup2(from: i32, to: i32) -> i32 {
+    // SAFETY: `to` is a descriptor number the child owns after exec; nothing in this process
+    // (a forked child about to exec) holds an `OwnedFd` for it, so forgetting the returned
+    // handle is what keeps it open.
+    let from = unsafe { std::os::fd::BorrowedFd::borrow_raw(from) };
+    match unsafe { nix::unistd::dup2_raw(from, to) } {
+        Ok(fd) => {
+            std::mem::forget(fd);
+            0
+        }
+        Err(_) => -1,
+    }
+}
+
+fn libc_clear_cloexec(fd: i32) -> i32 {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    // SAFETY: fd 3 is open (it is the control socket) for the duration of the call.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    match fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty())) {
+        Ok(_) => 0,
+        Err(_) => -1,
+    }
+}
+
+/// The scrubbed environment of a tool process.
+pub(crate) fn environment(
+    tool: &ToolSpec,
+    config: &ExecConfig,
+) -> Vec<(String, std::ffi::OsString)> {
+    let mut out: Vec<(String, std::ffi::OsString)> = Vec::new();
+    let names = BASE_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .chain(config.env_allow.iter().cloned())
+        .chain(tool.env.iter().cloned());
+    for name in names {
+        if out.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        if let Some(v) = std::env::var_os(&name) {
+            out.push((name, v));
+        }
+    }
+    for (k, v) in &config.env_set {
+        out.retain(|(n, _)| n != k);
+        out.push((k.clone(), v.into()));
+    }
+    out.push(("TOOL_DIR".into(), tool.dir.clone().into_os_string()));
+    out
+}
+
+/// Sends `signal` to every process of the group. A group that is already gone is fine.
+pub(crate) fn signal_group(pgid: i32, signal: Signal) {
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+}
+
+/// "exited with code 3", "was killed by signal 9 (SIGKILL)".
+pub(crate) fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        format!("exited with code {code}")
+    } else if let Some(sig) = status.signal() {
+        match Signal::try_from(sig) {
+            Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
+            Err(_) => format!("was killed by signal {sig}"),
+        }
+    } else {
+        format!("ended ({status})")
+    }
+}
+
+/// A bounded record of a byte stream: the first `head` bytes and the last `tail` bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Capture {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: u64,
+}
+
+impl Capture {
+    pub(crate) fn new(head_cap: usize, tail_cap: usize) -> Self {
+        Capture {
+            head: Vec::new(),
+            head_cap,
+            tail: VecDeque::new(),
+            tail_cap,
+            total: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = self.head_cap - self.head.len();
+        let n = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..n]);
+        bytes = &bytes[n..];
+        if self.tail_cap == 0 || bytes.is_empty() {
+            return;
+        }
+        if bytes.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(bytes);
+        }
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The kept text; a note marks the omitted middle.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        if self.total > kept {
+            out.push_str(&format!(
+                "\n[... {} bytes omitted ...]\n",
+                self.total - kept
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        let mut tail = a.to_vec();
+        tail.extend_from_slice(b);
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+
+    /// The last `max` bytes of the kept text (for error messages).
+    pub(crate) fn render_tail(&self, max: usize) -> String {
+        let text = self.render();
+        let text = text.trim_end();
+        if text.len() <= max {
+            return text.to_owned();
+        }
+        let mut start = text.len() - max;
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        format!("...{}", &text[start..])
+    }
+}
+
+/// Reads `reader` to the end into `capture`, holding at most its bounds in memory.
+pub(crate) async fn drain(mut reader: impl AsyncRead + Unpin, capture: Arc<Mutex<Capture>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut c) = capture.lock() {
+                    c.push(&buf[..n]);
+                }
+            }
+        }
+    }
+}
+
+/// Replaces every occurrence of each secret in `text` with `[REDACTED]`.
+pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_owned();
+    for s in secrets {
+        if !s.is_empty() && out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), crate::secret::REDACTED);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail_only() {
+        let mut c = Capture::new(4, 4);
+        for chunk in [b"abc".as_slice(), b"defgh", b"ijklmnop", b"q"] {
+            c.push(chunk);
+        }
+        assert_eq!(c.total(), 17);
+        assert_eq!(c.render(), "abcd\n[... 9 bytes omitted ...]\nnopq");
+        let mut small = Capture::new(4, 4);
+        small.push(b"abcdef");
+        assert_eq!(small.render(), "abcdef");
+    }
+
+    #[test]
+    fn redact_hides_every_secret() {
+        let s = redact(
+            "token=abc123 again abc123",
+            &["abc123".into(), String::new()],
+        );
+        assert_eq!(s, "token=[REDACTED] again [REDACTED]");
+    }
+}

@@ -1,0 +1,467 @@
+//! A node or python harness process serving calls over the protocol: used once (one-shot)
+//! or kept warm for many calls, several in flight at a time.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::process::Child;
+use tokio::sync::{mpsc, watch};
+
+use super::process::{self, Capture, Stdout};
+use super::protocol::{self, FromHarness, LineError};
+use super::{ExecConfig, Limits};
+use crate::cancel::CancelToken;
+use crate::executor::ProgressSink;
+use crate::result::{Progress, ToolResult};
+use toolbind_codegen::model::ToolSpec;
+
+/// How to start a harness for one tool.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    /// `node` / `python3`.
+    pub program: String,
+    pub args: Vec<OsString>,
+    /// "node" or "python", for messages.
+    pub label: &'static str,
+    /// The entry's file name, for messages.
+    pub entry_name: String,
+    /// Changes when the entry changes; a warm worker with another key is replaced.
+    pub key: u64,
+}
+
+enum Event {
+    Update(Progress),
+    Done(ToolResult),
+}
+
+#[derive(Default)]
+struct State {
+    pending: HashMap<u64, mpsc::Sender<Event>>,
+    /// Why the worker can serve no more calls.
+    dead: Option<String>,
+    /// The reader owns the end of the process; nobody else signals its group after this.
+    exiting: bool,
+    in_flight: usize,
+    last_used: Option<Instant>,
+    /// Sensitive values sent to this worker, redacted from every message it causes.
+    secrets: Vec<String>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    stderr: Mutex<Capture>,
+}
+
+/// One harness process.
+pub(crate) struct Worker {
+    pgid: i32,
+    pub(crate) key: u64,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    /// Becomes true once the reader has reaped the process.
+    closed: watch::Receiver<bool>,
+}
+
+/// How a call ends early.
+#[derive(Clone, Copy)]
+enum Stop {
+    Cancelled(tokio::time::Instant),
+    TimedOut(tokio::time::Instant),
+}
+
+impl Worker {
+    pub(crate) fn spawn(
+        launch: &Launch,
+        tool: &ToolSpec,
+        config: &ExecConfig,
+    ) -> Result<Arc<Worker>, String> {
+        let args: Vec<&std::ffi::OsStr> = launch.args.iter().map(|a| a.as_os_str()).collect();
+        let mut spawned = process::spawn(
+            &launch.program,
+            &args,
+            tool,
+            config,
+            false,
+            Stdout::ToStderr,
+        )?;
+        let limits = Limits::from(config);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            stderr: Mutex::new(Capture::new(limits.log / 2, limits.log / 2)),
+        });
+        let stderr = spawned.child.stderr.take();
+        let stderr_shared = shared.clone();
+        let stderr_task = tokio::spawn(async move {
+            if let Some(err) = stderr {
+                drain_into(err, &stderr_shared).await;
+            }
+        });
+        let (read, write) = spawned.control.into_split();
+        let (lines, rx) = mpsc::unbounded_channel();
+        tokio::spawn(writer(write, rx));
+        let (closed_tx, closed) = watch::channel(false);
+        let ctx = ReaderCtx {
+            shared: shared.clone(),
+            child: spawned.child,
+            pgid: spawned.pgid,
+            stderr_task,
+            limits,
+            label: launch.label,
+            entry: launch.entry_name.clone(),
+            closed: closed_tx,
+        };
+        tokio::spawn(reader(read, ctx));
+        Ok(Arc::new(Worker {
+            pgid: spawned.pgid,
+            key: launch.key,
+            lines,
+            shared,
+            next_id: AtomicU64::new(1),
+            closed,
+        }))
+    }
+
+    /// Whether the worker can take calls.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.lock().dead.is_none()
+    }
+
+    /// No call in flight and unused for at least `idle`.
+    pub(crate) fn idle_for(&self, idle: Duration) -> bool {
+        let st = self.lock();
+        st.in_flight == 0 && st.last_used.is_some_and(|t| t.elapsed() >= idle)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Kills the whole process group now.
+    pub(crate) fn kill(&self) {
+        let st = self.lock();
+        if !st.exiting {
+            process::signal_group(self.pgid, Signal::SIGKILL);
+        }
+    }
+
+    /// Waits (at most `limit`) until the process has been reaped.
+    pub(crate) async fn wait_closed(&self, limit: Duration) {
+        let mut closed = self.closed.clone();
+        let _ = tokio::time::timeout(limit, closed.wait_for(|c| *c)).await;
+    }
+
+    /// Runs one call on this worker.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn call(
+        &self,
+        tool_call_id: &str,
+        params: &Map<String, Value>,
+        cancel: &CancelToken,
+        timeout: Duration,
+        grace: Duration,
+        progress: Option<&ProgressSink>,
+        secrets: &[String],
+    ) -> ToolResult {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, mut rx) = mpsc::channel(64);
+        {
+            let mut st = self.lock();
+            if let Some(reason) = &st.dead {
+                return ToolResult::error(reason.clone());
+            }
+            st.pending.insert(id, tx);
+            st.in_flight += 1;
+            for s in secrets {
+                if !st.secrets.contains(s) {
+                    if st.secrets.len() >= 256 {
+                        st.secrets.remove(0);
+                    }
+                    st.secrets.push(s.clone());
+                }
+            }
+        }
+        let mut guard = CallGuard {
+            worker: self,
+            id,
+            finished: false,
+        };
+        let _ = self
+            .lines
+            .send(protocol::call_line(id, tool_call_id, params));
+
+        let timeout_at = tokio::time::Instant::now() + timeout;
+        let mut stop: Option<Stop> = None;
+        loop {
+            let deadline = match stop {
+                Some(Stop::Cancelled(d) | Stop::TimedOut(d)) => d,
+                None => timeout_at,
+            };
+            tokio::select! {
+                biased;
+                event = rx.recv() => match event {
+                    Some(Event::Update(p)) => {
+                        if let Some(sink) = progress {
+                            sink(p);
+                        }
+                    }
+                    Some(Event::Done(result)) => {
+                        guard.finished = true;
+                        return match stop {
+                            Some(Stop::TimedOut(_)) => ToolResult::error(format!(
+                                "timed out after {}; the tool stopped after its abort signal",
+                                secs(timeout)
+                            )),
+                            _ => result,
+                        };
+                    }
+                    None => {
+                        guard.finished = true;
+                        return ToolResult::error("internal error: the worker dropped the call");
+                    }
+                },
+                _ = cancel.cancelled(), if stop.is_none() => {
+                    let _ = self.lines.send(protocol::abort_line(id));
+                    stop = Some(Stop::Cancelled(tokio::time::Instant::now() + grace));
+                }
+                _ = tokio::time::sleep_until(deadline) => match stop {
+                    None => {
+                        let _ = self.lines.send(protocol::abort_line(id));
+                        stop = Some(Stop::TimedOut(tokio::time::Instant::now() + grace));
+                    }
+                    Some(s) => {
+                        guard.finished = true;
+                        self.kill();
+                        self.wait_closed(Duration::from_secs(2)).await;
+                        return ToolResult::error(match s {
+                            Stop::Cancelled(_) => format!(
+                                "cancelled; the tool did not stop within {} of its abort signal, so its process group was killed",
+                                secs(grace)
+                            ),
+                            Stop::TimedOut(_) => format!(
+                                "timed out after {}; the tool did not stop within {} of its abort signal, so its process group was killed",
+                                secs(timeout),
+                                secs(grace)
+                            ),
+                        });
+                    }
+                },
+            }
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Removes a call's bookkeeping however its future ends; a call dropped before its result
+/// is aborted in the harness.
+struct CallGuard<'w> {
+    worker: &'w Worker,
+    id: u64,
+    finished: bool,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        let mut st = self.worker.lock();
+        st.pending.remove(&self.id);
+        st.in_flight = st.in_flight.saturating_sub(1);
+        st.last_used = Some(Instant::now());
+        if !self.finished && st.dead.is_none() {
+            let _ = self.worker.lines.send(protocol::abort_line(self.id));
+        }
+    }
+}
+
+/// "5 s", "0.5 s".
+pub(crate) fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{} s", s as u64)
+    } else {
+        format!("{} s", (s * 1000.0).round() / 1000.0)
+    }
+}
+
+async fn drain_into(mut reader: impl tokio::io::AsyncRead + Unpin, shared: &Shared) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => shared
+                .stderr
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
+
+async fn writer(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(line) = rx.recv().await {
+        if write.write_all(&line).await.is_err() {
+            break;
+        }
+    }
+    // Dropping the write half closes the harness's input: it kills its own group and exits.
+}
+
+struct ReaderCtx {
+    shared: Arc<Shared>,
+    child: Child,
+    pgid: i32,
+    stderr_task: tokio::task::JoinHandle<()>,
+    limits: Limits,
+    label: &'static str,
+    entry: String,
+    closed: watch::Sender<bool>,
+}
+
+async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
+    let mut read = BufReader::with_capacity(64 * 1024, read);
+    let mut line = Vec::new();
+    let mut fatal: Option<String> = None;
+    let mut broken: Option<String> = None;
+    loop {
+        match protocol::read_line(&mut read, &mut line, ctx.limits.line).await {
+            Ok(None) => break,
+            Ok(Some(())) => {}
+            Err(LineError::TooLong(max)) => {
+                broken = Some(format!(
+                    "protocol error: the {} harness sent a message longer than {max} bytes",
+                    ctx.label
+                ));
+                break;
+            }
+            Err(LineError::Io(e)) => {
+                broken = Some(format!(
+                    "protocol error: reading from the {} harness failed: {e}",
+                    ctx.label
+                ));
+                break;
+            }
+        }
+        let msg = match serde_json::from_slice::<FromHarness>(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                broken = Some(format!(
+                    "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
+                    ctx.label,
+                    protocol::preview(&line)
+                ));
+                break;
+            }
+        };
+        let (id, event) = match msg {
+            FromHarness::Update { id, content } => (
+                id,
+                Event::Update(protocol::normalize_progress(content, ctx.limits.text)),
+            ),
+            FromHarness::Result { id, result } => (
+                id,
+                Event::Done(protocol::normalize_result(result, ctx.limits.text)),
+            ),
+            FromHarness::Error { id, message } => {
+                let secrets = ctx
+                    .shared
+                    .state
+                    .lock()
+                    .map(|s| s.secrets.clone())
+                    .unwrap_or_default();
+                (
+                    id,
+                    Event::Done(ToolResult::error(process::redact(&message, &secrets))),
+                )
+            }
+            FromHarness::Fatal { message } => {
+                fatal = Some(message);
+                continue;
+            }
+        };
+        let done = matches!(event, Event::Done(_));
+        let tx = {
+            let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            if done {
+                st.pending.remove(&id)
+            } else {
+                st.pending.get(&id).cloned()
+            }
+        };
+        if let Some(tx) = tx {
+            let _ = tx.send(event).await;
+        }
+    }
+
+    ctx.shared
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .exiting = true;
+    if broken.is_some() {
+        process::signal_group(ctx.pgid, Signal::SIGKILL);
+    }
+    // Let a process that is exiting on its own report its real status before the group is
+    // killed (grandchildren included: nothing of a dead worker survives it).
+    let status = match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
+        Ok(s) => {
+            process::signal_group(ctx.pgid, Signal::SIGKILL);
+            s.ok()
+        }
+        Err(_) => {
+            process::signal_group(ctx.pgid, Signal::SIGKILL);
+            ctx.child.wait().await.ok()
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
+
+    let secrets = ctx
+        .shared
+        .state
+        .lock()
+        .map(|s| s.secrets.clone())
+        .unwrap_or_default();
+    let stderr = {
+        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        (!c.is_empty()).then(|| c.render_tail(2000))
+    };
+    let mut reason = match (fatal, broken) {
+        (Some(f), _) => f,
+        (None, Some(b)) => b,
+        (None, None) => format!(
+            "the {} process running {} {} before returning a result",
+            ctx.label,
+            ctx.entry,
+            status
+                .map(process::describe_exit)
+                .unwrap_or_else(|| "ended".into())
+        ),
+    };
+    if let Some(stderr) = stderr {
+        reason.push_str("\nstderr:\n");
+        reason.push_str(&stderr);
+    }
+    let reason = process::redact(&reason, &secrets);
+    let pending: Vec<_> = {
+        let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.dead = Some(reason.clone());
+        st.pending.drain().map(|(_, tx)| tx).collect()
+    };
+    for tx in pending {
+        let _ = tx
+            .send(Event::Done(ToolResult::error(reason.clone())))
+            .await;
+    }
+    let _ = ctx.closed.send(true);
+}

@@ -1,0 +1,247 @@
+//! Process control with real processes: cancellation reaches the tool's signal, tools that
+//! ignore it are killed with their grandchildren, timeouts do the same, the environment is
+//! scrubbed, and sensitive values stay out of argv and error text.
+
+mod exec_common;
+
+use std::time::{Duration, Instant};
+
+use exec_common::*;
+use serde_json::json;
+use toolbind::CancelToken;
+use toolbind_codegen::model::{Language, WorkerMode};
+
+fn js() -> toolbind::ToolSpec {
+    spec("js_tool", Language::TypeScript, "index.mjs")
+}
+
+fn py() -> toolbind::ToolSpec {
+    spec("py_sync", Language::Python, "index.py")
+}
+
+fn sh() -> toolbind::ToolSpec {
+    spec("sh_tool", Language::Bash, "index.sh")
+}
+
+#[tokio::test]
+async fn cancelled_call_sees_its_signal_and_returns_within_the_grace_period() {
+    let (exec, _cache) = executor(|c| c.grace = Duration::from_secs(3));
+    let cases = [
+        (js(), "saw abort: true"),
+        (py(), "saw abort: True"),
+        (
+            spec("py_async", Language::Python, "index.py"),
+            "async saw abort: True",
+        ),
+    ];
+    for (tool, expected) in cases {
+        let cancel = CancelToken::new();
+        let (sink, seen) = cancel_on_first_update(cancel.clone());
+        let start = Instant::now();
+        let r = run(
+            &exec,
+            &tool,
+            json!({"mode": "abortable"}),
+            cancel,
+            Some(sink),
+            None,
+        )
+        .await;
+        assert_eq!(
+            (r.is_error, r.text_content().as_str()),
+            (false, expected),
+            "{}",
+            tool.name
+        );
+        assert_eq!(*seen.lock().unwrap(), vec!["started".to_owned()]);
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{}: {:?}",
+            tool.name,
+            start.elapsed()
+        );
+        // The worker survives a cooperative cancel.
+        assert_eq!(exec.warm_workers(), 1);
+        exec.shutdown();
+    }
+}
+
+/// Runs `tool` in `ignore_abort` (or bash `ignore_term`) mode, stopped by `stop`, and
+/// checks the error and that nothing of its process group survives.
+async fn killed_with_grandchildren(
+    tool: toolbind::ToolSpec,
+    mode: &str,
+    timeout: Option<Duration>,
+    cancel: bool,
+    expect: &str,
+) {
+    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let token = CancelToken::new();
+    let (sink, seen) = if cancel {
+        cancel_on_first_update(token.clone())
+    } else {
+        recorder()
+    };
+    let start = Instant::now();
+    let r = run(
+        &exec,
+        &tool,
+        json!({"mode": mode}),
+        token,
+        Some(sink),
+        timeout,
+    )
+    .await;
+    let elapsed = start.elapsed();
+    assert!(r.is_error, "{} {mode}: {r:?}", tool.name);
+    assert!(
+        r.text_content().contains(expect),
+        "{} {mode}: expected `{expect}` in {r:?}",
+        tool.name
+    );
+    assert!(
+        elapsed < Duration::from_secs(4),
+        "{} {mode}: took {elapsed:?}",
+        tool.name
+    );
+    let info = json(&seen.lock().unwrap()[0]);
+    let pgid = info["pgid"].as_i64().unwrap() as i32;
+    let left = group_gone(pgid, Duration::from_secs(2)).await;
+    assert!(
+        left.is_empty(),
+        "{} {mode}: survivors in group {pgid}: {left:?}",
+        tool.name
+    );
+    if let Some(gc) = info["grandchild"].as_i64() {
+        assert!(
+            !alive(gc as i32),
+            "{} {mode}: grandchild {gc} survived",
+            tool.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn tool_ignoring_abort_is_killed_with_its_grandchildren() {
+    let expect = "did not stop within 0.3 s of its abort signal, so its process group was killed";
+    killed_with_grandchildren(js(), "ignore_abort", None, true, expect).await;
+    killed_with_grandchildren(py(), "ignore_abort", None, true, expect).await;
+    killed_with_grandchildren(sh(), "ignore_term", None, true, "cancelled").await;
+}
+
+#[tokio::test]
+async fn timeouts_kill_the_group_and_say_so() {
+    let t = Some(Duration::from_millis(700));
+    killed_with_grandchildren(js(), "ignore_abort", t, false, "timed out after 0.7 s").await;
+    killed_with_grandchildren(py(), "ignore_abort", t, false, "timed out after 0.7 s").await;
+    killed_with_grandchildren(sh(), "ignore_term", t, false, "timed out after 0.7 s").await;
+    // bash without a trap dies of the SIGTERM itself.
+    killed_with_grandchildren(sh(), "sleep", t, false, "timed out after 0.7 s").await;
+}
+
+#[tokio::test]
+async fn timeout_comes_from_the_tool_then_the_config() {
+    let (exec, _cache) = executor(|c| c.default_timeout = Duration::from_millis(400));
+    let start = Instant::now();
+    let r = call(&exec, &sh(), json!({"mode": "sleep"})).await;
+    assert!(r.text_content().contains("timed out after 0.4 s"), "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(3));
+    let mut tool = sh();
+    tool.timeout_secs = Some(0.6);
+    let r = call(&exec, &tool, json!({"mode": "sleep"})).await;
+    assert!(r.text_content().contains("timed out after 0.6 s"), "{r:?}");
+}
+
+#[tokio::test]
+async fn environment_is_scrubbed_and_cwd_configured() {
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd_path = cwd.path().canonicalize().unwrap();
+    let (exec, _cache) = executor(|c| {
+        c.cwd = Some(cwd_path.clone());
+        c.env_set = vec![("INTEGRATION_URL".into(), "http://x".into())];
+    });
+    // cargo sets CARGO_PKG_NAME and CARGO_MANIFEST_DIR for the test process.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let mut tool = js();
+    tool.env = vec!["CARGO_PKG_NAME".into()];
+    let out = json(
+        &call(&exec, &tool, json!({"mode": "env"}))
+            .await
+            .text_content(),
+    );
+    let env = out["env"].as_object().unwrap();
+    assert_eq!(out["cwd"], cwd_path.to_str().unwrap());
+    assert_eq!(env["TOOL_DIR"], fixture("js_tool").to_str().unwrap());
+    assert_eq!(env["CARGO_PKG_NAME"], "toolbind");
+    assert_eq!(env["INTEGRATION_URL"], "http://x");
+    assert!(env.contains_key("PATH"));
+    assert!(
+        !env.contains_key("CARGO_MANIFEST_DIR"),
+        "undeclared variable leaked: {env:?}"
+    );
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "TZ",
+        "USER",
+        "TOOL_DIR",
+        "CARGO_PKG_NAME",
+        "INTEGRATION_URL",
+    ];
+    for k in env.keys() {
+        assert!(allowed.contains(&k.as_str()), "unexpected variable {k}");
+    }
+}
+
+#[tokio::test]
+async fn sensitive_values_never_reach_argv_or_error_text() {
+    let secret = "sk-live-7f3a9c1e5b2d";
+    let (exec, _cache) = executor(|c| c.worker_mode = WorkerMode::OneShot);
+    let mut tool = js();
+    tool.inputs = vec![sensitive_input("token")];
+    let cancel = CancelToken::new();
+    let c2 = cancel.clone();
+    let (sink, seen) = recorder();
+    let sink2 = sink.clone();
+    let scanner = async move {
+        while seen.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut scanned = 0;
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            for file in ["cmdline", "environ"] {
+                if let Ok(bytes) = std::fs::read(e.path().join(file)) {
+                    scanned += 1;
+                    let text = String::from_utf8_lossy(&bytes);
+                    assert!(
+                        !text.contains(secret),
+                        "secret in {}/{file}: {text}",
+                        e.path().display()
+                    );
+                }
+            }
+        }
+        c2.cancel();
+        scanned
+    };
+    let (r, scanned) = tokio::join!(
+        run(
+            &exec,
+            &tool,
+            json!({"mode": "secret", "token": secret}),
+            cancel,
+            Some(sink2),
+            None
+        ),
+        scanner
+    );
+    assert!(scanned > 4);
+    drop(sink);
+    assert!(r.is_error);
+    let t = r.text_content();
+    assert!(t.contains("token [REDACTED] was rejected"), "{t}");
+    assert!(!t.contains(secret));
+}

@@ -1,0 +1,406 @@
+//! Executors end to end with real node, python3 and bash: every language runs seed-format
+//! entries unchanged, progress arrives in order, crashes of every kind become error
+//! results naming the cause, and warm workers keep state, serve concurrent calls and are
+//! restarted after a crash.
+
+mod exec_common;
+
+use std::time::{Duration, Instant};
+
+use exec_common::*;
+use serde_json::json;
+use toolbind_codegen::model::{Language, WorkerMode};
+
+fn js() -> toolbind::ToolSpec {
+    spec("js_tool", Language::TypeScript, "index.mjs")
+}
+
+fn py() -> toolbind::ToolSpec {
+    spec("py_sync", Language::Python, "index.py")
+}
+
+#[tokio::test]
+async fn seed_000_example_runs_unchanged() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = spec("seed_example", Language::TypeScript, "index.ts");
+    let (sink, seen) = recorder();
+    let r = run(
+        &exec,
+        &tool,
+        json!({"param_name": "hello", "mode": "batch"}),
+        Default::default(),
+        Some(sink),
+        None,
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.text_content(), "call-1: hello / batch");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["Processing step 2 of 5...".to_owned()]
+    );
+}
+
+#[tokio::test]
+async fn typescript_features_and_source_maps() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = spec("ts_features", Language::TypeScript, "index.ts");
+    let r = call(&exec, &tool, json!({"words": "ab cde f"})).await;
+    assert!(!r.is_error, "{r:?}");
+    let out = json(&r.text_content());
+    assert_eq!(out["upper"], "AB:10");
+    assert_eq!(out["lengths"], json!([2, 3, 1]));
+    assert_eq!(out["level"], "Low");
+    assert_eq!(out["dir"], "ts_features");
+    assert_eq!(out["hasHost"], true);
+    // `new Error('where')` is on line 40 of index.ts; the source map must say so.
+    let stack = out["stack"].as_str().unwrap();
+    assert!(
+        stack.contains("ts_features/index.ts:40:"),
+        "stack frame not mapped to .ts: {stack}"
+    );
+}
+
+#[tokio::test]
+async fn typescript_syntax_error_names_file_line_and_column() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = spec("ts_broken", Language::TypeScript, "index.ts");
+    let r = call(&exec, &tool, json!({})).await;
+    assert!(r.is_error);
+    let t = r.text_content();
+    assert!(
+        t.contains("cannot transpile") && t.contains("ts_broken/index.ts:2:"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn python_sync_and_async_entries() {
+    let (exec, _cache) = executor(|_| {});
+    let r = call(&exec, &py(), json!({"mode": "echo", "x": [1, 2]})).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(
+        json(&r.text_content()),
+        json!({"toolCallId": "call-1", "params": {"mode": "echo", "x": [1, 2]}})
+    );
+
+    let tool = spec("py_async", Language::Python, "index.py");
+    let (sink, seen) = recorder();
+    let r = run(
+        &exec,
+        &tool,
+        json!({"words": "hi there"}),
+        Default::default(),
+        Some(sink),
+        None,
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.text_content(), "async hi there");
+    assert_eq!(*seen.lock().unwrap(), vec!["halfway".to_owned()]);
+}
+
+#[tokio::test]
+async fn bash_entry_gets_json_on_stdin_and_reports_progress_on_fd3() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = spec("sh_tool", Language::Bash, "index.sh");
+    let (sink, seen) = recorder();
+    let r = run(
+        &exec,
+        &tool,
+        json!({"mode": "echo", "q": "a b"}),
+        Default::default(),
+        Some(sink),
+        None,
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.text_content(), r#"got {"mode":"echo","q":"a b"}"#);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["step 1".to_owned(), "step 2".to_owned()]
+    );
+
+    let r = call(&exec, &tool, json!({"mode": "fail"})).await;
+    assert!(r.is_error);
+    let t = r.text_content();
+    assert!(
+        t.contains("index.sh exited with code 4") && t.contains("disk full"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn progress_arrives_in_order_before_the_result() {
+    let (exec, _cache) = executor(|_| {});
+    for tool in [js(), py()] {
+        let (sink, seen) = recorder();
+        let r = run(
+            &exec,
+            &tool,
+            json!({"mode": "progress", "n": 200}),
+            Default::default(),
+            Some(sink),
+            None,
+        )
+        .await;
+        assert_eq!(r.text_content(), "done");
+        let expected: Vec<String> = (0..200).map(|i| format!("step {i}")).collect();
+        assert_eq!(*seen.lock().unwrap(), expected, "{}", tool.name);
+    }
+}
+
+#[tokio::test]
+async fn thrown_errors_become_error_results_with_the_message() {
+    let (exec, _cache) = executor(|_| {});
+    let r = call(&exec, &js(), json!({"mode": "throw", "value": 7})).await;
+    assert!(r.is_error);
+    assert_eq!(r.text_content(), "bad input: 7");
+    let r = call(&exec, &py(), json!({"mode": "raise", "value": 7})).await;
+    assert!(r.is_error);
+    assert_eq!(r.text_content(), "ValueError: bad value 7");
+    let r = call(&exec, &js(), json!({"mode": "nothing"})).await;
+    assert!(
+        r.is_error && r.text_content().contains("returned nothing"),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn crashes_of_every_kind_name_their_cause() {
+    let (exec, _cache) = executor(|c| c.worker_mode = WorkerMode::OneShot);
+    let sh = spec("sh_tool", Language::Bash, "index.sh");
+    let cases = [
+        (
+            js(),
+            json!({"mode": "uncaught"}),
+            vec!["exited with code 1", "boom-uncaught"],
+        ),
+        (
+            js(),
+            json!({"mode": "exit"}),
+            vec!["node process running index.mjs exited with code 3"],
+        ),
+        (
+            js(),
+            json!({"mode": "kill9"}),
+            vec!["killed by signal 9 (SIGKILL)"],
+        ),
+        (
+            py(),
+            json!({"mode": "exit"}),
+            vec!["exited with code 2", "sys.exit(2)"],
+        ),
+        (
+            py(),
+            json!({"mode": "kill9"}),
+            vec!["killed by signal 9 (SIGKILL)"],
+        ),
+        (
+            sh,
+            json!({"mode": "kill9"}),
+            vec!["index.sh was killed by signal 9 (SIGKILL)"],
+        ),
+        (
+            spec("js_syntax", Language::TypeScript, "index.mjs"),
+            json!({}),
+            vec!["failed to load index.mjs", "SyntaxError"],
+        ),
+        (
+            spec("py_syntax", Language::Python, "index.py"),
+            json!({}),
+            vec!["failed to load index.py", "SyntaxError", "line 1"],
+        ),
+        (
+            spec("js_noexport", Language::TypeScript, "index.mjs"),
+            json!({}),
+            vec![
+                "index.mjs does not export an execute function",
+                "run, version",
+            ],
+        ),
+    ];
+    for (tool, p, needles) in cases {
+        let r = call(&exec, &tool, p.clone()).await;
+        assert!(r.is_error, "{} {p}: {r:?}", tool.name);
+        let t = r.text_content();
+        for n in needles {
+            assert!(t.contains(n), "{} {p}: expected `{n}` in:\n{t}", tool.name);
+        }
+    }
+    let mut missing = js();
+    missing.entry = Some("nope.mjs".into());
+    let r = call(&exec, &missing, json!({})).await;
+    assert!(
+        r.is_error && r.text_content().contains("has no entry file"),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn console_output_does_not_break_the_protocol() {
+    let (exec, _cache) = executor(|_| {});
+    let r = call(&exec, &js(), json!({"mode": "console"})).await;
+    assert_eq!(
+        (r.is_error, r.text_content().as_str()),
+        (false, "real result")
+    );
+    let r = call(&exec, &py(), json!({"mode": "print"})).await;
+    assert_eq!(
+        (r.is_error, r.text_content().as_str()),
+        (false, "real result")
+    );
+}
+
+#[tokio::test]
+async fn warm_worker_keeps_state_and_one_shot_does_not() {
+    for tool in [js(), py()] {
+        let (exec, _cache) = executor(|_| {});
+        let mut pids = Vec::new();
+        for n in 1..=3 {
+            let out = json(
+                &call(&exec, &tool, json!({"mode": "counter"}))
+                    .await
+                    .text_content(),
+            );
+            assert_eq!(out["counter"], n, "{}", tool.name);
+            pids.push(out["pid"].clone());
+        }
+        assert!(pids.windows(2).all(|w| w[0] == w[1]), "{pids:?}");
+        assert_eq!(exec.warm_workers(), 1);
+
+        let mut one_shot = tool.clone();
+        one_shot.worker = WorkerMode::OneShot;
+        for _ in 0..2 {
+            let out = json(
+                &call(&exec, &one_shot, json!({"mode": "counter"}))
+                    .await
+                    .text_content(),
+            );
+            assert_eq!(out["counter"], 1, "{}", tool.name);
+            assert_ne!(out["pid"], pids[0]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn warm_worker_serves_concurrent_calls() {
+    for tool in [js(), py()] {
+        let (exec, _cache) = executor(|_| {});
+        // Start the worker first so the timing below measures the calls only.
+        call(&exec, &tool, json!({"mode": "counter"})).await;
+        let start = Instant::now();
+        let calls = (0..8).map(|_| call(&exec, &tool, json!({"mode": "sleep", "ms": 300})));
+        let results = futures_join_all(calls).await;
+        let elapsed = start.elapsed();
+        let pids: Vec<_> = results
+            .iter()
+            .map(|r| json(&r.text_content())["pid"].clone())
+            .collect();
+        assert!(pids.windows(2).all(|w| w[0] == w[1]), "{pids:?}");
+        assert!(
+            elapsed < Duration::from_millis(1500),
+            "{}: 8 x 300 ms took {elapsed:?}",
+            tool.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn dead_worker_fails_calls_in_flight_and_is_restarted() {
+    for tool in [js(), py()] {
+        let (exec, _cache) = executor(|_| {});
+        let first = json(
+            &call(&exec, &tool, json!({"mode": "counter"}))
+                .await
+                .text_content(),
+        );
+        let slow = call(&exec, &tool, json!({"mode": "sleep", "ms": 3000}));
+        let crash = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            call(&exec, &tool, json!({"mode": "exit"})).await
+        };
+        let (slow, crash) = tokio::join!(slow, crash);
+        assert!(
+            crash.is_error && crash.text_content().contains("exited with code"),
+            "{crash:?}"
+        );
+        assert!(
+            slow.is_error && slow.text_content().contains("exited with code"),
+            "in-flight call: {slow:?}"
+        );
+        let again = json(
+            &call(&exec, &tool, json!({"mode": "counter"}))
+                .await
+                .text_content(),
+        );
+        assert_eq!(
+            again["counter"], 1,
+            "{}: a fresh worker starts from scratch",
+            tool.name
+        );
+        assert_ne!(again["pid"], first["pid"]);
+    }
+}
+
+#[tokio::test]
+async fn idle_workers_are_reaped() {
+    let (exec, _cache) = executor(|c| c.idle_timeout = Duration::from_millis(150));
+    let out = json(
+        &call(&exec, &js(), json!({"mode": "counter"}))
+            .await
+            .text_content(),
+    );
+    let pid = out["pid"].as_i64().unwrap() as i32;
+    assert_eq!(exec.warm_workers(), 1);
+    let left = group_gone(pid, Duration::from_secs(3)).await;
+    assert!(left.is_empty(), "idle worker still running: {left:?}");
+    assert_eq!(exec.warm_workers(), 0);
+}
+
+#[tokio::test]
+async fn dropping_the_executor_kills_its_workers() {
+    let (exec, _cache) = executor(|_| {});
+    let out = json(
+        &call(&exec, &py(), json!({"mode": "counter"}))
+            .await
+            .text_content(),
+    );
+    let pid = out["pid"].as_i64().unwrap() as i32;
+    assert!(alive(pid));
+    drop(exec);
+    let left = group_gone(pid, Duration::from_secs(3)).await;
+    assert!(left.is_empty(), "worker outlived the executor: {left:?}");
+}
+
+async fn futures_join_all<F: std::future::Future>(
+    futs: impl IntoIterator<Item = F>,
+) -> Vec<F::Output> {
+    let futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
+    let mut out = Vec::new();
+    // Poll all at once: a tiny join_all without the futures crate.
+    let mut slots: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    let mut futs: Vec<_> = futs.into_iter().map(Some).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in futs.iter_mut().enumerate() {
+            if let Some(fut) = f {
+                match fut.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => {
+                        slots[i] = Some(v);
+                        *f = None;
+                    }
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.extend(slots.into_iter().map(|s| s.unwrap()));
+    out
+}
