@@ -1,0 +1,165 @@
+//! The build.rs path over the shipped tools/ folder, used the way an agent uses it.
+
+use serde_json::json;
+use toolbind::__private::Tool as _;
+use toolbind::{CallError, Secret, Tool};
+use toolbind_tests::golden::kitchen_sink;
+use toolbind_tests::shipped::{self, ToolCall, todo, web_fetch};
+
+#[test]
+fn every_shipped_tool_is_compiled() {
+    let mut folders: Vec<String> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../tools"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("TOOL.md").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+    folders.sort();
+    let names: Vec<&str> = shipped::TOOLS.iter().map(|t| t.name).collect();
+    assert_eq!(names, folders);
+    assert_eq!(ToolCall::NAMES, names.as_slice());
+    for t in shipped::TOOLS {
+        let schema: serde_json::Value = serde_json::from_str(t.schema).unwrap();
+        assert_eq!(schema["type"], "object", "{}", t.name);
+        assert!(
+            shipped::PROMPT.contains(t.prompt),
+            "{} missing from the prompt",
+            t.name
+        );
+    }
+}
+
+#[test]
+fn a_model_call_parses_into_typed_params() {
+    let call =
+        ToolCall::from_call("todo", json!({"action": "add", "text": "write the report"})).unwrap();
+    let ToolCall::Todo(p) = &call else {
+        panic!("{call:?}")
+    };
+    assert_eq!(p.action, todo::Action::Add);
+    assert_eq!(p.text.as_deref(), Some("write the report"));
+    assert_eq!(call.name(), "todo");
+    assert_eq!(
+        call.to_args(),
+        json!({"action": "add", "text": "write the report"})
+    );
+}
+
+#[test]
+fn defaults_fill_in_and_numbers_stay_integers() {
+    let call = ToolCall::from_call("web_fetch", json!({"url": "http://127.0.0.1/"})).unwrap();
+    let ToolCall::WebFetch(p) = &call else {
+        panic!()
+    };
+    assert_eq!(p.format, web_fetch::Format::default());
+    let args = call.to_args();
+    assert!(
+        args["max_bytes"].is_u64(),
+        "whole numbers serialise as integers: {args}"
+    );
+    assert!(args["timeout_ms"].is_u64(), "{args}");
+}
+
+#[test]
+fn bad_calls_are_clear_errors() {
+    match ToolCall::from_call("todo", json!({"action": "finish"})) {
+        Err(CallError::BadArgs { tool, message }) => {
+            assert_eq!(tool, "todo");
+            assert!(
+                message.contains("finish") && message.contains("list"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match ToolCall::from_call("todo", json!({"action": "list", "txt": "x"})) {
+        Err(CallError::BadArgs { message, .. }) => assert!(message.contains("txt"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    let e = ToolCall::from_call("tood", json!({})).unwrap_err();
+    assert!(
+        e.to_string().contains("unknown tool `tood`") && e.to_string().contains("todo"),
+        "{e}"
+    );
+}
+
+#[test]
+fn model_quirks_for_empty_args_and_strict_nulls() {
+    let p = ToolCall::from_call("todo", json!({"action": "list", "text": null})).unwrap();
+    assert_eq!(
+        p,
+        ToolCall::Todo(todo::Params {
+            action: todo::Action::List,
+            text: None
+        })
+    );
+    let ks = ToolCall::from_call(
+        "kitchen_sink",
+        json!({"type": "t", "kind": "match", "maxResults": null}),
+    );
+    assert!(ks.is_err(), "kitchen_sink is not in shipped tools");
+    let g = toolbind_tests::golden::ToolCall::from_call("py_tool", json!("")).unwrap();
+    assert_eq!(g.name(), "py_tool");
+    let g =
+        toolbind_tests::golden::ToolCall::from_call("py_tool", serde_json::Value::Null).unwrap();
+    assert_eq!(g.to_args(), json!({}));
+}
+
+#[test]
+fn golden_types_round_trip_and_redact_secrets() {
+    let p = kitchen_sink::Params {
+        r#type: "t".into(),
+        self_: Some(true),
+        max_results: 3.0,
+        ratio: 0.5,
+        verbose: false,
+        greeting: "hi".into(),
+        resolution: kitchen_sink::Resolution::Gpt4oMini,
+        kind: kitchen_sink::Kind::Self_,
+        api_token: Some(Secret::new("sk-very-distinctive-secret".into())),
+        limit: None,
+    };
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(v["maxResults"], json!(3));
+    assert_eq!(v["self"], json!(true));
+    assert_eq!(v["resolution"], "gpt-4o-mini");
+    assert_eq!(v["kind"], "Self");
+    assert_eq!(v["api_token"], "sk-very-distinctive-secret");
+    assert!(v.get("limit").is_none());
+    let back: kitchen_sink::Params = serde_json::from_value(v).unwrap();
+    assert_eq!(back, p);
+    let debug = format!("{p:?}");
+    assert!(!debug.contains("sk-very-distinctive-secret"), "{debug}");
+    assert!(debug.contains("[REDACTED]"));
+
+    let d: kitchen_sink::Params =
+        serde_json::from_value(json!({"type": "x", "kind": "match"})).unwrap();
+    assert_eq!(d.max_results, 10.0);
+    assert_eq!(d.ratio, 0.25);
+    assert!(d.verbose);
+    assert_eq!(d.greeting, "hello \"world\"");
+    assert_eq!(d.resolution, kitchen_sink::Resolution::V720p);
+}
+
+#[test]
+fn enums_display_and_parse() {
+    use kitchen_sink::Resolution;
+    assert_eq!(Resolution::X1_5.to_string(), "x-1.5");
+    assert_eq!("v2.0".parse::<Resolution>(), Ok(Resolution::V2_0));
+    let e = "4k".parse::<Resolution>().unwrap_err().to_string();
+    assert!(e.contains("`4k`") && e.contains("1080p, 720p"), "{e}");
+    assert_eq!(Resolution::ALL.len(), 6);
+}
+
+#[test]
+fn tool_consts_describe_the_tool() {
+    assert_eq!(todo::Tool::NAME, "todo");
+    assert_eq!(
+        <todo::Tool as Tool>::LANGUAGE,
+        toolbind::Language::TypeScript
+    );
+    assert!(todo::Tool::PROMPT.starts_with("- todo: "));
+    assert!(todo::Tool::DOCS.starts_with("# "));
+    assert_ne!(todo::Tool::FINGERPRINT, web_fetch::Tool::FINGERPRINT);
+}
