@@ -7,16 +7,29 @@
 //! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
 //! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape.
 //! - [`executor::Executor`]: the contract that subprocess executors implement.
+//! - [`sync::sync`]: sync-by-version of seed tools into a data folder at startup.
+//! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
+//! - [`Runtime`]: validates a model's calls ([`args`]), runs them on an executor and
+//!   truncates the output ([`truncate`]).
 
+pub mod args;
 pub mod cancel;
+pub mod dispatch;
 pub mod exec;
 pub mod executor;
+pub mod loader;
 pub mod result;
 pub mod secret;
+pub mod sync;
+pub mod truncate;
 
 pub use cancel::CancelToken;
+pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
+pub use loader::{LoadWarning, Loader, Registry};
 pub use result::{Content, Progress, ToolResult};
 pub use secret::Secret;
+pub use sync::{SyncError, SyncReport, sync};
+pub use truncate::{TruncateOptions, Truncation, truncate_head};
 pub use toolbind_codegen::model::{Language, ToolSpec};
 
 use serde::Serialize;

@@ -1,0 +1,402 @@
+//! The [`Runtime`]: a registry of loaded tools, validated calls, an executor, truncation.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use toolbind::{CallOptions, Runtime};
+//! # async fn demo(executor: Arc<dyn toolbind::executor::Executor>) {
+//! let loaded = toolbind::loader::Loader::new().env().load();
+//! let runtime = Runtime::builder()
+//!     .registry(loaded.registry)
+//!     .executor(executor)
+//!     .spill_dir("/tmp/tool-output")
+//!     .build()
+//!     .expect("an executor was given");
+//!
+//! // A model's call: validated (quirks tolerated, defaults filled), run, truncated.
+//! let result = runtime
+//!     .call("web_fetch", json!({"url": "https://example.com"}), CallOptions::new().id("call_1"))
+//!     .await;
+//! println!("{}", serde_json::to_string(&result).unwrap());
+//! # }
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+use toolbind_codegen::diagnostic::suggest;
+use toolbind_codegen::model::ToolSpec;
+
+use crate::Tool;
+use crate::args::{self, ValidArgs};
+use crate::cancel::CancelToken;
+use crate::executor::{ExecCall, Executor, ProgressSink};
+use crate::loader::Registry;
+use crate::result::{Content, Progress, ToolResult};
+use crate::truncate::{TruncateOptions, truncate_head};
+
+/// Settings of a [`Runtime`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuntimeConfig {
+    /// The timeout of a call when neither the call nor the tool's `timeout:` sets one.
+    /// `None` (the default): no timeout.
+    pub default_timeout: Option<Duration>,
+    /// Limits applied to every text block of every result (default 50 KB / 2000 lines).
+    pub truncation: TruncateOptions,
+    /// Where the full text of a truncated block is saved (created when needed, files
+    /// readable by the owner only). The truncation note gives the file's path. `None`: the
+    /// cut text is dropped.
+    pub spill_dir: Option<PathBuf>,
+}
+
+/// Per-call options for [`Runtime::call`].
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// The model's tool call id, passed to the tool as `toolCallId`. Empty: the runtime
+    /// makes one up (`call_<n>`).
+    pub tool_call_id: String,
+    /// Cancels the call (the tool's `AbortSignal`).
+    pub cancel: CancelToken,
+    /// Receives the tool's `onUpdate` progress.
+    pub progress: Option<ProgressSink>,
+    /// Overrides the tool's and the runtime's timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl CallOptions {
+    /// Default options: no id, a fresh cancel token, no progress sink, no timeout override.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the tool call id.
+    pub fn id(mut self, tool_call_id: impl Into<String>) -> Self {
+        self.tool_call_id = tool_call_id.into();
+        self
+    }
+
+    /// Uses `token` to cancel the call.
+    pub fn cancel(mut self, token: CancelToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Sends progress updates to `sink`.
+    pub fn progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(sink));
+        self
+    }
+
+    /// Sets this call's timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("tool_call_id", &self.tool_call_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Loaded tools plus an executor: validates a model's calls and runs them.
+pub struct Runtime {
+    registry: Registry,
+    config: RuntimeConfig,
+    executor: Arc<dyn Executor>,
+    seq: AtomicU64,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("tools", &self.registry.names().collect::<Vec<_>>())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Runtime`]; see [`Runtime::builder`].
+#[derive(Default)]
+pub struct RuntimeBuilder {
+    registry: Registry,
+    config: RuntimeConfig,
+    executor: Option<Arc<dyn Executor>>,
+}
+
+/// Why [`RuntimeBuilder::build`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    /// No executor was given ([`RuntimeBuilder::executor`]).
+    NoExecutor,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::NoExecutor => write!(
+                f,
+                "no executor: call `Runtime::builder().executor(...)` before `build()`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl RuntimeBuilder {
+    /// The tools to serve (for example [`Loaded::registry`](crate::loader::Loaded)).
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// What runs validated calls. Required.
+    pub fn executor(mut self, executor: Arc<dyn Executor>) -> Self {
+        self.executor = Some(executor);
+        self
+    }
+
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: RuntimeConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::default_timeout`].
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.config.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets [`RuntimeConfig::truncation`].
+    pub fn truncation(mut self, limits: TruncateOptions) -> Self {
+        self.config.truncation = limits;
+        self
+    }
+
+    /// Sets [`RuntimeConfig::spill_dir`].
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// The runtime, or [`BuildError::NoExecutor`].
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        Ok(Runtime {
+            registry: self.registry,
+            config: self.config,
+            executor: self.executor.ok_or(BuildError::NoExecutor)?,
+            seq: AtomicU64::new(0),
+        })
+    }
+}
+
+impl Runtime {
+    /// Starts building a runtime.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The loaded tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Validates a model's call without running it: the tool's spec and the coerced,
+    /// defaulted params, or the error result [`call`](Self::call) would return.
+    pub fn check(&self, name: &str, args: Value) -> Result<ValidArgs<'_>, ToolResult> {
+        let Some(spec) = self.registry.get(name) else {
+            return Err(self.unknown_tool(name));
+        };
+        args::validate(spec, args).map_err(|e| ToolResult::error(e.to_string()))
+    }
+
+    /// Runs a model's call: look the tool up, validate `args` (see [`crate::args`]), run it
+    /// on the executor, truncate every text block. Every failure — unknown tool, bad
+    /// arguments, a failing tool — is an error result (`isError: true`) the model can act
+    /// on; this never panics on model input.
+    pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
+        let valid = match self.check(name, args) {
+            Ok(v) => v,
+            Err(result) => return result,
+        };
+        let spec = valid.spec();
+        if opts.cancel.is_cancelled() {
+            return ToolResult::error(format!("tool `{name}` was cancelled before it started"));
+        }
+        let tool_call_id = if opts.tool_call_id.is_empty() {
+            format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed))
+        } else {
+            opts.tool_call_id
+        };
+        let timeout = opts
+            .timeout
+            .or_else(|| spec.timeout_secs.map(Duration::from_secs_f64))
+            .or(self.config.default_timeout);
+        let call = ExecCall {
+            tool: spec,
+            tool_call_id: &tool_call_id,
+            params: valid.into_params(),
+            cancel: opts.cancel,
+            progress: opts.progress,
+            timeout,
+        };
+        let mut result = self.executor.execute(call).await;
+        self.truncate_result(spec, &tool_call_id, &mut result);
+        result
+    }
+
+    /// The typed path: sends a generated `Params` value to tool `T`.
+    ///
+    /// Before anything runs, the loaded TOOL.md's contract is compared with the one `T` was
+    /// generated from ([`Tool::FINGERPRINT`]); when they differ the call is refused with an
+    /// error result naming the tool and both versions, instead of sending params the tool
+    /// no longer expects.
+    ///
+    /// ```ignore
+    /// let result = runtime
+    ///     .call_typed::<web_fetch::Tool>(web_fetch::Params { url: "https://example.com".into(), ..Default::default() }, CallOptions::new())
+    ///     .await;
+    /// ```
+    pub async fn call_typed<T: Tool>(&self, params: T::Params, opts: CallOptions) -> ToolResult {
+        if let Err(result) = self.drift_check::<T>() {
+            return result;
+        }
+        match serde_json::to_value(&params) {
+            Ok(args) => self.call(T::NAME, args, opts).await,
+            Err(e) => ToolResult::error(format!(
+                "cannot serialise the params of tool `{}`: {e}",
+                T::NAME
+            )),
+        }
+    }
+
+    /// Whether the loaded tool `T::NAME` has the contract `T` was compiled against; the
+    /// error result [`call_typed`](Self::call_typed) returns when not.
+    pub fn drift_check<T: Tool>(&self) -> Result<(), ToolResult> {
+        let (Some(spec), Some(fp)) = (
+            self.registry.get(T::NAME),
+            self.registry.fingerprint(T::NAME),
+        ) else {
+            let mut r = self.unknown_tool(T::NAME);
+            if let Some(Content::Text { text }) = r.content.first_mut() {
+                text.insert_str(
+                    0,
+                    "this program was compiled with the tool, but it is not loaded: ",
+                );
+            }
+            return Err(r);
+        };
+        if fp == T::FINGERPRINT {
+            return Ok(());
+        }
+        Err(ToolResult::error(format!(
+            "tool `{name}`: the TOOL.md on disk ({file}, version {disk}) differs from the \
+             contract this program was compiled against (version {compiled}): its inputs, \
+             types, optionality, enum values or defaults changed, so the compiled params \
+             would be wrong. Rebuild against the current TOOL.md, or install the tool version \
+             the program was built for. (contract fingerprint on disk {fp:016x}, compiled \
+             {cfp:016x})",
+            name = T::NAME,
+            file = spec.file.display(),
+            disk = spec.version,
+            compiled = T::VERSION,
+            cfp = T::FINGERPRINT,
+        )))
+    }
+
+    fn unknown_tool(&self, name: &str) -> ToolResult {
+        let names: Vec<&str> = self.registry.names().collect();
+        let mut text = format!("unknown tool `{name}`");
+        if let Some(s) = suggest(name, &names) {
+            text.push_str(&format!(" (did you mean `{s}`?)"));
+        }
+        if names.is_empty() {
+            text.push_str("; no tools are available");
+        } else {
+            text.push_str("; available tools: ");
+            text.push_str(&names.join(", "));
+        }
+        ToolResult::error(text)
+    }
+
+    /// Truncates every text block of `result` to the configured limits, appending the note
+    /// (and saving the full text to the spill folder, when configured).
+    pub fn truncate_result(&self, tool: &ToolSpec, tool_call_id: &str, result: &mut ToolResult) {
+        for (i, block) in result.content.iter_mut().enumerate() {
+            let Content::Text { text } = block else {
+                continue;
+            };
+            let t = truncate_head(text, self.config.truncation);
+            if !t.truncated {
+                continue;
+            }
+            let spilled = self
+                .config
+                .spill_dir
+                .as_deref()
+                .map(|dir| spill(dir, &tool.name, tool_call_id, i, text));
+            let mut out = String::with_capacity(t.content.len() + 120);
+            out.push_str(t.content);
+            out.push_str("\n\n");
+            match &spilled {
+                Some(Ok(path)) => out.push_str(&t.note(Some(path))),
+                Some(Err(e)) => {
+                    out.push_str(&t.note(None));
+                    out.push_str(&format!(" (the full output could not be saved: {e})"));
+                }
+                None => out.push_str(&t.note(None)),
+            }
+            *text = out;
+        }
+    }
+}
+
+/// Writes a full output to `dir/<tool>-<call id>-<block>.txt`, owner-readable only.
+fn spill(
+    dir: &Path,
+    tool: &str,
+    tool_call_id: &str,
+    block: usize,
+    text: &str,
+) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::create_dir_all(dir)?;
+    let id: String = tool_call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    let path = dir.join(format!("{tool}-{id}-{block}.txt"));
+    let mut f: File = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)?;
+    f.write_all(text.as_bytes())?;
+    Ok(path)
+}

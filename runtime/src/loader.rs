@@ -1,0 +1,378 @@
+//! The tool loader: builds a [`Registry`] from tool folders, skipping bad ones loudly.
+//!
+//! Folders come from an explicit list and, on request, from `PI_TOOLS_DIRS`
+//! (colon-separated, empty entries ignored), explicit folders first. Each tools folder's
+//! sub-folders are tools (hidden ones and plain files are ignored). A tool folder is skipped
+//! with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, or a
+//! malformed TOOL.md (the warning carries the diagnostics); on a duplicate name the first
+//! folder wins. Loading only reads files: it never runs a tool.
+//!
+//! Warnings are returned and, by default, also printed to stderr as
+//! `toolbind: warning: ...`; [`Loader::on_warning`] replaces the printing,
+//! [`Loader::quiet`] turns it off.
+//!
+//! ```no_run
+//! use toolbind::loader::Loader;
+//!
+//! let loaded = Loader::new().dir("/data/tools").env().load();
+//! for w in &loaded.warnings {
+//!     // already printed to stderr; also here to show in a UI
+//!     let _ = w.to_string();
+//! }
+//! let registry = loaded.registry;
+//! println!("{} tools: {:?}", registry.len(), registry.names().collect::<Vec<_>>());
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolbind_codegen::diagnostic::Diagnostic;
+use toolbind_codegen::model::{Language, ToolSpec};
+use toolbind_codegen::{Options, TOOL_FILE};
+
+/// The environment variable listing tools folders, colon-separated (seed 000).
+pub const TOOLS_DIRS_ENV: &str = "PI_TOOLS_DIRS";
+
+/// Splits a `PI_TOOLS_DIRS` value on `:`, ignoring empty entries (`a::b:` is `[a, b]`).
+///
+/// ```
+/// use std::path::PathBuf;
+/// assert_eq!(
+///     toolbind::loader::parse_tools_dirs("/data/tools::./more:"),
+///     vec![PathBuf::from("/data/tools"), PathBuf::from("./more")],
+/// );
+/// ```
+pub fn parse_tools_dirs(value: &str) -> Vec<PathBuf> {
+    value
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The loaded tools, by name, in load order.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    tools: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    spec: ToolSpec,
+    fingerprint: u64,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool. A tool of the same name already present wins: the new one is given back.
+    #[allow(clippy::result_large_err)] // the rejected spec is handed back, not an error
+    pub fn insert(&mut self, spec: ToolSpec) -> Result<(), ToolSpec> {
+        if self.index.contains_key(&spec.name) {
+            return Err(spec);
+        }
+        self.index.insert(spec.name.clone(), self.tools.len());
+        let fingerprint = spec.fingerprint();
+        self.tools.push(Entry { spec, fingerprint });
+        Ok(())
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.index.get(name).map(|i| &self.tools[*i].spec)
+    }
+
+    /// The [`ToolSpec::fingerprint`] of the loaded tool `name` (computed once, at load).
+    pub fn fingerprint(&self, name: &str) -> Option<u64> {
+        self.index.get(name).map(|i| self.tools[*i].fingerprint)
+    }
+
+    /// Tool names in load order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.spec.name.as_str())
+    }
+
+    /// Tools in load order.
+    pub fn iter(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.iter().map(|t| &t.spec)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+impl FromIterator<ToolSpec> for Registry {
+    /// Collects specs; on a duplicate name the first wins.
+    fn from_iter<I: IntoIterator<Item = ToolSpec>>(iter: I) -> Self {
+        let mut r = Registry::new();
+        for spec in iter {
+            let _ = r.insert(spec);
+        }
+        r
+    }
+}
+
+/// A folder the loader skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadWarning {
+    /// The tool folder (or, for [`LoadWarningKind::UnreadableDir`], the tools folder).
+    pub path: PathBuf,
+    pub kind: LoadWarningKind,
+}
+
+/// Why a folder was skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadWarningKind {
+    /// A tools folder could not be read (missing, not a folder, no permission).
+    UnreadableDir { error: String },
+    /// The tool folder has no TOOL.md.
+    NoToolFile,
+    /// TOOL.md is fine but the entry file for its language is missing.
+    NoEntryFile {
+        tool: String,
+        language: Language,
+        expected: &'static [&'static str],
+    },
+    /// TOOL.md is malformed.
+    Malformed { diagnostics: Vec<Diagnostic> },
+    /// Another folder loaded earlier has a tool of the same name; that one is kept.
+    Duplicate { name: String, kept: PathBuf },
+}
+
+impl fmt::Display for LoadWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.kind {
+            LoadWarningKind::UnreadableDir { error } => {
+                write!(f, "cannot read tools folder {path}: {error}")
+            }
+            LoadWarningKind::NoToolFile => {
+                write!(f, "skipped {path}: no {TOOL_FILE} in the folder")
+            }
+            LoadWarningKind::NoEntryFile {
+                tool,
+                language,
+                expected,
+            } => write!(
+                f,
+                "skipped {path}: tool `{tool}` has no entry file (a {language} tool needs {})",
+                expected.join(" or ")
+            ),
+            LoadWarningKind::Malformed { diagnostics } => {
+                write!(f, "skipped {path}: malformed {TOOL_FILE}")?;
+                for d in diagnostics {
+                    write!(f, "\n  {}", d.plain())?;
+                }
+                Ok(())
+            }
+            LoadWarningKind::Duplicate { name, kept } => write!(
+                f,
+                "skipped {path}: duplicate tool name `{name}`, already loaded from {}",
+                kept.display()
+            ),
+        }
+    }
+}
+
+/// A callback receiving each [`LoadWarning`] as it happens.
+pub type WarningHook = Arc<dyn Fn(&LoadWarning) + Send + Sync>;
+
+#[derive(Clone, Default)]
+enum Hook {
+    #[default]
+    Stderr,
+    Quiet,
+    Custom(WarningHook),
+}
+
+/// Configures and runs a load. See the [module docs](self).
+#[derive(Clone, Default)]
+pub struct Loader {
+    dirs: Vec<PathBuf>,
+    env: bool,
+    hook: Hook,
+}
+
+impl fmt::Debug for Loader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Loader")
+            .field("dirs", &self.dirs)
+            .field("env", &self.env)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of a load: the registry and every warning.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub registry: Registry,
+    pub warnings: Vec<LoadWarning>,
+}
+
+impl Loader {
+    /// A loader with no folders, printing warnings to stderr.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tools folder (its sub-folders are tools). Earlier folders win on duplicates.
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dirs.push(dir.into());
+        self
+    }
+
+    /// Adds several tools folders, in order.
+    pub fn dirs<I, P>(mut self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.dirs.extend(dirs.into_iter().map(Into::into));
+        self
+    }
+
+    /// Also loads the folders listed in `PI_TOOLS_DIRS` (read when [`load`](Self::load)
+    /// runs), after the explicit ones.
+    pub fn env(mut self) -> Self {
+        self.env = true;
+        self
+    }
+
+    /// Sends each warning to `hook` instead of stderr.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = seen.clone();
+    /// let loaded = toolbind::loader::Loader::new()
+    ///     .dir("/no/such/folder")
+    ///     .on_warning(move |w| sink.lock().unwrap().push(w.to_string()))
+    ///     .load();
+    /// assert_eq!(seen.lock().unwrap().len(), loaded.warnings.len());
+    /// assert!(seen.lock().unwrap()[0].starts_with("cannot read tools folder /no/such/folder"));
+    /// ```
+    pub fn on_warning(mut self, hook: impl Fn(&LoadWarning) + Send + Sync + 'static) -> Self {
+        self.hook = Hook::Custom(Arc::new(hook));
+        self
+    }
+
+    /// Does not print warnings (they are still returned in [`Loaded::warnings`]).
+    pub fn quiet(mut self) -> Self {
+        self.hook = Hook::Quiet;
+        self
+    }
+
+    /// The tools folders a load reads, in order: the explicit ones, then `PI_TOOLS_DIRS`'s.
+    pub fn tools_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = self.dirs.clone();
+        if self.env
+            && let Some(v) = std::env::var_os(TOOLS_DIRS_ENV)
+        {
+            dirs.extend(parse_tools_dirs(&v.to_string_lossy()));
+        }
+        dirs
+    }
+
+    /// Loads every tool folder, skipping (and reporting) the bad ones.
+    pub fn load(&self) -> Loaded {
+        let mut loaded = Loaded::default();
+        let mut origin: HashMap<String, PathBuf> = HashMap::new();
+        for dir in self.tools_dirs() {
+            let folders = match toolbind_codegen::tool_folders(&dir) {
+                Ok(f) => f,
+                Err(d) => {
+                    let error = fs_error(&d);
+                    self.warn(&mut loaded, dir, LoadWarningKind::UnreadableDir { error });
+                    continue;
+                }
+            };
+            for folder in folders {
+                match load_folder(&folder) {
+                    Ok(spec) => {
+                        if let Some(kept) = origin.get(&spec.name) {
+                            let kind = LoadWarningKind::Duplicate {
+                                name: spec.name.clone(),
+                                kept: kept.clone(),
+                            };
+                            self.warn(&mut loaded, folder, kind);
+                        } else {
+                            origin.insert(spec.name.clone(), folder);
+                            let _ = loaded.registry.insert(spec);
+                        }
+                    }
+                    Err(kind) => self.warn(&mut loaded, folder, kind),
+                }
+            }
+        }
+        loaded
+    }
+
+    fn warn(&self, loaded: &mut Loaded, path: PathBuf, kind: LoadWarningKind) {
+        let w = LoadWarning { path, kind };
+        match &self.hook {
+            Hook::Stderr => eprintln!("toolbind: warning: {w}"),
+            Hook::Quiet => {}
+            Hook::Custom(f) => f(&w),
+        }
+        loaded.warnings.push(w);
+    }
+}
+
+/// Loads the tools of `dirs` with the default [`Loader`] (warnings printed to stderr).
+pub fn load<P: AsRef<Path>>(dirs: &[P]) -> Loaded {
+    Loader::new()
+        .dirs(dirs.iter().map(|d| d.as_ref().to_path_buf()))
+        .load()
+}
+
+fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
+    let file = folder.join(TOOL_FILE);
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LoadWarningKind::NoToolFile);
+        }
+        Err(e) => {
+            let d = Diagnostic::new(
+                &file,
+                toolbind_codegen::model::Pos::new(1, 1),
+                format!("cannot read {TOOL_FILE}: {e}"),
+            );
+            return Err(LoadWarningKind::Malformed {
+                diagnostics: vec![d],
+            });
+        }
+    };
+    let opts = Options {
+        require_entry: false,
+        ..Options::default()
+    };
+    let spec = toolbind_codegen::parse_tool_md(&file, folder, &bytes, &opts)
+        .map_err(|diagnostics| LoadWarningKind::Malformed { diagnostics })?;
+    if spec.entry.is_none() {
+        return Err(LoadWarningKind::NoEntryFile {
+            tool: spec.name.clone(),
+            language: spec.language,
+            expected: spec.language.entry_candidates(),
+        });
+    }
+    Ok(spec)
+}
+
+/// The OS error of a "cannot read tools folder" diagnostic, without the repeated path.
+fn fs_error(d: &Diagnostic) -> String {
+    d.message
+        .rsplit_once(": ")
+        .map_or_else(|| d.message.clone(), |(_, e)| e.to_owned())
+}

@@ -1,0 +1,690 @@
+//! Sync-by-version at startup (seed 000's `sync-tools`): copy each seed tool into the data
+//! folder when it is missing there or has a lower `version`; never downgrade.
+//!
+//! ```no_run
+//! use std::path::Path;
+//!
+//! let report = toolbind::sync::sync(Path::new("seed/tools"), Path::new("/data/tools"))?;
+//! for tool in &report.tools {
+//!     println!("{tool}"); // "updated web_fetch 2 -> 3", "skipped broken: ..."
+//! }
+//! # Ok::<(), toolbind::sync::SyncError>(())
+//! ```
+//!
+//! # Guarantees
+//!
+//! - **Fast when up to date**: only the `version:` line of each TOOL.md (seed and installed)
+//!   is read, with [`toolbind_codegen::read_version`]; nothing is parsed or copied.
+//! - **Validated before installing**: a seed tool that would be installed or updated is
+//!   first parsed and validated in full (entry file included). A malformed one is skipped
+//!   with its diagnostics and never replaces the installed copy.
+//! - **Crash-safe**: a tool is copied (and fsynced) into `data_dir/.staging-<name>-<pid>-<n>`
+//!   and then swapped into place — atomically with `renameat2(RENAME_EXCHANGE)` where the
+//!   platform and filesystem support it, otherwise by renaming the old folder away to
+//!   `.old-<name>-<pid>-<n>` and the staged one into place. A kill at any moment leaves each
+//!   tool wholly old or wholly new: the next sync removes stale `.staging-`/`.old-` folders
+//!   and, if a kill landed between the two renames, puts the old folder back first.
+//! - **Concurrency-safe**: the whole sync holds an exclusive lock on
+//!   `data_dir/.toolbind-sync.lock` (`flock`, blocking), so two processes syncing the same
+//!   data folder take turns.
+//! - **Contained**: tool names come from seed folder names (or [`SyncOptions::only`]) and
+//!   must be one plain path component (no `/`, `\`, `..`, NUL or leading `.`), so every
+//!   write stays inside `data_dir`. An installed tool folder that is a symlink is left alone.
+//! - **No symlinks out of the seed folder**: a seed tool folder that is a symlink is used
+//!   only if it resolves inside the seed folder. Inside a tool, a symlinked *file* is copied
+//!   as a regular file only if it resolves inside that seed tool's folder; symlinked
+//!   directories, symlinks pointing elsewhere and special files are not copied and are
+//!   listed in [`SyncReport::ignored`]. If TOOL.md or the entry file is such a symlink, the
+//!   tool is skipped.
+//! - Installed tools that have no seed are left alone.
+//!
+//! An installed TOOL.md whose version cannot be read counts as version 0, the same as a
+//! TOOL.md without `version:`.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use toolbind_codegen::diagnostic::Diagnostic;
+use toolbind_codegen::{Options, TOOL_FILE, read_version};
+
+/// The lock file every sync of a data folder holds for its whole run.
+pub const LOCK_FILE: &str = ".toolbind-sync.lock";
+const STAGING_PREFIX: &str = ".staging-";
+const OLD_PREFIX: &str = ".old-";
+
+/// Choices for [`sync_with`]. The default syncs every seed tool.
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    /// Sync only these tool names (seed folder names). A name that is not a plain folder
+    /// name, or has no seed, is reported as skipped. `None` syncs all seed tools.
+    pub only: Option<Vec<String>>,
+    /// Swap an updated tool into place with one atomic `renameat2(RENAME_EXCHANGE)` where
+    /// supported (default `true`). With `false`, or where it is unsupported, two renames are
+    /// used (old folder away, new one in): still crash-safe through the recovery at the
+    /// start of the next sync, but a reader that does not take the lock can, for a moment,
+    /// find the tool missing.
+    pub atomic_exchange: bool,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions {
+            only: None,
+            atomic_exchange: true,
+        }
+    }
+}
+
+/// What a sync did, tool by tool (sorted by name).
+#[derive(Debug, Clone, Default)]
+pub struct SyncReport {
+    pub tools: Vec<ToolSync>,
+    /// Paths inside seed tools that were not copied (symlinks out of the tool folder,
+    /// symlinked directories, special files), with the reason.
+    pub ignored: Vec<Ignored>,
+    /// Tools put back from an `.old-` folder because an earlier sync was killed between its
+    /// two renames.
+    pub recovered: Vec<String>,
+}
+
+impl SyncReport {
+    /// The outcome for one tool name.
+    pub fn get(&self, name: &str) -> Option<&SyncOutcome> {
+        self.tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| &t.outcome)
+    }
+
+    /// How many tools were installed, updated, unchanged and skipped.
+    pub fn counts(&self) -> SyncCounts {
+        let mut c = SyncCounts::default();
+        for t in &self.tools {
+            match t.outcome {
+                SyncOutcome::Installed { .. } => c.installed += 1,
+                SyncOutcome::Updated { .. } => c.updated += 1,
+                SyncOutcome::Unchanged { .. } => c.unchanged += 1,
+                SyncOutcome::Skipped(_) => c.skipped += 1,
+            }
+        }
+        c
+    }
+}
+
+impl fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for name in &self.recovered {
+            writeln!(f, "recovered {name} from an interrupted sync")?;
+        }
+        for t in &self.tools {
+            writeln!(f, "{t}")?;
+        }
+        for i in &self.ignored {
+            writeln!(f, "not copied {}: {}", i.path.display(), i.reason)?;
+        }
+        let c = self.counts();
+        write!(
+            f,
+            "{} installed, {} updated, {} unchanged, {} skipped",
+            c.installed, c.updated, c.unchanged, c.skipped
+        )
+    }
+}
+
+/// Totals of a [`SyncReport`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncCounts {
+    pub installed: usize,
+    pub updated: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+}
+
+/// One tool's line of a [`SyncReport`].
+#[derive(Debug, Clone)]
+pub struct ToolSync {
+    /// The tool folder's name (in the seed and in the data folder).
+    pub name: String,
+    pub outcome: SyncOutcome,
+}
+
+impl fmt::Display for ToolSync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = &self.name;
+        match &self.outcome {
+            SyncOutcome::Installed { version } => write!(f, "installed {name} (version {version})"),
+            SyncOutcome::Updated { from, to } => write!(f, "updated {name} {from} -> {to}"),
+            SyncOutcome::Unchanged { installed, seed } if installed > seed => write!(
+                f,
+                "unchanged {name} (version {installed}; seed has older {seed}, never downgraded)"
+            ),
+            SyncOutcome::Unchanged { installed, .. } => {
+                write!(f, "unchanged {name} (version {installed})")
+            }
+            SyncOutcome::Skipped(reason) => write!(f, "skipped {name}: {reason}"),
+        }
+    }
+}
+
+/// What happened to one seed tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncOutcome {
+    /// It was missing from the data folder and was copied in.
+    Installed { version: u64 },
+    /// The installed copy had a lower version and was replaced.
+    Updated { from: u64, to: u64 },
+    /// The installed copy's version is the seed's or higher (never downgraded).
+    Unchanged { installed: u64, seed: u64 },
+    /// Nothing was changed, for this reason.
+    Skipped(SkipReason),
+}
+
+/// Why a seed tool was not synced. The installed copy, if any, is untouched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The name is not one plain folder name (it would escape the data folder, or is
+    /// reserved for the sync's own files).
+    InvalidName(String),
+    /// [`SyncOptions::only`] named a tool the seed folder does not have.
+    NotInSeed,
+    /// The seed folder has no TOOL.md.
+    NoToolFile,
+    /// The seed TOOL.md (or its tool folder) is malformed; nothing was replaced.
+    Malformed(Vec<Diagnostic>),
+    /// This path is a symlink resolving outside the seed folder (or the seed tool's own
+    /// folder, for TOOL.md and the entry file).
+    SymlinkOutside(PathBuf),
+    /// The installed tool folder is a symlink or not a folder: it is left as it is.
+    TargetNotAFolder(PathBuf),
+    /// Reading or writing failed.
+    Io { path: PathBuf, error: String },
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::InvalidName(why) => write!(f, "invalid tool name: {why}"),
+            SkipReason::NotInSeed => write!(f, "no such tool in the seed folder"),
+            SkipReason::NoToolFile => write!(f, "no {TOOL_FILE} in the seed folder"),
+            SkipReason::Malformed(diags) => {
+                write!(f, "malformed {TOOL_FILE}, installed copy kept")?;
+                for d in diags {
+                    write!(f, "\n  {}", d.plain())?;
+                }
+                Ok(())
+            }
+            SkipReason::SymlinkOutside(p) => write!(
+                f,
+                "{} is a symlink out of the seed folder; not followed",
+                p.display()
+            ),
+            SkipReason::TargetNotAFolder(p) => write!(
+                f,
+                "{} is a symlink or not a folder; left as it is",
+                p.display()
+            ),
+            SkipReason::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+/// A path inside a seed tool that was not copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// A failure of the sync as a whole (unreadable seed folder, data folder that cannot be
+/// created or locked). Failures of one tool are [`SkipReason`]s instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for SyncError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sync failed: {}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for SyncError {}
+
+fn sync_err(path: &Path, what: &str, e: io::Error) -> SyncError {
+    SyncError {
+        path: path.to_path_buf(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// Syncs every tool of `seed_dir` into `data_dir` (created if missing). See the
+/// [module docs](self) for the guarantees.
+pub fn sync(seed_dir: &Path, data_dir: &Path) -> Result<SyncReport, SyncError> {
+    sync_with(seed_dir, data_dir, &SyncOptions::default())
+}
+
+/// [`sync`] with [`SyncOptions`].
+///
+/// ```no_run
+/// use std::path::Path;
+/// use toolbind::sync::{sync_with, SyncOptions};
+///
+/// let opts = SyncOptions { only: Some(vec!["web_fetch".into()]), ..Default::default() };
+/// let report = sync_with(Path::new("seed/tools"), Path::new("/data/tools"), &opts)?;
+/// println!("{report}");
+/// # Ok::<(), toolbind::sync::SyncError>(())
+/// ```
+pub fn sync_with(
+    seed_dir: &Path,
+    data_dir: &Path,
+    opts: &SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    fs::create_dir_all(data_dir)
+        .map_err(|e| sync_err(data_dir, "cannot create the data folder", e))?;
+    let lock_path = data_dir.join(LOCK_FILE);
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| sync_err(&lock_path, "cannot open the lock file", e))?;
+    lock.lock()
+        .map_err(|e| sync_err(&lock_path, "cannot lock", e))?;
+
+    let mut report = SyncReport::default();
+    recover(data_dir, &mut report)?;
+
+    let mut cx = Cx {
+        seed_dir,
+        data_dir,
+        opts,
+        seed_canon: None,
+        report,
+    };
+    for (name, kind) in candidates(seed_dir, opts)? {
+        let outcome = match kind {
+            Candidate::Invalid(why) => SyncOutcome::Skipped(SkipReason::InvalidName(why)),
+            Candidate::Missing => SyncOutcome::Skipped(SkipReason::NotInSeed),
+            Candidate::Dir { symlink } => cx.sync_tool(&name, symlink),
+        };
+        cx.report.tools.push(ToolSync { name, outcome });
+    }
+    drop(lock);
+    Ok(cx.report)
+}
+
+enum Candidate {
+    Dir { symlink: bool },
+    Invalid(String),
+    Missing,
+}
+
+/// The seed tools to consider, sorted by name.
+fn candidates(seed_dir: &Path, opts: &SyncOptions) -> Result<Vec<(String, Candidate)>, SyncError> {
+    let mut out = Vec::new();
+    if let Some(only) = &opts.only {
+        for name in only {
+            let c = match check_name(OsStr::new(name)) {
+                Err(why) => Candidate::Invalid(why),
+                Ok(()) => match fs::symlink_metadata(seed_dir.join(name)) {
+                    Ok(m) if m.is_dir() => Candidate::Dir { symlink: false },
+                    Ok(m) if m.file_type().is_symlink() => Candidate::Dir { symlink: true },
+                    _ => Candidate::Missing,
+                },
+            };
+            out.push((name.clone(), c));
+        }
+    } else {
+        let entries = fs::read_dir(seed_dir)
+            .map_err(|e| sync_err(seed_dir, "cannot read the seed folder", e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| sync_err(seed_dir, "cannot read the seed folder", e))?;
+            let file_name = entry.file_name();
+            let Ok(ft) = entry.file_type() else { continue };
+            let symlink = ft.is_symlink();
+            // Hidden entries and plain files (a README) are not tools, as in the loader.
+            if file_name.as_encoded_bytes().first() == Some(&b'.')
+                || !(ft.is_dir() || (symlink && entry.path().is_dir()))
+            {
+                continue;
+            }
+            let name = file_name.to_string_lossy().into_owned();
+            let c = match check_name(&file_name) {
+                Ok(()) => Candidate::Dir { symlink },
+                Err(why) => Candidate::Invalid(why),
+            };
+            out.push((name, c));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// A tool name must be one plain, visible path component, so `data_dir/<name>` is a direct
+/// child of `data_dir` and never one of the sync's own dot-files.
+fn check_name(name: &OsStr) -> Result<(), String> {
+    let Some(s) = name.to_str() else {
+        return Err("not valid UTF-8".to_owned());
+    };
+    if s.is_empty() {
+        return Err("empty".to_owned());
+    }
+    if s.starts_with('.') {
+        return Err(format!(
+            "`{s}` starts with `.` (reserved; it could also escape the data folder)"
+        ));
+    }
+    if s.contains(['/', '\\', '\0']) {
+        return Err(format!(
+            "`{}` contains a path separator or NUL; a tool name must be a single folder name inside the data folder",
+            s.escape_debug()
+        ));
+    }
+    if s.len() > 200 {
+        return Err("longer than 200 bytes".to_owned());
+    }
+    Ok(())
+}
+
+struct Cx<'a> {
+    seed_dir: &'a Path,
+    data_dir: &'a Path,
+    opts: &'a SyncOptions,
+    seed_canon: Option<PathBuf>,
+    report: SyncReport,
+}
+
+static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn io_skip(path: &Path, e: io::Error) -> SyncOutcome {
+    SyncOutcome::Skipped(SkipReason::Io {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    })
+}
+
+impl Cx<'_> {
+    fn sync_tool(&mut self, name: &str, symlink: bool) -> SyncOutcome {
+        let link = self.seed_dir.join(name);
+        // The folder whose insides are copied, and the root symlinks inside must stay in.
+        let (seed_tool, root) = if symlink {
+            let canon = match self.seed_canon() {
+                Ok(c) => c,
+                Err(e) => return io_skip(self.seed_dir, e),
+            };
+            match fs::canonicalize(&link) {
+                Ok(real) if real.starts_with(&canon) && real.is_dir() => (real.clone(), Some(real)),
+                _ => return SyncOutcome::Skipped(SkipReason::SymlinkOutside(link)),
+            }
+        } else {
+            (link, None)
+        };
+
+        let seed_file = seed_tool.join(TOOL_FILE);
+        let seed_text = match read_no_follow(&seed_file) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return SyncOutcome::Skipped(SkipReason::NoToolFile);
+            }
+            // TOOL.md is a symlink: read it only if it stays inside the tool folder.
+            Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+                let inside =
+                    fs::canonicalize(&seed_tool).is_ok_and(|r| escapes(&seed_file, &r).is_none());
+                if !inside {
+                    return SyncOutcome::Skipped(SkipReason::SymlinkOutside(seed_file));
+                }
+                match fs::read(&seed_file) {
+                    Ok(b) => b,
+                    Err(e) => return io_skip(&seed_file, e),
+                }
+            }
+            Err(e) => return io_skip(&seed_file, e),
+        };
+        let seed_version = std::str::from_utf8(&seed_text).ok().and_then(read_version);
+
+        let target = self.data_dir.join(name);
+        let installed = match fs::symlink_metadata(&target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return io_skip(&target, e),
+            Ok(m) if !m.is_dir() => {
+                return SyncOutcome::Skipped(SkipReason::TargetNotAFolder(target));
+            }
+            Ok(_) => Some(
+                fs::read_to_string(target.join(TOOL_FILE))
+                    .ok()
+                    .and_then(|t| read_version(&t))
+                    .unwrap_or(0),
+            ),
+        };
+        if let (Some(seed), Some(installed)) = (seed_version, installed)
+            && installed >= seed
+        {
+            return SyncOutcome::Unchanged { installed, seed };
+        }
+
+        // About to install: validate the whole seed tool first.
+        let root = match root {
+            Some(r) => r,
+            None => match fs::canonicalize(&seed_tool) {
+                Ok(r) => r,
+                Err(e) => return io_skip(&seed_tool, e),
+            },
+        };
+        if let Some(outside) = escapes(&seed_file, &root) {
+            return SyncOutcome::Skipped(SkipReason::SymlinkOutside(outside));
+        }
+        let spec = match toolbind_codegen::parse_tool_md(
+            &seed_file,
+            &seed_tool,
+            &seed_text,
+            &Options::default(),
+        ) {
+            Ok(spec) => spec,
+            Err(diags) => return SyncOutcome::Skipped(SkipReason::Malformed(diags)),
+        };
+        if let Some(installed) = installed
+            && installed >= spec.version
+        {
+            return SyncOutcome::Unchanged {
+                installed,
+                seed: spec.version,
+            };
+        }
+        if let Some(entry) = spec.entry_path()
+            && let Some(outside) = escapes(&entry, &root)
+        {
+            return SyncOutcome::Skipped(SkipReason::SymlinkOutside(outside));
+        }
+
+        let n = STAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let staging = self
+            .data_dir
+            .join(format!("{STAGING_PREFIX}{name}-{pid}-{n}"));
+        let copied = fs::create_dir(&staging)
+            .and_then(|()| copy_tree(&seed_tool, &staging, &root, &mut self.report.ignored))
+            .and_then(|()| sync_dir(&staging));
+        if let Err(e) = copied {
+            let _ = fs::remove_dir_all(&staging);
+            return io_skip(&staging, e);
+        }
+
+        let swapped = match installed {
+            None => fs::rename(&staging, &target),
+            Some(_) => {
+                let old = self.data_dir.join(format!("{OLD_PREFIX}{name}-{pid}-{n}"));
+                swap(&staging, &target, &old, self.opts.atomic_exchange)
+            }
+        };
+        if let Err(e) = swapped.and_then(|()| sync_dir(self.data_dir)) {
+            let _ = fs::remove_dir_all(&staging);
+            return io_skip(&target, e);
+        }
+        match installed {
+            None => SyncOutcome::Installed {
+                version: spec.version,
+            },
+            Some(from) => SyncOutcome::Updated {
+                from,
+                to: spec.version,
+            },
+        }
+    }
+
+    fn seed_canon(&mut self) -> io::Result<PathBuf> {
+        if let Some(c) = &self.seed_canon {
+            return Ok(c.clone());
+        }
+        let c = fs::canonicalize(self.seed_dir)?;
+        self.seed_canon = Some(c.clone());
+        Ok(c)
+    }
+}
+
+/// `Some(path)` when `path` is a symlink that resolves outside `root` (or dangles).
+fn escapes(path: &Path, root: &Path) -> Option<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(path) {
+            Ok(real) if real.starts_with(root) => None,
+            _ => Some(path.to_path_buf()),
+        },
+        _ => None,
+    }
+}
+
+/// Replaces the folder `target` by `staged`. Afterwards the old content is in `staged`
+/// (exchange) or `old` (two renames) and is removed.
+fn swap(staged: &Path, target: &Path, old: &Path, exchange: bool) -> io::Result<()> {
+    if exchange && exchange_dirs(staged, target)? {
+        sync_dir(target.parent().unwrap_or(Path::new(".")))?;
+        return fs::remove_dir_all(staged);
+    }
+    // A kill between these two renames leaves `target` missing and `old` whole: `recover`
+    // puts it back at the start of the next sync.
+    fs::rename(target, old)?;
+    if let Err(e) = fs::rename(staged, target) {
+        let _ = fs::rename(old, target);
+        return Err(e);
+    }
+    sync_dir(target.parent().unwrap_or(Path::new(".")))?;
+    fs::remove_dir_all(old)
+}
+
+/// Atomically exchanges two paths. `Ok(false)` when the platform or filesystem cannot.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn exchange_dirs(a: &Path, b: &Path) -> io::Result<bool> {
+    use nix::errno::Errno;
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    match renameat2(AT_FDCWD, a, AT_FDCWD, b, RenameFlags::RENAME_EXCHANGE) {
+        Ok(()) => Ok(true),
+        Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => Ok(false),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn exchange_dirs(_: &Path, _: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Removes what killed syncs left behind. Runs under the lock, so no other sync is using
+/// these folders.
+fn recover(data_dir: &Path, report: &mut SyncReport) -> Result<(), SyncError> {
+    let entries =
+        fs::read_dir(data_dir).map_err(|e| sync_err(data_dir, "cannot read the data folder", e))?;
+    let mut olds = Vec::new();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(s) = file_name.to_str() else {
+            continue;
+        };
+        if s.starts_with(STAGING_PREFIX) {
+            let _ = fs::remove_dir_all(entry.path());
+        } else if let Some(rest) = s.strip_prefix(OLD_PREFIX) {
+            olds.push((rest.to_owned(), entry.path()));
+        }
+    }
+    olds.sort();
+    for (rest, path) in olds {
+        // `.old-<name>-<pid>-<n>`: the name may itself contain `-`.
+        let name = rest.rsplitn(3, '-').nth(2).unwrap_or_default();
+        let target = data_dir.join(name);
+        let restore = check_name(OsStr::new(name)).is_ok()
+            && matches!(fs::symlink_metadata(&target), Err(e) if e.kind() == io::ErrorKind::NotFound);
+        if restore && fs::rename(&path, &target).is_ok() {
+            report.recovered.push(name.to_owned());
+        } else {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+    if !report.recovered.is_empty() {
+        sync_dir(data_dir).map_err(|e| sync_err(data_dir, "cannot sync the data folder", e))?;
+    }
+    Ok(())
+}
+
+/// Copies the contents of `src` into the existing folder `dst`, fsyncing every file and
+/// folder. Symlinks are followed only to files inside `root`.
+fn copy_tree(src: &Path, dst: &Path, root: &Path, ignored: &mut Vec<Ignored>) -> io::Result<()> {
+    for entry in fs::read_dir(src)? {
+        let entry = entry?;
+        let from = entry.path();
+        let to = dst.join(entry.file_name());
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            fs::create_dir(&to)?;
+            copy_tree(&from, &to, root, ignored)?;
+        } else if ft.is_file() {
+            copy_file(&from, &to)?;
+        } else if ft.is_symlink() {
+            match fs::canonicalize(&from) {
+                Ok(real) if real.starts_with(root) && real.is_file() => copy_file(&real, &to)?,
+                Ok(real) if real.starts_with(root) && real.is_dir() => ignored.push(Ignored {
+                    path: from,
+                    reason: "symlinked folders are not copied".to_owned(),
+                }),
+                _ => ignored.push(Ignored {
+                    path: from,
+                    reason: "symlink resolves outside the seed tool's folder; not followed"
+                        .to_owned(),
+                }),
+            }
+        } else {
+            ignored.push(Ignored {
+                path: from,
+                reason: "not a regular file or folder".to_owned(),
+            });
+        }
+    }
+    sync_dir(dst)
+}
+
+fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
+    let mut src = File::open(from)?;
+    let mut dst = File::options().write(true).create_new(true).open(to)?;
+    io::copy(&mut src, &mut dst)?;
+    dst.set_permissions(src.metadata()?.permissions())?;
+    dst.sync_all()
+}
+
+/// Reads a file, failing with `ELOOP` when it is a symlink.
+fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut buf = Vec::with_capacity(4096);
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}

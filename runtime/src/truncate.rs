@@ -1,0 +1,156 @@
+//! Output truncation, following seed 002's "Output Truncation" contract: keep the head of a
+//! tool's text, at most 50 KB and 2000 lines by default, and tell the model what was cut.
+//!
+//! ```
+//! use toolbind::truncate::{truncate_head, TruncateOptions};
+//!
+//! let text = "line\n".repeat(3000);
+//! let t = truncate_head(&text, TruncateOptions::default());
+//! assert!(t.truncated);
+//! assert_eq!((t.output_lines, t.total_lines), (2000, 3000));
+//! assert_eq!(t.note(None), "[Output truncated: 2000/3000 lines (9.8KB/14.6KB)]");
+//! ```
+
+use std::path::Path;
+
+/// Seed 002's `DEFAULT_MAX_BYTES`: 50 KB, about 10,000 tokens.
+pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// Seed 002's `DEFAULT_MAX_LINES`.
+pub const DEFAULT_MAX_LINES: usize = 2000;
+
+/// Limits for [`truncate_head`]. Both apply; whichever is reached first cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TruncateOptions {
+    /// The most bytes of UTF-8 kept (the note is not counted).
+    pub max_bytes: usize,
+    /// The most lines kept.
+    pub max_lines: usize,
+}
+
+impl Default for TruncateOptions {
+    /// 50 KB and 2000 lines, seed 002's built-in limits.
+    fn default() -> Self {
+        TruncateOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_lines: DEFAULT_MAX_LINES,
+        }
+    }
+}
+
+/// What [`truncate_head`] kept, with the counts the note reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncation<'a> {
+    /// The kept head of the text (all of it when nothing was cut).
+    pub content: &'a str,
+    /// Whether anything was cut.
+    pub truncated: bool,
+    pub total_lines: usize,
+    pub output_lines: usize,
+    pub total_bytes: usize,
+    pub output_bytes: usize,
+}
+
+impl Truncation<'_> {
+    /// The note appended after truncated text, for example
+    /// `[Output truncated: 2000/8642 lines (49.9KB/210.3KB)]`; with `full_output`, the note
+    /// also says where the whole text was saved.
+    pub fn note(&self, full_output: Option<&Path>) -> String {
+        let mut note = format!(
+            "[Output truncated: {}/{} lines ({}/{})",
+            self.output_lines,
+            self.total_lines,
+            format_size(self.output_bytes),
+            format_size(self.total_bytes)
+        );
+        if let Some(path) = full_output {
+            note.push_str(". Full output saved to: ");
+            note.push_str(&path.display().to_string());
+        }
+        note.push(']');
+        note
+    }
+}
+
+/// Keeps the beginning of `text` within `opts`' limits.
+///
+/// Whole lines are kept where possible. Only when not even the first line fits in
+/// `max_bytes` is a line cut, and then on a character boundary: the result is always valid
+/// UTF-8 and never longer than `max_bytes`. Lines are counted as `str::lines` does (a final
+/// newline does not start another line).
+///
+/// ```
+/// use toolbind::truncate::{truncate_head, TruncateOptions};
+///
+/// let opts = TruncateOptions { max_bytes: 5, max_lines: 100 };
+/// let t = truncate_head("ééé\nabc", opts);
+/// assert_eq!(t.content, "éé"); // 4 bytes: a third `é` would need 6
+/// assert!(t.truncated);
+/// ```
+pub fn truncate_head(text: &str, opts: TruncateOptions) -> Truncation<'_> {
+    let total_bytes = text.len();
+    let newlines = memchr_count(text.as_bytes());
+    let total_lines = newlines + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    if total_bytes <= opts.max_bytes && total_lines <= opts.max_lines {
+        return Truncation {
+            content: text,
+            truncated: false,
+            total_lines,
+            output_lines: total_lines,
+            total_bytes,
+            output_bytes: total_bytes,
+        };
+    }
+
+    // The end of the `max_lines`-th line, without its newline.
+    let mut end = if total_lines > opts.max_lines {
+        if opts.max_lines == 0 {
+            0
+        } else {
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .nth(opts.max_lines - 1)
+                .map_or(text.len(), |(i, _)| i)
+        }
+    } else {
+        text.len()
+    };
+    if end > opts.max_bytes {
+        let head = &text[..text.floor_char_boundary(opts.max_bytes)];
+        end = match head.rfind('\n') {
+            Some(i) => i,
+            // Not even one whole line fits: cut inside it rather than show nothing.
+            None => head.len(),
+        };
+    }
+    let content = &text[..end];
+    let output_lines = if content.is_empty() {
+        0
+    } else {
+        memchr_count(content.as_bytes()) + 1
+    };
+    Truncation {
+        content,
+        truncated: true,
+        total_lines,
+        output_lines,
+        total_bytes,
+        output_bytes: content.len(),
+    }
+}
+
+fn memchr_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
+}
+
+/// Seed 002's `formatSize`: `512B`, `49.9KB`, `3.2MB`.
+pub fn format_size(bytes: usize) -> String {
+    const KB: f64 = 1024.0;
+    if bytes < 1024 {
+        format!("{bytes}B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1}KB", bytes as f64 / KB)
+    } else {
+        format!("{:.1}MB", bytes as f64 / (KB * KB))
+    }
+}

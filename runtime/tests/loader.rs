@@ -1,0 +1,217 @@
+//! The loader: PI_TOOLS_DIRS, loud skips with reasons, duplicate names.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use toolbind::loader::{self, LoadWarningKind, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/core/loader")
+}
+
+fn first() -> PathBuf {
+    fixtures().join("first")
+}
+
+fn second() -> PathBuf {
+    fixtures().join("second")
+}
+
+#[test]
+fn tools_dirs_split_on_colons_ignoring_empty_entries() {
+    assert_eq!(parse_tools_dirs(""), Vec::<PathBuf>::new());
+    assert_eq!(parse_tools_dirs(":::"), Vec::<PathBuf>::new());
+    assert_eq!(
+        parse_tools_dirs("/a::b/c:"),
+        vec![PathBuf::from("/a"), PathBuf::from("b/c")]
+    );
+    assert_eq!(parse_tools_dirs(":/only"), vec![PathBuf::from("/only")]);
+    assert_eq!(
+        parse_tools_dirs("/with space:/x"),
+        vec![PathBuf::from("/with space"), PathBuf::from("/x")]
+    );
+}
+
+#[test]
+fn pi_tools_dirs_come_after_explicit_dirs() {
+    // The only test in this binary touching the variable.
+    let value = format!(":{}::{}:", second().display(), "/no/such/tools/dir");
+    unsafe { std::env::set_var(TOOLS_DIRS_ENV, &value) };
+    let loader = Loader::new().dir(first()).env().quiet();
+    assert_eq!(
+        loader.tools_dirs(),
+        vec![first(), second(), PathBuf::from("/no/such/tools/dir")]
+    );
+    let loaded = loader.load();
+    unsafe { std::env::remove_var(TOOLS_DIRS_ENV) };
+
+    let names: Vec<&str> = loaded.registry.names().collect();
+    assert_eq!(names, ["alpha", "dup", "beta"]);
+    // The env var's missing folder is reported, not fatal.
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.path == Path::new("/no/such/tools/dir")
+                && matches!(w.kind, LoadWarningKind::UnreadableDir { .. })),
+        "{:#?}",
+        loaded.warnings
+    );
+    // Without `.env()` the variable is not read.
+    assert_eq!(Loader::new().dir(first()).tools_dirs(), vec![first()]);
+}
+
+#[test]
+fn bad_folders_are_skipped_with_their_reason() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let loaded = Loader::new()
+        .dirs([first(), second()])
+        .on_warning(move |w| sink.lock().unwrap().push(w.to_string()))
+        .load();
+
+    let names: Vec<&str> = loaded.registry.names().collect();
+    assert_eq!(
+        names,
+        ["alpha", "dup", "beta"],
+        "hidden folders and README files are not tools"
+    );
+
+    let texts: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        texts,
+        "the hook sees every warning, in order"
+    );
+    assert_eq!(texts.len(), 4, "{texts:#?}");
+
+    let find = |folder: &str| {
+        loaded
+            .warnings
+            .iter()
+            .find(|w| w.path.file_name().unwrap() == folder)
+            .unwrap_or_else(|| panic!("no warning for {folder}: {texts:#?}"))
+    };
+
+    let w = find("empty_folder");
+    assert_eq!(w.kind, LoadWarningKind::NoToolFile);
+    assert_eq!(
+        w.to_string(),
+        format!(
+            "skipped {}: no TOOL.md in the folder",
+            first().join("empty_folder").display()
+        )
+    );
+
+    let w = find("no_entry");
+    assert!(matches!(
+        &w.kind,
+        LoadWarningKind::NoEntryFile { tool, expected, .. } if tool == "no_entry" && *expected == ["index.py"]
+    ));
+    assert!(
+        w.to_string()
+            .ends_with("tool `no_entry` has no entry file (a python tool needs index.py)"),
+        "{w}"
+    );
+
+    let w = find("broken");
+    let LoadWarningKind::Malformed { diagnostics } = &w.kind else {
+        panic!("{w}")
+    };
+    assert_eq!(diagnostics[0].pos.line, 6);
+    let text = w.to_string();
+    let tool_md = first().join("broken/TOOL.md");
+    assert!(
+        text.starts_with(&format!(
+            "skipped {}: malformed TOOL.md\n  {}:6:",
+            first().join("broken").display(),
+            tool_md.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("strin") && text.contains("did you mean `string`?"),
+        "{text}"
+    );
+
+    let w = find("dup_b");
+    assert_eq!(
+        w.kind,
+        LoadWarningKind::Duplicate {
+            name: "dup".into(),
+            kept: first().join("dup_a")
+        }
+    );
+    assert!(
+        w.to_string()
+            .contains("duplicate tool name `dup`, already loaded from"),
+        "{w}"
+    );
+}
+
+#[test]
+fn first_folder_wins_a_duplicate_name() {
+    let loaded = Loader::new().dirs([second(), first()]).quiet().load();
+    let dup = loaded.registry.get("dup").unwrap();
+    assert_eq!(dup.dir, second().join("dup_b"));
+    assert_eq!(dup.description, "Tool dup_b.");
+    let w = loaded
+        .warnings
+        .iter()
+        .find(|w| matches!(w.kind, LoadWarningKind::Duplicate { .. }))
+        .unwrap();
+    assert_eq!(w.path, first().join("dup_a"));
+}
+
+#[test]
+fn registry_lookups() {
+    let loaded = Loader::new().dir(first()).quiet().load();
+    let r = &loaded.registry;
+    assert_eq!(r.len(), 2);
+    assert!(!r.is_empty());
+    let alpha = r.get("alpha").unwrap();
+    assert_eq!(alpha.entry.as_deref(), Some("index.sh"));
+    assert_eq!(r.fingerprint("alpha"), Some(alpha.fingerprint()));
+    assert!(r.get("broken").is_none());
+    assert!(r.fingerprint("nope").is_none());
+    let mut copy = r.clone();
+    assert!(copy.insert(alpha.clone()).is_err(), "a name is taken once");
+}
+
+/// Helper run by `warnings_go_to_stderr_by_default` as a child process.
+#[test]
+#[ignore = "helper: run as a child process by warnings_go_to_stderr_by_default"]
+fn loader_child() {
+    if std::env::var_os("TOOLBIND_LOADER_CHILD").is_none() {
+        return;
+    }
+    let loaded = loader::load(&[first()]);
+    println!("loaded {}", loaded.registry.len());
+}
+
+#[test]
+fn warnings_go_to_stderr_by_default() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "loader_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TOOLBIND_LOADER_CHILD", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("loaded 2"), "{stdout}");
+    for folder in ["empty_folder", "no_entry", "broken"] {
+        let needle = format!(
+            "toolbind: warning: skipped {}",
+            first().join(folder).display()
+        );
+        assert!(stderr.contains(&needle), "missing {needle:?} in:\n{stderr}");
+    }
+}
