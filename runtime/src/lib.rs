@@ -31,6 +31,7 @@ pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};
 pub use truncate::{TruncateOptions, Truncation, truncate_head};
 pub use toolbind_codegen::model::{Language, ToolSpec};
+pub use toolbind_macros::{tool, tools};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -1,0 +1,5 @@
+toolbind::tools!("../fixtures/no-such-folder");
+
+fn main() {
+    assert!(TOOLS.is_empty());
+}

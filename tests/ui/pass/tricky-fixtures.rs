@@ -1,0 +1,69 @@
+//! Keywords, camelCase, digits/dashes/dots in enum values, CRLF + BOM and unicode, all in
+//! one folder, compiled warning-free.
+#![deny(warnings)]
+
+use serde_json::json;
+use toolbind::Tool;
+
+toolbind::tools!("../../../codegen/tests/fixtures/valid");
+
+fn main() {
+    assert_eq!(
+        ToolCall::NAMES,
+        [
+            "crlf_bom",
+            "kitchen_sink",
+            "py_tool",
+            "sh_tool",
+            "tool_name",
+            "unicode_tool"
+        ]
+    );
+
+    // Keywords and camelCase as field names; defaults fill in.
+    let p: kitchen_sink::Params =
+        serde_json::from_value(json!({"type": "t", "self": true, "kind": "Self"})).unwrap();
+    assert_eq!(p.r#type, "t");
+    assert_eq!(p.self_, Some(true));
+    assert_eq!(p.max_results, 10.0);
+    assert_eq!(p.resolution, kitchen_sink::Resolution::V720p);
+    assert_eq!(p.kind, kitchen_sink::Kind::Self_);
+    assert_eq!(serde_json::to_value(&p).unwrap()["maxResults"], json!(10));
+
+    // Digits, dashes and dots in enum values.
+    use kitchen_sink::Resolution as R;
+    let wires: Vec<&str> = R::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(
+        wires,
+        [
+            "1080p",
+            "720p",
+            "x-1.5",
+            "gpt-4o-mini",
+            "v2.0",
+            "high-quality"
+        ]
+    );
+    assert_eq!("gpt-4o-mini".parse::<R>(), Ok(R::Gpt4oMini));
+    assert_eq!(R::X1_5.to_string(), "x-1.5");
+
+    // CRLF + BOM: no stray `\r` in what the model sees.
+    assert_eq!(<crlf_bom::Tool as Tool>::VERSION, 2);
+    assert!(!<crlf_bom::Tool as Tool>::DESCRIPTION.contains('\r'));
+    assert!(!<crlf_bom::Tool as Tool>::DOCS.contains('\r'));
+    assert_eq!(crlf_bom::Order::default(), crlf_bom::Order::Newest);
+
+    // Unicode labels, descriptions and enum values.
+    assert_eq!(<unicode_tool::Tool as Tool>::LABEL, "Übersetzer 翻訳");
+    assert_eq!(unicode_tool::Style::普通.as_str(), "普通");
+    let call =
+        ToolCall::from_call("unicode_tool", json!({"texte": "é", "style": "naïve"})).unwrap();
+    assert_eq!(
+        call,
+        ToolCall::UnicodeTool(unicode_tool::Params {
+            texte: "é".to_owned(),
+            style: unicode_tool::Style::Naïve,
+        })
+    );
+    assert_eq!(TOOLS.len(), 6);
+}
