@@ -109,6 +109,7 @@ pub fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String, Value
 pub struct ArgsError {
     /// The tool's name.
     pub tool: String,
+    /// Every problem found, in input order, unknown fields last.
     pub problems: Vec<ArgProblem>,
 }
 
@@ -117,30 +118,46 @@ pub struct ArgsError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgProblem {
     /// The arguments were not a JSON object.
-    NotAnObject { received: String },
+    NotAnObject {
+        /// What was sent instead, in words (`an array of 2 items`).
+        received: String,
+    },
     /// A required input was not given.
     Missing {
+        /// The input's name.
         field: String,
+        /// What it wants, in words (`a string`).
         expected: String,
+        /// The input's description from TOOL.md.
         description: String,
     },
     /// An input of the wrong JSON type (or a string that is not a number/boolean).
     WrongType {
+        /// The input's name.
         field: String,
+        /// What it wants, in words (`a number`).
         expected: String,
+        /// What was sent, in words (`the string "ten"`); only the type of a sensitive value.
         received: String,
     },
     /// An enum input outside its values.
     NotInEnum {
+        /// The input's name.
         field: String,
+        /// The allowed values.
         values: Vec<String>,
+        /// What was sent, in words; only the type of a sensitive value.
         received: String,
+        /// The closest allowed value, when one is close (never for a sensitive input).
         suggestion: Option<String>,
     },
     /// A field the tool has no input for.
     Unknown {
+        /// The name the model sent.
         field: String,
+        /// The tool's input names, in TOOL.md order.
         valid: Vec<String>,
+        /// The closest input name, when one is close.
         suggestion: Option<String>,
     },
 }

@@ -215,6 +215,7 @@ impl Runtime {
         &self.registry
     }
 
+    /// The runtime's settings.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
     }

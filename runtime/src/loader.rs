@@ -103,10 +103,12 @@ impl Registry {
         self.tools.iter().map(|t| &t.spec)
     }
 
+    /// How many tools are loaded.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// Whether no tool is loaded.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -128,6 +130,7 @@ impl FromIterator<ToolSpec> for Registry {
 pub struct LoadWarning {
     /// The tool folder (or, for [`LoadWarningKind::UnreadableDir`], the tools folder).
     pub path: PathBuf,
+    /// Why it was skipped.
     pub kind: LoadWarningKind,
 }
 
@@ -135,19 +138,33 @@ pub struct LoadWarning {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadWarningKind {
     /// A tools folder could not be read (missing, not a folder, no permission).
-    UnreadableDir { error: String },
+    UnreadableDir {
+        /// The operating system's error.
+        error: String,
+    },
     /// The tool folder has no TOOL.md.
     NoToolFile,
     /// TOOL.md is fine but the entry file for its language is missing.
     NoEntryFile {
+        /// The tool's name from TOOL.md.
         tool: String,
+        /// The tool's language.
         language: Language,
+        /// The entry file names that language accepts.
         expected: &'static [&'static str],
     },
     /// TOOL.md is malformed.
-    Malformed { diagnostics: Vec<Diagnostic> },
+    Malformed {
+        /// Every error found in the file.
+        diagnostics: Vec<Diagnostic>,
+    },
     /// Another folder loaded earlier has a tool of the same name; that one is kept.
-    Duplicate { name: String, kept: PathBuf },
+    Duplicate {
+        /// The tool name both folders use.
+        name: String,
+        /// The folder whose tool is kept.
+        kept: PathBuf,
+    },
 }
 
 impl fmt::Display for LoadWarning {
@@ -216,7 +233,9 @@ impl fmt::Debug for Loader {
 /// The result of a load: the registry and every warning.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
+    /// The tools that loaded.
     pub registry: Registry,
+    /// Every skipped folder, in load order.
     pub warnings: Vec<LoadWarning>,
 }
 

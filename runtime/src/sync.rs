@@ -82,6 +82,7 @@ impl Default for SyncOptions {
 /// What a sync did, tool by tool (sorted by name).
 #[derive(Debug, Clone, Default)]
 pub struct SyncReport {
+    /// One entry per seed tool considered (per name, with [`SyncOptions::only`]).
     pub tools: Vec<ToolSync>,
     /// Paths inside seed tools that were not copied (symlinks out of the tool folder,
     /// symlinked directories, special files), with the reason.
@@ -138,9 +139,13 @@ impl fmt::Display for SyncReport {
 /// Totals of a [`SyncReport`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncCounts {
+    /// Tools copied in because they were missing.
     pub installed: usize,
+    /// Tools replaced by a higher seed version.
     pub updated: usize,
+    /// Tools already at the seed's version or higher.
     pub unchanged: usize,
+    /// Tools left alone for a reason ([`SkipReason`]).
     pub skipped: usize,
 }
 
@@ -149,6 +154,7 @@ pub struct SyncCounts {
 pub struct ToolSync {
     /// The tool folder's name (in the seed and in the data folder).
     pub name: String,
+    /// What happened to it.
     pub outcome: SyncOutcome,
 }
 
@@ -174,11 +180,24 @@ impl fmt::Display for ToolSync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncOutcome {
     /// It was missing from the data folder and was copied in.
-    Installed { version: u64 },
+    Installed {
+        /// The installed version.
+        version: u64,
+    },
     /// The installed copy had a lower version and was replaced.
-    Updated { from: u64, to: u64 },
+    Updated {
+        /// The version that was installed before.
+        from: u64,
+        /// The seed's version, now installed.
+        to: u64,
+    },
     /// The installed copy's version is the seed's or higher (never downgraded).
-    Unchanged { installed: u64, seed: u64 },
+    Unchanged {
+        /// The installed version (kept).
+        installed: u64,
+        /// The seed's version.
+        seed: u64,
+    },
     /// Nothing was changed, for this reason.
     Skipped(SkipReason),
 }
@@ -201,7 +220,12 @@ pub enum SkipReason {
     /// The installed tool folder is a symlink or not a folder: it is left as it is.
     TargetNotAFolder(PathBuf),
     /// Reading or writing failed.
-    Io { path: PathBuf, error: String },
+    Io {
+        /// The file or folder that failed.
+        path: PathBuf,
+        /// The operating system's error.
+        error: String,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -235,7 +259,9 @@ impl fmt::Display for SkipReason {
 /// A path inside a seed tool that was not copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {
+    /// The path in the seed folder.
     pub path: PathBuf,
+    /// Why it was not copied.
     pub reason: String,
 }
 
@@ -243,7 +269,9 @@ pub struct Ignored {
 /// created or locked). Failures of one tool are [`SkipReason`]s instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncError {
+    /// The folder or file the failure is about.
     pub path: PathBuf,
+    /// What failed, with the operating system's error.
     pub message: String,
 }
 

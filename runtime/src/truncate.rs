@@ -44,9 +44,13 @@ pub struct Truncation<'a> {
     pub content: &'a str,
     /// Whether anything was cut.
     pub truncated: bool,
+    /// Lines in the whole text.
     pub total_lines: usize,
+    /// Lines in [`content`](Self::content).
     pub output_lines: usize,
+    /// Bytes in the whole text.
     pub total_bytes: usize,
+    /// Bytes in [`content`](Self::content).
     pub output_bytes: usize,
 }
 

@@ -24,10 +24,12 @@ struct Seen {
     timeout: Option<Duration>,
 }
 
+type Reply = Box<dyn Fn(&Map<String, Value>) -> ToolResult + Send + Sync>;
+
 /// The in-process test double: records each call and answers with `reply`.
 struct Recorder {
     seen: Mutex<Vec<Seen>>,
-    reply: Box<dyn Fn(&Map<String, Value>) -> ToolResult + Send + Sync>,
+    reply: Reply,
 }
 
 impl Recorder {
