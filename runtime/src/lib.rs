@@ -29,9 +29,9 @@ pub use loader::{LoadWarning, Loader, Registry};
 pub use result::{Content, Progress, ToolResult};
 pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};
-pub use truncate::{TruncateOptions, Truncation, truncate_head};
 pub use toolbind_codegen::model::{Language, ToolSpec};
 pub use toolbind_macros::{tool, tools};
+pub use truncate::{TruncateOptions, Truncation, truncate_head};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
