@@ -56,15 +56,20 @@ function send(msg) {
   sock.write(line + "\n");
 }
 
+// Bounds the protocol line: text beyond maxText characters is cut here, with a note.
 function capText(value) {
+  if (typeof value === "string") value = { content: [{ type: "text", text: value }] };
   if (value && Array.isArray(value.content)) {
+    let cut = 0;
     for (const block of value.content) {
       if (block && typeof block.text === "string" && block.text.length > maxText) {
+        cut += block.text.length - maxText;
         block.text = block.text.slice(0, maxText);
       }
     }
-  } else if (typeof value === "string" && value.length > maxText) {
-    return value.slice(0, maxText);
+    if (cut > 0) {
+      value.content.push({ type: "text", text: `[output truncated by the runtime: ${cut} more characters were cut; limit ${maxText}]` });
+    }
   }
   return value;
 }

@@ -101,12 +101,17 @@ class AbortSignal:
 
 
 def _cap(value):
+    """Bounds the protocol line: text beyond the limit is cut here, with a note."""
     if isinstance(value, str):
-        return value[:_max_text]
+        value = {"content": [{"type": "text", "text": value}]}
     if isinstance(value, dict) and isinstance(value.get("content"), list):
+        cut = 0
         for block in value["content"]:
             if isinstance(block, dict) and isinstance(block.get("text"), str) and len(block["text"]) > _max_text:
+                cut += len(block["text"]) - _max_text
                 block["text"] = block["text"][:_max_text]
+        if cut:
+            value["content"].append({"type": "text", "text": "[output truncated by the runtime: %d more characters were cut; limit %d]" % (cut, _max_text)})
     return value
 
 
@@ -155,6 +160,35 @@ def _event_loop():
         _loop = asyncio.new_event_loop()
         threading.Thread(target=_loop.run_forever, daemon=True).start()
     return _loop
+
+
+# Plain execute functions run on pooled threads: a call reuses an idle thread instead of
+# paying for a new one, and calls never wait for each other.
+_pool_lock = threading.Lock()
+_idle = 0
+_jobs = None
+
+
+def _submit(job):
+    global _idle, _jobs
+    with _pool_lock:
+        if _jobs is None:
+            from _queue import SimpleQueue
+            _jobs = SimpleQueue()
+        if _idle > 0:
+            _idle -= 1
+            _jobs.put(job)
+            return
+    threading.Thread(target=_pool_thread, args=(job,), daemon=True).start()
+
+
+def _pool_thread(job):
+    global _idle
+    while True:
+        job()
+        with _pool_lock:
+            _idle += 1
+        job = _jobs.get()
 
 
 def _finish(call_id, value=None, exc=None):
@@ -209,7 +243,7 @@ def _start(msg):
                 pass
             _finish(call_id, value)
 
-        threading.Thread(target=run, daemon=True).start()
+        _submit(run)
 
 
 def _serve():

@@ -329,6 +329,10 @@ struct ReaderCtx {
     closed: watch::Sender<bool>,
 }
 
+/// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
+/// little higher, keeps that note while still bounding what a misbehaving harness sends.
+const SLACK: usize = 4096;
+
 async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let mut read = BufReader::with_capacity(64 * 1024, read);
     let mut line = Vec::new();
@@ -367,11 +371,14 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         let (id, event) = match msg {
             FromHarness::Update { id, content } => (
                 id,
-                Event::Update(protocol::normalize_progress(content, ctx.limits.text)),
+                Event::Update(protocol::normalize_progress(
+                    content,
+                    ctx.limits.text + SLACK,
+                )),
             ),
             FromHarness::Result { id, result } => (
                 id,
-                Event::Done(protocol::normalize_result(result, ctx.limits.text)),
+                Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
             ),
             FromHarness::Error { id, message } => {
                 let secrets = ctx
