@@ -249,7 +249,10 @@ impl Runtime {
         };
         let timeout = opts
             .timeout
-            .or_else(|| spec.timeout_secs.map(Duration::from_secs_f64))
+            .or_else(|| {
+                spec.timeout_secs
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            })
             .or(self.config.default_timeout);
         let call = ExecCall {
             tool: spec,
