@@ -248,8 +248,9 @@ impl SubprocessExecutor {
             .timeout
             .or_else(|| {
                 tool.timeout_secs
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .map(Duration::from_secs_f64)
+                    .filter(|s| *s > 0.0)
+                    // Too large for a Duration (or not finite): no tool timeout.
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
             })
             .unwrap_or(config.default_timeout);
         let secrets = secrets_of(tool, &call.params);
