@@ -252,7 +252,9 @@ impl SubprocessExecutor {
                     // Too large for a Duration (or not finite): no tool timeout.
                     .and_then(|s| Duration::try_from_secs_f64(s).ok())
             })
-            .unwrap_or(config.default_timeout);
+            .unwrap_or(config.default_timeout)
+            // Deadlines are `now + timeout`; a year is "never" and cannot overflow.
+            .min(Duration::from_secs(365 * 24 * 3600));
         let secrets = secrets_of(tool, &call.params);
         let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
             return ToolResult::error(format!(
