@@ -212,7 +212,7 @@ impl Config {
             for d in Dialect::ALL {
                 files.insert(
                     format!("schemas/{d}.json"),
-                    schema::to_pretty(&schema::definitions(&tools, d)),
+                    schema::definitions_json(&tools, d),
                 );
             }
         }

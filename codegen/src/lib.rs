@@ -7,11 +7,8 @@
 //!
 //! ```no_run
 //! // build.rs
-//! fn main() {
-//!     toolbind_codegen::Config::new()
-//!         .tools_dir("tools")
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
+//! fn main() -> Result<(), toolbind_codegen::Error> {
+//!     toolbind_codegen::Config::new().tools_dir("tools").compile()
 //! }
 //! ```
 

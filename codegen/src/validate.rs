@@ -146,7 +146,7 @@ impl Ctx<'_> {
     }
 }
 
-fn map_entries<'n>(node: &'n YNode) -> Option<&'n [(YNode, YNode)]> {
+fn map_entries(node: &YNode) -> Option<&[(YNode, YNode)]> {
     match &node.value {
         YValue::Map(m) => Some(m),
         _ => None,

@@ -40,13 +40,12 @@ fn one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) {
         d.message
     );
     assert_eq!(d.pos, Pos::new(line, col), "{}", d.plain());
-    match hint {
-        Some(h) => assert!(
+    if let Some(h) = hint {
+        assert!(
             d.hint.as_deref().is_some_and(|x| x.contains(h)),
             "hint {:?} lacks {h:?}",
             d.hint
-        ),
-        None => {}
+        );
     }
 }
 

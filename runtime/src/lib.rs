@@ -90,7 +90,10 @@ impl ToolInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
     /// No compiled tool has this name.
-    UnknownTool { name: String, known: &'static [&'static str] },
+    UnknownTool {
+        name: String,
+        known: &'static [&'static str],
+    },
     /// The arguments did not match the tool's params.
     BadArgs { tool: &'static str, message: String },
 }
@@ -145,17 +148,24 @@ pub mod __private {
     pub struct ParseEnumError {
         input: &'static str,
         found: ::std::string::String,
-        expected: &'static [&'static str],
+        expected: ::std::vec::Vec<&'static str>,
     }
 
-    impl ParseEnumError {
-        pub fn new(input: &'static str, found: &str, expected: &'static [&'static str]) -> Self {
-            ParseEnumError {
+    /// `FromStr` for generated enums: the value whose wire spelling is `s`.
+    pub fn parse_enum<T: Copy>(
+        input: &'static str,
+        s: &str,
+        all: &'static [T],
+        wire: fn(T) -> &'static str,
+    ) -> Result<T, ParseEnumError> {
+        all.iter()
+            .copied()
+            .find(|v| wire(*v) == s)
+            .ok_or_else(|| ParseEnumError {
                 input,
-                found: found.to_owned(),
-                expected,
-            }
-        }
+                found: s.to_owned(),
+                expected: all.iter().map(|v| wire(*v)).collect(),
+            })
     }
 
     impl ::core::fmt::Display for ParseEnumError {
@@ -216,5 +226,29 @@ pub mod __private {
             tool,
             message: e.to_string(),
         })
+    }
+
+    /// [`params_from_value`] for a generated tool.
+    pub fn params<T: Tool>(
+        args: ::serde_json::Value,
+    ) -> ::core::result::Result<T::Params, CallError> {
+        params_from_value(T::NAME, args)
+    }
+
+    /// The error for a call of a tool that was not compiled in.
+    pub fn unknown_tool<T>(
+        name: &str,
+        known: &'static [&'static str],
+    ) -> ::core::result::Result<T, CallError> {
+        Err(CallError::UnknownTool {
+            name: name.to_owned(),
+            known,
+        })
+    }
+
+    /// A generated params value as the JSON a tool receives.
+    pub fn to_args<T: ::serde::Serialize>(params: &T) -> ::serde_json::Value {
+        // Params hold strings, numbers, booleans and enums only: serialising cannot fail.
+        ::serde_json::to_value(params).unwrap_or_default()
     }
 }

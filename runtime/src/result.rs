@@ -37,7 +37,11 @@ pub struct ToolResult {
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(rename = "isError", default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        rename = "isError",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub is_error: bool,
 }
 

@@ -73,6 +73,9 @@ mod tests {
         assert_eq!(format!("{s:?}"), REDACTED);
         assert_eq!(format!("{s}"), REDACTED);
         assert_eq!(format!("{:?}", Some(&s)), format!("Some({REDACTED})"));
-        assert_eq!(serde_json::to_string(&s).unwrap(), "\"hunter2-very-secret\"");
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            "\"hunter2-very-secret\""
+        );
     }
 }

@@ -47,11 +47,12 @@ pub mod crlf_bom {
     impl Order {
         /// Every value, in TOOL.md order.
         pub const ALL: &'static [Order] = &[Order::Newest, Order::Oldest];
+        const INPUT: &'static str = "order";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Order::Newest => "newest",
-                Order::Oldest => "oldest",
+                Self::Newest => "newest",
+                Self::Oldest => "oldest",
             }
         }
     }
@@ -63,19 +64,7 @@ pub mod crlf_bom {
     impl ::core::str::FromStr for Order {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
-            match s {
-                "newest" => ::core::result::Result::Ok(Order::Newest),
-                "oldest" => ::core::result::Result::Ok(Order::Oldest),
-                _ => {
-                    ::core::result::Result::Err(
-                        ::toolbind::__private::ParseEnumError::new(
-                            "order",
-                            s,
-                            &["newest", "oldest"],
-                        ),
-                    )
-                }
-            }
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
     /// The `crlf_bom` tool: pass it to `Runtime::call_typed`.
@@ -94,12 +83,12 @@ pub mod crlf_bom {
         const NAME: &'static str = "crlf_bom";
         const LABEL: &'static str = "crlf_bom";
         const DESCRIPTION: &'static str = "Saved on Windows with a BOM and CRLF line endings.";
-        const VERSION: u64 = 2u64;
+        const VERSION: u64 = 2;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Python;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"Search text.\"},\"order\":{\"type\":\"string\",\"enum\":[\"newest\",\"oldest\"],\"description\":\"Sort order.\",\"default\":\"newest\"}},\"required\":[\"query\"],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- crlf_bom: Saved on Windows with a BOM and CRLF line endings.";
         const DOCS: &'static str = "# CRLF\n\n## Usage\n\nWorks unchanged.";
-        const FINGERPRINT: u64 = 5111057867353893772u64;
+        const FINGERPRINT: u64 = 5111057867353893772;
     }
 }
 /// `kitchen_sink` (v7, typescript): Exercises every part of the format.
@@ -232,15 +221,16 @@ pub mod kitchen_sink {
             Resolution::V2_0,
             Resolution::HighQuality,
         ];
+        const INPUT: &'static str = "resolution";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Resolution::V1080p => "1080p",
-                Resolution::V720p => "720p",
-                Resolution::X1_5 => "x-1.5",
-                Resolution::Gpt4oMini => "gpt-4o-mini",
-                Resolution::V2_0 => "v2.0",
-                Resolution::HighQuality => "high-quality",
+                Self::V1080p => "1080p",
+                Self::V720p => "720p",
+                Self::X1_5 => "x-1.5",
+                Self::Gpt4oMini => "gpt-4o-mini",
+                Self::V2_0 => "v2.0",
+                Self::HighQuality => "high-quality",
             }
         }
     }
@@ -252,30 +242,7 @@ pub mod kitchen_sink {
     impl ::core::str::FromStr for Resolution {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
-            match s {
-                "1080p" => ::core::result::Result::Ok(Resolution::V1080p),
-                "720p" => ::core::result::Result::Ok(Resolution::V720p),
-                "x-1.5" => ::core::result::Result::Ok(Resolution::X1_5),
-                "gpt-4o-mini" => ::core::result::Result::Ok(Resolution::Gpt4oMini),
-                "v2.0" => ::core::result::Result::Ok(Resolution::V2_0),
-                "high-quality" => ::core::result::Result::Ok(Resolution::HighQuality),
-                _ => {
-                    ::core::result::Result::Err(
-                        ::toolbind::__private::ParseEnumError::new(
-                            "resolution",
-                            s,
-                            &[
-                                "1080p",
-                                "720p",
-                                "x-1.5",
-                                "gpt-4o-mini",
-                                "v2.0",
-                                "high-quality",
-                            ],
-                        ),
-                    )
-                }
-            }
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
     /// Allowed values of `kind`.
@@ -304,12 +271,13 @@ pub mod kitchen_sink {
     impl Kind {
         /// Every value, in TOOL.md order.
         pub const ALL: &'static [Kind] = &[Kind::Self_, Kind::Match, Kind::PlainValue];
+        const INPUT: &'static str = "kind";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Kind::Self_ => "Self",
-                Kind::Match => "match",
-                Kind::PlainValue => "plain_value",
+                Self::Self_ => "Self",
+                Self::Match => "match",
+                Self::PlainValue => "plain_value",
             }
         }
     }
@@ -321,20 +289,7 @@ pub mod kitchen_sink {
     impl ::core::str::FromStr for Kind {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
-            match s {
-                "Self" => ::core::result::Result::Ok(Kind::Self_),
-                "match" => ::core::result::Result::Ok(Kind::Match),
-                "plain_value" => ::core::result::Result::Ok(Kind::PlainValue),
-                _ => {
-                    ::core::result::Result::Err(
-                        ::toolbind::__private::ParseEnumError::new(
-                            "kind",
-                            s,
-                            &["Self", "match", "plain_value"],
-                        ),
-                    )
-                }
-            }
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
     /// The `kitchen_sink` tool: pass it to `Runtime::call_typed`.
@@ -353,12 +308,12 @@ pub mod kitchen_sink {
         const NAME: &'static str = "kitchen_sink";
         const LABEL: &'static str = "Kitchen Sink";
         const DESCRIPTION: &'static str = "Exercises every part of the format.\nThis description spans two lines.";
-        const VERSION: u64 = 7u64;
+        const VERSION: u64 = 7;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::TypeScript;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"type\":{\"type\":\"string\",\"description\":\"A keyword as a parameter name.\"},\"self\":{\"type\":\"boolean\",\"description\":\"A keyword that cannot be a raw identifier.\"},\"maxResults\":{\"type\":\"number\",\"description\":\"camelCase becomes snake_case.\",\"default\":10},\"ratio\":{\"type\":\"number\",\"description\":\"A fractional default.\",\"default\":0.25},\"verbose\":{\"type\":\"boolean\",\"description\":\"A boolean default.\",\"default\":true},\"greeting\":{\"type\":\"string\",\"description\":\"A string default with \\\"quotes\\\" and a | pipe.\",\"default\":\"hello \\\"world\\\"\"},\"resolution\":{\"type\":\"string\",\"enum\":[\"1080p\",\"720p\",\"x-1.5\",\"gpt-4o-mini\",\"v2.0\",\"high-quality\"],\"description\":\"Enum values with digits, dashes and dots.\",\"default\":\"720p\"},\"kind\":{\"type\":\"string\",\"enum\":[\"Self\",\"match\",\"plain_value\"],\"description\":\"Enum values as a YAML list, one a keyword.\"},\"api_token\":{\"type\":\"string\",\"description\":\"Overrides KITCHEN_TOKEN. (Sensitive: pass it only when the user supplied it; it is never logged.)\"},\"limit\":{\"type\":\"number\",\"description\":\"An optional number.\"}},\"required\":[\"type\",\"kind\"],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- kitchen_sink: Try every kind of input at once";
         const DOCS: &'static str = "# Kitchen Sink\n\n## Usage\n\nCall it with `type` set.";
-        const FINGERPRINT: u64 = 15525740192153027837u64;
+        const FINGERPRINT: u64 = 15525740192153027837;
     }
 }
 /// `py_tool` (v0, python): A python tool without inputs.
@@ -389,12 +344,12 @@ pub mod py_tool {
         const NAME: &'static str = "py_tool";
         const LABEL: &'static str = "py_tool";
         const DESCRIPTION: &'static str = "A python tool without inputs.";
-        const VERSION: u64 = 0u64;
+        const VERSION: u64 = 0;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Python;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{},\"required\":[],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- py_tool: A python tool without inputs.";
         const DOCS: &'static str = "# Py Tool";
-        const FINGERPRINT: u64 = 10795866748352344433u64;
+        const FINGERPRINT: u64 = 10795866748352344433;
     }
 }
 /// `sh_tool` (v3, bash): A bash tool.
@@ -437,12 +392,12 @@ pub mod sh_tool {
         const NAME: &'static str = "sh_tool";
         const LABEL: &'static str = "Shell Tool";
         const DESCRIPTION: &'static str = "A bash tool.";
-        const VERSION: u64 = 3u64;
+        const VERSION: u64 = 3;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Bash;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"number\",\"description\":\"How many lines to print.\",\"default\":3}},\"required\":[],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- sh_tool: A bash tool.";
         const DOCS: &'static str = "";
-        const FINGERPRINT: u64 = 11885789185352414824u64;
+        const FINGERPRINT: u64 = 11885789185352414824;
     }
 }
 /// `tool_name` (v1, typescript): What the tool does and when the agent should use it.
@@ -499,11 +454,12 @@ pub mod tool_name {
     impl Mode {
         /// Every value, in TOOL.md order.
         pub const ALL: &'static [Mode] = &[Mode::Single, Mode::Batch];
+        const INPUT: &'static str = "mode";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Mode::Single => "single",
-                Mode::Batch => "batch",
+                Self::Single => "single",
+                Self::Batch => "batch",
             }
         }
     }
@@ -515,19 +471,7 @@ pub mod tool_name {
     impl ::core::str::FromStr for Mode {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
-            match s {
-                "single" => ::core::result::Result::Ok(Mode::Single),
-                "batch" => ::core::result::Result::Ok(Mode::Batch),
-                _ => {
-                    ::core::result::Result::Err(
-                        ::toolbind::__private::ParseEnumError::new(
-                            "mode",
-                            s,
-                            &["single", "batch"],
-                        ),
-                    )
-                }
-            }
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
     /// The `tool_name` tool: pass it to `Runtime::call_typed`.
@@ -546,12 +490,12 @@ pub mod tool_name {
         const NAME: &'static str = "tool_name";
         const LABEL: &'static str = "Tool Name";
         const DESCRIPTION: &'static str = "What the tool does and when the agent should use it.";
-        const VERSION: u64 = 1u64;
+        const VERSION: u64 = 1;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::TypeScript;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"param_name\":{\"type\":\"string\",\"description\":\"What this parameter is for.\"},\"optional_param\":{\"type\":\"number\",\"description\":\"An optional parameter.\"},\"secret_param\":{\"type\":\"string\",\"description\":\"A sensitive value (e.g., API token). (Sensitive: pass it only when the user supplied it; it is never logged.)\"},\"mode\":{\"type\":\"string\",\"enum\":[\"single\",\"batch\"],\"description\":\"Choose between modes.\"}},\"required\":[\"param_name\",\"mode\"],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- tool_name: What the tool does and when the agent should use it.";
         const DOCS: &'static str = "# Tool Name\n\n## Authentication\n\nReads `TOOL_NAME_TOKEN` when `secret_param` is not given.\n\n## Usage\n\nPass `param_name`; pick a `mode`.\n\n## Examples\n\n```\ntool_name {\"param_name\": \"x\", \"mode\": \"single\"}\n```\n\n## Error Handling\n\nErrors are returned as text.\n\n## Notes\n\nThe seed's example frontmatter, verbatim.";
-        const FINGERPRINT: u64 = 4114614151816757954u64;
+        const FINGERPRINT: u64 = 4114614151816757954;
     }
 }
 /// `unicode_tool` (v0, typescript): Translates text — handles “smart quotes”, emoji 🚀 and CJK 漢字.
@@ -597,12 +541,13 @@ pub mod unicode_tool {
     impl Style {
         /// Every value, in TOOL.md order.
         pub const ALL: &'static [Style] = &[Style::Café, Style::Naïve, Style::普通];
+        const INPUT: &'static str = "style";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Style::Café => "café",
-                Style::Naïve => "naïve",
-                Style::普通 => "普通",
+                Self::Café => "café",
+                Self::Naïve => "naïve",
+                Self::普通 => "普通",
             }
         }
     }
@@ -614,20 +559,7 @@ pub mod unicode_tool {
     impl ::core::str::FromStr for Style {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
-            match s {
-                "café" => ::core::result::Result::Ok(Style::Café),
-                "naïve" => ::core::result::Result::Ok(Style::Naïve),
-                "普通" => ::core::result::Result::Ok(Style::普通),
-                _ => {
-                    ::core::result::Result::Err(
-                        ::toolbind::__private::ParseEnumError::new(
-                            "style",
-                            s,
-                            &["café", "naïve", "普通"],
-                        ),
-                    )
-                }
-            }
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
     /// The `unicode_tool` tool: pass it to `Runtime::call_typed`.
@@ -646,12 +578,12 @@ pub mod unicode_tool {
         const NAME: &'static str = "unicode_tool";
         const LABEL: &'static str = "Übersetzer 翻訳";
         const DESCRIPTION: &'static str = "Translates text — handles “smart quotes”, emoji 🚀 and CJK 漢字.";
-        const VERSION: u64 = 0u64;
+        const VERSION: u64 = 0;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::TypeScript;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"texte\":{\"type\":\"string\",\"description\":\"Le texte à traduire.\"},\"style\":{\"type\":\"string\",\"enum\":[\"café\",\"naïve\",\"普通\"],\"description\":\"Registre de langue.\"}},\"required\":[\"texte\",\"style\"],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- unicode_tool: Translates text — handles “smart quotes”, emoji 🚀 and CJK 漢字.";
         const DOCS: &'static str = "# Übersetzer\n\n## Usage\n\nTexte → traduction.";
-        const FINGERPRINT: u64 = 12274099054771193825u64;
+        const FINGERPRINT: u64 = 12274099054771193825;
     }
 }
 /// A model's tool call, parsed into the generated params of the tool it names.
@@ -688,59 +620,50 @@ impl ToolCall {
     ) -> ::core::result::Result<Self, ::toolbind::__private::CallError> {
         match name {
             "crlf_bom" => {
-                ::toolbind::__private::params_from_value("crlf_bom", args)
-                    .map(ToolCall::CrlfBom)
+                ::toolbind::__private::params::<crlf_bom::Tool>(args).map(Self::CrlfBom)
             }
             "kitchen_sink" => {
-                ::toolbind::__private::params_from_value("kitchen_sink", args)
-                    .map(ToolCall::KitchenSink)
+                ::toolbind::__private::params::<kitchen_sink::Tool>(args)
+                    .map(Self::KitchenSink)
             }
             "py_tool" => {
-                ::toolbind::__private::params_from_value("py_tool", args)
-                    .map(ToolCall::PyTool)
+                ::toolbind::__private::params::<py_tool::Tool>(args).map(Self::PyTool)
             }
             "sh_tool" => {
-                ::toolbind::__private::params_from_value("sh_tool", args)
-                    .map(ToolCall::ShTool)
+                ::toolbind::__private::params::<sh_tool::Tool>(args).map(Self::ShTool)
             }
             "tool_name" => {
-                ::toolbind::__private::params_from_value("tool_name", args)
-                    .map(ToolCall::ToolName)
+                ::toolbind::__private::params::<tool_name::Tool>(args)
+                    .map(Self::ToolName)
             }
             "unicode_tool" => {
-                ::toolbind::__private::params_from_value("unicode_tool", args)
-                    .map(ToolCall::UnicodeTool)
+                ::toolbind::__private::params::<unicode_tool::Tool>(args)
+                    .map(Self::UnicodeTool)
             }
-            _ => {
-                ::core::result::Result::Err(::toolbind::__private::CallError::UnknownTool {
-                    name: ::std::string::ToString::to_string(name),
-                    known: Self::NAMES,
-                })
-            }
+            _ => ::toolbind::__private::unknown_tool(name, Self::NAMES),
         }
     }
     /// The called tool's name.
     pub fn name(&self) -> &'static str {
         match self {
-            ToolCall::CrlfBom(_) => "crlf_bom",
-            ToolCall::KitchenSink(_) => "kitchen_sink",
-            ToolCall::PyTool(_) => "py_tool",
-            ToolCall::ShTool(_) => "sh_tool",
-            ToolCall::ToolName(_) => "tool_name",
-            ToolCall::UnicodeTool(_) => "unicode_tool",
+            Self::CrlfBom(_) => "crlf_bom",
+            Self::KitchenSink(_) => "kitchen_sink",
+            Self::PyTool(_) => "py_tool",
+            Self::ShTool(_) => "sh_tool",
+            Self::ToolName(_) => "tool_name",
+            Self::UnicodeTool(_) => "unicode_tool",
         }
     }
     /// The call's arguments as JSON, as the tool receives them.
     pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {
         match self {
-            ToolCall::CrlfBom(p) => ::toolbind::__private::serde_json::to_value(p),
-            ToolCall::KitchenSink(p) => ::toolbind::__private::serde_json::to_value(p),
-            ToolCall::PyTool(p) => ::toolbind::__private::serde_json::to_value(p),
-            ToolCall::ShTool(p) => ::toolbind::__private::serde_json::to_value(p),
-            ToolCall::ToolName(p) => ::toolbind::__private::serde_json::to_value(p),
-            ToolCall::UnicodeTool(p) => ::toolbind::__private::serde_json::to_value(p),
+            Self::CrlfBom(p) => ::toolbind::__private::to_args(p),
+            Self::KitchenSink(p) => ::toolbind::__private::to_args(p),
+            Self::PyTool(p) => ::toolbind::__private::to_args(p),
+            Self::ShTool(p) => ::toolbind::__private::to_args(p),
+            Self::ToolName(p) => ::toolbind::__private::to_args(p),
+            Self::UnicodeTool(p) => ::toolbind::__private::to_args(p),
         }
-            .unwrap_or_default()
     }
 }
 /// Static facts (name, version, schema, prompt line) about every compiled tool, in

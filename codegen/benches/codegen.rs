@@ -1,0 +1,184 @@
+//! Codegen throughput: parse + validate + emit for a generated folder of 1,000 tools with 8
+//! inputs each, split by phase, against a baseline in the same run (reading the same files).
+//! With `--compile`, also how long rustc takes to build the bindings of 100 such tools.
+//!
+//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile]`
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use toolbind_codegen::emit::{self, Generator};
+use toolbind_codegen::schema::{self, Dialect};
+use toolbind_codegen::{Options, load_tools, prompt};
+
+fn write_tools(dir: &Path, n: usize) {
+    for i in 0..n {
+        let t = dir.join(format!("tool_{i:04}"));
+        std::fs::create_dir_all(&t).unwrap();
+        let mut md = format!(
+            "---\nname: tool_{i:04}\nlabel: Tool {i}\ndescription: Generated tool number {i}; it does one thing well.\nversion: {}\nlanguage: typescript\ninputs:\n",
+            i % 7
+        );
+        for j in 0..8 {
+            let spec = match j % 4 {
+                0 => format!("    type: string\n    description: String input {j}.\n"),
+                1 => format!(
+                    "    type: number\n    description: Number input {j}.\n    default: {j}\n"
+                ),
+                2 => format!("    type: boolean\n    description: Flag {j}.\n    optional: true\n"),
+                _ => format!(
+                    "    type: enum\n    values: alpha, beta-{j}, gamma.{j}, delta\n    default: alpha\n    description: Mode {j}.\n"
+                ),
+            };
+            md.push_str(&format!("  input{j}:\n{spec}"));
+        }
+        md.push_str("---\n\n# Tool\n\n## Usage\n\nCall it.\n\n## Notes\n\nNone.\n");
+        std::fs::write(t.join("TOOL.md"), md).unwrap();
+        std::fs::write(
+            t.join("index.ts"),
+            "export async function execute() { return { content: [] }; }\n",
+        )
+        .unwrap();
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(f());
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let compile = std::env::args().any(|a| a == "--compile");
+    let tmp = std::env::temp_dir().join(format!("toolbind-bench-{}", std::process::id()));
+    let tools_dir = tmp.join("tools");
+    write_tools(&tools_dir, 1000);
+    let dirs = vec![tools_dir.clone()];
+    let opts = Options::default();
+    let runs = 7;
+
+    let read = time(runs, || {
+        let mut n = 0;
+        for d in toolbind_codegen::tool_folders(&tools_dir).unwrap() {
+            n += std::fs::read(d.join("TOOL.md")).unwrap().len();
+            n += usize::from(d.join("index.ts").is_file());
+        }
+        n
+    });
+    let parse = time(runs, || load_tools(&dirs, &opts).unwrap());
+    let tools = load_tools(&dirs, &opts).unwrap();
+    let rust = time(runs, || emit::rust(&tools, Generator::Build));
+    let schemas = time(runs, || {
+        Dialect::ALL
+            .map(|d| schema::definitions_json(&tools, d))
+            .len()
+    });
+    let prompts = time(runs, || {
+        (prompt::system_prompt(&tools), prompt::docs(&tools))
+    });
+    let total = parse + rust + schemas + prompts;
+
+    println!("## codegen: 1,000 tools x 8 inputs (median of {runs})\n");
+    println!("| phase | time | x baseline |");
+    println!("| --- | --- | --- |");
+    let row = |name: &str, d: Duration| {
+        println!(
+            "| {name} | {} | {:.1}x |",
+            ms(d),
+            d.as_secs_f64() / read.as_secs_f64()
+        );
+    };
+    row("baseline: read the same files", read);
+    row("parse + validate (incl. reading)", parse);
+    row("emit Rust", rust);
+    row("emit schemas (6 dialects)", schemas);
+    row("emit prompt + docs", prompts);
+    row("**total, all emitters**", total);
+
+    if compile {
+        compile_bench(&tmp);
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// rustc's cost for the bindings of 100 tools: a debug build of a crate that includes them,
+/// against the same crate with no tools (dependencies already built, both measured here).
+fn compile_bench(tmp: &Path) {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    let crate_dir = tmp.join("bindings");
+    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+    std::fs::write(
+        crate_dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"bindings-bench\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\ntoolbind = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+            workspace.join("runtime").display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    let hundred = tmp.join("hundred");
+    write_tools(&hundred, 100);
+    let tools = load_tools(&[hundred], &Options::default()).unwrap();
+    let bindings = emit::rust(&tools, Generator::Build);
+    let empty = emit::rust(&[], Generator::Build);
+    let target = workspace.join("target/bench-compile");
+    let build = |src: &str| {
+        std::fs::write(crate_dir.join("src/lib.rs"), src).unwrap();
+        let t = Instant::now();
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--offline", "-q"])
+            .current_dir(&crate_dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        t.elapsed()
+    };
+    build(&empty); // dependencies
+    let mut base = Vec::new();
+    let mut full = Vec::new();
+    for i in 0..3 {
+        // A comment that changes each time forces rustc to rebuild the crate itself.
+        base.push(build(&format!("{empty}\n// {i}\n")));
+        full.push(build(&format!("{bindings}\n// {i}\n")));
+    }
+    let (base, full) = (median(base), median(full));
+    println!("\n## rustc: debug build of the bindings of 100 tools x 8 inputs (median of 3)\n");
+    println!("| crate | build time |");
+    println!("| --- | --- |");
+    println!("| baseline: same crate, no tools | {} |", ms(base));
+    println!(
+        "| with 100 tools' bindings ({} lines) | {} |",
+        bindings.lines().count(),
+        ms(full)
+    );
+    println!(
+        "| **cost of the bindings** | {} ({:.1}x baseline) |",
+        ms(full.saturating_sub(base)),
+        full.as_secs_f64() / base.as_secs_f64()
+    );
+}

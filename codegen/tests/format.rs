@@ -1,0 +1,82 @@
+//! The emitter writes text directly, in prettyplease's layout. These tests hold it to that:
+//! for the fixtures and for a stress folder of long and odd names, formatting the output
+//! with prettyplease changes nothing.
+
+use std::path::{Path, PathBuf};
+
+use toolbind_codegen::emit::{Generator, rust};
+use toolbind_codegen::{Options, load_tools};
+
+#[track_caller]
+fn assert_prettyplease_stable(src: &str) {
+    let file =
+        syn::parse_file(src).unwrap_or_else(|e| panic!("generated code does not parse: {e}"));
+    let pretty = format!(
+        "{}\n{}",
+        toolbind_codegen::emit::HEADER,
+        prettyplease::unparse(&file)
+    );
+    if pretty != src {
+        let (n, (ours, theirs)) = src
+            .lines()
+            .zip(pretty.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .expect("outputs differ only in length");
+        let start = n.saturating_sub(3);
+        let context: Vec<&str> = pretty.lines().skip(start).take(8).collect();
+        panic!(
+            "line {}: emitter wrote\n{ours}\nprettyplease writes\n{theirs}\n--- prettyplease around it ---\n{}",
+            n + 1,
+            context.join("\n")
+        );
+    }
+}
+
+#[test]
+fn fixtures_are_prettyplease_formatted() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid");
+    let tools = load_tools(&[dir], &Options::default()).unwrap();
+    assert_prettyplease_stable(&rust(&tools, Generator::Build));
+    assert_prettyplease_stable(&rust(&[], Generator::Build));
+    assert_prettyplease_stable(&rust(&tools[..1], Generator::Build));
+}
+
+fn tool(dir: &Path, name: &str, inputs: &str) {
+    let t = dir.join(name);
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("TOOL.md"),
+        format!("---\nname: {name}\ndescription: A tool with a long name, {name}, to push lines past the margin.\nlanguage: bash\ninputs:\n{inputs}---\n# T\n"),
+    )
+    .unwrap();
+    std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+}
+
+#[test]
+fn long_and_odd_names_are_prettyplease_formatted() {
+    let tmp = std::env::temp_dir().join(format!("toolbind-format-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let long = "a_really_quite_long_parameter_name_that_goes_on_and_on_for_a_while";
+    let long = &long[..64];
+    for (i, name) in [
+        "x",
+        "web_fetch",
+        "an_extremely_descriptive_tool_name_for_fetching_web_pages",
+        &"t".repeat(64),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let inputs = format!(
+            "  {long}:\n    type: string\n    description: d\n    optional: true\n    sensitive: true\n  maxResultsPerPageOfTheSearchEngineResultsForTheQuery{i}:\n    type: number\n    description: d\n    optional: true\n  greeting_{i}:\n    type: string\n    description: d\n    default: \"{}\"\n  short:\n    type: string\n    description: d\n    default: hi\n  mode_with_a_long_name_{i}:\n    type: enum\n    description: d\n    values: first-value-with-a-long-spelling, second.value.with.dots, {}\n    default: second.value.with.dots\n  m:\n    type: enum\n    description: d\n    values: a, b\n  flag:\n    type: boolean\n    description: d\n    default: false\n",
+            "a long default greeting that certainly does not fit on the line ".repeat(2),
+            "v".repeat(70),
+        );
+        tool(&tmp, name, &inputs);
+    }
+    let tools = load_tools(std::slice::from_ref(&tmp), &Options::default()).unwrap();
+    let src = rust(&tools, Generator::Build);
+    std::fs::remove_dir_all(&tmp).unwrap();
+    assert_prettyplease_stable(&src);
+}
