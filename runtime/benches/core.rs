@@ -193,8 +193,7 @@ fn main() {
     let rt = Runtime::builder()
         .registry(Loader::new().dir(&seed).quiet().load().registry)
         .executor(Arc::new(Noop))
-        .build()
-        .unwrap();
+        .build();
     let tokio = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,17 +1,16 @@
 //! The [`Runtime`]: a registry of loaded tools, validated calls, an executor, truncation.
 //!
 //! ```no_run
-//! use std::sync::Arc;
 //! use serde_json::json;
 //! use toolbind::{CallOptions, Runtime};
-//! # async fn demo(executor: Arc<dyn toolbind::executor::Executor>) {
+//! # async fn demo() {
 //! let loaded = toolbind::loader::Loader::new().env().load();
+//! // Tools run in node / python3 / bash subprocesses (`exec::SubprocessExecutor`) unless
+//! // `.executor(...)` supplies another executor.
 //! let runtime = Runtime::builder()
 //!     .registry(loaded.registry)
-//!     .executor(executor)
 //!     .spill_dir("/tmp/tool-output")
-//!     .build()
-//!     .expect("an executor was given");
+//!     .build();
 //!
 //! // A model's call: validated (quirks tolerated, defaults filled), run, truncated.
 //! let result = runtime
@@ -137,24 +136,6 @@ pub struct RuntimeBuilder {
 }
 
 /// Why [`RuntimeBuilder::build`] failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BuildError {
-    /// No executor was given ([`RuntimeBuilder::executor`]).
-    NoExecutor,
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::NoExecutor => write!(
-                f,
-                "no executor: call `Runtime::builder().executor(...)` before `build()`"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 impl RuntimeBuilder {
     /// The tools to serve (for example [`Loaded::registry`](crate::loader::Loaded)).
@@ -193,14 +174,20 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The runtime, or [`BuildError::NoExecutor`].
-    pub fn build(self) -> Result<Runtime, BuildError> {
-        Ok(Runtime {
+    /// The runtime. Without [`executor`](Self::executor), tools run in subprocesses with
+    /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor)'s default configuration.
+    pub fn build(self) -> Runtime {
+        let executor = self.executor.unwrap_or_else(|| {
+            Arc::new(crate::exec::SubprocessExecutor::new(
+                crate::exec::ExecConfig::default(),
+            ))
+        });
+        Runtime {
             registry: self.registry,
             config: self.config,
-            executor: self.executor.ok_or(BuildError::NoExecutor)?,
+            executor,
             seq: AtomicU64::new(0),
-        })
+        }
     }
 }
 
