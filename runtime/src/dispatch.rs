@@ -135,8 +135,6 @@ pub struct RuntimeBuilder {
     executor: Option<Arc<dyn Executor>>,
 }
 
-/// Why [`RuntimeBuilder::build`] failed.
-
 impl RuntimeBuilder {
     /// The tools to serve (for example [`Loaded::registry`](crate::loader::Loaded)).
     pub fn registry(mut self, registry: Registry) -> Self {
