@@ -10,6 +10,7 @@
 //! toolbind::tools!("../tools");
 //!
 //! let call = ToolCall::from_call("web_fetch", serde_json::json!({"url": "https://example.com"}))?;
+//! assert_eq!(call.name(), "web_fetch");
 //! ```
 //!
 //! ## Where the path is resolved
@@ -65,14 +66,18 @@ use toolbind_codegen::{Config, Diagnostic, Options};
 /// `toolbind_codegen::Config` writes from build.rs.
 ///
 /// ```ignore
+/// // src/agent.rs (compiled for real by tests/ui/pass/*.rs)
 /// mod tools {
 ///     toolbind::tools!("../tools", "../vendor/tools");
 /// }
 ///
-/// let params = tools::web_fetch::Params { url: "https://example.com".into(), ..Default::default() };
-/// match tools::ToolCall::from_call(name, args)? {
-///     tools::ToolCall::WebFetch(p) => { /* ... */ }
-///     tools::ToolCall::Todo(p) => { /* ... */ }
+/// fn handle(name: &str, args: serde_json::Value) -> Result<String, toolbind::CallError> {
+///     // A new tool in the folder is a new variant: this match stops compiling until
+///     // it is handled.
+///     Ok(match tools::ToolCall::from_call(name, args)? {
+///         tools::ToolCall::WebFetch(p) => format!("fetching {}", p.url),
+///         tools::ToolCall::Todo(p) => format!("todo: {}", p.action),
+///     })
 /// }
 /// ```
 ///
@@ -133,8 +138,16 @@ pub fn tools(input: TokenStream) -> TokenStream {
 /// ```ignore
 /// toolbind::tool!("../tools/web_fetch");
 ///
-/// let params = web_fetch::Params { url: "https://example.com".into(), ..Default::default() };
-/// let result = runtime.call_typed::<web_fetch::Tool>(params).await?;
+/// let params = web_fetch::Params {
+///     url: "https://example.com".into(),
+///     format: web_fetch::Format::Text,
+///     max_bytes: 200_000.0,
+///     timeout_ms: 10_000.0,
+///     output_path: None,
+/// };
+/// let result = runtime
+///     .call_typed::<web_fetch::Tool>(params, toolbind::CallOptions::default())
+///     .await;
 /// ```
 ///
 /// On errors it expands to the errors only: with no valid TOOL.md there is no module name
