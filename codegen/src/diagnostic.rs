@@ -58,13 +58,17 @@ impl Diagnostic {
 
     /// `file:line:col: message` plus `(hint)` — one line, for the macro and logs.
     pub fn plain(&self) -> String {
-        let mut s = format!(
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.pos.line,
-            self.pos.column,
-            self.message
-        );
+        let mut s = if self.pos == Pos::NONE {
+            format!("{}: {}", self.file.display(), self.message)
+        } else {
+            format!(
+                "{}:{}:{}: {}",
+                self.file.display(),
+                self.pos.line,
+                self.pos.column,
+                self.message
+            )
+        };
         if let Some(h) = &self.hint {
             s.push_str(" (help: ");
             s.push_str(h);
@@ -91,6 +95,13 @@ impl Diagnostic {
                     .line_start(1)
                     .annotation(AnnotationKind::Primary.span(range));
                 let g = title.element(snippet);
+                match &self.hint {
+                    Some(h) => g.element(Level::HELP.message(h.as_str())),
+                    None => g,
+                }
+            }
+            None if self.pos == Pos::NONE => {
+                let g = title.element(annotate_snippets::Origin::path(path.as_str()));
                 match &self.hint {
                     Some(h) => g.element(Level::HELP.message(h.as_str())),
                     None => g,

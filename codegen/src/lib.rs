@@ -58,14 +58,15 @@ pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagno
     let file = dir.join(TOOL_FILE);
     match std::fs::read(&file) {
         Ok(bytes) => parse_tool_md(&file, dir, &bytes, opts),
-        Err(e) => Err(vec![
-            Diagnostic::new(
-                dir,
-                Pos::new(1, 1),
-                format!("cannot read {}: {e}", file.display()),
-            )
-            .hint("every tool folder needs a TOOL.md beside its entry file"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(vec![
+            Diagnostic::new(dir, Pos::NONE, "tool folder has no TOOL.md")
+                .hint("add a TOOL.md (YAML frontmatter + Markdown docs) beside the entry file, or move the folder out of the tools folder"),
         ]),
+        Err(e) => Err(vec![Diagnostic::new(
+            &file,
+            Pos::NONE,
+            format!("cannot read TOOL.md: {e}"),
+        )]),
     }
 }
 
@@ -73,12 +74,8 @@ pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagno
 /// `.cache`) and plain files (a README) are not tool folders.
 pub fn tool_folders(tools_dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let entries = std::fs::read_dir(tools_dir).map_err(|e| {
-        Diagnostic::new(
-            tools_dir,
-            Pos::new(1, 1),
-            format!("cannot read tools folder {}: {e}", tools_dir.display()),
-        )
-        .hint("check the path given to `tools_dir`; it is resolved relative to the crate root (CARGO_MANIFEST_DIR)")
+        Diagnostic::new(tools_dir, Pos::NONE, format!("cannot read tools folder: {e}"))
+            .hint("check the path: build.rs resolves a relative `tools_dir` against the crate root, the CLI against the working directory")
     })?;
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)

@@ -17,6 +17,9 @@ pub struct Pos {
 }
 
 impl Pos {
+    /// No position: the error is about a whole file or folder.
+    pub const NONE: Pos = Pos { line: 0, column: 0 };
+
     pub const fn new(line: u32, column: u32) -> Self {
         Pos { line, column }
     }

@@ -149,7 +149,14 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
         .hint("add a line `---` after the last frontmatter key"));
     };
     let yaml = &text[yaml_start..yaml_end];
-    let frontmatter = parse_yaml(yaml, 1).map_err(|(pos, msg)| err(pos, msg))?;
+    let frontmatter = parse_yaml(yaml, 1).map_err(|(pos, msg)| {
+        let hint = if msg.starts_with("duplicate key") {
+            "each key may appear once in a mapping: remove or merge the repeated one"
+        } else {
+            "fix the YAML at this position; strings with `: ` or `#` need quotes"
+        };
+        err(pos, msg).hint(hint)
+    })?;
     let body = parse_body(&text[body_start..], close_line);
     Ok(Document {
         text: text.clone(),
@@ -171,10 +178,11 @@ fn parse_yaml(yaml: &str, line_offset: u32) -> Result<Option<YNode>, (Pos, Strin
             let loc = e.location();
             let (line, col) = loc.map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
             let msg = yaml_message(&e);
-            Err((
-                Pos::new(line as u32 + line_offset, col as u32),
-                format!("yaml syntax error: {msg}"),
-            ))
+            let pos = Pos::new(line as u32 + line_offset, col as u32);
+            match msg.strip_prefix("duplicate mapping key: ") {
+                Some(key) => Err((pos, format!("duplicate key `{key}`"))),
+                None => Err((pos, format!("yaml syntax error: {msg}"))),
+            }
         }
     }
 }

@@ -193,6 +193,7 @@ pub fn tool_from_document(
     let mut version = 0u64;
     let mut language = Language::default();
     let mut language_pos = None;
+    let mut language_invalid = false;
     let mut inputs = Vec::new();
     let mut prompt_snippet = None;
     let mut guidelines: Vec<(String, YNode)> = Vec::new();
@@ -216,8 +217,9 @@ pub fn tool_from_document(
             "version" => version = check_version(&mut cx, v).unwrap_or(0),
             "language" => {
                 language_pos = Some(v.pos);
-                if let Some(l) = check_language(&mut cx, v) {
-                    language = l;
+                match check_language(&mut cx, v) {
+                    Some(l) => language = l,
+                    None => language_invalid = true,
                 }
             }
             "inputs" => inputs = check_inputs(&mut cx, v, opts),
@@ -282,36 +284,33 @@ pub fn tool_from_document(
         prompt_guidelines.push(g);
     }
 
-    let entry = if opts.require_entry {
-        let found = language
-            .entry_candidates()
-            .iter()
-            .find(|c| dir.join(c).is_file())
-            .map(|c| (*c).to_owned());
-        if found.is_none() {
-            let files = language.entry_candidates().join(", ");
-            let pos = language_pos.unwrap_or(fence);
-            cx.err_at(
-                pos,
-                3,
-                format!(
-                    "missing entry file: a {language} tool needs one of {files} beside TOOL.md"
-                ),
-            )
-            .hint = Some(format!(
-                "create {}/{} exporting `execute(toolCallId, params, signal, onUpdate)`",
-                dir.display(),
-                language.entry_candidates()[0]
-            ));
-        }
-        found
-    } else {
-        language
-            .entry_candidates()
-            .iter()
-            .find(|c| dir.join(c).is_file())
-            .map(|c| (*c).to_owned())
-    };
+    let found = language
+        .entry_candidates()
+        .iter()
+        .find(|c| dir.join(c).is_file())
+        .map(|c| (*c).to_owned());
+    // An unknown language already has its error; guessing its entry file would add a
+    // second, misleading one.
+    if opts.require_entry && found.is_none() && !language_invalid {
+        let files = language.entry_candidates().join(", ");
+        let pos = language_pos.unwrap_or(fence);
+        let how = match language {
+            Language::TypeScript => "exporting `execute(toolCallId, params, signal, onUpdate)`",
+            Language::Python => "defining `execute(tool_call_id, params, signal, on_update)`",
+            Language::Bash => "reading the params as JSON on stdin and printing the result",
+        };
+        cx.err_at(
+            pos,
+            3,
+            format!("missing entry file: a {language} tool needs one of {files} beside TOOL.md"),
+        )
+        .hint = Some(format!(
+            "create {}/{} {how}",
+            dir.display(),
+            language.entry_candidates()[0]
+        ));
+    }
+    let entry = found;
 
     if !cx.diags.is_empty() {
         return Err(cx.diags);

@@ -605,3 +605,45 @@ fn entry_file_required_by_language() {
     assert_eq!(t.entry.as_deref(), Some("index.py"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_unknown_language_does_not_also_ask_for_an_entry_file() {
+    let dir = std::env::temp_dir().join(format!("toolbind-lang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "---\nname: t\ndescription: d\nlanguage: rust\n---\n";
+    let e = parse_tool_md(
+        &dir.join("TOOL.md"),
+        &dir,
+        src.as_bytes(),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].message.starts_with("unknown language"));
+    let src = "---\nname: t\ndescription: d\nlanguage: bash\n---\n";
+    let e = parse_tool_md(
+        &dir.join("TOOL.md"),
+        &dir,
+        src.as_bytes(),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        e[0].hint.as_deref().unwrap().contains("JSON on stdin"),
+        "{e:#?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_folder_without_tool_md_has_no_line() {
+    let dir = std::env::temp_dir().join(format!("toolbind-notool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = toolbind_codegen::parse_tool_dir(&dir, &Options::default()).unwrap_err();
+    assert_eq!(e[0].pos, Pos::NONE);
+    assert_eq!(
+        e[0].plain().split(": ").nth(1),
+        Some("tool folder has no TOOL.md (help")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

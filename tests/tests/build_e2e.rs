@@ -1,7 +1,6 @@
 //! The build.rs path over the shipped tools/ folder, used the way an agent uses it.
 
 use serde_json::json;
-use toolbind::__private::Tool as _;
 use toolbind::{CallError, Secret, Tool};
 use toolbind_tests::golden::kitchen_sink;
 use toolbind_tests::shipped::{self, ToolCall, todo, web_fetch};

@@ -1,0 +1,195 @@
+//! An example agent on toolbind, end to end:
+//!
+//! 1. at startup, sync the seed tools (`tools/`) into a data folder by version;
+//! 2. load the tools from the data folder (as `PI_TOOLS_DIRS` would point at it);
+//! 3. print the system prompt generated at build time;
+//! 4. play a scripted model turn: tool calls as a model emits them (a name and JSON
+//!    arguments), parsed into the generated `ToolCall` and run by the runtime for real in
+//!    node, python3 and bash — including a call with bad arguments and one cancelled
+//!    mid-way.
+//!
+//! `cargo run -p toolbind-example-agent` (add `-- --data DIR` to choose the data folder).
+
+mod fixtures;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::loader::Loader;
+use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
+
+toolbind::include_tools!();
+
+/// The system prompt build.rs generated from the same TOOL.md files.
+const SYSTEM_PROMPT: &str = include_str!(concat!(env!("OUT_DIR"), "/toolbind/prompt.md"));
+
+fn heading(title: &str) {
+    println!(
+        "\n=== {title} {}",
+        "=".repeat(70usize.saturating_sub(title.len()))
+    );
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()?;
+    let seed = root.join("tools");
+    let data = match std::env::args().skip_while(|a| a != "--data").nth(1) {
+        Some(d) => PathBuf::from(d),
+        None => root.join("target/agent-data"),
+    };
+    let tools_dir = data.join("tools");
+
+    heading(&format!(
+        "1. sync {} -> {}",
+        seed.display(),
+        tools_dir.display()
+    ));
+    let report = toolbind::sync(&seed, &tools_dir)?;
+    println!("{report}");
+
+    heading("2. load");
+    let loaded = Loader::new().dir(&tools_dir).load();
+    for w in &loaded.warnings {
+        println!("skipped: {w}");
+    }
+    for t in loaded.registry.iter() {
+        println!(
+            "{:<22} v{:<3} {:<11} {}",
+            t.name,
+            t.version,
+            t.language,
+            t.dir.display()
+        );
+    }
+
+    heading("3. system prompt (generated at build time)");
+    println!("{SYSTEM_PROMPT}");
+
+    // The environment the tools may read: email_db declares `env: [EMAIL_DB_PATH]`.
+    let workdir = data.join("work");
+    std::fs::create_dir_all(&workdir)?;
+    let db = workdir.join("emails.db");
+    fixtures::sample_email_db(&tools_dir.join("email_db/make_sample_db.py"), &db)?;
+    let wav = workdir.join("tone.wav");
+    fixtures::write_wav(&wav, 440.0, 1.5)?;
+    let server = fixtures::serve_http()?;
+
+    let executor = SubprocessExecutor::new(ExecConfig {
+        env_set: vec![("EMAIL_DB_PATH".into(), db.display().to_string())],
+        cwd: Some(workdir.clone()),
+        ..ExecConfig::default()
+    });
+    let runtime = Runtime::builder()
+        .registry(loaded.registry)
+        .executor(std::sync::Arc::new(executor))
+        .spill_dir(workdir.join("spill"))
+        .build();
+
+    heading("4. scripted model turn");
+    let mp3 = workdir.join("tone.mp3");
+    let _ = std::fs::remove_file(&mp3);
+    let script: Vec<(&str, Value)> = vec![
+        (
+            "todo",
+            json!({"action": "add", "text": "Summarise unread email from Alice"}),
+        ),
+        (
+            "todo",
+            json!({"action": "add", "text": "Read the release notes"}),
+        ),
+        ("email_db", json!({"sender": "alice", "limit": 3})),
+        (
+            "web_fetch",
+            json!({"url": format!("{server}/release-notes")}),
+        ),
+        (
+            "convert_audio_to_mp3",
+            json!({"input_path": wav.display().to_string(), "output_path": mp3.display().to_string(), "bitrate": "128k"}),
+        ),
+        // A model sending "5" for a number and "true" for a boolean: tolerated.
+        (
+            "email_db",
+            json!({"query": "budget", "limit": "2", "include_body": "false"}),
+        ),
+        // Bad arguments: an action that does not exist, and a misspelt field.
+        (
+            "todo",
+            json!({"action": "finish", "txt": "Read the release notes"}),
+        ),
+        ("todo", json!({"action": "done", "text": "release notes"})),
+        ("todo", json!({"action": "list"})),
+    ];
+    for (i, (name, args)) in script.into_iter().enumerate() {
+        run(&runtime, &format!("call_{}", i + 1), name, args, None).await;
+    }
+
+    // A call cancelled mid-way: the page drips slowly; the user presses Escape after 1 s.
+    let cancel = CancelToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        println!("  ! user cancelled");
+        trigger.cancel();
+    });
+    let slow = json!({"url": format!("{server}/slow")});
+    run(&runtime, "call_cancel", "web_fetch", slow, Some(cancel)).await;
+
+    heading("done");
+    Ok(())
+}
+
+/// One model tool call: typed parse through the generated `ToolCall`, then the runtime.
+async fn run(runtime: &Runtime, id: &str, name: &str, args: Value, cancel: Option<CancelToken>) {
+    println!("\n> {id}: {name} {args}");
+    let mut opts = CallOptions::new().id(id).progress(|p| {
+        println!(
+            "  progress: {}",
+            ToolResult {
+                content: p.content,
+                ..Default::default()
+            }
+            .text_content()
+        )
+    });
+    if let Some(c) = cancel {
+        opts = opts.cancel(c);
+    }
+    let result = match ToolCall::from_call(name, args.clone()) {
+        // Typed path: the params the compiler checked, sent with a drift check against the
+        // TOOL.md the runtime loaded.
+        Ok(ToolCall::Todo(p)) => runtime.call_typed::<todo::Tool>(p, opts).await,
+        Ok(ToolCall::EmailDb(p)) => runtime.call_typed::<email_db::Tool>(p, opts).await,
+        Ok(ToolCall::WebFetch(p)) => runtime.call_typed::<web_fetch::Tool>(p, opts).await,
+        Ok(ToolCall::ConvertAudioToMp3(p)) => {
+            runtime
+                .call_typed::<convert_audio_to_mp3::Tool>(p, opts)
+                .await
+        }
+        // The generated types reject the call (here: a quirk such as "5" for a number, or
+        // bad arguments); the runtime validates the raw JSON, tolerating the known model
+        // quirks, and answers bad arguments with an error the model can act on.
+        Err(_) => runtime.call(name, args, opts).await,
+    };
+    print_result(&result);
+}
+
+fn print_result(r: &ToolResult) {
+    let label = if r.is_error {
+        "error result (isError: true)"
+    } else {
+        "result"
+    };
+    println!("  {label}:");
+    for line in r.text_content().lines().take(14) {
+        println!("    {line}");
+    }
+    let n = r.text_content().lines().count();
+    if n > 14 {
+        println!("    … ({} more lines)", n - 14);
+    }
+}
