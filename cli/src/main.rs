@@ -1,1 +1,39 @@
-fn main() {}
+//! `toolbind`: check, generate, inspect, run and serve (MCP) a folder of TOOL.md tools.
+//!
+//! Each command group lives in its own module; this file only parses the command line and
+//! turns the outcome into an exit code (0 ok, 1 failure or error result, 2 usage error,
+//! 130 interrupted).
+
+mod args;
+mod call;
+mod check;
+mod emit;
+mod exit;
+mod serve;
+mod sync;
+mod tools;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Check(a) => check::run(&a),
+        Command::Gen(a) => emit::rust(&a),
+        Command::Schema(a) => emit::schema(&a),
+        Command::Prompt(a) => emit::prompt(&a),
+        Command::Docs(a) => emit::docs(&a),
+        Command::Sync(a) => sync::run(&a),
+        Command::List(a) => tools::list(&a),
+        Command::Call(a) => call::run(a),
+        Command::Serve(a) => serve::run(&a),
+    };
+    match outcome {
+        Ok(code) => code.into(),
+        Err(e) => e.report(),
+    }
+}

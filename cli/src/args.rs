@@ -1,0 +1,151 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolbind_codegen::schema::Dialect;
+
+/// Check, generate, inspect, run and serve folders of TOOL.md agent tools.
+#[derive(Debug, Parser)]
+#[command(name = "toolbind", version, propagate_version = true)]
+#[command(
+    after_help = "A tools folder holds one sub-folder per tool: <name>/TOOL.md plus \
+its entry file (index.ts, index.py or index.sh). DIR defaults to ./tools."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate tools folders and print every error, rustc-style
+    Check(CheckArgs),
+    /// Print the Rust bindings build.rs would generate
+    Gen(GenArgs),
+    /// Print the tool definitions as JSON for a model provider
+    Schema(SchemaArgs),
+    /// Print the system-prompt text for the tools
+    Prompt(DirArg),
+    /// Print Markdown docs: a tools table and each tool's documentation
+    Docs(DirArg),
+    /// Copy seed tools into a data folder by version
+    Sync(SyncArgs),
+    /// List the tools a runtime would load, then the folders it would skip and why
+    List(ListArgs),
+    /// Validate arguments and run one tool
+    Call(CallArgs),
+    /// Serve the tools over MCP on stdin/stdout
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style reports with source snippets (coloured on a terminal)
+    Human,
+    /// A JSON array of {file, line, column, severity, message, hint} on stdout
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Tools folders to check [default: ./tools]
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct DirArg {
+    /// The tools folder
+    #[arg(value_name = "DIR", default_value = "tools")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// Write the bindings to FILE (only when its content changes) instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// The provider's flavour of tool definition
+    #[arg(
+        long,
+        value_name = "DIALECT",
+        default_value = "portable",
+        value_parser = dialect_parser(),
+    )]
+    pub dialect: Dialect,
+}
+
+fn dialect_parser() -> impl TypedValueParser<Value = Dialect> {
+    PossibleValuesParser::new(Dialect::ALL.map(Dialect::as_str))
+        .map(|s| Dialect::from_name(&s).unwrap_or(Dialect::Portable))
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The folder holding the seed tools
+    #[arg(long, value_name = "DIR")]
+    pub seed: PathBuf,
+    /// The data folder the tools are installed into (created when missing)
+    #[arg(long, value_name = "DIR")]
+    pub data: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DirsArg {
+    /// A tools folder; repeat for several, the first wins on duplicate names
+    /// [default: $PI_TOOLS_DIRS, else ./tools]
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub dirs: DirsArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's name
+    pub name: String,
+    /// The arguments as a JSON object, or `-` to read them from stdin [default: {}]
+    #[arg(long, value_name = "JSON")]
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub dirs: DirsArg,
+    /// Stop the tool after SECS seconds [default: the tool's timeout, else 120]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub timeout: Option<std::time::Duration>,
+    /// Print the whole result object as JSON instead of its text
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(secs > 0.0) {
+        return Err(format!("the timeout must be more than 0 seconds, got {s}"));
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| format!("timeout {s}: {e}"))
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub dirs: DirsArg,
+}

@@ -1,0 +1,220 @@
+//! `toolbind call`: validate and run one tool, with live progress and Ctrl-C cancellation.
+
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
+use tokio::signal::unix::{SignalKind, signal};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult};
+use toolbind_codegen::model::WorkerMode;
+
+use crate::args::CallArgs;
+use crate::exit::{Code, Failure, Outcome};
+use crate::tools;
+
+pub fn run(args: CallArgs) -> Outcome {
+    let call_args = parse_args(args.args.as_deref())?;
+    let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    let loaded = tools::load(&dirs);
+    if loaded.registry.get(&args.name).is_none() {
+        // A skipped folder may be the tool the user meant: say why it was skipped.
+        for w in &loaded.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
+    let outcome = rt.block_on(call(args, call_args, loaded.registry));
+    // A killed tool may leave a blocked reader behind; do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(500));
+    outcome
+}
+
+/// `--args`: JSON text, `-` for stdin, absent for `{}`.
+fn parse_args(args: Option<&str>) -> Result<Value, Failure> {
+    let (text, source) = match args {
+        None => return Ok(Value::Object(Default::default())),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Failure::usage(format!("cannot read --args from stdin: {e}")))?;
+            (s, "the JSON on stdin (--args -)")
+        }
+        Some(s) => (s.to_owned(), "--args"),
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::usage(format!(
+            "{source} is not valid JSON: {e}; pass an object such as --args '{{\"url\": \"https://example.com\"}}'"
+        ))
+    })
+}
+
+async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) -> Outcome {
+    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
+        // One call per process: nothing to keep warm for.
+        worker_mode: WorkerMode::OneShot,
+        ..ExecConfig::default()
+    }));
+    let runtime = Runtime::builder()
+        .registry(registry)
+        .executor(executor.clone())
+        .build();
+    if let Err(result) = runtime.check(&args.name, call_args.clone()) {
+        if args.json {
+            print_json(&result)?;
+        }
+        return Err(Failure::usage(result.text_content()));
+    }
+
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::failed(format!("cannot handle Ctrl-C: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
+    let display = Display::new(&args.name);
+    let cancel = CancelToken::new();
+    let mut opts = CallOptions::new().cancel(cancel.clone()).progress({
+        let display = display.clone();
+        move |p| display.update(&p)
+    });
+    if let Some(t) = args.timeout {
+        opts = opts.timeout(t);
+    }
+    let mut running = Box::pin(runtime.call(&args.name, call_args, opts));
+    let mut interrupts = 0;
+    let result = loop {
+        tokio::select! {
+            r = &mut running => break Some(r),
+            _ = sigint.recv() => interrupts += 1,
+            _ = sigterm.recv() => interrupts += 1,
+        }
+        if interrupts == 1 {
+            cancel.cancel();
+            display.note(&format!(
+                "cancelling `{}` (press Ctrl-C again to kill it)",
+                args.name
+            ));
+        } else {
+            break None;
+        }
+    };
+    drop(running);
+    // Kills whatever is left of the tool: its process group, a warm worker.
+    executor.shutdown();
+    display.finish();
+
+    let Some(result) = result else {
+        eprintln!("killed `{}` and its processes", args.name);
+        return Ok(Code::Interrupted);
+    };
+    if args.json {
+        print_json(&result)?;
+    } else {
+        print_text(&result)?;
+    }
+    if interrupts > 0 {
+        eprintln!("cancelled `{}`", args.name);
+        Ok(Code::Interrupted)
+    } else if result.is_error {
+        Ok(Code::Failed)
+    } else {
+        Ok(Code::Ok)
+    }
+}
+
+fn print_json(result: &ToolResult) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(result)
+        .map_err(|e| Failure::failed(format!("cannot serialise the result: {e}")))?;
+    write_stdout(&format!("{text}\n"))
+}
+
+/// Success text to stdout; an error result's text to stderr.
+fn print_text(result: &ToolResult) -> Result<(), Failure> {
+    let mut text = result.text_content();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if result.is_error {
+        eprint!("error: {text}");
+    } else {
+        write_stdout(&text)?;
+    }
+    for c in &result.content {
+        if let Content::Image { data, mime_type } = c {
+            eprintln!(
+                "note: the result has a {mime_type} image ({} bytes of base64); --json prints it",
+                data.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::failed(format!("cannot write to stdout: {e}"))),
+    }
+}
+
+/// Progress on stderr: a spinner showing the latest update on a terminal, plain
+/// `progress: ...` lines otherwise (logs, CI, pipes).
+#[derive(Clone)]
+enum Display {
+    Spinner(ProgressBar),
+    Plain,
+}
+
+impl Display {
+    fn new(tool: &str) -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Display::Plain;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{spinner} {prefix} {elapsed} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_prefix(tool.to_owned());
+        bar.set_message("starting");
+        bar.enable_steady_tick(Duration::from_millis(100));
+        Display::Spinner(bar)
+    }
+
+    fn update(&self, p: &Progress) {
+        let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
+        let text = texts.join("\n");
+        match self {
+            Display::Spinner(bar) => {
+                bar.set_message(text.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+            Display::Plain => {
+                let mut err = std::io::stderr().lock();
+                for line in text.lines() {
+                    let _ = writeln!(err, "progress: {line}");
+                }
+            }
+        }
+    }
+
+    /// A line that stays above the spinner.
+    fn note(&self, msg: &str) {
+        match self {
+            Display::Spinner(bar) => bar.println(msg),
+            Display::Plain => eprintln!("{msg}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Display::Spinner(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! `gen`, `schema`, `prompt`, `docs`: what codegen makes of a tools folder, on stdout.
+
+use std::io::Write;
+use std::path::Path;
+
+use toolbind_codegen::diagnostic::Diagnostics;
+use toolbind_codegen::{Config, Error, Options, ToolSpec, load_tools, prompt, schema};
+
+use crate::args::{DirArg, GenArgs, SchemaArgs};
+use crate::check::color_stderr;
+use crate::exit::{Code, Failure, Outcome};
+
+/// `gen`: literally `Config::generate()`, so the text is byte-identical to build.rs output.
+pub fn rust(args: &GenArgs) -> Outcome {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::failed(format!("cannot read the current folder: {e}")))?;
+    // `Config::tools_dir` resolves a relative path against CARGO_MANIFEST_DIR when it is set
+    // (build scripts, but also `cargo run`); a command line means the current folder.
+    let mut config = Config::new();
+    config.tools_dir(cwd.join(&args.dir.dir));
+    let generated = match config.generate() {
+        Ok(g) => g,
+        Err(Error::Invalid(d)) => return Err(invalid(relative_to(d, &cwd))),
+        Err(e) => return Err(Failure::failed(e.to_string())),
+    };
+    let code = generated.rust().unwrap_or_default();
+    match &args.output {
+        None => print(code),
+        Some(file) => {
+            if std::fs::read(file).is_ok_and(|old| old == code.as_bytes()) {
+                eprintln!("{} is up to date", file.display());
+            } else {
+                std::fs::write(file, code).map_err(|e| {
+                    Failure::failed(format!("cannot write {}: {e}", file.display()))
+                })?;
+                eprintln!("wrote {} ({} tools)", file.display(), generated.tools.len());
+            }
+            Ok(Code::Ok)
+        }
+    }
+}
+
+pub fn schema(args: &SchemaArgs) -> Outcome {
+    let tools = load(&args.dir)?;
+    print(&schema::definitions_json(&tools, args.dialect))
+}
+
+pub fn prompt(args: &DirArg) -> Outcome {
+    print(&prompt::system_prompt(&load(args)?))
+}
+
+pub fn docs(args: &DirArg) -> Outcome {
+    print(&prompt::docs(&load(args)?))
+}
+
+fn load(dir: &DirArg) -> Result<Vec<ToolSpec>, Failure> {
+    load_tools(std::slice::from_ref(&dir.dir), &Options::default()).map_err(invalid)
+}
+
+/// Prints the diagnostics; the command then exits 1.
+fn invalid(d: Diagnostics) -> Failure {
+    eprintln!("{}", d.render(color_stderr()));
+    Failure::silent()
+}
+
+/// Diagnostics name files as the user typed them, not as absolute paths.
+fn relative_to(mut d: Diagnostics, cwd: &Path) -> Diagnostics {
+    for diag in &mut d.0 {
+        if let Ok(rel) = diag.file.strip_prefix(cwd) {
+            diag.file = rel.to_path_buf();
+        }
+    }
+    d
+}
+
+fn print(text: &str) -> Outcome {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(Code::Ok),
+        // `toolbind schema | head` closes the pipe early: not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Code::Ok),
+        Err(e) => Err(Failure::failed(format!("cannot write to stdout: {e}"))),
+    }
+}

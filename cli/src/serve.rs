@@ -1,0 +1,423 @@
+//! `toolbind serve`: the tools of any folder as an MCP server on stdin/stdout.
+//!
+//! stdout carries only MCP messages; every log line goes to stderr. Calls run through the
+//! same [`Runtime`] as `toolbind call` (validation, executors, truncation); tool failures
+//! and bad arguments come back as results with `isError: true` so the model can act on
+//! them. The tools folders are polled every second: when a TOOL.md or a tool folder
+//! appears, changes or goes, the registry is reloaded and clients are told
+//! (`notifications/tools/list_changed`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{broadcast, mpsc};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
+use toolbind_codegen::prompt;
+use toolbind_codegen::schema::{self, Dialect};
+
+use crate::args::ServeArgs;
+use crate::exit::{Code, Failure, Outcome};
+use crate::tools;
+
+/// How often the tools folders are checked for changes.
+const POLL: Duration = Duration::from_secs(1);
+
+pub fn run(args: &ServeArgs) -> Outcome {
+    let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
+    let outcome = rt.block_on(serve(dirs));
+    // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(500));
+    outcome
+}
+
+async fn serve(dirs: Vec<PathBuf>) -> Outcome {
+    let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
+    let snapshot = Snapshot::load(&dirs, &executor);
+    log(&format!(
+        "serving {} tool{} from {} over MCP on stdio",
+        snapshot.runtime.registry().len(),
+        if snapshot.runtime.registry().len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let (changed, _) = broadcast::channel(16);
+    let state = Arc::new(State {
+        dirs,
+        executor: executor.clone(),
+        current: RwLock::new(Arc::new(snapshot)),
+        changed,
+    });
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
+    let server = Server {
+        state: state.clone(),
+    };
+    let running = tokio::select! {
+        r = server.serve(rmcp::transport::stdio()) => r
+            .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
+        _ = sigint.recv() => return Ok(Code::Interrupted),
+        _ = sigterm.recv() => return Ok(Code::Interrupted),
+    };
+    let watcher = tokio::spawn(watch(state.clone(), running.peer().clone()));
+    let code = tokio::select! {
+        r = running.waiting() => {
+            match r {
+                Ok(reason) => log(&format!("session ended: {reason:?}")),
+                Err(e) => log(&format!("session failed: {e}")),
+            }
+            Code::Ok
+        }
+        _ = sigint.recv() => Code::Interrupted,
+        _ = sigterm.recv() => Code::Interrupted,
+    };
+    watcher.abort();
+    executor.shutdown();
+    Ok(code)
+}
+
+fn log(msg: &str) {
+    eprintln!("toolbind serve: {msg}");
+}
+
+struct State {
+    dirs: Vec<PathBuf>,
+    executor: Arc<SubprocessExecutor>,
+    current: RwLock<Arc<Snapshot>>,
+    /// Fires when the tool list changed (for `subscriptions/listen` streams).
+    changed: broadcast::Sender<()>,
+}
+
+impl State {
+    fn current(&self) -> Arc<Snapshot> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// The loaded tools at one moment. A reload builds a new one; calls in flight keep theirs.
+struct Snapshot {
+    runtime: Arc<Runtime>,
+    tools: Vec<Tool>,
+    stamp: Stamp,
+}
+
+impl Snapshot {
+    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>) -> Self {
+        // Stamp first: a change made while loading shows up at the next poll.
+        let stamp = Stamp::of(dirs);
+        let loaded = tools::load(dirs);
+        for w in &loaded.warnings {
+            log(&format!("warning: {w}"));
+        }
+        let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
+        // The executor is shared, so warm workers survive a reload (one whose entry file
+        // changed is replaced at its next call).
+        let runtime = Runtime::builder()
+            .registry(loaded.registry)
+            .executor(executor.clone())
+            .build();
+        Snapshot {
+            runtime: Arc::new(runtime),
+            tools,
+            stamp,
+        }
+    }
+
+    /// The "Guidelines" section of the system prompt, as MCP `instructions`.
+    fn instructions(&self) -> Option<String> {
+        let specs: Vec<ToolSpec> = self.runtime.registry().iter().cloned().collect();
+        prompt::guidelines(&specs)
+    }
+}
+
+/// The MCP `Tool` of a spec: the MCP dialect's definition (name, title, description,
+/// inputSchema, annotations), so `serve` and `toolbind schema --dialect mcp` agree.
+fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
+    match serde_json::from_value(schema::tool_definition(spec, Dialect::Mcp)) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            log(&format!(
+                "warning: tool `{}` left out: its MCP definition is invalid: {e}",
+                spec.name
+            ));
+            None
+        }
+    }
+}
+
+/// What a change to the tools folders touches: each folder's mtime (tool folders
+/// added, removed, renamed) and each TOOL.md's mtime and size.
+#[derive(Debug, PartialEq, Eq)]
+struct Stamp(Vec<(PathBuf, Option<SystemTime>, Option<(SystemTime, u64)>)>);
+
+impl Stamp {
+    fn of(dirs: &[PathBuf]) -> Self {
+        let mut entries = Vec::new();
+        for dir in dirs {
+            entries.push((dir.clone(), mtime(dir), None));
+            let Ok(read) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut subs: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            subs.sort();
+            for sub in subs {
+                let tool_md = std::fs::metadata(sub.join(toolbind_codegen::TOOL_FILE))
+                    .ok()
+                    .and_then(|m| Some((m.modified().ok()?, m.len())));
+                entries.push((sub.clone(), mtime(&sub), tool_md));
+            }
+        }
+        Stamp(entries)
+    }
+}
+
+fn mtime(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Polls the tools folders; on a change reloads, and when the tool list differs tells the
+/// client.
+async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
+    loop {
+        tokio::time::sleep(POLL).await;
+        let dirs = state.dirs.clone();
+        let Ok(stamp) = tokio::task::spawn_blocking(move || Stamp::of(&dirs)).await else {
+            continue;
+        };
+        let old = state.current();
+        if stamp == old.stamp {
+            continue;
+        }
+        let (dirs, executor) = (state.dirs.clone(), state.executor.clone());
+        let Ok(new) = tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor)).await
+        else {
+            continue;
+        };
+        let summary = diff(&old.tools, &new.tools);
+        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        let Some(summary) = summary else {
+            continue;
+        };
+        log(&format!("tool list changed: {summary}"));
+        let _ = state.changed.send(());
+        // Sessions opened with `initialize` get the plain notification; 2026-07-28
+        // sessions get it on their `subscriptions/listen` stream (see `listen`).
+        if peer.peer_info().is_some()
+            && let Err(e) = peer.notify_tool_list_changed().await
+        {
+            log(&format!("cannot send tools/list_changed: {e}"));
+        }
+    }
+}
+
+/// `added a; removed b; changed c`, or `None` when the lists are the same.
+fn diff(old: &[Tool], new: &[Tool]) -> Option<String> {
+    let find = |list: &[Tool], name: &str| list.iter().position(|t| t.name == name);
+    let names = |it: Vec<&Tool>| {
+        it.iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let added: Vec<&Tool> = new
+        .iter()
+        .filter(|t| find(old, &t.name).is_none())
+        .collect();
+    let removed: Vec<&Tool> = old
+        .iter()
+        .filter(|t| find(new, &t.name).is_none())
+        .collect();
+    let changed: Vec<&Tool> = new
+        .iter()
+        .filter(|t| find(old, &t.name).is_some_and(|i| old[i] != **t))
+        .collect();
+    let reordered = added.is_empty()
+        && removed.is_empty()
+        && changed.is_empty()
+        && old.iter().map(|t| &t.name).ne(new.iter().map(|t| &t.name));
+    let mut parts = Vec::new();
+    for (label, list) in [("added", added), ("removed", removed), ("changed", changed)] {
+        if !list.is_empty() {
+            parts.push(format!("{label} {}", names(list)));
+        }
+    }
+    if reordered {
+        parts.push("reordered".into());
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+#[derive(Clone)]
+struct Server {
+    state: Arc<State>,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut server_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
+        server_info.title = Some("toolbind: TOOL.md tools".into());
+        let info = ServerConfig::new(capabilities).with_server_info(server_info);
+        match self.state.current().instructions() {
+            Some(text) => info.with_instructions(text),
+            None => info,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(
+            self.state.current().tools.clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let runtime = self.state.current().runtime.clone();
+        let name = request.name.to_string();
+        if runtime.registry().get(&name).is_none() {
+            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+            let result = runtime.check(&name, Value::Null).err().unwrap_or_default();
+            return Err(McpError::invalid_params(result.text_content(), None));
+        }
+        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let cancel = CancelToken::new();
+        let mut opts = CallOptions::new()
+            .id(format!("mcp-{}", context.id))
+            .cancel(cancel.clone());
+        // Progress goes out in order, before the result: a channel into one sender task.
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            opts = std::mem::take(&mut opts).progress(move |p| {
+                let _ = tx.send(p);
+            });
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                let mut n = 0.0;
+                while let Some(p) = rx.recv().await {
+                    n += 1.0;
+                    let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
+                    let param = ProgressNotificationParam::new(token.clone(), n)
+                        .with_message(texts.join("\n"));
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        let started = Instant::now();
+        let call = runtime.call(&name, args, opts);
+        tokio::pin!(call);
+        let mut cancelled = false;
+        let result = tokio::select! {
+            r = &mut call => r,
+            _ = context.ct.cancelled() => {
+                cancelled = true;
+                log(&format!("call {} of `{name}`: cancelled by the client", context.id));
+                cancel.cancel();
+                call.await
+            }
+        };
+        if let Some(f) = forwarder {
+            // The sink was dropped with the call: the task ends once it has sent the rest.
+            let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
+        }
+        log(&format!(
+            "call {} of `{name}`: {} in {:.1} s",
+            context.id,
+            if cancelled {
+                "stopped"
+            } else if result.is_error {
+                "error"
+            } else {
+                "ok"
+            },
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(to_mcp(result).into())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.state.changed.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                r = changes.recv() => match r {
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if context.accepted().tools_list_changed == Some(true) {
+                            let _ = context.sink().notify_tool_list_changed().await;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+}
+
+/// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`.
+fn to_mcp(r: ToolResult) -> CallToolResult {
+    let content = r
+        .content
+        .into_iter()
+        .map(|c| match c {
+            Content::Text { text } => ContentBlock::text(text),
+            Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        })
+        .collect();
+    let mut out = if r.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    if let Some(details) = r.details {
+        let mut meta = serde_json::Map::new();
+        meta.insert("details".into(), details);
+        out.meta = Some(MetaObject(meta));
+    }
+    out
+}
