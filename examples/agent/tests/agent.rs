@@ -1,0 +1,229 @@
+//! Runs the built example agent end to end, as the README's main command does, and checks
+//! that its output shows every step: the sync report, the system prompt, each tool's real
+//! result, the model-readable error for the bad call and the cancelled call.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run_agent(data: &Path) -> (String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .arg("--data")
+        .arg(data)
+        .output()
+        .expect("run the agent binary");
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&stderr).into_owned();
+    assert!(
+        status.success(),
+        "agent exited with {status}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+#[track_caller]
+fn has(out: &str, needle: &str) {
+    assert!(
+        out.contains(needle),
+        "agent output lacks {needle:?}\n--- output\n{out}"
+    );
+}
+
+/// The text between `> {id}:` and the next call (or the end).
+fn call_section<'a>(out: &'a str, id: &str) -> &'a str {
+    let marker = format!("\n> {id}: ");
+    let start = out
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {id} in the agent output\n{out}"));
+    let rest = &out[start + 1..];
+    let end = rest[1..]
+        .find("\n> ")
+        .map(|i| i + 1)
+        .or_else(|| rest.find("\n=== done"))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[test]
+fn agent_runs_the_whole_scripted_turn() {
+    let data = tempfile::tempdir().unwrap();
+    let (out, stderr) = run_agent(data.path());
+
+    // 1. Sync report: all four shipped tools installed into the fresh data folder.
+    for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
+        has(&out, &format!("installed {tool} (version 1)"));
+    }
+    has(&out, "4 installed, 0 updated, 0 unchanged, 0 skipped");
+
+    // 2. Loaded from the data folder, not from tools/.
+    let tools_dir = data.path().join("tools");
+    for (tool, lang) in [
+        ("convert_audio_to_mp3", "bash"),
+        ("email_db", "python"),
+        ("todo", "typescript"),
+        ("web_fetch", "typescript"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{tool} ")))
+            .unwrap_or_else(|| panic!("no load line for {tool}\n{out}"));
+        assert!(line.contains(lang), "{line}");
+        assert!(
+            line.contains(&tools_dir.join(tool).display().to_string()),
+            "{line}"
+        );
+    }
+    assert!(!out.contains("skipped:"), "a tool was skipped:\n{out}");
+
+    // 3. The system prompt with every tool's line.
+    has(&out, "## Available tools");
+    has(
+        &out,
+        "- convert_audio_to_mp3: Convert a local audio file to MP3 with ffmpeg (bitrate 64k-320k)",
+    );
+    has(
+        &out,
+        "- email_db: Search the synced email archive by sender, text, label, thread or date range (read-only)",
+    );
+    has(
+        &out,
+        "- todo: Manage project todos: list lists, add adds, done completes",
+    );
+    has(
+        &out,
+        "- web_fetch: Fetch a URL and return readable text (HTML converted to text with links kept)",
+    );
+    has(&out, "## Guidelines");
+
+    // 4. Each tool's real result.
+    let c1 = call_section(&out, "call_1");
+    has(c1, "progress: Processing: add");
+    has(
+        c1,
+        "Added: Summarise unread email from Alice (total 1 item(s))",
+    );
+    let c2 = call_section(&out, "call_2");
+    has(c2, "Added: Read the release notes (total 2 item(s))");
+
+    let c3 = call_section(&out, "call_3");
+    has(c3, "  result:");
+    has(
+        c3,
+        "4 message(s) matching sender='alice'; showing the 3 most recent, newest first.",
+    );
+    has(c3, "From: Alice Chen <alice.chen@northwind.example.com>");
+    has(
+        c3,
+        "Subject: Re: Fwd: Your CloudHost invoice for March 2024",
+    );
+
+    let c4 = call_section(&out, "call_4");
+    has(c4, "  result:");
+    has(c4, "Status: 200 OK");
+    has(c4, "Title: Release notes");
+    has(c4, "# toolbind 0.1 release notes");
+    has(
+        c4,
+        "TOOL.md folders become typed Rust, JSON Schemas and prompts.",
+    );
+    has(c4, "- Runs tools in node, python3 and bash");
+    // The relative link is kept, resolved against the page's URL.
+    assert!(
+        c4.lines()
+            .any(|l| l.contains("- See the [docs](http://127.0.0.1:")
+                && l.trim_end().ends_with("/docs)")),
+        "link not kept:\n{c4}"
+    );
+    assert!(!c4.contains("alert("), "script not dropped:\n{c4}");
+    assert!(!c4.contains("color:red"), "style not dropped:\n{c4}");
+
+    let c5 = call_section(&out, "call_5");
+    has(c5, "progress: Converting: 100%");
+    has(c5, "  result:");
+    let mp3 = data.path().join("work/tone.mp3");
+    has(
+        c5,
+        &format!(
+            "Converted {} -> {}",
+            data.path().join("work/tone.wav").display(),
+            mp3.display()
+        ),
+    );
+    has(c5, "Bitrate: 128k, size: ");
+    has(c5, "duration: 1.5 s");
+    let bytes = std::fs::read(&mp3).expect("the agent wrote tone.mp3");
+    assert!(bytes.len() > 1000, "mp3 is only {} bytes", bytes.len());
+    assert!(
+        bytes.starts_with(b"ID3") || (bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0),
+        "tone.mp3 starts with neither an ID3 tag nor an MPEG frame: {:02x?}",
+        &bytes[..4]
+    );
+
+    // Quirks tolerated: "2" for a number, "false" for a boolean.
+    let c6 = call_section(&out, "call_6");
+    has(c6, "  result:");
+    has(c6, "1 message(s) matching query='budget'");
+
+    // 5. The bad call: a model-readable error naming the field, the expectation and what
+    // was received, with a suggestion for the misspelt field.
+    let c7 = call_section(&out, "call_7");
+    has(c7, "error result (isError: true)");
+    has(c7, "invalid arguments for tool `todo`");
+    has(
+        c7,
+        "`action`: expected one of \"list\", \"add\", \"done\", received the string \"finish\"",
+    );
+    has(c7, "`txt`: unknown field (did you mean `text`?)");
+    has(c7, "Fix the arguments and call `todo` again.");
+    assert!(
+        !c7.contains("progress:"),
+        "the bad call reached the tool:\n{c7}"
+    );
+
+    // The warm worker kept the list across calls.
+    let c8 = call_section(&out, "call_8");
+    has(
+        c8,
+        "Completed: Read the release notes (remaining 1 item(s))",
+    );
+    let c9 = call_section(&out, "call_9");
+    has(c9, "1. Summarise unread email from Alice");
+    assert!(!c9.contains("2. "), "{c9}");
+
+    // 6. The cancelled call.
+    let cancel = call_section(&out, "call_cancel");
+    has(cancel, "progress: Fetching http://127.0.0.1:");
+    has(cancel, "! user cancelled");
+    has(cancel, "error result (isError: true)");
+    has(cancel, "/slow was cancelled");
+
+    has(&out, "=== done");
+    assert!(
+        !stderr.contains("panicked"),
+        "agent stderr shows a panic:\n{stderr}"
+    );
+}
+
+#[test]
+fn second_run_in_the_same_data_folder_leaves_tools_unchanged() {
+    let data = tempfile::tempdir().unwrap();
+    let (first, _) = run_agent(data.path());
+    has(&first, "4 installed, 0 updated, 0 unchanged, 0 skipped");
+
+    let (second, _) = run_agent(data.path());
+    for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
+        has(&second, &format!("unchanged {tool} (version 1)"));
+    }
+    has(&second, "0 installed, 0 updated, 4 unchanged, 0 skipped");
+    // Still a complete run: the todo list starts empty again (a fresh worker), the MP3 is
+    // converted again, the cancelled call is cancelled.
+    has(
+        call_section(&second, "call_1"),
+        "Added: Summarise unread email from Alice (total 1 item(s))",
+    );
+    has(call_section(&second, "call_5"), "Bitrate: 128k, size: ");
+    has(call_section(&second, "call_cancel"), "was cancelled");
+}
