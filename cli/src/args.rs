@@ -8,7 +8,7 @@ use toolbind_codegen::schema::Dialect;
 
 /// Check, generate, inspect, run and serve folders of TOOL.md agent tools.
 #[derive(Debug, Parser)]
-#[command(name = "toolbind", version, propagate_version = true)]
+#[command(name = "toolbind", version)]
 #[command(
     after_help = "A tools folder holds one sub-folder per tool: <name>/TOOL.md plus \
 its entry file (index.ts, index.py or index.sh). DIR defaults to ./tools."
@@ -21,6 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate tools folders and print every error, rustc-style
+    #[command(after_help = "Exit status: 0 when every tool is valid, 1 on any error.")]
     Check(CheckArgs),
     /// Print the Rust bindings build.rs would generate
     Gen(GenArgs),
@@ -35,16 +36,26 @@ pub enum Command {
     /// List the tools a runtime would load, then the folders it would skip and why
     List(ListArgs),
     /// Validate arguments and run one tool
+    #[command(
+        after_help = "Progress goes to stderr, the result's text to stdout. Ctrl-C cancels \
+the tool through its abort signal; a second Ctrl-C kills it.\n\
+Exit status: 0 ok, 1 the tool returned an error, 2 usage error (bad --args, unknown tool, \
+invalid arguments), 130 interrupted.\n\n\
+Example: toolbind call web_fetch --args '{\"url\": \"https://example.com\"}'"
+    )]
     Call(CallArgs),
     /// Serve the tools over MCP on stdin/stdout
+    #[command(
+        after_help = "Logs go to stderr. The tools folders are re-read when they \
+change, and clients get notifications/tools/list_changed.\n\n\
+MCP client configuration: {\"command\": \"toolbind\", \"args\": [\"serve\", \"--dir\", \"/path/to/tools\"]}"
+    )]
     Serve(ServeArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// rustc-style reports with source snippets (coloured on a terminal)
     Human,
-    /// A JSON array of {file, line, column, severity, message, hint} on stdout
     Json,
 }
 
@@ -53,7 +64,8 @@ pub struct CheckArgs {
     /// Tools folders to check [default: ./tools]
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Output format
+    /// `human`: rustc-style reports on stderr (coloured on a terminal); `json`: an array of
+    /// {file, line, column, severity, message, hint} on stdout
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }

@@ -1,0 +1,407 @@
+//! `check`, `gen`, `schema`, `prompt`, `docs`, `sync`, `list`: output and exit codes of the
+//! built binary.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_code, fixture, run, shipped_tools, stderr, stdout, toolbind};
+use serde_json::Value;
+use toolbind_codegen::schema::{Dialect, embedded_schemas};
+use toolbind_codegen::{Config, Options, load_tools, prompt};
+
+/// Every error of the malformed fixture folder, as `file:line:col`, with a word of its message.
+const MALFORMED: [(&str, &str); 8] = [
+    (
+        "malformed/bad_default/TOOL.md:9:14",
+        "default `medium` of enum `mode`",
+    ),
+    (
+        "malformed/bad_name/TOOL.md:2:7",
+        "invalid tool name `bad name`",
+    ),
+    (
+        "malformed/bad_name/TOOL.md:4:10",
+        "`version` must be a non-negative integer",
+    ),
+    (
+        "malformed/bad_type/TOOL.md:6:11",
+        "unknown input type `strin`",
+    ),
+    (
+        "malformed/misspelt_key/TOOL.md:1:1",
+        "missing required key `description`",
+    ),
+    (
+        "malformed/misspelt_key/TOOL.md:3:1",
+        "unknown key `descripton`",
+    ),
+    (
+        "malformed/misspelt_key/TOOL.md:8:5",
+        "unknown key in input `limit`: `optinal`",
+    ),
+    ("malformed/no_entry/TOOL.md:4:11", "missing entry file"),
+];
+
+#[test]
+fn check_reports_every_error_with_its_location() {
+    let o = toolbind()
+        .current_dir(fixture(""))
+        .args(["check", "malformed"])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    for (loc, msg) in MALFORMED {
+        assert!(
+            err.contains(&format!("--> {loc}\n")),
+            "{loc} missing:\n{err}"
+        );
+        assert!(err.contains(msg), "`{msg}` missing:\n{err}");
+    }
+    // The folder without TOOL.md, the suggestions, the snippet and the summary.
+    assert!(err.contains("error: tool folder has no TOOL.md\n--> malformed/no_tool_md"));
+    assert!(err.contains("help: did you mean `string`?"), "{err}");
+    assert!(err.contains("help: did you mean `description`?"), "{err}");
+    assert!(
+        err.contains("6 |     type: strin\n  |           ^^^^^"),
+        "{err}"
+    );
+    assert!(err.ends_with("error: 9 errors in 6 files\n"), "{err}");
+    assert!(
+        !err.contains('\x1b'),
+        "no colour when stderr is not a terminal"
+    );
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn check_json_lists_every_error() {
+    let o = toolbind()
+        .current_dir(fixture(""))
+        .args(["check", "--format", "json", "malformed"])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let diags: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
+    let locs: Vec<String> = diags
+        .iter()
+        .filter(|d| d["line"] != 0)
+        .map(|d| {
+            format!(
+                "{}:{}:{}",
+                d["file"].as_str().unwrap(),
+                d["line"],
+                d["column"]
+            )
+        })
+        .collect();
+    assert_eq!(locs, MALFORMED.map(|(l, _)| l.to_owned()));
+    for d in &diags {
+        assert_eq!(d["severity"], "error");
+        assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "{d}");
+        assert!(d.get("hint").is_some(), "{d}");
+    }
+    let typo = diags.iter().find(|d| d["line"] == 6).unwrap();
+    assert_eq!(typo["hint"], "did you mean `string`?");
+    assert_eq!(diags.len(), 9);
+}
+
+#[test]
+fn check_clean_folders() {
+    let o = run(&[
+        "check",
+        shipped_tools().to_str().unwrap(),
+        fixture("tools").to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).starts_with("ok: 10 tools in "), "{}", stderr(&o));
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        fixture("tools").to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "[]\n");
+}
+
+#[test]
+fn check_defaults_to_the_tools_folder() {
+    let o = toolbind()
+        .current_dir(shipped_tools().join(".."))
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "ok: 4 tools in tools\n");
+    // No ./tools here: an error naming the folder.
+    let empty = tempfile::tempdir().unwrap();
+    let o = toolbind()
+        .current_dir(empty.path())
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("error: cannot read tools folder: No such file"),
+        "{err}"
+    );
+    assert!(err.contains("--> tools\n"), "{err}");
+}
+
+fn config_output(dir: &Path) -> String {
+    Config::new()
+        .tools_dir(dir.canonicalize().unwrap())
+        .generate()
+        .unwrap()
+        .rust()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn gen_is_byte_identical_to_config_generate() {
+    for dir in [shipped_tools(), fixture("tools")] {
+        let o = run(&["gen", dir.to_str().unwrap()]);
+        assert_code(&o, 0);
+        assert!(stdout(&o).starts_with("// @generated"));
+        assert!(
+            stdout(&o) == config_output(&dir),
+            "gen differs for {}",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn gen_resolves_a_relative_folder_against_the_current_one() {
+    // Config::tools_dir resolves relative paths against CARGO_MANIFEST_DIR (set by
+    // `cargo run`); the CLI must not.
+    let o = toolbind()
+        .current_dir(shipped_tools().join(".."))
+        .env("CARGO_MANIFEST_DIR", fixture("tools"))
+        .args(["gen", "tools"])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(stdout(&o) == config_output(&shipped_tools()));
+}
+
+#[test]
+fn gen_writes_a_file_only_when_it_changes() {
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("tools.rs");
+    let dir = fixture("tools");
+    let args = ["gen", dir.to_str().unwrap(), "-o", file.to_str().unwrap()];
+    let o = run(&args);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).starts_with("wrote "), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&file).unwrap() == config_output(&dir));
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let o = run(&args);
+    assert_code(&o, 0);
+    assert!(stderr(&o).ends_with("is up to date\n"), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+}
+
+#[test]
+fn gen_schema_prompt_docs_fail_on_malformed_tools() {
+    for cmd in ["gen", "schema", "prompt", "docs"] {
+        let o = toolbind()
+            .current_dir(fixture(""))
+            .args([cmd, "malformed"])
+            .output()
+            .unwrap();
+        assert_code(&o, 1);
+        assert_eq!(stdout(&o), "", "{cmd}");
+        let err = stderr(&o);
+        // Paths as typed, not absolute, even though `gen` goes through absolute paths.
+        assert!(
+            err.contains("--> malformed/bad_type/TOOL.md:6:11"),
+            "{cmd}:\n{err}"
+        );
+        assert!(
+            err.ends_with("error: 9 errors in 6 files\n"),
+            "{cmd}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn schema_of_every_dialect_is_valid_json_schema_2020_12() {
+    // The validator does reject a bad schema (so the loop below can fail).
+    assert!(jsonschema::draft202012::meta::validate(&serde_json::json!({"type": 5})).is_err());
+    let dirs = [shipped_tools(), fixture("tools")];
+    for dialect in Dialect::ALL {
+        for dir in &dirs {
+            let tools = load_tools(std::slice::from_ref(dir), &Options::default()).unwrap();
+            let o = run(&[
+                "schema",
+                dir.to_str().unwrap(),
+                "--dialect",
+                dialect.as_str(),
+            ]);
+            assert_code(&o, 0);
+            let defs: Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(
+                defs,
+                toolbind_codegen::schema::definitions(&tools, dialect),
+                "{dialect}"
+            );
+            let schemas = embedded_schemas(&defs, dialect);
+            assert_eq!(schemas.len(), tools.len(), "{dialect}: {defs}");
+            for s in schemas {
+                if let Err(e) = jsonschema::draft202012::meta::validate(s) {
+                    panic!("{dialect} {}: {e}\n{s:#}", dir.display());
+                }
+                assert_eq!(s["type"], "object", "{dialect}");
+            }
+        }
+    }
+}
+
+#[test]
+fn schema_defaults_to_portable_and_rejects_unknown_dialects() {
+    let dir = fixture("tools");
+    let plain = run(&["schema", dir.to_str().unwrap()]);
+    let portable = run(&["schema", dir.to_str().unwrap(), "--dialect", "portable"]);
+    assert_code(&plain, 0);
+    assert_eq!(plain.stdout, portable.stdout);
+    let o = run(&["schema", dir.to_str().unwrap(), "--dialect", "openia"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("invalid value 'openia' for '--dialect <DIALECT>'"));
+    assert!(stderr(&o).contains("openai"), "{}", stderr(&o));
+}
+
+#[test]
+fn prompt_and_docs_print_the_codegen_text() {
+    let dir = shipped_tools();
+    let tools = load_tools(std::slice::from_ref(&dir), &Options::default()).unwrap();
+    let o = run(&["prompt", dir.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), prompt::system_prompt(&tools));
+    assert!(stdout(&o).starts_with("## Available tools\n"));
+    assert!(stdout(&o).contains("## Guidelines"));
+    let o = run(&["docs", dir.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), prompt::docs(&tools));
+    assert!(stdout(&o).contains("| `todo` |"));
+}
+
+#[test]
+fn sync_reports_installed_then_unchanged() {
+    let data = tempfile::tempdir().unwrap();
+    let seed = fixture("tools");
+    let args = [
+        "sync",
+        "--seed",
+        seed.to_str().unwrap(),
+        "--data",
+        data.path().to_str().unwrap(),
+    ];
+    let o = run(&args);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("installed hello_ts (version 1)\n"), "{out}");
+    assert!(
+        out.ends_with("6 installed, 0 updated, 0 unchanged, 0 skipped\n"),
+        "{out}"
+    );
+    assert!(data.path().join("wait_sh/index.sh").is_file());
+    let o = run(&args);
+    assert_code(&o, 0);
+    assert!(stdout(&o).ends_with("0 installed, 0 updated, 6 unchanged, 0 skipped\n"));
+
+    let o = run(&[
+        "sync",
+        "--seed",
+        "/no/such/seed",
+        "--data",
+        data.path().to_str().unwrap(),
+    ]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).starts_with("error: sync failed: /no/such/seed"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["sync", "--seed", seed.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--data <DIR>"), "{}", stderr(&o));
+}
+
+#[test]
+fn list_reads_pi_tools_dirs_and_explains_skipped_folders() {
+    let env = format!(
+        "{}:{}",
+        fixture("tools").display(),
+        fixture("malformed").display()
+    );
+    let o = toolbind()
+        .env("PI_TOOLS_DIRS", &env)
+        .arg("list")
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let header = out.lines().next().unwrap();
+    assert_eq!(header, "NAME      VERSION  LANGUAGE    FOLDER");
+    for (name, lang) in [
+        ("hello_py", "python"),
+        ("hello_sh", "bash"),
+        ("wait_ts", "typescript"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(line.contains(&format!(" 1        {lang} ")), "{line}");
+        assert!(line.ends_with(&format!("fixtures/tools/{name}")), "{line}");
+    }
+    assert!(out.contains("\n6 tools from "), "{out}");
+    assert!(out.contains("\nskipped 6 folders:\n"), "{out}");
+    assert!(
+        out.contains("no_tool_md: no TOOL.md in the folder"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no_entry: tool `no_entry` has no entry file (a bash tool needs index.sh)"),
+        "{out}"
+    );
+    assert!(out.contains("bad_type: malformed TOOL.md\n    "), "{out}");
+    assert!(
+        out.contains("bad_type/TOOL.md:6:11: unknown input type `strin`"),
+        "{out}"
+    );
+
+    // --dir wins over PI_TOOLS_DIRS.
+    let o = toolbind()
+        .env("PI_TOOLS_DIRS", &env)
+        .args(["list", "--dir", shipped_tools().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("\n4 tools from "), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("skipped"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["check", "--format", "xml"],
+        &["call"],
+    ] {
+        let o = run(args);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("Usage: toolbind") || err.contains("try '--help'"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Helpers shared by the process-level tests: they run the built `toolbind` binary.
+
+#![allow(dead_code)] // each test crate uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_toolbind")
+}
+
+/// `cli/tests/fixtures/<name>`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The workspace's shipped tools folder.
+pub fn shipped_tools() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools")
+}
+
+/// A `toolbind` command with a clean environment: no `PI_TOOLS_DIRS`, no colour hints,
+/// and no `CARGO_MANIFEST_DIR` (cargo sets it for tests; a user's shell does not).
+pub fn toolbind() -> Command {
+    let mut c = Command::new(bin());
+    c.env_remove("PI_TOOLS_DIRS")
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env("NO_COLOR", "1");
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    toolbind().args(args).output().expect("run toolbind")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code, showing both streams when it differs.
+#[track_caller]
+pub fn assert_code(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "exit status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// Compares `actual` with the snapshot file `cli/tests/snapshots/<name>`; with
+/// `UPDATE_EXPECT=1` rewrites it instead.
+#[track_caller]
+pub fn expect_file(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read snapshot {}: {e}; run with UPDATE_EXPECT=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "snapshot {} differs (UPDATE_EXPECT=1 rewrites it)\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+/// The live (not zombie) processes whose process group is `pgid`, as `pid state cmd`.
+pub fn live_group_members(pgid: i32) -> Vec<String> {
+    let mut live = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return live;
+    };
+    for e in entries.flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(state), Some(pgrp)) = (fields.first(), fields.get(2)) else {
+            continue;
+        };
+        if pgrp.parse::<i32>().ok() == Some(pgid) && *state != "Z" && *state != "X" {
+            live.push(format!("{head}) {state}"));
+        }
+    }
+    live
+}
+
+/// Waits up to `secs` for `f` to be true.
+pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+    loop {
+        if f() {
+            return true;
+        }
+        if std::time::Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
