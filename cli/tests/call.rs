@@ -1,0 +1,339 @@
+//! `toolbind call`: real tools in each language, progress on stderr, exit codes, and
+//! Ctrl-C cancellation that leaves no tool process behind.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{assert_code, eventually, fixture, live_group_members, stderr, stdout, toolbind};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+const LANGS: [(&str, &str); 3] = [("ts", "typescript"), ("py", "python"), ("sh", "bash")];
+
+fn call(args: &[&str]) -> Output {
+    toolbind()
+        .arg("call")
+        .args(args)
+        .args(["--dir", fixture("tools").to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn runs_a_tool_in_each_language_with_progress_on_stderr() {
+    for (suffix, lang) in LANGS {
+        let o = call(&[
+            &format!("hello_{suffix}"),
+            "--args",
+            r#"{"name": "Ada", "steps": 3}"#,
+        ]);
+        assert_code(&o, 0);
+        assert_eq!(stdout(&o), format!("Hello, Ada! ({lang})\n"));
+        assert_eq!(
+            stderr(&o),
+            "progress: step 1 of 3\nprogress: step 2 of 3\nprogress: step 3 of 3\n",
+            "{lang}"
+        );
+    }
+}
+
+#[test]
+fn json_prints_the_whole_result_and_defaults_apply() {
+    for (suffix, _) in LANGS {
+        let o = call(&[
+            &format!("hello_{suffix}"),
+            "--args",
+            r#"{"name": "Bo"}"#,
+            "--json",
+        ]);
+        assert_code(&o, 0);
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["content"][0]["type"], "text");
+        assert!(
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("Hello, Bo!")
+        );
+        assert!(r.get("isError").is_none(), "{r}");
+        // `steps` defaulted to 2: two progress lines.
+        assert_eq!(stderr(&o).lines().count(), 2, "{}", stderr(&o));
+        if suffix != "sh" {
+            assert_eq!(r["details"]["steps"], 2, "{r}");
+            assert!(
+                r["details"]["toolCallId"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+            );
+        }
+    }
+}
+
+#[test]
+fn args_from_stdin() {
+    let mut child = toolbind()
+        .args(["call", "hello_py", "--args", "-", "--dir"])
+        .arg(fixture("tools"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"name": "stdin", "steps": 0}"#)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "Hello, stdin! (python)\n");
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_reason() {
+    let o = call(&["hello_ts", "--args", r#"{"name": "Ada""#]);
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        "error: --args is not valid JSON: EOF while parsing an object at line 1 column 14; \
+         pass an object such as --args '{\"url\": \"https://example.com\"}'\n"
+    );
+    let o = call(&["hello_ts", "--args", r#"{"name": "Ada", "steps": "many"}"#]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("`steps`"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("\"many\""), "{}", stderr(&o));
+    let o = call(&["hello_ts"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("`name`"), "{}", stderr(&o));
+    let o = call(&["helo_ts", "--args", "{}"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("unknown tool `helo_ts` (did you mean `hello_ts`?)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = call(&["hello_ts", "--timeout", "soon"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("`soon` is not a number of seconds"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing ran: no progress.
+    assert!(!stderr(&o).contains("progress:"));
+}
+
+#[test]
+fn unknown_tool_shows_why_folders_were_skipped() {
+    let o = toolbind()
+        .args(["call", "no_entry", "--dir"])
+        .arg(fixture("malformed"))
+        .output()
+        .unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("warning: skipped "), "{err}");
+    assert!(err.contains("tool `no_entry` has no entry file"), "{err}");
+    assert!(
+        err.contains("error: unknown tool `no_entry`; no tools are available"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_error_result_exits_1() {
+    let o = call(&["wait_ts", "--args", r#"{"pidfile": "/no/such/dir/pid"}"#]);
+    assert_code(&o, 1);
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ENOENT"), "{}", stderr(&o));
+
+    let o = call(&[
+        "wait_ts",
+        "--args",
+        r#"{"pidfile": "/no/such/dir/pid"}"#,
+        "--json",
+    ]);
+    assert_code(&o, 1);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["isError"], true);
+}
+
+#[test]
+fn timeout_stops_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let args = format!(r#"{{"pidfile": "{}"}}"#, pidfile.display());
+    let start = Instant::now();
+    let o = call(&["wait_sh", "--args", &args, "--timeout", "0.5"]);
+    assert_code(&o, 1);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        stderr(&o).contains("timed out after 0.5 s"),
+        "{}",
+        stderr(&o)
+    );
+    assert_no_group(&pidfile);
+}
+
+fn spawn_wait(tool: &str, pidfile: &Path, stubborn: bool) -> Child {
+    let args = format!(
+        r#"{{"pidfile": "{}", "stubborn": {stubborn}}}"#,
+        pidfile.display()
+    );
+    let child = toolbind()
+        .args(["call", tool, "--args", &args, "--dir"])
+        .arg(fixture("tools"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(20.0, || std::fs::read_to_string(pidfile)
+            .is_ok_and(|s| !s.trim().is_empty())),
+        "{tool} did not start"
+    );
+    // The check `assert_no_group` makes later does see the running tool.
+    let pgid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !live_group_members(pgid).is_empty(),
+        "{tool}: group {pgid} not found"
+    );
+    child
+}
+
+fn sigint(child: &Child) {
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+}
+
+/// Waits (at most 10 s) for the child to exit.
+fn finish(mut child: Child) -> Output {
+    let end = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("toolbind did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// No live process is left in the tool's process group (grandchildren included).
+#[track_caller]
+fn assert_no_group(pidfile: &Path) {
+    let pgid: i32 = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        eventually(3.0, || live_group_members(pgid).is_empty()),
+        "tool processes left behind: {:?}",
+        live_group_members(pgid)
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_through_the_abort_signal() {
+    let handles: Vec<_> = LANGS
+        .map(|(suffix, _)| {
+            std::thread::spawn(move || {
+                let tool = format!("wait_{suffix}");
+                let dir = tempfile::tempdir().unwrap();
+                let pidfile = dir.path().join("pid");
+                let child = spawn_wait(&tool, &pidfile, false);
+                let start = Instant::now();
+                sigint(&child);
+                let o = finish(child);
+                // The tool honours its abort signal: well within the 2 s grace period.
+                assert!(
+                    start.elapsed() < Duration::from_millis(1500),
+                    "{tool}: {:?}",
+                    start.elapsed()
+                );
+                assert_code(&o, 130);
+                let err = stderr(&o);
+                assert!(err.contains("progress: waiting\n"), "{tool}: {err}");
+                assert!(
+                    err.contains(&format!(
+                        "cancelling `{tool}` (press Ctrl-C again to kill it)\n"
+                    )),
+                    "{err}"
+                );
+                assert!(err.ends_with(&format!("cancelled `{tool}`\n")), "{err}");
+                if suffix == "sh" {
+                    assert!(
+                        err.contains("SIGTERM was sent to the tool's process group"),
+                        "{err}"
+                    );
+                } else {
+                    assert!(err.contains("aborted by the caller"), "{tool}: {err}");
+                }
+                assert_no_group(&pidfile);
+            })
+        })
+        .into();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_kills_a_tool_that_ignores_its_abort_signal() {
+    let handles: Vec<_> = LANGS
+        .map(|(suffix, _)| {
+            std::thread::spawn(move || {
+                let tool = format!("wait_{suffix}");
+                let dir = tempfile::tempdir().unwrap();
+                let pidfile = dir.path().join("pid");
+                let child = spawn_wait(&tool, &pidfile, true);
+                let start = Instant::now();
+                sigint(&child);
+                std::thread::sleep(Duration::from_millis(300));
+                assert!(
+                    child_alive(&child),
+                    "{tool} stopped without the second Ctrl-C"
+                );
+                sigint(&child);
+                let o = finish(child);
+                assert!(
+                    start.elapsed() < Duration::from_millis(1500),
+                    "{tool}: {:?}",
+                    start.elapsed()
+                );
+                assert_code(&o, 130);
+                assert!(
+                    stderr(&o).ends_with(&format!("killed `{tool}` and its processes\n")),
+                    "{}",
+                    stderr(&o)
+                );
+                assert_eq!(stdout(&o), "");
+                assert_no_group(&pidfile);
+            })
+        })
+        .into();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+fn child_alive(child: &Child) -> bool {
+    // Signal 0: is the process still there (it is our child, so not yet reaped)?
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
+    !stat.is_empty() && !stat.contains(") Z ")
+}
