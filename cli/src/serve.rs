@@ -174,7 +174,10 @@ fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
 /// What a change to the tools folders touches: each folder's mtime (tool folders
 /// added, removed, renamed) and each TOOL.md's mtime and size.
 #[derive(Debug, PartialEq, Eq)]
-struct Stamp(Vec<(PathBuf, Option<SystemTime>, Option<(SystemTime, u64)>)>);
+struct Stamp(Vec<StampEntry>);
+
+/// A path, its mtime, and for a tool folder its TOOL.md's mtime and size.
+type StampEntry = (PathBuf, Option<SystemTime>, Option<(SystemTime, u64)>);
 
 impl Stamp {
     fn of(dirs: &[PathBuf]) -> Self {

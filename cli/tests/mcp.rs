@@ -1,0 +1,394 @@
+//! `toolbind serve` driven by rmcp's client over a child process: initialize, list, call
+//! with progress, bad arguments as `isError` results, cancellation, and
+//! `tools/list_changed` when the tools folder changes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{bin, fixture, live_group_members};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use toolbind_codegen::schema::{Dialect, tool_definition};
+use toolbind_codegen::{Options, load_tools};
+
+#[derive(Clone, Default)]
+struct Client {
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    list_changed: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct Session {
+    client: RunningService<RoleClient, Client>,
+    handler: Client,
+    stderr: Arc<Mutex<String>>,
+    _tools: tempfile::TempDir,
+    tools: PathBuf,
+}
+
+/// A copy of the fixture tools (so the test may change it) served by `toolbind serve`.
+async fn start() -> Session {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    copy_dir(&fixture("tools"), &tools);
+    let mut cmd = tokio::process::Command::new(bin());
+    cmd.arg("serve")
+        .arg("--dir")
+        .arg(&tools)
+        .env_remove("PI_TOOLS_DIRS");
+    let (transport, child_stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    if let Some(mut e) = child_stderr {
+        let sink = stderr.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = e.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    let handler = Client::default();
+    let client = handler.clone().serve(transport).await.expect("initialize");
+    Session {
+        client,
+        handler,
+        stderr,
+        _tools: tmp,
+        tools,
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn args(v: Value) -> JsonObject {
+    v.as_object().unwrap().clone()
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    while !f() {
+        if Instant::now() > end {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_list_and_call() {
+    let s = start().await;
+    let info = s.client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("toolbind")
+    );
+    assert_eq!(
+        info.capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed),
+        Some(true)
+    );
+
+    // tools/list: exactly the MCP dialect of `toolbind schema --dialect mcp`.
+    let listed = s.client.list_all_tools().await.unwrap();
+    let specs = load_tools(std::slice::from_ref(&s.tools), &Options::default()).unwrap();
+    assert_eq!(listed.len(), specs.len());
+    for (tool, spec) in listed.iter().zip(&specs) {
+        assert_eq!(
+            serde_json::to_value(tool).unwrap(),
+            tool_definition(spec, Dialect::Mcp),
+            "{}",
+            spec.name
+        );
+    }
+    let hello = listed.iter().find(|t| t.name == "hello_ts").unwrap();
+    assert_eq!(hello.title.as_deref(), Some("Hello (typescript)"));
+    assert_eq!(hello.input_schema["required"], json!(["name"]));
+    assert_eq!(
+        hello.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+
+    // tools/call with a progress token (rmcp's client sends one with every request).
+    for (tool, lang) in [
+        ("hello_ts", "typescript"),
+        ("hello_py", "python"),
+        ("hello_sh", "bash"),
+    ] {
+        s.handler.progress.lock().unwrap().clear();
+        let r = s
+            .client
+            .call_tool(
+                CallToolRequestParams::new(tool)
+                    .with_arguments(args(json!({"name": "MCP", "steps": 3}))),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(false), "{r:?}");
+        assert_eq!(text(&r), format!("Hello, MCP! ({lang})"));
+        let progress = s.handler.progress.clone();
+        assert!(
+            eventually(5.0, || progress.lock().unwrap().len() == 3).await,
+            "{tool}: {:?}",
+            progress.lock().unwrap()
+        );
+        let got = progress.lock().unwrap().clone();
+        let messages: Vec<_> = got.iter().map(|p| p.message.clone().unwrap()).collect();
+        assert_eq!(
+            messages,
+            ["step 1 of 3", "step 2 of 3", "step 3 of 3"],
+            "{tool}"
+        );
+        assert_eq!(
+            got.iter().map(|p| p.progress).collect::<Vec<_>>(),
+            [1.0, 2.0, 3.0]
+        );
+        if tool != "hello_sh" {
+            let meta = r.meta.as_ref().expect("details in _meta");
+            assert_eq!(meta.0["details"]["steps"], 3);
+        }
+    }
+
+    // Bad arguments and tool failures are results with isError, not protocol errors.
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("hello_ts").with_arguments(args(json!({"steps": "many"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    assert!(t.contains("`name`") && t.contains("`steps`"), "{t}");
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("wait_py")
+                .with_arguments(args(json!({"pidfile": "/no/such/dir/pid"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text(&r).contains("No such file or directory"),
+        "{}",
+        text(&r)
+    );
+    // An unknown tool is a protocol error (MCP: -32602).
+    let e = s
+        .client
+        .call_tool(CallToolRequestParams::new("helo_ts"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown tool `helo_ts` (did you mean `hello_ts`?)"),
+        "{e}"
+    );
+
+    // Logs went to stderr (stdout carries only MCP, or the client would have failed).
+    let log = s.stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("toolbind serve: serving 6 tools from "),
+        "{log}"
+    );
+    assert!(log.contains("of `hello_py`: ok in "), "{log}");
+    s.client.cancel().await.unwrap();
+}
+
+async fn start_call(
+    s: &Session,
+    tool: &str,
+    pidfile: &Path,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args(json!({"pidfile": pidfile.to_str().unwrap()})));
+    let handle = s
+        .client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        eventually(20.0, || std::fs::read_to_string(pidfile)
+            .is_ok_and(|p| !p.trim().is_empty()))
+        .await,
+        "{tool} did not start"
+    );
+    handle
+}
+
+fn pid(pidfile: &Path) -> i32 {
+    std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_reaches_the_tool() {
+    let s = start().await;
+    let dir = tempfile::tempdir().unwrap();
+
+    // bash: one process group per call, gone after the cancellation.
+    let pidfile = dir.path().join("sh.pid");
+    let handle = start_call(&s, "wait_sh", &pidfile).await;
+    let pgid = pid(&pidfile);
+    assert!(!live_group_members(pgid).is_empty());
+    handle.cancel(Some("test".into())).await.unwrap();
+    assert!(
+        eventually(3.0, || live_group_members(pgid).is_empty()).await,
+        "left behind: {:?}",
+        live_group_members(pgid)
+    );
+
+    // python (a warm worker): the abort signal stops the call well within the grace period.
+    let pidfile = dir.path().join("py.pid");
+    let handle = start_call(&s, "wait_py", &pidfile).await;
+    let cancelled_at = Instant::now();
+    handle.cancel(None).await.unwrap();
+    let stderr = s.stderr.clone();
+    assert!(
+        eventually(5.0, || stderr
+            .lock()
+            .unwrap()
+            .contains("of `wait_py`: stopped in "))
+        .await,
+        "{}",
+        stderr.lock().unwrap()
+    );
+    assert!(
+        cancelled_at.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        cancelled_at.elapsed()
+    );
+    let log = stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("of `wait_sh`: cancelled by the client"),
+        "{log}"
+    );
+    assert!(
+        log.contains("of `wait_py`: cancelled by the client"),
+        "{log}"
+    );
+
+    // The server keeps serving.
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("hello_py")
+                .with_arguments(args(json!({"name": "again", "steps": 0}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Hello, again! (python)");
+    s.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tools_folder_is_picked_up() {
+    let s = start().await;
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        tools
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(!names(s.client.list_all_tools().await.unwrap()).contains(&"added_tool".to_owned()));
+
+    // A new tool folder (written in a hidden folder, then renamed in, as sync does).
+    let staging = s.tools.join(".staging");
+    copy_dir(&s.tools.join("hello_sh"), &staging);
+    let md = std::fs::read_to_string(staging.join("TOOL.md")).unwrap();
+    std::fs::write(
+        staging.join("TOOL.md"),
+        md.replace("name: hello_sh", "name: added_tool"),
+    )
+    .unwrap();
+    std::fs::rename(&staging, s.tools.join("added_tool")).unwrap();
+
+    let changed = s.handler.list_changed.clone();
+    assert!(
+        eventually(5.0, || changed.load(Ordering::SeqCst) == 1).await,
+        "no tools/list_changed; server log:\n{}",
+        s.stderr.lock().unwrap()
+    );
+    let listed = names(s.client.list_all_tools().await.unwrap());
+    assert!(listed.contains(&"added_tool".to_owned()), "{listed:?}");
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("added_tool")
+                .with_arguments(args(json!({"name": "new", "steps": 1}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Hello, new! (bash)");
+
+    // Removing a tool is a change too.
+    std::fs::remove_dir_all(s.tools.join("wait_ts")).unwrap();
+    assert!(eventually(5.0, || changed.load(Ordering::SeqCst) == 2).await);
+    let listed = names(s.client.list_all_tools().await.unwrap());
+    assert!(!listed.contains(&"wait_ts".to_owned()), "{listed:?}");
+    let log = s.stderr.lock().unwrap().clone();
+    assert!(log.contains("tool list changed: added added_tool"), "{log}");
+    assert!(log.contains("tool list changed: removed wait_ts"), "{log}");
+    s.client.cancel().await.unwrap();
+}
