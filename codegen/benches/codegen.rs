@@ -115,7 +115,9 @@ fn main() {
     if compile {
         compile_bench(&tmp);
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    if std::env::var_os("TOOLBIND_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 }
 
 /// rustc's cost for the bindings of 100 tools: a debug build of a crate that includes them,

@@ -218,7 +218,6 @@ fn field(w: &mut W, input: &Input) {
         attrs.push(format!("rename = {}", lit(&input.name)));
     }
     if optional {
-        attrs.push("default".into());
         attrs.push("skip_serializing_if = \"::core::option::Option::is_none\"".into());
     }
     if input.ty == InputType::Number && !input.sensitive {
@@ -227,12 +226,6 @@ fn field(w: &mut W, input: &Input) {
         } else {
             "serialize_with = \"::toolbind::__private::ser_number\"".into()
         });
-    }
-    if input.default.is_some() {
-        attrs.push(format!(
-            "default = \"__default_{}\"",
-            plain_name(&input.rust_name)
-        ));
     }
     if !attrs.is_empty() {
         w.serde(&attrs);
@@ -250,6 +243,73 @@ fn field(w: &mut W, input: &Input) {
     } else {
         w.line(&format!("pub {name}: {ty},"));
     }
+}
+
+/// `Deserialize` for `Params` through the runtime's `Fields`: unknown fields rejected,
+/// missing ones reported, defaults filled. A serde derive here costs each user ~70 ms of
+/// rustc time per tool; this costs a fraction, because the generic work is shared.
+fn params_deserialize(w: &mut W, tool: &ToolSpec) {
+    w.open("impl Params {");
+    let names: Vec<String> = tool.inputs.iter().map(|i| lit(&i.name)).collect();
+    let one = format!(
+        "const FIELDS: &'static [&'static str] = &[{}];",
+        names.join(", ")
+    );
+    if w.fits(&one) {
+        w.line(&one);
+    } else {
+        w.open("const FIELDS: &'static [&'static str] = &[");
+        for n in &names {
+            w.line(&format!("{n},"));
+        }
+        w.close("];");
+    }
+    w.close("}");
+    w.open("impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {");
+    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
+    w.line("d: D,");
+    w.close(") -> ::core::result::Result<Self, D::Error> {");
+    w.indent += 1;
+    if tool.inputs.is_empty() {
+        w.line("::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
+        w.line("::core::result::Result::Ok(Params {})");
+    } else {
+        w.line("let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
+        w.open("::core::result::Result::Ok(Params {");
+        for input in &tool.inputs {
+            let (_, optional) = rust_type(input);
+            let wire = lit(&input.name);
+            let (method, args) = if optional {
+                ("optional", vec![wire])
+            } else if input.default.is_some() {
+                let f = format!("__default_{}", plain_name(&input.rust_name));
+                ("or_default", vec![wire, f])
+            } else {
+                ("required", vec![wire])
+            };
+            let call = format!("{method}({})", args.join(", "));
+            let one = format!("{}: f.{call}?,", input.rust_name);
+            if w.fits(&one) {
+                w.line(&one);
+                continue;
+            }
+            w.line(&format!("{}: f", input.rust_name));
+            w.indent += 1;
+            if w.fits(&format!(".{call}?,")) {
+                w.line(&format!(".{call}?,"));
+            } else {
+                w.open(&format!(".{method}("));
+                for a in &args {
+                    w.line(&format!("{a},"));
+                }
+                w.close(")?,");
+            }
+            w.indent -= 1;
+        }
+        w.close("})");
+    }
+    w.close("}");
+    w.close("}");
 }
 
 fn default_fn(w: &mut W, input: &Input) {
@@ -288,14 +348,10 @@ fn enum_type(w: &mut W, input: &Input) {
     if default.is_some() {
         derives.push("::core::default::Default");
     }
-    derives.push("::toolbind::__private::serde::Serialize");
-    derives.push("::toolbind::__private::serde::Deserialize");
     w.derive(&derives);
-    w.line("#[serde(crate = \"::toolbind::__private::serde\")]");
     w.open(&format!("pub enum {name} {{"));
     for v in &input.values {
         w.doc(&format!("`{}`", v.wire));
-        w.serde(&[format!("rename = {}", lit(&v.wire))]);
         if default == Some(v.wire.as_str()) {
             w.line("#[default]");
         }
@@ -343,6 +399,28 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
     w.close("}");
 
+    // Serde by the wire spelling, through generic helpers: a derive per enum would cost
+    // every user compile time for code that is the same for all of them.
+    w.open(&format!("impl ::toolbind::__private::serde::Serialize for {name} {{"));
+    w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
+    w.line("&self,");
+    w.line("s: S,");
+    w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
+    w.indent += 1;
+    w.line("s.serialize_str(self.as_str())");
+    w.close("}");
+    w.close("}");
+    w.open(&format!(
+        "impl<'de> ::toolbind::__private::serde::Deserialize<'de> for {name} {{"
+    ));
+    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
+    w.line("d: D,");
+    w.close(") -> ::core::result::Result<Self, D::Error> {");
+    w.indent += 1;
+    w.line("::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)");
+    w.close("}");
+    w.close("}");
+
     w.open(&format!("impl ::core::str::FromStr for {name} {{"));
     w.line("type Err = ::toolbind::__private::ParseEnumError;");
     w.open("fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {");
@@ -378,9 +456,8 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         "::core::clone::Clone",
         "::core::cmp::PartialEq",
         "::toolbind::__private::serde::Serialize",
-        "::toolbind::__private::serde::Deserialize",
     ]);
-    w.line("#[serde(crate = \"::toolbind::__private::serde\", deny_unknown_fields)]");
+    w.line("#[serde(crate = \"::toolbind::__private::serde\")]");
     if tool.inputs.is_empty() {
         w.line("pub struct Params {}");
     } else {
@@ -390,6 +467,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         }
         w.close("}");
     }
+    params_deserialize(w, tool);
     for input in tool.inputs.iter().filter(|i| i.default.is_some()) {
         default_fn(w, input);
     }

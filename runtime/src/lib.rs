@@ -168,6 +168,130 @@ pub mod __private {
             })
     }
 
+    /// A model's JSON object being taken apart into a generated `Params` struct: what a
+    /// serde derive with `deny_unknown_fields` would do, written once here instead of once
+    /// per tool in every user's crate.
+    pub struct Fields<E> {
+        map: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        error: ::core::marker::PhantomData<E>,
+    }
+
+    impl<E: ::serde::de::Error> Fields<E> {
+        /// Reads the object and rejects any field not in `known`.
+        pub fn new<'de, D: ::serde::Deserializer<'de, Error = E>>(
+            d: D,
+            known: &'static [&'static str],
+        ) -> Result<Self, E> {
+            use ::serde::Deserialize as _;
+            let map = match ::serde_json::Value::deserialize(d)? {
+                ::serde_json::Value::Object(m) => m,
+                other => {
+                    return Err(E::custom(format_args!(
+                        "expected an object of named arguments, found {}",
+                        match other {
+                            ::serde_json::Value::Null => "null",
+                            ::serde_json::Value::Bool(_) => "a boolean",
+                            ::serde_json::Value::Number(_) => "a number",
+                            ::serde_json::Value::String(_) => "a string",
+                            ::serde_json::Value::Array(_) => "an array",
+                            ::serde_json::Value::Object(_) => "an object",
+                        }
+                    )));
+                }
+            };
+            if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+                return Err(E::unknown_field(k, known));
+            }
+            Ok(Fields {
+                map,
+                error: ::core::marker::PhantomData,
+            })
+        }
+
+        /// A field the model must send.
+        pub fn required<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<T, E> {
+            match self.map.remove(name) {
+                Some(v) => Self::value(name, v),
+                None => Err(E::missing_field(name)),
+            }
+        }
+
+        /// An optional field; `null` counts as absent.
+        pub fn optional<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<Option<T>, E> {
+            match self.map.remove(name) {
+                None | Some(::serde_json::Value::Null) => Ok(None),
+                Some(v) => Self::value(name, v).map(Some),
+            }
+        }
+
+        /// A field with a default; `null` counts as absent (OpenAI strict mode sends it).
+        pub fn or_default<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+            default: fn() -> T,
+        ) -> Result<T, E> {
+            match self.map.remove(name) {
+                None | Some(::serde_json::Value::Null) => Ok(default()),
+                Some(v) => Self::value(name, v),
+            }
+        }
+
+        fn value<T: ::serde::de::DeserializeOwned>(
+            name: &str,
+            v: ::serde_json::Value,
+        ) -> Result<T, E> {
+            ::serde_json::from_value(v).map_err(|e| E::custom(format_args!("`{name}`: {e}")))
+        }
+    }
+
+    /// `Deserialize` for generated enums: a string that is one of the wire spellings.
+    pub fn deserialize_enum<'de, D: ::serde::Deserializer<'de>, T: Copy>(
+        d: D,
+        all: &'static [T],
+        wire: fn(T) -> &'static str,
+    ) -> Result<T, D::Error> {
+        struct V<T: 'static> {
+            all: &'static [T],
+            wire: fn(T) -> &'static str,
+        }
+        impl<T: Copy> ::serde::de::Visitor<'_> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str("one of ")?;
+                let names: Vec<String> = self
+                    .all
+                    .iter()
+                    .map(|v| format!("`{}`", (self.wire)(*v)))
+                    .collect();
+                f.write_str(&names.join(", "))
+            }
+            fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<T, E> {
+                self.all
+                    .iter()
+                    .copied()
+                    .find(|v| (self.wire)(*v) == s)
+                    .ok_or_else(|| {
+                        let names: Vec<String> = self
+                            .all
+                            .iter()
+                            .map(|v| format!("`{}`", (self.wire)(*v)))
+                            .collect();
+                        E::custom(format_args!(
+                            "unknown variant `{s}`, expected one of {}",
+                            names.join(", ")
+                        ))
+                    })
+            }
+        }
+        d.deserialize_str(V { all, wire })
+    }
+
     impl ::core::fmt::Display for ParseEnumError {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
             write!(
@@ -210,7 +334,12 @@ pub mod __private {
         tool: &'static str,
         args: ::serde_json::Value,
     ) -> ::core::result::Result<T, CallError> {
-        let args = match args {
+        ::serde_json::from_value(normalize_args(args)).map_err(|e| bad_args(tool, e))
+    }
+
+    // Kept out of the generic function above so that each tool's instantiation stays small.
+    fn normalize_args(args: ::serde_json::Value) -> ::serde_json::Value {
+        match args {
             ::serde_json::Value::Null => ::serde_json::Value::Object(Default::default()),
             ::serde_json::Value::String(s) if s.trim().is_empty() => {
                 ::serde_json::Value::Object(Default::default())
@@ -221,11 +350,14 @@ pub mod __private {
                 ::serde_json::Value::Object(m)
             }
             other => other,
-        };
-        ::serde_json::from_value(args).map_err(|e| CallError::BadArgs {
+        }
+    }
+
+    fn bad_args(tool: &'static str, e: ::serde_json::Error) -> CallError {
+        CallError::BadArgs {
             tool,
             message: e.to_string(),
-        })
+        }
     }
 
     /// [`params_from_value`] for a generated tool.

@@ -7,17 +7,29 @@ pub mod crlf_bom {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {
         /// Search text.
         pub query: ::std::string::String,
         /// Sort order.
         ///
         /// Default: `"newest"`.
-        #[serde(default = "__default_order")]
         pub order: Order,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &["query", "order"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                query: f.required("query")?,
+                order: f.or_default("order", __default_order)?,
+            })
+        }
     }
     fn __default_order() -> Order {
         Order::Newest
@@ -31,17 +43,12 @@ pub mod crlf_bom {
         ::core::cmp::Eq,
         ::core::hash::Hash,
         ::core::default::Default,
-        ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde")]
     pub enum Order {
         /// `newest`
-        #[serde(rename = "newest")]
         #[default]
         Newest,
         /// `oldest`
-        #[serde(rename = "oldest")]
         Oldest,
     }
     impl Order {
@@ -59,6 +66,21 @@ pub mod crlf_bom {
     impl ::core::fmt::Display for Order {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
             f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Order {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Order {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
         }
     }
     impl ::core::str::FromStr for Order {
@@ -100,16 +122,14 @@ pub mod kitchen_sink {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {
         /// A keyword as a parameter name.
         pub r#type: ::std::string::String,
         /// A keyword that cannot be a raw identifier.
         #[serde(
             rename = "self",
-            default,
             skip_serializing_if = "::core::option::Option::is_none"
         )]
         pub self_: ::core::option::Option<bool>,
@@ -118,49 +138,74 @@ pub mod kitchen_sink {
         /// Default: `10`.
         #[serde(
             rename = "maxResults",
-            serialize_with = "::toolbind::__private::ser_number",
-            default = "__default_max_results"
+            serialize_with = "::toolbind::__private::ser_number"
         )]
         pub max_results: f64,
         /// A fractional default.
         ///
         /// Default: `0.25`.
-        #[serde(
-            serialize_with = "::toolbind::__private::ser_number",
-            default = "__default_ratio"
-        )]
+        #[serde(serialize_with = "::toolbind::__private::ser_number")]
         pub ratio: f64,
         /// A boolean default.
         ///
         /// Default: `true`.
-        #[serde(default = "__default_verbose")]
         pub verbose: bool,
         /// A string default with "quotes" and a | pipe.
         ///
         /// Default: `"hello \"world\""`.
-        #[serde(default = "__default_greeting")]
         pub greeting: ::std::string::String,
         /// Enum values with digits, dashes and dots.
         ///
         /// Default: `"720p"`.
-        #[serde(default = "__default_resolution")]
         pub resolution: Resolution,
         /// Enum values as a YAML list, one a keyword.
         pub kind: Kind,
         /// Overrides KITCHEN_TOKEN.
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub api_token: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
         /// An optional number.
         #[serde(
-            default,
             skip_serializing_if = "::core::option::Option::is_none",
             serialize_with = "::toolbind::__private::ser_opt_number"
         )]
         pub limit: ::core::option::Option<f64>,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &[
+            "type",
+            "self",
+            "maxResults",
+            "ratio",
+            "verbose",
+            "greeting",
+            "resolution",
+            "kind",
+            "api_token",
+            "limit",
+        ];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                r#type: f.required("type")?,
+                self_: f.optional("self")?,
+                max_results: f.or_default("maxResults", __default_max_results)?,
+                ratio: f.or_default("ratio", __default_ratio)?,
+                verbose: f.or_default("verbose", __default_verbose)?,
+                greeting: f.or_default("greeting", __default_greeting)?,
+                resolution: f.or_default("resolution", __default_resolution)?,
+                kind: f.required("kind")?,
+                api_token: f.optional("api_token")?,
+                limit: f.optional("limit")?,
+            })
+        }
     }
     fn __default_max_results() -> f64 {
         10.0
@@ -186,29 +231,20 @@ pub mod kitchen_sink {
         ::core::cmp::Eq,
         ::core::hash::Hash,
         ::core::default::Default,
-        ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde")]
     pub enum Resolution {
         /// `1080p`
-        #[serde(rename = "1080p")]
         V1080p,
         /// `720p`
-        #[serde(rename = "720p")]
         #[default]
         V720p,
         /// `x-1.5`
-        #[serde(rename = "x-1.5")]
         X1_5,
         /// `gpt-4o-mini`
-        #[serde(rename = "gpt-4o-mini")]
         Gpt4oMini,
         /// `v2.0`
-        #[serde(rename = "v2.0")]
         V2_0,
         /// `high-quality`
-        #[serde(rename = "high-quality")]
         HighQuality,
     }
     impl Resolution {
@@ -239,6 +275,21 @@ pub mod kitchen_sink {
             f.write_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::serde::Serialize for Resolution {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Resolution {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+        }
+    }
     impl ::core::str::FromStr for Resolution {
         type Err = ::toolbind::__private::ParseEnumError;
         fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
@@ -253,19 +304,13 @@ pub mod kitchen_sink {
         ::core::cmp::PartialEq,
         ::core::cmp::Eq,
         ::core::hash::Hash,
-        ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde")]
     pub enum Kind {
         /// `Self`
-        #[serde(rename = "Self")]
         Self_,
         /// `match`
-        #[serde(rename = "match")]
         Match,
         /// `plain_value`
-        #[serde(rename = "plain_value")]
         PlainValue,
     }
     impl Kind {
@@ -284,6 +329,21 @@ pub mod kitchen_sink {
     impl ::core::fmt::Display for Kind {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
             f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Kind {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Kind {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
         }
     }
     impl ::core::str::FromStr for Kind {
@@ -324,10 +384,20 @@ pub mod py_tool {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {}
+    impl Params {
+        const FIELDS: &'static [&'static str] = &[];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {})
+        }
+    }
     /// The `py_tool` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -360,18 +430,27 @@ pub mod sh_tool {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {
         /// How many lines to print.
         ///
         /// Default: `3`.
-        #[serde(
-            serialize_with = "::toolbind::__private::ser_number",
-            default = "__default_count"
-        )]
+        #[serde(serialize_with = "::toolbind::__private::ser_number")]
         pub count: f64,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &["count"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                count: f.or_default("count", __default_count)?,
+            })
+        }
     }
     fn __default_count() -> f64 {
         3.0
@@ -408,15 +487,13 @@ pub mod tool_name {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {
         /// What this parameter is for.
         pub param_name: ::std::string::String,
         /// An optional parameter.
         #[serde(
-            default,
             skip_serializing_if = "::core::option::Option::is_none",
             serialize_with = "::toolbind::__private::ser_opt_number"
         )]
@@ -424,12 +501,33 @@ pub mod tool_name {
         /// A sensitive value (e.g., API token).
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub secret_param: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
         /// Choose between modes.
         pub mode: Mode,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &[
+            "param_name",
+            "optional_param",
+            "secret_param",
+            "mode",
+        ];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                param_name: f.required("param_name")?,
+                optional_param: f.optional("optional_param")?,
+                secret_param: f.optional("secret_param")?,
+                mode: f.required("mode")?,
+            })
+        }
     }
     /// Allowed values of `mode`.
     #[derive(
@@ -439,16 +537,11 @@ pub mod tool_name {
         ::core::cmp::PartialEq,
         ::core::cmp::Eq,
         ::core::hash::Hash,
-        ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde")]
     pub enum Mode {
         /// `single`
-        #[serde(rename = "single")]
         Single,
         /// `batch`
-        #[serde(rename = "batch")]
         Batch,
     }
     impl Mode {
@@ -466,6 +559,21 @@ pub mod tool_name {
     impl ::core::fmt::Display for Mode {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
             f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Mode {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
         }
     }
     impl ::core::str::FromStr for Mode {
@@ -506,14 +614,27 @@ pub mod unicode_tool {
         ::core::clone::Clone,
         ::core::cmp::PartialEq,
         ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde", deny_unknown_fields)]
+    #[serde(crate = "::toolbind::__private::serde")]
     pub struct Params {
         /// Le texte à traduire.
         pub texte: ::std::string::String,
         /// Registre de langue.
         pub style: Style,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &["texte", "style"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                texte: f.required("texte")?,
+                style: f.required("style")?,
+            })
+        }
     }
     /// Allowed values of `style`.
     #[derive(
@@ -523,19 +644,13 @@ pub mod unicode_tool {
         ::core::cmp::PartialEq,
         ::core::cmp::Eq,
         ::core::hash::Hash,
-        ::toolbind::__private::serde::Serialize,
-        ::toolbind::__private::serde::Deserialize,
     )]
-    #[serde(crate = "::toolbind::__private::serde")]
     pub enum Style {
         /// `café`
-        #[serde(rename = "café")]
         Café,
         /// `naïve`
-        #[serde(rename = "naïve")]
         Naïve,
         /// `普通`
-        #[serde(rename = "普通")]
         普通,
     }
     impl Style {
@@ -554,6 +669,21 @@ pub mod unicode_tool {
     impl ::core::fmt::Display for Style {
         fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
             f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Style {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Style {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
         }
     }
     impl ::core::str::FromStr for Style {
