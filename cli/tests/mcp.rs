@@ -50,8 +50,13 @@ struct Session {
     tools: PathBuf,
 }
 
-/// A copy of the fixture tools (so the test may change it) served by `toolbind serve`.
+/// A copy of the fixture tools (so the test may change it) served by `toolbind serve`,
+/// with the `initialize` handshake.
 async fn start() -> Session {
+    start_with(None).await
+}
+
+async fn start_with(lifecycle: Option<rmcp::ClientLifecycleMode>) -> Session {
     let tmp = tempfile::tempdir().unwrap();
     let tools = tmp.path().join("tools");
     copy_dir(&fixture("tools"), &tools);
@@ -80,7 +85,12 @@ async fn start() -> Session {
         });
     }
     let handler = Client::default();
-    let client = handler.clone().serve(transport).await.expect("initialize");
+    let client = match lifecycle {
+        None => handler.clone().serve(transport).await.expect("initialize"),
+        Some(l) => rmcp::serve_client_with_lifecycle(handler.clone(), transport, l)
+            .await
+            .expect("discover"),
+    };
     Session {
         client,
         handler,
@@ -390,5 +400,42 @@ async fn a_changed_tools_folder_is_picked_up() {
     let log = s.stderr.lock().unwrap().clone();
     assert!(log.contains("tool list changed: added added_tool"), "{log}");
     assert!(log.contains("tool list changed: removed wait_ts"), "{log}");
+    s.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_session_gets_list_changed_on_its_listen_stream() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    let s = start_with(Some(rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }))
+    .await;
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("hello_ts")
+                .with_arguments(args(json!({"name": "2026", "steps": 1}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Hello, 2026! (typescript)");
+    let mut sub = s
+        .client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
+    std::fs::remove_dir_all(s.tools.join("hello_py")).unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("no notification within 5 s")
+        .unwrap();
+    assert!(
+        matches!(n, Some(ServerNotification::ToolListChangedNotification(_))),
+        "{n:?}"
+    );
+    // Dropping the subscription cancels the listen request; an open one would hold the
+    // server's shutdown for rmcp's 5 s drain of in-flight requests.
+    drop(sub);
     s.client.cancel().await.unwrap();
 }
