@@ -144,10 +144,16 @@ impl Diagnostic {
 
     /// The machine-readable form used by `toolbind check --format json`.
     pub fn to_json(&self) -> serde_json::Value {
+        // A folder-level error has no position: null, not a made-up 0 or 1.
+        let (line, column) = if self.pos == Pos::NONE {
+            (None, None)
+        } else {
+            (Some(self.pos.line), Some(self.pos.column))
+        };
         serde_json::json!({
             "file": self.file.display().to_string(),
-            "line": self.pos.line,
-            "column": self.pos.column,
+            "line": line,
+            "column": column,
             "severity": "error",
             "message": self.message,
             "hint": self.hint,

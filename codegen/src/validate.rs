@@ -481,6 +481,20 @@ fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -
             .hint = Some(format!("use snake_case, e.g. `{}`", snake_suggestion(name)));
         return (String::new(), String::new());
     }
+    // The format says snake_case (seed 000: "Use snake_case"): `Web-Search` would work with
+    // providers but not match the generated module or the docs.
+    let snake = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if opts.portable_names && !snake {
+        cx.err(node, format!("tool name `{name}` is not snake_case"))
+            .hint = Some(format!(
+            "use lowercase letters, digits and `_`, starting with a letter: `{}`",
+            snake_suggestion(name)
+        ));
+        return (String::new(), String::new());
+    }
     match ident::field_name(name) {
         Some(module) => (module, ident::type_name(name)),
         None => {
@@ -816,6 +830,7 @@ pub fn check_set(tools: &[ToolSpec]) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let mut names: BTreeMap<&str, &PathBuf> = BTreeMap::new();
     let mut modules: BTreeMap<&str, &ToolSpec> = BTreeMap::new();
+    let mut types: BTreeMap<&str, &ToolSpec> = BTreeMap::new();
     for t in tools {
         let pos = name_pos(&t.file);
         if let Some(prev) = names.insert(&t.name, &t.file) {
@@ -830,6 +845,20 @@ pub fn check_set(tools: &[ToolSpec]) -> Vec<Diagnostic> {
                     ),
                 )
                 .hint("tool names must be unique across all tool folders; rename one of them"),
+            );
+            continue;
+        }
+        if let Some(prev) = types.insert(&t.rust_type, t) {
+            diags.push(
+                Diagnostic::new(
+                    &t.file,
+                    pos,
+                    format!(
+                        "tool names `{}` and `{}` both map to the Rust type `{}` (the `ToolCall` variant)",
+                        prev.name, t.name, t.rust_type
+                    ),
+                )
+                .hint("rename one of them so they differ in more than `_` placement"),
             );
             continue;
         }

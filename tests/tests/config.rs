@@ -145,3 +145,24 @@ fn a_missing_tools_folder_is_an_error() {
             .contains("cannot read tools folder")
     );
 }
+
+#[test]
+fn relaxed_names_still_reject_module_collisions() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (dir, name) in [("a", "web-search"), ("b", "web_search")] {
+        let t = tmp.path().join(dir);
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(
+            t.join("TOOL.md"),
+            format!("---\nname: {name}\ndescription: d\nlanguage: bash\n---\n"),
+        )
+        .unwrap();
+        std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+    }
+    let mut c = Config::new();
+    c.tools_dir(tmp.path()).portable_names(false);
+    let e = c.generate().unwrap_err();
+    let d = e.diagnostics().unwrap().iter().next().unwrap().clone();
+    assert!(d.message.contains("both map to the Rust"), "{d}");
+    assert_eq!(d.pos.line, 2);
+}

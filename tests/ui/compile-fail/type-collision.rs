@@ -1,4 +1,4 @@
-toolbind::tools!("../fixtures/module-collision");
+toolbind::tools!("../fixtures/type-collision");
 
 // The stand-ins emitted after an error keep this from adding "cannot find" errors.
 fn main() {

@@ -1,0 +1,3 @@
+toolbind::tools!("../fixtures/tool-name-not-snake-case");
+
+fn main() {}
