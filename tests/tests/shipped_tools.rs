@@ -780,6 +780,33 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
         assert_eq!(bit_rate, 320_000);
     }
 
+    // 16 kHz input at 320k: MP3 below 32 kHz cannot go above 160 kbit/s, so the tool
+    // resamples rather than quietly delivering less than it reports.
+    let (r, _) = call(
+        &rt,
+        "convert_audio_to_mp3",
+        json!({
+            "input_path": wav.display().to_string(),
+            "output_path": dir.path().join("low-rate-hq.mp3").display().to_string(),
+            "bitrate": "320k",
+        }),
+    )
+    .await;
+    contains(&ok(&r), "Bitrate: 320k");
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=bit_rate",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(dir.path().join("low-rate-hq.mp3"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "320000");
+
     // A bitrate outside the enum never reaches the tool.
     let (r, _) = call(
         &rt,

@@ -110,11 +110,26 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# MP3 at sample rates below 32 kHz (MPEG-2/2.5) tops out at 160 kbit/s and lame quietly
+# lowers anything above it: resample such input so the bitrate asked for is the one made.
+resample=()
+case $bitrate in
+192k | 256k | 320k)
+  if command -v ffprobe >/dev/null 2>&1; then
+    rate=$(ffprobe -v error -select_streams a:0 -show_entries stream=sample_rate \
+      -of default=noprint_wrappers=1:nokey=1 "file:$input_path" 2>/dev/null | head -n 1 || true)
+    if [[ $rate =~ ^[0-9]+$ ]] && ((rate < 32000)); then
+      resample=(-ar 44100)
+    fi
+  fi
+  ;;
+esac
+
 progress "Converting $input_path to MP3 at $bitrate..."
 last_pct=-1
 # "file:" keeps ffmpeg from reading a path as a protocol URL or an option.
 if ! ffmpeg -hide_banner -nostdin -nostats -loglevel error -y \
-  -i "file:$input_path" -vn -map_metadata 0 -codec:a libmp3lame -b:a "$bitrate" -f mp3 \
+  -i "file:$input_path" -vn -map_metadata 0 -codec:a libmp3lame -b:a "$bitrate" "${resample[@]}" -f mp3 \
   -progress pipe:1 "file:$tmp_output" 2>"$stderr_log" |
   while IFS='=' read -r key value; do
     # Only plain if-statements in here: under pipefail a false `test && x` as the last
