@@ -126,7 +126,8 @@ async fn tool_ignoring_abort_is_killed_with_its_grandchildren() {
     let expect = "did not stop within 0.3 s of its abort signal, so its process group was killed";
     killed_with_grandchildren(js(), "ignore_abort", None, true, expect).await;
     killed_with_grandchildren(py(), "ignore_abort", None, true, expect).await;
-    killed_with_grandchildren(sh(), "ignore_term", None, true, "cancelled").await;
+    let bash = "cancelled; the tool ignored SIGTERM for 0.3 s and its process group was killed";
+    killed_with_grandchildren(sh(), "ignore_term", None, true, bash).await;
 }
 
 #[tokio::test]
@@ -134,7 +135,8 @@ async fn timeouts_kill_the_group_and_say_so() {
     let t = Some(Duration::from_millis(700));
     killed_with_grandchildren(js(), "ignore_abort", t, false, "timed out after 0.7 s").await;
     killed_with_grandchildren(py(), "ignore_abort", t, false, "timed out after 0.7 s").await;
-    killed_with_grandchildren(sh(), "ignore_term", t, false, "timed out after 0.7 s").await;
+    let bash = "timed out after 0.7 s; the tool ignored SIGTERM for 0.3 s and its process group was killed";
+    killed_with_grandchildren(sh(), "ignore_term", t, false, bash).await;
     // bash without a trap dies of the SIGTERM itself.
     killed_with_grandchildren(sh(), "sleep", t, false, "timed out after 0.7 s").await;
 }

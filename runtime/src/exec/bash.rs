@@ -101,6 +101,7 @@ pub(crate) async fn run(
 
     let timeout_at = tokio::time::Instant::now() + timeout;
     let mut stop: Option<(bool, tokio::time::Instant)> = None;
+    let mut killed = false;
     let mut child = spawned.child;
     let status = loop {
         let deadline = stop.map_or(timeout_at, |s| s.1);
@@ -117,6 +118,7 @@ pub(crate) async fn run(
                 }
                 Some(_) => {
                     process::signal_group(spawned.pgid, Signal::SIGKILL);
+                    killed = true;
                     break child.wait().await.ok();
                 }
             },
@@ -142,11 +144,16 @@ pub(crate) async fn run(
         ToolResult::error(process::redact(&msg, secrets))
     };
     let entry_name = tool.entry.as_deref().unwrap_or("index.sh");
+    let how = if killed {
+        format!(
+            "the tool ignored SIGTERM for {} and its process group was killed",
+            secs(config.grace)
+        )
+    } else {
+        "SIGTERM was sent to the tool's process group".to_owned()
+    };
     match (stop, status) {
-        (Some((false, _)), _) => with_stderr(format!(
-            "timed out after {}; SIGTERM was sent to the tool's process group",
-            secs(timeout)
-        )),
+        (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout))),
         (_, Some(s)) if s.success() => {
             let c = out.lock().unwrap_or_else(|e| e.into_inner());
             let mut text = c.render();
@@ -167,9 +174,7 @@ pub(crate) async fn run(
                 is_error: false,
             }
         }
-        (Some((true, _)), _) => {
-            with_stderr("cancelled; SIGTERM was sent to the tool's process group".into())
-        }
+        (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),
         (None, Some(s)) => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
         (None, None) => with_stderr(format!("{entry_name} could not be waited for")),
     }
