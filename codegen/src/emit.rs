@@ -401,7 +401,9 @@ fn enum_type(w: &mut W, input: &Input) {
 
     // Serde by the wire spelling, through generic helpers: a derive per enum would cost
     // every user compile time for code that is the same for all of them.
-    w.open(&format!("impl ::toolbind::__private::serde::Serialize for {name} {{"));
+    w.open(&format!(
+        "impl ::toolbind::__private::serde::Serialize for {name} {{"
+    ));
     w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
     w.line("&self,");
     w.line("s: S,");
