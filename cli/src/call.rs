@@ -72,6 +72,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         }
         return Err(Failure::usage(result.text_content()));
     }
+    warn_secrets_in_argv(&args, &call_args, runtime.registry());
 
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle Ctrl-C: {e}")))?;
@@ -215,6 +216,25 @@ impl Display {
     fn finish(&self) {
         if let Display::Spinner(bar) = self {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// A sensitive value given with `--args JSON` sits in this process's argv, where `ps` and
+/// /proc show it; the tool itself never sees it there. Say so, and how to avoid it.
+fn warn_secrets_in_argv(args: &CallArgs, call_args: &Value, registry: &toolbind::Registry) {
+    if args.args.as_deref() == Some("-") {
+        return;
+    }
+    let Some(spec) = registry.get(&args.name) else {
+        return;
+    };
+    for input in spec.inputs.iter().filter(|i| i.sensitive) {
+        if call_args.get(&input.name).is_some_and(|v| !v.is_null()) {
+            eprintln!(
+                "warning: `{}` is sensitive, and --args put it on this command line where other users can see it; pass the arguments with `--args -` on stdin instead",
+                input.name
+            );
         }
     }
 }

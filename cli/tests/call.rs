@@ -337,3 +337,38 @@ fn child_alive(child: &Child) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
     !stat.is_empty() && !stat.contains(") Z ")
 }
+
+#[test]
+fn a_secret_on_the_command_line_gets_a_warning_and_stdin_does_not() {
+    let args = r#"{"name": "Ada", "steps": 0, "token": "sk-argv-visible"}"#;
+    let o = call(&["hello_sh", "--args", args]);
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("warning: `token` is sensitive"), "{err}");
+    assert!(err.contains("--args -"), "{err}");
+    assert!(!err.contains("sk-argv-visible"), "{err}");
+
+    let mut child = toolbind()
+        .args([
+            "call",
+            "hello_sh",
+            "--args",
+            "-",
+            "--dir",
+            fixture("tools").to_str().unwrap(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(args.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}

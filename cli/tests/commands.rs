@@ -86,7 +86,8 @@ fn check_json_lists_every_error() {
     let diags: Vec<Value> = serde_json::from_slice(&o.stdout).expect("a JSON array");
     let locs: Vec<String> = diags
         .iter()
-        .filter(|d| d["line"] != 0)
+        // A folder-level error (no TOOL.md) has no position: null line and column.
+        .filter(|d| !d["line"].is_null())
         .map(|d| {
             format!(
                 "{}:{}:{}",
@@ -102,6 +103,9 @@ fn check_json_lists_every_error() {
         assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "{d}");
         assert!(d.get("hint").is_some(), "{d}");
     }
+    let folder = diags.iter().find(|d| d["line"].is_null()).unwrap();
+    assert!(folder["column"].is_null(), "{folder}");
+    assert_eq!(folder["file"], "malformed/no_tool_md");
     let typo = diags.iter().find(|d| d["line"] == 6).unwrap();
     assert_eq!(typo["hint"], "did you mean `string`?");
     assert_eq!(diags.len(), 9);

@@ -132,12 +132,7 @@ impl Config {
     /// against `CARGO_MANIFEST_DIR` when set, so build scripts may write `"tools"`. Tool
     /// names must be unique across all folders.
     pub fn tools_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        let dir = dir.as_ref();
-        let dir = match std::env::var_os("CARGO_MANIFEST_DIR") {
-            Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
-            _ => dir.to_path_buf(),
-        };
-        self.tools_dirs.push(dir);
+        self.tools_dirs.push(resolve(dir.as_ref()));
         self
     }
 
@@ -191,18 +186,18 @@ impl Config {
         self
     }
 
-    /// The tools folders, resolved.
-    pub fn tools_dirs(&self) -> &[PathBuf] {
-        &self.tools_dirs
+    /// The tools folders, resolved; `tools` (beside Cargo.toml) when none was set.
+    pub fn tools_dirs(&self) -> Vec<PathBuf> {
+        if self.tools_dirs.is_empty() {
+            vec![resolve(Path::new("tools"))]
+        } else {
+            self.tools_dirs.clone()
+        }
     }
 
     /// Parses, validates and emits without touching the disk.
     pub fn generate(&self) -> Result<Generated, Error> {
-        let dirs = if self.tools_dirs.is_empty() {
-            vec![PathBuf::from("tools")]
-        } else {
-            self.tools_dirs.clone()
-        };
+        let dirs = self.tools_dirs();
         let tools = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
         let mut files = BTreeMap::new();
         if self.emit_rust {
@@ -231,7 +226,7 @@ impl Config {
     /// rustc-style, to stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug`
     /// is a one-line summary.
     pub fn compile(&self) -> Result<(), Error> {
-        for dir in &self.tools_dirs {
+        for dir in self.tools_dirs() {
             println!("cargo::rerun-if-changed={}", dir.display());
         }
         let out_dir = match &self.out_dir {
@@ -270,4 +265,12 @@ pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, Error
     }
     std::fs::write(path, content).map_err(err)?;
     Ok(true)
+}
+
+/// A relative path against `CARGO_MANIFEST_DIR` when set (build scripts), else as given.
+fn resolve(dir: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
+        _ => dir.to_path_buf(),
+    }
 }

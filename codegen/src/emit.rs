@@ -106,7 +106,8 @@ impl W {
         self.indent * 4 + text.chars().count() <= MARGIN
     }
     fn doc(&mut self, text: &str) {
-        for l in text.trim().lines() {
+        // A `\r` from a YAML escape is a line break too: rustc rejects a bare CR in a doc.
+        for l in text.trim().split(['\n', '\r']) {
             let l = l.trim_end();
             if l.is_empty() {
                 self.line("///");
@@ -279,8 +280,12 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
         for input in &tool.inputs {
             let (_, optional) = rust_type(input);
             let wire = lit(&input.name);
-            let (method, args) = if optional {
+            let (method, args) = if optional && input.sensitive {
+                ("optional_secret", vec![wire])
+            } else if optional {
                 ("optional", vec![wire])
+            } else if input.sensitive {
+                ("required_secret", vec![wire])
             } else if input.default.is_some() {
                 let f = format!("__default_{}", plain_name(&input.rust_name));
                 ("or_default", vec![wire, f])
@@ -439,6 +444,11 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         tool.language,
         tool.description.trim()
     ));
+    // Descriptions are the tool author's Markdown, not rustdoc's: `[text](url)` or a bare
+    // URL must not fail a user's `cargo doc` under `#![deny(warnings)]`.
+    w.line(
+        "#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]",
+    );
     w.open(&format!("pub mod {} {{", tool.rust_module));
     if generator == Generator::Macro {
         let mut files = vec![tool.file.display().to_string()];

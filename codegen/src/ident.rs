@@ -26,7 +26,8 @@ fn words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
+        // Rust identifiers are Unicode XID: `²` is alphanumeric but not XID, so it separates.
+        if c == '_' || !unicode_ident::is_xid_continue(c) {
             if !cur.is_empty() {
                 words.push(std::mem::take(&mut cur));
             }
@@ -47,16 +48,13 @@ fn words(name: &str) -> Vec<String> {
     words
 }
 
-fn is_xid(s: &str) -> bool {
+/// Whether `s` is a valid Rust identifier (before keyword escaping).
+fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
-        .is_some_and(|c| c == '_' || unicode_xid_start(c))
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-}
-
-fn unicode_xid_start(c: char) -> bool {
-    c.is_alphabetic()
+        .is_some_and(|c| c == '_' || unicode_ident::is_xid_start(c))
+        && chars.all(unicode_ident::is_xid_continue)
 }
 
 /// A `snake_case` Rust identifier for a field or module: `maxResults` -> `max_results`,
@@ -68,10 +66,10 @@ pub fn field_name(name: &str) -> Option<String> {
         return None;
     }
     let mut s = w.join("_");
-    if s.starts_with(|c: char| c.is_numeric()) {
+    if !s.starts_with(unicode_ident::is_xid_start) {
         s.insert(0, '_');
     }
-    Some(escape_keyword(s))
+    is_ident(&s).then(|| escape_keyword(s))
 }
 
 /// An `UpperCamelCase` Rust identifier for a type or variant: `single` -> `Single`,
@@ -94,10 +92,10 @@ pub fn variant_name(name: &str) -> Option<String> {
             s.push_str(cs.as_str());
         }
     }
-    if s.starts_with(|c: char| c.is_numeric()) {
+    if !s.starts_with(unicode_ident::is_xid_start) {
         s.insert(0, 'V');
     }
-    if !is_xid(&s) {
+    if !is_ident(&s) {
         return None;
     }
     Some(if s == "Self" { "Self_".to_owned() } else { s })
@@ -153,5 +151,10 @@ mod tests {
         assert_eq!(variant_name("ünïcode").as_deref(), Some("Ünïcode"));
         assert_eq!(variant_name(""), None);
         assert_eq!(type_name("params"), "ParamsEnum");
+        // Not XID: separators, so `m²` and `m³` both become `M` (a collision validation
+        // reports) instead of identifiers rustc rejects.
+        assert_eq!(variant_name("m²").as_deref(), Some("M"));
+        assert_eq!(variant_name("²"), None);
+        assert_eq!(field_name("a½b").as_deref(), Some("a_b"));
     }
 }

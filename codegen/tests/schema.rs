@@ -103,28 +103,30 @@ fn portable_schema_accepts_good_args_and_rejects_bad() {
     let tools = fixtures();
     let ks = tools.iter().find(|t| t.name == "kitchen_sink").unwrap();
     let v = jsonschema::draft202012::new(&schema::portable(ks)).unwrap();
-    assert!(v.is_valid(&json!({"type": "x", "kind": "match"})));
+    let ok = |extra: serde_json::Value| {
+        let mut args = json!({"type": "x", "kind": "match", "unit": "m²"});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        args
+    };
+    assert!(v.is_valid(&ok(json!({}))));
+    assert!(v.is_valid(&ok(
+        json!({"kind": "Self", "maxResults": 3, "resolution": "x-1.5"})
+    )));
     assert!(
-        v.is_valid(&json!({"type": "x", "kind": "Self", "maxResults": 3, "resolution": "x-1.5"}))
+        !v.is_valid(&json!({"kind": "match", "unit": "m²"})),
+        "missing required"
     );
-    assert!(!v.is_valid(&json!({"kind": "match"})), "missing required");
-    assert!(
-        !v.is_valid(&json!({"type": "x", "kind": "nope"})),
-        "enum value"
-    );
-    assert!(
-        !v.is_valid(&json!({"type": "x", "kind": "match", "extra": 1})),
-        "unknown key"
-    );
-    assert!(
-        !v.is_valid(&json!({"type": 1, "kind": "match"})),
-        "wrong type"
-    );
+    assert!(!v.is_valid(&ok(json!({"kind": "nope"}))), "enum value");
+    assert!(!v.is_valid(&ok(json!({"extra": 1}))), "unknown key");
+    assert!(!v.is_valid(&ok(json!({"type": 1}))), "wrong type");
 
     let strict =
         jsonschema::draft202012::new(&schema::params_schema(ks, Dialect::OpenAiStrict)).unwrap();
     let all_null = json!({"type": "x", "self": null, "maxResults": null, "ratio": null, "verbose": null,
-        "greeting": null, "resolution": null, "kind": "match", "api_token": null, "limit": null});
+        "greeting": null, "resolution": null, "kind": "match", "api_token": null, "limit": null,
+        "notes": null, "unit": "km/h"});
     assert!(strict.is_valid(&all_null));
 }
 

@@ -46,10 +46,15 @@ try {
 const sock = new Socket({ fd: 3, readable: true, writable: true });
 const calls = new Map();
 
+// A lone UTF-16 surrogate (a string sliced through an emoji) would be written as a `\udXXX`
+// escape that is not valid UTF-8 JSON for the runtime: make every string well-formed.
+const wellFormed = (_key, value) =>
+  typeof value === "string" && !value.isWellFormed() ? value.toWellFormed() : value;
+
 function send(msg) {
   let line;
   try {
-    line = JSON.stringify(msg);
+    line = JSON.stringify(msg, wellFormed);
   } catch (err) {
     line = JSON.stringify({ type: "error", id: msg.id, message: `the tool's ${msg.type} is not JSON-serialisable: ${describe(err)}` });
   }

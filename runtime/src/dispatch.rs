@@ -44,7 +44,8 @@ use crate::truncate::{TruncateOptions, truncate_head};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuntimeConfig {
     /// The timeout of a call when neither the call nor the tool's `timeout:` sets one.
-    /// `None` (the default): no timeout.
+    /// `None` (the default): the executor's own default applies (120 s for
+    /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor), `ExecConfig::default_timeout`).
     pub default_timeout: Option<Duration>,
     /// Limits applied to every text block of every result (default 50 KB / 2000 lines).
     pub truncation: TruncateOptions,
@@ -260,9 +261,9 @@ impl Runtime {
     /// no longer expects.
     ///
     /// ```ignore
-    /// let result = runtime
-    ///     .call_typed::<web_fetch::Tool>(web_fetch::Params { url: "https://example.com".into(), ..Default::default() }, CallOptions::new())
-    ///     .await;
+    /// toolbind::include_tools!(); // generated from tools/todo/TOOL.md by build.rs
+    /// let params = todo::Params { action: todo::Action::Add, text: Some("ship it".into()) };
+    /// let result = runtime.call_typed::<todo::Tool>(params, CallOptions::new()).await;
     /// ```
     pub async fn call_typed<T: Tool>(&self, params: T::Params, opts: CallOptions) -> ToolResult {
         if let Err(result) = self.drift_check::<T>() {
@@ -326,14 +327,18 @@ impl Runtime {
         ToolResult::error(text)
     }
 
-    /// Truncates every text block of `result` to the configured limits, appending the note
-    /// (and saving the full text to the spill folder, when configured).
+    /// Truncates the text of `result` to the configured limits — one budget for the whole
+    /// result, shared by its text blocks in order — appending the note to each block that
+    /// was cut (and saving its full text to the spill folder, when configured).
     pub fn truncate_result(&self, tool: &ToolSpec, tool_call_id: &str, result: &mut ToolResult) {
+        let mut budget = self.config.truncation;
         for (i, block) in result.content.iter_mut().enumerate() {
             let Content::Text { text } = block else {
                 continue;
             };
-            let t = truncate_head(text, self.config.truncation);
+            let t = truncate_head(text, budget);
+            budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
+            budget.max_lines = budget.max_lines.saturating_sub(t.output_lines);
             if !t.truncated {
                 continue;
             }
@@ -343,8 +348,10 @@ impl Runtime {
                 .as_deref()
                 .map(|dir| spill(dir, &tool.name, tool_call_id, i, text));
             let mut out = String::with_capacity(t.content.len() + 120);
-            out.push_str(t.content);
-            out.push_str("\n\n");
+            if !t.content.is_empty() {
+                out.push_str(t.content);
+                out.push_str("\n\n");
+            }
             match &spilled {
                 Some(Ok(path)) => out.push_str(&t.note(Some(path))),
                 Some(Err(e)) => {
@@ -358,7 +365,10 @@ impl Runtime {
     }
 }
 
-/// Writes a full output to `dir/<tool>-<call id>-<block>.txt`, owner-readable only.
+/// Writes a full output to a new file `dir/<tool>-<call id>-<block>-<pid>-<n>.txt`,
+/// owner-readable only. `create_new` never follows or reuses an existing path (a planted
+/// symlink in a shared folder fails the spill instead of redirecting it), and the pid and
+/// counter keep runs and calls from overwriting each other's output.
 fn spill(
     dir: &Path,
     tool: &str,
@@ -366,8 +376,12 @@ fn spill(
     block: usize,
     text: &str,
 ) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::create_dir_all(dir)?;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let id: String = tool_call_id
         .chars()
         .map(|c| {
@@ -379,11 +393,12 @@ fn spill(
         })
         .take(64)
         .collect();
-    let path = dir.join(format!("{tool}-{id}-{block}.txt"));
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let pid = std::process::id();
+    let path = dir.join(format!("{tool}-{id}-{block}-{pid}-{n}.txt"));
     let mut f: File = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(&path)?;
     f.write_all(text.as_bytes())?;

@@ -214,7 +214,7 @@ pub mod __private {
             name: &'static str,
         ) -> Result<T, E> {
             match self.map.remove(name) {
-                Some(v) => Self::value(name, v),
+                Some(v) => value(name, v, false),
                 None => Err(E::missing_field(name)),
             }
         }
@@ -226,7 +226,7 @@ pub mod __private {
         ) -> Result<Option<T>, E> {
             match self.map.remove(name) {
                 None | Some(::serde_json::Value::Null) => Ok(None),
-                Some(v) => Self::value(name, v).map(Some),
+                Some(v) => value(name, v, false).map(Some),
             }
         }
 
@@ -238,15 +238,68 @@ pub mod __private {
         ) -> Result<T, E> {
             match self.map.remove(name) {
                 None | Some(::serde_json::Value::Null) => Ok(default()),
-                Some(v) => Self::value(name, v),
+                Some(v) => value(name, v, false),
             }
         }
 
-        fn value<T: ::serde::de::DeserializeOwned>(
-            name: &str,
-            v: ::serde_json::Value,
+        /// [`required`](Self::required) for a sensitive input: errors never echo the value.
+        pub fn required_secret<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
         ) -> Result<T, E> {
-            ::serde_json::from_value(v).map_err(|e| E::custom(format_args!("`{name}`: {e}")))
+            match self.map.remove(name) {
+                Some(v) => value(name, v, true),
+                None => Err(E::missing_field(name)),
+            }
+        }
+
+        /// [`optional`](Self::optional) for a sensitive input: errors never echo the value.
+        pub fn optional_secret<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<Option<T>, E> {
+            match self.map.remove(name) {
+                None | Some(::serde_json::Value::Null) => Ok(None),
+                Some(v) => value(name, v, true).map(Some),
+            }
+        }
+    }
+
+    /// One field's value, tolerating the quirk the runtime's validation tolerates (a number
+    /// or boolean sent as a string; enums take numbers in `deserialize_enum`), so the typed
+    /// path accepts what `Runtime::call` accepts.
+    fn value<T: ::serde::de::DeserializeOwned, E: ::serde::de::Error>(
+        name: &str,
+        v: ::serde_json::Value,
+        sensitive: bool,
+    ) -> Result<T, E> {
+        use ::serde_json::Value;
+        let retry = match &v {
+            Value::String(s) => match s.trim() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                t => t
+                    .parse::<::serde_json::Number>()
+                    .ok()
+                    .filter(|_| !t.is_empty())
+                    .map(Value::Number),
+            },
+            _ => None,
+        };
+        let first = match ::serde_json::from_value::<T>(v) {
+            Ok(t) => return Ok(t),
+            Err(e) => e,
+        };
+        if let Some(Ok(t)) = retry.map(::serde_json::from_value::<T>) {
+            return Ok(t);
+        }
+        if sensitive {
+            // serde's message quotes what it received: a secret must not reach error text.
+            Err(E::custom(format_args!(
+                "`{name}`: invalid value (sensitive, not shown)"
+            )))
+        } else {
+            Err(E::custom(format_args!("`{name}`: {first}")))
         }
     }
 
@@ -271,6 +324,19 @@ pub mod __private {
                     .collect();
                 f.write_str(&names.join(", "))
             }
+            // A model sending `1` for the enum value "1": accepted, as `Runtime::call` does.
+            fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<T, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<T, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<T, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_bool<E: ::serde::de::Error>(self, v: bool) -> Result<T, E> {
+                self.visit_str(&v.to_string())
+            }
             fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<T, E> {
                 self.all
                     .iter()
@@ -289,7 +355,8 @@ pub mod __private {
                     })
             }
         }
-        d.deserialize_str(V { all, wire })
+        // `any`, not `str`: a self-describing format hands numbers to `visit_u64` & co.
+        d.deserialize_any(V { all, wire })
     }
 
     impl ::core::fmt::Display for ParseEnumError {
@@ -344,6 +411,11 @@ pub mod __private {
             ::serde_json::Value::String(s) if s.trim().is_empty() => {
                 ::serde_json::Value::Object(Default::default())
             }
+            // Some models send the arguments object as a JSON string.
+            ::serde_json::Value::String(s) => match ::serde_json::from_str(&s) {
+                Ok(v @ ::serde_json::Value::Object(_)) => normalize_args(v),
+                _ => ::serde_json::Value::String(s),
+            },
             // OpenAI strict mode sends `null` for every optional key it leaves out.
             ::serde_json::Value::Object(mut m) => {
                 m.retain(|_, v| !v.is_null());
@@ -382,5 +454,85 @@ pub mod __private {
     pub fn to_args<T: ::serde::Serialize>(params: &T) -> ::serde_json::Value {
         // Params hold strings, numbers, booleans and enums only: serialising cannot fail.
         ::serde_json::to_value(params).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod private_tests {
+    use super::__private::{Fields, deserialize_enum};
+    use serde_json::{Value, json};
+
+    type E = serde_json::Error;
+
+    fn fields(v: Value) -> Fields<E> {
+        Fields::new(v, &["n", "b", "s", "k"]).unwrap()
+    }
+
+    #[test]
+    fn fields_tolerate_numbers_and_booleans_sent_as_strings() {
+        let mut f = fields(json!({"n": "5", "b": "true", "s": "5"}));
+        assert_eq!(f.required::<f64>("n").unwrap(), 5.0);
+        assert!(f.required::<bool>("b").unwrap());
+        assert_eq!(f.required::<String>("s").unwrap(), "5");
+        let mut f = fields(json!({"s": 5}));
+        let e = f.required::<String>("s").unwrap_err().to_string();
+        assert!(e.contains("`s`: invalid type: integer `5`"), "{e}");
+    }
+
+    #[test]
+    fn fields_report_unknown_and_missing() {
+        let e = Fields::<E>::new(json!({"x": 1}), &["n"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("unknown field `x`, expected `n`"), "{e}");
+        let e = fields(json!({}))
+            .required::<f64>("n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "missing field `n`");
+        let e = Fields::<E>::new(json!([1]), &["n"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("expected an object of named arguments, found an array"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn secret_fields_never_echo_the_value() {
+        let secret = "sk-live-7f3a9c2e-distinctive";
+        let mut f = fields(json!({"n": secret, "k": secret}));
+        let e = f.required_secret::<f64>("n").unwrap_err().to_string();
+        assert!(!e.contains(secret), "{e}");
+        assert!(e.contains("`n`") && e.contains("sensitive"), "{e}");
+        let e = f.required::<f64>("k").unwrap_err().to_string();
+        assert!(e.contains(secret), "the non-secret path does show it: {e}");
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Q {
+        One,
+        Yes,
+    }
+    const ALL: &[Q] = &[Q::One, Q::Yes];
+    fn wire(q: Q) -> &'static str {
+        match q {
+            Q::One => "1",
+            Q::Yes => "true",
+        }
+    }
+
+    #[test]
+    fn enums_accept_their_values_sent_as_numbers_or_booleans() {
+        assert_eq!(deserialize_enum(json!("1"), ALL, wire).unwrap(), Q::One);
+        assert_eq!(deserialize_enum(json!(1), ALL, wire).unwrap(), Q::One);
+        assert_eq!(deserialize_enum(json!(true), ALL, wire).unwrap(), Q::Yes);
+        let e = deserialize_enum(json!("2"), ALL, wire)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "unknown variant `2`, expected one of `1`, `true`");
     }
 }

@@ -426,7 +426,11 @@ async fn every_text_block_is_truncated_with_a_note() {
         big_output(&Map::new()).content[1],
         "images untouched"
     );
-    assert_eq!(r.content[2], Content::text("short"));
+    // One budget for the whole result: the first block used it up.
+    assert_eq!(
+        r.content[2],
+        Content::text("[Output truncated: 0/1 lines (0B/5B)]")
+    );
     assert_eq!(r.details, Some(json!({"rows": 3000})));
 }
 
@@ -448,7 +452,18 @@ async fn truncation_limits_are_configurable_and_can_spill() {
         .call("ping", json!(null), CallOptions::new().id("call/../7"))
         .await;
     let text = r.content[0].as_text().unwrap();
-    let path = spill.join("ping-call____7-0.txt");
+    let spilled: Vec<_> = std::fs::read_dir(&spill)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(spilled.len(), 1, "{spilled:?}");
+    let path = spilled[0].clone();
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let prefix = format!("ping-call____7-0-{}-", std::process::id());
+    assert!(
+        name.starts_with(&prefix) && name.ends_with(".txt"),
+        "{name}"
+    );
     let note = format!(
         "\n\n[Output truncated: 138/3000 lines (993B/25.3KB). Full output saved to: {}]",
         path.display()
@@ -460,6 +475,37 @@ async fn truncation_limits_are_configurable_and_can_spill() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
+    let dir_mode = std::fs::metadata(&spill).unwrap().permissions().mode();
+    assert_eq!(dir_mode & 0o777, 0o700);
+
+    // A second call never overwrites the first one's file.
+    rt.call("ping", json!(null), CallOptions::new().id("call/../7"))
+        .await;
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 2);
+}
+
+#[tokio::test]
+async fn several_text_blocks_share_one_budget() {
+    let exec = Recorder::new(|_: &Map<String, Value>| ToolResult {
+        content: vec![
+            Content::text("a\n".repeat(1500)),
+            Content::text("b\n".repeat(1500)),
+        ],
+        details: None,
+        is_error: false,
+    });
+    let r = call(&runtime(exec), "ping", json!({})).await;
+    let second = r.content[1].as_text().unwrap();
+    assert!(second.starts_with("b\n"), "{second}");
+    assert_eq!(
+        second.lines().filter(|l| *l == "b").count(),
+        500,
+        "2000 lines in all"
+    );
+    assert!(
+        second.ends_with("[Output truncated: 500/1500 lines (999B/2.9KB)]"),
+        "{second}"
+    );
 }
 
 // The typed path: a hand-written stand-in for what codegen generates for `search`.

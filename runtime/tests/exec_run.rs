@@ -253,6 +253,29 @@ async fn console_output_does_not_break_the_protocol() {
 }
 
 #[tokio::test]
+async fn a_lone_surrogate_in_a_js_result_does_not_break_the_worker() {
+    let (exec, _cache) = executor(|_| {});
+    let first = json(
+        &call(&exec, &js(), json!({"mode": "counter"}))
+            .await
+            .text_content(),
+    );
+    let r = call(&exec, &js(), json!({"mode": "lone_surrogate"})).await;
+    assert_eq!(
+        (r.is_error, r.text_content().as_str()),
+        (false, "cut \u{fffd}")
+    );
+    // The same warm worker, state intact.
+    let after = json(
+        &call(&exec, &js(), json!({"mode": "counter"}))
+            .await
+            .text_content(),
+    );
+    assert_eq!(after["pid"], first["pid"]);
+    assert_eq!(after["counter"], 2);
+}
+
+#[tokio::test]
 async fn warm_worker_keeps_state_and_one_shot_does_not() {
     for tool in [js(), py()] {
         let (exec, _cache) = executor(|_| {});

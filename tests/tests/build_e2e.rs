@@ -106,6 +106,33 @@ fn model_quirks_for_empty_args_and_strict_nulls() {
 }
 
 #[test]
+fn the_typed_path_tolerates_the_quirks_the_runtime_does() {
+    use toolbind_tests::golden::ToolCall as G;
+    let args = json!({"type": "t", "kind": 1, "unit": "m²", "maxResults": "5", "verbose": "false"});
+    // `kind` has no value "1": still an error, and the message names the field's values.
+    let e = G::from_call("kitchen_sink", args.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown variant `1`") && e.contains("`Self`"),
+        "{e}"
+    );
+    let mut ok = args;
+    ok["kind"] = json!("match");
+    let G::KitchenSink(p) = G::from_call("kitchen_sink", ok.clone()).unwrap() else {
+        panic!()
+    };
+    assert_eq!(p.max_results, 5.0);
+    assert!(!p.verbose);
+    // Arguments sent as a JSON string.
+    let as_string = serde_json::Value::String(ok.to_string());
+    assert_eq!(
+        G::from_call("kitchen_sink", as_string).unwrap(),
+        G::KitchenSink(p)
+    );
+}
+
+#[test]
 fn golden_types_round_trip_and_redact_secrets() {
     let p = kitchen_sink::Params {
         r#type: "t".into(),
@@ -118,6 +145,8 @@ fn golden_types_round_trip_and_redact_secrets() {
         kind: kitchen_sink::Kind::Self_,
         api_token: Some(Secret::new("sk-very-distinctive-secret".into())),
         limit: None,
+        notes: None,
+        unit: kitchen_sink::Unit::KmH,
     };
     let v = serde_json::to_value(&p).unwrap();
     assert_eq!(v["maxResults"], json!(3));
@@ -133,7 +162,8 @@ fn golden_types_round_trip_and_redact_secrets() {
     assert!(debug.contains("[REDACTED]"));
 
     let d: kitchen_sink::Params =
-        serde_json::from_value(json!({"type": "x", "kind": "match"})).unwrap();
+        serde_json::from_value(json!({"type": "x", "kind": "match", "unit": "m²"})).unwrap();
+    assert_eq!(d.unit, kitchen_sink::Unit::M);
     assert_eq!(d.max_results, 10.0);
     assert_eq!(d.ratio, 0.25);
     assert!(d.verbose);

@@ -166,3 +166,14 @@ fn relaxed_names_still_reject_module_collisions() {
     assert!(d.message.contains("both map to the Rust"), "{d}");
     assert_eq!(d.pos.line, 2);
 }
+
+#[test]
+fn no_tools_dir_means_tools_beside_cargo_toml() {
+    let c = Config::new();
+    let expected = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools");
+    assert_eq!(c.tools_dirs(), vec![expected.clone()]);
+    // This crate has no tools/ folder: the error names the resolved path.
+    let e = c.generate().unwrap_err();
+    let d = e.diagnostics().unwrap().iter().next().unwrap().clone();
+    assert_eq!(d.file, expected);
+}

@@ -28,7 +28,7 @@
 //!   in flight at once; module state persists between calls. A worker that dies is replaced
 //!   at the next call and its calls in flight get an error result naming the cause. Idle
 //!   workers are stopped after [`ExecConfig::idle_timeout`]. One-shot mode (a fresh process
-//!   per call) is available per tool (`worker: one-shot` → [`WorkerMode::OneShot`]) and for
+//!   per call) is available per tool (`worker: oneshot` → [`WorkerMode::OneShot`]) and for
 //!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
 //!   ([`ExecConfig::max_log_bytes`]), result text is capped at

@@ -229,19 +229,39 @@ impl Capture {
         self.total == 0
     }
 
-    /// The kept text; a note marks the omitted middle.
+    /// The kept text; a note marks the omitted middle when a tail is kept. The cuts fall on
+    /// character boundaries: a multi-byte character split by the byte limit is dropped
+    /// rather than turned into U+FFFD.
     pub(crate) fn render(&self) -> String {
-        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let head = match std::str::from_utf8(&self.head) {
+            Ok(s) => s.into(),
+            // Only an incomplete character at the very end: cut before it.
+            Err(e) if e.error_len().is_none() => {
+                String::from_utf8_lossy(&self.head[..e.valid_up_to()])
+            }
+            Err(_) => String::from_utf8_lossy(&self.head),
+        };
+        let mut out = head.into_owned();
+        if self.tail_cap == 0 {
+            return out;
+        }
         let kept = (self.head.len() + self.tail.len()) as u64;
+        let (a, b) = self.tail.as_slices();
+        let mut tail = a.to_vec();
+        tail.extend_from_slice(b);
         if self.total > kept {
             out.push_str(&format!(
                 "\n[... {} bytes omitted ...]\n",
                 self.total - kept
             ));
+            // The tail may start inside a character: skip its continuation bytes.
+            let skip = tail
+                .iter()
+                .take(3)
+                .take_while(|b| (**b & 0xC0) == 0x80)
+                .count();
+            tail.drain(..skip);
         }
-        let (a, b) = self.tail.as_slices();
-        let mut tail = a.to_vec();
-        tail.extend_from_slice(b);
         out.push_str(&String::from_utf8_lossy(&tail));
         out
     }
@@ -302,6 +322,18 @@ mod tests {
         let mut small = Capture::new(4, 4);
         small.push(b"abcdef");
         assert_eq!(small.render(), "abcdef");
+    }
+
+    #[test]
+    fn cuts_never_split_a_character() {
+        // "é" is two bytes: the head limit falls inside the third one.
+        let mut head_only = Capture::new(5, 0);
+        head_only.push("ééé".as_bytes());
+        assert_eq!(head_only.render(), "éé");
+        let mut c = Capture::new(3, 3);
+        c.push("aé€€bé".as_bytes()); // 1 + 2 + 3 + 3 + 1 + 2 bytes
+        assert_eq!(c.render(), "aé\n[... 6 bytes omitted ...]\nbé");
+        assert!(!c.render().contains('\u{fffd}'));
     }
 
     #[test]
