@@ -170,9 +170,10 @@ async fn run(runtime: &Runtime, id: &str, name: &str, args: Value, cancel: Optio
                 .call_typed::<convert_audio_to_mp3::Tool>(p, opts)
                 .await
         }
-        // The generated types reject the call (here: a quirk such as "5" for a number, or
-        // bad arguments); the runtime validates the raw JSON, tolerating the known model
-        // quirks, and answers bad arguments with an error the model can act on.
+        // The generated types reject the call (an unknown tool or bad arguments; the model
+        // quirks such as "5" for a number are tolerated by both paths). `Runtime::call`
+        // validates the raw JSON and answers with an error result the model can act on:
+        // every wrong field, what was expected, what was received, the valid values.
         Err(_) => runtime.call(name, args, opts).await,
     };
     print_result(&result);
