@@ -54,7 +54,10 @@ fn agent_runs_the_whole_scripted_turn() {
 
     // 1. Sync report: all four shipped tools installed into the fresh data folder.
     for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
-        has(&out, &format!("installed {tool} (version 1)"));
+        has(
+            &out,
+            &format!("installed {tool} (version {})", version(tool)),
+        );
     }
     has(&out, "4 installed, 0 updated, 0 unchanged, 0 skipped");
 
@@ -215,7 +218,10 @@ fn second_run_in_the_same_data_folder_leaves_tools_unchanged() {
 
     let (second, _) = run_agent(data.path());
     for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
-        has(&second, &format!("unchanged {tool} (version 1)"));
+        has(
+            &second,
+            &format!("unchanged {tool} (version {})", version(tool)),
+        );
     }
     has(&second, "0 installed, 0 updated, 4 unchanged, 0 skipped");
     // Still a complete run: the todo list starts empty again (a fresh worker), the MP3 is
@@ -226,4 +232,16 @@ fn second_run_in_the_same_data_folder_leaves_tools_unchanged() {
     );
     has(call_section(&second, "call_5"), "Bitrate: 128k, size: ");
     has(call_section(&second, "call_cancel"), "was cancelled");
+}
+
+/// The `version:` of a shipped tool's TOOL.md, as the sync report prints it.
+fn version(tool: &str) -> u64 {
+    let md = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../tools/{tool}/TOOL.md")),
+    )
+    .unwrap();
+    md.lines()
+        .find_map(|l| l.strip_prefix("version:"))
+        .map_or(0, |v| v.trim().parse().unwrap())
 }
