@@ -22,7 +22,7 @@ fn main() {
 
     // Keywords and camelCase as field names; defaults fill in.
     let p: kitchen_sink::Params =
-        serde_json::from_value(json!({"type": "t", "self": true, "kind": "Self"})).unwrap();
+        serde_json::from_value(json!({"type": "t", "self": true, "kind": "Self", "unit": "km/h"})).unwrap();
     assert_eq!(p.r#type, "t");
     assert_eq!(p.self_, Some(true));
     assert_eq!(p.max_results, 10.0);
