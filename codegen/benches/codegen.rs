@@ -120,8 +120,9 @@ fn main() {
     }
 }
 
-/// rustc's cost for the bindings of 100 tools: a debug build of a crate that includes them,
-/// against the same crate with no tools (dependencies already built, both measured here).
+/// rustc's cost for the bindings of 100 tools: a non-incremental debug build of a crate
+/// that includes them, against the same crate with no tools (dependencies already built,
+/// both measured here); then an incremental rebuild after one tool changed.
 fn compile_bench(tmp: &Path) {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -144,13 +145,14 @@ fn compile_bench(tmp: &Path) {
     let bindings = emit::rust(&tools, Generator::Build);
     let empty = emit::rust(&[], Generator::Build);
     let target = workspace.join("target/bench-compile");
-    let build = |src: &str| {
+    let build_with = |src: &str, incremental: &str| {
         std::fs::write(crate_dir.join("src/lib.rs"), src).unwrap();
         let t = Instant::now();
         let out = Command::new(env!("CARGO"))
             .args(["build", "--offline", "-q"])
             .current_dir(&crate_dir)
             .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_INCREMENTAL", incremental)
             .output()
             .unwrap();
         assert!(
@@ -160,6 +162,7 @@ fn compile_bench(tmp: &Path) {
         );
         t.elapsed()
     };
+    let build = |src: &str| build_with(src, "0");
     build(&empty); // dependencies
     let mut base = Vec::new();
     let mut full = Vec::new();
@@ -169,6 +172,18 @@ fn compile_bench(tmp: &Path) {
         full.push(build(&format!("{bindings}\n// {i}\n")));
     }
     let (base, full) = (median(base), median(full));
+    // What a user pays after editing one TOOL.md: an incremental rebuild where one tool's
+    // description (in its docs, schema and consts) changed.
+    build_with(&bindings, "1");
+    let mut edit = Vec::new();
+    for i in 0..3 {
+        let edited = bindings.replace(
+            "Generated tool number 0;",
+            &format!("Generated tool number 0 (edit {i});"),
+        );
+        edit.push(build_with(&edited, "1"));
+    }
+    let edit = median(edit);
     println!("\n## rustc: debug build of the bindings of 100 tools x 8 inputs (median of 3)\n");
     println!("| crate | build time |");
     println!("| --- | --- |");
@@ -182,5 +197,9 @@ fn compile_bench(tmp: &Path) {
         "| **cost of the bindings** | {} ({:.1}x baseline) |",
         ms(full.saturating_sub(base)),
         full.as_secs_f64() / base.as_secs_f64()
+    );
+    println!(
+        "| incremental rebuild after one tool's TOOL.md changed | {} |",
+        ms(edit)
     );
 }
