@@ -276,19 +276,27 @@ impl ToolSpec {
 }
 
 /// FNV-1a, 64 bit: tiny, stable across Rust versions and platforms (unlike `DefaultHasher`).
-pub(crate) struct Fnv(u64);
+/// Used for contract fingerprints here and for content-addressed caches in the runtime.
+#[doc(hidden)]
+pub struct Fnv(u64);
 
 impl Fnv {
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Fnv(0xcbf2_9ce4_8422_2325)
     }
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
+    pub fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
-    pub(crate) fn finish(&self) -> u64 {
+    pub fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self::new()
     }
 }

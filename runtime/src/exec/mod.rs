@@ -64,7 +64,6 @@
 //! ```
 
 mod bash;
-mod hash;
 mod process;
 mod protocol;
 #[cfg(feature = "typescript")]
@@ -82,7 +81,7 @@ use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 use crate::executor::{ExecCall, ExecFuture, Executor};
 use crate::result::ToolResult;
-use hash::Fnv;
+use toolbind_codegen::model::Fnv;
 use worker::{Launch, Worker};
 
 /// The Node harness (ES module), embedded in the crate.

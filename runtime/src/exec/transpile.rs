@@ -27,7 +27,7 @@ use oxc::semantic::SemanticBuilder;
 use oxc::span::SourceType;
 use oxc::transformer::{TransformOptions, Transformer};
 
-use super::hash::Fnv;
+use toolbind_codegen::model::Fnv;
 
 /// Transpiles the TypeScript modules of `dir` reachable from `entry` into the cache and
 /// returns the path of the entry's `.mjs`.
