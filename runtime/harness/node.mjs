@@ -1,4 +1,5 @@
-// toolbind Node harness. Usage: node [--enable-source-maps] node.mjs <module> <maxTextBytes> <entryName>
+// toolbind Node harness.
+// Usage: node [--enable-source-maps] node.mjs <module> <maxTextBytes> <entryName> <maxLineBytes>
 //
 // Imports the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
@@ -9,8 +10,9 @@ import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import { pathToFileURL } from "node:url";
 
-const [modulePath, maxTextArg, entryName = modulePath] = process.argv.slice(2);
+const [modulePath, maxTextArg, entryName = modulePath, maxLineArg] = process.argv.slice(2);
 const maxText = Number(maxTextArg) || 4 * 1024 * 1024;
+const maxLine = Number(maxLineArg) || 16 * 1024 * 1024;
 
 function fatal(message) {
   try {
@@ -32,7 +34,8 @@ function describe(err) {
 let execute;
 try {
   const mod = await import(pathToFileURL(modulePath).href);
-  execute = mod.execute ?? mod.default?.execute;
+  execute = mod.execute ?? mod.default?.execute ??
+    (typeof mod.default === "function" ? mod.default : undefined);
   if (typeof execute !== "function") {
     const names = Object.keys(mod).join(", ") || "nothing";
     fatal(`${entryName} does not export an execute function (it exports: ${names}); ` +
@@ -42,6 +45,12 @@ try {
   const detail = err instanceof Error && err.stack ? err.stack : describe(err);
   fatal(`failed to load ${entryName}: ${detail}`);
 }
+
+// A promise a tool forgot to await rejects later: log it; do not let Node 20's default
+// take down the warm worker and every call in flight on it.
+process.on("unhandledRejection", (reason) => {
+  process.stderr.write(`unhandled rejection in ${entryName}: ${reason instanceof Error && reason.stack ? reason.stack : describe(reason)}\n`);
+});
 
 const sock = new Socket({ fd: 3, readable: true, writable: true });
 const calls = new Map();
@@ -58,25 +67,47 @@ function send(msg) {
   } catch (err) {
     line = JSON.stringify({ type: "error", id: msg.id, message: `the tool's ${msg.type} is not JSON-serialisable: ${describe(err)}` });
   }
+  // capText bounds characters; escaping (`"` -> `\"`, control characters -> `\u0000`) and
+  // `details` can still make the line too long for the runtime. Then send what surely fits.
+  if (Buffer.byteLength(line) > maxLine - 1024) line = JSON.stringify(shrink(msg, line), wellFormed);
   sock.write(line + "\n");
 }
 
-// Bounds the protocol line: text beyond maxText characters is cut here, with a note.
+function shrink(msg, line) {
+  const body = msg.type === "update" ? msg.content : msg.type === "result" ? msg.result : null;
+  const texts = (body?.content ?? []).filter((b) => typeof b?.text === "string").map((b) => b.text);
+  const room = Math.floor((maxLine - 4096) / 12); // even if every character became `\u0000`
+  const note = `[output truncated by the runtime: the ${msg.type} was ${Buffer.byteLength(line)} bytes as JSON` +
+    `, over the ${maxLine}-byte protocol limit; its text is cut to ${room} characters and details are dropped]`;
+  const content = [{ type: "text", text: texts.join("\n").slice(0, room) }, { type: "text", text: note }];
+  if (msg.type === "update") return { type: "update", id: msg.id, content: { content } };
+  if (msg.type === "result") return { type: "result", id: msg.id, result: { content, isError: body?.isError === true } };
+  return { type: "error", id: msg.id, message: String(msg.message ?? "").slice(0, room) };
+}
+
+// Bounds the text of an update or result: maxText characters in all (one budget for every
+// text block), the rest cut with a note. Works on a copy: a warm tool returning cached
+// state must not see its own data cut.
 function capText(value) {
   if (typeof value === "string") value = { content: [{ type: "text", text: value }] };
-  if (value && Array.isArray(value.content)) {
-    let cut = 0;
-    for (const block of value.content) {
-      if (block && typeof block.text === "string" && block.text.length > maxText) {
-        cut += block.text.length - maxText;
-        block.text = block.text.slice(0, maxText);
-      }
+  if (!value || !Array.isArray(value.content)) return value;
+  let left = maxText;
+  let cut = 0;
+  const content = value.content.map((block) => {
+    if (!block || typeof block.text !== "string") return block;
+    if (block.text.length <= left) {
+      left -= block.text.length;
+      return block;
     }
-    if (cut > 0) {
-      value.content.push({ type: "text", text: `[output truncated by the runtime: ${cut} more characters were cut; limit ${maxText}]` });
-    }
+    cut += block.text.length - left;
+    const kept = { ...block, text: block.text.slice(0, left) };
+    left = 0;
+    return kept;
+  });
+  if (cut > 0) {
+    content.push({ type: "text", text: `[output truncated by the runtime: ${cut} more characters were cut; limit ${maxText}]` });
   }
-  return value;
+  return { ...value, content };
 }
 
 async function run(msg) {

@@ -12,6 +12,7 @@
 # blocks until it is (or the timeout passes) and `await signal.wait_async()` awaits it.
 # Returning a str is shorthand for one text block. An exception becomes an error result
 # with its message; the traceback goes to stderr.
+import inspect
 import json
 import os
 import signal as _signal
@@ -23,6 +24,7 @@ PROTO = 3
 _write_lock = threading.Lock()
 _entry = sys.argv[1]
 _max_text = int(sys.argv[2]) if len(sys.argv) > 2 else 4 * 1024 * 1024
+_max_line = int(sys.argv[3]) if len(sys.argv) > 3 else 16 * 1024 * 1024
 _entry_name = os.path.basename(_entry)
 
 
@@ -33,10 +35,31 @@ def _send(msg):
         data = json.dumps({"type": "error", "id": msg.get("id"),
                            "message": "the tool's %s is not JSON-serialisable: %s" % (msg.get("type"), e)})
     buf = (data + "\n").encode("utf-8", "replace")
+    if len(buf) > _max_line - 1024:
+        # _cap bounds characters; escaping and `details` can still overflow the line limit.
+        buf = (json.dumps(_shrink(msg, len(buf)), ensure_ascii=False) + "\n").encode("utf-8", "replace")
     with _write_lock:
         while buf:
             n = os.write(PROTO, buf)
             buf = buf[n:]
+
+
+def _shrink(msg, size):
+    kind = msg.get("type")
+    body = msg.get("content") if kind == "update" else msg.get("result") if kind == "result" else None
+    blocks = body.get("content", []) if isinstance(body, dict) else []
+    texts = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    room = (_max_line - 4096) // 12  # even if every character became a \u escape
+    note = ("[output truncated by the runtime: the %s was %d bytes as JSON, over the %d-byte "
+            "protocol limit; its text is cut to %d characters and details are dropped]"
+            % (kind, size, _max_line, room))
+    content = [{"type": "text", "text": "\n".join(texts)[:room]}, {"type": "text", "text": note}]
+    if kind == "update":
+        return {"type": "update", "id": msg.get("id"), "content": {"content": content}}
+    if kind == "result":
+        return {"type": "result", "id": msg.get("id"),
+                "result": {"content": content, "isError": bool(isinstance(body, dict) and body.get("isError"))}}
+    return {"type": "error", "id": msg.get("id"), "message": str(msg.get("message", ""))[:room]}
 
 
 def _not_json(value):
@@ -55,6 +78,7 @@ class AbortSignal:
 
     def __init__(self):
         self._event = threading.Event()
+        self._lock = threading.Lock()
         self._callbacks = []
         self.reason = None
 
@@ -80,39 +104,54 @@ class AbortSignal:
 
     def add_listener(self, callback):
         """Calls `callback()` once when the call is cancelled (now, if it already is)."""
-        if self._event.is_set():
-            callback()
-        else:
-            self._callbacks.append(callback)
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
 
     def throw_if_aborted(self):
         if self._event.is_set():
             raise RuntimeError("the call was cancelled")
 
     def _abort(self):
-        if not self._event.is_set():
+        # The lock pairs with add_listener: a listener added while the abort lands is
+        # either in the list below or sees the event set, never neither.
+        with self._lock:
+            if self._event.is_set():
+                return
             self.reason = "cancelled"
             self._event.set()
-            for cb in self._callbacks:
-                try:
-                    cb()
-                except Exception:  # noqa: BLE001
-                    pass
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            try:
+                cb()
+            except Exception:  # noqa: BLE001
+                pass
 
 
 def _cap(value):
-    """Bounds the protocol line: text beyond the limit is cut here, with a note."""
+    """Bounds the text of an update or result: _max_text characters in all (one budget for
+    every text block), the rest cut with a note. Works on a copy: a warm tool returning
+    cached state must not see its own data cut."""
     if isinstance(value, str):
         value = {"content": [{"type": "text", "text": value}]}
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
-        cut = 0
-        for block in value["content"]:
-            if isinstance(block, dict) and isinstance(block.get("text"), str) and len(block["text"]) > _max_text:
-                cut += len(block["text"]) - _max_text
-                block["text"] = block["text"][:_max_text]
-        if cut:
-            value["content"].append({"type": "text", "text": "[output truncated by the runtime: %d more characters were cut; limit %d]" % (cut, _max_text)})
-    return value
+    if not (isinstance(value, dict) and isinstance(value.get("content"), list)):
+        return value
+    left, cut, content = _max_text, 0, []
+    for block in value["content"]:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            text = block["text"]
+            if len(text) > left:
+                cut += len(text) - left
+                block = dict(block, text=text[:left])
+                left = 0
+            else:
+                left -= len(text)
+        content.append(block)
+    if cut:
+        content.append({"type": "text", "text": "[output truncated by the runtime: %d more characters were cut; limit %d]" % (cut, _max_text)})
+    return dict(value, content=content)
 
 
 def _describe(exc):
@@ -148,7 +187,8 @@ def _load():
 
 
 _execute = _load()
-_is_async = bool(getattr(_execute, "__code__", None) and _execute.__code__.co_flags & 0x180)
+_is_async = inspect.iscoroutinefunction(inspect.unwrap(_execute)) or inspect.iscoroutinefunction(
+    getattr(_execute, "__call__", None))
 _calls = {}
 _loop = None
 
@@ -207,6 +247,23 @@ def _finish(call_id, value=None, exc=None):
     _send({"type": "error", "id": call_id, "message": _describe(exc)})
 
 
+def _await(call_id, awaitable):
+    import asyncio
+
+    async def wrap():
+        return await awaitable
+
+    fut = asyncio.run_coroutine_threadsafe(wrap(), _event_loop())
+
+    def done(f):
+        try:
+            _finish(call_id, f.result())
+        except BaseException as e:  # noqa: BLE001
+            _finish(call_id, exc=e)
+
+    fut.add_done_callback(done)
+
+
 def _start(msg):
     call_id = msg["id"]
     sig = AbortSignal()
@@ -220,22 +277,23 @@ def _start(msg):
 
     args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
     if _is_async:
-        import asyncio
-        fut = asyncio.run_coroutine_threadsafe(_execute(*args), _event_loop())
-
-        def done(f):
-            try:
-                _finish(call_id, f.result())
-            except BaseException as e:  # noqa: BLE001
-                _finish(call_id, exc=e)
-
-        fut.add_done_callback(done)
+        try:
+            coro = _execute(*args)
+        except BaseException as e:  # noqa: BLE001
+            _finish(call_id, exc=e)
+            return
+        _await(call_id, coro)
     else:
         def run():
             try:
                 value = _execute(*args)
             except BaseException as e:  # noqa: BLE001
                 _finish(call_id, exc=e)
+                return
+            if inspect.isawaitable(value):
+                # A decorated or partial `execute`, or an object with `async def __call__`:
+                # what it returned still has to run on the event loop.
+                _await(call_id, value)
                 return
             try:
                 sys.stdout.flush()

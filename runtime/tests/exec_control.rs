@@ -131,6 +131,32 @@ async fn tool_ignoring_abort_is_killed_with_its_grandchildren() {
 }
 
 #[tokio::test]
+async fn other_calls_on_a_killed_warm_worker_are_told_why() {
+    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let tool = js();
+    let stubborn = run(
+        &exec,
+        &tool,
+        json!({"mode": "ignore_abort"}),
+        CancelToken::new(),
+        None,
+        Some(Duration::from_millis(400)),
+    );
+    let innocent = call(&exec, &tool, json!({"mode": "sleep", "ms": 5000}));
+    let (s, i) = tokio::join!(stubborn, innocent);
+    assert!(s.text_content().contains("timed out after 0.4 s"), "{s:?}");
+    let text = i.text_content();
+    assert!(i.is_error, "{text}");
+    assert!(
+        text.contains("worker process was restarted") && text.contains("ignored its abort signal"),
+        "{text}"
+    );
+    // The next call gets a fresh worker.
+    let next = call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
+    assert!(!next.is_error, "{next:?}");
+}
+
+#[tokio::test]
 async fn timeouts_kill_the_group_and_say_so() {
     let t = Some(Duration::from_millis(700));
     killed_with_grandchildren(js(), "ignore_abort", t, false, "timed out after 0.7 s").await;

@@ -253,6 +253,126 @@ async fn console_output_does_not_break_the_protocol() {
 }
 
 #[tokio::test]
+async fn results_too_long_for_the_protocol_are_cut_not_fatal() {
+    let (exec, _cache) = executor(|c| {
+        c.max_text_bytes = 1000;
+        c.max_line_bytes = 4096;
+    });
+    for tool in [js(), py()] {
+        let first = call(&exec, &tool, json!({"mode": "counter"})).await;
+        let r = call(&exec, &tool, json!({"mode": "escapes", "n": 800})).await;
+        assert!(!r.is_error, "{}: {r:?}", tool.name);
+        let text = r.text_content();
+        assert!(
+            text.contains("over the 4096-byte protocol limit")
+                && text.contains("details are dropped"),
+            "{}: {text}",
+            tool.name
+        );
+        assert_eq!(r.details, None);
+        // The worker survived: same process, state kept.
+        let after = call(&exec, &tool, json!({"mode": "counter"})).await;
+        let (a, b) = (json(&first.text_content()), json(&after.text_content()));
+        assert_eq!(a["pid"], b["pid"], "{}", tool.name);
+    }
+}
+
+#[tokio::test]
+async fn the_text_cap_is_one_budget_and_never_edits_the_tools_objects() {
+    let (exec, _cache) = executor(|c| c.max_text_bytes = 1000);
+    let r = call(&exec, &js(), json!({"mode": "escapes", "n": 300})).await;
+    assert_eq!(
+        r.content.len(),
+        2,
+        "300 + 300 characters fit in one budget of 1000"
+    );
+    for _ in 0..2 {
+        // 1500 characters, cut to 1000 with a note, each time: the cached object is intact.
+        let r = call(&exec, &js(), json!({"mode": "cached", "n": 1500})).await;
+        assert_eq!(r.content[0].as_text().unwrap().len(), 1000);
+        assert!(
+            r.content[1]
+                .as_text()
+                .unwrap()
+                .contains("500 more characters were cut")
+        );
+        assert_eq!(r.content.len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn wrapped_async_python_and_default_export_js_entries_run() {
+    let (exec, _cache) = executor(|_| {});
+    let r = call(
+        &exec,
+        &spec("py_wrapped", Language::Python, "index.py"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        (r.is_error, r.text_content().as_str()),
+        (false, "wrapped async ran")
+    );
+    let r = call(
+        &exec,
+        &spec("js_default", Language::TypeScript, "index.mjs"),
+        json!({"who": "Ada"}),
+    )
+    .await;
+    assert_eq!(
+        (r.is_error, r.text_content().as_str()),
+        (false, "default export ran for Ada")
+    );
+}
+
+#[tokio::test]
+async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
+    let (exec, _cache) = executor(|_| {});
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("index.ts"),
+        "import { v } from './lib/v.ts';\nexport async function execute(): Promise<string> { return `${v} ${process.pid}`; }\n",
+    )
+    .unwrap();
+    let write_v = |v: &str| {
+        std::fs::write(
+            dir.path().join("lib/v.ts"),
+            format!("export const v: string = '{v}';\n"),
+        )
+        .unwrap();
+    };
+    write_v("v1");
+    let mut tool = spec("helper", Language::TypeScript, "index.ts");
+    tool.dir = dir.path().to_path_buf();
+    tool.file = dir.path().join("TOOL.md");
+    std::fs::write(&tool.file, "---\nname: helper\ndescription: d\n---\n").unwrap();
+    let out = |r: toolbind::ToolResult| r.text_content();
+    let first = out(call(&exec, &tool, json!({})).await);
+    assert!(first.starts_with("v1 "), "{first}");
+    assert_eq!(
+        out(call(&exec, &tool, json!({})).await),
+        first,
+        "same worker"
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    write_v("v2-longer");
+    let second = out(call(&exec, &tool, json!({})).await);
+    assert!(second.starts_with("v2-longer "), "{second}");
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(
+        &tool.file,
+        "---\nname: helper\ndescription: d\nenv: [X]\n---\n",
+    )
+    .unwrap();
+    let third = out(call(&exec, &tool, json!({})).await);
+    assert_ne!(
+        third, second,
+        "a TOOL.md edit restarts the worker (new pid)"
+    );
+}
+
+#[tokio::test]
 async fn a_lone_surrogate_in_a_js_result_does_not_break_the_worker() {
     let (exec, _cache) = executor(|_| {});
     let first = json(

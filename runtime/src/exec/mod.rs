@@ -319,7 +319,7 @@ impl SubprocessExecutor {
             name: tool.name.clone(),
             dir: tool.dir.clone(),
         };
-        let stamp = entry_stamp(entry);
+        let stamp = worker_stamp(tool, entry);
         if let Some(w) = self.inner.lock_workers().get(&key)
             && w.is_alive()
             && w.key == stamp
@@ -347,13 +347,19 @@ impl SubprocessExecutor {
         let config = &self.inner.config;
         let entry_name = tool.entry.clone().unwrap_or_default();
         let max_text = config.max_text_bytes.to_string();
-        let key = entry_stamp(entry);
+        let max_line = config.max_line_bytes.max(1024).to_string();
+        let key = worker_stamp(tool, entry);
         match tool.language {
             Language::Python => {
                 let harness = self.harness_file("python.py", PYTHON_HARNESS)?;
                 Ok(Launch {
                     program: config.python.clone(),
-                    args: vec![harness.into(), entry.into(), max_text.into()],
+                    args: vec![
+                        harness.into(),
+                        entry.into(),
+                        max_text.into(),
+                        max_line.into(),
+                    ],
                     label: "python",
                     entry_name,
                     key,
@@ -373,6 +379,7 @@ impl SubprocessExecutor {
                     module.into(),
                     max_text.into(),
                     entry_name.clone().into(),
+                    max_line.into(),
                 ]);
                 Ok(Launch {
                     program: config.node.clone(),
@@ -498,6 +505,51 @@ fn is_typescript(entry: &Path) -> bool {
 
 /// Changes when the entry file is edited (its mtime and size), so a warm worker of a stale
 /// entry is replaced.
+/// What a warm worker was started from: its TOOL.md (env, timeout), its entry and the
+/// source files beside it (a helper module the entry imports). A worker whose stamp no
+/// longer matches is replaced at the next call. Checked on every call, so it only stats:
+/// at most 256 source files, not descending into node_modules, __pycache__ or hidden
+/// folders.
+fn worker_stamp(tool: &ToolSpec, entry: &Path) -> u64 {
+    const SOURCES: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "py", "json"];
+    let mut h = Fnv::new();
+    h.write(&entry_stamp(entry).to_le_bytes());
+    h.write(&entry_stamp(&tool.file).to_le_bytes());
+    let mut budget = 256usize;
+    let mut dirs = vec![(tool.dir.clone(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.starts_with('.') || name == "node_modules" || name == "__pycache__" {
+                continue;
+            }
+            if p.is_dir() {
+                if depth < 3 {
+                    dirs.push((p, depth + 1));
+                }
+            } else if p
+                .extension()
+                .is_some_and(|e| SOURCES.iter().any(|s| e == *s))
+            {
+                if budget == 0 {
+                    return h.finish();
+                }
+                budget -= 1;
+                h.write(&entry_stamp(&p).to_le_bytes());
+            }
+        }
+    }
+    h.finish()
+}
+
 fn entry_stamp(entry: &Path) -> u64 {
     let mut h = Fnv::new();
     h.write(entry.as_os_str().as_encoded_bytes());

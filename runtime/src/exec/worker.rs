@@ -52,6 +52,9 @@ struct State {
     last_used: Option<Instant>,
     /// Sensitive values sent to this worker, redacted from every message it causes.
     secrets: Vec<String>,
+    /// Why the runtime killed the worker on purpose: what the other calls in flight on it
+    /// are told, instead of a bare "killed by signal 9".
+    killed_because: Option<String>,
 }
 
 struct Shared {
@@ -142,6 +145,19 @@ impl Worker {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Kills the whole process group because one call would not stop: no new call is sent
+    /// to this worker, and the others in flight on it learn why they failed.
+    fn kill_for(&self, reason: String) {
+        {
+            let mut st = self.lock();
+            st.killed_because = Some(reason.clone());
+            if st.dead.is_none() {
+                st.dead = Some(reason);
+            }
+        }
+        self.kill();
     }
 
     /// Kills the whole process group now.
@@ -238,7 +254,10 @@ impl Worker {
                     }
                     Some(s) => {
                         guard.finished = true;
-                        self.kill();
+                        self.kill_for(format!(
+                            "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
+                            secs(grace)
+                        ));
                         self.wait_closed(Duration::from_secs(2)).await;
                         return ToolResult::error(match s {
                             Stop::Cancelled(_) => format!(
@@ -443,10 +462,17 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
         (!c.is_empty()).then(|| c.render_tail(2000))
     };
-    let mut reason = match (fatal, broken) {
-        (Some(f), _) => f,
-        (None, Some(b)) => b,
-        (None, None) => format!(
+    let killed_because = ctx
+        .shared
+        .state
+        .lock()
+        .map(|s| s.killed_because.clone())
+        .unwrap_or_default();
+    let mut reason = match (fatal, broken, killed_because) {
+        (Some(f), _, _) => f,
+        (None, Some(b), _) => b,
+        (None, None, Some(k)) => k,
+        (None, None, None) => format!(
             "the {} process running {} {} before returning a result",
             ctx.label,
             ctx.entry,

@@ -4,4 +4,7 @@ toolbind::tools!("../fixtures/type-collision");
 fn main() {
     assert!(TOOLS.is_empty());
     let _: Option<ToolCall> = None;
+    if let Ok(call) = ToolCall::from_call("web_search2", Default::default()) {
+        println!("{} {}", call.name(), call.to_args());
+    }
 }
