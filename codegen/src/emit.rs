@@ -9,11 +9,11 @@
 //! and stress tests check `prettyplease::unparse(parse(output)) == output`). Building a
 //! token tree, parsing it with syn and printing it with prettyplease cost ~750 ms for a
 //! folder of 1,000 tools; writing the text directly costs a few milliseconds, and the
-//! macro turns the same text into tokens.
+//! macro parses the same text into tokens (reporting, not panicking, if that ever fails).
 
 use std::fmt::Write;
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::Literal;
 
 use crate::model::{Input, InputType, Language, ToolSpec};
 use crate::{prompt, schema};
@@ -68,16 +68,6 @@ pub fn rust(tools: &[ToolSpec], generator: Generator) -> String {
         w.close("];");
     }
     w.s
-}
-
-/// The same bindings as tokens, for the proc-macro.
-pub fn tokens(tools: &[ToolSpec], generator: Generator) -> TokenStream {
-    match rust(tools, generator).parse() {
-        Ok(t) => t,
-        // Every piece of the text comes from validated identifiers and escaped literals; a
-        // failure here is a bug in this emitter, not in the user's input.
-        Err(e) => panic!("toolbind-codegen emitted invalid Rust (please report): {e}"),
-    }
 }
 
 #[derive(Default)]

@@ -200,7 +200,11 @@ pub fn tool(input: TokenStream) -> TokenStream {
             return quote!(#(#errors)*).into();
         }
     };
-    let tokens = toolbind_codegen::emit::tokens(std::slice::from_ref(&spec), Generator::Macro);
+    let source = toolbind_codegen::emit::rust(std::slice::from_ref(&spec), Generator::Macro);
+    let tokens = match source.parse::<TokenStream2>() {
+        Ok(t) => t,
+        Err(e) => return internal(lit, &e.to_string()).into(),
+    };
     match syn::parse2::<syn::File>(tokens) {
         // The emitter's output for one tool is its module, `ToolCall` and `TOOLS`: keep
         // the module.
