@@ -157,6 +157,52 @@ async fn other_calls_on_a_killed_warm_worker_are_told_why() {
 }
 
 #[tokio::test]
+async fn a_dropped_call_is_aborted_then_killed_if_it_ignores_the_abort() {
+    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let tool = js();
+    let pid = |r: toolbind::ToolResult| json(&r.text_content())["pid"].clone();
+
+    // A cooperative tool: the abort stops it, the worker lives on.
+    let first = pid(call(&exec, &tool, json!({"mode": "counter"})).await);
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(200),
+        call(&exec, &tool, json!({"mode": "abortable"})),
+    )
+    .await;
+    assert!(dropped.is_err(), "the caller stopped waiting");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        pid(call(&exec, &tool, json!({"mode": "counter"})).await),
+        first
+    );
+
+    // A tool that ignores the abort: killed with its grandchildren after the grace period.
+    let (sink, seen) = recorder();
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        run(
+            &exec,
+            &tool,
+            json!({"mode": "ignore_abort"}),
+            CancelToken::new(),
+            Some(sink),
+            None,
+        ),
+    )
+    .await;
+    assert!(dropped.is_err());
+    let info = json(&seen.lock().unwrap()[0]);
+    let pgid = info["pgid"].as_i64().unwrap() as i32;
+    let left = group_gone(pgid, Duration::from_secs(3)).await;
+    assert!(left.is_empty(), "survivors in group {pgid}: {left:?}");
+    assert!(!alive(info["grandchild"].as_i64().unwrap() as i32));
+    assert_ne!(
+        pid(call(&exec, &tool, json!({"mode": "counter"})).await),
+        first
+    );
+}
+
+#[tokio::test]
 async fn timeouts_kill_the_group_and_say_so() {
     let t = Some(Duration::from_millis(700));
     killed_with_grandchildren(js(), "ignore_abort", t, false, "timed out after 0.7 s").await;

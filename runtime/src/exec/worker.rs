@@ -55,6 +55,8 @@ struct State {
     /// Why the runtime killed the worker on purpose: what the other calls in flight on it
     /// are told, instead of a bare "killed by signal 9".
     killed_because: Option<String>,
+    /// Calls whose caller dropped the future: aborted, given the grace period to stop.
+    abandoned: std::collections::HashSet<u64>,
 }
 
 struct Shared {
@@ -150,14 +152,7 @@ impl Worker {
     /// Kills the whole process group because one call would not stop: no new call is sent
     /// to this worker, and the others in flight on it learn why they failed.
     fn kill_for(&self, reason: String) {
-        {
-            let mut st = self.lock();
-            st.killed_because = Some(reason.clone());
-            if st.dead.is_none() {
-                st.dead = Some(reason);
-            }
-        }
-        self.kill();
+        kill_group_for(&self.shared, self.pgid, reason);
     }
 
     /// Kills the whole process group now.
@@ -208,6 +203,7 @@ impl Worker {
             worker: self,
             id,
             finished: false,
+            grace,
         };
         let _ = self
             .lines
@@ -283,12 +279,15 @@ impl Drop for Worker {
     }
 }
 
-/// Removes a call's bookkeeping however its future ends; a call dropped before its result
-/// is aborted in the harness.
+/// Removes a call's bookkeeping however its future ends. A call whose future is dropped
+/// before its result (a caller's `select!` or `timeout` moved on) is aborted in the
+/// harness, and if it is still running after the grace period the worker is killed, as a
+/// cancelled call would be: an abandoned call must not run on unseen.
 struct CallGuard<'w> {
     worker: &'w Worker,
     id: u64,
     finished: bool,
+    grace: Duration,
 }
 
 impl Drop for CallGuard<'_> {
@@ -297,9 +296,51 @@ impl Drop for CallGuard<'_> {
         st.pending.remove(&self.id);
         st.in_flight = st.in_flight.saturating_sub(1);
         st.last_used = Some(Instant::now());
-        if !self.finished && st.dead.is_none() {
-            let _ = self.worker.lines.send(protocol::abort_line(self.id));
+        if self.finished || st.dead.is_some() {
+            return;
         }
+        let _ = self.worker.lines.send(protocol::abort_line(self.id));
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        st.abandoned.insert(self.id);
+        let (shared, pgid, id, grace) = (
+            self.worker.shared.clone(),
+            self.worker.pgid,
+            self.id,
+            self.grace,
+        );
+        handle.spawn(async move {
+            tokio::time::sleep(grace).await;
+            let still_running = shared
+                .state
+                .lock()
+                .map(|mut s| s.abandoned.remove(&id))
+                .unwrap_or(false);
+            if still_running {
+                kill_group_for(
+                    &shared,
+                    pgid,
+                    format!(
+                        "the tool's worker process was restarted: a call its caller stopped waiting for ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker",
+                        secs(grace)
+                    ),
+                );
+            }
+        });
+    }
+}
+
+/// Marks the worker dead with `reason` (what its other calls are told) and kills its
+/// process group, unless the reader is already reaping it.
+fn kill_group_for(shared: &Shared, pgid: i32, reason: String) {
+    let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    st.killed_because = Some(reason.clone());
+    if st.dead.is_none() {
+        st.dead = Some(reason);
+    }
+    if !st.exiting {
+        process::signal_group(pgid, Signal::SIGKILL);
     }
 }
 
@@ -420,7 +461,12 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         let tx = {
             let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
             if done {
-                st.pending.remove(&id)
+                let tx = st.pending.remove(&id);
+                if tx.is_none() {
+                    // An abandoned call that did stop: nothing to kill.
+                    st.abandoned.remove(&id);
+                }
+                tx
             } else {
                 st.pending.get(&id).cloned()
             }
