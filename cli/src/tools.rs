@@ -81,7 +81,15 @@ pub fn list(args: &ListArgs) -> Outcome {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }
-    Ok(Code::Ok)
+    // A skipped tool folder is reported and listing goes on; a tools folder that cannot
+    // be read at all (a typo in --dir) is a failure a script should see.
+    let unreadable = loaded.warnings.iter().any(|w| {
+        matches!(
+            w.kind,
+            toolbind::loader::LoadWarningKind::UnreadableDir { .. }
+        )
+    });
+    Ok(if unreadable { Code::Failed } else { Code::Ok })
 }
 
 /// Absolute folders: a tool's process runs with the caller's working directory, and an MCP

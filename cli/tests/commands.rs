@@ -409,3 +409,17 @@ fn usage_errors_exit_2() {
         );
     }
 }
+
+#[test]
+fn list_fails_when_a_tools_folder_cannot_be_read() {
+    let o = toolbind()
+        .args(["list", "--dir", "/nonexistent/toolbind/tools"])
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert!(
+        stdout(&o).contains("cannot read tools folder /nonexistent/toolbind/tools"),
+        "{}",
+        stdout(&o)
+    );
+}
