@@ -355,11 +355,12 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
         first,
         "same worker"
     );
-    std::thread::sleep(Duration::from_millis(20));
+    // A worker's files are checked at most once a second.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     write_v("v2-longer");
     let second = out(call(&exec, &tool, json!({})).await);
     assert!(second.starts_with("v2-longer "), "{second}");
-    std::thread::sleep(Duration::from_millis(20));
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     std::fs::write(
         &tool.file,
         "---\nname: helper\ndescription: d\nenv: [X]\n---\n",

@@ -319,11 +319,24 @@ impl SubprocessExecutor {
             name: tool.name.clone(),
             dir: tool.dir.clone(),
         };
+        // Stamping stats the tool's source files: at most once a second per worker, so a
+        // busy worker's calls do not each pay for it.
+        if let Some(w) = self.inner.lock_workers().get(&key)
+            && w.is_alive()
+            && w.key_checked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            return Ok(w.clone());
+        }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = self.inner.lock_workers().get(&key)
             && w.is_alive()
             && w.key == stamp
         {
+            *w.key_checked.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(std::time::Instant::now());
             return Ok(w.clone());
         }
         let launch = self.launch(tool, entry).await?;
@@ -507,9 +520,9 @@ fn is_typescript(entry: &Path) -> bool {
 /// entry is replaced.
 /// What a warm worker was started from: its TOOL.md (env, timeout), its entry and the
 /// source files beside it (a helper module the entry imports). A worker whose stamp no
-/// longer matches is replaced at the next call. Checked on every call, so it only stats:
-/// at most 256 source files, not descending into node_modules, __pycache__ or hidden
-/// folders.
+/// longer matches is replaced at the next call that checks (at most once a second per
+/// worker). It only stats: at most 256 source files, not descending into node_modules,
+/// __pycache__ or hidden folders.
 fn worker_stamp(tool: &ToolSpec, entry: &Path) -> u64 {
     const SOURCES: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "py", "json"];
     let mut h = Fnv::new();

@@ -68,6 +68,8 @@ struct Shared {
 pub(crate) struct Worker {
     pgid: i32,
     pub(crate) key: u64,
+    /// When the key was last found current (the stamp walk is skipped for a second after).
+    pub(crate) key_checked: Mutex<Option<Instant>>,
     lines: mpsc::UnboundedSender<Vec<u8>>,
     shared: Arc<Shared>,
     next_id: AtomicU64,
@@ -127,6 +129,7 @@ impl Worker {
         Ok(Arc::new(Worker {
             pgid: spawned.pgid,
             key: launch.key,
+            key_checked: Mutex::new(Some(Instant::now())),
             lines,
             shared,
             next_id: AtomicU64::new(1),
