@@ -40,7 +40,7 @@ pub enum Command {
         after_help = "Progress goes to stderr, the result's text to stdout. Ctrl-C cancels \
 the tool through its abort signal; a second Ctrl-C kills it.\n\
 Exit status: 0 ok, 1 the tool returned an error, 2 usage error (bad --args, unknown tool, \
-invalid arguments), 130 interrupted.\n\n\
+invalid arguments), 130 after Ctrl-C, 143 after SIGTERM.\n\n\
 Example: toolbind call web_fetch --args '{\"url\": \"https://example.com\"}'"
     )]
     Call(CallArgs),

@@ -89,11 +89,15 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     }
     let mut running = Box::pin(runtime.call(&args.name, call_args, opts));
     let mut interrupts = 0;
+    let mut terminated = false;
     let result = loop {
         tokio::select! {
             r = &mut running => break Some(r),
             _ = sigint.recv() => interrupts += 1,
-            _ = sigterm.recv() => interrupts += 1,
+            _ = sigterm.recv() => {
+                interrupts += 1;
+                terminated = true;
+            }
         }
         if interrupts == 1 {
             cancel.cancel();
@@ -110,9 +114,15 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     executor.shutdown();
     display.finish();
 
+    // The shell conventions: 130 after Ctrl-C, 143 after SIGTERM.
+    let stopped = if terminated {
+        Code::Terminated
+    } else {
+        Code::Interrupted
+    };
     let Some(result) = result else {
         eprintln!("killed `{}` and its processes", args.name);
-        return Ok(Code::Interrupted);
+        return Ok(stopped);
     };
     if args.json {
         print_json(&result)?;
@@ -121,7 +131,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     }
     if interrupts > 0 {
         eprintln!("cancelled `{}`", args.name);
-        Ok(Code::Interrupted)
+        Ok(stopped)
     } else if result.is_error {
         Ok(Code::Failed)
     } else {

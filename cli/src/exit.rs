@@ -11,6 +11,8 @@ pub enum Code {
     Failed,
     /// Ctrl-C stopped the command.
     Interrupted,
+    /// SIGTERM stopped the command.
+    Terminated,
 }
 
 impl From<Code> for ExitCode {
@@ -19,6 +21,7 @@ impl From<Code> for ExitCode {
             Code::Ok => 0,
             Code::Failed => 1,
             Code::Interrupted => 130,
+            Code::Terminated => 143,
         })
     }
 }

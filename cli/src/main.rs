@@ -2,7 +2,7 @@
 //!
 //! Each command group lives in its own module; this file only parses the command line and
 //! turns the outcome into an exit code (0 ok, 1 failure or error result, 2 usage error,
-//! 130 interrupted).
+//! 130 after Ctrl-C, 143 after SIGTERM).
 
 mod args;
 mod call;

@@ -80,7 +80,7 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
         r = server.serve(rmcp::transport::stdio()) => r
             .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
         _ = sigint.recv() => return Ok(Code::Interrupted),
-        _ = sigterm.recv() => return Ok(Code::Interrupted),
+        _ = sigterm.recv() => return Ok(Code::Terminated),
     };
     let watcher = tokio::spawn(watch(state.clone(), running.peer().clone()));
     let code = tokio::select! {
@@ -92,7 +92,7 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
             Code::Ok
         }
         _ = sigint.recv() => Code::Interrupted,
-        _ = sigterm.recv() => Code::Interrupted,
+        _ = sigterm.recv() => Code::Terminated,
     };
     watcher.abort();
     executor.shutdown();

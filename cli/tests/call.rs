@@ -372,3 +372,19 @@ fn a_secret_on_the_command_line_gets_a_warning_and_stdin_does_not() {
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+#[test]
+fn sigterm_cancels_like_ctrl_c_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let child = spawn_wait("wait_py", &pidfile, false);
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let o = finish(child);
+    assert_code(&o, 143);
+    assert!(
+        stderr(&o).ends_with("cancelled `wait_py`\n"),
+        "{}",
+        stderr(&o)
+    );
+    assert_no_group(&pidfile);
+}
