@@ -247,6 +247,13 @@ impl ToolSpec {
         self.entry.as_ref().map(|e| self.dir.join(e))
     }
 
+    /// The per-tool timeout, when TOOL.md sets one that a `Duration` can hold.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.timeout_secs
+            .filter(|s| *s > 0.0)
+            .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+    }
+
     pub fn input(&self, name: &str) -> Option<&Input> {
         self.inputs.iter().find(|i| i.name == name)
     }

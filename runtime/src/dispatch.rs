@@ -235,10 +235,7 @@ impl Runtime {
         };
         let timeout = opts
             .timeout
-            .or_else(|| {
-                spec.timeout_secs
-                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            })
+            .or_else(|| spec.timeout())
             .or(self.config.default_timeout);
         let call = ExecCall {
             tool: spec,

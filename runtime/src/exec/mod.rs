@@ -245,12 +245,8 @@ impl SubprocessExecutor {
         let config = &self.inner.config;
         let timeout = call
             .timeout
-            .or_else(|| {
-                tool.timeout_secs
-                    .filter(|s| *s > 0.0)
-                    // Too large for a Duration (or not finite): no tool timeout.
-                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            })
+            // Too large for a Duration: no tool timeout.
+            .or_else(|| tool.timeout())
             .unwrap_or(config.default_timeout)
             // Deadlines are `now + timeout`; a year is "never" and cannot overflow.
             .min(Duration::from_secs(365 * 24 * 3600));
