@@ -319,8 +319,9 @@ pub fn validate(spec: &ToolSpec, args: Value) -> Result<ValidArgs<'_>, ArgsError
     }
 }
 
-/// The arguments as an object, or a description of what was received instead.
-fn root_object(args: Value) -> Result<Map<String, Value>, String> {
+/// The arguments as an object, or a description of what was received instead: the one
+/// rule for the arguments as a whole, shared by [`validate`] and the typed path.
+pub(crate) fn root_object(args: Value) -> Result<Map<String, Value>, String> {
     match args {
         Value::Object(map) => Ok(map),
         Value::Null => Ok(Map::new()),
@@ -412,7 +413,8 @@ fn not_in_enum(input: &Input, v: &Value, text: Option<&str>) -> ArgProblem {
     }
 }
 
-fn parse_number(s: &str) -> Option<serde_json::Number> {
+/// A number sent as a string (`" 2.5 "`): the quirk rule shared with the typed path.
+pub(crate) fn parse_number(s: &str) -> Option<serde_json::Number> {
     let t = s.trim();
     if t.is_empty() {
         return None;
@@ -423,7 +425,8 @@ fn parse_number(s: &str) -> Option<serde_json::Number> {
     }
 }
 
-fn parse_bool(s: &str) -> Option<bool> {
+/// A boolean sent as a string (`"True"`, `"false"`): shared with the typed path.
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     let t = s.trim();
     if t.eq_ignore_ascii_case("true") {
         Some(true)

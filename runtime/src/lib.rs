@@ -274,16 +274,11 @@ pub mod __private {
         sensitive: bool,
     ) -> Result<T, E> {
         use ::serde_json::Value;
+        // The same string rules as `Runtime::call`'s validation.
         let retry = match &v {
-            Value::String(s) => match s.trim() {
-                "true" => Some(Value::Bool(true)),
-                "false" => Some(Value::Bool(false)),
-                t => t
-                    .parse::<::serde_json::Number>()
-                    .ok()
-                    .filter(|_| !t.is_empty())
-                    .map(Value::Number),
-            },
+            Value::String(s) => crate::args::parse_bool(s)
+                .map(Value::Bool)
+                .or_else(|| crate::args::parse_number(s).map(Value::Number)),
             _ => None,
         };
         let first = match ::serde_json::from_value::<T>(v) {
@@ -395,33 +390,27 @@ pub mod __private {
         }
     }
 
-    /// Deserialises a tool's params from a model's JSON args, treating `null` and `""` as
-    /// "no arguments" (a quirk some models have for tools without required inputs).
+    /// Deserialises a tool's params from a model's JSON args. The arguments as a whole are
+    /// read by the rule `Runtime::call` uses ([`crate::args::root_object`]): `null`, `""`
+    /// and a JSON string holding an object are accepted too.
     pub fn params_from_value<T: ::serde::de::DeserializeOwned>(
         tool: &'static str,
         args: ::serde_json::Value,
     ) -> ::core::result::Result<T, CallError> {
-        ::serde_json::from_value(normalize_args(args)).map_err(|e| bad_args(tool, e))
+        ::serde_json::from_value(root_value(tool, args)?).map_err(|e| bad_args(tool, e))
     }
 
     // Kept out of the generic function above so that each tool's instantiation stays small.
-    fn normalize_args(args: ::serde_json::Value) -> ::serde_json::Value {
-        match args {
-            ::serde_json::Value::Null => ::serde_json::Value::Object(Default::default()),
-            ::serde_json::Value::String(s) if s.trim().is_empty() => {
-                ::serde_json::Value::Object(Default::default())
-            }
-            // Some models send the arguments object as a JSON string.
-            ::serde_json::Value::String(s) => match ::serde_json::from_str(&s) {
-                Ok(v @ ::serde_json::Value::Object(_)) => normalize_args(v),
-                _ => ::serde_json::Value::String(s),
-            },
-            // OpenAI strict mode sends `null` for every optional key it leaves out.
-            ::serde_json::Value::Object(mut m) => {
-                m.retain(|_, v| !v.is_null());
-                ::serde_json::Value::Object(m)
-            }
-            other => other,
+    fn root_value(
+        tool: &'static str,
+        args: ::serde_json::Value,
+    ) -> ::core::result::Result<::serde_json::Value, CallError> {
+        match crate::args::root_object(args) {
+            Ok(map) => Ok(::serde_json::Value::Object(map)),
+            Err(received) => Err(CallError::BadArgs {
+                tool,
+                message: format!("expected an object of named arguments, received {received}"),
+            }),
         }
     }
 

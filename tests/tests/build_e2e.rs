@@ -132,6 +132,38 @@ fn the_typed_path_tolerates_the_quirks_the_runtime_does() {
     );
 }
 
+/// Found by fuzzing the typed path against `Runtime::call`'s validation: the two now read
+/// the arguments by the same rules.
+#[test]
+fn the_typed_path_and_the_runtime_agree_on_what_fuzzing_found() {
+    use toolbind_tests::golden::ToolCall as G;
+    let base = json!({"type": "t", "kind": "match", "unit": "m²"});
+    // An unknown field is refused even when its value is null (the schema says so too).
+    let mut unknown = base.clone();
+    unknown["not_an_input"] = json!(null);
+    let e = G::from_call("kitchen_sink", unknown)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `not_an_input`"), "{e}");
+    // Booleans in any case, numbers with spaces, as strings.
+    let mut quirks = base.clone();
+    quirks["verbose"] = json!("False");
+    quirks["maxResults"] = json!(" 12 ");
+    let G::KitchenSink(p) = G::from_call("kitchen_sink", quirks).unwrap() else {
+        panic!()
+    };
+    assert!(!p.verbose);
+    assert_eq!(p.max_results, 12.0);
+    // The arguments as the JSON string "null": no arguments.
+    assert_eq!(
+        G::from_call("py_tool", json!("null")).unwrap().name(),
+        "py_tool"
+    );
+    // Not an object at all: the runtime's words.
+    let e = G::from_call("py_tool", json!([1])).unwrap_err().to_string();
+    assert!(e.contains("received an array of 1 items"), "{e}");
+}
+
 #[test]
 fn golden_types_round_trip_and_redact_secrets() {
     let p = kitchen_sink::Params {
