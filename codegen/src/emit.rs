@@ -92,8 +92,22 @@ impl W {
         self.indent -= 1;
         self.line(text);
     }
+    /// `impl {head} for {ty} {`, with `for {ty}` on its own line when the header is too
+    /// long (an enum type named after a long input name), as prettyplease writes it.
+    fn impl_for(&mut self, head: &str, ty: &str) {
+        let one = format!("{head} for {ty} {{");
+        if self.fits(&one) {
+            self.open(&one);
+        } else {
+            self.line(head);
+            self.open(&format!("for {ty} {{"));
+        }
+    }
     fn fits(&self, text: &str) -> bool {
-        self.indent * 4 + text.chars().count() <= MARGIN
+        // prettyplease lets a list item's trailing comma (a field, an arm, an element)
+        // stand one column past the margin.
+        let slack = usize::from(text.ends_with(','));
+        self.indent * 4 + text.chars().count() <= MARGIN + slack
     }
     fn doc(&mut self, text: &str) {
         // A `\r` from a YAML escape is a line break too: rustc rejects a bare CR in a doc.
@@ -111,10 +125,30 @@ impl W {
         let one = format!("{pat} => {expr},");
         if self.fits(&one) {
             self.line(&one);
-        } else {
-            self.open(&format!("{pat} => {{"));
-            self.line(expr);
-            self.close("}");
+            return;
+        }
+        // A tuple-struct pattern too long for its line (a variant named after a long tool
+        // name) is broken the way prettyplease breaks it: `Self::Long(\n    p,\n) => ...`.
+        let split = pat.strip_suffix(')').and_then(|p| p.split_once('('));
+        match split {
+            Some((path, binding)) if !self.fits(&format!("{pat} =>")) => {
+                self.open(&format!("{path}("));
+                self.line(&format!("{binding},"));
+                let tail = format!(") => {expr},");
+                if self.fits(&tail) {
+                    self.close(&tail);
+                } else {
+                    self.close(") => {");
+                    self.indent += 1;
+                    self.line(expr);
+                    self.close("}");
+                }
+            }
+            _ => {
+                self.open(&format!("{pat} => {{"));
+                self.line(expr);
+                self.close("}");
+            }
         }
     }
     /// `#[serde(...)]`, on one line when it fits.
@@ -388,7 +422,7 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
     w.close("}");
 
-    w.open(&format!("impl ::core::fmt::Display for {name} {{"));
+    w.impl_for("impl ::core::fmt::Display", &name);
     w.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
     w.line("f.write_str(self.as_str())");
     w.close("}");
@@ -396,9 +430,7 @@ fn enum_type(w: &mut W, input: &Input) {
 
     // Serde by the wire spelling, through generic helpers: a derive per enum would cost
     // every user compile time for code that is the same for all of them.
-    w.open(&format!(
-        "impl ::toolbind::__private::serde::Serialize for {name} {{"
-    ));
+    w.impl_for("impl ::toolbind::__private::serde::Serialize", &name);
     w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
     w.line("&self,");
     w.line("s: S,");
@@ -407,9 +439,10 @@ fn enum_type(w: &mut W, input: &Input) {
     w.line("s.serialize_str(self.as_str())");
     w.close("}");
     w.close("}");
-    w.open(&format!(
-        "impl<'de> ::toolbind::__private::serde::Deserialize<'de> for {name} {{"
-    ));
+    w.impl_for(
+        "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
+        &name,
+    );
     w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
     w.line("d: D,");
     w.close(") -> ::core::result::Result<Self, D::Error> {");
@@ -418,7 +451,7 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
     w.close("}");
 
-    w.open(&format!("impl ::core::str::FromStr for {name} {{"));
+    w.impl_for("impl ::core::str::FromStr", &name);
     w.line("type Err = ::toolbind::__private::ParseEnumError;");
     w.open("fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {");
     w.line("::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)");

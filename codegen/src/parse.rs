@@ -86,10 +86,13 @@ pub fn decode(file: &Path, bytes: &[u8]) -> Result<Arc<str>, Diagnostic> {
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let good = &bytes[..e.valid_up_to()];
-            let line = good.iter().filter(|b| **b == b'\n').count() + 1;
-            let line_start = good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            let col = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+            // Counted as every other position is: in the text with CRLF and bare CR as
+            // line ends (the valid prefix is UTF-8; the invalid byte follows it).
+            let good = String::from_utf8_lossy(&bytes[..e.valid_up_to()]);
+            let good = good.replace("\r\n", "\n").replace('\r', "\n");
+            let line = good.matches('\n').count() + 1;
+            let line_start = good.rfind('\n').map_or(0, |i| i + 1);
+            let col = good[line_start..].chars().count() + 1;
             return Err(Diagnostic::new(
                 file,
                 Pos::new(line as u32, col as u32),

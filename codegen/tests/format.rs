@@ -80,3 +80,20 @@ fn long_and_odd_names_are_prettyplease_formatted() {
     std::fs::remove_dir_all(&tmp).unwrap();
     assert_prettyplease_stable(&src);
 }
+
+/// Found by fuzzing: an enum type named after a 64-character input overflows its `impl ...
+/// for Type {` headers, which prettyplease breaks before `for`; a variant named after a
+/// tool name past the margin breaks its match-arm patterns.
+#[test]
+fn longest_portable_names_are_prettyplease_formatted() {
+    let tmp = std::env::temp_dir().join(format!("toolbind-format-long-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let long = "e".repeat(64);
+    let inputs = format!("  {long}:\n    type: enum\n    description: d\n    values: a, b\n");
+    tool(&tmp, &"n".repeat(64), &inputs);
+    let tools = load_tools(std::slice::from_ref(&tmp), &Options::default()).unwrap();
+    let src = rust(&tools, Generator::Build);
+    std::fs::remove_dir_all(&tmp).unwrap();
+    assert!(src.contains("    for Eeee"), "{src}");
+    assert_prettyplease_stable(&src);
+}
