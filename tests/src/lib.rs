@@ -13,3 +13,5 @@ pub mod shipped {
 pub mod golden {
     include!("../../codegen/tests/golden/tools.rs");
 }
+
+pub mod fuzzing;

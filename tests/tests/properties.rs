@@ -1,0 +1,583 @@
+//! Property tests over generated TOOL.md files and model arguments (proptest).
+//!
+//! The invariants are `toolbind_tests::fuzzing`'s, shared with the fuzz targets; here they
+//! run on structured inputs a byte fuzzer rarely builds: valid files with every input type,
+//! optional and default combination, Unicode text and keyword names, then random edits of
+//! them, and argument objects both valid and invalid for the generated tool.
+//!
+//! Kept to a few seconds: each property runs a fixed number of cases (override with
+//! `PROPTEST_CASES`). A failure prints the minimal case; proptest stores its seed in
+//! `properties.proptest-regressions` beside this file, which replays it first on every
+//! run — commit that file with the fix.
+
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use serde_json::{Map, Value, json};
+use toolbind_codegen::ident;
+use toolbind_codegen::model::InputType;
+use toolbind_tests::fuzzing;
+
+// ---- the generated TOOL.md ----------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct GenInput {
+    name: String,
+    ty: InputType,
+    description: String,
+    optional: bool,
+    sensitive: bool,
+    /// Enum values, unique as wire strings and as Rust variants.
+    values: Vec<String>,
+    default: Option<Value>,
+    /// Write `values` as a YAML list rather than a comma-separated string.
+    values_as_list: bool,
+}
+
+#[derive(Debug, Clone)]
+struct GenTool {
+    name: String,
+    label: Option<String>,
+    description: String,
+    version: Option<u64>,
+    language: &'static str,
+    inputs: Vec<GenInput>,
+    body: String,
+}
+
+/// A YAML double-quoted scalar holding exactly `s`: escapes what YAML does not allow raw
+/// (C0 and C1 controls, DEL, the BOM, U+FFFE/U+FFFF) as well as `"` and `\`.
+fn yaml_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20
+                || (0x7f..=0x9f).contains(&(c as u32))
+                || matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}') =>
+            {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn yaml_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => yaml_quoted(s),
+        other => other.to_string(),
+    }
+}
+
+impl GenTool {
+    fn render(&self) -> String {
+        let mut s = String::from("---\n");
+        let _ = writeln!(s, "name: {}", self.name);
+        if let Some(l) = &self.label {
+            let _ = writeln!(s, "label: {}", yaml_quoted(l));
+        }
+        let _ = writeln!(s, "description: {}", yaml_quoted(&self.description));
+        if let Some(v) = self.version {
+            let _ = writeln!(s, "version: {v}");
+        }
+        let _ = writeln!(s, "language: {}", self.language);
+        if !self.inputs.is_empty() {
+            s.push_str("inputs:\n");
+        }
+        for i in &self.inputs {
+            let _ = writeln!(s, "  {}:", i.name);
+            let _ = writeln!(s, "    type: {}", i.ty.as_str());
+            let _ = writeln!(s, "    description: {}", yaml_quoted(&i.description));
+            if i.optional {
+                s.push_str("    optional: true\n");
+            }
+            if i.sensitive {
+                s.push_str("    sensitive: true\n");
+            }
+            if i.ty == InputType::Enum {
+                if i.values_as_list {
+                    let list: Vec<String> = i.values.iter().map(|v| yaml_quoted(v)).collect();
+                    let _ = writeln!(s, "    values: [{}]", list.join(", "));
+                } else {
+                    let _ = writeln!(s, "    values: {}", yaml_quoted(&i.values.join(", ")));
+                }
+            }
+            if let Some(d) = &i.default {
+                let _ = writeln!(s, "    default: {}", yaml_value(d));
+            }
+        }
+        s.push_str("---\n");
+        s.push_str(&self.body);
+        s
+    }
+}
+
+/// Free text: any printable characters, with the ones that break naive escaping (quotes,
+/// backslashes, comment and doc-comment markers, CR, NUL, bidi and line separators) mixed in.
+fn text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => "\\PC{1,12}",
+        1 => Just("\"".to_owned()),
+        1 => Just("\\".to_owned()),
+        1 => Just("*/".to_owned()),
+        1 => Just("/*".to_owned()),
+        1 => Just("\r".to_owned()),
+        1 => Just("\u{0}".to_owned()),
+        1 => Just("\u{2028}".to_owned()),
+        1 => Just("\u{202e}".to_owned()),
+        1 => Just("\u{85}".to_owned()),
+        1 => Just("`".to_owned()),
+        1 => Just("#".to_owned()),
+        1 => Just("\n".to_owned()),
+        1 => Just("{}".to_owned()),
+        1 => Just("<b>".to_owned()),
+    ];
+    prop::collection::vec(piece, 1..6)
+        .prop_map(|p| p.concat())
+        .prop_filter("must not be blank", |s| !s.trim().is_empty())
+}
+
+/// Parameter names: snake_case, camelCase and Rust keywords (`type`, `self`, `async`).
+fn param_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z][a-z0-9]{0,8}(_[a-z0-9]{1,4}){0,2}",
+        1 => "[a-z]{1,6}[A-Z][a-z]{0,6}",
+        1 => "_[a-z0-9]{1,5}",
+        1 => prop::sample::select(vec!["type", "self", "Self", "async", "match", "crate", "params", "tool", "r"])
+            .prop_map(str::to_owned),
+    ]
+}
+
+/// Enum values as models see them: words, versions, sizes, numbers, Unicode units.
+fn enum_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z][a-z0-9]{0,7}",
+        1 => "[0-9]{1,4}[a-z]{0,2}",
+        1 => "[0-9]{1,3}",
+        1 => "v[0-9]\\.[0-9]",
+        1 => "[a-z]{1,4}-[0-9]{1,2}",
+        1 => prop::sample::select(vec!["Self", "m²", "°C", "km/h", "true", "null", "1.5", "x y"])
+            .prop_map(str::to_owned),
+    ]
+}
+
+fn number() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-1_000_000i64..1_000_000).prop_map(Value::from),
+        (-10_000i64..10_000).prop_map(|c| json!(c as f64 / 100.0)),
+    ]
+}
+
+fn input() -> impl Strategy<Value = GenInput> {
+    let ty = prop::sample::select(InputType::ALL.to_vec());
+    (
+        param_name(),
+        ty,
+        text(),
+        any::<bool>(),
+        any::<bool>(),
+        prop::collection::vec(enum_value(), 1..5),
+        any::<bool>(),
+        text(),
+        number(),
+        any::<(bool, bool, usize)>(),
+    )
+        .prop_map(
+            |(
+                name,
+                ty,
+                description,
+                optional,
+                sensitive,
+                raw_values,
+                list,
+                s,
+                n,
+                (b, with_default, pick),
+            )| {
+                // Values must be unique as wire strings and as Rust variants.
+                let mut values: Vec<String> = Vec::new();
+                for v in raw_values {
+                    let rust = ident::variant_name(&v);
+                    if !values
+                        .iter()
+                        .any(|w| *w == v || ident::variant_name(w) == rust)
+                    {
+                        values.push(v);
+                    }
+                }
+                // A comma-separated string cannot carry a comma or an edge space.
+                let values_as_list =
+                    list || values.iter().any(|v| v.contains(',') || v.trim() != v);
+                let default = (with_default && !sensitive).then(|| match ty {
+                    InputType::String => Value::String(s),
+                    InputType::Number => n,
+                    InputType::Boolean => Value::Bool(b),
+                    InputType::Enum => Value::String(values[pick % values.len()].clone()),
+                });
+                GenInput {
+                    name,
+                    ty,
+                    description,
+                    optional,
+                    sensitive,
+                    values: if ty == InputType::Enum {
+                        values
+                    } else {
+                        Vec::new()
+                    },
+                    default,
+                    values_as_list,
+                }
+            },
+        )
+}
+
+fn tool() -> impl Strategy<Value = GenTool> {
+    (
+        "[a-z][a-z0-9]{0,10}(_[a-z0-9]{1,6}){0,2}",
+        prop::option::of(text()),
+        text(),
+        prop::option::of(0u64..10_000),
+        prop::sample::select(vec!["typescript", "python", "bash"]),
+        prop::collection::vec(input(), 0..7),
+        prop::sample::select(vec![
+            "",
+            "# Title\n\nUsage text.\n",
+            "# T\n\n## Usage\n\n```ts\nlet x = 1;\n```\n\n- a\n- b\n",
+            "Body with `code`, *emphasis* and a [link](https://example.com).\n",
+        ]),
+    )
+        .prop_map(
+            |(name, label, description, version, language, raw_inputs, body)| {
+                // Parameter names must be unique, and so must their Rust fields and enum types.
+                let mut inputs: Vec<GenInput> = Vec::new();
+                for i in raw_inputs {
+                    let clash = inputs.iter().any(|o| {
+                        o.name == i.name
+                            || ident::field_name(&o.name) == ident::field_name(&i.name)
+                            || (o.ty == InputType::Enum
+                                && i.ty == InputType::Enum
+                                && ident::type_name(&o.name) == ident::type_name(&i.name))
+                    });
+                    if !clash {
+                        inputs.push(i);
+                    }
+                }
+                GenTool {
+                    name,
+                    label,
+                    description,
+                    version,
+                    language,
+                    inputs,
+                    body: body.to_owned(),
+                }
+            },
+        )
+}
+
+// ---- model arguments ----------------------------------------------------------------------
+
+/// Any JSON value, small.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
+        "\\PC{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,3}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A value for one input: right for its type, a quirk the runtime coerces, or anything.
+fn arg_for(input: &GenInput) -> BoxedStrategy<Value> {
+    let valid: BoxedStrategy<Value> = match input.ty {
+        InputType::String => "\\PC{0,10}".prop_map(Value::String).boxed(),
+        InputType::Number => number().boxed(),
+        InputType::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
+        InputType::Enum => prop::sample::select(input.values.clone())
+            .prop_map(Value::String)
+            .boxed(),
+    };
+    let quirk: BoxedStrategy<Value> = match input.ty {
+        InputType::Number => prop_oneof![
+            number().prop_map(|n| Value::String(format!(" {n} "))),
+            Just(json!("1e3")),
+            Just(json!("ten")),
+            Just(json!("")),
+        ]
+        .boxed(),
+        InputType::Boolean => prop::sample::select(vec!["true", "False", " TRUE ", "yes", "0", ""])
+            .prop_map(|s| Value::String(s.to_owned()))
+            .boxed(),
+        InputType::Enum => prop::sample::select(input.values.clone())
+            .prop_map(|v| match v.parse::<f64>() {
+                Ok(_) => serde_json::from_str(&v).unwrap_or(Value::String(v.to_uppercase())),
+                Err(_) => Value::String(format!("{v}x")),
+            })
+            .boxed(),
+        InputType::String => prop_oneof![Just(json!("")), Just(json!(5))].boxed(),
+    };
+    prop_oneof![4 => valid, 2 => quirk, 1 => json_value()].boxed()
+}
+
+/// Arguments for a tool: each input omitted, null or given, sometimes an unknown field,
+/// sometimes the whole object sent as a JSON string or not an object at all.
+fn args_for(tool: &GenTool) -> BoxedStrategy<Value> {
+    let fields: Vec<BoxedStrategy<Option<(String, Value)>>> = tool
+        .inputs
+        .iter()
+        .map(|i| {
+            let name = i.name.clone();
+            let name2 = name.clone();
+            prop_oneof![
+                5 => arg_for(i).prop_map(move |v| Some((name.clone(), v))),
+                1 => Just(Some((name2, Value::Null))),
+                2 => Just(None),
+            ]
+            .boxed()
+        })
+        .collect();
+    let extra = prop::option::weighted(0.15, ("[a-z_]{1,8}", json_value()));
+    (fields, extra, 0..20u8)
+        .prop_map(|(fields, extra, shape)| {
+            let mut m = Map::new();
+            for (k, v) in fields.into_iter().flatten() {
+                m.insert(k, v);
+            }
+            if let Some((k, v)) = extra {
+                m.insert(k, v);
+            }
+            let obj = Value::Object(m);
+            match shape {
+                0 => Value::String(obj.to_string()),
+                1 => Value::Array(vec![obj]),
+                2 if obj.as_object().is_some_and(Map::is_empty) => Value::Null,
+                _ => obj,
+            }
+        })
+        .boxed()
+}
+
+// ---- random edits ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    Replace(usize, u8),
+    DuplicateLine(usize),
+    DeleteLine(usize),
+    SwapLines(usize, usize),
+}
+
+/// Bytes worth inserting into YAML: structure, quoting, anchors, tags, line ends, BOM.
+const TOKENS: &[&str] = &[
+    ":",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "-",
+    "- ",
+    "---",
+    "\"",
+    "'",
+    "|",
+    ">",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "#",
+    "&a ",
+    "*a",
+    "!!str ",
+    "!!int ",
+    "~",
+    "null",
+    "true",
+    "yes",
+    "0x10",
+    "1e999",
+    "-1",
+    ".inf",
+    "type: enum",
+    "values: ",
+    "default: ",
+    "optional: true",
+    "sensitive: true",
+    "inputs:",
+    "\u{feff}",
+    "\u{0}",
+    "é",
+    "\u{2028}",
+    "\u{ffff}",
+];
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let bytes = prop_oneof![
+        prop::sample::select(TOKENS).prop_map(|t| t.as_bytes().to_vec()),
+        prop::collection::vec(any::<u8>(), 1..4),
+    ];
+    prop_oneof![
+        (any::<usize>(), bytes).prop_map(|(at, b)| Edit::Insert(at, b)),
+        (any::<usize>(), 1usize..8).prop_map(|(at, n)| Edit::Delete(at, n)),
+        (any::<usize>(), any::<u8>()).prop_map(|(at, b)| Edit::Replace(at, b)),
+        any::<usize>().prop_map(Edit::DuplicateLine),
+        any::<usize>().prop_map(Edit::DeleteLine),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::SwapLines(a, b)),
+    ]
+}
+
+fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+    for e in edits {
+        let len = bytes.len().max(1);
+        match e {
+            Edit::Insert(at, b) => {
+                let at = at % (bytes.len() + 1);
+                bytes.splice(at..at, b.iter().copied());
+            }
+            Edit::Delete(at, n) => {
+                let at = at % len;
+                let end = (at + n).min(bytes.len());
+                bytes.drain(at.min(end)..end);
+            }
+            Edit::Replace(at, b) => {
+                if !bytes.is_empty() {
+                    bytes[at % len] = *b;
+                }
+            }
+            Edit::DuplicateLine(i) | Edit::DeleteLine(i) | Edit::SwapLines(i, _) => {
+                let mut lines: Vec<Vec<u8>> =
+                    bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+                let n = lines.len();
+                let i = i % n;
+                match e {
+                    Edit::DuplicateLine(_) => {
+                        let l = lines[i].clone();
+                        lines.insert(i, l);
+                    }
+                    Edit::DeleteLine(_) => {
+                        lines.remove(i);
+                    }
+                    Edit::SwapLines(_, j) => lines.swap(i, j % n),
+                    _ => unreachable!(),
+                }
+                bytes = lines.join(&b'\n');
+            }
+        }
+    }
+    bytes
+}
+
+// ---- the properties -------------------------------------------------------------------------
+
+/// The front end's checks on a generated valid file, which it must accept.
+fn accepted(text: &str) -> toolbind_codegen::ToolSpec {
+    fuzzing::front_end(text.as_bytes()).unwrap_or_else(|| {
+        let dir = std::path::Path::new(fuzzing::FUZZ_DIR);
+        let opts = toolbind_codegen::Options {
+            require_entry: false,
+            ..Default::default()
+        };
+        let errors = match toolbind_codegen::parse_tool_md(
+            &dir.join("TOOL.md"),
+            dir,
+            text.as_bytes(),
+            &opts,
+        ) {
+            Err(d) => d.iter().map(|d| d.plain()).collect::<Vec<_>>().join("\n"),
+            Ok(_) => "accepted on a second try".to_owned(),
+        };
+        panic!("a valid TOOL.md was rejected:\n{errors}\n{text}")
+    })
+}
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..Config::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config(96))]
+
+    /// A generated valid TOOL.md always parses, into the tool that was written, and every
+    /// emitter's output holds its invariants (Rust that parses, in prettyplease's layout and
+    /// the same on every run; valid schemas; prompt text).
+    #[test]
+    fn a_valid_tool_md_always_parses(tool in tool()) {
+        let text = tool.render();
+        let spec = accepted(&text);
+        prop_assert_eq!(&spec.name, &tool.name);
+        // Trailing whitespace is dropped (a block scalar's last newline is not text).
+        prop_assert_eq!(spec.description.as_str(), tool.description.trim_end());
+        prop_assert_eq!(spec.inputs.len(), tool.inputs.len());
+        for (got, want) in spec.inputs.iter().zip(&tool.inputs) {
+            prop_assert_eq!(&got.name, &want.name);
+            prop_assert_eq!(got.ty, want.ty);
+            prop_assert_eq!(got.description.as_str(), want.description.trim_end());
+            prop_assert_eq!(got.optional, want.optional);
+            prop_assert_eq!(got.sensitive, want.sensitive);
+            prop_assert_eq!(&got.default, &want.default);
+            let wires: Vec<&str> = got.values.iter().map(|v| v.wire.as_str()).collect();
+            prop_assert_eq!(wires, want.values.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+    }
+
+    /// The schema and the runtime agree on a model's arguments (see `fuzzing::check_args`
+    /// for the exact contract), for valid and invalid arguments alike.
+    #[test]
+    fn schema_and_runtime_agree_on_arguments(
+        (tool, calls) in tool().prop_flat_map(|t| {
+            let calls = prop::collection::vec(args_for(&t), 8);
+            (Just(t), calls)
+        })
+    ) {
+        let text = tool.render();
+        let spec = accepted(&text);
+        let validator = fuzzing::portable_validator(&spec);
+        for args in &calls {
+            fuzzing::check_args(&spec, &validator, args);
+        }
+    }
+
+    /// Random edits of a valid file never panic the front end, and every error it reports
+    /// has a line and column inside the file.
+    #[test]
+    fn an_edited_tool_md_never_panics(
+        tool in tool(),
+        edits in prop::collection::vec(edit(), 1..5),
+    ) {
+        let bytes = apply(tool.render().into_bytes(), &edits);
+        fuzzing::front_end(&bytes);
+    }
+}
