@@ -153,12 +153,21 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
     };
     let yaml = &text[yaml_start..yaml_end];
     let frontmatter = parse_yaml(yaml, 1).map_err(|(pos, msg)| {
-        let hint = if msg.starts_with("duplicate key") {
-            "each key may appear once in a mapping: remove or merge the repeated one"
-        } else {
-            "fix the YAML at this position; strings with `: ` or `#` need quotes"
-        };
-        err(pos, msg).hint(hint)
+        if msg.starts_with("duplicate key") {
+            let hint = "each key may appear once in a mapping: remove or merge the repeated one";
+            return err(pos, msg).hint(hint);
+        }
+        // The parser's limits (nesting depth, node count with aliases expanded) keep a
+        // hostile file from exhausting the stack or memory; say so in words.
+        let detail = msg.strip_prefix("yaml syntax error: ").unwrap_or(&msg);
+        if detail.starts_with("budget breached") || detail.contains("recursion limit") {
+            return err(
+                pos,
+                format!("frontmatter too large or too deeply nested for a TOOL.md ({detail})"),
+            )
+            .hint("TOOL.md metadata is a few keys and one level of inputs: remove the deep nesting or the repeated aliases");
+        }
+        err(pos, msg).hint("fix the YAML at this position; strings with `: ` or `#` need quotes")
     })?;
     let body = parse_body(&text[body_start..], close_line);
     Ok(Document {
@@ -168,13 +177,29 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
     })
 }
 
+/// The deepest nesting a TOOL.md frontmatter may have.
+const MAX_YAML_DEPTH: usize = 16;
+/// The most YAML nodes a TOOL.md frontmatter may have, aliases counted where used
+/// (a tool of 100 inputs has about 1,500).
+const MAX_YAML_NODES: usize = 50_000;
+
 /// Parses frontmatter YAML whose first line is file line `line_offset + 1`.
 fn parse_yaml(yaml: &str, line_offset: u32) -> Result<Option<YNode>, (Pos, String)> {
     if yaml.trim().is_empty() {
         return Ok(None);
     }
     // YAML 1.2 booleans only: `values: [yes, no]` must stay strings, `y` is not `true`.
-    let options = serde_saphyr::options! { strict_booleans: true };
+    // Limits sized for a TOOL.md (whose deepest real node is an enum value: depth 5), far
+    // below the parser's general defaults: deserialising recurses once per level, and
+    // 60 levels overflowed a 2 MiB thread stack (a test or tokio thread) in a debug
+    // build; the node cap bounds alias bombs.
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_YAML_DEPTH,
+            max_nodes: MAX_YAML_NODES,
+        },
+    };
     match serde_saphyr::from_str_with_options::<Spanned<RawNode>>(yaml, options) {
         Ok(node) => Ok(Some(convert(node, yaml, line_offset))),
         Err(e) => {
@@ -354,27 +379,168 @@ fn parse_body(md: &str, fence_line: u32) -> Body {
     }
 }
 
-/// Reads only the `version` of a TOOL.md, without parsing or validating anything else —
-/// what an up-to-date sync needs, and fast. `None` when the file has no readable frontmatter
-/// or no valid version (a missing version reads as `Some(0)`).
+/// Reads only the `version` of a TOOL.md — what an up-to-date sync needs, and fast.
+/// `None` when the file has no readable frontmatter or no valid version (a missing version
+/// reads as `Some(0)`). Always the version a full parse reads.
+///
+/// The common file (`version: 3` on a top-level line, only one-line keys above it) is
+/// read line by line without parsing YAML; anything the line scan cannot be sure of (a
+/// quoted or bracketed value spanning lines above it, `version: 0x10`, a quoted key) is
+/// read by the YAML parser instead. Fuzzing found the line scan alone answering
+/// differently from the parser for such files, which let a sync downgrade a tool.
 pub fn read_version(text: &str) -> Option<u64> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines();
-    if lines.next()?.trim_end() != "---" {
-        return None;
+    let normalized;
+    let text = if text.contains('\r') {
+        normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        text
+    };
+    match scan_version(text) {
+        Scan::Version(v) => Some(v),
+        Scan::NoFrontmatter => None,
+        Scan::Unsure => parsed_version(text),
+    }
+}
+
+enum Scan {
+    Version(u64),
+    NoFrontmatter,
+    Unsure,
+}
+
+fn scan_version(text: &str) -> Scan {
+    let mut lines = text.split('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
+        return Scan::NoFrontmatter;
     }
     for line in lines {
         let line = line.trim_end();
         if line == "---" {
-            return Some(0);
+            return Scan::Version(0);
         }
         if let Some(rest) = line.strip_prefix("version:") {
-            let v = rest.split('#').next().unwrap_or_default().trim();
-            let v = v.trim_matches(|c| c == '"' || c == '\'');
-            return v.parse().ok();
+            let v = match rest.split_once(" #") {
+                Some((v, _)) => v,
+                None => rest,
+            };
+            let v = v.trim_start_matches(' ');
+            return match v.parse::<u64>() {
+                Ok(n) if v.bytes().all(|b| b.is_ascii_digit()) => Scan::Version(n),
+                _ => Scan::Unsure,
+            };
+        }
+        if !one_line_entry(line) {
+            return Scan::Unsure;
         }
     }
-    None
+    Scan::NoFrontmatter
+}
+
+/// A line that cannot leave a scalar or collection open for the lines below it: blank, a
+/// comment, or `key:`/`- ` (indented or not) followed by nothing, a block-scalar header
+/// (`|`, `>`: its text must be indented, so it cannot hide a top-level line), a plain
+/// value, or a quoted or bracketed value that closes on the same line.
+fn one_line_entry(line: &str) -> bool {
+    let t = line.trim_start_matches(' ');
+    if t.is_empty() || t.starts_with('#') {
+        return true;
+    }
+    let value = if let Some(v) = t.strip_prefix("- ") {
+        v
+    } else {
+        let Some((key, v)) = t.split_once(':') else {
+            return false;
+        };
+        let plain_key = !key.is_empty()
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !plain_key || !(v.is_empty() || v.starts_with(' ')) {
+            return false;
+        }
+        v
+    };
+    let v = value.trim();
+    match v.as_bytes().first() {
+        None | Some(b'|' | b'>') => true,
+        Some(b'"') => closes(&v[1..], '"'),
+        Some(b'\'') => closes(&v[1..], '\''),
+        Some(b'[' | b'{') => balanced(v),
+        Some(b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b'\t') => false,
+        Some(_) => !v.contains('\t'),
+    }
+}
+
+/// Whether a quoted scalar's text closes on this line, with only a comment after it.
+fn closes(rest: &str, quote: char) -> bool {
+    let mut chars = rest.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if quote == '"' => {
+                chars.next();
+            }
+            c if c == quote => {
+                if quote == '\'' && rest[i + 1..].starts_with('\'') {
+                    chars.next();
+                    continue;
+                }
+                let after = rest[i + 1..].trim();
+                return after.is_empty() || after.starts_with('#');
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a flow collection closes on this line: brackets balance outside quotes, and
+/// nothing follows but a comment.
+fn balanced(v: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote = None;
+    let mut chars = v.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    let after = v[i + 1..].trim();
+                    return after.is_empty() || after.starts_with('#');
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The version as the full parser and validator read it.
+fn parsed_version(text: &str) -> Option<u64> {
+    let doc = parse_document(Path::new(crate::TOOL_FILE), Arc::from(text)).ok()?;
+    let Some(root) = doc.frontmatter else {
+        return Some(0);
+    };
+    let YValue::Map(entries) = &root.value else {
+        return None;
+    };
+    let version = entries
+        .iter()
+        .find(|(k, _)| matches!(&k.value, YValue::Str(s) if s == "version"));
+    match version.map(|(_, v)| &v.value) {
+        None => Some(0),
+        Some(YValue::UInt(u)) => Some(*u),
+        Some(YValue::Int(i)) => u64::try_from(*i).ok(),
+        Some(_) => None,
+    }
 }
 
 #[cfg(test)]
@@ -451,5 +617,30 @@ mod tests {
         assert_eq!(read_version("---\nname: x\n---\n"), Some(0));
         assert_eq!(read_version("---\nversion: -1\n---\n"), None);
         assert_eq!(read_version("nope"), None);
+    }
+
+    #[test]
+    fn version_fast_path_defers_to_the_parser_when_unsure() {
+        let v = |front: &str| read_version(&format!("---\nname: x\n{front}\n---\n"));
+        // Spellings the line scan cannot read, as the parser reads them.
+        assert_eq!(v("version: 0x10"), Some(16));
+        assert_eq!(v("version: +3"), Some(3));
+        assert_eq!(v("\"version\": 3"), Some(3));
+        assert_eq!(v("version: !!int 5"), Some(5));
+        assert_eq!(v("version: 4 # bumped"), Some(4));
+        assert_eq!(v("version: \"3\""), None);
+        // A quoted value spanning lines hides a `version:` line inside it.
+        assert_eq!(
+            v("description: \"one\nversion: 9\n two\"\nversion: 2"),
+            Some(2)
+        );
+        assert_eq!(v("description: [a,\nversion: 9]\nversion: 2"), Some(2));
+        // The common file never reaches the parser: one-line values above the version.
+        assert!(matches!(
+            scan_version(
+                "---\nname: x\ndescription: \"a \\\" b\"\nlabel: 'it''s'\nenv: [A, B]\nversion: 7\n---\n"
+            ),
+            Scan::Version(7)
+        ));
     }
 }

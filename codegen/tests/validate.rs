@@ -647,3 +647,37 @@ fn a_folder_without_tool_md_has_no_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A hostile frontmatter — an alias bomb, or nesting deep enough to exhaust a recursive
+/// parser's stack — is refused quickly by the YAML parser's limits, with words for it.
+#[test]
+fn alias_bombs_and_deep_nesting_are_refused_quickly() {
+    let mut bomb = String::from(
+        "x0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for i in 1..10 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(",");
+        bomb.push_str(&format!("x{i}: &a{i} [{refs}]\n"));
+    }
+    let flow = format!("x: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let block: String = (0..3000)
+        .map(|i| format!("x{i}:\n{}", " ".repeat(i + 1)))
+        .collect();
+    for src in [bomb, flow, format!("{block}y\n")] {
+        let started = std::time::Instant::now();
+        let e = errs(&with(&src));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(
+            e[0].message.contains("too large or too deeply nested"),
+            "{}",
+            e[0].plain()
+        );
+        assert!(
+            e[0].hint
+                .as_deref()
+                .unwrap()
+                .contains("one level of inputs")
+        );
+    }
+}

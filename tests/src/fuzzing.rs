@@ -6,8 +6,9 @@
 //!
 //! - [`front_end`]: any bytes as a TOOL.md. Parsing never panics; a rejected file gets
 //!   diagnostics whose line and column are inside the file and which render in every
-//!   format; an accepted file emits Rust that parses and is the same on every run,
-//!   schemas that are valid JSON Schema in every dialect, and prompt text.
+//!   format; an accepted file has the version sync's fast `read_version` reads, and
+//!   emits Rust that parses and is the same on every run, schemas that are valid JSON
+//!   Schema in every dialect, and prompt text.
 //! - [`arguments`]: any bytes as a model's arguments, for every representative tool.
 //!   [`check_args`] holds the runtime's verdict to the JSON Schema's; [`check_typed`]
 //!   holds the generated typed path (`ToolCall::from_call`) to the runtime's.
@@ -102,6 +103,13 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
     let again = parse_tool_md(&spec.file, &spec.dir, bytes, opts).expect("second parse failed");
     assert_eq!(&again, spec, "two parses of one file differ");
     assert_eq!(again.fingerprint(), spec.fingerprint());
+    // Sync's fast version read agrees with the parser (a disagreement can downgrade a tool).
+    let text = std::str::from_utf8(bytes).expect("an accepted file is UTF-8");
+    assert_eq!(
+        toolbind_codegen::read_version(text),
+        Some(spec.version),
+        "read_version disagrees with the parser"
+    );
     assert!(
         validate::check_set(std::slice::from_ref(spec)).is_empty(),
         "a single valid tool fails the set checks"

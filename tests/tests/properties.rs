@@ -41,6 +41,9 @@ struct GenTool {
     label: Option<String>,
     description: String,
     version: Option<u64>,
+    /// How the version is spelled (`3`, `0x3`, `3 # note`, `"version": 3`) and whether it
+    /// comes last, after the inputs: what sync's fast `read_version` must read right.
+    version_style: (u8, bool),
     language: &'static str,
     inputs: Vec<GenInput>,
     body: String,
@@ -84,8 +87,15 @@ impl GenTool {
             let _ = writeln!(s, "label: {}", yaml_quoted(l));
         }
         let _ = writeln!(s, "description: {}", yaml_quoted(&self.description));
-        if let Some(v) = self.version {
-            let _ = writeln!(s, "version: {v}");
+        let version = self.version.map(|v| match self.version_style.0 % 4 {
+            0 => format!("version: {v}\n"),
+            1 => format!("version: {v:#x}\n"),
+            2 => format!("version: {v} # bump on every change\n"),
+            _ => format!("\"version\": {v}\n"),
+        });
+        let last = self.version_style.1;
+        if !last {
+            s.push_str(version.as_deref().unwrap_or_default());
         }
         let _ = writeln!(s, "language: {}", self.language);
         if !self.inputs.is_empty() {
@@ -112,6 +122,9 @@ impl GenTool {
             if let Some(d) = &i.default {
                 let _ = writeln!(s, "    default: {}", yaml_value(d));
             }
+        }
+        if last {
+            s.push_str(version.as_deref().unwrap_or_default());
         }
         s.push_str("---\n");
         s.push_str(&self.body);
@@ -246,6 +259,7 @@ fn tool() -> impl Strategy<Value = GenTool> {
         prop::option::of(text()),
         text(),
         prop::option::of(0u64..10_000),
+        any::<(u8, bool)>(),
         prop::sample::select(vec!["typescript", "python", "bash"]),
         prop::collection::vec(input(), 0..7),
         prop::sample::select(vec![
@@ -256,7 +270,7 @@ fn tool() -> impl Strategy<Value = GenTool> {
         ]),
     )
         .prop_map(
-            |(name, label, description, version, language, raw_inputs, body)| {
+            |(name, label, description, version, version_style, language, raw_inputs, body)| {
                 // Parameter names must be unique, and so must their Rust fields and enum types.
                 let mut inputs: Vec<GenInput> = Vec::new();
                 for i in raw_inputs {
@@ -276,6 +290,7 @@ fn tool() -> impl Strategy<Value = GenTool> {
                     label,
                     description,
                     version,
+                    version_style,
                     language,
                     inputs,
                     body: body.to_owned(),
@@ -538,6 +553,7 @@ proptest! {
         let text = tool.render();
         let spec = accepted(&text);
         prop_assert_eq!(&spec.name, &tool.name);
+        prop_assert_eq!(spec.version, tool.version.unwrap_or(0));
         // Trailing whitespace is dropped (a block scalar's last newline is not text).
         prop_assert_eq!(spec.description.as_str(), tool.description.trim_end());
         prop_assert_eq!(spec.inputs.len(), tool.inputs.len());
