@@ -189,6 +189,8 @@ pub fn portable_validator(spec: &ToolSpec) -> jsonschema::Validator {
 /// the contract is:
 /// - whatever the schema accepts, the runtime accepts unchanged (only defaults are added):
 ///   a model that follows the schema is never refused or second-guessed;
+/// - whatever the runtime accepts without coercing anything, the schema accepts: on
+///   arguments with no quirk in them the two verdicts are the same;
 /// - whatever the runtime accepts, it hands on as params the schema accepts: a tool never
 ///   receives what its schema rules out;
 /// - a rejection lists problems, and never shows a sensitive input's value.
@@ -199,17 +201,30 @@ pub fn check_args(spec: &ToolSpec, validator: &jsonschema::Validator, args: &Val
     match args::validate(spec, args.clone()) {
         Ok(valid) => {
             let params = Value::Object(valid.params().clone());
-            if schema_ok {
-                let mut expected = args.as_object().cloned().unwrap_or_default();
+            // The arguments with only the defaults added: what the runtime hands on when
+            // it coerced nothing.
+            let unchanged = args.as_object().map(|a| {
+                let mut m = a.clone();
                 for input in &spec.inputs {
-                    if let (None, Some(d)) = (expected.get(&input.name), &input.default) {
-                        expected.insert(input.name.clone(), d.clone());
+                    if let (None, Some(d)) = (m.get(&input.name), &input.default) {
+                        m.insert(input.name.clone(), d.clone());
                     }
                 }
+                Value::Object(m)
+            });
+            if schema_ok {
                 assert_eq!(
-                    params,
-                    Value::Object(expected),
+                    Some(&params),
+                    unchanged.as_ref(),
                     "the runtime changed arguments the schema accepts ({})",
+                    spec.name
+                );
+            } else {
+                // No quirk was coerced, so the verdicts must be the same.
+                assert_ne!(
+                    Some(&params),
+                    unchanged.as_ref(),
+                    "the runtime accepts {args} as it is, the schema of `{}` rejects it",
                     spec.name
                 );
             }
