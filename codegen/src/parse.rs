@@ -381,7 +381,8 @@ fn parse_body(md: &str, fence_line: u32) -> Body {
 
 /// Reads only the `version` of a TOOL.md — what an up-to-date sync needs, and fast.
 /// `None` when the file has no readable frontmatter or no valid version (a missing version
-/// reads as `Some(0)`). Always the version a full parse reads.
+/// reads as `Some(0)`). For a file the parser accepts, always the version it reads; for
+/// one it refuses, a best guess (sync validates a seed fully before installing it).
 ///
 /// The common file (`version: 3` on a top-level line, only one-line keys above it) is
 /// read line by line without parsing YAML; anything the line scan cannot be sure of (a
@@ -439,36 +440,43 @@ fn scan_version(text: &str) -> Scan {
 }
 
 /// A line that cannot leave a scalar or collection open for the lines below it: blank, a
-/// comment, or `key:`/`- ` (indented or not) followed by nothing, a block-scalar header
-/// (`|`, `>`: its text must be indented, so it cannot hide a top-level line), a plain
-/// value, or a quoted or bracketed value that closes on the same line.
+/// comment, or an entry (`key: value`, `- item`, indented or not) whose value cannot run
+/// on. Anything unusual counts as open: the caller then asks the parser.
 fn one_line_entry(line: &str) -> bool {
     let t = line.trim_start_matches(' ');
-    if t.is_empty() || t.starts_with('#') {
+    t.is_empty() || t.starts_with('#') || entry(t)
+}
+
+/// `- item`, `key:` or `key: value` with a one-line value; or a one-line value alone.
+fn entry(t: &str) -> bool {
+    if let Some(item) = t.strip_prefix("- ") {
+        return entry(item.trim_start_matches(' '));
+    }
+    if t == "-" {
         return true;
     }
-    let value = if let Some(v) = t.strip_prefix("- ") {
-        v
-    } else {
-        let Some((key, v)) = t.split_once(':') else {
-            return false;
-        };
+    if !t.starts_with(['"', '\'', '[', '{'])
+        && let Some((key, v)) = t.split_once(':')
+    {
         let plain_key = !key.is_empty()
             && key
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !plain_key || !(v.is_empty() || v.starts_with(' ')) {
-            return false;
-        }
-        v
-    };
-    let v = value.trim();
+        return plain_key && (v.is_empty() || v.starts_with(' ')) && one_line_value(v.trim());
+    }
+    one_line_value(t)
+}
+
+/// A value that ends on its line: empty, a block-scalar header (`|`, `>`: the text below
+/// must be indented, so it cannot hide a top-level line), a plain value, a quoted value
+/// that closes, or a flow collection that closes and holds no quotes or comments.
+fn one_line_value(v: &str) -> bool {
     match v.as_bytes().first() {
         None | Some(b'|' | b'>') => true,
         Some(b'"') => closes(&v[1..], '"'),
         Some(b'\'') => closes(&v[1..], '\''),
-        Some(b'[' | b'{') => balanced(v),
-        Some(b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b'\t') => false,
+        Some(b'[' | b'{') => flow_closes(v),
+        Some(b'&' | b'*' | b'!' | b'%' | b'@' | b'`') => false,
         Some(_) => !v.contains('\t'),
     }
 }
@@ -495,26 +503,21 @@ fn closes(rest: &str, quote: char) -> bool {
     false
 }
 
-/// Whether a flow collection closes on this line: brackets balance outside quotes, and
-/// nothing follows but a comment.
-fn balanced(v: &str) -> bool {
+/// Whether a flow collection closes on this line with nothing after it. One holding a
+/// quote or `#` is not judged here (whether a quote opens a string depends on where it
+/// stands): the parser reads it.
+fn flow_closes(v: &str) -> bool {
+    if v.contains(['"', '\'', '#']) {
+        return false;
+    }
     let mut depth = 0i32;
-    let mut quote = None;
-    let mut chars = v.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match (quote, c) {
-            (Some('"'), '\\') => {
-                chars.next();
-            }
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '[' | '{') => depth += 1,
-            (None, ']' | '}') => {
+    for (i, c) in v.char_indices() {
+        match c {
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
                 depth -= 1;
                 if depth == 0 {
-                    let after = v[i + 1..].trim();
-                    return after.is_empty() || after.starts_with('#');
+                    return v[i + 1..].trim().is_empty();
                 }
             }
             _ => {}
@@ -635,6 +638,14 @@ mod tests {
             Some(2)
         );
         assert_eq!(v("description: [a,\nversion: 9]\nversion: 2"), Some(2));
+        // Found in review: a quote inside a flow item is text, one at an item's start
+        // opens a string that runs on.
+        let tricky = "prompt_guidelines: [use x'b, 'a]\nversion: 9\nuse x']\nversion: 2";
+        assert_eq!(v(tricky), Some(2));
+        assert_eq!(
+            v("env:\n  - k: \"open\nversion: 9\n  \"\nversion: 2"),
+            Some(2)
+        );
         // The common file never reaches the parser: one-line values above the version.
         assert!(matches!(
             scan_version(

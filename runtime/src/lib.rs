@@ -285,7 +285,12 @@ pub mod __private {
             Ok(t) => return Ok(t),
             Err(e) => e,
         };
-        if let Some(Ok(t)) = retry.map(::serde_json::from_value::<T>) {
+        // Only for a field that takes no string at all (a number, a boolean). An enum that
+        // refused the string refused it by its values, and the runtime does not coerce
+        // `" 2"` or `"True"` into an enum value either.
+        if first.to_string().starts_with("invalid type: string")
+            && let Some(Ok(t)) = retry.map(::serde_json::from_value::<T>)
+        {
             return Ok(t);
         }
         if sensitive {
@@ -327,7 +332,11 @@ pub mod __private {
                 self.visit_str(&v.to_string())
             }
             fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<T, E> {
-                self.visit_str(&v.to_string())
+                // JSON's spelling, as the runtime compares it: `1.0` stays "1.0", not "1".
+                match ::serde_json::Number::from_f64(v) {
+                    Some(n) => self.visit_str(&n.to_string()),
+                    None => self.visit_str(&v.to_string()),
+                }
             }
             fn visit_bool<E: ::serde::de::Error>(self, v: bool) -> Result<T, E> {
                 self.visit_str(&v.to_string())

@@ -40,6 +40,12 @@ struct GenTool {
     name: String,
     label: Option<String>,
     description: String,
+    /// Write the description as a `|` block (multi-line, quotes, brackets and `#` inside).
+    description_block: bool,
+    /// `prompt_guidelines` as a flow list: (style: plain / single / double quoted, text).
+    guidelines: Vec<(u8, String)>,
+    /// `env` as a flow list.
+    env: Vec<String>,
     version: Option<u64>,
     /// How the version is spelled (`3`, `0x3`, `3 # note`, `"version": 3`) and whether it
     /// comes last, after the inputs: what sync's fast `read_version` must read right.
@@ -86,7 +92,29 @@ impl GenTool {
         if let Some(l) = &self.label {
             let _ = writeln!(s, "label: {}", yaml_quoted(l));
         }
-        let _ = writeln!(s, "description: {}", yaml_quoted(&self.description));
+        if self.description_block {
+            s.push_str("description: |\n");
+            for line in self.description.lines() {
+                let _ = writeln!(s, "  {line}");
+            }
+        } else {
+            let _ = writeln!(s, "description: {}", yaml_quoted(&self.description));
+        }
+        if !self.guidelines.is_empty() {
+            let items: Vec<String> = self
+                .guidelines
+                .iter()
+                .map(|(style, g)| match style % 3 {
+                    0 => g.clone(),
+                    1 => format!("'{}'", g.replace('\'', "''")),
+                    _ => yaml_quoted(g),
+                })
+                .collect();
+            let _ = writeln!(s, "prompt_guidelines: [{}]", items.join(", "));
+        }
+        if !self.env.is_empty() {
+            let _ = writeln!(s, "env: [{}]", self.env.join(", "));
+        }
         let version = self.version.map(|v| match self.version_style.0 % 4 {
             0 => format!("version: {v}\n"),
             1 => format!("version: {v:#x}\n"),
@@ -155,6 +183,23 @@ fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 1..6)
         .prop_map(|p| p.concat())
         .prop_filter("must not be blank", |s| !s.trim().is_empty())
+}
+
+/// Text for a `|` block: several lines holding quotes, brackets, `:` and `#` — what a
+/// line-based reader could mistake for structure.
+fn block_text() -> impl Strategy<Value = String> {
+    prop::collection::vec("[a-zA-Z0-9][a-zA-Z0-9 .,:#'\"\\[\\]{}-]{0,20}", 1..4)
+        .prop_map(|lines| lines.join("\n"))
+}
+
+/// A guideline's text after "Use <tool> ", for its style: plain flow text (quotes only
+/// inside a word), or quoted text holding commas, brackets, quotes and `#`.
+fn guideline() -> impl Strategy<Value = (u8, String)> {
+    prop_oneof![
+        "[a-z]{1,5}['\"][a-z]{1,5}".prop_map(|t| (0u8, t)),
+        "[a-z ,#'\"\\[\\]]{0,12}".prop_map(|t| (1u8, t)),
+        "[a-z ,#'\"\\[\\]]{0,12}".prop_map(|t| (2u8, t)),
+    ]
 }
 
 /// Parameter names: snake_case, camelCase and Rust keywords (`type`, `self`, `async`).
@@ -257,7 +302,11 @@ fn tool() -> impl Strategy<Value = GenTool> {
     (
         "[a-z][a-z0-9]{0,10}(_[a-z0-9]{1,6}){0,2}",
         prop::option::of(text()),
-        text(),
+        (text(), block_text(), any::<bool>()),
+        (
+            prop::collection::vec(guideline(), 0..3),
+            prop::collection::btree_set("[A-Z][A-Z0-9_]{0,8}", 0..3),
+        ),
         prop::option::of(0u64..10_000),
         any::<(u8, bool)>(),
         prop::sample::select(vec!["typescript", "python", "bash"]),
@@ -270,7 +319,17 @@ fn tool() -> impl Strategy<Value = GenTool> {
         ]),
     )
         .prop_map(
-            |(name, label, description, version, version_style, language, raw_inputs, body)| {
+            |(
+                name,
+                label,
+                (text, block, description_block),
+                (guidelines, env),
+                version,
+                version_style,
+                language,
+                raw_inputs,
+                body,
+            )| {
                 // Parameter names must be unique, and so must their Rust fields and enum types.
                 let mut inputs: Vec<GenInput> = Vec::new();
                 for i in raw_inputs {
@@ -285,10 +344,17 @@ fn tool() -> impl Strategy<Value = GenTool> {
                         inputs.push(i);
                     }
                 }
+                let guidelines = guidelines
+                    .into_iter()
+                    .map(|(style, t)| (style, format!("Use {name} {t}").trim_end().to_owned()))
+                    .collect();
                 GenTool {
+                    description: if description_block { block } else { text },
+                    description_block,
+                    guidelines,
+                    env: env.into_iter().collect(),
                     name,
                     label,
-                    description,
                     version,
                     version_style,
                     language,
@@ -342,10 +408,22 @@ fn arg_for(input: &GenInput) -> BoxedStrategy<Value> {
         InputType::Boolean => prop::sample::select(vec!["true", "False", " TRUE ", "yes", "0", ""])
             .prop_map(|s| Value::String(s.to_owned()))
             .boxed(),
-        InputType::Enum => prop::sample::select(input.values.clone())
-            .prop_map(|v| match v.parse::<f64>() {
-                Ok(_) => serde_json::from_str(&v).unwrap_or(Value::String(v.to_uppercase())),
-                Err(_) => Value::String(format!("{v}x")),
+        // What a model sends for a value that looks like a number or a boolean: the JSON
+        // number or boolean (accepted when its JSON text is the value), `2.0` for "2",
+        // padding, other case, a near miss.
+        InputType::Enum => (prop::sample::select(input.values.clone()), 0..5u8)
+            .prop_map(|(v, how)| match how {
+                0 => serde_json::from_str::<Value>(&v)
+                    .ok()
+                    .filter(|j| j.is_number() || j.is_boolean())
+                    .unwrap_or_else(|| Value::String(format!("{v}x"))),
+                1 => v
+                    .parse::<i64>()
+                    .map(|n| json!(n as f64))
+                    .unwrap_or_else(|_| Value::String(v.to_uppercase())),
+                2 => Value::String(format!(" {v}")),
+                3 => Value::String(v.to_uppercase()),
+                _ => Value::String(format!("{v}x")),
             })
             .boxed(),
         InputType::String => prop_oneof![Just(json!("")), Just(json!(5))].boxed(),
@@ -546,14 +624,17 @@ proptest! {
     #![proptest_config(config(96))]
 
     /// A generated valid TOOL.md always parses, into the tool that was written, and every
-    /// emitter's output holds its invariants (Rust that parses, in prettyplease's layout and
-    /// the same on every run; valid schemas; prompt text).
+    /// emitter's output holds its invariants (Rust that parses and is the same on every run;
+    /// valid schemas; prompt text; the version sync's fast reader reads).
     #[test]
     fn a_valid_tool_md_always_parses(tool in tool()) {
         let text = tool.render();
         let spec = accepted(&text);
         prop_assert_eq!(&spec.name, &tool.name);
         prop_assert_eq!(spec.version, tool.version.unwrap_or(0));
+        let guidelines: Vec<&str> = tool.guidelines.iter().map(|(_, g)| g.as_str()).collect();
+        prop_assert_eq!(&spec.prompt_guidelines, &guidelines);
+        prop_assert_eq!(&spec.env, &tool.env);
         // Trailing whitespace is dropped (a block scalar's last newline is not text).
         prop_assert_eq!(spec.description.as_str(), tool.description.trim_end());
         prop_assert_eq!(spec.inputs.len(), tool.inputs.len());

@@ -114,6 +114,185 @@ pub mod crlf_bom {
         const FINGERPRINT: u64 = 5111057867353893772;
     }
 }
+/// `enum_lookalikes` (v1, python): Enum values that look like numbers and booleans, where model quirks meet enums.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
+pub mod enum_lookalikes {
+    /// Parameters of `enum_lookalikes`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::cmp::PartialEq,
+        ::toolbind::__private::serde::Serialize,
+    )]
+    #[serde(crate = "::toolbind::__private::serde")]
+    pub struct Params {
+        /// Values a model may send as JSON numbers or booleans.
+        pub level: Level,
+        /// Optional, with a numeric default.
+        ///
+        /// Default: `"10"`.
+        pub size: Size,
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &["level", "size"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                level: f.required("level")?,
+                size: f.or_default("size", __default_size)?,
+            })
+        }
+    }
+    fn __default_size() -> Size {
+        Size::V10
+    }
+    /// Allowed values of `level`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+    )]
+    pub enum Level {
+        /// `1`
+        V1,
+        /// `2`
+        V2,
+        /// `2.5`
+        V2_5,
+        /// `true`
+        True,
+    }
+    impl Level {
+        /// Every value, in TOOL.md order.
+        pub const ALL: &'static [Level] = &[
+            Level::V1,
+            Level::V2,
+            Level::V2_5,
+            Level::True,
+        ];
+        const INPUT: &'static str = "level";
+        /// The value exactly as the model sends it.
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Self::V1 => "1",
+                Self::V2 => "2",
+                Self::V2_5 => "2.5",
+                Self::True => "true",
+            }
+        }
+    }
+    impl ::core::fmt::Display for Level {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Level {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Level {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+        }
+    }
+    impl ::core::str::FromStr for Level {
+        type Err = ::toolbind::__private::ParseEnumError;
+        fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
+        }
+    }
+    /// Allowed values of `size`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+        ::core::default::Default,
+    )]
+    pub enum Size {
+        /// `10`
+        #[default]
+        V10,
+        /// `20`
+        V20,
+    }
+    impl Size {
+        /// Every value, in TOOL.md order.
+        pub const ALL: &'static [Size] = &[Size::V10, Size::V20];
+        const INPUT: &'static str = "size";
+        /// The value exactly as the model sends it.
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Self::V10 => "10",
+                Self::V20 => "20",
+            }
+        }
+    }
+    impl ::core::fmt::Display for Size {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Size {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Size {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+        }
+    }
+    impl ::core::str::FromStr for Size {
+        type Err = ::toolbind::__private::ParseEnumError;
+        fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
+        }
+    }
+    /// The `enum_lookalikes` tool: pass it to `Runtime::call_typed`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::default::Default,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+    )]
+    pub struct Tool;
+    impl ::toolbind::__private::Tool for Tool {
+        type Params = Params;
+        const NAME: &'static str = "enum_lookalikes";
+        const LABEL: &'static str = "enum_lookalikes";
+        const DESCRIPTION: &'static str = "Enum values that look like numbers and booleans, where model quirks meet enums.";
+        const VERSION: u64 = 1;
+        const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Python;
+        const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"level\":{\"type\":\"string\",\"enum\":[\"1\",\"2\",\"2.5\",\"true\"],\"description\":\"Values a model may send as JSON numbers or booleans.\"},\"size\":{\"type\":\"string\",\"enum\":[\"10\",\"20\"],\"description\":\"Optional, with a numeric default.\",\"default\":\"10\"}},\"required\":[\"level\"],\"additionalProperties\":false}";
+        const PROMPT: &'static str = "- enum_lookalikes: Enum values that look like numbers and booleans, where model quirks meet enums.";
+        const DOCS: &'static str = "# Enum lookalikes\n\nSending `2` for `level` is accepted as \"2\"; `\" 2\"`, `2.0` and `\"True\"` are not values.";
+        const FINGERPRINT: u64 = 14238798746668503798;
+    }
+}
 /// `kitchen_sink` (v7, typescript): Exercises every part of the format.
 /// This description spans two lines.
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
@@ -793,6 +972,8 @@ pub mod unicode_tool {
 pub enum ToolCall {
     /// A call of `crlf_bom`.
     CrlfBom(crlf_bom::Params),
+    /// A call of `enum_lookalikes`.
+    EnumLookalikes(enum_lookalikes::Params),
     /// A call of `kitchen_sink`.
     KitchenSink(kitchen_sink::Params),
     /// A call of `py_tool`.
@@ -808,6 +989,7 @@ impl ToolCall {
     /// The names of all compiled tools, in folder order.
     pub const NAMES: &'static [&'static str] = &[
         "crlf_bom",
+        "enum_lookalikes",
         "kitchen_sink",
         "py_tool",
         "sh_tool",
@@ -823,6 +1005,10 @@ impl ToolCall {
         match name {
             "crlf_bom" => {
                 ::toolbind::__private::params::<crlf_bom::Tool>(args).map(Self::CrlfBom)
+            }
+            "enum_lookalikes" => {
+                ::toolbind::__private::params::<enum_lookalikes::Tool>(args)
+                    .map(Self::EnumLookalikes)
             }
             "kitchen_sink" => {
                 ::toolbind::__private::params::<kitchen_sink::Tool>(args)
@@ -849,6 +1035,7 @@ impl ToolCall {
     pub fn name(&self) -> &'static str {
         match self {
             Self::CrlfBom(_) => "crlf_bom",
+            Self::EnumLookalikes(_) => "enum_lookalikes",
             Self::KitchenSink(_) => "kitchen_sink",
             Self::PyTool(_) => "py_tool",
             Self::ShTool(_) => "sh_tool",
@@ -860,6 +1047,7 @@ impl ToolCall {
     pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {
         match self {
             Self::CrlfBom(p) => ::toolbind::__private::to_args(p),
+            Self::EnumLookalikes(p) => ::toolbind::__private::to_args(p),
             Self::KitchenSink(p) => ::toolbind::__private::to_args(p),
             Self::PyTool(p) => ::toolbind::__private::to_args(p),
             Self::ShTool(p) => ::toolbind::__private::to_args(p),
@@ -872,6 +1060,7 @@ impl ToolCall {
 /// folder order.
 pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[
     ::toolbind::__private::ToolInfo::of::<crlf_bom::Tool>(),
+    ::toolbind::__private::ToolInfo::of::<enum_lookalikes::Tool>(),
     ::toolbind::__private::ToolInfo::of::<kitchen_sink::Tool>(),
     ::toolbind::__private::ToolInfo::of::<py_tool::Tool>(),
     ::toolbind::__private::ToolInfo::of::<sh_tool::Tool>(),

@@ -12,6 +12,7 @@ fn main() {
         ToolCall::NAMES,
         [
             "crlf_bom",
+            "enum_lookalikes",
             "kitchen_sink",
             "py_tool",
             "sh_tool",
@@ -65,5 +66,17 @@ fn main() {
             style: unicode_tool::Style::Naïve,
         })
     );
-    assert_eq!(TOOLS.len(), 6);
+    // Enum values that look like numbers and booleans take those JSON types, not near
+    // misses of them (the same rules as `Runtime::call`).
+    let level = |v| match ToolCall::from_call("enum_lookalikes", json!({"level": v})) {
+        Ok(ToolCall::EnumLookalikes(p)) => Some(p.level.as_str()),
+        _ => None,
+    };
+    assert_eq!(level(json!(2)), Some("2"));
+    assert_eq!(level(json!(true)), Some("true"));
+    assert_eq!(level(json!(2.5)), Some("2.5"));
+    assert_eq!(level(json!(" 2")), None);
+    assert_eq!(level(json!(1.0)), None);
+    assert_eq!(level(json!("True")), None);
+    assert_eq!(TOOLS.len(), 7);
 }
