@@ -400,7 +400,7 @@ pub mod __private {
     }
 
     /// Deserialises a tool's params from a model's JSON args. The arguments as a whole are
-    /// read by the rule `Runtime::call` uses ([`crate::args::root_object`]): `null`, `""`
+    /// read by the rule `Runtime::call` uses (`args::root_object`): `null`, `""`
     /// and a JSON string holding an object are accepted too.
     pub fn params_from_value<T: ::serde::de::DeserializeOwned>(
         tool: &'static str,
