@@ -447,7 +447,8 @@ fn one_line_entry(line: &str) -> bool {
     t.is_empty() || t.starts_with('#') || entry(t)
 }
 
-/// `- item`, `key:` or `key: value` with a one-line value; or a one-line value alone.
+/// `- item`, `key:` or `key: value` with a one-line value; or a plain or quoted value
+/// alone.
 fn entry(t: &str) -> bool {
     if let Some(item) = t.strip_prefix("- ") {
         return entry(item.trim_start_matches(' '));
@@ -464,7 +465,9 @@ fn entry(t: &str) -> bool {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         return plain_key && (v.is_empty() || v.starts_with(' ')) && one_line_value(v.trim());
     }
-    one_line_value(t)
+    // A flow collection standing alone is a whole mapping or list (`{name: t, version:
+    // 3}` as the frontmatter): its keys are not lines, so only the parser can read it.
+    !t.starts_with(['[', '{']) && one_line_value(t)
 }
 
 /// A value that ends on its line: empty, a block-scalar header (`|`, `>`: the text below
