@@ -4,6 +4,7 @@
 //! column, so a syntax error is reported where it really is and the typed pass
 //! ([`crate::validate`]) can point at any key or value.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -89,7 +90,7 @@ pub fn decode(file: &Path, bytes: &[u8]) -> Result<Arc<str>, Diagnostic> {
             // Counted as every other position is: in the text with CRLF and bare CR as
             // line ends (the valid prefix is UTF-8; the invalid byte follows it).
             let good = String::from_utf8_lossy(&bytes[..e.valid_up_to()]);
-            let good = good.replace("\r\n", "\n").replace('\r', "\n");
+            let good = unify_line_ends(&good);
             let line = good.matches('\n').count() + 1;
             let line_start = good.rfind('\n').map_or(0, |i| i + 1);
             let col = good[line_start..].chars().count() + 1;
@@ -104,12 +105,16 @@ pub fn decode(file: &Path, bytes: &[u8]) -> Result<Arc<str>, Diagnostic> {
             .hint("save the file as UTF-8"));
         }
     };
-    let text = if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
+    Ok(Arc::from(unify_line_ends(text)))
+}
+
+/// The text with CRLF and bare CR as `\n`: how every line and column is counted.
+fn unify_line_ends(text: &str) -> Cow<'_, str> {
+    if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
-        text.to_owned()
-    };
-    Ok(Arc::from(text))
+        Cow::Borrowed(text)
+    }
 }
 
 /// Splits and parses a decoded TOOL.md. Errors here stop the file: nothing typed can be
@@ -390,14 +395,8 @@ fn parse_body(md: &str, fence_line: u32) -> Body {
 /// read by the YAML parser instead. Fuzzing found the line scan alone answering
 /// differently from the parser for such files, which let a sync downgrade a tool.
 pub fn read_version(text: &str) -> Option<u64> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let normalized;
-    let text = if text.contains('\r') {
-        normalized = text.replace("\r\n", "\n").replace('\r', "\n");
-        normalized.as_str()
-    } else {
-        text
-    };
+    let text = unify_line_ends(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let text = &*text;
     match scan_version(text) {
         Scan::Version(v) => Some(v),
         Scan::NoFrontmatter => None,
