@@ -64,6 +64,16 @@ struct Shared {
     stderr: Mutex<Capture>,
 }
 
+impl Shared {
+    /// The secret values of the calls in flight, to redact from error text.
+    fn secrets(&self) -> Vec<String> {
+        self.state
+            .lock()
+            .map(|s| s.secrets.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// One harness process.
 pub(crate) struct Worker {
     pgid: i32,
@@ -444,12 +454,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
             ),
             FromHarness::Error { id, message } => {
-                let secrets = ctx
-                    .shared
-                    .state
-                    .lock()
-                    .map(|s| s.secrets.clone())
-                    .unwrap_or_default();
+                let secrets = ctx.shared.secrets();
                 (
                     id,
                     Event::Done(ToolResult::error(process::redact(&message, &secrets))),
@@ -501,12 +506,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
 
-    let secrets = ctx
-        .shared
-        .state
-        .lock()
-        .map(|s| s.secrets.clone())
-        .unwrap_or_default();
+    let secrets = ctx.shared.secrets();
     let stderr = {
         let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
         (!c.is_empty()).then(|| c.render_tail(2000))
