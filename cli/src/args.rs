@@ -20,8 +20,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Validate tools folders and print every error, rustc-style
-    #[command(after_help = "Exit status: 0 when every tool is valid, 1 on any error.")]
+    /// Validate tools folders and print every error and warning, rustc-style
+    #[command(
+        after_help = "Exit status: 0 when every tool loads (warnings are printed but allowed), \
+1 on any error, or on any warning with --deny-warnings."
+    )]
     Check(CheckArgs),
     /// Print the Rust bindings build.rs would generate
     Gen(GenArgs),
@@ -68,6 +71,10 @@ pub struct CheckArgs {
     /// {file, line, column, severity, message, hint} on stdout
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Fail (exit 1) on warnings too: extra keys, names some provider rejects, fallback
+    /// Rust identifiers, converted defaults
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
 #[derive(Debug, Args)]

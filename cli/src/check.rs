@@ -15,32 +15,47 @@ pub fn run(args: &CheckArgs) -> Outcome {
         args.dirs.clone()
     };
     let result = load_tools(&dirs, &Options::default());
+    // Errors and warnings together, or the warnings of a set that loads.
+    let (diags, tools) = match result {
+        Ok(tools) => (toolbind_codegen::warnings(&tools), Some(tools)),
+        Err(d) => (d, None),
+    };
+    let failed = tools.is_none() || (args.deny_warnings && !diags.is_empty());
     match args.format {
         Format::Json => {
-            let diags: Vec<serde_json::Value> = match &result {
-                Ok(_) => Vec::new(),
-                Err(d) => d.iter().map(|d| d.to_json()).collect(),
-            };
-            println!("{}", serde_json::Value::Array(diags));
+            let list: Vec<serde_json::Value> = diags.iter().map(|d| d.to_json()).collect();
+            println!("{}", serde_json::Value::Array(list));
         }
-        Format::Human => match &result {
-            Ok(tools) => eprintln!(
-                "ok: {} tool{} in {}",
-                tools.len(),
-                if tools.len() == 1 { "" } else { "s" },
-                dirs.iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Err(d) => eprintln!("{}", d.render(color_stderr())),
-        },
+        Format::Human => {
+            if !diags.is_empty() {
+                eprintln!("{}", diags.render(color_stderr()));
+            }
+            if let Some(tools) = &tools {
+                let warned = if diags.is_empty() {
+                    String::new()
+                } else if args.deny_warnings {
+                    " (warnings denied by --deny-warnings)".to_owned()
+                } else {
+                    format!(
+                        " ({} warning{})",
+                        diags.len(),
+                        if diags.len() == 1 { "" } else { "s" }
+                    )
+                };
+                eprintln!(
+                    "{}: {} tool{} in {}{warned}",
+                    if failed { "failed" } else { "ok" },
+                    tools.len(),
+                    if tools.len() == 1 { "" } else { "s" },
+                    dirs.iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
     }
-    Ok(if result.is_ok() {
-        Code::Ok
-    } else {
-        Code::Failed
-    })
+    Ok(if failed { Code::Failed } else { Code::Ok })
 }
 
 /// Colour on a terminal, unless `NO_COLOR` is set (<https://no-color.org>).

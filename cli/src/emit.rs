@@ -23,6 +23,9 @@ pub fn rust(args: &GenArgs) -> Outcome {
         Err(Error::Invalid(d)) => return Err(invalid(relative_to(d, &cwd))),
         Err(e) => return Err(Failure::failed(e.to_string())),
     };
+    for w in relative_to(toolbind_codegen::warnings(&generated.tools), &cwd).iter() {
+        eprintln!("{}", w.plain());
+    }
     let code = generated.rust().unwrap_or_default();
     match &args.output {
         None => print(code),
@@ -53,8 +56,13 @@ pub fn docs(args: &DirArg) -> Outcome {
     print(&prompt::docs(&load(args)?))
 }
 
+/// Loads the tools; warnings go to stderr, one line each (stdout is the output).
 fn load(dir: &DirArg) -> Result<Vec<ToolSpec>, Failure> {
-    load_tools(std::slice::from_ref(&dir.dir), &Options::default()).map_err(invalid)
+    let tools = load_tools(std::slice::from_ref(&dir.dir), &Options::default()).map_err(invalid)?;
+    for w in toolbind_codegen::warnings(&tools).iter() {
+        eprintln!("{}", w.plain());
+    }
+    Ok(tools)
 }
 
 /// Prints the diagnostics; the command then exits 1.

@@ -159,6 +159,13 @@ impl Snapshot {
 /// The MCP `Tool` of a spec: the MCP dialect's definition (name, title, description,
 /// inputSchema, annotations), so `serve` and `toolbind schema --dialect mcp` agree.
 fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
+    if let Some(why) = Dialect::Mcp.rejects(spec) {
+        log(&format!(
+            "warning: tool `{}` left out: MCP hosts reject its {why}",
+            spec.name
+        ));
+        return None;
+    }
     match serde_json::from_value(schema::tool_definition(spec, Dialect::Mcp)) {
         Ok(t) => Some(t),
         Err(e) => {

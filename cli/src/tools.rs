@@ -71,13 +71,20 @@ pub fn list(args: &ListArgs) -> Outcome {
             if rows.len() == 1 { "" } else { "s" }
         );
     }
-    if !loaded.warnings.is_empty() {
+    let (skipped, notes): (Vec<_>, Vec<_>) = loaded.warnings.iter().partition(|w| w.skipped());
+    if !notes.is_empty() {
+        println!("\nwarnings (the tools load):");
+        for w in &notes {
+            println!("  {}", w.to_string().replace('\n', "\n  "));
+        }
+    }
+    if !skipped.is_empty() {
         println!(
             "\nskipped {} folder{}:",
-            loaded.warnings.len(),
-            if loaded.warnings.len() == 1 { "" } else { "s" }
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" }
         );
-        for w in &loaded.warnings {
+        for w in &skipped {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }

@@ -39,6 +39,7 @@ pub struct Config {
     emit_docs: bool,
     options: Options,
     generator: Generator,
+    deny_warnings: bool,
 }
 
 impl Default for Config {
@@ -53,6 +54,7 @@ impl Default for Config {
             emit_docs: false,
             options: Options::default(),
             generator: Generator::Build,
+            deny_warnings: false,
         }
     }
 }
@@ -173,10 +175,19 @@ impl Config {
         self
     }
 
-    /// Reject tool and parameter names that model providers reject (default `true`). Turn
-    /// it off only for tools that never go to such a provider.
+    /// Reject tool and parameter names that no model provider accepts (default `true`).
+    /// A name only some providers reject is a warning either way, and those dialects leave
+    /// the tool out. Turn it off only for tools that never go to a provider.
     pub fn portable_names(&mut self, on: bool) -> &mut Self {
         self.options.portable_names = on;
+        self
+    }
+
+    /// Fail on warnings too (default `false`): extra keys, names some provider rejects,
+    /// fallback Rust identifiers, converted defaults. Warnings are always printed, as
+    /// `cargo::warning=` lines from build.rs.
+    pub fn deny_warnings(&mut self, on: bool) -> &mut Self {
+        self.deny_warnings = on;
         self
     }
 
@@ -195,10 +206,26 @@ impl Config {
         }
     }
 
-    /// Parses, validates and emits without touching the disk.
+    /// Parses, validates and emits without touching the disk. The warnings are on the
+    /// returned tools ([`crate::warnings`]); with [`deny_warnings`](Self::deny_warnings)
+    /// they fail the run as [`Error::Invalid`].
     pub fn generate(&self) -> Result<Generated, Error> {
         let dirs = self.tools_dirs();
         let tools = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
+        if self.deny_warnings {
+            let mut w = crate::warnings(&tools);
+            if !w.is_empty() {
+                // Denied warnings are errors, as with rustc's `-D warnings`.
+                for d in &mut w.0 {
+                    d.severity = crate::Severity::Error;
+                    d.hint = Some(match d.hint.take() {
+                        Some(h) => format!("{h}; denied by `Config::deny_warnings(true)`"),
+                        None => "denied by `Config::deny_warnings(true)`".to_owned(),
+                    });
+                }
+                return Err(Error::Invalid(w));
+            }
+        }
         let mut files = BTreeMap::new();
         if self.emit_rust {
             files.insert(self.out_file.clone(), emit::rust(&tools, self.generator));
@@ -222,9 +249,11 @@ impl Config {
 
     /// Generates and writes the outputs (only files whose content changed, so a no-op build
     /// does not touch mtimes), and prints `cargo::rerun-if-changed` for every tools folder so
-    /// edited and new tools are picked up. On malformed input it prints every diagnostic,
-    /// rustc-style, to stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug`
-    /// is a one-line summary.
+    /// edited and new tools are picked up. Each warning is printed as a `cargo::warning=`
+    /// line (`file:line:col: warning: message (help: ...)`), which cargo shows without
+    /// failing the build. On malformed input it prints every diagnostic, rustc-style, to
+    /// stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug` is a one-line
+    /// summary.
     pub fn compile(&self) -> Result<(), Error> {
         for dir in self.tools_dirs() {
             println!("cargo::rerun-if-changed={}", dir.display());
@@ -244,6 +273,10 @@ impl Config {
                 return Err(e);
             }
         };
+        for d in crate::warnings(&generated.tools).iter() {
+            // One line per warning: cargo reads `cargo::warning=` up to the newline.
+            println!("cargo::warning={}", d.plain().replace(['\n', '\r'], " "));
+        }
         for (name, content) in &generated.files {
             write_if_changed(&out_dir.join(name), content)?;
         }

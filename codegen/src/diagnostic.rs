@@ -9,9 +9,39 @@ use std::sync::Arc;
 
 use crate::model::Pos;
 
-/// An error in a tools folder: where it is, what is wrong, and how to fix it.
+/// How bad a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
+pub enum Severity {
+    /// The tool cannot be used as written: the build fails and the runtime skips the tool.
+    #[default]
+    Error,
+    /// Something the platform itself accepts but that deserves a look (an extra key, a
+    /// name a provider rejects, a fallback Rust identifier): the tool loads and compiles.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`, as rustc and `toolbind check --format json` spell it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error or warning in a tools folder: where it is, what is wrong, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Whether the tool can be used despite it.
+    pub severity: Severity,
     /// The file (usually a TOOL.md) or folder the error is about.
     pub file: PathBuf,
     /// 1-based line and column (columns count characters).
@@ -29,6 +59,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     pub fn new(file: impl Into<PathBuf>, pos: Pos, message: impl Into<String>) -> Self {
         Diagnostic {
+            severity: Severity::Error,
             file: file.into(),
             pos,
             message: message.into(),
@@ -36,6 +67,18 @@ impl Diagnostic {
             len: 1,
             source: None,
         }
+    }
+
+    /// Makes this diagnostic a warning.
+    #[must_use]
+    pub fn warning(mut self) -> Self {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    /// Whether this is an error (the tool cannot be used as written).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     #[must_use]
@@ -56,13 +99,18 @@ impl Diagnostic {
         self
     }
 
-    /// `file:line:col: message` plus `(hint)` — one line, for the macro and logs.
+    /// `file:line:col: message` plus `(hint)` — one line, for the macro and logs. A
+    /// warning's message starts with `warning: `.
     pub fn plain(&self) -> String {
+        let level = match self.severity {
+            Severity::Error => "",
+            Severity::Warning => "warning: ",
+        };
         let mut s = if self.pos == Pos::NONE {
-            format!("{}: {}", self.file.display(), self.message)
+            format!("{}: {level}{}", self.file.display(), self.message)
         } else {
             format!(
-                "{}:{}:{}: {}",
+                "{}:{}:{}: {level}{}",
                 self.file.display(),
                 self.pos.line,
                 self.pos.column,
@@ -87,7 +135,11 @@ impl Diagnostic {
             Renderer::plain()
         };
         let path = self.file.display().to_string();
-        let title = Level::ERROR.primary_title(self.message.as_str());
+        let level = match self.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+        };
+        let title = level.primary_title(self.message.as_str());
         let group = match self.source.as_deref().and_then(|s| self.byte_span(s)) {
             Some((src, range)) => {
                 let snippet = Snippet::source(src)
@@ -154,7 +206,7 @@ impl Diagnostic {
             "file": self.file.display().to_string(),
             "line": line,
             "column": column,
-            "severity": "error",
+            "severity": self.severity.as_str(),
             "message": self.message,
             "hint": self.hint,
         })
@@ -169,13 +221,29 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
-/// All diagnostics of a run, sorted by file and position.
+/// All diagnostics of a run, sorted by file and position: errors and warnings together,
+/// so a failed build shows everything at once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    /// The errors only.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| d.is_error())
+    }
+
+    /// The warnings only.
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| !d.is_error())
     }
 
     pub fn len(&self) -> usize {
@@ -186,7 +254,8 @@ impl Diagnostics {
         self.0.iter()
     }
 
-    pub(crate) fn sort(&mut self) {
+    /// Sorts by file and position and drops exact repeats.
+    pub fn sort(&mut self) {
         self.0
             .sort_by(|a, b| (&a.file, a.pos, &a.message).cmp(&(&b.file, b.pos, &b.message)));
         self.0
@@ -204,17 +273,21 @@ impl Diagnostics {
         out
     }
 
-    /// `error: 3 errors in 2 TOOL.md files`.
+    /// `error: 3 errors in 2 files`, `error: 1 error and 2 warnings in 2 files` or
+    /// `warning: 2 warnings in 1 file`.
     pub fn summary(&self) -> String {
         let mut files: Vec<&Path> = self.0.iter().map(|d| d.file.as_path()).collect();
+        files.sort();
         files.dedup();
-        let n = self.0.len();
-        format!(
-            "error: {n} error{} in {} file{}",
-            if n == 1 { "" } else { "s" },
-            files.len(),
-            if files.len() == 1 { "" } else { "s" }
-        )
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let errors = self.errors().count();
+        let warnings = self.warnings().count();
+        let what = match (errors, warnings) {
+            (e, 0) => format!("error: {}", plural(e, "error")),
+            (0, w) => format!("warning: {}", plural(w, "warning")),
+            (e, w) => format!("error: {} and {}", plural(e, "error"), plural(w, "warning")),
+        };
+        format!("{what} in {}", plural(files.len(), "file"))
     }
 }
 

@@ -195,7 +195,9 @@ fn rust_type(input: &Input) -> (String, bool) {
     } else {
         base
     };
-    (base, input.optional && input.default.is_none())
+    // A sensitive default is applied by the runtime, never written into code: the field
+    // is an `Option` the runtime fills.
+    (base, !input.required() && input.public_default().is_none())
 }
 
 fn plain_name(rust_name: &str) -> &str {
@@ -203,7 +205,7 @@ fn plain_name(rust_name: &str) -> &str {
 }
 
 fn default_value(input: &Input) -> String {
-    let v = match (&input.default, input.ty) {
+    let v = match (input.public_default(), input.ty) {
         (Some(serde_json::Value::String(s)), InputType::String) => {
             format!("::std::string::String::from({})", lit(s))
         }
@@ -230,7 +232,7 @@ fn default_value(input: &Input) -> String {
 
 fn field(w: &mut W, input: &Input) {
     let mut doc = input.description.trim().to_owned();
-    if let Some(d) = &input.default {
+    if let Some(d) = input.public_default() {
         let _ = write!(doc, "\n\nDefault: `{d}`.");
     }
     if input.sensitive {
@@ -310,7 +312,7 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
                 ("optional", vec![wire])
             } else if input.sensitive {
                 ("required_secret", vec![wire])
-            } else if input.default.is_some() {
+            } else if input.public_default().is_some() {
                 let f = format!("__default_{}", plain_name(&input.rust_name));
                 ("or_default", vec![wire, f])
             } else {
@@ -371,7 +373,7 @@ const VALUE_DERIVES: &[&str] = &[
 
 fn enum_type(w: &mut W, input: &Input) {
     let name = input.enum_type_name();
-    let default = input.default.as_ref().and_then(|d| d.as_str());
+    let default = input.public_default().and_then(|d| d.as_str());
     w.doc(&format!("Allowed values of `{}`.", input.name));
     let mut derives = VALUE_DERIVES.to_vec();
     if default.is_some() {
@@ -503,7 +505,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         w.close("}");
     }
     params_deserialize(w, tool);
-    for input in tool.inputs.iter().filter(|i| i.default.is_some()) {
+    for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
         default_fn(w, input);
     }
     for input in tool.inputs.iter().filter(|i| i.ty == InputType::Enum) {

@@ -1,8 +1,10 @@
 //! Mapping wire names (tool names, parameter names, enum values) to Rust identifiers.
 //!
 //! Wire names stay exactly as TOOL.md spells them (serde renames back); only the Rust side is
-//! mapped. The mapping is deterministic; two names mapping to one identifier is a validation
-//! error, never a silent rename.
+//! mapped. The mapping is deterministic. Rust identifiers are codegen's problem, never the
+//! user's: a name with no letters or digits is spelled out (`+` -> `Plus`), and two names
+//! mapping to one identifier get a numbered suffix in declaration order (`mb`, `MB` ->
+//! `Mb`, `Mb2`), each with a warning that shows the mapping.
 
 /// Strict and reserved keywords of Rust 2024 (plus `gen`, reserved in edition 2024).
 const KEYWORDS: &[&str] = &[
@@ -18,6 +20,116 @@ const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 
 /// Type names the generated module already uses; an enum input mapping to one gets a suffix.
 const RESERVED_TYPES: &[&str] = &["Params", "Tool", "Secret", "Option", "String", "Result"];
+
+/// Crate names a tool module must not shadow: `use std::...` in the user's module would
+/// become ambiguous, and generated code names `::toolbind`, `::core` and `::std`.
+const RESERVED_MODULES: &[&str] = &["std", "core", "alloc", "proc_macro", "test", "toolbind"];
+
+/// The word for a punctuation character, for names with no letters or digits.
+fn spell(c: char) -> String {
+    let w = match c {
+        '+' => "plus",
+        '-' => "minus",
+        '*' => "star",
+        '/' => "slash",
+        '\\' => "backslash",
+        '.' => "dot",
+        ',' => "comma",
+        ':' => "colon",
+        ';' => "semicolon",
+        '=' => "equals",
+        '<' => "lt",
+        '>' => "gt",
+        '!' => "bang",
+        '?' => "question",
+        '%' => "percent",
+        '&' => "amp",
+        '|' => "pipe",
+        '^' => "caret",
+        '~' => "tilde",
+        '@' => "at",
+        '#' => "hash",
+        '$' => "dollar",
+        '(' => "lparen",
+        ')' => "rparen",
+        '[' => "lbracket",
+        ']' => "rbracket",
+        '{' => "lbrace",
+        '}' => "rbrace",
+        '\'' => "quote",
+        '"' => "dquote",
+        '`' => "backtick",
+        '_' => "underscore",
+        ' ' => "space",
+        c => return format!("u{:04x}", u32::from(c)),
+    };
+    w.to_owned()
+}
+
+/// `name` with every character that is not an identifier character spelled out as a word:
+/// `+` -> `plus`, `<=` -> `lt_equals`. For names that have no letters or digits.
+pub fn spelled(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if unicode_ident::is_xid_continue(c) && c != '_' {
+                c.to_string()
+            } else {
+                spell(c)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// [`field_name`], or for a name without letters or digits its [`spelled`] form.
+pub fn field_name_or_spelled(name: &str) -> String {
+    field_name(name)
+        .or_else(|| field_name(&spelled(name)))
+        .unwrap_or_else(|| "field".to_owned())
+}
+
+/// [`variant_name`], or for a name without letters or digits its [`spelled`] form.
+pub fn variant_name_or_spelled(name: &str) -> String {
+    variant_name(name)
+        .or_else(|| variant_name(&spelled(name)))
+        .unwrap_or_else(|| "Value".to_owned())
+}
+
+/// The Rust module name of a tool: [`field_name_or_spelled`], with `_tool` appended when it
+/// would shadow a crate (`std` -> `std_tool`).
+pub fn module_name(name: &str) -> String {
+    let m = field_name_or_spelled(name);
+    if RESERVED_MODULES.contains(&m.as_str()) {
+        format!("{m}_tool")
+    } else {
+        m
+    }
+}
+
+/// `base`, or `base` with the first numbered suffix from 2 up that is not in `taken`:
+/// `max_results` -> `max_results_2` (snake case), `Mb` -> `Mb2`, `V1` -> `V1_2`.
+pub fn unique(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(base) {
+        return base.to_owned();
+    }
+    // `self_` -> `self_2`, not `self__2`.
+    let plain = base.trim_start_matches("r#");
+    let plain = match plain.strip_suffix('_') {
+        Some(stem) if !stem.is_empty() => stem,
+        _ => plain,
+    };
+    let snake = !plain.starts_with(|c: char| c.is_uppercase());
+    (2u32..)
+        .map(|n| {
+            if snake || plain.ends_with(|c: char| c.is_ascii_digit()) {
+                format!("{plain}_{n}")
+            } else {
+                format!("{plain}{n}")
+            }
+        })
+        .find(|c| !taken(c))
+        .unwrap_or_else(|| plain.to_owned())
+}
 
 /// Splits a name into lowercase words at separators and camelCase boundaries:
 /// `maxResults` -> [max, results], `HTTPServer` -> [http, server], `x-1.5` -> [x, 1, 5].
@@ -156,5 +268,27 @@ mod tests {
         assert_eq!(variant_name("m²").as_deref(), Some("M"));
         assert_eq!(variant_name("²"), None);
         assert_eq!(field_name("a½b").as_deref(), Some("a_b"));
+    }
+
+    #[test]
+    fn fallbacks() {
+        assert_eq!(variant_name_or_spelled("+"), "Plus");
+        assert_eq!(variant_name_or_spelled("-"), "Minus");
+        assert_eq!(variant_name_or_spelled("*"), "Star");
+        assert_eq!(variant_name_or_spelled("/"), "Slash");
+        assert_eq!(variant_name_or_spelled("<="), "LtEquals");
+        assert_eq!(field_name_or_spelled("--"), "minus_minus");
+        assert_eq!(module_name("std"), "std_tool");
+        assert_eq!(module_name("toolbind"), "toolbind_tool");
+        assert_eq!(module_name("self"), "self_");
+        assert_eq!(module_name("web-search"), "web_search");
+        let taken = ["Mb", "Mb2"];
+        assert_eq!(unique("Mb", |c| taken.contains(&c)), "Mb3");
+        assert_eq!(unique("V1", |c| c == "V1"), "V1_2");
+        assert_eq!(unique("max_results", |c| c == "max_results"), "max_results_2");
+        assert_eq!(unique("r#type", |c| c == "r#type"), "type_2");
+        assert_eq!(unique("free", |_| false), "free");
+        assert_eq!(unique("self_", |c| c == "self_"), "self_2");
+        assert_eq!(unique("Self_", |c| c == "Self_"), "Self2");
     }
 }

@@ -28,7 +28,7 @@ pub mod emit;
 #[cfg(feature = "rust")]
 pub use config::{Config, Error, Generated};
 
-pub use diagnostic::{Diagnostic, Diagnostics};
+pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use model::{Input, InputType, Language, ToolSpec};
 pub use parse::read_version;
 pub use validate::Options;
@@ -89,7 +89,8 @@ pub fn tool_folders(tools_dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
 
 /// Loads every tool of every folder in `tools_dirs`, strictly: a folder without TOOL.md, a
 /// malformed TOOL.md, a missing entry file or a duplicate name is an error. All errors of
-/// all files are returned together.
+/// all files are returned together, with every warning beside them. On success the
+/// warnings are on each tool ([`ToolSpec::warnings`]; [`warnings`] collects them).
 pub fn load_tools(tools_dirs: &[PathBuf], opts: &Options) -> Result<Vec<ToolSpec>, Diagnostics> {
     let mut tools = Vec::new();
     let mut diags = Vec::new();
@@ -106,12 +107,20 @@ pub fn load_tools(tools_dirs: &[PathBuf], opts: &Options) -> Result<Vec<ToolSpec
             Err(d) => diags.push(d),
         }
     }
-    diags.extend(validate::check_set(&tools));
-    if diags.is_empty() {
-        Ok(tools)
-    } else {
+    diags.extend(validate::check_set(&mut tools));
+    if diags.iter().any(Diagnostic::is_error) {
+        diags.extend(tools.into_iter().flat_map(|t| t.warnings));
         let mut d = Diagnostics(diags);
         d.sort();
         Err(d)
+    } else {
+        Ok(tools)
     }
+}
+
+/// Every warning of a loaded tool set, sorted by file and position.
+pub fn warnings(tools: &[ToolSpec]) -> Diagnostics {
+    let mut d = Diagnostics(tools.iter().flat_map(|t| t.warnings.clone()).collect());
+    d.sort();
+    d
 }

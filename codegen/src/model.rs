@@ -1,13 +1,18 @@
 //! The validated model of a tools folder: what every emitter, the runtime and the CLI read.
 //!
 //! A [`ToolSpec`] is only ever built by [`crate::parse`] + [`crate::validate`], so its
-//! invariants hold: names are portable, enum values are unique, defaults type-check, and every
-//! Rust identifier derived from a wire name is collision-free.
+//! invariants hold: names are accepted by at least one provider, enum values are unique,
+//! defaults type-check, and every Rust identifier derived from a wire name is
+//! collision-free (a fallback identifier is picked, with a warning, where the obvious one
+//! collides).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
 use serde_json::Value;
+
+use crate::diagnostic::Diagnostic;
 
 /// A 1-based line and column in a source file (columns count characters, as rustc does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -134,6 +139,9 @@ pub struct Input {
     pub name: String,
     /// The Rust field name (`snake_case`, a raw identifier or escaped where needed).
     pub rust_name: String,
+    /// The Rust enum type name, for [`InputType::Enum`] inputs (`Mode` for `mode`; a
+    /// numbered fallback when two inputs of a tool would share one); empty otherwise.
+    pub rust_enum: String,
     pub ty: InputType,
     pub description: String,
     pub optional: bool,
@@ -145,6 +153,9 @@ pub struct Input {
     pub default: Option<Value>,
     /// Where the input's key is in TOOL.md.
     pub pos: Pos,
+    /// Keys of the input spec that toolbind does not use (`example:`, ...), as JSON, in
+    /// file order. TOOL.md authors put metadata there; it is kept, not rejected.
+    pub metadata: BTreeMap<String, Value>,
 }
 
 impl Input {
@@ -153,9 +164,23 @@ impl Input {
         !self.optional && self.default.is_none()
     }
 
+    /// The default as it may be shown: in schemas, prompts, docs and generated code. A
+    /// sensitive input's default is applied by the runtime only, so this is `None` for it.
+    pub fn public_default(&self) -> Option<&Value> {
+        if self.sensitive {
+            None
+        } else {
+            self.default.as_ref()
+        }
+    }
+
     /// The Rust enum type name for an enum input (`Mode` for `mode`).
     pub fn enum_type_name(&self) -> String {
-        crate::ident::type_name(&self.name)
+        if self.rust_enum.is_empty() {
+            crate::ident::type_name(&self.name)
+        } else {
+            self.rust_enum.clone()
+        }
     }
 }
 
@@ -234,6 +259,14 @@ pub struct ToolSpec {
     pub rust_module: String,
     /// The Rust type name used for the `ToolCall` variant (`UpperCamelCase`).
     pub rust_type: String,
+    /// Top-level frontmatter keys that toolbind does not use (`category:`, `tags:`,
+    /// `author:`, ...), as JSON. The platform ignores them; toolbind keeps them here for
+    /// whoever wants to read them.
+    pub metadata: BTreeMap<String, Value>,
+    /// What is worth a look but does not stop the tool from loading: extra keys, names a
+    /// provider rejects, fallback Rust identifiers, converted defaults. Each is a
+    /// [`Diagnostic`] with [`Severity::Warning`](crate::diagnostic::Severity::Warning).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl ToolSpec {
@@ -273,9 +306,15 @@ impl ToolSpec {
                 h.write(b"\x01");
                 h.write(v.wire.as_bytes());
             }
-            if let Some(d) = &input.default {
-                h.write(b"\x02");
-                h.write(d.to_string().as_bytes());
+            match (&input.default, input.sensitive) {
+                // Generated code embeds the fingerprint: a secret default must not be
+                // recoverable from it, so only its presence counts.
+                (Some(_), true) => h.write(b"\x03"),
+                (Some(d), false) => {
+                    h.write(b"\x02");
+                    h.write(d.to_string().as_bytes());
+                }
+                (None, _) => {}
             }
         }
         h.finish()

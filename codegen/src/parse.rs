@@ -544,8 +544,19 @@ fn parsed_version(text: &str) -> Option<u64> {
         None => Some(0),
         Some(YValue::UInt(u)) => Some(*u),
         Some(YValue::Int(i)) => u64::try_from(*i).ok(),
+        Some(YValue::Str(s)) => version_from_text(s),
         Some(_) => None,
     }
+}
+
+/// A version written as a string (`version: "2"`): its digits, surrounding spaces
+/// ignored. The validator reads it so (with a warning) and sync's fast read agrees.
+pub(crate) fn version_from_text(s: &str) -> Option<u64> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
 }
 
 #[cfg(test)]
@@ -633,7 +644,9 @@ mod tests {
         assert_eq!(v("\"version\": 3"), Some(3));
         assert_eq!(v("version: !!int 5"), Some(5));
         assert_eq!(v("version: 4 # bumped"), Some(4));
-        assert_eq!(v("version: \"3\""), None);
+        // Quoted digits are read as the number (the validator warns).
+        assert_eq!(v("version: \"3\""), Some(3));
+        assert_eq!(v("version: \"3a\""), None);
         // A quoted value spanning lines hides a `version:` line inside it.
         assert_eq!(
             v("description: \"one\nversion: 9\n two\"\nversion: 2"),

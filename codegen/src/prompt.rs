@@ -131,11 +131,11 @@ pub fn docs(tools: &[ToolSpec]) -> String {
                     }
                     other => other.to_string(),
                 };
-                let default = i
-                    .default
-                    .as_ref()
-                    .map(|d| format!("`{d}`"))
-                    .unwrap_or_default();
+                let default = match (i.public_default(), &i.default) {
+                    (Some(d), _) => format!("`{d}`"),
+                    (None, Some(_)) => "(hidden)".to_owned(),
+                    (None, None) => String::new(),
+                };
                 let mut desc = cell(&i.description);
                 if i.sensitive {
                     desc.push_str(" (sensitive)");

@@ -54,6 +54,78 @@ impl Dialect {
     pub fn from_name(s: &str) -> Option<Self> {
         Dialect::ALL.into_iter().find(|d| d.as_str() == s)
     }
+
+    /// The provider dialects (every one but [`Dialect::Portable`], toolbind's own shape).
+    pub const PROVIDERS: [Dialect; 5] = [
+        Dialect::OpenAi,
+        Dialect::OpenAiStrict,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+        Dialect::Mcp,
+    ];
+
+    /// Whether the provider accepts `name` as a tool (function) name. The rules are the
+    /// providers' published ones:
+    /// - OpenAI: `^[a-zA-Z0-9_-]{1,64}$` (the SDK's `FunctionDefinition.name`);
+    /// - Anthropic: `^[a-zA-Z0-9_-]{1,64}$` (the Messages API `tools[].name`);
+    /// - Gemini: starts with a letter or `_`, then letters, digits, `_`, `.`, `:` or `-`, at
+    ///   most 64 characters (the API's `Invalid function name` error text);
+    /// - MCP: 1 to 128 of letters, digits, `_`, `-` and `.` (the specification's tool-name
+    ///   guidance).
+    pub fn accepts_tool_name(self, name: &str) -> bool {
+        match self {
+            Dialect::Portable => !name.is_empty(),
+            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Anthropic => {
+                name_chars(name, 64, |c| c == '_' || c == '-')
+            }
+            Dialect::Gemini => {
+                name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name_chars(name, 64, |c| matches!(c, '_' | '.' | ':' | '-'))
+            }
+            Dialect::Mcp => name_chars(name, 128, |c| matches!(c, '_' | '.' | '-')),
+        }
+    }
+
+    /// Whether the provider accepts `name` as a parameter (property) name. Anthropic
+    /// publishes `^[a-zA-Z0-9_.-]{1,64}$` for property keys, and MCP hosts backed by its
+    /// models enforce the same; OpenAI and Gemini publish no rule for property keys, so
+    /// their function-name rules are applied, the narrowest reading of their documents.
+    pub fn accepts_param_name(self, name: &str) -> bool {
+        match self {
+            Dialect::Portable => !name.is_empty(),
+            Dialect::Anthropic | Dialect::Mcp => {
+                name_chars(name, 64, |c| matches!(c, '_' | '.' | '-'))
+            }
+            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => {
+                self.accepts_tool_name(name)
+            }
+        }
+    }
+
+    /// Why this dialect cannot carry `tool` (a name it rejects), or `None` when it can.
+    /// [`definitions`] leaves such a tool out; validation has warned about it.
+    pub fn rejects(self, tool: &ToolSpec) -> Option<String> {
+        if !self.accepts_tool_name(&tool.name) {
+            return Some(format!("tool name `{}`", tool.name));
+        }
+        let bad: Vec<String> = tool
+            .inputs
+            .iter()
+            .filter(|i| !self.accepts_param_name(&i.name))
+            .map(|i| format!("`{}`", i.name))
+            .collect();
+        match bad.len() {
+            0 => None,
+            1 => Some(format!("parameter name {}", bad[0])),
+            _ => Some(format!("parameter names {}", bad.join(", "))),
+        }
+    }
+}
+
+/// 1 to `max` characters, each an ASCII letter or digit or one `extra` allows.
+fn name_chars(name: &str, max: usize, extra: impl Fn(char) -> bool) -> bool {
+    (1..=max).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || extra(c))
 }
 
 impl std::fmt::Display for Dialect {
@@ -177,7 +249,7 @@ impl Serialize for Prop<'_> {
             desc = format!("{} ({SENSITIVE_NOTE})", desc.trim_end()).into();
         }
         // Strict OpenAI and Gemini take no `default`: say it in the description instead.
-        match (&input.default, self.dialect) {
+        match (input.public_default(), self.dialect) {
             (Some(d), Dialect::OpenAiStrict) => {
                 desc = format!("{desc} (default: {d}; send null for the default)").into();
             }
@@ -187,7 +259,7 @@ impl Serialize for Prop<'_> {
         m.serialize_entry("description", &desc)?;
         if !strict
             && !gemini
-            && let Some(d) = &input.default
+            && let Some(d) = input.public_default()
         {
             m.serialize_entry("default", d)?;
         }
@@ -340,8 +412,11 @@ struct DefinitionList<'a, 'b>(&'b Definitions<'a>);
 
 impl Serialize for DefinitionList<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.tools.len()))?;
+        let mut seq = s.serialize_seq(None)?;
         for tool in self.0.tools {
+            if self.0.dialect.rejects(tool).is_some() {
+                continue;
+            }
             seq.serialize_element(&Definition {
                 tool,
                 dialect: self.0.dialect,
@@ -383,7 +458,9 @@ pub fn tool_definition(tool: &ToolSpec, dialect: Dialect) -> Value {
 }
 
 /// All tools' definitions, ready to paste into a provider request: a JSON array, except
-/// Gemini's `{functionDeclarations: [...]}`.
+/// Gemini's `{functionDeclarations: [...]}`. A tool whose name or a parameter name the
+/// provider rejects ([`Dialect::rejects`]) is left out: one such tool must not make the
+/// provider refuse the whole request.
 pub fn definitions(tools: &[ToolSpec], dialect: Dialect) -> Value {
     value(Definitions { tools, dialect })
 }

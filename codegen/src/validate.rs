@@ -7,17 +7,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, suggest};
+use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{Annotations, EnumValue, Input, InputType, Language, Pos, ToolSpec, WorkerMode};
 use crate::parse::{Document, YNode, YValue};
+use crate::schema::Dialect;
 
 /// Rules a caller may relax. The defaults are strict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// Reject tool and parameter names that a model provider would reject (OpenAI and
-    /// Anthropic: tool names `^[a-zA-Z0-9_-]{1,64}$`, parameter names
-    /// `^[A-Za-z_][A-Za-z0-9_]{0,63}$`). Default `true`.
+    /// Reject tool and parameter names that no model provider accepts (see
+    /// [`Dialect::accepts_tool_name`] and [`Dialect::accepts_param_name`]). A name only
+    /// some providers reject is a warning either way. Default `true`.
     pub portable_names: bool,
     /// Require the entry file (`index.ts`, `index.py`, `index.sh`...) beside TOOL.md.
     /// Default `true`.
@@ -47,6 +48,10 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "annotations",
     "worker",
 ];
+
+/// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
+/// what it does, so they are errors that say how to convert.
+const SCHEMA_STYLE_KEYS: &[&str] = &["parameters", "input_schema", "inputSchema"];
 
 pub(crate) const INPUT_KEYS: &[&str] = &[
     "type",
@@ -90,6 +95,21 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn err(&mut self, node: &YNode, msg: impl Into<String>) -> &mut Diagnostic {
         self.err_at(node.pos, node.width(), msg)
+    }
+
+    fn warn(&mut self, node: &YNode, msg: impl Into<String>) -> &mut Diagnostic {
+        self.warn_at(node.pos, node.width(), msg)
+    }
+
+    fn warn_at(&mut self, pos: Pos, len: usize, msg: impl Into<String>) -> &mut Diagnostic {
+        let d = self.err_at(pos, len, msg);
+        d.severity = Severity::Warning;
+        d
+    }
+
+    /// How many errors (not warnings) have been reported so far.
+    fn errors(&self) -> usize {
+        self.diags.iter().filter(|d| d.is_error()).count()
     }
 
     fn err_at(&mut self, pos: Pos, len: usize, msg: impl Into<String>) -> &mut Diagnostic {
@@ -143,6 +163,81 @@ impl Ctx<'_> {
             None => format!("expected one of: {}", known.join(", ")),
         };
         self.err(key, format!("unknown {what} `{name}`")).hint = Some(hint);
+    }
+
+    /// A key toolbind does not read. A near-miss of a known key whose value has that key's
+    /// shape (`optinal: true`) is an error: ignoring it would silently change the tool.
+    /// Anything else is metadata the platform ignores too: a warning, and the value is
+    /// kept in `metadata`.
+    fn extra_key(
+        &mut self,
+        what: &str,
+        key: &YNode,
+        value: &YNode,
+        name: &str,
+        known: &[&str],
+        metadata: &mut BTreeMap<String, Value>,
+    ) {
+        let guess = suggest(name, known);
+        if let Some(g) = guess
+            && has_shape_of(g, value)
+        {
+            self.err(key, format!("unknown {what} `{name}`")).hint =
+                Some(format!("did you mean `{g}`?"));
+            return;
+        }
+        let hint = match guess {
+            Some(g) => format!("if you meant `{g}`, rename it; otherwise it is only metadata"),
+            None => "toolbind does not read it; it stays available as metadata".to_owned(),
+        };
+        self.warn(key, format!("unknown {what} `{name}` is ignored"))
+            .hint = Some(hint);
+        metadata.insert(name.to_owned(), to_json(value));
+    }
+}
+
+/// Whether `value` has the shape the known key `key` takes, so that a misspelling of `key`
+/// holding it was most likely meant as `key`.
+fn has_shape_of(key: &str, value: &YNode) -> bool {
+    let scalar = !matches!(value.value, YValue::Seq(_) | YValue::Map(_) | YValue::Null);
+    match key {
+        "inputs" | "annotations" | "sandbox" => matches!(value.value, YValue::Map(_)),
+        "prompt_guidelines" | "env" | "values" => {
+            matches!(value.value, YValue::Seq(_) | YValue::Str(_))
+        }
+        "optional" | "sensitive" | "read_only" | "destructive" | "idempotent" | "open_world"
+        | "network" => matches!(value.value, YValue::Bool(_)),
+        "version" => match &value.value {
+            YValue::UInt(_) | YValue::Int(_) => true,
+            YValue::Str(s) => crate::parse::version_from_text(s).is_some(),
+            _ => false,
+        },
+        "timeout" => matches!(
+            value.value,
+            YValue::UInt(_) | YValue::Int(_) | YValue::Float(_)
+        ),
+        "default" => scalar,
+        _ => matches!(value.value, YValue::Str(_)),
+    }
+}
+
+/// A YAML value as JSON, for metadata: scalars by value, everything else recursively.
+fn to_json(node: &YNode) -> Value {
+    match &node.value {
+        YValue::Null => Value::Null,
+        YValue::Bool(b) => Value::Bool(*b),
+        YValue::Int(i) => Value::from(*i),
+        YValue::UInt(u) => Value::from(*u),
+        YValue::Float(f) => serde_json::Number::from_f64(*f)
+            .map_or_else(|| Value::String(node.as_text().unwrap_or_default()), Value::Number),
+        YValue::Str(s) => Value::String(s.clone()),
+        YValue::Seq(items) => Value::Array(items.iter().map(to_json).collect()),
+        YValue::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.as_text().unwrap_or_default(), to_json(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -201,6 +296,7 @@ pub fn tool_from_document(
     let mut env = Vec::new();
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
+    let mut metadata = BTreeMap::new();
 
     for (k, v) in entries {
         let Some(key) = key_name(k) else {
@@ -247,7 +343,16 @@ pub fn tool_from_document(
                         Some("expected `warm` or `oneshot`".into());
                 }
             },
-            other => cx.unknown_key("key", k, other, TOOL_KEYS),
+            other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {
+                cx.err(k, format!("`{other}` is not a TOOL.md key: a tool's parameters go under `inputs`"))
+                    .hint = Some(format!(
+                    "rename `{other}:` to `inputs:` and convert a JSON Schema block: each entry of \
+                     `properties` becomes `name:` with `type` (string, number, boolean, or enum \
+                     with `values:` for a string `enum`) and `description`; a property not in \
+                     `required` gets `optional: true`"
+                ));
+            }
+            other => cx.extra_key("key", k, v, other, TOOL_KEYS, &mut metadata),
         }
     }
 
@@ -270,6 +375,27 @@ pub fn tool_from_document(
         (Some(n), Some(node)) => check_tool_name(&mut cx, n, node, opts),
         _ => (String::new(), String::new()),
     };
+    if let Some(n) = &name {
+        for input in &inputs {
+            let rejecting: Vec<&str> = Dialect::PROVIDERS
+                .into_iter()
+                .filter(|d| !d.accepts_param_name(&input.name))
+                .map(Dialect::as_str)
+                .collect();
+            if !rejecting.is_empty() {
+                cx.warn_at(input.pos, input.name.chars().count(), format!(
+                    "parameter name `{}` is rejected by {}: the tool `{n}` is left out of {}",
+                    input.name,
+                    rejecting.join(", "),
+                    if rejecting.len() == 1 { "that dialect" } else { "those dialects" },
+                ))
+                .hint = Some(format!(
+                    "rename it to `{}` to reach every provider",
+                    snake_suggestion(&input.name)
+                ));
+            }
+        }
+    }
 
     let mut prompt_guidelines = Vec::new();
     for (g, node) in guidelines {
@@ -312,7 +438,7 @@ pub fn tool_from_document(
     }
     let entry = found;
 
-    if !cx.diags.is_empty() {
+    if cx.errors() > 0 {
         return Err(cx.diags);
     }
     let name = name.unwrap_or_default();
@@ -335,6 +461,8 @@ pub fn tool_from_document(
         entry,
         rust_module,
         rust_type,
+        metadata,
+        warnings: cx.diags,
     })
 }
 
@@ -342,6 +470,12 @@ fn check_version(cx: &mut Ctx<'_>, v: &YNode) -> Option<u64> {
     match &v.value {
         YValue::UInt(u) => Some(*u),
         YValue::Int(i) if *i >= 0 => Some(*i as u64),
+        YValue::Str(s) if crate::parse::version_from_text(s).is_some() => {
+            let n = crate::parse::version_from_text(s);
+            cx.warn(v, format!("`version` is a quoted string; read as {}", n.unwrap_or(0)))
+                .hint = Some(format!("remove the quotes: `version: {}`", s.trim()));
+            n
+        }
         _ => {
             let found = v.as_text().unwrap_or_else(|| v.kind().to_owned());
             let hint = match &v.value {
@@ -457,55 +591,56 @@ fn is_env_name(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn is_portable_tool_name(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-fn is_portable_param_name(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 fn snake_suggestion(s: &str) -> String {
-    ident::field_name(s)
-        .map(|n| n.trim_start_matches("r#").to_owned())
-        .unwrap_or_else(|| "my_tool".into())
+    ident::field_name_or_spelled(s)
+        .trim_start_matches("r#")
+        .to_owned()
 }
 
 fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -> (String, String) {
-    if opts.portable_names && !is_portable_tool_name(name) {
+    let rejecting: Vec<&str> = Dialect::PROVIDERS
+        .into_iter()
+        .filter(|d| !d.accepts_tool_name(name))
+        .map(Dialect::as_str)
+        .collect();
+    if opts.portable_names && rejecting.len() == Dialect::PROVIDERS.len() {
         cx.err(node, format!("invalid tool name `{name}`: model providers accept only letters, digits, `_` and `-`, 1 to 64 characters"))
             .hint = Some(format!("use snake_case, e.g. `{}`", snake_suggestion(name)));
         return (String::new(), String::new());
     }
-    // The format says snake_case (seed 000: "Use snake_case"): `Web-Search` would work with
-    // providers but not match the generated module or the docs.
+    if !rejecting.is_empty() {
+        cx.warn(
+            node,
+            format!(
+                "tool name `{name}` is rejected by {}: the tool is left out of {}",
+                rejecting.join(", "),
+                if rejecting.len() == 1 { "that dialect" } else { "those dialects" }
+            ),
+        )
+        .hint = Some(format!(
+            "rename it to `{}` to reach every provider",
+            snake_suggestion(name)
+        ));
+    }
+    // Seed 000 says "Use snake_case"; providers accept more, and so does toolbind.
     let snake = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if opts.portable_names && !snake {
-        cx.err(node, format!("tool name `{name}` is not snake_case"))
+    let module = ident::module_name(name);
+    if !snake {
+        cx.warn(node, format!("tool name `{name}` is not snake_case"))
             .hint = Some(format!(
-            "use lowercase letters, digits and `_`, starting with a letter: `{}`",
-            snake_suggestion(name)
+            "the format asks for snake_case; the tool works as it is, and its Rust module is `{}`",
+            module.trim_start_matches("r#")
         ));
-        return (String::new(), String::new());
+    } else if ident::field_name(name).as_deref() != Some(module.as_str()) {
+        cx.warn(
+            node,
+            format!("tool name `{name}` would shadow a crate: its Rust module is `{module}`"),
+        );
     }
-    match ident::field_name(name) {
-        Some(module) => (module, ident::type_name(name)),
-        None => {
-            cx.err(
-                node,
-                format!("invalid tool name `{name}`: it has no letters or digits"),
-            )
-            .hint = Some("use snake_case, e.g. `web_search`".into());
-            (String::new(), String::new())
-        }
-    }
+    (module, ident::variant_name_or_spelled(name))
 }
 
 fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
@@ -519,55 +654,58 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
             return Vec::new();
         }
     };
-    let mut inputs = Vec::new();
-    // Rust field name -> wire name, to report two inputs mapping to one field.
-    let mut fields: BTreeMap<String, String> = BTreeMap::new();
-    let mut enum_types: BTreeMap<String, String> = BTreeMap::new();
+    let mut inputs: Vec<Input> = Vec::new();
     for (k, spec) in entries {
         let Some(name) = key_name(k) else {
             cx.err(k, "parameter names must be strings");
             continue;
         };
-        if opts.portable_names && !is_portable_param_name(&name) {
-            cx.err(k, format!("parameter name `{name}` is not accepted by model providers: use letters, digits and `_`, starting with a letter or `_`, at most 64 characters"))
+        let accepted = Dialect::PROVIDERS
+            .into_iter()
+            .any(|d| d.accepts_param_name(&name));
+        if opts.portable_names && !accepted {
+            cx.err(k, format!("parameter name `{name}` is not accepted by any model provider: use letters, digits, `_`, `-` and `.`, at most 64 characters"))
                 .hint = Some(format!("rename it to `{}`", snake_suggestion(&name)));
             continue;
         }
-        let Some(rust_name) = ident::field_name(&name) else {
-            cx.err(
-                k,
-                format!(
-                    "parameter name `{name}` has no letters or digits to make a Rust field from"
-                ),
-            );
+        let Some(input) = check_input(cx, &name, k, spec) else {
             continue;
         };
-        if let Some(prev) = fields.insert(rust_name.clone(), name.clone()) {
-            cx.err(
-                k,
-                format!(
-                    "parameters `{prev}` and `{name}` both map to the Rust field `{rust_name}`"
-                ),
-            )
-            .hint = Some("rename one of them".into());
-            continue;
+        // Rust identifiers are codegen's problem: a fallback, with a warning that shows it.
+        let width = name.chars().count();
+        let base = ident::field_name_or_spelled(&name);
+        if ident::field_name(&name).is_none() {
+            cx.warn_at(
+                k.pos,
+                width,
+                format!("parameter `{name}` has no letters or digits: its Rust field is `{base}`"),
+            );
         }
-        if let Some(input) = check_input(cx, &name, k, spec) {
-            if input.ty == InputType::Enum {
-                let ty = input.enum_type_name();
-                if let Some(prev) = enum_types.insert(ty.clone(), name.clone()) {
-                    cx.err(
-                        k,
-                        format!(
-                            "enum inputs `{prev}` and `{name}` both map to the Rust type `{ty}`"
-                        ),
-                    )
-                    .hint = Some("rename one of them".into());
-                    continue;
-                }
+        let rust_name = ident::unique(&base, |c| inputs.iter().any(|i| i.rust_name == c));
+        if rust_name != base
+            && let Some(prev) = inputs.iter().find(|i| i.rust_name == base)
+        {
+            let prev = prev.name.clone();
+            cx.warn_at(k.pos, width, format!("parameters `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
+                .hint = Some("the names the model sends are unchanged; rename one for a nicer Rust name".into());
+        }
+        let mut rust_enum = String::new();
+        if input.ty == InputType::Enum {
+            let base = ident::type_name(&name);
+            rust_enum = ident::unique(&base, |c| inputs.iter().any(|i| i.rust_enum == c));
+            if rust_enum != base
+                && let Some(prev) = inputs.iter().find(|i| i.rust_enum == base)
+            {
+                let prev = prev.name.clone();
+                cx.warn_at(k.pos, width, format!("enum inputs `{prev}` and `{name}` both map to the Rust type `{base}`: `{name}` gets `{rust_enum}`"))
+                    .hint = Some("the names the model sends are unchanged; rename one for a nicer Rust name".into());
             }
-            inputs.push(Input { rust_name, ..input });
         }
+        inputs.push(Input {
+            rust_name,
+            rust_enum,
+            ..input
+        });
     }
     inputs
 }
@@ -584,7 +722,7 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
         ));
         return None;
     };
-    let before = cx.diags.len();
+    let before = cx.errors();
     let mut ty = None;
     let mut type_seen = false;
     let mut description = None;
@@ -593,6 +731,7 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
     let mut sensitive = false;
     let mut values_node = None;
     let mut default_node = None;
+    let mut metadata = BTreeMap::new();
     for (k, v) in entries {
         let Some(field) = key_name(k) else {
             cx.err(k, "input keys must be strings");
@@ -611,7 +750,14 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
             "sensitive" => sensitive = cx.boolean("sensitive", v).unwrap_or(false),
             "values" => values_node = Some(v),
             "default" => default_node = Some(v),
-            other => cx.unknown_key(&format!("key in input `{name}`:"), k, other, INPUT_KEYS),
+            other => cx.extra_key(
+                &format!("key in input `{name}`:"),
+                k,
+                v,
+                other,
+                INPUT_KEYS,
+                &mut metadata,
+            ),
         }
     }
     if !type_seen {
@@ -631,28 +777,33 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
                 .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
         }
         (Some(t), Some(vn)) => {
-            cx.err(
+            cx.warn(
                 vn,
-                format!("`values` is only allowed on enum inputs, but `{name}` is a {t}"),
+                format!("`values` is ignored: `{name}` is a {t} input, so any {} is accepted", t.json_type()),
             )
-            .hint = Some("change `type` to `enum` or remove `values`".into());
+            .hint = Some("to allow only these values, change `type` to `enum`".into());
         }
         (Some(_), None) | (None, _) => {}
     }
     let default = match (ty, default_node) {
+        (_, Some(d)) if matches!(d.value, YValue::Null) => None,
         (Some(t), Some(d)) => check_default(cx, name, t, &values, d),
         _ => None,
     };
-    if sensitive && let Some(d) = default_node {
-        cx.err(d, format!("sensitive input `{name}` cannot have a default"))
-            .hint = Some("a default would appear in schemas and prompts; resolve the secret in the tool from an environment variable instead".into());
+    if sensitive
+        && default.is_some()
+        && let Some(d) = default_node
+    {
+        cx.warn(d, format!("sensitive input `{name}` has a default: it is applied at run time only"))
+            .hint = Some("it is never written into schemas, prompts, docs or generated code; a secret is better read from an environment variable in the tool".into());
     }
-    if cx.diags.len() > before {
+    if cx.errors() > before {
         return None;
     }
     Some(Input {
         name: name.to_owned(),
         rust_name: String::new(),
+        rust_enum: String::new(),
         ty: ty?,
         description: description?,
         optional,
@@ -660,6 +811,7 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
         values,
         default,
         pos: key.pos,
+        metadata,
     })
 }
 
@@ -701,12 +853,19 @@ fn check_values(cx: &mut Ctx<'_>, name: &str, v: &YNode) -> Vec<EnumValue> {
         }
         _ => match v.as_text() {
             Some(s) => {
-                // Columns of each comma-separated piece, when the scalar is plain on one line.
-                let plain = v.raw.as_deref() == Some(s.as_str());
-                let mut col = v.pos.column as usize;
+                // Columns of each comma-separated piece, when the scalar is on one line and
+                // its source is the text itself, plain or inside quotes with no escapes.
+                let quoted = v.raw.as_deref().is_some_and(|r| {
+                    r.len() >= 2
+                        && (r.starts_with('"') && r.ends_with('"')
+                            || r.starts_with('\'') && r.ends_with('\''))
+                        && r[1..r.len() - 1] == *s
+                });
+                let exact = !s.contains('\n') && (v.raw.as_deref() == Some(s.as_str()) || quoted);
+                let mut col = v.pos.column as usize + usize::from(quoted);
                 for piece in s.split(',') {
                     let lead = piece.len() - piece.trim_start().len();
-                    let pos = if plain {
+                    let pos = if exact {
                         Pos::new(v.pos.line, (col + piece[..lead].chars().count()) as u32)
                     } else {
                         v.pos
@@ -725,33 +884,37 @@ fn check_values(cx: &mut Ctx<'_>, name: &str, v: &YNode) -> Vec<EnumValue> {
     let mut out: Vec<EnumValue> = Vec::new();
     for (value, pos, len) in raw {
         if value.is_empty() {
-            cx.err_at(pos, len, format!("enum `{name}` has an empty value"))
+            cx.warn_at(pos, len, format!("empty enum value in `{name}` is ignored"))
                 .hint = Some("remove the extra comma".into());
             continue;
         }
         if out.iter().any(|e| e.wire == value) {
-            cx.err_at(
+            cx.warn_at(
                 pos,
                 len,
-                format!("duplicate enum value `{value}` in `{name}`"),
+                format!("duplicate enum value `{value}` in `{name}` is ignored"),
             )
             .hint = Some("list each value once".into());
             continue;
         }
-        let Some(rust) = ident::variant_name(&value) else {
-            cx.err_at(pos, len, format!("enum value `{value}` of `{name}` has no letters or digits to make a Rust variant from"));
-            continue;
-        };
-        if let Some(prev) = out.iter().find(|e| e.rust == rust) {
+        // Rust identifiers are codegen's problem: a fallback, with a warning that shows it.
+        let base = ident::variant_name_or_spelled(&value);
+        if ident::variant_name(&value).is_none() {
+            cx.warn_at(pos, len, format!("enum value `{value}` of `{name}` has no letters or digits: its Rust variant is `{base}`"));
+        }
+        let rust = ident::unique(&base, |c| out.iter().any(|e| e.rust == c));
+        if rust != base
+            && let Some(prev) = out.iter().find(|e| e.rust == base)
+        {
             let prev = prev.wire.clone();
-            cx.err_at(pos, len, format!("enum values `{prev}` and `{value}` of `{name}` both map to the Rust variant `{rust}`"))
-                .hint = Some("rename one of them so they differ in more than case or punctuation".into());
-            continue;
+            cx.warn_at(pos, len, format!("enum values `{prev}` and `{value}` of `{name}` both map to the Rust variant `{base}`: `{value}` gets `{rust}`"))
+                .hint = Some("the values the model sends are unchanged; rename one for a nicer Rust name".into());
         }
         out.push(EnumValue { wire: value, rust });
     }
-    if out.is_empty() && !cx.diags.iter().any(|d| d.pos.line == v.pos.line) {
-        cx.err(v, format!("enum `{name}` has no values"));
+    if out.is_empty() {
+        cx.err(v, format!("enum `{name}` has no values"))
+            .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
     }
     out
 }
@@ -772,6 +935,29 @@ fn check_default(
             serde_json::Number::from_f64(*f).map(Value::Number)
         }
         (InputType::Boolean, YValue::Bool(b)) => Some(Value::Bool(*b)),
+        // Lossless conversions, from the scalar's source text: `12345` -> "12345" (and
+        // `007` stays "007"), "5" -> 5, "true" -> true.
+        (InputType::String, YValue::Bool(_) | YValue::Int(_) | YValue::UInt(_) | YValue::Float(_))
+            if d.raw.is_some() =>
+        {
+            let text = d.raw.clone().unwrap_or_default();
+            let kind = d.kind();
+            cx.warn(d, format!("default of string input `{name}` is written as {kind}; read as the string \"{text}\""))
+                .hint = Some(format!("quote it: `default: \"{text}\"`"));
+            Some(Value::String(text))
+        }
+        (InputType::Number, YValue::Str(s)) if number_from_text(s).is_some() => {
+            let n = number_from_text(s)?;
+            cx.warn(d, format!("default of number input `{name}` is a quoted string; read as {n}"))
+                .hint = Some(format!("remove the quotes: `default: {}`", s.trim()));
+            Some(n)
+        }
+        (InputType::Boolean, YValue::Str(s)) if matches!(s.trim(), "true" | "false") => {
+            let b = s.trim() == "true";
+            cx.warn(d, format!("default of boolean input `{name}` is a quoted string; read as {b}"))
+                .hint = Some(format!("remove the quotes: `default: {b}`"));
+            Some(Value::Bool(b))
+        }
         (InputType::Enum, _) if d.as_text().is_some() => {
             let text = d.as_text().unwrap_or_default();
             if values.iter().any(|v| v.wire == text) {
@@ -779,8 +965,7 @@ fn check_default(
             } else {
                 if !values.is_empty() {
                     let list: Vec<&str> = values.iter().map(|v| v.wire.as_str()).collect();
-                    let wires: Vec<&str> = list.clone();
-                    let hint = match suggest(&text, &wires) {
+                    let hint = match suggest(&text, &list) {
                         Some(s) => format!("did you mean `{s}`?"),
                         None => format!("use one of: {}", list.join(", ")),
                     };
@@ -803,9 +988,6 @@ fn check_default(
                 (InputType::String, _) if d.raw.is_some() => {
                     format!("quote it: `default: \"{f}\"`")
                 }
-                (InputType::Number, YValue::Str(s)) if s.trim().parse::<f64>().is_ok() => {
-                    format!("remove the quotes: `default: {}`", s.trim())
-                }
                 (InputType::Boolean, _) => "use `true` or `false`".to_owned(),
                 _ => format!(
                     "give a {} default or change the input's `type`",
@@ -825,15 +1007,36 @@ fn check_default(
     }
 }
 
-/// Rules across tools: names unique, Rust module names unique. `tools` is in load order.
-pub fn check_set(tools: &[ToolSpec]) -> Vec<Diagnostic> {
+/// A number written as a string, when it converts without loss: an integer stays an
+/// integer, anything else must be a finite float.
+fn number_from_text(s: &str) -> Option<Value> {
+    let t = s.trim();
+    if let Ok(u) = t.parse::<u64>() {
+        return Some(Value::from(u));
+    }
+    if let Ok(i) = t.parse::<i64>() {
+        return Some(Value::from(i));
+    }
+    // Rust also parses `inf`, `NaN` and `infinity`: not numbers a model can send.
+    if !t.bytes().any(|b| b.is_ascii_digit()) || t.bytes().any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E') {
+        return None;
+    }
+    let f = t.parse::<f64>().ok().filter(|f| f.is_finite())?;
+    serde_json::Number::from_f64(f).map(Value::Number)
+}
+
+/// Rules across tools, in load order. A duplicate tool name is an error (one of the two
+/// could never be called). Two tools whose Rust module or `ToolCall` variant would be the
+/// same get numbered fallbacks, with a warning pushed onto the later tool's
+/// [`ToolSpec::warnings`]. Returns the errors.
+pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    let mut names: BTreeMap<&str, &PathBuf> = BTreeMap::new();
-    let mut modules: BTreeMap<&str, &ToolSpec> = BTreeMap::new();
-    let mut types: BTreeMap<&str, &ToolSpec> = BTreeMap::new();
-    for t in tools {
+    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for i in 0..tools.len() {
+        let (done, rest) = tools.split_at_mut(i);
+        let t = &mut rest[0];
         let pos = name_pos(&t.file);
-        if let Some(prev) = names.insert(&t.name, &t.file) {
+        if let Some(prev) = names.get(&t.name) {
             diags.push(
                 Diagnostic::new(
                     &t.file,
@@ -848,32 +1051,36 @@ pub fn check_set(tools: &[ToolSpec]) -> Vec<Diagnostic> {
             );
             continue;
         }
-        if let Some(prev) = types.insert(&t.rust_type, t) {
-            diags.push(
-                Diagnostic::new(
-                    &t.file,
-                    pos,
-                    format!(
-                        "tool names `{}` and `{}` both map to the Rust type `{}` (the `ToolCall` variant)",
-                        prev.name, t.name, t.rust_type
-                    ),
-                )
-                .hint("rename one of them so they differ in more than `_` placement"),
-            );
-            continue;
-        }
-        if let Some(prev) = modules.insert(&t.rust_module, t) {
-            diags.push(
-                Diagnostic::new(
-                    &t.file,
-                    pos,
-                    format!(
-                        "tool names `{}` and `{}` both map to the Rust module `{}`",
-                        prev.name, t.name, t.rust_module
-                    ),
-                )
-                .hint("rename one of them"),
-            );
+        names.insert(t.name.clone(), t.file.clone());
+        for (kind, field) in [("the `ToolCall` variant", false), ("module", true)] {
+            let current = if field { &t.rust_module } else { &t.rust_type };
+            let Some(prev) = done.iter().find(|p| {
+                current == if field { &p.rust_module } else { &p.rust_type }
+            }) else {
+                continue;
+            };
+            let prev_name = prev.name.clone();
+            let fallback = ident::unique(current, |c| {
+                done.iter()
+                    .any(|p| c == if field { &p.rust_module } else { &p.rust_type })
+            });
+            let base = current.clone();
+            let d = Diagnostic::new(
+                &t.file,
+                pos,
+                format!(
+                    "tool names `{prev_name}` and `{}` both map to the Rust {kind} `{base}`: `{}` gets `{fallback}`",
+                    t.name, t.name
+                ),
+            )
+            .hint("the names the model sends are unchanged; rename one for a nicer Rust name")
+            .warning();
+            t.warnings.push(d);
+            if field {
+                t.rust_module = fallback;
+            } else {
+                t.rust_type = fallback;
+            }
         }
     }
     diags

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use toolbind_codegen::model::{InputType, Pos};
-use toolbind_codegen::{Diagnostic, Options, ToolSpec, parse_tool_md};
+use toolbind_codegen::{Diagnostic, Options, Severity, ToolSpec, parse_tool_md};
 
 fn opts() -> Options {
     Options {
@@ -33,7 +33,24 @@ fn errs(src: &str) -> Vec<Diagnostic> {
 fn one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) {
     let e = errs(src);
     assert_eq!(e.len(), 1, "{e:#?}");
-    let d = &e[0];
+    assert_eq!(e[0].severity, Severity::Error, "{}", e[0].plain());
+    check(&e[0], line, col, msg, hint);
+}
+
+/// Asserts the file loads with exactly one warning, at `line:col`, whose message contains
+/// `msg` and hint `hint`; returns the tool.
+#[track_caller]
+fn warn_one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) -> ToolSpec {
+    let t = parse(src).unwrap_or_else(|e| panic!("expected a warning, got errors {e:#?}"));
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    assert_eq!(t.warnings[0].severity, Severity::Warning);
+    assert!(t.warnings[0].plain().contains(": warning: "), "{}", t.warnings[0].plain());
+    check(&t.warnings[0], line, col, msg, hint);
+    t
+}
+
+#[track_caller]
+fn check(d: &Diagnostic, line: u32, col: u32, msg: &str, hint: Option<&str>) {
     assert!(
         d.message.contains(msg),
         "message {:?} lacks {msg:?}",
@@ -142,14 +159,7 @@ fn bad_tool_names() {
         "invalid tool name `Web Search`",
         Some("`web_search`"),
     );
-    one(
-        "---\nname: web.search\ndescription: d\n---\n",
-        2,
-        7,
-        "invalid tool name",
-        Some("web_search"),
-    );
-    let long = "a".repeat(65);
+    let long = "a".repeat(129);
     one(
         &format!("---\nname: {long}\ndescription: d\n---\n"),
         2,
@@ -171,6 +181,49 @@ fn bad_tool_names() {
         "`name` must not be empty",
         None,
     );
+}
+
+#[test]
+fn provider_valid_tool_names_load_with_warnings() {
+    // Not snake_case, but every provider accepts them.
+    for (name, module) in [("web-search", "web_search"), ("webSearch", "web_search"), ("Gmail", "gmail")] {
+        let t = warn_one(
+            &format!("---\nname: {name}\ndescription: d\n---\n"),
+            2,
+            7,
+            &format!("tool name `{name}` is not snake_case"),
+            Some(module),
+        );
+        assert_eq!(t.rust_module, module);
+    }
+    // Gemini wants a letter or `_` first: the tool loads and Gemini's dialect leaves it out.
+    let t = parse("---\nname: 3d_render\ndescription: d\n---\n").unwrap();
+    let msgs: Vec<String> = t.warnings.iter().map(Diagnostic::plain).collect();
+    assert!(msgs.iter().any(|m| m.contains("tool name `3d_render` is rejected by gemini: the tool is left out of that dialect")), "{msgs:#?}");
+    assert_eq!(t.rust_module, "_3d_render");
+    assert_eq!(t.rust_type, "V3dRender");
+    // A dot: Gemini and MCP accept it, OpenAI and Anthropic do not.
+    let t = parse("---\nname: web.search\ndescription: d\n---\n").unwrap();
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("rejected by openai, openai-strict, anthropic"),
+        "{:#?}",
+        t.warnings
+    );
+    // Crate names a module would shadow.
+    for (name, module) in [("std", "std_tool"), ("core", "core_tool"), ("toolbind", "toolbind_tool")] {
+        let t = warn_one(
+            &format!("---\nname: {name}\ndescription: d\n---\n"),
+            2,
+            7,
+            "would shadow a crate",
+            None,
+        );
+        assert_eq!(t.rust_module, module);
+    }
+    let t = parse("---\nname: self\ndescription: d\n---\n").unwrap();
+    assert_eq!(t.rust_module, "self_");
 }
 
 #[test]
@@ -201,18 +254,51 @@ fn unknown_keys_suggest_the_closest() {
         Some("did you mean `language`?"),
     );
     one(
-        &with("zzz: 1\n"),
-        4,
-        1,
-        "unknown key `zzz`",
-        Some("expected one of: name, label"),
-    );
-    one(
         &with("inputs:\n  q:\n    type: string\n    description: d\n    optinal: true\n"),
         8,
         5,
         "unknown key in input `q`: `optinal`",
         Some("did you mean `optional`?"),
+    );
+    one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    valuse: a,b\n    values: a\n"),
+        8,
+        5,
+        "unknown key in input `m`: `valuse`",
+        Some("did you mean `values`?"),
+    );
+    // Not a near-miss, or a near-miss with another shape: metadata, kept, with a warning.
+    let t = warn_one(&with("zzz: 1\n"), 4, 1, "unknown key `zzz` is ignored", None);
+    assert_eq!(t.metadata["zzz"], serde_json::json!(1));
+    let t = parse(&with(
+        "category: web\ncore: true\ntags: [a, b]\nenabled: false\nauthor: me\nmetadata:\n  x: 1\nscript: run.js\ninputs:\n  q:\n    type: string\n    description: d\n    example: hello\n",
+    ))
+    .unwrap();
+    assert_eq!(t.warnings.len(), 8, "{:#?}", t.warnings);
+    assert!(t.warnings.iter().all(|w| w.severity == Severity::Warning));
+    assert_eq!(t.metadata["tags"], serde_json::json!(["a", "b"]));
+    assert_eq!(t.metadata["metadata"], serde_json::json!({"x": 1}));
+    assert_eq!(t.metadata.len(), 7);
+    assert_eq!(t.inputs[0].metadata["example"], serde_json::json!("hello"));
+    // `optinal: maybe` has not the shape of `optional`: metadata, with a hint.
+    let t = warn_one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    optinal: maybe\n"),
+        8,
+        5,
+        "unknown key in input `q`: `optinal` is ignored",
+        Some("if you meant `optional`"),
+    );
+    assert_eq!(t.inputs[0].metadata["optinal"], serde_json::json!("maybe"));
+}
+
+#[test]
+fn json_schema_parameters_block_is_an_error_that_says_how_to_convert() {
+    one(
+        &with("parameters:\n  type: object\n  properties:\n    q:\n      type: string\n"),
+        4,
+        1,
+        "`parameters` is not a TOOL.md key: a tool's parameters go under `inputs`",
+        Some("rename `parameters:` to `inputs:`"),
     );
 }
 
@@ -294,41 +380,71 @@ fn enum_rules() {
         "enum input `m` has no `values`",
         Some("values: first,second"),
     );
-    one(
+    let t = warn_one(
         &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a, b, a\n"),
         8,
         19,
-        "duplicate enum value `a`",
+        "duplicate enum value `a` in `m` is ignored",
         None,
     );
-    one(
+    assert_eq!(t.inputs[0].values.len(), 2);
+    warn_one(
         &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: [x, y, x]\n"),
         8,
         20,
         "duplicate enum value `x`",
         None,
     );
-    one(
+    let t = warn_one(
         &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a-b, a_b\n"),
         8,
         18,
-        "enum values `a-b` and `a_b` of `m` both map to the Rust variant `AB`",
+        "enum values `a-b` and `a_b` of `m` both map to the Rust variant `AB`: `a_b` gets `AB2`",
         None,
     );
-    one(
+    let rust: Vec<&str> = t.inputs[0].values.iter().map(|v| v.rust.as_str()).collect();
+    assert_eq!(rust, ["AB", "AB2"]);
+    warn_one(
         &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a,,b\n"),
         8,
         15,
-        "empty value",
+        "empty enum value",
         Some("extra comma"),
     );
-    one(
+    // A trailing comma.
+    let t = warn_one(
+        &with("inputs:\n  m:\n    type: enum\n    description: d\n    values: a,b,\n"),
+        8,
+        17,
+        "empty enum value",
+        Some("extra comma"),
+    );
+    assert_eq!(t.inputs[0].values.len(), 2);
+    let t = warn_one(
         &with("inputs:\n  m:\n    type: string\n    description: d\n    values: a,b\n"),
         8,
         13,
-        "`values` is only allowed on enum inputs",
-        None,
+        "`values` is ignored: `m` is a string input",
+        Some("change `type` to `enum`"),
     );
+    assert!(t.inputs[0].values.is_empty());
+    // Punctuation only: spelled out.
+    let t = parse(&with(
+        "inputs:\n  op:\n    type: enum\n    description: d\n    values: \"+,-,*,/\"\n",
+    ))
+    .unwrap();
+    let rust: Vec<&str> = t.inputs[0].values.iter().map(|v| v.rust.as_str()).collect();
+    assert_eq!(rust, ["Plus", "Minus", "Star", "Slash"]);
+    // Each warning points at its own value, inside the quotes.
+    let cols: Vec<u32> = t.warnings.iter().map(|w| w.pos.column).collect();
+    assert_eq!(cols, [14, 16, 18, 20], "{:#?}", t.warnings);
+    // Case-only differences.
+    let t = parse(&with(
+        "inputs:\n  u:\n    type: enum\n    description: d\n    values: mb,MB,Mb2\n",
+    ))
+    .unwrap();
+    let rust: Vec<&str> = t.inputs[0].values.iter().map(|v| v.rust.as_str()).collect();
+    assert_eq!(rust, ["Mb", "Mb2", "Mb2_2"]);
     let t = parse(&with(
         "inputs:\n  m:\n    type: enum\n    description: d\n    values: [yes, no, 1.10]\n",
     ))
@@ -346,19 +462,48 @@ fn defaults_type_check() {
         "default of number input `n` must be a number, found a string `ten`",
         None,
     );
-    one(
+    let t = warn_one(
         &with("inputs:\n  n:\n    type: number\n    description: d\n    default: \"5\"\n"),
         8,
         14,
-        "must be a number",
+        "default of number input `n` is a quoted string; read as 5",
         Some("remove the quotes"),
     );
-    one(
-        &with("inputs:\n  s:\n    type: string\n    description: d\n    default: 10\n"),
+    assert_eq!(t.inputs[0].default, Some(serde_json::json!(5)));
+    let t = warn_one(
+        &with("inputs:\n  s:\n    type: string\n    description: d\n    default: 12345\n"),
         8,
         14,
-        "default of string input `s` must be a string, found an integer `10`",
+        "default of string input `s` is written as an integer; read as the string \"12345\"",
         Some("quote it"),
+    );
+    assert_eq!(t.inputs[0].default, Some(serde_json::json!("12345")));
+    // From the source text: the leading zeros stay.
+    let t = parse(&with(
+        "inputs:\n  s:\n    type: string\n    description: d\n    default: 007\n",
+    ))
+    .unwrap();
+    assert_eq!(t.inputs[0].default, Some(serde_json::json!("007")));
+    // `default: null` means no default.
+    let t = parse(&with(
+        "inputs:\n  s:\n    type: string\n    description: d\n    optional: true\n    default: null\n",
+    ))
+    .unwrap();
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert_eq!(t.inputs[0].default, None);
+    one(
+        &with("inputs:\n  s:\n    type: string\n    description: d\n    default: [1]\n"),
+        8,
+        14,
+        "default of string input `s` must be a string, found a list",
+        None,
+    );
+    one(
+        &with("inputs:\n  n:\n    type: number\n    description: d\n    default: \"1e999\"\n"),
+        8,
+        14,
+        "must be a number",
+        None,
     );
     one(
         &with("inputs:\n  b:\n    type: boolean\n    description: d\n    default: yes\n"),
@@ -396,16 +541,20 @@ fn defaults_type_check() {
 }
 
 #[test]
-fn sensitive_inputs_cannot_have_defaults() {
-    one(
+fn a_sensitive_default_is_kept_for_the_runtime_only() {
+    let t = warn_one(
         &with(
             "inputs:\n  k:\n    type: string\n    description: d\n    sensitive: true\n    default: hunter2\n",
         ),
         9,
         14,
-        "sensitive input `k` cannot have a default",
+        "sensitive input `k` has a default: it is applied at run time only",
         None,
     );
+    let k = &t.inputs[0];
+    assert_eq!(k.default, Some(serde_json::json!("hunter2")));
+    assert_eq!(k.public_default(), None);
+    assert!(!k.required());
 }
 
 #[test]
@@ -424,12 +573,20 @@ fn versions() {
         "found `-1`",
         Some("only go up"),
     );
-    one(
+    let t = warn_one(
         &with("version: \"2\"\n"),
         4,
         10,
-        "non-negative integer",
+        "`version` is a quoted string; read as 2",
         Some("remove the quotes"),
+    );
+    assert_eq!(t.version, 2);
+    one(
+        &with("version: \"two\"\n"),
+        4,
+        10,
+        "non-negative integer",
+        None,
     );
     assert_eq!(parse(&with("version: 12\n")).unwrap().version, 12);
 }
@@ -465,36 +622,57 @@ fn parameter_names_providers_reject() {
         &with("inputs:\n  my param:\n    type: string\n    description: d\n"),
         5,
         3,
-        "parameter name `my param` is not accepted by model providers",
+        "parameter name `my param` is not accepted by any model provider",
         Some("`my_param`"),
     );
-    one(
+    warn_one(
         &with("inputs:\n  2fa:\n    type: string\n    description: d\n"),
         5,
         3,
-        "parameter name `2fa`",
-        None,
+        "parameter name `2fa` is rejected by gemini: the tool `t` is left out of that dialect",
+        Some("`_2fa`"),
     );
-    one(
-        &with("inputs:\n  x-y:\n    type: string\n    description: d\n"),
+    warn_one(
+        &with("inputs:\n  x.y:\n    type: string\n    description: d\n"),
         5,
         3,
-        "parameter name `x-y`",
+        "parameter name `x.y` is rejected by openai, openai-strict",
         None,
     );
+    // Every provider takes a dash.
+    let t = parse(&with("inputs:\n  x-y:\n    type: string\n    description: d\n")).unwrap();
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert_eq!(t.inputs[0].rust_name, "x_y");
 }
 
 #[test]
 fn rust_identifier_collisions() {
-    one(
+    // Seed 002's old-name alias pattern.
+    let t = warn_one(
         &with(
             "inputs:\n  maxResults:\n    type: string\n    description: d\n  max_results:\n    type: string\n    description: d\n",
         ),
         8,
         3,
-        "parameters `maxResults` and `max_results` both map to the Rust field `max_results`",
+        "parameters `maxResults` and `max_results` both map to the Rust field `max_results`: `max_results` gets `max_results_2`",
         None,
     );
+    assert_eq!(t.inputs[1].rust_name, "max_results_2");
+    let t = parse(&with(
+        "inputs:\n  Self:\n    type: enum\n    description: d\n    values: a\n  self:\n    type: enum\n    description: d\n    values: b\n",
+    ))
+    .unwrap();
+    let msgs: Vec<&str> = t.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "parameters `Self` and `self` both map to the Rust field `self_`: `self` gets `self_2`",
+            "enum inputs `Self` and `self` both map to the Rust type `Self_`: `self` gets `Self2`",
+        ]
+    );
+    assert_eq!(t.inputs[1].rust_name, "self_2");
+    assert_eq!(t.inputs[0].rust_enum, "Self_");
+    assert_eq!(t.inputs[1].rust_enum, "Self2");
     let t = parse(&with("inputs:\n  type:\n    type: string\n    description: d\n  self:\n    type: string\n    description: d\n")).unwrap();
     assert_eq!(t.inputs[0].rust_name, "r#type");
     assert_eq!(t.inputs[1].rust_name, "self_");

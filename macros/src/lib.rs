@@ -27,6 +27,11 @@
 //! to the path you wrote. The macro then still expands to empty stand-ins for `ToolCall`
 //! and `TOOLS`, so the real error is not buried under "cannot find type" errors.
 //!
+//! Warnings (an extra metadata key, a name some provider rejects, a fallback Rust
+//! identifier, a converted default) never fail the expansion: the macro accepts exactly
+//! what build.rs accepts. Stable proc macros cannot emit warnings, so the macro does not
+//! show them; `toolbind check` and a build.rs `Config` (as `cargo::warning=` lines) do.
+//!
 //! ## Rebuilds
 //!
 //! The expansion `include_bytes!`s every TOOL.md and entry file it read, so editing one
@@ -114,7 +119,9 @@ pub fn tools(input: TokenStream) -> TokenStream {
                 None => errors.push(internal(&paths[0], "no Rust output")),
             },
             Err(e) => match e.diagnostics() {
-                Some(diags) => errors.extend(diags.iter().map(|d| located(d, &paths, &base))),
+                // Stable proc macros cannot emit warnings: only errors fail the expansion
+                // (build.rs and `toolbind check` show the warnings).
+                Some(diags) => errors.extend(diags.errors().map(|d| located(d, &paths, &base))),
                 None => errors.push(internal(&paths[0], &e.to_string())),
             },
         }
@@ -196,7 +203,10 @@ pub fn tool(input: TokenStream) -> TokenStream {
     let spec = match toolbind_codegen::parse_tool_dir(&dir, &Options::default()) {
         Ok(spec) => spec,
         Err(diags) => {
-            let errors = diags.iter().map(|d| located(d, &paths, &base));
+            let errors = diags
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| located(d, &paths, &base));
             return quote!(#(#errors)*).into();
         }
     };

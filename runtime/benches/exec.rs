@@ -40,6 +40,8 @@ fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> Tool
         entry: Some(entry.into()),
         rust_module: "echo".into(),
         rust_type: "Echo".into(),
+        metadata: Default::default(),
+        warnings: Vec::new(),
     }
 }
 

@@ -3,9 +3,14 @@
 //! Folders come from an explicit list and, on request, from `PI_TOOLS_DIRS`
 //! (colon-separated, empty entries ignored), explicit folders first. Each tools folder's
 //! sub-folders are tools (hidden ones and plain files are ignored). A tool folder is skipped
-//! with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, or a
-//! malformed TOOL.md (the warning carries the diagnostics); on a duplicate name the first
-//! folder wins. Loading only reads files: it never runs a tool.
+//! with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, a
+//! TOOL.md with errors (the warning carries the diagnostics), or a name with control
+//! characters. A TOOL.md with only *warnings* (extra keys, names some provider rejects...)
+//! is loaded, and its warnings reported ([`LoadWarningKind::Warnings`]): the runtime never
+//! skips a tool for a warning. A folder whose name differs from its tool's name is
+//! reported too. When two folders claim one tool name, the one whose folder is named after
+//! the tool wins, else the first in load order, and the loser is reported with the reason:
+//! a tool is never shadowed silently. Loading only reads files: it never runs a tool.
 //!
 //! Warnings are returned and, by default, also printed to stderr as
 //! `toolbind: warning: ...`; [`Loader::on_warning`] replaces the printing,
@@ -158,13 +163,40 @@ pub enum LoadWarningKind {
         /// Every error found in the file.
         diagnostics: Vec<Diagnostic>,
     },
-    /// Another folder loaded earlier has a tool of the same name; that one is kept.
+    /// Another folder has a tool of the same name; that one is kept.
     Duplicate {
         /// The tool name both folders use.
         name: String,
         /// The folder whose tool is kept.
         kept: PathBuf,
+        /// Why that one wins: its folder is named after the tool, or it loads first.
+        why: &'static str,
     },
+    /// The tool loaded, with warnings (each a [`Diagnostic`] of warning severity).
+    Warnings {
+        /// The tool's name.
+        tool: String,
+        /// The warnings.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The tool loaded, but its folder is named differently from the tool.
+    NameMismatch {
+        /// The tool's name from TOOL.md.
+        tool: String,
+    },
+    /// The folder's name has control characters (a newline could forge report lines).
+    BadFolderName,
+}
+
+impl LoadWarning {
+    /// Whether the folder was skipped (its tool is not in the registry). `false` for a
+    /// tool that loaded with warnings or with a differently named folder.
+    pub fn skipped(&self) -> bool {
+        !matches!(
+            self.kind,
+            LoadWarningKind::Warnings { .. } | LoadWarningKind::NameMismatch { .. }
+        )
+    }
 }
 
 impl fmt::Display for LoadWarning {
@@ -193,10 +225,26 @@ impl fmt::Display for LoadWarning {
                 }
                 Ok(())
             }
-            LoadWarningKind::Duplicate { name, kept } => write!(
+            LoadWarningKind::Duplicate { name, kept, why } => write!(
                 f,
-                "skipped {path}: duplicate tool name `{name}`, already loaded from {}",
+                "skipped {path}: duplicate tool name `{name}`; {} wins ({why})",
                 kept.display()
+            ),
+            LoadWarningKind::Warnings { tool, diagnostics } => {
+                write!(f, "loaded `{tool}` from {path} with warnings")?;
+                for d in diagnostics {
+                    write!(f, "\n  {}", d.plain())?;
+                }
+                Ok(())
+            }
+            LoadWarningKind::NameMismatch { tool } => write!(
+                f,
+                "folder {path} holds the tool `{tool}`: the folder is named differently from the tool"
+            ),
+            LoadWarningKind::BadFolderName => write!(
+                f,
+                "skipped {}: the folder name has control characters",
+                self.path.to_string_lossy().escape_debug()
             ),
         }
     }
@@ -306,7 +354,9 @@ impl Loader {
     /// Loads every tool folder, skipping (and reporting) the bad ones.
     pub fn load(&self) -> Loaded {
         let mut loaded = Loaded::default();
-        let mut origin: HashMap<String, PathBuf> = HashMap::new();
+        // The winners, in load order; `index` maps a name to its slot.
+        let mut kept: Vec<(PathBuf, ToolSpec)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         for dir in self.tools_dirs() {
             let folders = match toolbind_codegen::tool_folders(&dir) {
                 Ok(f) => f,
@@ -317,22 +367,70 @@ impl Loader {
                 }
             };
             for folder in folders {
-                match load_folder(&folder) {
-                    Ok(spec) => {
-                        if let Some(kept) = origin.get(&spec.name) {
-                            let kind = LoadWarningKind::Duplicate {
-                                name: spec.name.clone(),
-                                kept: kept.clone(),
-                            };
-                            self.warn(&mut loaded, folder, kind);
-                        } else {
-                            origin.insert(spec.name.clone(), folder);
-                            let _ = loaded.registry.insert(spec);
-                        }
+                let folder_name = folder
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if folder_name.chars().any(char::is_control) {
+                    self.warn(&mut loaded, folder, LoadWarningKind::BadFolderName);
+                    continue;
+                }
+                let spec = match load_folder(&folder) {
+                    Ok(spec) => spec,
+                    Err(kind) => {
+                        self.warn(&mut loaded, folder, kind);
+                        continue;
                     }
-                    Err(kind) => self.warn(&mut loaded, folder, kind),
+                };
+                if !spec.warnings.is_empty() {
+                    let kind = LoadWarningKind::Warnings {
+                        tool: spec.name.clone(),
+                        diagnostics: spec.warnings.clone(),
+                    };
+                    self.warn(&mut loaded, folder.clone(), kind);
+                }
+                let named_after = folder_name == spec.name;
+                if !named_after {
+                    let kind = LoadWarningKind::NameMismatch {
+                        tool: spec.name.clone(),
+                    };
+                    self.warn(&mut loaded, folder.clone(), kind);
+                }
+                let Some(&slot) = index.get(&spec.name) else {
+                    index.insert(spec.name.clone(), kept.len());
+                    kept.push((folder, spec));
+                    continue;
+                };
+                let (old_folder, old_spec) = &kept[slot];
+                let old_named_after =
+                    old_folder.file_name().map(|n| n.to_string_lossy()) == Some(old_spec.name.as_str().into());
+                if named_after && !old_named_after {
+                    // The folder named after the tool is its owner; the other is an impostor.
+                    let kind = LoadWarningKind::Duplicate {
+                        name: spec.name.clone(),
+                        kept: folder.clone(),
+                        why: "its folder is named after the tool",
+                    };
+                    let loser = old_folder.clone();
+                    self.warn(&mut loaded, loser, kind);
+                    kept[slot] = (folder, spec);
+                } else {
+                    let why = if old_named_after {
+                        "its folder is named after the tool"
+                    } else {
+                        "it loads first"
+                    };
+                    let kind = LoadWarningKind::Duplicate {
+                        name: spec.name.clone(),
+                        kept: old_folder.clone(),
+                        why,
+                    };
+                    self.warn(&mut loaded, folder, kind);
                 }
             }
+        }
+        for (_, spec) in kept {
+            let _ = loaded.registry.insert(spec);
         }
         loaded
     }

@@ -140,12 +140,14 @@ fn bad_folders_are_skipped_with_their_reason() {
         w.kind,
         LoadWarningKind::Duplicate {
             name: "dup".into(),
-            kept: first().join("dup_a")
+            kept: first().join("dup_a"),
+            why: "it loads first",
         }
     );
     assert!(
         w.to_string()
-            .contains("duplicate tool name `dup`, already loaded from"),
+            .contains("duplicate tool name `dup`; ")
+            && w.to_string().ends_with("wins (it loads first)"),
         "{w}"
     );
 }

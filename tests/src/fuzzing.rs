@@ -110,10 +110,17 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
         Some(spec.version),
         "read_version disagrees with the parser"
     );
+    let mut one = vec![spec.clone()];
     assert!(
-        validate::check_set(std::slice::from_ref(spec)).is_empty(),
+        validate::check_set(&mut one).is_empty(),
         "a single valid tool fails the set checks"
     );
+    assert_eq!(&one[0], spec, "the set checks changed a single tool");
+    // Warnings are warnings: each is well-formed like an error, and none is an error.
+    for w in &spec.warnings {
+        assert!(!w.is_error(), "an accepted file carries an error: {w}");
+        check_diagnostic(w, &spec.file, &normalized(bytes));
+    }
 
     let tools = std::slice::from_ref(spec);
     let rust = emit::rust(tools, Generator::Build);

@@ -41,6 +41,8 @@ pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
         entry: Some(entry.to_owned()),
         rust_module: name.to_owned(),
         rust_type: name.to_owned(),
+        metadata: Default::default(),
+        warnings: Vec::new(),
     }
 }
 
@@ -55,6 +57,8 @@ pub fn sensitive_input(name: &str) -> Input {
         values: Vec::new(),
         default: None,
         pos: Default::default(),
+        rust_enum: String::new(),
+        metadata: Default::default(),
     }
 }
 
