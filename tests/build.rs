@@ -1,9 +1,17 @@
-// The build.rs path end to end: the shipped tools/ folder becomes `toolbind_tests::shipped`.
+// The build.rs path end to end: the shipped tools/ folder becomes `toolbind_tests::shipped`,
+// and the compatibility corpus (compat/, warnings and all) `toolbind_tests::compat`.
 fn main() -> Result<(), toolbind_codegen::Error> {
     toolbind_codegen::Config::new()
         .tools_dir("../tools")
         .emit_schemas(true)
         .emit_prompt(true)
         .emit_docs(true)
+        .compile()?;
+    toolbind_codegen::Config::new()
+        .tools_dir("compat")
+        .out_file("compat.rs")
+        // 37 warnings on every workspace build would bury real ones; tests/compat.rs
+        // checks them instead.
+        .print_warnings(false)
         .compile()
 }

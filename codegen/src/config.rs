@@ -40,6 +40,7 @@ pub struct Config {
     options: Options,
     generator: Generator,
     deny_warnings: bool,
+    print_warnings: bool,
 }
 
 impl Default for Config {
@@ -55,6 +56,7 @@ impl Default for Config {
             options: Options::default(),
             generator: Generator::Build,
             deny_warnings: false,
+            print_warnings: true,
         }
     }
 }
@@ -206,6 +208,14 @@ impl Config {
         }
     }
 
+    /// Print warnings as `cargo::warning=` lines in [`compile`](Self::compile) (default
+    /// `true`). Turn it off for a tools folder whose warnings you have read and accept
+    /// (deliberate metadata keys, say); they stay on [`Generated::tools`].
+    pub fn print_warnings(&mut self, on: bool) -> &mut Self {
+        self.print_warnings = on;
+        self
+    }
+
     /// Parses, validates and emits without touching the disk. The warnings are on the
     /// returned tools ([`crate::warnings`]); with [`deny_warnings`](Self::deny_warnings)
     /// they fail the run as [`Error::Invalid`].
@@ -273,7 +283,12 @@ impl Config {
                 return Err(e);
             }
         };
-        for d in crate::warnings(&generated.tools).iter() {
+        let warnings = if self.print_warnings {
+            crate::warnings(&generated.tools)
+        } else {
+            crate::Diagnostics::default()
+        };
+        for d in warnings.iter() {
             // One line per warning: cargo reads `cargo::warning=` up to the newline.
             println!("cargo::warning={}", d.plain().replace(['\n', '\r'], " "));
         }

@@ -285,7 +285,10 @@ mod tests {
         let taken = ["Mb", "Mb2"];
         assert_eq!(unique("Mb", |c| taken.contains(&c)), "Mb3");
         assert_eq!(unique("V1", |c| c == "V1"), "V1_2");
-        assert_eq!(unique("max_results", |c| c == "max_results"), "max_results_2");
+        assert_eq!(
+            unique("max_results", |c| c == "max_results"),
+            "max_results_2"
+        );
         assert_eq!(unique("r#type", |c| c == "r#type"), "type_2");
         assert_eq!(unique("free", |_| false), "free");
         assert_eq!(unique("self_", |c| c == "self_"), "self_2");

@@ -124,8 +124,7 @@ impl Dialect {
 
 /// 1 to `max` characters, each an ASCII letter or digit or one `extra` allows.
 fn name_chars(name: &str, max: usize, extra: impl Fn(char) -> bool) -> bool {
-    (1..=max).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || extra(c))
+    (1..=max).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || extra(c))
 }
 
 impl std::fmt::Display for Dialect {

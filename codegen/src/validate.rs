@@ -228,8 +228,10 @@ fn to_json(node: &YNode) -> Value {
         YValue::Bool(b) => Value::Bool(*b),
         YValue::Int(i) => Value::from(*i),
         YValue::UInt(u) => Value::from(*u),
-        YValue::Float(f) => serde_json::Number::from_f64(*f)
-            .map_or_else(|| Value::String(node.as_text().unwrap_or_default()), Value::Number),
+        YValue::Float(f) => serde_json::Number::from_f64(*f).map_or_else(
+            || Value::String(node.as_text().unwrap_or_default()),
+            Value::Number,
+        ),
         YValue::Str(s) => Value::String(s.clone()),
         YValue::Seq(items) => Value::Array(items.iter().map(to_json).collect()),
         YValue::Map(entries) => Value::Object(
@@ -344,8 +346,13 @@ pub fn tool_from_document(
                 }
             },
             other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {
-                cx.err(k, format!("`{other}` is not a TOOL.md key: a tool's parameters go under `inputs`"))
-                    .hint = Some(format!(
+                cx.err(
+                    k,
+                    format!(
+                        "`{other}` is not a TOOL.md key: a tool's parameters go under `inputs`"
+                    ),
+                )
+                .hint = Some(format!(
                     "rename `{other}:` to `inputs:` and convert a JSON Schema block: each entry of \
                      `properties` becomes `name:` with `type` (string, number, boolean, or enum \
                      with `values:` for a string `enum`) and `description`; a property not in \
@@ -383,12 +390,20 @@ pub fn tool_from_document(
                 .map(Dialect::as_str)
                 .collect();
             if !rejecting.is_empty() {
-                cx.warn_at(input.pos, input.name.chars().count(), format!(
-                    "parameter name `{}` is rejected by {}: the tool `{n}` is left out of {}",
-                    input.name,
-                    rejecting.join(", "),
-                    if rejecting.len() == 1 { "that dialect" } else { "those dialects" },
-                ))
+                cx.warn_at(
+                    input.pos,
+                    input.name.chars().count(),
+                    format!(
+                        "parameter name `{}` is rejected by {}: the tool `{n}` is left out of {}",
+                        input.name,
+                        rejecting.join(", "),
+                        if rejecting.len() == 1 {
+                            "that dialect"
+                        } else {
+                            "those dialects"
+                        },
+                    ),
+                )
                 .hint = Some(format!(
                     "rename it to `{}` to reach every provider",
                     snake_suggestion(&input.name)
@@ -472,8 +487,11 @@ fn check_version(cx: &mut Ctx<'_>, v: &YNode) -> Option<u64> {
         YValue::Int(i) if *i >= 0 => Some(*i as u64),
         YValue::Str(s) if crate::parse::version_from_text(s).is_some() => {
             let n = crate::parse::version_from_text(s);
-            cx.warn(v, format!("`version` is a quoted string; read as {}", n.unwrap_or(0)))
-                .hint = Some(format!("remove the quotes: `version: {}`", s.trim()));
+            cx.warn(
+                v,
+                format!("`version` is a quoted string; read as {}", n.unwrap_or(0)),
+            )
+            .hint = Some(format!("remove the quotes: `version: {}`", s.trim()));
             n
         }
         _ => {
@@ -614,7 +632,11 @@ fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -
             format!(
                 "tool name `{name}` is rejected by {}: the tool is left out of {}",
                 rejecting.join(", "),
-                if rejecting.len() == 1 { "that dialect" } else { "those dialects" }
+                if rejecting.len() == 1 {
+                    "that dialect"
+                } else {
+                    "those dialects"
+                }
             ),
         )
         .hint = Some(format!(
@@ -631,8 +653,8 @@ fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -
     if !snake {
         cx.warn(node, format!("tool name `{name}` is not snake_case"))
             .hint = Some(format!(
-            "the format asks for snake_case; the tool works as it is, and its Rust module is `{}`",
-            module.trim_start_matches("r#")
+            "the format asks for snake_case (`{}`); the tool loads and works as it is",
+            snake_suggestion(name)
         ));
     } else if ident::field_name(name).as_deref() != Some(module.as_str()) {
         cx.warn(
@@ -779,7 +801,10 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
         (Some(t), Some(vn)) => {
             cx.warn(
                 vn,
-                format!("`values` is ignored: `{name}` is a {t} input, so any {} is accepted", t.json_type()),
+                format!(
+                    "`values` is ignored: `{name}` is a {t} input, so any {} is accepted",
+                    t.json_type()
+                ),
             )
             .hint = Some("to allow only these values, change `type` to `enum`".into());
         }
@@ -913,8 +938,8 @@ fn check_values(cx: &mut Ctx<'_>, name: &str, v: &YNode) -> Vec<EnumValue> {
         out.push(EnumValue { wire: value, rust });
     }
     if out.is_empty() {
-        cx.err(v, format!("enum `{name}` has no values"))
-            .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
+        cx.err(v, format!("enum `{name}` has no values")).hint =
+            Some("add `values: first,second` (comma-separated) or a YAML list".into());
     }
     out
 }
@@ -937,9 +962,10 @@ fn check_default(
         (InputType::Boolean, YValue::Bool(b)) => Some(Value::Bool(*b)),
         // Lossless conversions, from the scalar's source text: `12345` -> "12345" (and
         // `007` stays "007"), "5" -> 5, "true" -> true.
-        (InputType::String, YValue::Bool(_) | YValue::Int(_) | YValue::UInt(_) | YValue::Float(_))
-            if d.raw.is_some() =>
-        {
+        (
+            InputType::String,
+            YValue::Bool(_) | YValue::Int(_) | YValue::UInt(_) | YValue::Float(_),
+        ) if d.raw.is_some() => {
             let text = d.raw.clone().unwrap_or_default();
             let kind = d.kind();
             cx.warn(d, format!("default of string input `{name}` is written as {kind}; read as the string \"{text}\""))
@@ -948,14 +974,20 @@ fn check_default(
         }
         (InputType::Number, YValue::Str(s)) if number_from_text(s).is_some() => {
             let n = number_from_text(s)?;
-            cx.warn(d, format!("default of number input `{name}` is a quoted string; read as {n}"))
-                .hint = Some(format!("remove the quotes: `default: {}`", s.trim()));
+            cx.warn(
+                d,
+                format!("default of number input `{name}` is a quoted string; read as {n}"),
+            )
+            .hint = Some(format!("remove the quotes: `default: {}`", s.trim()));
             Some(n)
         }
         (InputType::Boolean, YValue::Str(s)) if matches!(s.trim(), "true" | "false") => {
             let b = s.trim() == "true";
-            cx.warn(d, format!("default of boolean input `{name}` is a quoted string; read as {b}"))
-                .hint = Some(format!("remove the quotes: `default: {b}`"));
+            cx.warn(
+                d,
+                format!("default of boolean input `{name}` is a quoted string; read as {b}"),
+            )
+            .hint = Some(format!("remove the quotes: `default: {b}`"));
             Some(Value::Bool(b))
         }
         (InputType::Enum, _) if d.as_text().is_some() => {
@@ -1018,7 +1050,10 @@ fn number_from_text(s: &str) -> Option<Value> {
         return Some(Value::from(i));
     }
     // Rust also parses `inf`, `NaN` and `infinity`: not numbers a model can send.
-    if !t.bytes().any(|b| b.is_ascii_digit()) || t.bytes().any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E') {
+    if !t.bytes().any(|b| b.is_ascii_digit())
+        || t.bytes()
+            .any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E')
+    {
         return None;
     }
     let f = t.parse::<f64>().ok().filter(|f| f.is_finite())?;
@@ -1035,7 +1070,8 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
     for i in 0..tools.len() {
         let (done, rest) = tools.split_at_mut(i);
         let t = &mut rest[0];
-        let pos = name_pos(&t.file);
+        let (pos, source) = name_pos(&t.file);
+        let width = t.name.chars().count();
         if let Some(prev) = names.get(&t.name) {
             diags.push(
                 Diagnostic::new(
@@ -1047,16 +1083,19 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
                         prev.display()
                     ),
                 )
-                .hint("tool names must be unique across all tool folders; rename one of them"),
+                .hint("tool names must be unique across all tool folders; rename one of them")
+                .len(width)
+                .source(source.clone()),
             );
             continue;
         }
         names.insert(t.name.clone(), t.file.clone());
-        for (kind, field) in [("the `ToolCall` variant", false), ("module", true)] {
+        for (kind, field) in [("`ToolCall` variant", false), ("module", true)] {
             let current = if field { &t.rust_module } else { &t.rust_type };
-            let Some(prev) = done.iter().find(|p| {
-                current == if field { &p.rust_module } else { &p.rust_type }
-            }) else {
+            let Some(prev) = done
+                .iter()
+                .find(|p| current == if field { &p.rust_module } else { &p.rust_type })
+            else {
                 continue;
             };
             let prev_name = prev.name.clone();
@@ -1074,6 +1113,8 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
                 ),
             )
             .hint("the names the model sends are unchanged; rename one for a nicer Rust name")
+            .len(width)
+            .source(source.clone())
             .warning();
             t.warnings.push(d);
             if field {
@@ -1086,12 +1127,23 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
     diags
 }
 
-/// Where `name:` is in a TOOL.md, read again only to report a cross-file error.
-fn name_pos(file: &Path) -> Pos {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    text.lines()
-        .position(|l| l.starts_with("name:"))
-        .map_or(Pos::new(1, 1), |i| Pos::new(i as u32 + 1, 7))
+/// Where `name:`'s value is in a TOOL.md, and the text for a snippet; read again only to
+/// report a cross-file diagnostic.
+fn name_pos(file: &Path) -> (Pos, Arc<str>) {
+    let text = std::fs::read(file)
+        .ok()
+        .and_then(|b| crate::parse::decode(file, &b).ok())
+        .unwrap_or_else(|| Arc::from(""));
+    let pos = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let rest = l.strip_prefix("name:")?;
+            let col = 5 + rest.len() - rest.trim_start().len();
+            Some(Pos::new(i as u32 + 1, col as u32 + 1))
+        })
+        .unwrap_or(Pos::new(1, 1));
+    (pos, text)
 }
 
 /// Whether a guideline mentions the tool by name as a word (`todo`, not `todos`).

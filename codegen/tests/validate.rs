@@ -44,7 +44,11 @@ fn warn_one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) -> To
     let t = parse(src).unwrap_or_else(|e| panic!("expected a warning, got errors {e:#?}"));
     assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
     assert_eq!(t.warnings[0].severity, Severity::Warning);
-    assert!(t.warnings[0].plain().contains(": warning: "), "{}", t.warnings[0].plain());
+    assert!(
+        t.warnings[0].plain().contains(": warning: "),
+        "{}",
+        t.warnings[0].plain()
+    );
     check(&t.warnings[0], line, col, msg, hint);
     t
 }
@@ -186,7 +190,11 @@ fn bad_tool_names() {
 #[test]
 fn provider_valid_tool_names_load_with_warnings() {
     // Not snake_case, but every provider accepts them.
-    for (name, module) in [("web-search", "web_search"), ("webSearch", "web_search"), ("Gmail", "gmail")] {
+    for (name, module) in [
+        ("web-search", "web_search"),
+        ("webSearch", "web_search"),
+        ("Gmail", "gmail"),
+    ] {
         let t = warn_one(
             &format!("---\nname: {name}\ndescription: d\n---\n"),
             2,
@@ -199,7 +207,12 @@ fn provider_valid_tool_names_load_with_warnings() {
     // Gemini wants a letter or `_` first: the tool loads and Gemini's dialect leaves it out.
     let t = parse("---\nname: 3d_render\ndescription: d\n---\n").unwrap();
     let msgs: Vec<String> = t.warnings.iter().map(Diagnostic::plain).collect();
-    assert!(msgs.iter().any(|m| m.contains("tool name `3d_render` is rejected by gemini: the tool is left out of that dialect")), "{msgs:#?}");
+    assert!(
+        msgs.iter().any(|m| m.contains(
+            "tool name `3d_render` is rejected by gemini: the tool is left out of that dialect"
+        )),
+        "{msgs:#?}"
+    );
     assert_eq!(t.rust_module, "_3d_render");
     assert_eq!(t.rust_type, "V3dRender");
     // A dot: Gemini and MCP accept it, OpenAI and Anthropic do not.
@@ -212,7 +225,11 @@ fn provider_valid_tool_names_load_with_warnings() {
         t.warnings
     );
     // Crate names a module would shadow.
-    for (name, module) in [("std", "std_tool"), ("core", "core_tool"), ("toolbind", "toolbind_tool")] {
+    for (name, module) in [
+        ("std", "std_tool"),
+        ("core", "core_tool"),
+        ("toolbind", "toolbind_tool"),
+    ] {
         let t = warn_one(
             &format!("---\nname: {name}\ndescription: d\n---\n"),
             2,
@@ -261,14 +278,22 @@ fn unknown_keys_suggest_the_closest() {
         Some("did you mean `optional`?"),
     );
     one(
-        &with("inputs:\n  m:\n    type: enum\n    description: d\n    valuse: a,b\n    values: a\n"),
+        &with(
+            "inputs:\n  m:\n    type: enum\n    description: d\n    valuse: a,b\n    values: a\n",
+        ),
         8,
         5,
         "unknown key in input `m`: `valuse`",
         Some("did you mean `values`?"),
     );
     // Not a near-miss, or a near-miss with another shape: metadata, kept, with a warning.
-    let t = warn_one(&with("zzz: 1\n"), 4, 1, "unknown key `zzz` is ignored", None);
+    let t = warn_one(
+        &with("zzz: 1\n"),
+        4,
+        1,
+        "unknown key `zzz` is ignored",
+        None,
+    );
     assert_eq!(t.metadata["zzz"], serde_json::json!(1));
     let t = parse(&with(
         "category: web\ncore: true\ntags: [a, b]\nenabled: false\nauthor: me\nmetadata:\n  x: 1\nscript: run.js\ninputs:\n  q:\n    type: string\n    description: d\n    example: hello\n",
@@ -640,7 +665,10 @@ fn parameter_names_providers_reject() {
         None,
     );
     // Every provider takes a dash.
-    let t = parse(&with("inputs:\n  x-y:\n    type: string\n    description: d\n")).unwrap();
+    let t = parse(&with(
+        "inputs:\n  x-y:\n    type: string\n    description: d\n",
+    ))
+    .unwrap();
     assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
     assert_eq!(t.inputs[0].rust_name, "x_y");
 }

@@ -402,8 +402,8 @@ impl Loader {
                     continue;
                 };
                 let (old_folder, old_spec) = &kept[slot];
-                let old_named_after =
-                    old_folder.file_name().map(|n| n.to_string_lossy()) == Some(old_spec.name.as_str().into());
+                let old_named_after = old_folder.file_name().map(|n| n.to_string_lossy())
+                    == Some(old_spec.name.as_str().into());
                 if named_after && !old_named_after {
                     // The folder named after the tool is its owner; the other is an impostor.
                     let kind = LoadWarningKind::Duplicate {

@@ -84,7 +84,17 @@ fn bad_folders_are_skipped_with_their_reason() {
         texts,
         "the hook sees every warning, in order"
     );
-    assert_eq!(texts.len(), 4, "{texts:#?}");
+    let skipped = loaded.warnings.iter().filter(|w| w.skipped()).count();
+    assert_eq!(skipped, 4, "{texts:#?}");
+    // `dup_a` and `dup_b` hold the tool `dup`: loud, not silent.
+    let mismatched: Vec<&Path> = loaded
+        .warnings
+        .iter()
+        .filter(|w| matches!(&w.kind, LoadWarningKind::NameMismatch { tool } if tool == "dup"))
+        .map(|w| w.path.as_path())
+        .collect();
+    assert_eq!(mismatched, [first().join("dup_a"), second().join("dup_b")]);
+    assert_eq!(texts.len(), 6, "{texts:#?}");
 
     let find = |folder: &str| {
         loaded
@@ -135,7 +145,11 @@ fn bad_folders_are_skipped_with_their_reason() {
         "{text}"
     );
 
-    let w = find("dup_b");
+    let w = loaded
+        .warnings
+        .iter()
+        .find(|w| w.path.ends_with("dup_b") && w.skipped())
+        .unwrap();
     assert_eq!(
         w.kind,
         LoadWarningKind::Duplicate {
@@ -145,8 +159,7 @@ fn bad_folders_are_skipped_with_their_reason() {
         }
     );
     assert!(
-        w.to_string()
-            .contains("duplicate tool name `dup`; ")
+        w.to_string().contains("duplicate tool name `dup`; ")
             && w.to_string().ends_with("wins (it loads first)"),
         "{w}"
     );

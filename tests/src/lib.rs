@@ -9,6 +9,47 @@ pub mod shipped {
     pub const PROMPT: &str = include_str!(concat!(env!("OUT_DIR"), "/toolbind/prompt.md"));
 }
 
+/// The compatibility corpus (`compat/`: files the platform loads, which toolbind loads
+/// with warnings), through build.rs. Its fallback identifiers are used below, so a change
+/// to one fails to compile here.
+pub mod compat {
+    toolbind::include_tools!("compat.rs");
+
+    /// Compile-time pins of the fallback identifiers (`tests/golden/compat.rs` pins the rest).
+    #[allow(dead_code)]
+    fn pins() {
+        let _ = calculator::Op::Plus;
+        let _ = calculator::Op::Minus;
+        let _ = calculator::Op::Star;
+        let _ = calculator::Op::Slash;
+        let _ = calculator::Unit::Mb2;
+        let _ = calculator::Mime::ImagePng2;
+        let _ = aliases::Params {
+            max_results: None,
+            max_results_2: None,
+            self_: Some(aliases::Self_::A),
+            self_2: Some(aliases::Self2::C),
+        };
+        let _ = lossless_defaults::Level::High;
+        let _: Option<toolbind::Secret<String>> =
+            None::<lossless_defaults::Params>.and_then(|p| p.token);
+        let _ = ToolCall::WebSearch(web_search::Params { q: String::new() });
+        let _ = ToolCall::WebSearch2(web_search_2::Params { q: String::new() });
+        let _ = ToolCall::V3dRender(_3d_render::Params { q: String::new() });
+        let _ = ToolCall::Std(std_tool::Params {});
+        let _ = ToolCall::Core(core_tool::Params {});
+        let _ = ToolCall::Toolbind(toolbind_tool::Params {});
+        let _ = ToolCall::Self_(self_::Params {});
+        let _ = ToolCall::Crate(crate_::Params {});
+        let _ = ToolCall::Gmail(gmail::Params { q: String::new() });
+    }
+}
+
+/// The same corpus through the proc-macro: it accepts what build.rs accepts.
+pub mod compat_macro {
+    toolbind::tools!("../compat");
+}
+
 /// The codegen golden file, compiled: a golden that does not compile fails here.
 pub mod golden {
     include!("../../codegen/tests/golden/tools.rs");

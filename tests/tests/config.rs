@@ -58,15 +58,46 @@ fn tools_dir_adds_folders_and_catches_duplicates_across_them() {
 #[test]
 fn portable_names_setter_relaxes_the_rule() {
     let tmp = tempfile::tempdir().unwrap();
-    let t = tmp.path().join("dotted");
+    let t = tmp.path().join("spaced");
     std::fs::create_dir_all(&t).unwrap();
-    std::fs::write(t.join("TOOL.md"), "---\nname: dotted\ndescription: d\nlanguage: bash\ninputs:\n  x-y:\n    type: string\n    description: d\n---\n").unwrap();
+    std::fs::write(t.join("TOOL.md"), "---\nname: spaced\ndescription: d\nlanguage: bash\ninputs:\n  x y:\n    type: string\n    description: d\n---\n").unwrap();
     std::fs::write(t.join("index.sh"), "cat\n").unwrap();
     let mut c = Config::new();
     c.tools_dir(tmp.path());
     assert!(c.generate().is_err());
     let g = c.portable_names(false).generate().unwrap();
-    assert!(g.rust().unwrap().contains("rename = \"x-y\""));
+    assert!(g.rust().unwrap().contains("rename = \"x y\""));
+}
+
+#[test]
+fn deny_warnings_setter_fails_on_warnings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("tagged");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("TOOL.md"),
+        "---\nname: tagged\ndescription: d\nlanguage: bash\ntags: [a]\n---\n",
+    )
+    .unwrap();
+    std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+    let mut c = Config::new();
+    c.tools_dir(tmp.path());
+    let g = c.generate().unwrap();
+    assert_eq!(g.tools[0].warnings.len(), 1);
+    let e = c.deny_warnings(true).generate().unwrap_err();
+    let d: Vec<_> = e.diagnostics().unwrap().iter().collect();
+    assert_eq!(d.len(), 1);
+    assert!(d[0].is_error());
+    assert!(
+        d[0].message.contains("unknown key `tags` is ignored"),
+        "{}",
+        d[0]
+    );
+    assert!(
+        d[0].hint.as_deref().unwrap().contains("deny_warnings"),
+        "{}",
+        d[0]
+    );
 }
 
 #[test]
@@ -147,7 +178,7 @@ fn a_missing_tools_folder_is_an_error() {
 }
 
 #[test]
-fn relaxed_names_still_reject_module_collisions() {
+fn module_collisions_get_numbered_fallbacks() {
     let tmp = tempfile::tempdir().unwrap();
     for (dir, name) in [("a", "web-search"), ("b", "web_search")] {
         let t = tmp.path().join(dir);
@@ -160,11 +191,27 @@ fn relaxed_names_still_reject_module_collisions() {
         std::fs::write(t.join("index.sh"), "cat\n").unwrap();
     }
     let mut c = Config::new();
-    c.tools_dir(tmp.path()).portable_names(false);
-    let e = c.generate().unwrap_err();
-    let d = e.diagnostics().unwrap().iter().next().unwrap().clone();
-    assert!(d.message.contains("both map to the Rust"), "{d}");
-    assert_eq!(d.pos.line, 2);
+    c.tools_dir(tmp.path());
+    let g = c.generate().unwrap();
+    assert_eq!(g.tools[0].rust_module, "web_search");
+    assert_eq!(g.tools[1].rust_module, "web_search_2");
+    assert_eq!(g.tools[1].rust_type, "WebSearch2");
+    let msgs: Vec<&str> = g.tools[1]
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            "tool names `web-search` and `web_search` both map to the Rust `ToolCall` variant `WebSearch`: `web_search` gets `WebSearch2`",
+            "tool names `web-search` and `web_search` both map to the Rust module `web_search`: `web_search` gets `web_search_2`",
+        ]
+    );
+    assert_eq!(g.tools[1].warnings[0].pos.line, 2);
+    let rust = g.rust().unwrap();
+    assert!(rust.contains("pub mod web_search_2 {"), "{rust}");
+    assert!(rust.contains("WebSearch2(web_search_2::Params)"), "{rust}");
 }
 
 #[test]

@@ -14,6 +14,14 @@ fn workspace() -> PathBuf {
 
 /// Builds the scratch crate; true when its build script ran.
 fn build(dir: &Path) -> bool {
+    let stderr = build_log(dir);
+    stderr.lines().any(|l| {
+        l.contains("Running") && l.contains("rebuild-scratch") && l.contains("build-script-build")
+    })
+}
+
+/// Builds the scratch crate and returns cargo's stderr.
+fn build_log(dir: &Path) -> String {
     let out = Command::new(env!("CARGO"))
         .args(["build", "--offline", "-v"])
         .current_dir(dir)
@@ -21,11 +29,9 @@ fn build(dir: &Path) -> bool {
         .env_remove("RUSTFLAGS")
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
-    stderr.lines().any(|l| {
-        l.contains("Running") && l.contains("rebuild-scratch") && l.contains("build-script-build")
-    })
+    stderr
 }
 
 fn tool(dir: &Path, name: &str, description: &str) {
@@ -76,4 +82,29 @@ fn build_script_reruns_on_change_and_new_tool_only() {
     std::thread::sleep(std::time::Duration::from_millis(1100));
     tool(&dir.join("tools"), "beta", "A new tool folder.");
     assert!(build(dir), "a new tool folder reruns generation");
+
+    // A warning shows as cargo's own warning and does not fail the build...
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let md = dir.join("tools/beta/TOOL.md");
+    let text = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(
+        &md,
+        text.replace("language: bash\n", "language: bash\ntags: [x]\n"),
+    )
+    .unwrap();
+    let log = build_log(dir);
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("warning: rebuild-scratch@0.0.0: ")
+                && l.contains("beta/TOOL.md:4:1: warning: unknown key `tags` is ignored")),
+        "{log}"
+    );
+    // ...and `print_warnings(false)` silences it.
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() -> Result<(), toolbind_codegen::Error> {\n    toolbind_codegen::Config::new().tools_dir(\"tools\").print_warnings(false).compile()\n}\n",
+    )
+    .unwrap();
+    let log = build_log(dir);
+    assert!(!log.contains("unknown key"), "{log}");
 }

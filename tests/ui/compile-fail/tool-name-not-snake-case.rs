@@ -1,3 +1,0 @@
-toolbind::tools!("../fixtures/tool-name-not-snake-case");
-
-fn main() {}
