@@ -130,6 +130,103 @@ fn check_clean_folders() {
     assert_eq!(stdout(&o), "[]\n");
 }
 
+/// The compatibility corpus of the workspace tests: files the platform loads.
+fn compat() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/compat")
+}
+
+#[test]
+fn check_passes_with_warnings_and_fails_on_them_when_denied() {
+    let dir = compat();
+    let o = run(&["check", dir.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: unknown key `tags` is ignored\n"),
+        "{err}"
+    );
+    assert!(err.contains("warning: 37 warnings in 12 files"), "{err}");
+    assert!(err.contains("\nok: 15 tools in "), "{err}");
+    assert!(err.trim_end().ends_with("(37 warnings)"), "{err}");
+    assert!(!err.contains("error"), "{err}");
+
+    let o = run(&["check", "--format", "json", dir.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let diags: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(diags.len(), 37);
+    assert!(
+        diags.iter().all(|d| d["severity"] == "warning"),
+        "{diags:#?}"
+    );
+
+    let o = run(&["check", "--deny-warnings", dir.to_str().unwrap()]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("(warnings denied by --deny-warnings)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn errors_and_warnings_are_reported_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, extra) in [("good", "tags: [a]\n"), ("bad", "descripton: x\n")] {
+        let t = tmp.path().join(name);
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(
+            t.join("TOOL.md"),
+            format!("---\nname: {name}\ndescription: d\nlanguage: bash\n{extra}---\n"),
+        )
+        .unwrap();
+        std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+    }
+    let o = run(&["check", tmp.path().to_str().unwrap()]);
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(err.contains("error: unknown key `descripton`"), "{err}");
+    assert!(
+        err.contains("warning: unknown key `tags` is ignored"),
+        "{err}"
+    );
+    assert!(
+        err.trim_end()
+            .ends_with("error: 1 error and 1 warning in 2 files"),
+        "{err}"
+    );
+}
+
+#[test]
+fn schema_leaves_out_a_tool_its_provider_rejects_and_says_so() {
+    let o = run(&["schema", "--dialect", "gemini", compat().to_str().unwrap()]);
+    assert_code(&o, 0);
+    let defs: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let names: Vec<&str> = defs["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"3d_render"), "{names:?}");
+    assert!(names.contains(&"dotted_params"), "{names:?}");
+    assert!(
+        stderr(&o).contains("tool name `3d_render` is rejected by gemini"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn list_loads_tools_with_warnings_and_shows_them() {
+    let o = run(&["list", "--dir", compat().to_str().unwrap()]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("\n15 tools from "), "{out}");
+    assert!(out.contains("\nwarnings (the tools load):\n"), "{out}");
+    assert!(out.contains("loaded `calculator` from "), "{out}");
+    assert!(!out.contains("skipped"), "{out}");
+}
+
 #[test]
 fn check_defaults_to_the_tools_folder() {
     let o = toolbind()

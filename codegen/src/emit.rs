@@ -345,6 +345,11 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
 
 fn default_fn(w: &mut W, input: &Input) {
     let (ty, _) = rust_type(input);
+    if plain_name(&input.rust_name).starts_with('_') {
+        // `__default__2fa` (a parameter named `2fa`): rustc's snake-case lint dislikes the
+        // double underscore.
+        w.line("#[allow(non_snake_case)]");
+    }
     w.open(&format!(
         "fn __default_{}() -> {ty} {{",
         plain_name(&input.rust_name)
