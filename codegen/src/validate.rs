@@ -157,14 +157,6 @@ impl Ctx<'_> {
         }
     }
 
-    fn unknown_key(&mut self, what: &str, key: &YNode, name: &str, known: &[&str]) {
-        let hint = match suggest(name, known) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!("expected one of: {}", known.join(", ")),
-        };
-        self.err(key, format!("unknown {what} `{name}`")).hint = Some(hint);
-    }
-
     /// A key toolbind does not read. A near-miss of a known key whose value has that key's
     /// shape (`optinal: true`) is an error: ignoring it would silently change the tool.
     /// Anything else is metadata the platform ignores too: a warning, and the value is
@@ -569,7 +561,10 @@ fn check_annotations(cx: &mut Ctx<'_>, v: &YNode) -> Annotations {
             "idempotent" => &mut a.idempotent,
             "open_world" => &mut a.open_world,
             _ => {
-                cx.unknown_key("annotation", k, &key, ANNOTATION_KEYS);
+                // Hosts define more hints than toolbind reads: a near-miss of one it reads
+                // is an error, anything else a warning.
+                let mut ignored = BTreeMap::new();
+                cx.extra_key("annotation", k, val, &key, ANNOTATION_KEYS, &mut ignored);
                 continue;
             }
         };

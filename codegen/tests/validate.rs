@@ -317,6 +317,24 @@ fn unknown_keys_suggest_the_closest() {
 }
 
 #[test]
+fn unknown_annotations_are_warnings_unless_a_near_miss() {
+    one(
+        &with("annotations:\n  readonly: true\n"),
+        5,
+        3,
+        "unknown annotation `readonly`",
+        Some("did you mean `read_only`?"),
+    );
+    warn_one(
+        &with("annotations:\n  priority: high\n"),
+        5,
+        3,
+        "unknown annotation `priority` is ignored",
+        None,
+    );
+}
+
+#[test]
 fn json_schema_parameters_block_is_an_error_that_says_how_to_convert() {
     one(
         &with("parameters:\n  type: object\n  properties:\n    q:\n      type: string\n"),
