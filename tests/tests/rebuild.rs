@@ -96,7 +96,7 @@ fn build_script_reruns_on_change_and_new_tool_only() {
     assert!(
         log.lines()
             .any(|l| l.starts_with("warning: rebuild-scratch@0.0.0: ")
-                && l.contains("beta/TOOL.md:4:1: warning: unknown key `tags` is ignored")),
+                && l.contains("beta/TOOL.md:5:1: warning: unknown key `tags` is ignored")),
         "{log}"
     );
     // ...and `print_warnings(false)` silences it.
