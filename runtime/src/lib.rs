@@ -11,6 +11,17 @@
 //! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
 //! - [`Runtime`]: validates a model's calls ([`args`]), runs them on an executor and
 //!   truncates the output ([`truncate`]).
+//!
+//! Features: `typescript` (default) transpiles `index.ts` in Rust so TypeScript tools run
+//! on Node 20; `macros` (default) re-exports the `tools!` and `tool!` proc-macros — turn
+//! it off on the build.rs path and toolbind-macros is not compiled. toolbind runs tools as Unix
+//! process groups: it builds on Unix only.
+
+#[cfg(not(unix))]
+compile_error!(
+    "toolbind runs tools as Unix process groups (setsid, killpg, socketpairs): it supports \
+     Linux and other Unix systems only"
+);
 
 pub mod args;
 pub mod cancel;
@@ -30,6 +41,7 @@ pub use result::{Content, Progress, ToolResult};
 pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};
 pub use toolbind_codegen::model::{Language, ToolSpec};
+#[cfg(feature = "macros")]
 pub use toolbind_macros::{tool, tools};
 pub use truncate::{TruncateOptions, Truncation, truncate_head};
 
