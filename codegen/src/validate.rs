@@ -376,24 +376,13 @@ pub fn tool_from_document(
     };
     if let Some(n) = &name {
         for input in &inputs {
-            let rejecting: Vec<&str> = Dialect::PROVIDERS
-                .into_iter()
-                .filter(|d| !d.accepts_param_name(&input.name))
-                .map(Dialect::as_str)
-                .collect();
-            if !rejecting.is_empty() {
+            if let Some((rejecting, those)) = rejected_by(|d| d.accepts_param_name(&input.name)) {
                 cx.warn_at(
                     input.pos,
                     input.name.chars().count(),
                     format!(
-                        "parameter name `{}` is rejected by {}: the tool `{n}` is left out of {}",
+                        "parameter name `{}` is rejected by {rejecting}: the tool `{n}` is left out of {those}",
                         input.name,
-                        rejecting.join(", "),
-                        if rejecting.len() == 1 {
-                            "that dialect"
-                        } else {
-                            "those dialects"
-                        },
                     ),
                 )
                 .hint = Some(format!(
@@ -604,6 +593,22 @@ fn is_env_name(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The provider dialects that reject a name (`accepts` says which accept it), listed, and
+/// how a message refers to them; `None` when every one accepts it.
+fn rejected_by(accepts: impl Fn(Dialect) -> bool) -> Option<(String, &'static str)> {
+    let list: Vec<&str> = Dialect::PROVIDERS
+        .into_iter()
+        .filter(|d| !accepts(*d))
+        .map(Dialect::as_str)
+        .collect();
+    let those = if list.len() == 1 {
+        "that dialect"
+    } else {
+        "those dialects"
+    };
+    (!list.is_empty()).then(|| (list.join(", "), those))
+}
+
 fn snake_suggestion(s: &str) -> String {
     ident::field_name_or_spelled(s)
         .trim_start_matches("r#")
@@ -611,27 +616,16 @@ fn snake_suggestion(s: &str) -> String {
 }
 
 fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -> (String, String) {
-    let rejecting: Vec<&str> = Dialect::PROVIDERS
-        .into_iter()
-        .filter(|d| !d.accepts_tool_name(name))
-        .map(Dialect::as_str)
-        .collect();
-    if opts.portable_names && rejecting.len() == Dialect::PROVIDERS.len() {
+    if opts.portable_names && !Dialect::PROVIDERS.iter().any(|d| d.accepts_tool_name(name)) {
         cx.err(node, format!("invalid tool name `{name}`: model providers accept only letters, digits, `_` and `-`, 1 to 64 characters"))
             .hint = Some(format!("use snake_case, e.g. `{}`", snake_suggestion(name)));
         return (String::new(), String::new());
     }
-    if !rejecting.is_empty() {
+    if let Some((rejecting, those)) = rejected_by(|d| d.accepts_tool_name(name)) {
         cx.warn(
             node,
             format!(
-                "tool name `{name}` is rejected by {}: the tool is left out of {}",
-                rejecting.join(", "),
-                if rejecting.len() == 1 {
-                    "that dialect"
-                } else {
-                    "those dialects"
-                }
+                "tool name `{name}` is rejected by {rejecting}: the tool is left out of {those}"
             ),
         )
         .hint = Some(format!(
