@@ -11,11 +11,24 @@ use toolbind_codegen::schema::Dialect;
 #[command(name = "toolbind", version)]
 #[command(
     after_help = "A tools folder holds one sub-folder per tool: <name>/TOOL.md plus \
-its entry file (index.ts, index.py or index.sh). DIR defaults to ./tools."
+its entry file (index.ts, index.py or index.sh). Every command takes its tools folders the \
+same way: DIR arguments or --dir DIR (repeatable); without either, the folders of \
+PI_TOOLS_DIRS (colon-separated), else ./tools."
 )]
 pub struct Cli {
+    /// Colour in reports on stderr: `auto` (on a terminal, unless NO_COLOR is set),
+    /// `always` or `never`
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -31,9 +44,9 @@ pub enum Command {
     /// Print the tool definitions as JSON for a model provider
     Schema(SchemaArgs),
     /// Print the system-prompt text for the tools
-    Prompt(DirArg),
+    Prompt(DirsArg),
     /// Print Markdown docs: a tools table and each tool's documentation
-    Docs(DirArg),
+    Docs(DirsArg),
     /// Copy seed tools into a data folder by version
     Sync(SyncArgs),
     /// List the tools a runtime would load, then the folders it would skip and why
@@ -54,6 +67,18 @@ change, and clients get notifications/tools/list_changed.\n\n\
 MCP client configuration: {\"command\": \"toolbind\", \"args\": [\"serve\", \"--dir\", \"/path/to/tools\"]}"
     )]
     Serve(ServeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Example: toolbind completions bash > ~/.local/share/bash-completion/completions/toolbind"
+    )]
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -64,9 +89,8 @@ pub enum Format {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Tools folders to check [default: ./tools]
-    #[arg(value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub dirs: DirsArg,
     /// `human`: rustc-style reports on stderr (coloured on a terminal); `json`: an array of
     /// {file, line, column, severity, message, hint} on stdout
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -78,16 +102,9 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct DirArg {
-    /// The tools folder
-    #[arg(value_name = "DIR", default_value = "tools")]
-    pub dir: PathBuf,
-}
-
-#[derive(Debug, Args)]
 pub struct GenArgs {
     #[command(flatten)]
-    pub dir: DirArg,
+    pub dirs: DirsArg,
     /// Write the bindings to FILE (only when its content changes) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -96,7 +113,7 @@ pub struct GenArgs {
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     #[command(flatten)]
-    pub dir: DirArg,
+    pub dirs: DirsArg,
     /// The provider's flavour of tool definition
     #[arg(
         long,
@@ -122,10 +139,15 @@ pub struct SyncArgs {
     pub data: PathBuf,
 }
 
+/// The tools folders, the same way for every command: `DIR...` or `--dir DIR` (both
+/// repeatable; `--dir` ones first), else `PI_TOOLS_DIRS`, else `./tools`.
 #[derive(Debug, Args)]
 pub struct DirsArg {
-    /// A tools folder; repeat for several, the first wins on duplicate names
-    /// [default: $PI_TOOLS_DIRS, else ./tools]
+    /// Tools folders; the first wins on duplicate names [default: $PI_TOOLS_DIRS, else
+    /// ./tools]
+    #[arg(value_name = "DIR")]
+    pub positional: Vec<PathBuf>,
+    /// A tools folder, as DIR; repeatable
     #[arg(long = "dir", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 }
@@ -134,6 +156,10 @@ pub struct DirsArg {
 pub struct ListArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
+    /// Print JSON on stdout: {tools: [{name, label, version, language, folder, description,
+    /// warnings}], skipped: [{path, reason}], notes: [{path, message}]}
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,19 +1,14 @@
 //! `toolbind check`: every diagnostic of every tools folder, at once.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
 use toolbind_codegen::{Options, load_tools};
 
-use crate::args::{CheckArgs, Format};
+use crate::args::{CheckArgs, ColorChoice, Format};
 use crate::exit::{Code, Outcome};
 
 pub fn run(args: &CheckArgs) -> Outcome {
-    let dirs = if args.dirs.is_empty() {
-        vec![PathBuf::from("tools")]
-    } else {
-        args.dirs.clone()
-    };
+    let dirs = crate::tools::dirs(&args.dirs);
     let result = load_tools(&dirs, &Options::default());
     // Errors and warnings together, or the warnings of a set that loads.
     let (diags, tools) = match result {
@@ -58,7 +53,23 @@ pub fn run(args: &CheckArgs) -> Outcome {
     Ok(if failed { Code::Failed } else { Code::Ok })
 }
 
-/// Colour on a terminal, unless `NO_COLOR` is set (<https://no-color.org>).
+/// The `--color` choice, set once by `main`.
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// Records the `--color` choice for [`color_stderr`].
+pub fn set_color(choice: ColorChoice) {
+    let _ = COLOR.set(choice);
+}
+
+/// Whether reports on stderr are coloured: `--color always`/`never`, else on a terminal
+/// unless `NO_COLOR` is set (<https://no-color.org>).
 pub fn color_stderr() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match COLOR.get().copied().unwrap_or(ColorChoice::Auto) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use toolbind_codegen::diagnostic::Diagnostics;
 use toolbind_codegen::{Config, Error, Options, ToolSpec, load_tools, prompt, schema};
 
-use crate::args::{DirArg, GenArgs, SchemaArgs};
+use crate::args::{DirsArg, GenArgs, SchemaArgs};
 use crate::check::color_stderr;
 use crate::exit::{Code, Failure, Outcome};
 
@@ -17,7 +17,9 @@ pub fn rust(args: &GenArgs) -> Outcome {
     // `Config::tools_dir` resolves a relative path against CARGO_MANIFEST_DIR when it is set
     // (build scripts, but also `cargo run`); a command line means the current folder.
     let mut config = Config::new();
-    config.tools_dir(cwd.join(&args.dir.dir));
+    for dir in crate::tools::dirs(&args.dirs) {
+        config.tools_dir(cwd.join(dir));
+    }
     let generated = match config.generate() {
         Ok(g) => g,
         Err(Error::Invalid(d)) => return Err(invalid(relative_to(d, &cwd))),
@@ -44,21 +46,21 @@ pub fn rust(args: &GenArgs) -> Outcome {
 }
 
 pub fn schema(args: &SchemaArgs) -> Outcome {
-    let tools = load(&args.dir)?;
+    let tools = load(&args.dirs)?;
     print(&schema::definitions_json(&tools, args.dialect))
 }
 
-pub fn prompt(args: &DirArg) -> Outcome {
+pub fn prompt(args: &DirsArg) -> Outcome {
     print(&prompt::system_prompt(&load(args)?))
 }
 
-pub fn docs(args: &DirArg) -> Outcome {
+pub fn docs(args: &DirsArg) -> Outcome {
     print(&prompt::docs(&load(args)?))
 }
 
 /// Loads the tools; warnings go to stderr, one line each (stdout is the output).
-fn load(dir: &DirArg) -> Result<Vec<ToolSpec>, Failure> {
-    let tools = load_tools(std::slice::from_ref(&dir.dir), &Options::default()).map_err(invalid)?;
+fn load(dirs: &DirsArg) -> Result<Vec<ToolSpec>, Failure> {
+    let tools = load_tools(&crate::tools::dirs(dirs), &Options::default()).map_err(invalid)?;
     for w in toolbind_codegen::warnings(&tools).iter() {
         eprintln!("{}", w.plain());
     }

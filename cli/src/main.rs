@@ -21,6 +21,7 @@ use args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    check::set_color(cli.color);
     let outcome = match cli.command {
         Command::Check(a) => check::run(&a),
         Command::Gen(a) => emit::rust(&a),
@@ -31,6 +32,11 @@ fn main() -> ExitCode {
         Command::List(a) => tools::list(&a),
         Command::Call(a) => call::run(a),
         Command::Serve(a) => serve::run(&a),
+        Command::Completions(a) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(a.shell, &mut cmd, "toolbind", &mut std::io::stdout());
+            Ok(exit::Code::Ok)
+        }
     };
     match outcome {
         Ok(code) => code.into(),

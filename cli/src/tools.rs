@@ -7,10 +7,11 @@ use toolbind::loader::{Loaded, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
 use crate::args::{DirsArg, ListArgs};
 use crate::exit::{Code, Outcome};
 
-/// The `--dir` folders; without any, those of `PI_TOOLS_DIRS`; without that, `./tools`.
+/// The `--dir` folders, then the `DIR` arguments; without any, those of `PI_TOOLS_DIRS`;
+/// without that, `./tools`. Every command reads its tools folders this way.
 pub fn dirs(args: &DirsArg) -> Vec<PathBuf> {
-    if !args.dirs.is_empty() {
-        return args.dirs.clone();
+    if !args.dirs.is_empty() || !args.positional.is_empty() {
+        return args.dirs.iter().chain(&args.positional).cloned().collect();
     }
     let from_env = std::env::var_os(TOOLS_DIRS_ENV)
         .map(|v| parse_tools_dirs(&v.to_string_lossy()))
@@ -30,6 +31,10 @@ pub fn load(dirs: &[PathBuf]) -> Loaded {
 pub fn list(args: &ListArgs) -> Outcome {
     let dirs = dirs(&args.dirs);
     let loaded = load(&dirs);
+    if args.json {
+        println!("{}", list_json(&loaded));
+        return Ok(exit_code(&loaded));
+    }
     let tools: Vec<_> = loaded.registry.iter().collect();
     let rows: Vec<[String; 4]> = tools
         .iter()
@@ -88,15 +93,50 @@ pub fn list(args: &ListArgs) -> Outcome {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }
-    // A skipped tool folder is reported and listing goes on; a tools folder that cannot
-    // be read at all (a typo in --dir) is a failure a script should see.
+    Ok(exit_code(&loaded))
+}
+
+/// A skipped tool folder is reported and listing goes on; a tools folder that cannot be
+/// read at all (a typo in --dir) is a failure a script should see.
+fn exit_code(loaded: &Loaded) -> Code {
     let unreadable = loaded.warnings.iter().any(|w| {
         matches!(
             w.kind,
             toolbind::loader::LoadWarningKind::UnreadableDir { .. }
         )
     });
-    Ok(if unreadable { Code::Failed } else { Code::Ok })
+    if unreadable { Code::Failed } else { Code::Ok }
+}
+
+/// `list --json`: the tools with their warnings, the skipped folders and the other notes.
+fn list_json(loaded: &Loaded) -> serde_json::Value {
+    use serde_json::json;
+    let tools: Vec<_> = loaded
+        .registry
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "label": t.label,
+                "version": t.version,
+                "language": t.language.as_str(),
+                "folder": t.dir.display().to_string(),
+                "description": t.description,
+                "warnings": t.warnings.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let (skipped, notes): (Vec<_>, Vec<_>) = loaded.warnings.iter().partition(|w| w.skipped());
+    let entry = |w: &&toolbind::LoadWarning, key: &str| json!({"path": w.path.display().to_string(), key: w.to_string()});
+    json!({
+        "tools": tools,
+        "skipped": skipped.iter().map(|w| entry(w, "reason")).collect::<Vec<_>>(),
+        "notes": notes
+            .iter()
+            .filter(|w| !matches!(w.kind, toolbind::loader::LoadWarningKind::Warnings { .. }))
+            .map(|w| entry(w, "message"))
+            .collect::<Vec<_>>(),
+    })
 }
 
 /// Absolute folders: a tool's process runs with the caller's working directory, and an MCP

@@ -228,6 +228,83 @@ fn list_loads_tools_with_warnings_and_shows_them() {
 }
 
 #[test]
+fn every_command_takes_tools_folders_the_same_way() {
+    let a = fixture("tools");
+    let b = shipped_tools();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for cmd in ["check", "gen", "schema", "prompt", "docs", "list"] {
+        let positional = run(&[cmd, a, b]);
+        let flags = run(&[cmd, "--dir", a, "--dir", b]);
+        let mixed = run(&[cmd, "--dir", a, b]);
+        assert_code(&positional, 0);
+        assert_eq!(stdout(&positional), stdout(&flags), "{cmd}");
+        assert_eq!(stdout(&positional), stdout(&mixed), "{cmd}");
+        // PI_TOOLS_DIRS, when no folder is given.
+        let env = toolbind()
+            .arg(cmd)
+            .env("PI_TOOLS_DIRS", format!("{a}:{b}"))
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&positional), stdout(&env), "{cmd}");
+    }
+    // Both folders' tools are there (gen takes several folders, as Config does).
+    let o = run(&["gen", a, b]);
+    assert!(stdout(&o).contains("pub mod hello_sh {"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("pub mod web_fetch {"), "{}", stdout(&o));
+}
+
+#[test]
+fn list_json_is_machine_readable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("tagged");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("TOOL.md"),
+        "---\nname: tagged\ndescription: d\nlanguage: bash\ntags: [a]\n---\n",
+    )
+    .unwrap();
+    std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+    std::fs::create_dir_all(tmp.path().join("empty")).unwrap();
+    let o = run(&["list", "--json", tmp.path().to_str().unwrap()]);
+    assert_code(&o, 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["tools"][0]["name"], "tagged");
+    assert_eq!(v["tools"][0]["language"], "bash");
+    assert_eq!(v["tools"][0]["warnings"][0]["severity"], "warning");
+    assert!(
+        v["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no TOOL.md"),
+        "{v}"
+    );
+    assert_eq!(v["notes"], serde_json::json!([]));
+}
+
+#[test]
+fn color_is_chosen_by_the_flag() {
+    let dir = fixture("malformed");
+    let dir = dir.to_str().unwrap();
+    // NO_COLOR is set by the helper and stderr is a pipe: `auto` means no colour.
+    assert!(!stderr(&run(&["check", dir])).contains('\x1b'));
+    assert!(stderr(&run(&["--color", "always", "check", dir])).contains("\x1b["));
+    assert!(stderr(&run(&["check", dir, "--color=always"])).contains("\x1b["));
+    assert!(!stderr(&run(&["check", dir, "--color", "never"])).contains('\x1b'));
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = run(&["completions", shell]);
+        assert_code(&o, 0);
+        let script = stdout(&o);
+        assert!(script.contains("toolbind"), "{shell}");
+        assert!(script.contains("deny-warnings"), "{shell}: {script}");
+    }
+    assert_code(&run(&["completions", "tcsh"]), 2);
+}
+
+#[test]
 fn check_defaults_to_the_tools_folder() {
     let o = toolbind()
         .current_dir(shipped_tools().join(".."))
