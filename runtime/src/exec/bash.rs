@@ -96,6 +96,7 @@ pub(crate) async fn run(
                 let text = String::from_utf8_lossy(&line).into_owned();
                 sink(protocol::normalize_progress(Value::String(text), max_text));
             }
+            line.clear();
         }
     });
 

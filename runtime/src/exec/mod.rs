@@ -27,7 +27,15 @@
 //! - By default a Node or Python tool's process stays warm and serves further calls, several
 //!   in flight at once; module state persists between calls. A worker that dies is replaced
 //!   at the next call and its calls in flight get an error result naming the cause. Idle
-//!   workers are stopped after [`ExecConfig::idle_timeout`]. One-shot mode (a fresh process
+//!   workers are stopped after [`ExecConfig::idle_timeout`].
+//! - Calls sharing a warm worker are isolated: a result with no JSON form fails only its
+//!   own call; the protocol socket is close-on-exec inside the harness, so a tool's child
+//!   can neither write into it nor hold it open; an exception from a timer is charged to the
+//!   call whose async context threw it if that call is in flight, else logged; the
+//!   harness's exit is noticed even while a daemon holds the socket. When the worker must
+//!   die, the other calls on it are told a neighbouring call may have broken it; a call that
+//!   never reached a dead worker, or one of a tool annotated `idempotent`, is retried once
+//!   on a fresh worker (a retry would repeat other tools' side effects). One-shot mode (a fresh process
 //!   per call) is available per tool (`worker: oneshot` → [`WorkerMode::OneShot`]) and for
 //!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
@@ -82,7 +90,7 @@ use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 use crate::executor::{ExecCall, ExecFuture, Executor};
 use crate::result::ToolResult;
 use toolbind_codegen::model::Fnv;
-use worker::{Launch, Worker};
+use worker::{CallEnd, Launch, Worker};
 
 /// The Node harness (ES module), embedded in the crate.
 pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
@@ -276,36 +284,49 @@ impl SubprocessExecutor {
             WorkerMode::Default => config.worker_mode,
             m => m,
         };
-        let worker = if mode == WorkerMode::OneShot {
-            let launch = match self.launch(tool, &entry).await {
-                Ok(l) => l,
-                Err(e) => return ToolResult::error(e),
+        let idempotent = tool.annotations.idempotent == Some(true);
+        let mut retried = false;
+        loop {
+            let worker = if mode == WorkerMode::OneShot {
+                let launch = match self.launch(tool, &entry).await {
+                    Ok(l) => l,
+                    Err(e) => return ToolResult::error(e),
+                };
+                match Worker::spawn(&launch, tool, config) {
+                    Ok(w) => w,
+                    Err(e) => return ToolResult::error(e),
+                }
+            } else {
+                match self.warm_worker(tool, &entry).await {
+                    Ok(w) => w,
+                    Err(e) => return ToolResult::error(e),
+                }
             };
-            match Worker::spawn(&launch, tool, config) {
-                Ok(w) => w,
-                Err(e) => return ToolResult::error(e),
+            let end = worker
+                .call(
+                    call.tool_call_id,
+                    &call.params,
+                    &call.cancel,
+                    timeout,
+                    config.grace,
+                    call.progress.as_ref(),
+                    &secrets,
+                )
+                .await;
+            if mode == WorkerMode::OneShot {
+                worker.kill();
             }
-        } else {
-            match self.warm_worker(tool, &entry).await {
-                Ok(w) => w,
-                Err(e) => return ToolResult::error(e),
+            // Once, on a fresh worker: a call that never reached the dead one, or a call of an
+            // idempotent tool whose worker a neighbouring call broke.
+            match end {
+                CallEnd::Done(result) => return result,
+                CallEnd::NotStarted(_) if !retried => {}
+                CallEnd::NeighbourBroke(_) if !retried && idempotent => {}
+                CallEnd::NotStarted(reason) => return ToolResult::error(reason),
+                CallEnd::NeighbourBroke(result) => return result,
             }
-        };
-        let result = worker
-            .call(
-                call.tool_call_id,
-                &call.params,
-                &call.cancel,
-                timeout,
-                config.grace,
-                call.progress.as_ref(),
-                &secrets,
-            )
-            .await;
-        if mode == WorkerMode::OneShot {
-            worker.kill();
+            retried = true;
         }
-        result
     }
 
     /// The warm worker of `tool`, started (or restarted) when needed.

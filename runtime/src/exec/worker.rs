@@ -39,6 +39,25 @@ pub(crate) struct Launch {
 enum Event {
     Update(Progress),
     Done(ToolResult),
+    /// The worker died with this call in flight, for a reason not charged to it; `others`
+    /// is how many other calls were in flight with it.
+    Died {
+        reason: String,
+        others: usize,
+        /// The reason already names the call at fault.
+        named: bool,
+    },
+}
+
+/// How a call on a worker ended.
+pub(crate) enum CallEnd {
+    /// The call's own result (success or error).
+    Done(ToolResult),
+    /// The worker was dead before the call was sent: nothing ran, so retrying is safe.
+    NotStarted(String),
+    /// The worker died under this call while other calls were in flight on it; any of them
+    /// may have broken it. Retried only for idempotent tools: a retry repeats side effects.
+    NeighbourBroke(ToolResult),
 }
 
 #[derive(Default)]
@@ -193,13 +212,13 @@ impl Worker {
         grace: Duration,
         progress: Option<&ProgressSink>,
         secrets: &[String],
-    ) -> ToolResult {
+    ) -> CallEnd {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(64);
         {
             let mut st = self.lock();
             if let Some(reason) = &st.dead {
-                return ToolResult::error(reason.clone());
+                return CallEnd::NotStarted(reason.clone());
             }
             st.pending.insert(id, tx);
             st.in_flight += 1;
@@ -239,17 +258,30 @@ impl Worker {
                     }
                     Some(Event::Done(result)) => {
                         guard.finished = true;
-                        return match stop {
+                        return CallEnd::Done(match stop {
                             Some(Stop::TimedOut(_)) => ToolResult::error(format!(
                                 "timed out after {}; the tool stopped after its abort signal",
                                 secs(timeout)
                             )),
                             _ => result,
-                        };
+                        });
+                    }
+                    Some(Event::Died { reason, others, named }) => {
+                        guard.finished = true;
+                        if others == 0 || stop.is_some() {
+                            return CallEnd::Done(ToolResult::error(reason));
+                        }
+                        return CallEnd::NeighbourBroke(ToolResult::error(if named {
+                            reason
+                        } else {
+                            format!(
+                                "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
+                            )
+                        }));
                     }
                     None => {
                         guard.finished = true;
-                        return ToolResult::error("internal error: the worker dropped the call");
+                        return CallEnd::Done(ToolResult::error("internal error: the worker dropped the call"));
                     }
                 },
                 _ = cancel.cancelled(), if stop.is_none() => {
@@ -268,7 +300,7 @@ impl Worker {
                             secs(grace)
                         ));
                         self.wait_closed(Duration::from_secs(2)).await;
-                        return ToolResult::error(match s {
+                        return CallEnd::Done(ToolResult::error(match s {
                             Stop::Cancelled(_) => format!(
                                 "cancelled; the tool did not stop within {} of its abort signal, so its process group was killed",
                                 secs(grace)
@@ -278,7 +310,7 @@ impl Worker {
                                 secs(timeout),
                                 secs(grace)
                             ),
-                        });
+                        }));
                     }
                 },
             }
@@ -411,8 +443,23 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let mut line = Vec::new();
     let mut fatal: Option<String> = None;
     let mut broken: Option<String> = None;
+    // The harness's exit is noticed by itself, not only by end-of-stream: a process the
+    // tool started may hold the socket open for as long as it lives. What the harness
+    // wrote before exiting is still read, for a short while.
+    let mut status: Option<Option<std::process::ExitStatus>> = None;
+    let mut drain_until: Option<tokio::time::Instant> = None;
     loop {
-        match protocol::read_line(&mut read, &mut line, ctx.limits.line).await {
+        let next = tokio::select! {
+            r = protocol::read_line(&mut read, &mut line, ctx.limits.line) => r,
+            s = ctx.child.wait(), if status.is_none() => {
+                status = Some(s.ok());
+                drain_until = Some(tokio::time::Instant::now() + Duration::from_millis(500));
+                continue;
+            }
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)),
+                if drain_until.is_some() => break,
+        };
+        match next {
             Ok(None) => break,
             Ok(Some(())) => {}
             Err(LineError::TooLong(max)) => {
@@ -431,16 +478,29 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
             }
         }
         let msg = match serde_json::from_slice::<FromHarness>(&line) {
-            Ok(m) => m,
-            Err(e) => {
-                broken = Some(format!(
-                    "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
-                    ctx.label,
-                    protocol::preview(&line)
-                ));
-                break;
-            }
+            Ok(m) => Some(m),
+            Err(e) => match protocol::salvage_id(&line) {
+                // A message of one call that is not JSON fails that call, not the worker.
+                Some(("update", _)) => None,
+                Some((kind, id)) => Some(FromHarness::Error {
+                    id,
+                    message: format!(
+                        "protocol error: the {} harness could not send this call's {kind} as JSON ({e}); NaN, Infinity and numbers beyond the range of a 64-bit float have no JSON form",
+                        ctx.label
+                    ),
+                }),
+                None => {
+                    broken = Some(format!(
+                        "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
+                        ctx.label,
+                        protocol::preview(&line)
+                    ));
+                    break;
+                }
+            },
         };
+        line.clear();
+        let Some(msg) = msg else { continue };
         let (id, event) = match msg {
             FromHarness::Update { id, content } => (
                 id,
@@ -494,15 +554,21 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     }
     // Let a process that is exiting on its own report its real status before the group is
     // killed (grandchildren included: nothing of a dead worker survives it).
-    let status = match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
-        Ok(s) => {
+    let status = match status {
+        Some(s) => {
             process::signal_group(ctx.pgid, Signal::SIGKILL);
-            s.ok()
+            s
         }
-        Err(_) => {
-            process::signal_group(ctx.pgid, Signal::SIGKILL);
-            ctx.child.wait().await.ok()
-        }
+        None => match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
+            Ok(s) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                s.ok()
+            }
+            Err(_) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                ctx.child.wait().await.ok()
+            }
+        },
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
 
@@ -517,6 +583,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         .lock()
         .map(|s| s.killed_because.clone())
         .unwrap_or_default();
+    let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
     let mut reason = match (fatal, broken, killed_because) {
         (Some(f), _, _) => f,
         (None, Some(b), _) => b,
@@ -540,9 +607,14 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         st.dead = Some(reason.clone());
         st.pending.drain().map(|(_, tx)| tx).collect()
     };
+    let others = pending.len().saturating_sub(1);
     for tx in pending {
         let _ = tx
-            .send(Event::Done(ToolResult::error(reason.clone())))
+            .send(Event::Died {
+                reason: reason.clone(),
+                others,
+                named,
+            })
             .await;
     }
     let _ = ctx.closed.send(true);
