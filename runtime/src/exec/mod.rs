@@ -72,6 +72,7 @@
 //! ```
 
 mod bash;
+mod cache;
 mod process;
 mod protocol;
 #[cfg(feature = "typescript")]
@@ -118,7 +119,10 @@ pub struct ExecConfig {
     /// The tools' working directory; `None` keeps the agent's.
     pub cwd: Option<PathBuf>,
     /// Where harness files and transpiled TypeScript are cached.
-    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else the temp dir.
+    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else
+    /// `$TMPDIR/toolbind-<euid>`. Code found there runs as this user, so the folder must be
+    /// private: it is created 0700, and a folder that is a symlink or owned by another user
+    /// is refused (one of ours that is too open is tightened to 0700).
     pub cache_dir: PathBuf,
     /// The longest protocol message accepted from a harness. Default 16 MiB.
     pub max_line_bytes: usize,
@@ -165,13 +169,12 @@ impl ExecConfig {
 }
 
 fn default_cache_dir() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("toolbind");
-    }
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".cache").join("toolbind");
-    }
-    std::env::temp_dir().join(format!("toolbind-{}", std::process::id()))
+    cache::default_dir(
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
+        std::env::temp_dir(),
+        cache::euid(),
+    )
 }
 
 /// The byte limits, sanitised.
@@ -451,14 +454,16 @@ impl SubprocessExecutor {
         if let Some(p) = map.get(name) {
             return Ok(p.clone());
         }
-        let mut h = Fnv::new();
-        h.write(text.as_bytes());
+        cache::private_dir(&self.inner.config.cache_dir)?;
         let dir = self.inner.config.cache_dir.join("harness");
+        cache::private_dir(&dir)?;
         let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
-        let path = dir.join(format!("{stem}-{:016x}.{ext}", h.finish()));
+        let path = dir.join(format!(
+            "{stem}-{}.{ext}",
+            &cache::sha256_hex(text.as_bytes())[..32]
+        ));
+        // Compared with the embedded text before every first use in a process.
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create the harness cache {}: {e}", dir.display()))?;
             let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
             std::fs::write(&tmp, text)
                 .and_then(|()| std::fs::rename(&tmp, &path))
