@@ -38,6 +38,7 @@ use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, ProgressSink};
 use crate::loader::Registry;
 use crate::result::{Content, Progress, ToolResult};
+use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
 
 /// Settings of a [`Runtime`].
@@ -216,7 +217,13 @@ impl Runtime {
     }
 
     /// Runs a model's call: look the tool up, validate `args` (see [`crate::args`]), run it
-    /// on the executor, truncate every text block. Every failure — unknown tool, bad
+    /// on the executor, truncate every text block.
+    ///
+    /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in
+    /// their JSON-escaped forms) from everything that leaves the call: progress updates,
+    /// result and error text, `details`, and so the spill files, the CLI's output and MCP
+    /// messages built from them. Values shorter than
+    /// [`MIN_REDACTED_CHARS`](crate::secret::MIN_REDACTED_CHARS) are left alone. Every failure — unknown tool, bad
     /// arguments, a failing tool — is an error result (`isError: true`) the model can act
     /// on; this never panics on model input.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
@@ -237,15 +244,30 @@ impl Runtime {
             .timeout
             .or_else(|| spec.timeout())
             .or(self.config.default_timeout);
+        // The one choke point for secrets: everything that leaves the call (progress, result
+        // text, details, error text, and so spill files and whatever the CLI, MCP or a
+        // provider adapter makes of them) passes through this redactor.
+        let redactor = Redactor::new(&secret::secrets_of(spec, valid.params()));
+        let progress = match opts.progress {
+            Some(sink) if !redactor.is_empty() => {
+                let r = redactor.clone();
+                Some(Arc::new(move |mut p: Progress| {
+                    r.content(&mut p.content);
+                    sink(p)
+                }) as ProgressSink)
+            }
+            other => other,
+        };
         let call = ExecCall {
             tool: spec,
             tool_call_id: &tool_call_id,
             params: valid.into_params(),
             cancel: opts.cancel,
-            progress: opts.progress,
+            progress,
             timeout,
         };
         let mut result = self.executor.execute(call).await;
+        redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);
         result
     }

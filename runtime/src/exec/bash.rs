@@ -135,7 +135,7 @@ pub(crate) async fn run(
 
     let stderr_tail = {
         let c = err.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000))
+        (!c.is_empty()).then(|| c.render_tail(2000, secrets))
     };
     let with_stderr = |mut msg: String| {
         if let Some(t) = &stderr_tail {

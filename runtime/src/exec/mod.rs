@@ -85,7 +85,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 use crate::executor::{ExecCall, ExecFuture, Executor};
@@ -261,7 +260,7 @@ impl SubprocessExecutor {
             .unwrap_or(config.default_timeout)
             // Deadlines are `now + timeout`; a year is "never" and cannot overflow.
             .min(Duration::from_secs(365 * 24 * 3600));
-        let secrets = secrets_of(tool, &call.params);
+        let secrets = crate::secret::secrets_of(tool, &call.params);
         let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
             return ToolResult::error(format!(
                 "tool `{}` has no entry file in {} (expected one of {})",
@@ -598,18 +597,4 @@ fn entry_stamp(entry: &Path) -> u64 {
         h.write(&meta.len().to_le_bytes());
     }
     h.finish()
-}
-
-/// The values of the call's sensitive inputs, as the tool will see them.
-fn secrets_of(tool: &ToolSpec, params: &serde_json::Map<String, Value>) -> Vec<String> {
-    tool.inputs
-        .iter()
-        .filter(|i| i.sensitive)
-        .filter_map(|i| params.get(&i.name))
-        .filter_map(|v| match v {
-            Value::String(s) if s.len() >= 3 => Some(s.clone()),
-            Value::String(_) | Value::Null => None,
-            other => Some(other.to_string()),
-        })
-        .collect()
 }

@@ -575,7 +575,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let secrets = ctx.shared.secrets();
     let stderr = {
         let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000))
+        (!c.is_empty()).then(|| c.render_tail(2000, &secrets))
     };
     let killed_because = ctx
         .shared
