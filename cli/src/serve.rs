@@ -20,7 +20,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
 use toolbind_codegen::prompt;
@@ -323,16 +323,22 @@ impl ServerHandler for Server {
         let mut opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
             .cancel(cancel.clone());
-        // Progress goes out in order, before the result: a channel into one sender task.
+        // Progress goes out in order, before the result, and never queues up: the sink
+        // replaces the latest unsent update, and one task sends whatever is latest when the
+        // client is ready for it (a paused client costs one update of memory, not all).
         let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            let (tx, mut rx) = tokio::sync::watch::channel::<Option<Progress>>(None);
             opts = std::mem::take(&mut opts).progress(move |p| {
-                let _ = tx.send(p);
+                tx.send_replace(Some(p));
             });
             let peer = context.peer.clone();
             tokio::spawn(async move {
                 let mut n = 0.0;
-                while let Some(p) = rx.recv().await {
+                // After the sink is dropped, `changed` still reports an unseen last value.
+                while rx.changed().await.is_ok() {
+                    let Some(p) = rx.borrow_and_update().clone() else {
+                        continue;
+                    };
                     n += 1.0;
                     let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
                     let param = ProgressNotificationParam::new(token.clone(), n)

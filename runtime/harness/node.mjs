@@ -119,6 +119,9 @@ const owner = new AsyncLocalStorage();
 // call in flight ends it; its `execute` may still settle later).
 function finish(id, msg) {
   if (!calls.delete(id)) return;
+  // The latest update still goes out, before the result.
+  if (unsent.has(id)) send({ type: "update", id, content: capText(unsent.get(id)) });
+  unsent.delete(id);
   send(msg);
 }
 
@@ -138,12 +141,28 @@ process.on("uncaughtException", (err) => {
   }
 });
 
+// Progress never queues up in memory: while the socket is congested (the runtime reads
+// slower than the tool reports), each call keeps only its latest update, sent when the
+// socket drains. A result or error supersedes its call's unsent update.
+const unsent = new Map();
+sock.on("drain", () => {
+  for (const [id, partial] of unsent) {
+    unsent.delete(id);
+    if (calls.has(id)) send({ type: "update", id, content: capText(partial) });
+    if (sock.writableNeedDrain) break;
+  }
+});
+
+function update(id, partial) {
+  if (!calls.has(id)) return;
+  if (sock.writableNeedDrain) unsent.set(id, partial ?? null);
+  else send({ type: "update", id, content: capText(partial ?? null) });
+}
+
 async function run(msg) {
   const controller = new AbortController();
   calls.set(msg.id, controller);
-  const onUpdate = (partial) => {
-    if (calls.has(msg.id)) send({ type: "update", id: msg.id, content: capText(partial ?? null) });
-  };
+  const onUpdate = (partial) => update(msg.id, partial);
   try {
     const result = await owner.run(msg.id, () =>
       execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate));

@@ -25,6 +25,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 
 use super::process::{self, Capture, Stdout};
 use super::protocol;
+use super::pump::{self, Pump};
 use super::worker::secs;
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
@@ -85,28 +86,54 @@ pub(crate) async fn run(
         .stderr
         .take()
         .map(|s| tokio::spawn(process::drain(s, err.clone())));
-    let sink = progress.cloned();
-    let max_line = limits.line;
+    let max_line = config.max_progress_line_bytes.max(1024);
     let max_text = limits.text;
+    let (slot, mut updates) = pump::slot();
+    let mut pump = Pump::new(progress, config.progress_interval);
+    let pgid = spawned.pgid;
+    // Each fd 3 line is progress, and only progress: it replaces the call's latest update.
+    // A line over the limit ends the call (its group is killed) with an error naming it.
     let progress_task = tokio::spawn(async move {
         let mut read = BufReader::new(spawned.control);
         let mut line = Vec::new();
-        while let Ok(Some(())) = protocol::read_line(&mut read, &mut line, max_line).await {
-            if let Some(sink) = &sink {
-                let text = String::from_utf8_lossy(&line).into_owned();
-                sink(protocol::normalize_progress(Value::String(text), max_text));
+        loop {
+            match protocol::read_line(&mut read, &mut line, max_line).await {
+                Ok(Some(())) => {
+                    let text = String::from_utf8_lossy(&line).into_owned();
+                    slot.send_replace(Some(protocol::normalize_progress(
+                        Value::String(text),
+                        max_text,
+                    )));
+                    line.clear();
+                }
+                Err(protocol::LineError::TooLong(max)) => {
+                    process::signal_group(pgid, Signal::SIGKILL);
+                    return Some(max);
+                }
+                Ok(None) | Err(protocol::LineError::Io(_)) => return None,
             }
-            line.clear();
         }
     });
 
     let timeout_at = tokio::time::Instant::now() + timeout;
     let mut stop: Option<(bool, tokio::time::Instant)> = None;
     let mut killed = false;
+    let mut updates_open = true;
     let mut child = spawned.child;
     let status = loop {
         let deadline = stop.map_or(timeout_at, |s| s.1);
         tokio::select! {
+            biased;
+            changed = updates.changed(), if updates_open => match changed {
+                Ok(()) => {
+                    let latest = updates.borrow_and_update().clone();
+                    if let Some(p) = latest {
+                        pump.offer(p);
+                    }
+                }
+                Err(_) => updates_open = false,
+            },
+            _ = pump::until(pump.due()) => pump.flush(),
             status = child.wait() => break status.ok(),
             _ = cancel.cancelled(), if stop.is_none() => {
                 process::signal_group(spawned.pgid, Signal::SIGTERM);
@@ -131,7 +158,14 @@ pub(crate) async fn run(
     for task in [out_task, err_task].into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), progress_task).await;
+    let too_long = tokio::time::timeout(Duration::from_secs(2), progress_task)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .flatten();
+    // The latest update goes out before the result.
+    pump.take_from(&mut updates);
+    pump.flush();
 
     let stderr_tail = {
         let c = err.lock().unwrap_or_else(|e| e.into_inner());
@@ -153,6 +187,12 @@ pub(crate) async fn run(
     } else {
         "SIGTERM was sent to the tool's process group".to_owned()
     };
+    if let Some(max) = too_long {
+        return with_stderr(format!(
+            "a progress line written to fd 3 was longer than the {} limit for progress lines, so the tool's process group was killed (write shorter lines; the result goes to stdout)",
+            human_bytes(max)
+        ));
+    }
     match (stop, status) {
         (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout))),
         (_, Some(s)) if s.success() => {
@@ -178,5 +218,16 @@ pub(crate) async fn run(
         (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),
         (None, Some(s)) => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
         (None, None) => with_stderr(format!("{entry_name} could not be waited for")),
+    }
+}
+
+/// "1 MiB", "512 KiB", "100 bytes".
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
     }
 }

@@ -38,6 +38,10 @@
 //!   on a fresh worker (a retry would repeat other tools' side effects). One-shot mode (a fresh process
 //!   per call) is available per tool (`worker: oneshot` → [`WorkerMode::OneShot`]) and for
 //!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
+//! - Progress never grows memory: each call keeps only its latest unsent update (in the
+//!   Node harness while the socket is congested, in the runtime while the sink is behind)
+//!   and at most one update per [`ExecConfig::progress_interval`] is forwarded; the latest
+//!   always arrives before the result.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
 //!   ([`ExecConfig::max_log_bytes`]), result text is capped at
 //!   [`ExecConfig::max_text_bytes`] with a note, protocol lines at
@@ -75,6 +79,7 @@ mod bash;
 mod cache;
 mod process;
 mod protocol;
+mod pump;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -137,6 +142,14 @@ pub struct ExecConfig {
     pub python: String,
     /// The bash binary. Default `bash`.
     pub bash: String,
+    /// The shortest time between two progress updates forwarded to a call's sink. Updates
+    /// are never queued: while the sink is behind, or within this interval, the latest
+    /// update replaces the one before it, and the latest always arrives before the result.
+    /// Default 50 ms.
+    pub progress_interval: Duration,
+    /// The longest progress line a bash tool may write to fd 3; a longer one ends the call
+    /// with an error naming the limit. Default 1 MiB.
+    pub max_progress_line_bytes: usize,
 }
 
 impl Default for ExecConfig {
@@ -156,6 +169,8 @@ impl Default for ExecConfig {
             node: "node".into(),
             python: "python3".into(),
             bash: "bash".into(),
+            progress_interval: Duration::from_millis(50),
+            max_progress_line_bytes: 1 << 20,
         }
     }
 }

@@ -16,10 +16,11 @@ use tokio::sync::{mpsc, watch};
 
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, FromHarness, LineError};
+use super::pump::{self, Pump};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
-use crate::result::{Progress, ToolResult};
+use crate::result::ToolResult;
 use toolbind_codegen::model::ToolSpec;
 
 /// How to start a harness for one tool.
@@ -37,7 +38,6 @@ pub(crate) struct Launch {
 }
 
 enum Event {
-    Update(Progress),
     Done(ToolResult),
     /// The worker died with this call in flight, for a reason not charged to it; `others`
     /// is how many other calls were in flight with it.
@@ -60,9 +60,16 @@ pub(crate) enum CallEnd {
     NeighbourBroke(ToolResult),
 }
 
+/// A call in flight: where its end goes, and its latest-progress slot (which never
+/// blocks the reader, whatever the caller's sink does).
+struct Pending {
+    done: mpsc::Sender<Event>,
+    progress: pump::Slot,
+}
+
 #[derive(Default)]
 struct State {
-    pending: HashMap<u64, mpsc::Sender<Event>>,
+    pending: HashMap<u64, Pending>,
     /// Why the worker can serve no more calls.
     dead: Option<String>,
     /// The reader owns the end of the process; nobody else signals its group after this.
@@ -104,6 +111,7 @@ pub(crate) struct Worker {
     next_id: AtomicU64,
     /// Becomes true once the reader has reaped the process.
     closed: watch::Receiver<bool>,
+    progress_interval: Duration,
 }
 
 /// How a call ends early.
@@ -163,6 +171,7 @@ impl Worker {
             shared,
             next_id: AtomicU64::new(1),
             closed,
+            progress_interval: config.progress_interval,
         }))
     }
 
@@ -214,13 +223,22 @@ impl Worker {
         secrets: &[String],
     ) -> CallEnd {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, mut rx) = mpsc::channel(64);
+        let (tx, mut rx) = mpsc::channel(4);
+        let (slot, mut updates) = pump::slot();
+        let mut pump = Pump::new(progress, self.progress_interval);
+        let mut updates_open = true;
         {
             let mut st = self.lock();
             if let Some(reason) = &st.dead {
                 return CallEnd::NotStarted(reason.clone());
             }
-            st.pending.insert(id, tx);
+            st.pending.insert(
+                id,
+                Pending {
+                    done: tx,
+                    progress: slot,
+                },
+            );
             st.in_flight += 1;
             for s in secrets {
                 if !st.secrets.contains(s) {
@@ -250,13 +268,21 @@ impl Worker {
             };
             tokio::select! {
                 biased;
-                event = rx.recv() => match event {
-                    Some(Event::Update(p)) => {
-                        if let Some(sink) = progress {
-                            sink(p);
+                changed = updates.changed(), if updates_open => match changed {
+                    Ok(()) => {
+                        let latest = updates.borrow_and_update().clone();
+                        if let Some(p) = latest {
+                            pump.offer(p);
                         }
                     }
+                    Err(_) => updates_open = false,
+                },
+                _ = pump::until(pump.due()) => pump.flush(),
+                event = rx.recv() => match event {
                     Some(Event::Done(result)) => {
+                        // The latest update goes out before the result.
+                        pump.take_from(&mut updates);
+                        pump.flush();
                         guard.finished = true;
                         return CallEnd::Done(match stop {
                             Some(Stop::TimedOut(_)) => ToolResult::error(format!(
@@ -502,13 +528,14 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         line.clear();
         let Some(msg) = msg else { continue };
         let (id, event) = match msg {
-            FromHarness::Update { id, content } => (
-                id,
-                Event::Update(protocol::normalize_progress(
-                    content,
-                    ctx.limits.text + SLACK,
-                )),
-            ),
+            FromHarness::Update { id, content } => {
+                let p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
+                let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(call) = st.pending.get(&id) {
+                    call.progress.send_replace(Some(p));
+                }
+                continue;
+            }
             FromHarness::Result { id, result } => (
                 id,
                 Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
@@ -525,22 +552,17 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 continue;
             }
         };
-        let done = matches!(event, Event::Done(_));
-        let tx = {
+        let call = {
             let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-            if done {
-                let tx = st.pending.remove(&id);
-                if tx.is_none() {
-                    // An abandoned call that did stop: nothing to kill.
-                    st.abandoned.remove(&id);
-                }
-                tx
-            } else {
-                st.pending.get(&id).cloned()
+            let call = st.pending.remove(&id);
+            if call.is_none() {
+                // An abandoned call that did stop: nothing to kill.
+                st.abandoned.remove(&id);
             }
+            call
         };
-        if let Some(tx) = tx {
-            let _ = tx.send(event).await;
+        if let Some(call) = call {
+            let _ = call.done.send(event).await;
         }
     }
 
@@ -605,7 +627,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let pending: Vec<_> = {
         let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         st.dead = Some(reason.clone());
-        st.pending.drain().map(|(_, tx)| tx).collect()
+        st.pending.drain().map(|(_, call)| call.done).collect()
     };
     let others = pending.len().saturating_sub(1);
     for tx in pending {
