@@ -122,3 +122,33 @@ async fn an_over_long_bash_progress_line_is_an_error_naming_the_limit() {
     assert!(text.contains("longer than the 1 MiB limit"), "{text}");
     assert!(!text.contains("SIGPIPE"), "{text}");
 }
+
+#[tokio::test]
+async fn a_bash_progress_line_can_never_become_the_result() {
+    let (exec, _cache) = executor(|c| c.progress_interval = Duration::ZERO);
+    let sh = spec("sh_tool", Language::Bash, "index.sh");
+    let (sink, seen) = recorder();
+    let r = run(
+        &exec,
+        &sh,
+        json!({"mode": "forge"}),
+        Default::default(),
+        Some(sink),
+        None,
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.text_content(), "real");
+    // Progress lines are text, taken literally (coalesced: the latest always arrives).
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some(r#"{"content":[{"type":"text","text":"forged"}]}"#),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|s| s.starts_with(r#"{"type":"result""#) || s.starts_with(r#"{"content""#)),
+        "{seen:?}"
+    );
+}

@@ -88,7 +88,8 @@ pub(crate) async fn run(
         .map(|s| tokio::spawn(process::drain(s, err.clone())));
     let max_line = config.max_progress_line_bytes.max(1024);
     let max_text = limits.text;
-    let (slot, mut updates) = pump::slot();
+    let updates = pump::Slot::new();
+    let slot = updates.clone();
     let mut pump = Pump::new(progress, config.progress_interval);
     let pgid = spawned.pgid;
     // Each fd 3 line is progress, and only progress: it replaces the call's latest update.
@@ -100,10 +101,7 @@ pub(crate) async fn run(
             match protocol::read_line(&mut read, &mut line, max_line).await {
                 Ok(Some(())) => {
                     let text = String::from_utf8_lossy(&line).into_owned();
-                    slot.send_replace(Some(protocol::normalize_progress(
-                        Value::String(text),
-                        max_text,
-                    )));
+                    slot.put(protocol::normalize_progress(Value::String(text), max_text));
                     line.clear();
                 }
                 Err(protocol::LineError::TooLong(max)) => {
@@ -118,21 +116,12 @@ pub(crate) async fn run(
     let timeout_at = tokio::time::Instant::now() + timeout;
     let mut stop: Option<(bool, tokio::time::Instant)> = None;
     let mut killed = false;
-    let mut updates_open = true;
     let mut child = spawned.child;
     let status = loop {
         let deadline = stop.map_or(timeout_at, |s| s.1);
         tokio::select! {
             biased;
-            changed = updates.changed(), if updates_open => match changed {
-                Ok(()) => {
-                    let latest = updates.borrow_and_update().clone();
-                    if let Some(p) = latest {
-                        pump.offer(p);
-                    }
-                }
-                Err(_) => updates_open = false,
-            },
+            _ = updates.ready() => pump.take_from(&updates),
             _ = pump::until(pump.due()) => pump.flush(),
             status = child.wait() => break status.ok(),
             _ = cancel.cancelled(), if stop.is_none() => {
@@ -164,7 +153,7 @@ pub(crate) async fn run(
         .and_then(|r| r.ok())
         .flatten();
     // The latest update goes out before the result.
-    pump.take_from(&mut updates);
+    pump.take_from(&updates);
     pump.flush();
 
     let stderr_tail = {

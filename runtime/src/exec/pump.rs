@@ -1,24 +1,47 @@
 //! Progress from a tool to the caller's sink: bounded and rate-limited.
 //!
 //! A tool can report far faster than a caller (a terminal, an MCP client) consumes. Updates
-//! are never queued: the producer side keeps one slot per call that the latest update
-//! replaces ([`Slot`]), and the consumer side ([`Pump`]) forwards at most one update per
+//! are never queued: each call has one slot that the latest update replaces ([`Slot`]), and the consumer side ([`Pump`]) forwards at most one update per
 //! interval, always ending with the latest one before the result.
 
 use std::time::Duration;
 
-use tokio::sync::watch;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::executor::ProgressSink;
 use crate::result::Progress;
 
-/// The producer's side of a call's latest-update slot.
-pub(crate) type Slot = watch::Sender<Option<Progress>>;
+/// A call's latest-update slot: the producer replaces what is there and never waits; the
+/// consumer takes it. Shared by both sides.
+#[derive(Default)]
+pub(crate) struct Slot {
+    latest: Mutex<Option<Progress>>,
+    ready: Notify,
+}
 
-/// A slot and its receiving end.
-pub(crate) fn slot() -> (Slot, watch::Receiver<Option<Progress>>) {
-    watch::channel(None)
+impl Slot {
+    pub(crate) fn new() -> Arc<Slot> {
+        Arc::new(Slot::default())
+    }
+
+    /// Replaces the unsent update, if any, with `p`.
+    pub(crate) fn put(&self, p: Progress) {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
+        self.ready.notify_one();
+    }
+
+    /// The unsent update, if any.
+    pub(crate) fn take(&self) -> Option<Progress> {
+        self.latest.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Resolves once an update may be waiting (a permit is kept if none is waiting yet).
+    pub(crate) async fn ready(&self) {
+        self.ready.notified().await;
+    }
 }
 
 /// Forwards the latest update to a sink, at most once per `interval`.
@@ -64,11 +87,9 @@ impl<'a> Pump<'a> {
         }
     }
 
-    /// Takes the update waiting in `rx`, if there is a new one, and offers it.
-    pub(crate) fn take_from(&mut self, rx: &mut watch::Receiver<Option<Progress>>) {
-        if rx.has_changed().unwrap_or(false)
-            && let Some(p) = rx.borrow_and_update().clone()
-        {
+    /// Takes the update waiting in `slot`, if any, and offers it.
+    pub(crate) fn take_from(&mut self, slot: &Slot) {
+        if let Some(p) = slot.take() {
             self.offer(p);
         }
     }

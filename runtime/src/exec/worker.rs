@@ -64,7 +64,7 @@ pub(crate) enum CallEnd {
 /// blocks the reader, whatever the caller's sink does).
 struct Pending {
     done: mpsc::Sender<Event>,
-    progress: pump::Slot,
+    progress: Arc<pump::Slot>,
 }
 
 #[derive(Default)]
@@ -224,9 +224,8 @@ impl Worker {
     ) -> CallEnd {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(4);
-        let (slot, mut updates) = pump::slot();
+        let updates = pump::Slot::new();
         let mut pump = Pump::new(progress, self.progress_interval);
-        let mut updates_open = true;
         {
             let mut st = self.lock();
             if let Some(reason) = &st.dead {
@@ -236,7 +235,7 @@ impl Worker {
                 id,
                 Pending {
                     done: tx,
-                    progress: slot,
+                    progress: updates.clone(),
                 },
             );
             st.in_flight += 1;
@@ -268,20 +267,12 @@ impl Worker {
             };
             tokio::select! {
                 biased;
-                changed = updates.changed(), if updates_open => match changed {
-                    Ok(()) => {
-                        let latest = updates.borrow_and_update().clone();
-                        if let Some(p) = latest {
-                            pump.offer(p);
-                        }
-                    }
-                    Err(_) => updates_open = false,
-                },
+                _ = updates.ready() => pump.take_from(&updates),
                 _ = pump::until(pump.due()) => pump.flush(),
                 event = rx.recv() => match event {
                     Some(Event::Done(result)) => {
                         // The latest update goes out before the result.
-                        pump.take_from(&mut updates);
+                        pump.take_from(&updates);
                         pump.flush();
                         guard.finished = true;
                         return CallEnd::Done(match stop {
@@ -532,7 +523,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 let p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
                 let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(call) = st.pending.get(&id) {
-                    call.progress.send_replace(Some(p));
+                    call.progress.put(p);
                 }
                 continue;
             }
