@@ -158,3 +158,23 @@ async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
     assert!(crash.is_error, "{crash:?}");
     assert!(!slow.is_error, "retried on a fresh worker: {slow:?}");
 }
+
+// Item 10: results are what they claim.
+#[tokio::test]
+async fn a_python_tools_child_cannot_forge_a_result() {
+    let (exec, _cache) = executor(|_| {});
+    let py = py();
+    for _ in 0..3 {
+        let r = call(&exec, &py, json!({"mode": "forge"})).await;
+        assert_eq!(r.text_content(), "real", "{r:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_non_boolean_is_error_is_a_malformed_result_not_success() {
+    let (exec, _cache) = executor(|_| {});
+    let py = py();
+    let r = call(&exec, &py, json!({"mode": "is_error_string"})).await;
+    assert!(r.is_error, "{r:?}");
+    assert!(r.text_content().contains("`isError` as a string"), "{r:?}");
+}

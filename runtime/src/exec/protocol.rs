@@ -155,7 +155,18 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
             Some(Value::Array(items)) => ToolResult {
                 content: items.into_iter().map(content_block).collect(),
                 details: obj.remove("details").filter(|d| !d.is_null()),
-                is_error: matches!(obj.get("isError"), Some(Value::Bool(true))),
+                is_error: match obj.get("isError") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    // `"true"` or `1` is not success: the tool meant something; say what.
+                    Some(other) => {
+                        return ToolResult::error(format!(
+                            "malformed result: the tool returned `isError` as {} ({}), expected a boolean (true or false)",
+                            kind(other),
+                            preview(other.to_string().as_bytes())
+                        ));
+                    }
+                },
             },
             Some(other) => {
                 return ToolResult::error(format!(
@@ -271,6 +282,12 @@ mod tests {
         );
         assert!(normalize_result(Value::Null, 100).is_error);
         assert!(normalize_result(json!({"text": "x"}), 100).is_error);
+        let forged = normalize_result(json!({"content": [], "isError": "true"}), 100);
+        assert!(forged.is_error);
+        assert!(
+            forged.text_content().contains("`isError` as a string"),
+            "{forged:?}"
+        );
     }
 
     #[test]
