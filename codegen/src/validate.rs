@@ -881,7 +881,8 @@ pub fn check_set(tools: &[ToolSpec]) -> Vec<Diagnostic> {
 
 /// Where `name:` is in a TOOL.md, read again only to report a cross-file error.
 fn name_pos(file: &Path) -> Pos {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let bytes = crate::read_regular_file(file).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     text.lines()
         .position(|l| l.starts_with("name:"))
         .map_or(Pos::new(1, 1), |i| Pos::new(i as u32 + 1, 7))

@@ -490,7 +490,7 @@ impl Cx<'_> {
                 if !inside {
                     return SyncOutcome::Skipped(SkipReason::SymlinkOutside(seed_file));
                 }
-                match fs::read(&seed_file) {
+                match toolbind_codegen::read_regular_file(&seed_file) {
                     Ok(b) => b,
                     Err(e) => return io_failed(&seed_file, e),
                 }
@@ -507,8 +507,9 @@ impl Cx<'_> {
                 return SyncOutcome::Skipped(SkipReason::TargetNotAFolder(target));
             }
             Ok(_) => Some(
-                fs::read_to_string(target.join(TOOL_FILE))
+                toolbind_codegen::read_regular_file(&target.join(TOOL_FILE))
                     .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
                     .and_then(|t| read_version(&t))
                     .unwrap_or(0),
             ),
@@ -724,17 +725,10 @@ fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
     dst.sync_all()
 }
 
-/// Reads a file, failing with `ELOOP` when it is a symlink.
+/// Reads a regular file, failing with `ELOOP` when it is a symlink and refusing special
+/// files (a FIFO would block) without opening them.
 fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = File::options()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    let mut buf = Vec::with_capacity(4096);
-    f.read_to_end(&mut buf)?;
-    Ok(buf)
+    toolbind_codegen::read_regular_file_no_follow(path)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -56,7 +56,7 @@ pub(crate) fn prepare(
         h.write(b"\0");
         h.write(rel.as_os_str().as_encoded_bytes());
         if is_ts(rel) {
-            let text = fs::read(dir.join(rel))
+            let text = toolbind_codegen::read_regular_file(&dir.join(rel))
                 .map_err(|e| format!("cannot read {}: {e}", dir.join(rel).display()))?;
             h.write(b"\x01");
             h.write(&text);
@@ -118,8 +118,10 @@ fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
             continue;
         }
         let src = dir.join(&rel);
-        let text =
-            fs::read_to_string(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+        let text = toolbind_codegen::read_regular_file(&src)
+            .map_err(|e| e.to_string())
+            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot read {}: {e}", src.display()))?;
         let (code, deps) = transpile(&src, &text, dir)?;
         let target = tmp.join(mjs_name(&rel));
         if let Some(parent) = target.parent() {
