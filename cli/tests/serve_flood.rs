@@ -103,7 +103,6 @@ fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
         }
     };
     let grown_mib = hwm_kib(pid).saturating_sub(before) / 1024;
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
     eprintln!("serve grew {grown_mib} MiB; {progress} progress notifications");

@@ -19,7 +19,7 @@ const TAIL: &str = "9Q7XwZ31";
 
 fn runtime(cache: &std::path::Path, spill: &std::path::Path) -> Runtime {
     let mut tool = spec("py_sync", Language::Python, "index.py");
-    let mut plain = |name: &str, ty: InputType| {
+    let plain = |name: &str, ty: InputType| {
         let mut i = sensitive_input(name);
         i.sensitive = false;
         i.optional = true;
