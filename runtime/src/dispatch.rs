@@ -349,12 +349,24 @@ impl Runtime {
     /// Truncates the text of `result` to the configured limits — one budget for the whole
     /// result, shared by its text blocks in order — appending the note to each block that
     /// was cut (and saving its full text to the spill folder, when configured).
+    ///
+    /// A note the executor added when it had already cut the tool's output (`[output
+    /// truncated by the runtime: ...]`, which gives the tool's real totals) is kept as it
+    /// is, outside the budget, and this truncation's own note says that it counts only what
+    /// the executor kept.
     pub fn truncate_result(&self, tool: &ToolSpec, tool_call_id: &str, result: &mut ToolResult) {
         let mut budget = self.config.truncation;
+        let executor_cut = result
+            .content
+            .iter()
+            .any(|b| b.as_text().is_some_and(is_executor_note));
         for (i, block) in result.content.iter_mut().enumerate() {
             let Content::Text { text } = block else {
                 continue;
             };
+            if is_executor_note(text) {
+                continue;
+            }
             let t = truncate_head(text, budget);
             budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
             budget.max_lines = budget.max_lines.saturating_sub(t.output_lines);
@@ -371,17 +383,37 @@ impl Runtime {
                 out.push_str(t.content);
                 out.push_str("\n\n");
             }
+            let note = |path: Option<&Path>| {
+                let mut note = t.note(path);
+                if executor_cut {
+                    // The totals are of what the executor kept; its own note has the tool's.
+                    note.insert_str(
+                        note.len() - 1,
+                        "; counted after the runtime's own cut, see its note below",
+                    );
+                }
+                note
+            };
             match &spilled {
-                Some(Ok(path)) => out.push_str(&t.note(Some(path))),
+                Some(Ok(path)) => out.push_str(&note(Some(path))),
                 Some(Err(e)) => {
-                    out.push_str(&t.note(None));
+                    out.push_str(&note(None));
                     out.push_str(&format!(" (the full output could not be saved: {e})"));
                 }
-                None => out.push_str(&t.note(None)),
+                None => out.push_str(&note(None)),
             }
             *text = out;
         }
     }
+}
+
+/// Whether `text` is the note an executor adds when it cuts a tool's output: one short
+/// line with the executor's prefix (a long block with that prefix is tool output, and is
+/// truncated like any other).
+fn is_executor_note(text: &str) -> bool {
+    text.starts_with("[output truncated by the runtime:")
+        && text.len() <= 400
+        && !text.contains('\n')
 }
 
 /// Writes a full output to a new file `dir/<tool>-<call id>-<block>-<pid>-<n>.txt`,
