@@ -160,4 +160,8 @@ fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
 pub struct ServeArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
+    /// The longest request line accepted; a longer one is answered with a JSON-RPC error
+    /// naming this limit (16 MiB by default)
+    #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
+    pub max_request_bytes: usize,
 }

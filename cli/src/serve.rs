@@ -6,6 +6,10 @@
 //! them. The tools folders are polled every second: when a TOOL.md or a tool folder
 //! appears, changes or goes, the registry is reloaded and clients are told
 //! (`notifications/tools/list_changed`).
+//!
+//! Every request line gets an answer: lines over `--max-request-bytes`, bad JSON and
+//! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
+//! the MCP service sees them (see `wire`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -40,13 +44,13 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(dirs));
+    let outcome = rt.block_on(serve(dirs, args.max_request_bytes.max(1024)));
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
-async fn serve(dirs: Vec<PathBuf>) -> Outcome {
+async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize) -> Outcome {
     let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
     let snapshot = Snapshot::load(&dirs, &executor);
     log(&format!(
@@ -76,8 +80,19 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
     let server = Server {
         state: state.clone(),
     };
+    // Every request line is checked (and, if malformed or too long, answered) before the
+    // MCP service sees it; see `wire`.
+    let (service_in, service_out, writer) = crate::wire::connect(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        max_request_bytes,
+        log,
+    );
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(service_in, service_out)
+            .with_max_line_length(max_request_bytes.saturating_add(1));
     let running = tokio::select! {
-        r = server.serve(rmcp::transport::stdio()) => r
+        r = server.serve(transport) => r
             .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
         _ = sigint.recv() => return Ok(Code::Interrupted),
         _ = sigterm.recv() => return Ok(Code::Terminated),
@@ -96,6 +111,8 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
     };
     watcher.abort();
     executor.shutdown();
+    // The last responses are still on their way to stdout.
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     Ok(code)
 }
 
