@@ -44,15 +44,19 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(dirs, args.max_request_bytes.max(1024)));
+    let outcome = rt.block_on(serve(
+        dirs,
+        args.max_request_bytes.max(1024),
+        args.spill.dir(),
+    ));
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
-async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize) -> Outcome {
+async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize, spill_dir: PathBuf) -> Outcome {
     let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
-    let snapshot = Snapshot::load(&dirs, &executor);
+    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir);
     log(&format!(
         "serving {} tool{} from {} over MCP on stdio",
         snapshot.runtime.registry().len(),
@@ -69,6 +73,7 @@ async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize) -> Outcome {
     let (changed, _) = broadcast::channel(16);
     let state = Arc::new(State {
         dirs,
+        spill_dir,
         executor: executor.clone(),
         current: RwLock::new(Arc::new(snapshot)),
         changed,
@@ -122,6 +127,7 @@ fn log(msg: &str) {
 
 struct State {
     dirs: Vec<PathBuf>,
+    spill_dir: PathBuf,
     executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list changed (for `subscriptions/listen` streams).
@@ -145,7 +151,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>) -> Self {
+    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>, spill_dir: &Path) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
         let stamp = Stamp::of(dirs);
         let loaded = tools::load(dirs);
@@ -155,9 +161,11 @@ impl Snapshot {
         let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
+        // Over stdio, client and server share a machine: the note's path is useful.
         let runtime = Runtime::builder()
             .registry(loaded.registry)
             .executor(executor.clone())
+            .spill_dir(spill_dir)
             .build();
         Snapshot {
             runtime: Arc::new(runtime),
@@ -234,8 +242,13 @@ async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
         if stamp == old.stamp {
             continue;
         }
-        let (dirs, executor) = (state.dirs.clone(), state.executor.clone());
-        let Ok(new) = tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor)).await
+        let (dirs, executor, spill) = (
+            state.dirs.clone(),
+            state.executor.clone(),
+            state.spill_dir.clone(),
+        );
+        let Ok(new) =
+            tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor, &spill)).await
         else {
             continue;
         };

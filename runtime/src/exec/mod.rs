@@ -77,6 +77,7 @@
 
 mod bash;
 mod cache;
+pub(crate) use cache::private_dir;
 mod process;
 mod protocol;
 mod pump;
