@@ -116,9 +116,11 @@ async fn bash_entry_gets_json_on_stdin_and_reports_progress_on_fd3() {
     .await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(r.text_content(), r#"got {"mode":"echo","q":"a b"}"#);
-    assert_eq!(
-        *seen.lock().unwrap(),
-        vec!["step 1".to_owned(), "step 2".to_owned()]
+    // Written back to back, the two lines may coalesce: the latest always arrives.
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen == ["step 1", "step 2"] || seen == ["step 2"],
+        "{seen:?}"
     );
 
     let r = call(&exec, &tool, json!({"mode": "fail"})).await;
