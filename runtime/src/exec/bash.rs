@@ -122,7 +122,7 @@ pub(crate) async fn run(
         tokio::select! {
             biased;
             _ = updates.ready() => pump.take_from(&updates),
-            _ = pump::until(pump.due()) => pump.flush(),
+            _ = pump::until(pump.due()) => pump.tick(),
             status = child.wait() => break status.ok(),
             _ = cancel.cancelled(), if stop.is_none() => {
                 process::signal_group(spawned.pgid, Signal::SIGTERM);
@@ -154,7 +154,7 @@ pub(crate) async fn run(
         .flatten();
     // The latest update goes out before the result.
     pump.take_from(&updates);
-    pump.flush();
+    pump.finish();
 
     let stderr_tail = {
         let c = err.lock().unwrap_or_else(|e| e.into_inner());

@@ -38,10 +38,11 @@
 //!   on a fresh worker (a retry would repeat other tools' side effects). One-shot mode (a fresh process
 //!   per call) is available per tool (`worker: oneshot` → [`WorkerMode::OneShot`]) and for
 //!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
-//! - Progress never grows memory: each call keeps only its latest unsent update (in the
-//!   Node harness while the socket is congested, in the runtime while the sink is behind)
-//!   and at most one update per [`ExecConfig::progress_interval`] is forwarded; the latest
-//!   always arrives before the result.
+//! - Progress never grows memory: the Node harness keeps only a call's latest unsent
+//!   update while its socket is congested, and the runtime queues at most 8 updates (1 MiB)
+//!   per call, dropping the oldest; at most one update per
+//!   [`ExecConfig::progress_interval`] is forwarded, and what is queued goes out, in order,
+//!   before the result. A tool reporting now and then loses nothing; a flood is coalesced.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
 //!   ([`ExecConfig::max_log_bytes`]), result text is capped at
 //!   [`ExecConfig::max_text_bytes`] with a note, protocol lines at
@@ -144,9 +145,9 @@ pub struct ExecConfig {
     /// The bash binary. Default `bash`.
     pub bash: String,
     /// The shortest time between two progress updates forwarded to a call's sink. Updates
-    /// are never queued: while the sink is behind, or within this interval, the latest
-    /// update replaces the one before it, and the latest always arrives before the result.
-    /// Default 50 ms.
+    /// wait in small bounded queues (8 updates, 1 MiB of text; past that the oldest is
+    /// dropped, so memory never grows and the latest always arrives), and whatever is
+    /// still queued is forwarded, in order, before the result. Default 50 ms.
     pub progress_interval: Duration,
     /// The longest progress line a bash tool may write to fd 3; a longer one ends the call
     /// with an error naming the limit. Default 1 MiB.

@@ -268,12 +268,12 @@ impl Worker {
             tokio::select! {
                 biased;
                 _ = updates.ready() => pump.take_from(&updates),
-                _ = pump::until(pump.due()) => pump.flush(),
+                _ = pump::until(pump.due()) => pump.tick(),
                 event = rx.recv() => match event {
                     Some(Event::Done(result)) => {
                         // The latest update goes out before the result.
                         pump.take_from(&updates);
-                        pump.flush();
+                        pump.finish();
                         guard.finished = true;
                         return CallEnd::Done(match stop {
                             Some(Stop::TimedOut(_)) => ToolResult::error(format!(
