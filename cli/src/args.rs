@@ -177,6 +177,26 @@ pub struct CallArgs {
     /// Print the whole result object as JSON instead of its text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub spill: SpillArg,
+}
+
+#[derive(Debug, Args)]
+pub struct SpillArg {
+    /// Where the full text of a truncated result is saved (a private 0700 folder, 0600
+    /// files, pruned after 7 days or past 256 MiB) [default: $XDG_STATE_HOME/toolbind/spill,
+    /// else ~/.local/state/toolbind/spill]
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl SpillArg {
+    /// The spill folder to use.
+    pub fn dir(&self) -> PathBuf {
+        self.spill_dir
+            .clone()
+            .unwrap_or_else(toolbind::dispatch::default_spill_dir)
+    }
 }
 
 fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
@@ -193,4 +213,10 @@ fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
 pub struct ServeArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
+    /// The longest request line accepted; a longer one is answered with a JSON-RPC error
+    /// naming this limit (16 MiB by default)
+    #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
+    pub max_request_bytes: usize,
+    #[command(flatten)]
+    pub spill: SpillArg,
 }

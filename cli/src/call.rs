@@ -65,6 +65,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(executor.clone())
+        .spill_dir(args.spill.dir())
         .build();
     if let Err(result) = runtime.check(&args.name, call_args.clone()) {
         if args.json {

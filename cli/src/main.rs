@@ -12,6 +12,7 @@ mod exit;
 mod serve;
 mod sync;
 mod tools;
+mod wire;
 
 use std::process::ExitCode;
 

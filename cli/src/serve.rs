@@ -6,6 +6,10 @@
 //! them. The tools folders are polled every second: when a TOOL.md or a tool folder
 //! appears, changes or goes, the registry is reloaded and clients are told
 //! (`notifications/tools/list_changed`).
+//!
+//! Every request line gets an answer: lines over `--max-request-bytes`, bad JSON and
+//! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
+//! the MCP service sees them (see `wire`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -20,7 +24,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
 use toolbind_codegen::prompt;
@@ -40,15 +44,19 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(dirs));
+    let outcome = rt.block_on(serve(
+        dirs,
+        args.max_request_bytes.max(1024),
+        args.spill.dir(),
+    ));
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
-async fn serve(dirs: Vec<PathBuf>) -> Outcome {
+async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize, spill_dir: PathBuf) -> Outcome {
     let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
-    let snapshot = Snapshot::load(&dirs, &executor);
+    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir);
     log(&format!(
         "serving {} tool{} from {} over MCP on stdio",
         snapshot.runtime.registry().len(),
@@ -65,6 +73,7 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
     let (changed, _) = broadcast::channel(16);
     let state = Arc::new(State {
         dirs,
+        spill_dir,
         executor: executor.clone(),
         current: RwLock::new(Arc::new(snapshot)),
         changed,
@@ -76,8 +85,19 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
     let server = Server {
         state: state.clone(),
     };
+    // Every request line is checked (and, if malformed or too long, answered) before the
+    // MCP service sees it; see `wire`.
+    let (service_in, service_out, writer) = crate::wire::connect(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        max_request_bytes,
+        log,
+    );
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::new_server(service_in, service_out)
+            .with_max_line_length(max_request_bytes.saturating_add(1));
     let running = tokio::select! {
-        r = server.serve(rmcp::transport::stdio()) => r
+        r = server.serve(transport) => r
             .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
         _ = sigint.recv() => return Ok(Code::Interrupted),
         _ = sigterm.recv() => return Ok(Code::Terminated),
@@ -96,6 +116,8 @@ async fn serve(dirs: Vec<PathBuf>) -> Outcome {
     };
     watcher.abort();
     executor.shutdown();
+    // The last responses are still on their way to stdout.
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     Ok(code)
 }
 
@@ -105,6 +127,7 @@ fn log(msg: &str) {
 
 struct State {
     dirs: Vec<PathBuf>,
+    spill_dir: PathBuf,
     executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list changed (for `subscriptions/listen` streams).
@@ -128,7 +151,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>) -> Self {
+    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>, spill_dir: &Path) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
         let stamp = Stamp::of(dirs);
         let loaded = tools::load(dirs);
@@ -138,9 +161,11 @@ impl Snapshot {
         let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
+        // Over stdio, client and server share a machine: the note's path is useful.
         let runtime = Runtime::builder()
             .registry(loaded.registry)
             .executor(executor.clone())
+            .spill_dir(spill_dir)
             .build();
         Snapshot {
             runtime: Arc::new(runtime),
@@ -224,8 +249,13 @@ async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
         if stamp == old.stamp {
             continue;
         }
-        let (dirs, executor) = (state.dirs.clone(), state.executor.clone());
-        let Ok(new) = tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor)).await
+        let (dirs, executor, spill) = (
+            state.dirs.clone(),
+            state.executor.clone(),
+            state.spill_dir.clone(),
+        );
+        let Ok(new) =
+            tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor, &spill)).await
         else {
             continue;
         };
@@ -330,16 +360,22 @@ impl ServerHandler for Server {
         let mut opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
             .cancel(cancel.clone());
-        // Progress goes out in order, before the result: a channel into one sender task.
+        // Progress goes out in order, before the result, and never queues up: the sink
+        // replaces the latest unsent update, and one task sends whatever is latest when the
+        // client is ready for it (a paused client costs one update of memory, not all).
         let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            let (tx, mut rx) = tokio::sync::watch::channel::<Option<Progress>>(None);
             opts = std::mem::take(&mut opts).progress(move |p| {
-                let _ = tx.send(p);
+                tx.send_replace(Some(p));
             });
             let peer = context.peer.clone();
             tokio::spawn(async move {
                 let mut n = 0.0;
-                while let Some(p) = rx.recv().await {
+                // After the sink is dropped, `changed` still reports an unseen last value.
+                while rx.changed().await.is_ok() {
+                    let Some(p) = rx.borrow_and_update().clone() else {
+                        continue;
+                    };
                     n += 1.0;
                     let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
                     let param = ProgressNotificationParam::new(token.clone(), n)

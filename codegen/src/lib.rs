@@ -13,6 +13,7 @@
 //! ```
 
 pub mod diagnostic;
+mod file;
 pub mod ident;
 pub mod model;
 pub mod parse;
@@ -29,6 +30,7 @@ pub mod emit;
 pub use config::{Config, Error, Generated};
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use file::{read_regular_file, read_regular_file_no_follow};
 pub use model::{Input, InputType, Language, ToolSpec};
 pub use parse::read_version;
 pub use validate::Options;
@@ -56,7 +58,7 @@ pub fn parse_tool_md(
 /// Parses and validates the tool in folder `dir` (`dir/TOOL.md` plus its entry file).
 pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagnostic>> {
     let file = dir.join(TOOL_FILE);
-    match std::fs::read(&file) {
+    match read_regular_file(&file) {
         Ok(bytes) => parse_tool_md(&file, dir, &bytes, opts),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(vec![
             Diagnostic::new(dir, Pos::NONE, "tool folder has no TOOL.md")

@@ -1119,7 +1119,7 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
 /// Where `name:`'s value is in a TOOL.md, and the text for a snippet; read again only to
 /// report a cross-file diagnostic.
 fn name_pos(file: &Path) -> (Pos, Arc<str>) {
-    let text = std::fs::read(file)
+    let text = crate::read_regular_file(file)
         .ok()
         .and_then(|b| crate::parse::decode(file, &b).ok())
         .unwrap_or_else(|| Arc::from(""));

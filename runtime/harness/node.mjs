@@ -6,6 +6,7 @@
 //   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
 import { pathToFileURL } from "node:url";
@@ -110,20 +111,65 @@ function capText(value) {
   return { ...value, content };
 }
 
+// Which call an exception belongs to: each call's `execute` runs inside its own async
+// context, which timers, promises and event handlers it starts inherit.
+const owner = new AsyncLocalStorage();
+
+// Sends a call's one final message, unless it already has one (an exception charged to a
+// call in flight ends it; its `execute` may still settle later).
+function finish(id, msg) {
+  if (!calls.delete(id)) return;
+  // The latest update still goes out, before the result.
+  if (unsent.has(id)) send({ type: "update", id, content: capText(unsent.get(id)) });
+  unsent.delete(id);
+  send(msg);
+}
+
+// An exception no `await` catches (thrown from a timer or an event handler) is charged to
+// the call whose context threw it, if that call is still in flight; otherwise (a timer
+// that fires after `execute` returned) it is logged and charged to no call. Either way the
+// worker and the other calls on it carry on.
+process.on("uncaughtException", (err) => {
+  const id = owner.getStore();
+  const stack = err instanceof Error && err.stack ? err.stack : describe(err);
+  if (id !== undefined && calls.has(id)) {
+    process.stderr.write(`${stack}\n`);
+    calls.get(id)?.abort(new Error("the call failed"));
+    finish(id, { type: "error", id, message: describe(err) });
+  } else {
+    process.stderr.write(`uncaught exception in ${entryName} outside any call in flight (not charged to a call): ${stack}\n`);
+  }
+});
+
+// Progress never queues up in memory: while the socket is congested (the runtime reads
+// slower than the tool reports), each call keeps only its latest update, sent when the
+// socket drains. A result or error supersedes its call's unsent update.
+const unsent = new Map();
+sock.on("drain", () => {
+  for (const [id, partial] of unsent) {
+    unsent.delete(id);
+    if (calls.has(id)) send({ type: "update", id, content: capText(partial) });
+    if (sock.writableNeedDrain) break;
+  }
+});
+
+function update(id, partial) {
+  if (!calls.has(id)) return;
+  if (sock.writableNeedDrain) unsent.set(id, partial ?? null);
+  else send({ type: "update", id, content: capText(partial ?? null) });
+}
+
 async function run(msg) {
   const controller = new AbortController();
   calls.set(msg.id, controller);
-  const onUpdate = (partial) => {
-    if (calls.has(msg.id)) send({ type: "update", id: msg.id, content: capText(partial ?? null) });
-  };
+  const onUpdate = (partial) => update(msg.id, partial);
   try {
-    const result = await execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate);
-    send({ type: "result", id: msg.id, result: capText(result ?? null) });
+    const result = await owner.run(msg.id, () =>
+      execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate));
+    finish(msg.id, { type: "result", id: msg.id, result: capText(result ?? null) });
   } catch (err) {
     if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
-    send({ type: "error", id: msg.id, message: describe(err) });
-  } finally {
-    calls.delete(msg.id);
+    finish(msg.id, { type: "error", id: msg.id, message: describe(err) });
   }
 }
 

@@ -20,7 +20,12 @@ import sys
 import threading
 import types
 
-PROTO = 3
+# The protocol socket arrives on fd 3. Move it to a descriptor of the harness's own that
+# is close-on-exec (os.dup makes non-inheritable descriptors, PEP 446) and close fd 3, so a
+# tool's child process (`os.system("echo 40% >&3")`) can neither write into the protocol
+# nor keep it open after the harness dies.
+PROTO = os.dup(3)
+os.close(3)
 _write_lock = threading.Lock()
 _entry = sys.argv[1]
 _max_text = int(sys.argv[2]) if len(sys.argv) > 2 else 4 * 1024 * 1024
@@ -30,7 +35,9 @@ _entry_name = os.path.basename(_entry)
 
 def _send(msg):
     try:
-        data = json.dumps(msg, ensure_ascii=False, default=_not_json)
+        # allow_nan=False: NaN and Infinity have no JSON form; the runtime would reject the
+        # whole line. They become this call's error instead.
+        data = json.dumps(msg, ensure_ascii=False, default=_not_json, allow_nan=False)
     except Exception as e:  # noqa: BLE001
         data = json.dumps({"type": "error", "id": msg.get("id"),
                            "message": "the tool's %s is not JSON-serialisable: %s" % (msg.get("type"), e)})

@@ -38,6 +38,7 @@ use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, ProgressSink};
 use crate::loader::Registry;
 use crate::result::{Content, Progress, ToolResult};
+use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
 
 /// Settings of a [`Runtime`].
@@ -49,10 +50,36 @@ pub struct RuntimeConfig {
     pub default_timeout: Option<Duration>,
     /// Limits applied to every text block of every result (default 50 KB / 2000 lines).
     pub truncation: TruncateOptions,
-    /// Where the full text of a truncated block is saved (created when needed, files
-    /// readable by the owner only). The truncation note gives the file's path. `None`: the
-    /// cut text is dropped.
+    /// Where the full text of a truncated block is saved. The folder is created 0700 and
+    /// must be private (a symlink, or a folder owned by another user, is refused; one of
+    /// ours that is too open is tightened); files are 0600, hold at most
+    /// [`MAX_SPILL_FILE_BYTES`], and are pruned by the retention rule of
+    /// [`SPILL_RETENTION`] and [`MAX_SPILL_DIR_BYTES`] each time one is written. The
+    /// truncation note gives the file's path. `None`: the cut text is dropped.
+    /// [`default_spill_dir`] is what the CLI uses.
     pub spill_dir: Option<PathBuf>,
+}
+
+/// The most bytes of one block saved to a spill file; the note says when more was cut.
+pub const MAX_SPILL_FILE_BYTES: usize = 16 << 20;
+/// Spill files older than this are removed when a new one is written.
+pub const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// When a new spill file is written, the oldest are removed until the folder holds at
+/// most this much.
+pub const MAX_SPILL_DIR_BYTES: u64 = 256 << 20;
+
+/// The default spill folder: `$XDG_STATE_HOME/toolbind/spill`, else
+/// `~/.local/state/toolbind/spill`, else `$TMPDIR/toolbind-<euid>/spill`.
+pub fn default_spill_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("toolbind").join("spill");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".local/state/toolbind/spill");
+    }
+    std::env::temp_dir()
+        .join(format!("toolbind-{}", nix::unistd::geteuid().as_raw()))
+        .join("spill")
 }
 
 /// Per-call options for [`Runtime::call`].
@@ -216,7 +243,13 @@ impl Runtime {
     }
 
     /// Runs a model's call: look the tool up, validate `args` (see [`crate::args`]), run it
-    /// on the executor, truncate every text block. Every failure — unknown tool, bad
+    /// on the executor, truncate every text block.
+    ///
+    /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in
+    /// their JSON-escaped forms) from everything that leaves the call: progress updates,
+    /// result and error text, `details`, and so the spill files, the CLI's output and MCP
+    /// messages built from them. Values shorter than
+    /// [`MIN_REDACTED_CHARS`](crate::secret::MIN_REDACTED_CHARS) are left alone. Every failure — unknown tool, bad
     /// arguments, a failing tool — is an error result (`isError: true`) the model can act
     /// on; this never panics on model input.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
@@ -237,15 +270,30 @@ impl Runtime {
             .timeout
             .or_else(|| spec.timeout())
             .or(self.config.default_timeout);
+        // The one choke point for secrets: everything that leaves the call (progress, result
+        // text, details, error text, and so spill files and whatever the CLI, MCP or a
+        // provider adapter makes of them) passes through this redactor.
+        let redactor = Redactor::new(&secret::secrets_of(spec, valid.params()));
+        let progress = match opts.progress {
+            Some(sink) if !redactor.is_empty() => {
+                let r = redactor.clone();
+                Some(Arc::new(move |mut p: Progress| {
+                    r.content(&mut p.content);
+                    sink(p)
+                }) as ProgressSink)
+            }
+            other => other,
+        };
         let call = ExecCall {
             tool: spec,
             tool_call_id: &tool_call_id,
             params: valid.into_params(),
             cancel: opts.cancel,
-            progress: opts.progress,
+            progress,
             timeout,
         };
         let mut result = self.executor.execute(call).await;
+        redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);
         result
     }
@@ -327,12 +375,24 @@ impl Runtime {
     /// Truncates the text of `result` to the configured limits — one budget for the whole
     /// result, shared by its text blocks in order — appending the note to each block that
     /// was cut (and saving its full text to the spill folder, when configured).
+    ///
+    /// A note the executor added when it had already cut the tool's output (`[output
+    /// truncated by the runtime: ...]`, which gives the tool's real totals) is kept as it
+    /// is, outside the budget, and this truncation's own note says that it counts only what
+    /// the executor kept.
     pub fn truncate_result(&self, tool: &ToolSpec, tool_call_id: &str, result: &mut ToolResult) {
         let mut budget = self.config.truncation;
+        let executor_cut = result
+            .content
+            .iter()
+            .any(|b| b.as_text().is_some_and(is_executor_note));
         for (i, block) in result.content.iter_mut().enumerate() {
             let Content::Text { text } = block else {
                 continue;
             };
+            if is_executor_note(text) {
+                continue;
+            }
             let t = truncate_head(text, budget);
             budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
             budget.max_lines = budget.max_lines.saturating_sub(t.output_lines);
@@ -349,36 +409,54 @@ impl Runtime {
                 out.push_str(t.content);
                 out.push_str("\n\n");
             }
+            let note = |path: Option<&Path>| {
+                let mut note = t.note(path);
+                if executor_cut {
+                    // The totals are of what the executor kept; its own note has the tool's.
+                    note.insert_str(
+                        note.len() - 1,
+                        "; counted after the runtime's own cut, see its note below",
+                    );
+                }
+                note
+            };
             match &spilled {
-                Some(Ok(path)) => out.push_str(&t.note(Some(path))),
+                Some(Ok(path)) => out.push_str(&note(Some(path))),
                 Some(Err(e)) => {
-                    out.push_str(&t.note(None));
+                    out.push_str(&note(None));
                     out.push_str(&format!(" (the full output could not be saved: {e})"));
                 }
-                None => out.push_str(&t.note(None)),
+                None => out.push_str(&note(None)),
             }
             *text = out;
         }
     }
 }
 
-/// Writes a full output to a new file `dir/<tool>-<call id>-<block>-<pid>-<n>.txt`,
-/// owner-readable only. `create_new` never follows or reuses an existing path (a planted
-/// symlink in a shared folder fails the spill instead of redirecting it), and the pid and
-/// counter keep runs and calls from overwriting each other's output.
+/// Whether `text` is the note an executor adds when it cuts a tool's output: one short
+/// line with the executor's prefix (a long block with that prefix is tool output, and is
+/// truncated like any other).
+fn is_executor_note(text: &str) -> bool {
+    text.starts_with("[output truncated by the runtime:")
+        && text.len() <= 400
+        && !text.contains('\n')
+}
+
+/// Writes a full output (at most [`MAX_SPILL_FILE_BYTES`]) to a new file
+/// `dir/<tool>-<call id>-<block>-<pid>-<n>.txt`, owner-readable only, in a folder verified
+/// private, then applies the retention rule. `create_new` never follows or reuses an
+/// existing path, and the pid and counter keep runs and calls from overwriting each
+/// other's output.
 fn spill(
     dir: &Path,
     tool: &str,
     tool_call_id: &str,
     block: usize,
     text: &str,
-) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+) -> Result<PathBuf, String> {
+    use std::os::unix::fs::OpenOptionsExt;
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    crate::exec::private_dir(dir)?;
     let id: String = tool_call_id
         .chars()
         .map(|c| {
@@ -393,11 +471,64 @@ fn spill(
     let n = SEQ.fetch_add(1, Ordering::Relaxed);
     let pid = std::process::id();
     let path = dir.join(format!("{tool}-{id}-{block}-{pid}-{n}.txt"));
-    let mut f: File = std::fs::OpenOptions::new()
+    let mut end = text.len().min(MAX_SPILL_FILE_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&path)?;
-    f.write_all(text.as_bytes())?;
+        .open(&path)
+        .and_then(|mut f: File| {
+            f.write_all(&text.as_bytes()[..end])?;
+            if end < text.len() {
+                write!(
+                    f,
+                    "\n[spill file cut at {MAX_SPILL_FILE_BYTES} bytes of {}]\n",
+                    text.len()
+                )?;
+            }
+            Ok(())
+        });
+    written.map_err(|e| format!("{}: {e}", path.display()))?;
+    prune_spills(dir, &path);
     Ok(path)
+}
+
+/// The retention rule: spill files older than [`SPILL_RETENTION`] go, then the oldest
+/// until the folder holds at most [`MAX_SPILL_DIR_BYTES`]. `keep` (the file just written)
+/// stays. Only regular `.txt` files are touched.
+fn prune_spills(dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() || path.extension().is_none_or(|x| x != "txt") || path == keep {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(now);
+        if now.duration_since(modified).unwrap_or_default() > SPILL_RETENTION {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        files.push((modified, meta.len(), path));
+    }
+    let kept = std::fs::metadata(keep).map_or(0, |m| m.len());
+    let mut total: u64 = files.iter().map(|f| f.1).sum::<u64>() + kept;
+    files.sort();
+    for (_, len, path) in files {
+        if total <= MAX_SPILL_DIR_BYTES {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
 }

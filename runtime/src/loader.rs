@@ -455,7 +455,7 @@ pub fn load<P: AsRef<Path>>(dirs: &[P]) -> Loaded {
 
 fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
     let file = folder.join(TOOL_FILE);
-    let bytes = match std::fs::read(&file) {
+    let bytes = match toolbind_codegen::read_regular_file(&file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(LoadWarningKind::NoToolFile);

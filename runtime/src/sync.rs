@@ -37,6 +37,11 @@
 //!   listed in [`SyncReport::ignored`]. If TOOL.md or the entry file is such a symlink, the
 //!   tool is skipped.
 //! - Installed tools that have no seed are left alone.
+//! - **Skipped is not failed**: a tool left alone by rule is [`SyncOutcome::Skipped`]; one
+//!   that could not be installed because of an error (a full disk, an I/O error) is
+//!   [`SyncOutcome::Failed`], counted apart ([`SyncCounts::failed`],
+//!   [`SyncReport::failures`]). `sync` still returns the whole report, so an agent can start
+//!   with what did install; `toolbind sync` exits non-zero when anything failed.
 //!
 //! An installed TOOL.md whose version cannot be read counts as version 0, the same as a
 //! TOOL.md without `version:`.
@@ -110,9 +115,18 @@ impl SyncReport {
                 SyncOutcome::Updated { .. } => c.updated += 1,
                 SyncOutcome::Unchanged { .. } => c.unchanged += 1,
                 SyncOutcome::Skipped(_) => c.skipped += 1,
+                SyncOutcome::Failed { .. } => c.failed += 1,
             }
         }
         c
+    }
+
+    /// The tools that failed to install or update (by error, not by rule): an agent can
+    /// start with what did install, and a command line should exit non-zero.
+    pub fn failures(&self) -> impl Iterator<Item = &ToolSync> {
+        self.tools
+            .iter()
+            .filter(|t| matches!(t.outcome, SyncOutcome::Failed { .. }))
     }
 }
 
@@ -132,7 +146,11 @@ impl fmt::Display for SyncReport {
             f,
             "{} installed, {} updated, {} unchanged, {} skipped",
             c.installed, c.updated, c.unchanged, c.skipped
-        )
+        )?;
+        if c.failed > 0 {
+            write!(f, ", {} failed", c.failed)?;
+        }
+        Ok(())
     }
 }
 
@@ -145,8 +163,11 @@ pub struct SyncCounts {
     pub updated: usize,
     /// Tools already at the seed's version or higher.
     pub unchanged: usize,
-    /// Tools left alone for a reason ([`SkipReason`]).
+    /// Tools left alone by rule ([`SkipReason`]).
     pub skipped: usize,
+    /// Tools that could not be installed or updated because of an error
+    /// ([`SyncOutcome::Failed`]).
+    pub failed: usize,
 }
 
 /// One tool's line of a [`SyncReport`].
@@ -172,6 +193,9 @@ impl fmt::Display for ToolSync {
                 write!(f, "unchanged {name} (version {installed})")
             }
             SyncOutcome::Skipped(reason) => write!(f, "skipped {name}: {reason}"),
+            SyncOutcome::Failed { path, error } => {
+                write!(f, "failed {name}: {}: {error}", path.display())
+            }
         }
     }
 }
@@ -198,8 +222,16 @@ pub enum SyncOutcome {
         /// The seed's version.
         seed: u64,
     },
-    /// Nothing was changed, for this reason.
+    /// Nothing was changed, by rule, for this reason.
     Skipped(SkipReason),
+    /// Reading or writing failed (a full disk, an I/O error): nothing was changed; the
+    /// installed copy, if any, is untouched.
+    Failed {
+        /// The file or folder that failed.
+        path: PathBuf,
+        /// The operating system's error.
+        error: String,
+    },
 }
 
 /// Why a seed tool was not synced. The installed copy, if any, is untouched.
@@ -219,13 +251,6 @@ pub enum SkipReason {
     SymlinkOutside(PathBuf),
     /// The installed tool folder is a symlink or not a folder: it is left as it is.
     TargetNotAFolder(PathBuf),
-    /// Reading or writing failed.
-    Io {
-        /// The file or folder that failed.
-        path: PathBuf,
-        /// The operating system's error.
-        error: String,
-    },
 }
 
 impl fmt::Display for SkipReason {
@@ -251,7 +276,6 @@ impl fmt::Display for SkipReason {
                 "{} is a symlink or not a folder; left as it is",
                 p.display()
             ),
-            SkipReason::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }
     }
 }
@@ -429,11 +453,11 @@ struct Cx<'a> {
 
 static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn io_skip(path: &Path, e: io::Error) -> SyncOutcome {
-    SyncOutcome::Skipped(SkipReason::Io {
+fn io_failed(path: &Path, e: io::Error) -> SyncOutcome {
+    SyncOutcome::Failed {
         path: path.to_path_buf(),
         error: e.to_string(),
-    })
+    }
 }
 
 impl Cx<'_> {
@@ -443,7 +467,7 @@ impl Cx<'_> {
         let (seed_tool, root) = if symlink {
             let canon = match self.seed_canon() {
                 Ok(c) => c,
-                Err(e) => return io_skip(self.seed_dir, e),
+                Err(e) => return io_failed(self.seed_dir, e),
             };
             match fs::canonicalize(&link) {
                 Ok(real) if real.starts_with(&canon) && real.is_dir() => (real.clone(), Some(real)),
@@ -466,25 +490,26 @@ impl Cx<'_> {
                 if !inside {
                     return SyncOutcome::Skipped(SkipReason::SymlinkOutside(seed_file));
                 }
-                match fs::read(&seed_file) {
+                match toolbind_codegen::read_regular_file(&seed_file) {
                     Ok(b) => b,
-                    Err(e) => return io_skip(&seed_file, e),
+                    Err(e) => return io_failed(&seed_file, e),
                 }
             }
-            Err(e) => return io_skip(&seed_file, e),
+            Err(e) => return io_failed(&seed_file, e),
         };
         let seed_version = std::str::from_utf8(&seed_text).ok().and_then(read_version);
 
         let target = self.data_dir.join(name);
         let installed = match fs::symlink_metadata(&target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return io_skip(&target, e),
+            Err(e) => return io_failed(&target, e),
             Ok(m) if !m.is_dir() => {
                 return SyncOutcome::Skipped(SkipReason::TargetNotAFolder(target));
             }
             Ok(_) => Some(
-                fs::read_to_string(target.join(TOOL_FILE))
+                toolbind_codegen::read_regular_file(&target.join(TOOL_FILE))
                     .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
                     .and_then(|t| read_version(&t))
                     .unwrap_or(0),
             ),
@@ -500,7 +525,7 @@ impl Cx<'_> {
             Some(r) => r,
             None => match fs::canonicalize(&seed_tool) {
                 Ok(r) => r,
-                Err(e) => return io_skip(&seed_tool, e),
+                Err(e) => return io_failed(&seed_tool, e),
             },
         };
         if let Some(outside) = escapes(&seed_file, &root) {
@@ -539,7 +564,7 @@ impl Cx<'_> {
             .and_then(|()| sync_dir(&staging));
         if let Err(e) = copied {
             let _ = fs::remove_dir_all(&staging);
-            return io_skip(&staging, e);
+            return io_failed(&staging, e);
         }
 
         let swapped = match installed {
@@ -551,7 +576,7 @@ impl Cx<'_> {
         };
         if let Err(e) = swapped.and_then(|()| sync_dir(self.data_dir)) {
             let _ = fs::remove_dir_all(&staging);
-            return io_skip(&target, e);
+            return io_failed(&target, e);
         }
         match installed {
             None => SyncOutcome::Installed {
@@ -700,17 +725,10 @@ fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
     dst.sync_all()
 }
 
-/// Reads a file, failing with `ELOOP` when it is a symlink.
+/// Reads a regular file, failing with `ELOOP` when it is a symlink and refusing special
+/// files (a FIFO would block) without opening them.
 fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = File::options()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    let mut buf = Vec::with_capacity(4096);
-    f.read_to_end(&mut buf)?;
-    Ok(buf)
+    toolbind_codegen::read_regular_file_no_follow(path)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

@@ -116,9 +116,11 @@ async fn bash_entry_gets_json_on_stdin_and_reports_progress_on_fd3() {
     .await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(r.text_content(), r#"got {"mode":"echo","q":"a b"}"#);
-    assert_eq!(
-        *seen.lock().unwrap(),
-        vec!["step 1".to_owned(), "step 2".to_owned()]
+    // Written back to back, the two lines may coalesce: the latest always arrives.
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen == ["step 1", "step 2"] || seen == ["step 2"],
+        "{seen:?}"
     );
 
     let r = call(&exec, &tool, json!({"mode": "fail"})).await;
@@ -145,8 +147,16 @@ async fn progress_arrives_in_order_before_the_result() {
         )
         .await;
         assert_eq!(r.text_content(), "done");
+        // Coalesced (see exec_progress.rs), but in order and ending with the latest.
+        let seen = seen.lock().unwrap().clone();
         let expected: Vec<String> = (0..200).map(|i| format!("step {i}")).collect();
-        assert_eq!(*seen.lock().unwrap(), expected, "{}", tool.name);
+        let mut rest = expected.iter();
+        assert!(
+            seen.iter().all(|s| rest.any(|e| e == s)),
+            "{}: {seen:?}",
+            tool.name
+        );
+        assert_eq!(seen.last().map(String::as_str), Some("step 199"));
     }
 }
 
@@ -171,11 +181,7 @@ async fn crashes_of_every_kind_name_their_cause() {
     let (exec, _cache) = executor(|c| c.worker_mode = WorkerMode::OneShot);
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     let cases = [
-        (
-            js(),
-            json!({"mode": "uncaught"}),
-            vec!["exited with code 1", "boom-uncaught"],
-        ),
+        (js(), json!({"mode": "uncaught"}), vec!["boom-uncaught"]),
         (
             js(),
             json!({"mode": "exit"}),

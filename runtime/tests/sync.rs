@@ -733,3 +733,81 @@ fn two_concurrent_syncs_corrupt_nothing() {
         assert_eq!(hidden(&data), [LOCK_FILE]);
     }
 }
+
+const FSIZE_CHILD_ENV: &str = "TOOLBIND_SYNC_FSIZE_CHILD";
+
+/// Runs one sync with writes past 64 KiB failing (EFBIG, as on a full disk) and prints its
+/// report; started as a child process by the test below.
+#[test]
+#[ignore = "helper: run as a child process by failures_are_reported_apart_from_skips"]
+fn sync_child_with_a_full_disk() {
+    let Some(dirs) = std::env::var_os(FSIZE_CHILD_ENV) else {
+        return;
+    };
+    let dirs = dirs.to_string_lossy().into_owned();
+    let (seed, data) = dirs.split_once('\n').unwrap();
+    // SAFETY: ignoring SIGXFSZ makes an over-limit write fail with EFBIG instead.
+    unsafe {
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGXFSZ,
+            nix::sys::signal::SigHandler::SigIgn,
+        )
+        .unwrap();
+    }
+    nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_FSIZE, 65536, 65536)
+        .unwrap();
+    let report = sync(Path::new(seed), Path::new(data)).unwrap();
+    let c = report.counts();
+    let failed: Vec<_> = report.failures().map(|t| t.name.clone()).collect();
+    println!(
+        "COUNTS installed={} skipped={} failed={} failures={}",
+        c.installed,
+        c.skipped,
+        c.failed,
+        failed.join(",")
+    );
+    println!("REPORT {}", report.to_string().replace('\n', " | "));
+}
+
+/// Issue 13, item 6: a failure by error is `Failed`, counted apart from `skipped`, and
+/// `sync` still returns the report so an agent can start with what did install.
+#[test]
+fn failures_are_reported_apart_from_skips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seed = tmp.path().join("seed");
+    for (name, bytes) in [("good", 10), ("huge", 256 * 1024)] {
+        let dir = seed.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("index.sh"), "echo hi\n").unwrap();
+        fs::write(dir.join("data.bin"), vec![b'x'; bytes]).unwrap();
+        fs::write(
+            dir.join("TOOL.md"),
+            format!("---\nname: {name}\ndescription: d\nlanguage: bash\n---\n"),
+        )
+        .unwrap();
+    }
+    let data = tmp.path().join("data");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sync_child_with_a_full_disk",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            FSIZE_CHILD_ENV,
+            format!("{}\n{}", seed.display(), data.display()),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("COUNTS installed=1 skipped=0 failed=1 failures=huge"),
+        "{text}"
+    );
+    assert!(text.contains("failed huge: "), "{text}");
+    assert!(text.contains("0 skipped, 1 failed"), "{text}");
+    assert!(data.join("good/index.sh").is_file());
+    assert!(!data.join("huge").exists());
+}

@@ -25,6 +25,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 
 use super::process::{self, Capture, Stdout};
 use super::protocol;
+use super::pump::{self, Pump};
 use super::worker::secs;
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
@@ -85,16 +86,29 @@ pub(crate) async fn run(
         .stderr
         .take()
         .map(|s| tokio::spawn(process::drain(s, err.clone())));
-    let sink = progress.cloned();
-    let max_line = limits.line;
+    let max_line = config.max_progress_line_bytes.max(1024);
     let max_text = limits.text;
+    let updates = pump::Slot::new();
+    let slot = updates.clone();
+    let mut pump = Pump::new(progress, config.progress_interval);
+    let pgid = spawned.pgid;
+    // Each fd 3 line is progress, and only progress: it replaces the call's latest update.
+    // A line over the limit ends the call (its group is killed) with an error naming it.
     let progress_task = tokio::spawn(async move {
         let mut read = BufReader::new(spawned.control);
         let mut line = Vec::new();
-        while let Ok(Some(())) = protocol::read_line(&mut read, &mut line, max_line).await {
-            if let Some(sink) = &sink {
-                let text = String::from_utf8_lossy(&line).into_owned();
-                sink(protocol::normalize_progress(Value::String(text), max_text));
+        loop {
+            match protocol::read_line(&mut read, &mut line, max_line).await {
+                Ok(Some(())) => {
+                    let text = String::from_utf8_lossy(&line).into_owned();
+                    slot.put(protocol::normalize_progress(Value::String(text), max_text));
+                    line.clear();
+                }
+                Err(protocol::LineError::TooLong(max)) => {
+                    process::signal_group(pgid, Signal::SIGKILL);
+                    return Some(max);
+                }
+                Ok(None) | Err(protocol::LineError::Io(_)) => return None,
             }
         }
     });
@@ -106,6 +120,9 @@ pub(crate) async fn run(
     let status = loop {
         let deadline = stop.map_or(timeout_at, |s| s.1);
         tokio::select! {
+            biased;
+            _ = updates.ready() => pump.take_from(&updates),
+            _ = pump::until(pump.due()) => pump.tick(),
             status = child.wait() => break status.ok(),
             _ = cancel.cancelled(), if stop.is_none() => {
                 process::signal_group(spawned.pgid, Signal::SIGTERM);
@@ -130,11 +147,18 @@ pub(crate) async fn run(
     for task in [out_task, err_task].into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), progress_task).await;
+    let too_long = tokio::time::timeout(Duration::from_secs(2), progress_task)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .flatten();
+    // The latest update goes out before the result.
+    pump.take_from(&updates);
+    pump.finish();
 
     let stderr_tail = {
         let c = err.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000))
+        (!c.is_empty()).then(|| c.render_tail(2000, secrets))
     };
     let with_stderr = |mut msg: String| {
         if let Some(t) = &stderr_tail {
@@ -152,6 +176,12 @@ pub(crate) async fn run(
     } else {
         "SIGTERM was sent to the tool's process group".to_owned()
     };
+    if let Some(max) = too_long {
+        return with_stderr(format!(
+            "a progress line written to fd 3 was longer than the {} limit for progress lines, so the tool's process group was killed (write shorter lines; the result goes to stdout)",
+            human_bytes(max)
+        ));
+    }
     match (stop, status) {
         (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout))),
         (_, Some(s)) if s.success() => {
@@ -177,5 +207,16 @@ pub(crate) async fn run(
         (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),
         (None, Some(s)) => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
         (None, None) => with_stderr(format!("{entry_name} could not be waited for")),
+    }
+}
+
+/// "1 MiB", "512 KiB", "100 bytes".
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
     }
 }

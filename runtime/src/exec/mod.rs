@@ -27,9 +27,22 @@
 //! - By default a Node or Python tool's process stays warm and serves further calls, several
 //!   in flight at once; module state persists between calls. A worker that dies is replaced
 //!   at the next call and its calls in flight get an error result naming the cause. Idle
-//!   workers are stopped after [`ExecConfig::idle_timeout`]. One-shot mode (a fresh process
+//!   workers are stopped after [`ExecConfig::idle_timeout`].
+//! - Calls sharing a warm worker are isolated: a result with no JSON form fails only its
+//!   own call; the protocol socket is close-on-exec inside the harness, so a tool's child
+//!   can neither write into it nor hold it open; an exception from a timer is charged to the
+//!   call whose async context threw it if that call is in flight, else logged; the
+//!   harness's exit is noticed even while a daemon holds the socket. When the worker must
+//!   die, the other calls on it are told a neighbouring call may have broken it; a call that
+//!   never reached a dead worker, or one of a tool annotated `idempotent`, is retried once
+//!   on a fresh worker (a retry would repeat other tools' side effects). One-shot mode (a fresh process
 //!   per call) is available per tool (`worker: oneshot` → [`WorkerMode::OneShot`]) and for
 //!   the whole runtime ([`ExecConfig::worker_mode`]). bash tools are always one-shot.
+//! - Progress never grows memory: the Node harness keeps only a call's latest unsent
+//!   update while its socket is congested, and the runtime queues at most 8 updates (1 MiB)
+//!   per call, dropping the oldest; at most one update per
+//!   [`ExecConfig::progress_interval`] is forwarded, and what is queued goes out, in order,
+//!   before the result. A tool reporting now and then loses nothing; a flood is coalesced.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
 //!   ([`ExecConfig::max_log_bytes`]), result text is capped at
 //!   [`ExecConfig::max_text_bytes`] with a note, protocol lines at
@@ -64,8 +77,11 @@
 //! ```
 
 mod bash;
+mod cache;
+pub(crate) use cache::private_dir;
 mod process;
 mod protocol;
+mod pump;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -76,13 +92,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 use crate::executor::{ExecCall, ExecFuture, Executor};
 use crate::result::ToolResult;
 use toolbind_codegen::model::Fnv;
-use worker::{Launch, Worker};
+use worker::{CallEnd, Launch, Worker};
 
 /// The Node harness (ES module), embedded in the crate.
 pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
@@ -110,7 +125,10 @@ pub struct ExecConfig {
     /// The tools' working directory; `None` keeps the agent's.
     pub cwd: Option<PathBuf>,
     /// Where harness files and transpiled TypeScript are cached.
-    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else the temp dir.
+    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else
+    /// `$TMPDIR/toolbind-<euid>`. Code found there runs as this user, so the folder must be
+    /// private: it is created 0700, and a folder that is a symlink or owned by another user
+    /// is refused (one of ours that is too open is tightened to 0700).
     pub cache_dir: PathBuf,
     /// The longest protocol message accepted from a harness. Default 16 MiB.
     pub max_line_bytes: usize,
@@ -126,6 +144,14 @@ pub struct ExecConfig {
     pub python: String,
     /// The bash binary. Default `bash`.
     pub bash: String,
+    /// The shortest time between two progress updates forwarded to a call's sink. Updates
+    /// wait in small bounded queues (8 updates, 1 MiB of text; past that the oldest is
+    /// dropped, so memory never grows and the latest always arrives), and whatever is
+    /// still queued is forwarded, in order, before the result. Default 50 ms.
+    pub progress_interval: Duration,
+    /// The longest progress line a bash tool may write to fd 3; a longer one ends the call
+    /// with an error naming the limit. Default 1 MiB.
+    pub max_progress_line_bytes: usize,
 }
 
 impl Default for ExecConfig {
@@ -145,6 +171,8 @@ impl Default for ExecConfig {
             node: "node".into(),
             python: "python3".into(),
             bash: "bash".into(),
+            progress_interval: Duration::from_millis(50),
+            max_progress_line_bytes: 1 << 20,
         }
     }
 }
@@ -157,13 +185,12 @@ impl ExecConfig {
 }
 
 fn default_cache_dir() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("toolbind");
-    }
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".cache").join("toolbind");
-    }
-    std::env::temp_dir().join(format!("toolbind-{}", std::process::id()))
+    cache::default_dir(
+        std::env::var_os("XDG_CACHE_HOME"),
+        std::env::var_os("HOME"),
+        std::env::temp_dir(),
+        cache::euid(),
+    )
 }
 
 /// The byte limits, sanitised.
@@ -250,7 +277,7 @@ impl SubprocessExecutor {
             .unwrap_or(config.default_timeout)
             // Deadlines are `now + timeout`; a year is "never" and cannot overflow.
             .min(Duration::from_secs(365 * 24 * 3600));
-        let secrets = secrets_of(tool, &call.params);
+        let secrets = crate::secret::secrets_of(tool, &call.params);
         let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
             return ToolResult::error(format!(
                 "tool `{}` has no entry file in {} (expected one of {})",
@@ -276,36 +303,49 @@ impl SubprocessExecutor {
             WorkerMode::Default => config.worker_mode,
             m => m,
         };
-        let worker = if mode == WorkerMode::OneShot {
-            let launch = match self.launch(tool, &entry).await {
-                Ok(l) => l,
-                Err(e) => return ToolResult::error(e),
+        let idempotent = tool.annotations.idempotent == Some(true);
+        let mut retried = false;
+        loop {
+            let worker = if mode == WorkerMode::OneShot {
+                let launch = match self.launch(tool, &entry).await {
+                    Ok(l) => l,
+                    Err(e) => return ToolResult::error(e),
+                };
+                match Worker::spawn(&launch, tool, config) {
+                    Ok(w) => w,
+                    Err(e) => return ToolResult::error(e),
+                }
+            } else {
+                match self.warm_worker(tool, &entry).await {
+                    Ok(w) => w,
+                    Err(e) => return ToolResult::error(e),
+                }
             };
-            match Worker::spawn(&launch, tool, config) {
-                Ok(w) => w,
-                Err(e) => return ToolResult::error(e),
+            let end = worker
+                .call(
+                    call.tool_call_id,
+                    &call.params,
+                    &call.cancel,
+                    timeout,
+                    config.grace,
+                    call.progress.as_ref(),
+                    &secrets,
+                )
+                .await;
+            if mode == WorkerMode::OneShot {
+                worker.kill();
             }
-        } else {
-            match self.warm_worker(tool, &entry).await {
-                Ok(w) => w,
-                Err(e) => return ToolResult::error(e),
+            // Once, on a fresh worker: a call that never reached the dead one, or a call of an
+            // idempotent tool whose worker a neighbouring call broke.
+            match end {
+                CallEnd::Done(result) => return result,
+                CallEnd::NotStarted(_) if !retried => {}
+                CallEnd::NeighbourBroke(_) if !retried && idempotent => {}
+                CallEnd::NotStarted(reason) => return ToolResult::error(reason),
+                CallEnd::NeighbourBroke(result) => return result,
             }
-        };
-        let result = worker
-            .call(
-                call.tool_call_id,
-                &call.params,
-                &call.cancel,
-                timeout,
-                config.grace,
-                call.progress.as_ref(),
-                &secrets,
-            )
-            .await;
-        if mode == WorkerMode::OneShot {
-            worker.kill();
+            retried = true;
         }
-        result
     }
 
     /// The warm worker of `tool`, started (or restarted) when needed.
@@ -430,14 +470,16 @@ impl SubprocessExecutor {
         if let Some(p) = map.get(name) {
             return Ok(p.clone());
         }
-        let mut h = Fnv::new();
-        h.write(text.as_bytes());
+        cache::private_dir(&self.inner.config.cache_dir)?;
         let dir = self.inner.config.cache_dir.join("harness");
+        cache::private_dir(&dir)?;
         let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
-        let path = dir.join(format!("{stem}-{:016x}.{ext}", h.finish()));
+        let path = dir.join(format!(
+            "{stem}-{}.{ext}",
+            &cache::sha256_hex(text.as_bytes())[..32]
+        ));
+        // Compared with the embedded text before every first use in a process.
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create the harness cache {}: {e}", dir.display()))?;
             let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
             std::fs::write(&tmp, text)
                 .and_then(|()| std::fs::rename(&tmp, &path))
@@ -572,18 +614,4 @@ fn entry_stamp(entry: &Path) -> u64 {
         h.write(&meta.len().to_le_bytes());
     }
     h.finish()
-}
-
-/// The values of the call's sensitive inputs, as the tool will see them.
-fn secrets_of(tool: &ToolSpec, params: &serde_json::Map<String, Value>) -> Vec<String> {
-    tool.inputs
-        .iter()
-        .filter(|i| i.sensitive)
-        .filter_map(|i| params.get(&i.name))
-        .filter_map(|v| match v {
-            Value::String(s) if s.len() >= 3 => Some(s.clone()),
-            Value::String(_) | Value::Null => None,
-            other => Some(other.to_string()),
-        })
-        .collect()
 }

@@ -266,9 +266,11 @@ impl Capture {
         out
     }
 
-    /// The last `max` bytes of the kept text (for error messages).
-    pub(crate) fn render_tail(&self, max: usize) -> String {
-        let text = self.render();
+    /// The last `max` bytes of the kept text (for error messages), with `secrets` redacted
+    /// before the cut: a cut made first could leave the end of a secret that no longer
+    /// matches.
+    pub(crate) fn render_tail(&self, max: usize, secrets: &[String]) -> String {
+        let text = redact(&self.render(), secrets);
         let text = text.trim_end();
         if text.len() <= max {
             return text.to_owned();
@@ -296,15 +298,10 @@ pub(crate) async fn drain(mut reader: impl AsyncRead + Unpin, capture: Arc<Mutex
     }
 }
 
-/// Replaces every occurrence of each secret in `text` with `[REDACTED]`.
+/// Replaces every occurrence of each secret (and its JSON-escaped forms) in `text` with
+/// `[REDACTED]`; see [`crate::secret::Redactor`].
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_owned();
-    for s in secrets {
-        if !s.is_empty() && out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), crate::secret::REDACTED);
-        }
-    }
-    out
+    crate::secret::Redactor::new(secrets).text(text)
 }
 
 #[cfg(test)]

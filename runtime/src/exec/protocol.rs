@@ -73,14 +73,17 @@ pub(crate) enum LineError {
     Io(std::io::Error),
 }
 
-/// Reads one `\n`-terminated line of at most `max` bytes; `Ok(None)` at end of stream.
-/// A final line without a newline is returned as is.
+/// Reads one `\n`-terminated line of at most `max` bytes into `line` (which the caller
+/// clears after each line); `Ok(None)` at end of stream. A final line without a newline is
+/// returned as is.
+///
+/// Cancel-safe: bytes are moved into `line` and consumed in one synchronous step, so a
+/// `select!` that drops this future loses nothing; calling again continues the line.
 pub(crate) async fn read_line(
     reader: &mut (impl AsyncBufRead + Unpin),
     line: &mut Vec<u8>,
     max: usize,
 ) -> Result<Option<()>, LineError> {
-    line.clear();
     loop {
         let buf = reader.fill_buf().await.map_err(LineError::Io)?;
         if buf.is_empty() {
@@ -100,6 +103,36 @@ pub(crate) async fn read_line(
             return Ok(Some(()));
         }
     }
+}
+
+/// The kind and call id of a line that is not valid JSON, read from its start: both
+/// harnesses write `{"type": "<kind>", "id": <n>, ...` first. A result Python could not
+/// encode (NaN, an integer beyond the range of a double) is then charged to its own call
+/// instead of breaking the worker.
+pub(crate) fn salvage_id(line: &[u8]) -> Option<(&str, u64)> {
+    let text = std::str::from_utf8(&line[..line.len().min(200)])
+        .or_else(|e| std::str::from_utf8(&line[..e.valid_up_to()]))
+        .ok()?;
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest
+        .strip_prefix("\"type\"")?
+        .trim_start()
+        .strip_prefix(':')?;
+    let rest = rest.trim_start().strip_prefix('"')?;
+    let (kind, rest) = rest.split_once('"')?;
+    if !matches!(kind, "update" | "result" | "error") {
+        return None;
+    }
+    let rest = rest.trim_start().strip_prefix(',')?.trim_start();
+    let rest = rest
+        .strip_prefix("\"id\"")?
+        .trim_start()
+        .strip_prefix(':')?;
+    let rest = rest.trim_start();
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let id = rest[..digits].parse().ok()?;
+    let after = rest[digits..].trim_start();
+    (after.starts_with(',') || after.starts_with('}')).then_some((kind, id))
 }
 
 /// A short, printable preview of bytes that failed to parse.
@@ -122,7 +155,18 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
             Some(Value::Array(items)) => ToolResult {
                 content: items.into_iter().map(content_block).collect(),
                 details: obj.remove("details").filter(|d| !d.is_null()),
-                is_error: matches!(obj.get("isError"), Some(Value::Bool(true))),
+                is_error: match obj.get("isError") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    // `"true"` or `1` is not success: the tool meant something; say what.
+                    Some(other) => {
+                        return ToolResult::error(format!(
+                            "malformed result: the tool returned `isError` as {} ({}), expected a boolean (true or false)",
+                            kind(other),
+                            preview(other.to_string().as_bytes())
+                        ));
+                    }
+                },
             },
             Some(other) => {
                 return ToolResult::error(format!(
@@ -238,6 +282,12 @@ mod tests {
         );
         assert!(normalize_result(Value::Null, 100).is_error);
         assert!(normalize_result(json!({"text": "x"}), 100).is_error);
+        let forged = normalize_result(json!({"content": [], "isError": "true"}), 100);
+        assert!(forged.is_error);
+        assert!(
+            forged.text_content().contains("`isError` as a string"),
+            "{forged:?}"
+        );
     }
 
     #[test]
@@ -247,6 +297,19 @@ mod tests {
         assert!(r.content[1].as_text().unwrap().contains("16 more bytes"));
     }
 
+    #[test]
+    fn ids_are_salvaged_from_lines_that_are_not_json() {
+        let nan = br#"{"type": "result", "id": 7, "result": {"content": [NaN]}}"#;
+        assert_eq!(salvage_id(nan), Some(("result", 7)));
+        assert_eq!(
+            salvage_id(br#"{"type":"update","id":12}"#),
+            Some(("update", 12))
+        );
+        assert_eq!(salvage_id(br#"{"type":"fatal","id":1,"x":1}"#), None);
+        assert_eq!(salvage_id(b"garbage"), None);
+        assert_eq!(salvage_id(br#"{"type":"result","id":7x}"#), None);
+    }
+
     #[tokio::test]
     async fn lines_are_bounded() {
         let data: &[u8] = b"short\nthis line is far too long\nlast";
@@ -254,6 +317,7 @@ mod tests {
         let mut line = Vec::new();
         assert!(read_line(&mut r, &mut line, 10).await.unwrap().is_some());
         assert_eq!(line, b"short");
+        line.clear();
         assert!(matches!(
             read_line(&mut r, &mut line, 10).await,
             Err(LineError::TooLong(10))

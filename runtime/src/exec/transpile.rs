@@ -4,10 +4,15 @@
 //! `.ts`/`.mts` module reachable from the entry through relative imports becomes an `.mjs`
 //! file with an inline source map (so `node --enable-source-maps` reports `.ts` lines), and
 //! every other entry of the folder (`node_modules`, data files, `.js` helpers) is a symlink
-//! to the original, so bare imports and relative file reads keep working. The hash covers
-//! the folder's file listing and the content of its TypeScript files, so an edited tool
-//! gets a fresh mirror; a mirror is built in a temporary folder and renamed into place,
-//! so concurrent runtimes never see half of one.
+//! to the original, so bare imports and relative file reads keep working. The key (SHA-256)
+//! covers the folder's file listing and the content of its TypeScript files, so an edited
+//! tool gets a fresh mirror; a mirror is built in a temporary folder and renamed into
+//! place, so concurrent runtimes never see half of one.
+//!
+//! The cache is private (see `cache`), and a mirror is trusted only when its `.complete`
+//! manifest names the source key it was built from and matches what is on disk: the
+//! SHA-256 of every file, the target of every symlink, and nothing else. A mirror that
+//! does not match is removed and rebuilt.
 //!
 //! Relative import specifiers are rewritten to the transpiled files: `./util.ts`,
 //! `./util.js` (the NodeNext spelling of a `.ts` module), `./util` and `./dir` (with an
@@ -27,7 +32,7 @@ use oxc::semantic::SemanticBuilder;
 use oxc::span::SourceType;
 use oxc::transformer::{TransformOptions, Transformer};
 
-use toolbind_codegen::model::Fnv;
+use super::cache::{self, Hasher};
 
 /// Transpiles the TypeScript modules of `dir` reachable from `entry` into the cache and
 /// returns the path of the entry's `.mjs`.
@@ -43,7 +48,7 @@ pub(crate) fn prepare(
     let mut listing = Vec::new();
     list_files(&dir, Path::new(""), &mut listing)
         .map_err(|e| format!("cannot list the tool folder {}: {e}", dir.display()))?;
-    let mut h = Fnv::new();
+    let mut h = Hasher::new();
     h.write(env!("CARGO_PKG_VERSION").as_bytes());
     h.write(dir.as_os_str().as_encoded_bytes());
     h.write(entry.as_bytes());
@@ -51,20 +56,26 @@ pub(crate) fn prepare(
         h.write(b"\0");
         h.write(rel.as_os_str().as_encoded_bytes());
         if is_ts(rel) {
-            let text = fs::read(dir.join(rel))
+            let text = toolbind_codegen::read_regular_file(&dir.join(rel))
                 .map_err(|e| format!("cannot read {}: {e}", dir.join(rel).display()))?;
             h.write(b"\x01");
             h.write(&text);
         }
     }
+    let key = h.hex();
+    cache::private_dir(cache)?;
     let root = cache.join("ts");
-    let out = root.join(format!("{tool_name}-{:016x}", h.finish()));
+    cache::private_dir(&root)?;
+    let out = root.join(format!("{tool_name}-{key}"));
     let entry_out = out.join(mjs_name(Path::new(entry)));
-    if out.join(".complete").exists() {
-        return Ok(entry_out);
+    if fs::symlink_metadata(&out).is_ok() {
+        if verified(&out, &key) {
+            return Ok(entry_out);
+        }
+        // Corrupt, half-removed or not ours to trust: build it again.
+        remove(&out)?;
     }
 
-    fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
     let tmp = root.join(format!(
         ".tmp-{tool_name}-{}-{:x}",
         std::process::id(),
@@ -73,7 +84,10 @@ pub(crate) fn prepare(
             .map(|d| d.as_nanos())
             .unwrap_or(0)
     ));
-    let built = build_mirror(&dir, Path::new(entry), &tmp);
+    let built = build_mirror(&dir, Path::new(entry), &tmp).and_then(|()| {
+        let m = manifest(&tmp, &key).map_err(|e| format!("cannot hash {}: {e}", tmp.display()))?;
+        fs::write(tmp.join(COMPLETE), m).map_err(|e| format!("cannot write {}: {e}", tmp.display()))
+    });
     if let Err(e) = built {
         let _ = fs::remove_dir_all(&tmp);
         return Err(e);
@@ -81,7 +95,7 @@ pub(crate) fn prepare(
     match fs::rename(&tmp, &out) {
         Ok(()) => {}
         // Another runtime finished the same mirror first; theirs is identical.
-        Err(_) if out.join(".complete").exists() => {
+        Err(_) if verified(&out, &key) => {
             let _ = fs::remove_dir_all(&tmp);
         }
         Err(e) => {
@@ -104,8 +118,10 @@ fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
             continue;
         }
         let src = dir.join(&rel);
-        let text =
-            fs::read_to_string(&src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+        let text = toolbind_codegen::read_regular_file(&src)
+            .map_err(|e| e.to_string())
+            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot read {}: {e}", src.display()))?;
         let (code, deps) = transpile(&src, &text, dir)?;
         let target = tmp.join(mjs_name(&rel));
         if let Some(parent) = target.parent() {
@@ -115,8 +131,73 @@ fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
         queue.extend(deps);
     }
     fs::create_dir_all(tmp).map_err(|e| io(tmp, e))?;
-    link_rest(dir, tmp, Path::new(""), &done).map_err(|e| io(tmp, e))?;
-    fs::write(tmp.join(".complete"), b"").map_err(|e| io(tmp, e))
+    link_rest(dir, tmp, Path::new(""), &done).map_err(|e| io(tmp, e))
+}
+
+const COMPLETE: &str = ".complete";
+
+fn remove(out: &Path) -> Result<(), String> {
+    let meta = fs::symlink_metadata(out);
+    let removed = match meta {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(out),
+        Ok(_) => fs::remove_file(out),
+        Err(_) => Ok(()),
+    };
+    removed.map_err(|e| format!("cannot replace the cache entry {}: {e}", out.display()))
+}
+
+/// Whether the mirror at `out` is what its manifest says and was built from `key`.
+fn verified(out: &Path, key: &str) -> bool {
+    let Ok(meta) = fs::symlink_metadata(out) else {
+        return false;
+    };
+    if !meta.is_dir() {
+        return false;
+    }
+    let Ok(recorded) = fs::read(out.join(COMPLETE)) else {
+        return false;
+    };
+    manifest(out, key).is_ok_and(|m| m.as_bytes() == recorded)
+}
+
+/// What a mirror holds: its source key, then every entry (sorted, symlinks not followed)
+/// with the SHA-256 of a file's content or the target of a symlink.
+fn manifest(out: &Path, key: &str) -> std::io::Result<String> {
+    let mut text = format!("toolbind transpile cache 1\nsource {key}\n");
+    let mut stack = vec![PathBuf::new()];
+    let mut entries = Vec::new();
+    while let Some(rel) = stack.pop() {
+        for item in fs::read_dir(out.join(&rel))? {
+            let item = item?;
+            let child = rel.join(item.file_name());
+            if child == Path::new(COMPLETE) {
+                continue;
+            }
+            let ty = item.file_type()?;
+            let line = if ty.is_symlink() {
+                let target = fs::read_link(item.path())?;
+                format!("link {} -> {}", child.display(), target.display())
+            } else if ty.is_dir() {
+                stack.push(child.clone());
+                format!("dir {}", child.display())
+            } else if ty.is_file() {
+                format!(
+                    "file {} {}",
+                    child.display(),
+                    cache::sha256_hex(&fs::read(item.path())?)
+                )
+            } else {
+                return Err(std::io::Error::other("a special file in the cache"));
+            };
+            entries.push(line);
+        }
+    }
+    entries.sort();
+    for e in entries {
+        text.push_str(&e);
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// Symlinks every entry of `dir/rel` that is not a transpiled module or an ancestor of one.

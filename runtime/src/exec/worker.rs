@@ -16,10 +16,11 @@ use tokio::sync::{mpsc, watch};
 
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, FromHarness, LineError};
+use super::pump::{self, Pump};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
-use crate::result::{Progress, ToolResult};
+use crate::result::ToolResult;
 use toolbind_codegen::model::ToolSpec;
 
 /// How to start a harness for one tool.
@@ -37,13 +38,38 @@ pub(crate) struct Launch {
 }
 
 enum Event {
-    Update(Progress),
     Done(ToolResult),
+    /// The worker died with this call in flight, for a reason not charged to it; `others`
+    /// is how many other calls were in flight with it.
+    Died {
+        reason: String,
+        others: usize,
+        /// The reason already names the call at fault.
+        named: bool,
+    },
+}
+
+/// How a call on a worker ended.
+pub(crate) enum CallEnd {
+    /// The call's own result (success or error).
+    Done(ToolResult),
+    /// The worker was dead before the call was sent: nothing ran, so retrying is safe.
+    NotStarted(String),
+    /// The worker died under this call while other calls were in flight on it; any of them
+    /// may have broken it. Retried only for idempotent tools: a retry repeats side effects.
+    NeighbourBroke(ToolResult),
+}
+
+/// A call in flight: where its end goes, and its latest-progress slot (which never
+/// blocks the reader, whatever the caller's sink does).
+struct Pending {
+    done: mpsc::Sender<Event>,
+    progress: Arc<pump::Slot>,
 }
 
 #[derive(Default)]
 struct State {
-    pending: HashMap<u64, mpsc::Sender<Event>>,
+    pending: HashMap<u64, Pending>,
     /// Why the worker can serve no more calls.
     dead: Option<String>,
     /// The reader owns the end of the process; nobody else signals its group after this.
@@ -85,6 +111,7 @@ pub(crate) struct Worker {
     next_id: AtomicU64,
     /// Becomes true once the reader has reaped the process.
     closed: watch::Receiver<bool>,
+    progress_interval: Duration,
 }
 
 /// How a call ends early.
@@ -144,6 +171,7 @@ impl Worker {
             shared,
             next_id: AtomicU64::new(1),
             closed,
+            progress_interval: config.progress_interval,
         }))
     }
 
@@ -193,15 +221,23 @@ impl Worker {
         grace: Duration,
         progress: Option<&ProgressSink>,
         secrets: &[String],
-    ) -> ToolResult {
+    ) -> CallEnd {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, mut rx) = mpsc::channel(64);
+        let (tx, mut rx) = mpsc::channel(4);
+        let updates = pump::Slot::new();
+        let mut pump = Pump::new(progress, self.progress_interval);
         {
             let mut st = self.lock();
             if let Some(reason) = &st.dead {
-                return ToolResult::error(reason.clone());
+                return CallEnd::NotStarted(reason.clone());
             }
-            st.pending.insert(id, tx);
+            st.pending.insert(
+                id,
+                Pending {
+                    done: tx,
+                    progress: updates.clone(),
+                },
+            );
             st.in_flight += 1;
             for s in secrets {
                 if !st.secrets.contains(s) {
@@ -231,25 +267,38 @@ impl Worker {
             };
             tokio::select! {
                 biased;
+                _ = updates.ready() => pump.take_from(&updates),
+                _ = pump::until(pump.due()) => pump.tick(),
                 event = rx.recv() => match event {
-                    Some(Event::Update(p)) => {
-                        if let Some(sink) = progress {
-                            sink(p);
-                        }
-                    }
                     Some(Event::Done(result)) => {
+                        // The latest update goes out before the result.
+                        pump.take_from(&updates);
+                        pump.finish();
                         guard.finished = true;
-                        return match stop {
+                        return CallEnd::Done(match stop {
                             Some(Stop::TimedOut(_)) => ToolResult::error(format!(
                                 "timed out after {}; the tool stopped after its abort signal",
                                 secs(timeout)
                             )),
                             _ => result,
-                        };
+                        });
+                    }
+                    Some(Event::Died { reason, others, named }) => {
+                        guard.finished = true;
+                        if others == 0 || stop.is_some() {
+                            return CallEnd::Done(ToolResult::error(reason));
+                        }
+                        return CallEnd::NeighbourBroke(ToolResult::error(if named {
+                            reason
+                        } else {
+                            format!(
+                                "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
+                            )
+                        }));
                     }
                     None => {
                         guard.finished = true;
-                        return ToolResult::error("internal error: the worker dropped the call");
+                        return CallEnd::Done(ToolResult::error("internal error: the worker dropped the call"));
                     }
                 },
                 _ = cancel.cancelled(), if stop.is_none() => {
@@ -268,7 +317,7 @@ impl Worker {
                             secs(grace)
                         ));
                         self.wait_closed(Duration::from_secs(2)).await;
-                        return ToolResult::error(match s {
+                        return CallEnd::Done(ToolResult::error(match s {
                             Stop::Cancelled(_) => format!(
                                 "cancelled; the tool did not stop within {} of its abort signal, so its process group was killed",
                                 secs(grace)
@@ -278,7 +327,7 @@ impl Worker {
                                 secs(timeout),
                                 secs(grace)
                             ),
-                        });
+                        }));
                     }
                 },
             }
@@ -411,8 +460,23 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let mut line = Vec::new();
     let mut fatal: Option<String> = None;
     let mut broken: Option<String> = None;
+    // The harness's exit is noticed by itself, not only by end-of-stream: a process the
+    // tool started may hold the socket open for as long as it lives. What the harness
+    // wrote before exiting is still read, for a short while.
+    let mut status: Option<Option<std::process::ExitStatus>> = None;
+    let mut drain_until: Option<tokio::time::Instant> = None;
     loop {
-        match protocol::read_line(&mut read, &mut line, ctx.limits.line).await {
+        let next = tokio::select! {
+            r = protocol::read_line(&mut read, &mut line, ctx.limits.line) => r,
+            s = ctx.child.wait(), if status.is_none() => {
+                status = Some(s.ok());
+                drain_until = Some(tokio::time::Instant::now() + Duration::from_millis(500));
+                continue;
+            }
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)),
+                if drain_until.is_some() => break,
+        };
+        match next {
             Ok(None) => break,
             Ok(Some(())) => {}
             Err(LineError::TooLong(max)) => {
@@ -431,24 +495,38 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
             }
         }
         let msg = match serde_json::from_slice::<FromHarness>(&line) {
-            Ok(m) => m,
-            Err(e) => {
-                broken = Some(format!(
-                    "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
-                    ctx.label,
-                    protocol::preview(&line)
-                ));
-                break;
-            }
+            Ok(m) => Some(m),
+            Err(e) => match protocol::salvage_id(&line) {
+                // A message of one call that is not JSON fails that call, not the worker.
+                Some(("update", _)) => None,
+                Some((kind, id)) => Some(FromHarness::Error {
+                    id,
+                    message: format!(
+                        "protocol error: the {} harness could not send this call's {kind} as JSON ({e}); NaN, Infinity and numbers beyond the range of a 64-bit float have no JSON form",
+                        ctx.label
+                    ),
+                }),
+                None => {
+                    broken = Some(format!(
+                        "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
+                        ctx.label,
+                        protocol::preview(&line)
+                    ));
+                    break;
+                }
+            },
         };
+        line.clear();
+        let Some(msg) = msg else { continue };
         let (id, event) = match msg {
-            FromHarness::Update { id, content } => (
-                id,
-                Event::Update(protocol::normalize_progress(
-                    content,
-                    ctx.limits.text + SLACK,
-                )),
-            ),
+            FromHarness::Update { id, content } => {
+                let p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
+                let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(call) = st.pending.get(&id) {
+                    call.progress.put(p);
+                }
+                continue;
+            }
             FromHarness::Result { id, result } => (
                 id,
                 Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
@@ -465,22 +543,17 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 continue;
             }
         };
-        let done = matches!(event, Event::Done(_));
-        let tx = {
+        let call = {
             let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-            if done {
-                let tx = st.pending.remove(&id);
-                if tx.is_none() {
-                    // An abandoned call that did stop: nothing to kill.
-                    st.abandoned.remove(&id);
-                }
-                tx
-            } else {
-                st.pending.get(&id).cloned()
+            let call = st.pending.remove(&id);
+            if call.is_none() {
+                // An abandoned call that did stop: nothing to kill.
+                st.abandoned.remove(&id);
             }
+            call
         };
-        if let Some(tx) = tx {
-            let _ = tx.send(event).await;
+        if let Some(call) = call {
+            let _ = call.done.send(event).await;
         }
     }
 
@@ -494,22 +567,28 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     }
     // Let a process that is exiting on its own report its real status before the group is
     // killed (grandchildren included: nothing of a dead worker survives it).
-    let status = match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
-        Ok(s) => {
+    let status = match status {
+        Some(s) => {
             process::signal_group(ctx.pgid, Signal::SIGKILL);
-            s.ok()
+            s
         }
-        Err(_) => {
-            process::signal_group(ctx.pgid, Signal::SIGKILL);
-            ctx.child.wait().await.ok()
-        }
+        None => match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
+            Ok(s) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                s.ok()
+            }
+            Err(_) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                ctx.child.wait().await.ok()
+            }
+        },
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
 
     let secrets = ctx.shared.secrets();
     let stderr = {
         let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000))
+        (!c.is_empty()).then(|| c.render_tail(2000, &secrets))
     };
     let killed_because = ctx
         .shared
@@ -517,6 +596,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         .lock()
         .map(|s| s.killed_because.clone())
         .unwrap_or_default();
+    let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
     let mut reason = match (fatal, broken, killed_because) {
         (Some(f), _, _) => f,
         (None, Some(b), _) => b,
@@ -538,11 +618,16 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let pending: Vec<_> = {
         let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         st.dead = Some(reason.clone());
-        st.pending.drain().map(|(_, tx)| tx).collect()
+        st.pending.drain().map(|(_, call)| call.done).collect()
     };
+    let others = pending.len().saturating_sub(1);
     for tx in pending {
         let _ = tx
-            .send(Event::Done(ToolResult::error(reason.clone())))
+            .send(Event::Died {
+                reason: reason.clone(),
+                others,
+                named,
+            })
             .await;
     }
     let _ = ctx.closed.send(true);

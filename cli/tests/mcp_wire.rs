@@ -1,0 +1,151 @@
+//! `toolbind serve` answers every request line, on the wire itself: an over-long line, bad
+//! JSON, a malformed `tools/call`, a bad cursor (issue 13, item 5).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::bin;
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let tools = common::fixture("tools");
+        let mut child = Command::new(bin())
+            .arg("serve")
+            .arg("--dir")
+            .arg(&tools)
+            .args(extra)
+            .env_remove("PI_TOOLS_DIRS")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Server {
+            child,
+            stdin,
+            lines,
+        };
+        s.send_raw(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "wire-test", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        assert_eq!(s.answer()["id"], 0);
+        s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message, waiting at most 15 s (a missing answer fails instead of hanging).
+    fn answer(&self) -> Value {
+        self.lines
+            .recv_timeout(Duration::from_secs(15))
+            .expect("no answer from toolbind serve")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn error_of(v: &Value) -> (Value, i64, String) {
+    (
+        v["id"].clone(),
+        v["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an error: {v}")),
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+#[test]
+fn malformed_requests_get_the_right_json_rpc_errors() {
+    let mut s = Server::start(&[]);
+    s.send_raw(b"this is not json");
+    let (id, code, _) = error_of(&s.answer());
+    assert_eq!((id, code), (Value::Null, -32700));
+
+    s.send_raw(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#);
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!(7), -32602), "{msg}");
+
+    s.send_raw(
+        br#"{"jsonrpc":"2.0","id":"eight","method":"tools/call","params":{"name":"hello_py","arguments":[1]}}"#,
+    );
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!("eight"), -32602), "{msg}");
+    assert!(msg.contains("must be an object"), "{msg}");
+
+    s.send_raw(br#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"zzz"}}"#);
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!(9), -32602), "{msg}");
+
+    // A well-formed request still works after all that.
+    s.send_raw(br#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#);
+    let list = s.answer();
+    assert_eq!(list["id"], 10);
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
+
+#[test]
+fn an_over_long_request_is_answered_with_the_limit() {
+    // The default limit (16 MiB): a 17 MiB line.
+    let mut s = Server::start(&[]);
+    let mut line = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hello_py","arguments":{"name":""#.to_vec();
+    line.extend(std::iter::repeat_n(b'x', 17 << 20));
+    line.extend_from_slice(br#""}}}"#);
+    s.send_raw(&line);
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!(5), -32600), "{msg}");
+    assert!(
+        msg.contains("16777216 bytes") && msg.contains("--max-request-bytes"),
+        "{msg}"
+    );
+
+    // The limit is configurable.
+    let mut s = Server::start(&["--max-request-bytes", "4096"]);
+    let mut line = br#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"x":""#.to_vec();
+    line.extend(std::iter::repeat_n(b'y', 5000));
+    line.extend_from_slice(br#""}}"#);
+    s.send_raw(&line);
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!(6), -32600), "{msg}");
+    assert!(msg.contains("4096 bytes"), "{msg}");
+    s.send_raw(br#"{"jsonrpc":"2.0","id":11,"method":"tools/list"}"#);
+    assert_eq!(s.answer()["id"], 11);
+}

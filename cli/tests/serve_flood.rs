@@ -1,0 +1,115 @@
+//! `toolbind serve` under a progress flood with a paused client: its memory stays bounded
+//! (issue 13, item 3). Its own test binary: it measures the server process's peak RSS.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::bin;
+use serde_json::{Value, json};
+
+fn hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+const TOOL_MD: &str = "---\nname: flood\ndescription: Floods progress.\nlanguage: typescript\ninputs:\n  mb:\n    type: number\n    description: MiB of progress.\n---\nFloods.\n";
+
+const INDEX: &str = r#"
+export async function execute(id, params, signal, onUpdate) {
+  const chunk = 'p'.repeat(64 * 1024 - 16);
+  for (let i = 0; i < params.mb * 16; i++) {
+    onUpdate?.({ content: [{ type: 'text', text: `${i} ${chunk}` }] });
+    if (i % 64 === 63) await new Promise((r) => setImmediate(r));
+  }
+  onUpdate?.({ content: [{ type: 'text', text: 'last update' }] });
+  return { content: [{ type: 'text', text: 'flooded' }] };
+}
+"#;
+
+/// MiB of progress to flood; `FLOOD_MB=1024` for the BENCHMARKS.md figure.
+fn flood_mb() -> u64 {
+    std::env::var("FLOOD_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
+#[test]
+fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tool = tmp.path().join("tools/flood");
+    std::fs::create_dir_all(&tool).unwrap();
+    std::fs::write(tool.join("TOOL.md"), TOOL_MD).unwrap();
+    std::fs::write(tool.join("index.mjs"), INDEX).unwrap();
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--dir")
+        .arg(tmp.path().join("tools"))
+        .env_remove("PI_TOOLS_DIRS")
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| {
+        let mut line = serde_json::to_vec(&v).unwrap();
+        line.push(b'\n');
+        stdin.write_all(&line).unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "flood-test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let before = hwm_kib(pid);
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "flood", "arguments": {"mb": flood_mb()}, "_meta": {"progressToken": "p"}}}),
+    );
+    // The client pauses: nothing is read while the tool floods.
+    std::thread::sleep(Duration::from_secs(4));
+    let mut progress = 0;
+    let mut last = String::new();
+    let result = loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "serve closed stdout"
+        );
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        if msg["method"] == "notifications/progress" {
+            progress += 1;
+            last = msg["params"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .chars()
+                .take(20)
+                .collect();
+        } else if msg["id"] == 2 {
+            break msg;
+        }
+    };
+    let grown_mib = hwm_kib(pid).saturating_sub(before) / 1024;
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!("serve grew {grown_mib} MiB; {progress} progress notifications");
+    assert_eq!(
+        result["result"]["content"][0]["text"], "flooded",
+        "{result}"
+    );
+    assert_eq!(last, "last update");
+    assert!(grown_mib < 64, "serve grew by {grown_mib} MiB");
+}

@@ -1,0 +1,180 @@
+//! Calls sharing a warm worker are isolated: a call that misbehaves gets the error, the
+//! calls in flight beside it complete (issue 13, item 2).
+
+mod exec_common;
+
+use std::time::{Duration, Instant};
+
+use exec_common::*;
+use serde_json::{Value, json};
+use toolbind::ToolResult;
+use toolbind::exec::SubprocessExecutor;
+use toolbind_codegen::model::Language;
+
+fn js() -> toolbind::ToolSpec {
+    spec("js_tool", Language::TypeScript, "index.mjs")
+}
+
+fn py() -> toolbind::ToolSpec {
+    spec("py_sync", Language::Python, "index.py")
+}
+
+/// Two slow calls and, while they are in flight, `bad`: returns (bad, [slow, slow]).
+async fn beside_two_slow_calls(
+    exec: &SubprocessExecutor,
+    tool: &toolbind::ToolSpec,
+    bad: Value,
+) -> (ToolResult, [ToolResult; 2]) {
+    let slow = || call(exec, tool, json!({"mode": "sleep", "ms": 800}));
+    let bad = async {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        call(exec, tool, bad).await
+    };
+    let (a, b, c) = tokio::join!(slow(), bad, slow());
+    (b, [a, c])
+}
+
+fn pid_of(r: &ToolResult) -> Value {
+    json(&r.text_content())["pid"].clone()
+}
+
+#[tokio::test]
+async fn a_python_result_with_no_json_form_fails_only_its_own_call() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = py();
+    let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
+    for mode in ["nan", "inf", "bigint"] {
+        let (bad, others) = beside_two_slow_calls(&exec, &tool, json!({"mode": mode})).await;
+        let text = bad.text_content();
+        assert!(bad.is_error, "{mode}: {text}");
+        assert!(
+            text.contains("JSON") && !text.contains("\"pid\""),
+            "{mode}: the error is about this call's result only: {text}"
+        );
+        for r in others {
+            assert!(!r.is_error, "{mode}: a neighbour failed: {r:?}");
+            assert_eq!(pid_of(&r), before, "{mode}: the worker was restarted");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_python_tools_child_cannot_write_into_the_protocol() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = py();
+    let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
+    let (child, others) = beside_two_slow_calls(&exec, &tool, json!({"mode": "fd3_child"})).await;
+    assert!(!child.is_error, "{child:?}");
+    assert!(child.text_content().starts_with("converted"), "{child:?}");
+    for r in others {
+        assert!(!r.is_error, "a neighbour failed: {r:?}");
+        assert_eq!(pid_of(&r), before, "the worker was restarted");
+    }
+}
+
+#[tokio::test]
+async fn a_node_exception_after_execute_returned_is_charged_to_no_call() {
+    let (exec, _cache) = executor(|_| {});
+    let tool = js();
+    let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
+    let (late, others) = beside_two_slow_calls(&exec, &tool, json!({"mode": "late_throw"})).await;
+    assert!(!late.is_error, "{late:?}");
+    assert_eq!(late.text_content(), "returned");
+    for r in others {
+        assert!(!r.is_error, "a neighbour failed: {r:?}");
+        assert_eq!(pid_of(&r), before, "the worker was restarted");
+    }
+    // An exception thrown from a timer while its call is in flight is that call's error.
+    let own = call(&exec, &tool, json!({"mode": "uncaught"})).await;
+    assert!(
+        own.is_error && own.text_content().contains("boom-uncaught"),
+        "{own:?}"
+    );
+    let after = call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
+    assert_eq!(pid_of(&after), before, "the worker was restarted");
+}
+
+#[tokio::test]
+async fn a_dead_harness_is_noticed_even_when_a_daemon_holds_its_channel() {
+    let (exec, _cache) = executor(|c| c.default_timeout = Duration::from_secs(60));
+    let tool = py();
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("daemon.pid");
+    call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
+    let start = Instant::now();
+    let slow = || call(&exec, &tool, json!({"mode": "sleep", "ms": 20000}));
+    let bad = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call(
+            &exec,
+            &tool,
+            json!({"mode": "fork_daemon", "pidfile": pidfile.to_str().unwrap()}),
+        )
+        .await
+    };
+    let (a, bad, c) = tokio::join!(slow(), bad, slow());
+    let elapsed = start.elapsed();
+    if let Ok(pid) = std::fs::read_to_string(&pidfile) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid.trim().parse().unwrap()),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(
+        elapsed < Duration::from_secs(15),
+        "the calls waited for the daemon: {elapsed:?}"
+    );
+    assert!(
+        bad.is_error && bad.text_content().contains("exited with code 3"),
+        "{bad:?}"
+    );
+    for r in [a, c] {
+        let text = r.text_content();
+        assert!(r.is_error, "{text}");
+        assert!(
+            text.contains("neighbouring call") && text.contains("exited with code 3"),
+            "{text}"
+        );
+    }
+    // The next call gets a fresh worker.
+    let next = call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
+    assert!(!next.is_error, "{next:?}");
+}
+
+#[tokio::test]
+async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
+    let (exec, _cache) = executor(|_| {});
+    // Same tool folder, so the same worker; only the first is annotated idempotent.
+    let plain = py();
+    let mut tool = py();
+    tool.annotations.idempotent = Some(true);
+    call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
+    let slow = call(&exec, &tool, json!({"mode": "sleep", "ms": 1500}));
+    let crash = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call(&exec, &plain, json!({"mode": "exit"})).await
+    };
+    let (slow, crash) = tokio::join!(slow, crash);
+    assert!(crash.is_error, "{crash:?}");
+    assert!(!slow.is_error, "retried on a fresh worker: {slow:?}");
+}
+
+// Item 10: results are what they claim.
+#[tokio::test]
+async fn a_python_tools_child_cannot_forge_a_result() {
+    let (exec, _cache) = executor(|_| {});
+    let py = py();
+    for _ in 0..3 {
+        let r = call(&exec, &py, json!({"mode": "forge"})).await;
+        assert_eq!(r.text_content(), "real", "{r:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_non_boolean_is_error_is_a_malformed_result_not_success() {
+    let (exec, _cache) = executor(|_| {});
+    let py = py();
+    let r = call(&exec, &py, json!({"mode": "is_error_string"})).await;
+    assert!(r.is_error, "{r:?}");
+    assert!(r.text_content().contains("`isError` as a string"), "{r:?}");
+}
