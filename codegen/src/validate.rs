@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, suggest};
 use crate::ident;
-use crate::model::{Annotations, EnumValue, Input, InputType, Language, Pos, ToolSpec, WorkerMode};
+use crate::model::{
+    Annotations, EnumValue, Input, InputType, Language, Pos, ToolSandbox, ToolSpec, WorkerMode,
+};
 use crate::parse::{Document, YNode, YValue};
 
 /// Rules a caller may relax. The defaults are strict.
@@ -46,6 +48,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "env",
     "annotations",
     "worker",
+    "sandbox",
 ];
 
 pub(crate) const INPUT_KEYS: &[&str] = &[
@@ -57,6 +60,7 @@ pub(crate) const INPUT_KEYS: &[&str] = &[
     "default",
 ];
 
+const SANDBOX_KEYS: &[&str] = &["network"];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 const TYPE_NAMES: &[&str] = &["string", "number", "boolean", "enum"];
 const LANGUAGE_NAMES: &[&str] = &["typescript", "python", "bash"];
@@ -201,6 +205,7 @@ pub fn tool_from_document(
     let mut env = Vec::new();
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
+    let mut sandbox = ToolSandbox::default();
 
     for (k, v) in entries {
         let Some(key) = key_name(k) else {
@@ -247,6 +252,7 @@ pub fn tool_from_document(
                         Some("expected `warm` or `oneshot`".into());
                 }
             },
+            "sandbox" => sandbox = check_sandbox(&mut cx, v),
             other => cx.unknown_key("key", k, other, TOOL_KEYS),
         }
     }
@@ -329,6 +335,7 @@ pub fn tool_from_document(
         env,
         annotations,
         worker,
+        sandbox,
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),
@@ -424,6 +431,25 @@ fn check_annotations(cx: &mut Ctx<'_>, v: &YNode) -> Annotations {
         *slot = cx.boolean(&key, val);
     }
     a
+}
+
+/// `sandbox: {network: false}`: a tool narrowing the runtime's sandbox policy.
+fn check_sandbox(cx: &mut Ctx<'_>, v: &YNode) -> ToolSandbox {
+    let mut s = ToolSandbox::default();
+    let Some(entries) = map_entries(v) else {
+        let kind = v.kind();
+        cx.err(v, format!("`sandbox` must be a mapping, found {kind}"))
+            .hint = Some("write `sandbox: {network: false}`".into());
+        return s;
+    };
+    for (k, val) in entries {
+        let key = key_name(k).unwrap_or_default();
+        match key.as_str() {
+            "network" => s.network = cx.boolean("network", val),
+            _ => cx.unknown_key("sandbox key", k, &key, SANDBOX_KEYS),
+        }
+    }
+    s
 }
 
 fn string_list(cx: &mut Ctx<'_>, key: &str, v: &YNode) -> Vec<(String, YNode)> {
