@@ -66,6 +66,7 @@
 mod bash;
 mod process;
 mod protocol;
+mod sandbox;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -83,6 +84,8 @@ use crate::executor::{ExecCall, ExecFuture, Executor};
 use crate::result::ToolResult;
 use toolbind_codegen::model::Fnv;
 use worker::{Launch, Worker};
+
+pub use sandbox::{SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus};
 
 /// The Node harness (ES module), embedded in the crate.
 pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
@@ -126,6 +129,9 @@ pub struct ExecConfig {
     pub python: String,
     /// The bash binary. Default `bash`.
     pub bash: String,
+    /// The jail tools run in: mode, grants, network, limits. Default
+    /// [`SandboxMode::Auto`] with the default limits; see [`SandboxPolicy`].
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for ExecConfig {
@@ -145,6 +151,7 @@ impl Default for ExecConfig {
             node: "node".into(),
             python: "python3".into(),
             bash: "bash".into(),
+            sandbox: SandboxPolicy::default(),
         }
     }
 }
@@ -197,6 +204,7 @@ struct Inner {
     workers: Mutex<HashMap<WorkerKey, Arc<Worker>>>,
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
+    sandbox: sandbox::Sandbox,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -210,6 +218,7 @@ impl SubprocessExecutor {
     pub fn new(config: ExecConfig) -> Self {
         SubprocessExecutor {
             inner: Arc::new(Inner {
+                sandbox: sandbox::Sandbox::new(config.sandbox.clone()),
                 config,
                 workers: Mutex::new(HashMap::new()),
                 harness: Mutex::new(HashMap::new()),
@@ -221,6 +230,40 @@ impl SubprocessExecutor {
     /// The configuration.
     pub fn config(&self) -> &ExecConfig {
         &self.inner.config
+    }
+
+    /// Which sandbox is in force for tools of `languages`, and why. Probes bwrap with each
+    /// language's interpreter (once per executor; the result is cached).
+    pub fn sandbox_status(&self, languages: &[Language]) -> SandboxStatus {
+        let mut interps: Vec<(sandbox::Kind, String)> = Vec::new();
+        for l in languages {
+            let i = self.interpreter(*l);
+            if !interps.contains(&i) {
+                interps.push(i);
+            }
+        }
+        self.inner.sandbox.status(&interps)
+    }
+
+    fn interpreter(&self, language: Language) -> (sandbox::Kind, String) {
+        let c = &self.inner.config;
+        match language {
+            Language::Python => (sandbox::Kind::Python, c.python.clone()),
+            Language::Bash => (sandbox::Kind::Bash, c.bash.clone()),
+            Language::TypeScript => (sandbox::Kind::Node, c.node.clone()),
+        }
+    }
+
+    /// The jail of one process of `tool` (`None`: it runs unjailed).
+    fn jail(&self, tool: &ToolSpec, binds: &[PathBuf]) -> Result<Option<sandbox::Jail>, String> {
+        let (kind, program) = self.interpreter(tool.language);
+        self.inner.sandbox.jail(
+            kind,
+            &program,
+            tool,
+            binds,
+            self.inner.config.cwd.as_deref(),
+        )
     }
 
     /// How many warm workers are alive.
@@ -260,6 +303,10 @@ impl SubprocessExecutor {
             ));
         };
         if tool.language == Language::Bash {
+            let jail = match self.jail(tool, &[]) {
+                Ok(j) => j,
+                Err(e) => return ToolResult::error(e),
+            };
             return bash::run(
                 tool,
                 &entry,
@@ -269,6 +316,7 @@ impl SubprocessExecutor {
                 timeout,
                 call.progress.as_ref(),
                 &secrets,
+                jail,
             )
             .await;
         }
@@ -281,7 +329,11 @@ impl SubprocessExecutor {
                 Ok(l) => l,
                 Err(e) => return ToolResult::error(e),
             };
-            match Worker::spawn(&launch, tool, config) {
+            let jail = match self.jail(tool, &launch.binds) {
+                Ok(j) => j,
+                Err(e) => return ToolResult::error(e),
+            };
+            match Worker::spawn(&launch, tool, config, jail) {
                 Ok(w) => w,
                 Err(e) => return ToolResult::error(e),
             }
@@ -336,6 +388,7 @@ impl SubprocessExecutor {
             return Ok(w.clone());
         }
         let launch = self.launch(tool, entry).await?;
+        let jail = self.jail(tool, &launch.binds)?;
         let mut workers = self.inner.lock_workers();
         // Another call may have started one meanwhile.
         if let Some(w) = workers.get(&key)
@@ -344,7 +397,7 @@ impl SubprocessExecutor {
         {
             return Ok(w.clone());
         }
-        let worker = Worker::spawn(&launch, tool, &self.inner.config)?;
+        let worker = Worker::spawn(&launch, tool, &self.inner.config, jail)?;
         if let Some(old) = workers.insert(key, worker.clone()) {
             old.kill();
         }
@@ -363,6 +416,7 @@ impl SubprocessExecutor {
                 let harness = self.harness_file("python.py", PYTHON_HARNESS)?;
                 Ok(Launch {
                     program: config.python.clone(),
+                    binds: vec![harness.clone()],
                     args: vec![
                         harness.into(),
                         entry.into(),
@@ -377,9 +431,15 @@ impl SubprocessExecutor {
             Language::TypeScript | Language::Bash => {
                 let harness = self.harness_file("node.mjs", NODE_HARNESS)?;
                 let mut args: Vec<OsString> = Vec::new();
+                let mut binds = vec![harness.clone()];
                 let module = if is_typescript(entry) {
                     args.push("--enable-source-maps".into());
-                    self.transpiled(tool, entry).await?
+                    let module = self.transpiled(tool, entry).await?;
+                    // The jail sees this tool's mirror only, not the whole cache.
+                    if let Some(mirror) = module.parent() {
+                        binds.push(mirror.to_path_buf());
+                    }
+                    module
                 } else {
                     entry.to_path_buf()
                 };
@@ -392,6 +452,7 @@ impl SubprocessExecutor {
                 ]);
                 Ok(Launch {
                     program: config.node.clone(),
+                    binds,
                     args,
                     label: "node",
                     entry_name,
