@@ -388,7 +388,10 @@ impl SubprocessExecutor {
             return Ok(w.clone());
         }
         let launch = self.launch(tool, entry).await?;
-        let jail = self.jail(tool, &launch.binds)?;
+        let mut jail = self.jail(tool, &launch.binds)?;
+        if let Some(j) = &mut jail {
+            j.warm = true;
+        }
         let mut workers = self.inner.lock_workers();
         // Another call may have started one meanwhile.
         if let Some(w) = workers.get(&key)

@@ -104,6 +104,10 @@ pub(crate) fn spawn(
             if libc_setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Before the dup2s below, which may reuse the cgroup file's descriptor number.
+            if cgroup_raw >= 0 {
+                join_cgroup(cgroup_raw)?;
+            }
             if dup_stdout && libc_dup2(2, 1) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -119,7 +123,7 @@ pub(crate) fn spawn(
                 if libc_dup2(options_raw, 4) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                jail_child(cgroup_raw, &rlimits)?;
+                jail_child(&rlimits)?;
             }
             Ok(())
         });
@@ -166,18 +170,19 @@ fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, String> {
     Ok(r)
 }
 
-/// In the forked child, before bwrap execs: join the jail's pids cgroup, set its limits,
-/// and let no descriptor above fd 4 reach the jail. Async-signal-safe system calls only.
-fn jail_child(
-    cgroup_fd: i32,
-    rlimits: &[(libc::__rlimit_resource_t, u64, u64)],
-) -> std::io::Result<()> {
-    if cgroup_fd >= 0 {
-        // SAFETY: writes two bytes from a static buffer to an open descriptor.
-        if unsafe { libc::write(cgroup_fd, b"0".as_ptr().cast(), 1) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+/// In the forked child: move this process (soon bwrap) into the jail's pids cgroup, so
+/// every process of the jail counts. Async-signal-safe.
+fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
+    // SAFETY: writes one byte from a static buffer to an open descriptor.
+    if unsafe { libc::write(procs_fd, b"0".as_ptr().cast(), 1) } < 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    Ok(())
+}
+
+/// In the forked child, before bwrap execs: set the jail's limits and let no descriptor
+/// above fd 4 reach the jail. Async-signal-safe system calls only.
+fn jail_child(rlimits: &[(libc::__rlimit_resource_t, u64, u64)]) -> std::io::Result<()> {
     for &(resource, soft, hard) in rlimits {
         let lim = libc::rlimit {
             rlim_cur: soft,

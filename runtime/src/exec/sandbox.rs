@@ -637,6 +637,11 @@ pub(crate) struct Jail {
     pub(crate) cgroup: Option<Cgroup>,
     /// `RLIMIT_NPROC` when no cgroup bounds processes and the runtime is not root.
     pub(crate) nproc: Option<u64>,
+    /// A warm worker: its CPU limit is a soft limit re-armed at each call, with no hard
+    /// limit (which could not be raised again without CAP_SYS_RESOURCE). A one-shot
+    /// process gets a hard limit 5 s above the soft one, which SIGKILLs a tool that
+    /// ignores SIGXCPU.
+    pub(crate) warm: bool,
 }
 
 fn build(
@@ -740,6 +745,7 @@ fn build(
         limits: policy.limits.clone(),
         cgroup,
         nproc,
+        warm: false,
     })
 }
 
@@ -783,10 +789,21 @@ fn pids_cgroup_root() -> Option<&'static Path> {
             return None;
         }
         match std::fs::create_dir(root) {
-            Ok(()) => Some(root.to_path_buf()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Some(root.to_path_buf()),
-            Err(_) => None,
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
         }
+        // Empty cgroups of runtimes that exited before removing theirs.
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some((pid, _)) = name.split_once('-')
+                && pid.parse::<u32>().is_ok()
+                && !Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+        Some(root.to_path_buf())
     })
     .as_deref()
 }
@@ -840,6 +857,9 @@ impl Drop for Cgroup {
     fn drop(&mut self) {
         // The jail's processes die with its init, a moment after the outer bwrap is reaped.
         let dir = std::mem::take(&mut self.dir);
+        if std::fs::remove_dir(&dir).is_ok() {
+            return;
+        }
         std::thread::spawn(move || {
             for _ in 0..100 {
                 if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
@@ -866,7 +886,12 @@ impl Jail {
         }
         if let Some(c) = l.cpu {
             let s = c.as_secs().max(1);
-            out.push((libc::RLIMIT_CPU, s, s + 5));
+            let hard = if self.warm {
+                libc::RLIM_INFINITY
+            } else {
+                s + 5
+            };
+            out.push((libc::RLIMIT_CPU, s, hard));
         }
         let n = l.open_files.max(256);
         out.push((libc::RLIMIT_NOFILE, n, n));
@@ -944,9 +969,11 @@ impl Running {
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
         let soft = ticks / hz + 1 + cpu.as_secs().max(1);
+        // The hard limit stays unlimited (see `Jail::warm`): raising it again would need
+        // CAP_SYS_RESOURCE, which a container's root often lacks.
         let new = libc::rlimit {
             rlim_cur: soft,
-            rlim_max: soft + 5,
+            rlim_max: libc::RLIM_INFINITY,
         };
         // SAFETY: `new` is a valid rlimit; a null old-limit pointer is allowed.
         unsafe {
