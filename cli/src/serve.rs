@@ -40,14 +40,17 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(dirs));
+    let outcome = rt.block_on(serve(dirs, args.sandbox.policy()));
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
-async fn serve(dirs: Vec<PathBuf>) -> Outcome {
-    let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
+async fn serve(dirs: Vec<PathBuf>, sandbox: toolbind::exec::SandboxPolicy) -> Outcome {
+    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
+        sandbox,
+        ..ExecConfig::default()
+    }));
     let snapshot = Snapshot::load(&dirs, &executor);
     log(&format!(
         "serving {} tool{} from {} over MCP on stdio",

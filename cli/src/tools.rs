@@ -81,6 +81,17 @@ pub fn list(args: &ListArgs) -> Outcome {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }
+    let mut languages: Vec<toolbind::Language> = Vec::new();
+    for t in &tools {
+        if !languages.contains(&t.language) {
+            languages.push(t.language);
+        }
+    }
+    let executor = toolbind::exec::SubprocessExecutor::new(toolbind::exec::ExecConfig {
+        sandbox: args.sandbox.policy(),
+        ..toolbind::exec::ExecConfig::default()
+    });
+    println!("\nsandbox: {}", executor.sandbox_status(&languages));
     // A skipped tool folder is reported and listing goes on; a tools folder that cannot
     // be read at all (a typo in --dir) is a failure a script should see.
     let unreadable = loaded.warnings.iter().any(|w| {
