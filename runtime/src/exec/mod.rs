@@ -257,9 +257,18 @@ impl SubprocessExecutor {
     /// The jail of one process of `tool` (`None`: it runs unjailed).
     fn jail(&self, tool: &ToolSpec, binds: &[PathBuf]) -> Result<Option<sandbox::Jail>, String> {
         let (kind, program) = self.interpreter(tool.language);
+        // A bash script commonly runs python3 or node: let it find the configured ones.
+        let also = match tool.language {
+            Language::Bash => vec![
+                self.interpreter(Language::Python),
+                self.interpreter(Language::TypeScript),
+            ],
+            _ => Vec::new(),
+        };
         self.inner.sandbox.jail(
             kind,
             &program,
+            &also,
             tool,
             binds,
             self.inner.config.cwd.as_deref(),

@@ -66,6 +66,10 @@ pub(crate) fn spawn(
         }
         Some(j) => {
             for (k, v) in &j.env {
+                // The runtime owner's explicit `env_set` wins over the jail's defaults.
+                if config.env_set.iter().any(|(n, _)| n == k) {
+                    continue;
+                }
                 env.retain(|(n, _)| n != k);
                 env.push((k.clone(), v.clone()));
             }

@@ -271,6 +271,8 @@ struct Interp {
     exe: PathBuf,
     /// Host folders (outside `/usr`) the interpreter needs, bound read-only.
     prefixes: Vec<PathBuf>,
+    /// Folders put first on the jail's `PATH`.
+    path: Vec<PathBuf>,
 }
 
 /// The sandbox of one executor: its policy and what it learnt about this machine.
@@ -278,6 +280,7 @@ struct Interp {
 pub(crate) struct Sandbox {
     policy: SandboxPolicy,
     probes: Mutex<HashMap<(Kind, String), Result<Interp, String>>>,
+    resolved: Mutex<HashMap<(Kind, String), Option<Interp>>>,
 }
 
 static WARNED: std::sync::Once = std::sync::Once::new();
@@ -287,6 +290,7 @@ impl Sandbox {
         Sandbox {
             policy,
             probes: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
         }
     }
 
@@ -343,10 +347,14 @@ impl Sandbox {
     /// The jail for one process of `tool` run by `program`, with `binds` (harness file,
     /// transpiled mirror) read-only; `None` when it runs unjailed (`off`, or `auto` on a
     /// machine where bwrap does not work). `Err` in `required` mode when it cannot jail.
+    /// `also`: other interpreters the tool may run (a bash script calling `python3`): their
+    /// prefixes are bound and their folders put on `PATH` when they resolve.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn jail(
         &self,
         kind: Kind,
         program: &str,
+        also: &[(Kind, String)],
         tool: &ToolSpec,
         binds: &[PathBuf],
         cwd: Option<&Path>,
@@ -368,7 +376,28 @@ impl Sandbox {
                 return Ok(None);
             }
         };
+        let mut interp = interp;
+        for (k, p) in also {
+            let Some(other) = self.resolved(*k, p) else {
+                continue;
+            };
+            for prefix in other.prefixes {
+                if !interp.prefixes.iter().any(|q| prefix.starts_with(q)) {
+                    interp.prefixes.push(prefix);
+                }
+            }
+            interp.path.extend(other.path);
+        }
         build(&self.policy, &interp, tool, binds, cwd).map(Some)
+    }
+
+    /// [`resolve`], cached; `None` when the interpreter is not installed.
+    fn resolved(&self, kind: Kind, program: &str) -> Option<Interp> {
+        let key = (kind, program.to_owned());
+        let mut map = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key)
+            .or_insert_with(|| resolve(kind, program).ok())
+            .clone()
     }
 
     fn probe(&self, kind: Kind, program: &str) -> Result<Interp, String> {
@@ -539,9 +568,11 @@ fn resolve(kind: Kind, program: &str) -> Result<Interp, String> {
         kept.retain(|k| !k.starts_with(&p));
         kept.push(p);
     }
+    let path = exe.parent().map(Path::to_path_buf).into_iter().collect();
     Ok(Interp {
         exe,
         prefixes: kept,
+        path,
     })
 }
 
@@ -717,11 +748,12 @@ fn build(
         options.extend_from_slice(a.as_bytes());
         options.push(0);
     }
-    let bin = interp
-        .exe
-        .parent()
-        .map(|p| format!("{}:", p.display()))
-        .unwrap_or_default();
+    let mut bin = String::new();
+    for p in &interp.path {
+        if !p.starts_with("/usr") {
+            bin.push_str(&format!("{}:", p.display()));
+        }
+    }
     let env = vec![
         ("HOME".to_owned(), state.clone().into_os_string()),
         ("TMPDIR".to_owned(), "/tmp".into()),
