@@ -38,6 +38,14 @@
 //!   the environment — and are redacted from every error text the runtime builds.
 //! - Dropping the executor kills every worker's process group; a harness whose runtime
 //!   disappears (its fd 3 closes) kills its own group.
+//! - Every process runs in a bubblewrap jail ([`ExecConfig::sandbox`], a
+//!   [`SandboxPolicy`]): its own PID namespace (nothing it starts outlives it or the
+//!   agent), a read-only view of the system, the interpreter and the tool folder, a
+//!   writable per-tool state folder as `HOME` and working directory, a private `/tmp`,
+//!   the granted paths, the network unless turned off, and limits (memory, CPU,
+//!   processes, file size, open files) that end a runaway tool with an error naming the
+//!   limit. [`SandboxMode::Auto`] (the default) falls back to process groups with one
+//!   warning where bwrap cannot run; see the README's "Sandbox" section.
 //!
 //! # Example
 //!
