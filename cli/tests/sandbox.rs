@@ -175,6 +175,41 @@ fn grants_and_no_network_flags_reach_the_jail() {
 }
 
 #[test]
+fn limit_flags_reach_the_jail_and_name_themselves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    write_tool(
+        &tools,
+        "grab",
+        "python",
+        "index.py",
+        "def execute(i, p, s, u):\n    return str(len(bytearray(int(p['arg']) << 20)))\n",
+    );
+    let run = |mib: &str, extra: &[&str]| {
+        toolbind()
+            .args(["call", "grab", "--sandbox", "required", "--dir"])
+            .arg(&tools)
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(["--args", &format!(r#"{{"arg": "{mib}"}}"#)])
+            .args(extra)
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let o = run("300", &["--memory", "200"]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("memory limit (200 MiB per process, RLIMIT_DATA)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run("300", &["--memory", "512"]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "314572800\n");
+}
+
+#[test]
 fn list_says_which_sandbox_is_in_force() {
     let o = common::run(&[
         "list",

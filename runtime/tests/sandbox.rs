@@ -586,3 +586,36 @@ async fn bwraps_options_are_not_in_its_argv() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn runtime_builder_sandbox_configures_the_default_executor() {
+    let lab = Lab::new();
+    lab.tool("hello_sh", "bash", "", "echo hello\n");
+    let registry = toolbind::Loader::new()
+        .dirs([lab.path().join("tools")])
+        .quiet()
+        .load()
+        .registry;
+    let mut policy = lab.policy();
+    policy.bwrap = PathBuf::from("/nonexistent/bwrap");
+    let rt = toolbind::Runtime::builder()
+        .registry(registry.clone())
+        .sandbox(policy)
+        .build();
+    let r = rt
+        .call("hello_sh", json!({}), toolbind::CallOptions::new())
+        .await;
+    assert!(
+        r.is_error && r.text_content().contains("bubblewrap"),
+        "{}",
+        r.text_content()
+    );
+    let rt = toolbind::Runtime::builder()
+        .registry(registry)
+        .sandbox(SandboxPolicy::off())
+        .build();
+    let r = rt
+        .call("hello_sh", json!({}), toolbind::CallOptions::new())
+        .await;
+    assert_eq!(r.text_content(), "hello");
+}
