@@ -943,6 +943,7 @@ impl Jail {
             limits: self.limits,
             cgroup: self.cgroup,
             cpu_base: Mutex::new(None),
+            armed: Mutex::new(None),
         }
     }
 }
@@ -955,6 +956,8 @@ pub(crate) struct Running {
     cgroup: Option<Cgroup>,
     /// The tool process's host pid, once found.
     cpu_base: Mutex<Option<i32>>,
+    /// When the CPU limit was last re-armed.
+    armed: Mutex<Option<Instant>>,
 }
 
 fn children(pid: i32) -> Vec<i32> {
@@ -987,6 +990,20 @@ impl Running {
     /// the process has used so far plus the per-call limit.
     pub(crate) fn rearm_cpu(&self) {
         let Some(cpu) = self.limits.cpu else { return };
+        // The soft limit is set 1 s above the budget. Within 1 s / (CPUs) of the last
+        // re-arm the process cannot have used that second, so the budget still stands:
+        // skipping keeps the /proc read and prlimit off a busy worker's hot path.
+        static CPUS: OnceLock<u32> = OnceLock::new();
+        let cpus = *CPUS
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+        if self
+            .armed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1) / cpus.max(1))
+        {
+            return;
+        }
         let Some(pid) = self.tool_pid() else { return };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             return;
@@ -1008,8 +1025,8 @@ impl Running {
             rlim_max: libc::RLIM_INFINITY,
         };
         // SAFETY: `new` is a valid rlimit; a null old-limit pointer is allowed.
-        unsafe {
-            libc::prlimit(pid, libc::RLIMIT_CPU, &new, std::ptr::null_mut());
+        if unsafe { libc::prlimit(pid, libc::RLIMIT_CPU, &new, std::ptr::null_mut()) } == 0 {
+            *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         }
     }
 
