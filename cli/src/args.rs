@@ -165,7 +165,7 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "N")]
     pub max_open_files: Option<u64>,
     /// Where the per-tool state folders (each tool's HOME) live
-    /// [default: ~/.local/state/toolbind/<hash of the tools folder>]
+    /// [default: ~/.local/state/toolbind/HASH, one HASH per tools folder]
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 }
