@@ -619,3 +619,30 @@ async fn runtime_builder_sandbox_configures_the_default_executor() {
         .await;
     assert_eq!(r.text_content(), "hello");
 }
+
+#[tokio::test]
+async fn cancelling_a_jailed_bash_tool_delivers_sigterm_to_the_script() {
+    // SIGTERM must reach the script inside the jail (its trap runs), not just bwrap.
+    let lab = Lab::new();
+    let t = lab.tool(
+        "trapper",
+        "bash",
+        "",
+        "trap 'echo got-term >&2; exit 7' TERM\necho started >&3\nwhile :; do sleep 0.1; done\n",
+    );
+    let exec = lab.executor(lab.policy());
+    let cancel = CancelToken::new();
+    let (sink, _) = exec_common::cancel_on_first_update(cancel.clone());
+    let r = run(
+        &exec,
+        &t,
+        json!({}),
+        cancel,
+        Some(sink),
+        Some(Duration::from_secs(20)),
+    )
+    .await;
+    let text = r.text_content();
+    assert!(text.starts_with("cancelled; SIGTERM was sent"), "{text}");
+    assert!(text.contains("got-term"), "{text}");
+}

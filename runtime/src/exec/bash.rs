@@ -71,9 +71,9 @@ pub(crate) async fn run(
     };
     let mut guard = GroupGuard(spawned.pgid, true);
     let jail = spawned.jail.take();
-    // SIGTERM must reach the script: in a jail that is the command bwrap runs (it leads its
-    // own session there), not bwrap, whose death would SIGKILL everything at once.
-    let term = |pgid: i32| jail.as_ref().and_then(|j| j.tool_pid()).map_or(pgid, |p| p);
+    // SIGTERM must reach the script: in a jail, the process group it runs in there, not
+    // bwrap, whose death would SIGKILL everything at once and skip the script's traps.
+    let term = |pgid: i32| jail.as_ref().and_then(|j| j.tool_group()).unwrap_or(pgid);
     let input = serde_json::to_vec(&Value::Object(params.clone())).unwrap_or_default();
     if let Some(mut stdin) = spawned.child.stdin.take() {
         tokio::spawn(async move {

@@ -972,7 +972,6 @@ fn children(pid: i32) -> Vec<i32> {
 
 impl Running {
     /// The host pid of the command bwrap runs (bwrap -> the namespace's init -> command).
-    /// It leads its own session, so it is also its process group id.
     pub(crate) fn tool_pid(&self) -> Option<i32> {
         let mut cached = self.cpu_base.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = *cached
@@ -984,6 +983,18 @@ impl Running {
         let tool = *children(init).first()?;
         *cached = Some(tool);
         Some(tool)
+    }
+
+    /// The host id of the process group the tool runs in: with `--new-session` bwrap's
+    /// init leads a new session and group that the command inherits. A SIGTERM to it
+    /// reaches the tool and whatever it started in its group; the init itself ignores it
+    /// (a namespace's init only takes signals it handles from outside).
+    pub(crate) fn tool_group(&self) -> Option<i32> {
+        let pid = self.tool_pid()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let close = stat.rfind(')')?;
+        // After the name: state, ppid, pgrp.
+        stat[close + 2..].split(' ').nth(2)?.parse().ok()
     }
 
     /// Gives the next call of a warm worker its own CPU budget: the soft limit becomes what
@@ -1037,6 +1048,13 @@ impl Running {
             s.signal()
                 .or_else(|| s.code().filter(|c| *c > 128 && *c < 192).map(|c| c - 128))
         });
+        // bwrap reports its own failures (a bind source gone, a namespace refused) as
+        // `bwrap: ...` and exit status 1, before the tool ever runs.
+        if status.and_then(|s| s.code()) == Some(1)
+            && let Some(line) = output.lines().find(|l| l.starts_with("bwrap: "))
+        {
+            return Some(format!("the sandbox could not start the tool: {line}"));
+        }
         if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
             return Some(limit_message("processes", &self.limits));
         }
