@@ -646,3 +646,33 @@ async fn cancelling_a_jailed_bash_tool_delivers_sigterm_to_the_script() {
     assert!(text.starts_with("cancelled; SIGTERM was sent"), "{text}");
     assert!(text.contains("got-term"), "{text}");
 }
+
+#[tokio::test]
+async fn a_descriptor_leaked_into_the_agent_does_not_reach_the_jail() {
+    // An fd the agent inherited without close-on-exec (a careless parent) would pass
+    // through bwrap to the tool.
+    let lab = Lab::new();
+    let file = std::fs::File::open("/etc/hostname").unwrap();
+    let leaked = 57;
+    // SAFETY: dup2 onto a number this test owns; it is closed again below.
+    assert_eq!(
+        unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&file), leaked) },
+        leaked
+    );
+    let t = lab.tool(
+        "fds",
+        "bash",
+        "",
+        "for f in /proc/$$/fd/*; do printf '%s ' \"${f##*/}\"; done\n",
+    );
+    let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
+    // SAFETY: closes the descriptor dup2 made above.
+    unsafe { libc::close(leaked) };
+    let text = r.text_content();
+    let fds: Vec<&str> = text.split_whitespace().collect();
+    assert!(fds.contains(&"3"), "the protocol fd is there: {fds:?}");
+    assert!(
+        !fds.contains(&"57"),
+        "the leaked fd reached the tool: {fds:?}"
+    );
+}
