@@ -157,9 +157,89 @@ pub struct ListArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
     /// Print JSON on stdout: {tools: [{name, label, version, language, folder, description,
-    /// warnings}], skipped: [{path, reason}], notes: [{path, message}]}
+    /// warnings}], skipped: [{path, reason}], notes: [{path, message}], sandbox}
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// The jail tools run in (README, "Sandbox").
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sandbox")]
+pub struct SandboxArgs {
+    /// required: fail unless bwrap can jail the tools; auto: jail when bwrap works here,
+    /// else warn once and run them unjailed; off: no jail, no limits
+    #[arg(long = "sandbox", value_name = "MODE", default_value = "auto",
+          value_parser = ["required", "auto", "off"])]
+    pub mode: String,
+    /// Let tools read PATH (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub allow_read: Vec<PathBuf>,
+    /// Let tools read and write PATH (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<PathBuf>,
+    /// No network for any tool (TOOL.md `sandbox: {network: false}` does it per tool)
+    #[arg(long)]
+    pub no_network: bool,
+    /// Memory per tool process in MiB, RLIMIT_DATA; 0 = unlimited [default: 1024]
+    #[arg(long, value_name = "MIB")]
+    pub memory: Option<u64>,
+    /// CPU seconds per call; 0 = unlimited [default: 300]
+    #[arg(long, value_name = "SECS")]
+    pub cpu: Option<u64>,
+    /// Processes per call or worker; 0 = unlimited [default: 256]
+    #[arg(long, value_name = "N")]
+    pub max_processes: Option<u64>,
+    /// Largest file a tool may write, in MiB; 0 = unlimited [default: 1024]
+    #[arg(long, value_name = "MIB")]
+    pub max_file_size: Option<u64>,
+    /// Open files per tool process (at least 256) [default: 1024]
+    #[arg(long, value_name = "N")]
+    pub max_open_files: Option<u64>,
+    /// Where the per-tool state folders (each tool's HOME) live
+    /// [default: ~/.local/state/toolbind/HASH, one HASH per tools folder]
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+impl SandboxArgs {
+    /// The runtime's sandbox policy from these flags.
+    pub fn policy(&self) -> toolbind::exec::SandboxPolicy {
+        use toolbind::exec::{SandboxLimits, SandboxMode, SandboxPolicy};
+        let d = SandboxLimits::default();
+        let some = |v: Option<u64>, default: Option<u64>, scale: u64| match v {
+            None => default,
+            Some(0) => None,
+            Some(n) => Some(n.saturating_mul(scale)),
+        };
+        let limits = SandboxLimits {
+            memory: some(self.memory, d.memory, 1 << 20),
+            cpu: match self.cpu {
+                None => d.cpu,
+                Some(0) => None,
+                Some(n) => Some(std::time::Duration::from_secs(n)),
+            },
+            processes: some(self.max_processes, d.processes, 1),
+            file_size: some(self.max_file_size, d.file_size, 1 << 20),
+            open_files: self.max_open_files.unwrap_or(d.open_files).max(256),
+            ..d
+        };
+        let mut p = SandboxPolicy::new()
+            .mode(SandboxMode::from_name(&self.mode).unwrap_or_default())
+            .network(!self.no_network)
+            .limits(limits);
+        for r in &self.allow_read {
+            p = p.allow_read(std::path::absolute(r).unwrap_or_else(|_| r.clone()));
+        }
+        for w in &self.allow_write {
+            p = p.allow_write(std::path::absolute(w).unwrap_or_else(|_| w.clone()));
+        }
+        if let Some(s) = &self.state_dir {
+            p = p.state_dir(std::path::absolute(s).unwrap_or_else(|_| s.clone()));
+        }
+        p
+    }
 }
 
 #[derive(Debug, Args)]
@@ -179,6 +259,8 @@ pub struct CallArgs {
     pub json: bool,
     #[command(flatten)]
     pub spill: SpillArg,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Args)]
@@ -219,4 +301,9 @@ pub struct ServeArgs {
     pub max_request_bytes: usize,
     #[command(flatten)]
     pub spill: SpillArg,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+    /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub timeout: Option<std::time::Duration>,
 }

@@ -60,6 +60,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
         // One call per process: nothing to keep warm for.
         worker_mode: WorkerMode::OneShot,
+        sandbox: args.sandbox.policy(),
         ..ExecConfig::default()
     }));
     let runtime = Runtime::builder()

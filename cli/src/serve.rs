@@ -44,19 +44,21 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(
-        dirs,
-        args.max_request_bytes.max(1024),
-        args.spill.dir(),
-    ));
+    let outcome = rt.block_on(serve(dirs, args));
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
-async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize, spill_dir: PathBuf) -> Outcome {
-    let executor = Arc::new(SubprocessExecutor::new(ExecConfig::default()));
-    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir);
+async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
+    let max_request_bytes = args.max_request_bytes.max(1024);
+    let spill_dir = args.spill.dir();
+    let timeout = args.timeout;
+    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
+        sandbox: args.sandbox.policy(),
+        ..ExecConfig::default()
+    }));
+    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
     log(&format!(
         "serving {} tool{} from {} over MCP on stdio",
         snapshot.runtime.registry().len(),
@@ -74,6 +76,7 @@ async fn serve(dirs: Vec<PathBuf>, max_request_bytes: usize, spill_dir: PathBuf)
     let state = Arc::new(State {
         dirs,
         spill_dir,
+        timeout,
         executor: executor.clone(),
         current: RwLock::new(Arc::new(snapshot)),
         changed,
@@ -128,6 +131,8 @@ fn log(msg: &str) {
 struct State {
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
+    /// `serve --timeout`.
+    timeout: Option<Duration>,
     executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list changed (for `subscriptions/listen` streams).
@@ -151,7 +156,12 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn load(dirs: &[PathBuf], executor: &Arc<SubprocessExecutor>, spill_dir: &Path) -> Self {
+    fn load(
+        dirs: &[PathBuf],
+        executor: &Arc<SubprocessExecutor>,
+        spill_dir: &Path,
+        timeout: Option<Duration>,
+    ) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
         let stamp = Stamp::of(dirs);
         let loaded = tools::load(dirs);
@@ -162,11 +172,15 @@ impl Snapshot {
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
         // Over stdio, client and server share a machine: the note's path is useful.
-        let runtime = Runtime::builder()
+        let mut runtime = Runtime::builder()
             .registry(loaded.registry)
             .executor(executor.clone())
-            .spill_dir(spill_dir)
-            .build();
+            .spill_dir(spill_dir);
+        if let Some(t) = timeout {
+            // `serve --timeout`: the default for tools whose TOOL.md sets none.
+            runtime = runtime.default_timeout(t);
+        }
+        let runtime = runtime.build();
         Snapshot {
             runtime: Arc::new(runtime),
             tools,
@@ -254,8 +268,10 @@ async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
             state.executor.clone(),
             state.spill_dir.clone(),
         );
+        let timeout = state.timeout;
         let Ok(new) =
-            tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor, &spill)).await
+            tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor, &spill, timeout))
+                .await
         else {
             continue;
         };

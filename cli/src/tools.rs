@@ -32,7 +32,9 @@ pub fn list(args: &ListArgs) -> Outcome {
     let dirs = dirs(&args.dirs);
     let loaded = load(&dirs);
     if args.json {
-        println!("{}", list_json(&loaded));
+        let mut v = list_json(&loaded);
+        v["sandbox"] = sandbox_status(&loaded, args).into();
+        println!("{v}");
         return Ok(exit_code(&loaded));
     }
     let tools: Vec<_> = loaded.registry.iter().collect();
@@ -93,7 +95,23 @@ pub fn list(args: &ListArgs) -> Outcome {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }
+    println!("\nsandbox: {}", sandbox_status(&loaded, args));
     Ok(exit_code(&loaded))
+}
+
+/// The sandbox mode in force for these tools' languages, and why.
+fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
+    let mut languages: Vec<toolbind::Language> = Vec::new();
+    for t in loaded.registry.iter() {
+        if !languages.contains(&t.language) {
+            languages.push(t.language);
+        }
+    }
+    let executor = toolbind::exec::SubprocessExecutor::new(toolbind::exec::ExecConfig {
+        sandbox: args.sandbox.policy(),
+        ..toolbind::exec::ExecConfig::default()
+    });
+    executor.sandbox_status(&languages).to_string()
 }
 
 /// A skipped tool folder is reported and listing goes on; a tools folder that cannot be
@@ -131,6 +149,7 @@ fn list_json(loaded: &Loaded) -> serde_json::Value {
     json!({
         "tools": tools,
         "skipped": skipped.iter().map(|w| entry(w, "reason")).collect::<Vec<_>>(),
+        "sandbox": null,
         "notes": notes
             .iter()
             .filter(|w| !matches!(w.kind, toolbind::loader::LoadWarningKind::Warnings { .. }))

@@ -178,7 +178,16 @@ fn timeout_stops_the_tool() {
     let pidfile = dir.path().join("pid");
     let args = format!(r#"{{"pidfile": "{}"}}"#, pidfile.display());
     let start = Instant::now();
-    let o = call(&["wait_sh", "--args", &args, "--timeout", "0.5"]);
+    // Unjailed: the test reads the tool's host process group from a pidfile.
+    let o = call(&[
+        "wait_sh",
+        "--args",
+        &args,
+        "--timeout",
+        "0.5",
+        "--sandbox",
+        "off",
+    ]);
     assert_code(&o, 1);
     assert!(
         start.elapsed() < Duration::from_secs(5),
@@ -198,8 +207,10 @@ fn spawn_wait(tool: &str, pidfile: &Path, stubborn: bool) -> Child {
         r#"{{"pidfile": "{}", "stubborn": {stubborn}}}"#,
         pidfile.display()
     );
+    // Unjailed: these tests check process-group signalling through the tool's host pgid,
+    // written to a pidfile (cli/tests/sandbox.rs covers the same in the jail).
     let child = toolbind()
-        .args(["call", tool, "--args", &args, "--dir"])
+        .args(["call", tool, "--sandbox", "off", "--args", &args, "--dir"])
         .arg(fixture("tools"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

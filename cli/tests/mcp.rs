@@ -57,6 +57,12 @@ async fn start() -> Session {
 }
 
 async fn start_with(lifecycle: Option<rmcp::ClientLifecycleMode>) -> Session {
+    start_jailed(lifecycle, true).await
+}
+
+/// `jailed: false` serves with `--sandbox off`: for tests that read a tool's host process
+/// group from a pidfile (in the jail, pids are the namespace's and the file unwritable).
+async fn start_jailed(lifecycle: Option<rmcp::ClientLifecycleMode>, jailed: bool) -> Session {
     let tmp = tempfile::tempdir().unwrap();
     let tools = tmp.path().join("tools");
     copy_dir(&fixture("tools"), &tools);
@@ -65,6 +71,9 @@ async fn start_with(lifecycle: Option<rmcp::ClientLifecycleMode>) -> Session {
         .arg("--dir")
         .arg(&tools)
         .env_remove("PI_TOOLS_DIRS");
+    if !jailed {
+        cmd.args(["--sandbox", "off"]);
+    }
     let (transport, child_stderr) = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -304,7 +313,7 @@ fn pid(pidfile: &Path) -> i32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_reaches_the_tool() {
-    let s = start().await;
+    let s = start_jailed(None, false).await;
     let dir = tempfile::tempdir().unwrap();
 
     // bash: one process group per call, gone after the cancellation.

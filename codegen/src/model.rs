@@ -211,6 +211,22 @@ pub enum WorkerMode {
     OneShot,
 }
 
+/// A tool's own narrowing of the runtime's sandbox policy: TOOL.md `sandbox:`.
+///
+/// A tool may only narrow what the runtime grants, never widen it; a plain seed-format
+/// file has no `sandbox:` key and gets the runtime's policy unchanged.
+///
+/// ```yaml
+/// sandbox:
+///   network: false   # this tool never needs the network
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolSandbox {
+    /// `Some(false)`: no network for this tool even when the runtime allows it.
+    /// `Some(true)` or `None`: the runtime decides.
+    pub network: Option<bool>,
+}
+
 /// A `##` section of the Markdown body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
@@ -248,6 +264,8 @@ pub struct ToolSpec {
     pub env: Vec<String>,
     pub annotations: Annotations,
     pub worker: WorkerMode,
+    /// TOOL.md `sandbox:`: how the tool narrows the runtime's sandbox (default: not at all).
+    pub sandbox: ToolSandbox,
     pub body: Body,
     /// The tool folder.
     pub dir: PathBuf,

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
-use crate::model::{Annotations, EnumValue, Input, InputType, Language, Pos, ToolSpec, WorkerMode};
+use crate::model::{
+    Annotations, EnumValue, Input, InputType, Language, Pos, ToolSandbox, ToolSpec, WorkerMode,
+};
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
 
@@ -47,6 +49,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "env",
     "annotations",
     "worker",
+    "sandbox",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
@@ -62,6 +65,7 @@ pub(crate) const INPUT_KEYS: &[&str] = &[
     "default",
 ];
 
+const SANDBOX_KEYS: &[&str] = &["network"];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 const TYPE_NAMES: &[&str] = &["string", "number", "boolean", "enum"];
 const LANGUAGE_NAMES: &[&str] = &["typescript", "python", "bash"];
@@ -155,6 +159,16 @@ impl Ctx<'_> {
                 None
             }
         }
+    }
+
+    /// An unknown key where every key changes what the tool may do (inside `sandbox:`):
+    /// ignoring it could widen a policy the author meant to narrow, so it is an error.
+    fn unknown_key(&mut self, what: &str, key: &YNode, name: &str, known: &[&str]) {
+        let hint = match suggest(name, known) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("expected one of: {}", known.join(", ")),
+        };
+        self.err(key, format!("unknown {what} `{name}`")).hint = Some(hint);
     }
 
     /// A key toolbind does not read. A near-miss of a known key whose value has that key's
@@ -291,6 +305,7 @@ pub fn tool_from_document(
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
     let mut metadata = BTreeMap::new();
+    let mut sandbox = ToolSandbox::default();
 
     for (k, v) in entries {
         let Some(key) = key_name(k) else {
@@ -337,6 +352,7 @@ pub fn tool_from_document(
                         Some("expected `warm` or `oneshot`".into());
                 }
             },
+            "sandbox" => sandbox = check_sandbox(&mut cx, v),
             other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {
                 cx.err(
                     k,
@@ -451,6 +467,7 @@ pub fn tool_from_document(
         env,
         annotations,
         worker,
+        sandbox,
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),
@@ -560,6 +577,25 @@ fn check_annotations(cx: &mut Ctx<'_>, v: &YNode) -> Annotations {
         *slot = cx.boolean(&key, val);
     }
     a
+}
+
+/// `sandbox: {network: false}`: a tool narrowing the runtime's sandbox policy.
+fn check_sandbox(cx: &mut Ctx<'_>, v: &YNode) -> ToolSandbox {
+    let mut s = ToolSandbox::default();
+    let Some(entries) = map_entries(v) else {
+        let kind = v.kind();
+        cx.err(v, format!("`sandbox` must be a mapping, found {kind}"))
+            .hint = Some("write `sandbox: {network: false}`".into());
+        return s;
+    };
+    for (k, val) in entries {
+        let key = key_name(k).unwrap_or_default();
+        match key.as_str() {
+            "network" => s.network = cx.boolean("network", val),
+            _ => cx.unknown_key("sandbox key", k, &key, SANDBOX_KEYS),
+        }
+    }
+    s
 }
 
 fn string_list(cx: &mut Ctx<'_>, key: &str, v: &YNode) -> Vec<(String, YNode)> {

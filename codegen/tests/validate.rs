@@ -905,3 +905,33 @@ fn alias_bombs_and_deep_nesting_are_refused_quickly() {
         );
     }
 }
+
+#[test]
+fn sandbox_key_narrows_network_and_rejects_the_rest() {
+    assert_eq!(parse(&with("")).unwrap().sandbox.network, None);
+    let t = parse(&with("sandbox:\n  network: false\n")).unwrap();
+    assert_eq!(t.sandbox.network, Some(false));
+    let t = parse(&with("sandbox: {network: true}\n")).unwrap();
+    assert_eq!(t.sandbox.network, Some(true));
+    one(
+        &with("sandbox:\n  network: \"no\"\n"),
+        5,
+        12,
+        "`network` must be `true` or `false`",
+        None,
+    );
+    one(
+        &with("sandbox:\n  netwrk: false\n"),
+        5,
+        3,
+        "unknown sandbox key `netwrk`",
+        Some("did you mean `network`?"),
+    );
+    one(
+        &with("sandbox: strict\n"),
+        4,
+        10,
+        "`sandbox` must be a mapping",
+        None,
+    );
+}

@@ -161,6 +161,7 @@ pub struct RuntimeBuilder {
     registry: Registry,
     config: RuntimeConfig,
     executor: Option<Arc<dyn Executor>>,
+    sandbox: Option<crate::exec::SandboxPolicy>,
 }
 
 impl RuntimeBuilder {
@@ -194,6 +195,24 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The sandbox the default executor runs tools in (mode, grants, network, limits);
+    /// [`SandboxPolicy::default`](crate::exec::SandboxPolicy) (`auto`) when not set. With
+    /// [`executor`](Self::executor), set the executor's own `ExecConfig::sandbox` instead:
+    /// this setter only configures the executor `build` creates.
+    ///
+    /// ```
+    /// use toolbind::Runtime;
+    /// use toolbind::exec::{SandboxMode, SandboxPolicy};
+    /// let runtime = Runtime::builder()
+    ///     .sandbox(SandboxPolicy::new().mode(SandboxMode::Required).allow_write("/tmp/out"))
+    ///     .build();
+    /// # drop(runtime);
+    /// ```
+    pub fn sandbox(mut self, policy: crate::exec::SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
+        self
+    }
+
     /// Sets [`RuntimeConfig::spill_dir`].
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.config.spill_dir = Some(dir.into());
@@ -203,9 +222,13 @@ impl RuntimeBuilder {
     /// The runtime. Without [`executor`](Self::executor), tools run in subprocesses with
     /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor)'s default configuration.
     pub fn build(self) -> Runtime {
+        let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
             Arc::new(crate::exec::SubprocessExecutor::new(
-                crate::exec::ExecConfig::default(),
+                crate::exec::ExecConfig {
+                    sandbox,
+                    ..crate::exec::ExecConfig::default()
+                },
             ))
         });
         Runtime {

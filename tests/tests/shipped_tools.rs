@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
 use toolbind::loader::Loader;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
@@ -23,8 +23,11 @@ fn tools_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools")
 }
 
-/// A runtime over the shipped `tools/` folder with `config`'s executor.
-fn runtime(config: ExecConfig) -> Runtime {
+/// A runtime over the shipped `tools/` folder with `config`'s executor, always in the
+/// jail (`required`): the shipped tools must work sandboxed, with only the grants each
+/// test gives (the README's grants for each tool).
+fn runtime(mut config: ExecConfig) -> Runtime {
+    config.sandbox.mode = SandboxMode::Required;
     let loaded = Loader::new().dir(tools_dir()).load();
     assert!(
         loaded.warnings.is_empty(),
@@ -35,6 +38,11 @@ fn runtime(config: ExecConfig) -> Runtime {
         .registry(loaded.registry)
         .executor(Arc::new(SubprocessExecutor::new(config)))
         .build()
+}
+
+/// convert_audio_to_mp3's grant: its input and output folder, read-write.
+fn writable(dir: &Path) -> SandboxPolicy {
+    SandboxPolicy::new().allow_write(dir)
 }
 
 /// Calls `name` with `args`, collecting progress texts.
@@ -235,6 +243,32 @@ async fn web_fetch_turns_html_into_text_with_links_and_without_scripts() {
 }
 
 #[tokio::test]
+async fn web_fetch_writes_output_path_only_inside_a_granted_folder() {
+    let base = serve();
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("data.json");
+    let args =
+        json!({"url": format!("{base}/data.json"), "output_path": target.display().to_string()});
+    let rt = runtime(ExecConfig::default());
+    // Ungranted, the folder does not exist for the tool; under /tmp it even lands in the
+    // jail's private /tmp, which goes with the call. Either way the host file is not written.
+    let _ = call(&rt, "web_fetch", args.clone()).await;
+    assert!(!target.exists(), "wrote outside its grants");
+
+    let rt = runtime(ExecConfig {
+        sandbox: writable(out.path()),
+        ..ExecConfig::default()
+    });
+    let (r, _) = call(&rt, "web_fetch", args).await;
+    ok(&r);
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("\"toolbind\"")
+    );
+}
+
+#[tokio::test]
 async fn web_fetch_returns_json_unchanged() {
     let base = serve();
     let rt = runtime(ExecConfig::default());
@@ -409,6 +443,8 @@ fn sample_db() -> EmailDb {
 
 fn email_runtime(db: &Path) -> Runtime {
     runtime(ExecConfig {
+        // Its database, read-only (the folder: the tests also point it at missing files).
+        sandbox: SandboxPolicy::new().allow_read(db.parent().unwrap()),
         env_set: vec![("EMAIL_DB_PATH".into(), db.display().to_string())],
         ..ExecConfig::default()
     })
@@ -717,7 +753,10 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("tone.wav");
     write_wav(&wav, 2.0);
-    let rt = runtime(ExecConfig::default());
+    let rt = runtime(ExecConfig {
+        sandbox: writable(dir.path()),
+        ..ExecConfig::default()
+    });
 
     // Default output path: next to the input.
     let (r, progress) = call(
@@ -832,7 +871,10 @@ async fn convert_audio_to_mp3_refuses_to_overwrite_unless_asked() {
     write_wav(&wav, 0.5);
     let out = dir.path().join("out.mp3");
     std::fs::write(&out, b"an earlier result").unwrap();
-    let rt = runtime(ExecConfig::default());
+    let rt = runtime(ExecConfig {
+        sandbox: writable(dir.path()),
+        ..ExecConfig::default()
+    });
     let args = json!({
         "input_path": wav.display().to_string(),
         "output_path": out.display().to_string(),
@@ -868,7 +910,10 @@ async fn convert_audio_to_mp3_refuses_to_overwrite_unless_asked() {
 #[tokio::test]
 async fn convert_audio_to_mp3_input_errors_are_error_results() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(ExecConfig::default());
+    let rt = runtime(ExecConfig {
+        sandbox: writable(dir.path()),
+        ..ExecConfig::default()
+    });
 
     let missing = dir.path().join("missing.wav");
     let (r, _) = call(
@@ -951,6 +996,7 @@ async fn convert_audio_to_mp3_without_ffmpeg_says_so() {
     let wav = dir.path().join("in.wav");
     write_wav(&wav, 0.2);
     let rt = runtime(ExecConfig {
+        sandbox: writable(dir.path()).allow_read(bin.path()),
         env_set: vec![("PATH".into(), bin.path().display().to_string())],
         bash: bin.path().join("bash").display().to_string(),
         ..ExecConfig::default()

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::exec::{ExecConfig, SandboxPolicy, SubprocessExecutor};
 use toolbind::loader::Loader;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
@@ -79,11 +79,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     fixtures::write_wav(&wav, 440.0, 1.5)?;
     let server = fixtures::serve_http()?;
 
+    // The jail (auto: bubblewrap when it works here) sees only what is granted:
+    // convert_audio_to_mp3 reads and writes the work folder, email_db reads its database
+    // (read-only, although it lies inside the work folder), web_fetch has the network.
     let executor = SubprocessExecutor::new(ExecConfig {
         env_set: vec![("EMAIL_DB_PATH".into(), db.display().to_string())],
         cwd: Some(workdir.clone()),
+        sandbox: SandboxPolicy::new().allow_write(&workdir).allow_read(&db),
         ..ExecConfig::default()
     });
+    let mut languages: Vec<toolbind::Language> = Vec::new();
+    for t in loaded.registry.iter() {
+        if !languages.contains(&t.language) {
+            languages.push(t.language);
+        }
+    }
+    println!("sandbox: {}", executor.sandbox_status(&languages));
     let runtime = Runtime::builder()
         .registry(loaded.registry)
         .executor(std::sync::Arc::new(executor))

@@ -80,6 +80,11 @@ fn agent_runs_the_whole_scripted_turn() {
         );
     }
     assert!(!out.contains("skipped:"), "a tool was skipped:\n{out}");
+    // The tools ran in the jail (CI installs bubblewrap; `auto` would fall back without).
+    has(
+        &out,
+        "sandbox: auto -> bubblewrap jail: bwrap works here with",
+    );
 
     // 3. The system prompt with every tool's line.
     has(&out, "## Available tools");

@@ -26,6 +26,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use super::process::{self, Capture, Stdout};
 use super::protocol;
 use super::pump::{self, Pump};
+use super::sandbox::Jail;
 use super::worker::secs;
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
@@ -54,6 +55,7 @@ pub(crate) async fn run(
     timeout: Duration,
     progress: Option<&ProgressSink>,
     secrets: &[String],
+    jail: Option<Jail>,
 ) -> ToolResult {
     let limits = Limits::from(config);
     let mut spawned = match process::spawn(
@@ -63,11 +65,16 @@ pub(crate) async fn run(
         config,
         true,
         Stdout::Piped,
+        jail,
     ) {
         Ok(s) => s,
         Err(e) => return ToolResult::error(e),
     };
     let mut guard = GroupGuard(spawned.pgid, true);
+    let jail = spawned.jail.take();
+    // SIGTERM must reach the script: in a jail, the process group it runs in there, not
+    // bwrap, whose death would SIGKILL everything at once and skip the script's traps.
+    let term = |pgid: i32| jail.as_ref().and_then(|j| j.tool_group()).unwrap_or(pgid);
     let input = serde_json::to_vec(&Value::Object(params.clone())).unwrap_or_default();
     if let Some(mut stdin) = spawned.child.stdin.take() {
         tokio::spawn(async move {
@@ -125,12 +132,12 @@ pub(crate) async fn run(
             _ = pump::until(pump.due()) => pump.tick(),
             status = child.wait() => break status.ok(),
             _ = cancel.cancelled(), if stop.is_none() => {
-                process::signal_group(spawned.pgid, Signal::SIGTERM);
+                process::signal_group(term(spawned.pgid), Signal::SIGTERM);
                 stop = Some((true, tokio::time::Instant::now() + config.grace));
             }
             _ = tokio::time::sleep_until(deadline) => match stop {
                 None => {
-                    process::signal_group(spawned.pgid, Signal::SIGTERM);
+                    process::signal_group(term(spawned.pgid), Signal::SIGTERM);
                     stop = Some((false, tokio::time::Instant::now() + config.grace));
                 }
                 Some(_) => {
@@ -205,7 +212,17 @@ pub(crate) async fn run(
             }
         }
         (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),
-        (None, Some(s)) => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
+        (None, Some(s)) => match &jail {
+            Some(j) => {
+                let limit = j.explain(Some(s), stderr_tail.as_deref().unwrap_or(""));
+                let what = format!("{entry_name} {}", j.describe(s));
+                with_stderr(match limit {
+                    Some(l) => format!("{l}; {what}"),
+                    None => what,
+                })
+            }
+            None => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
+        },
         (None, None) => with_stderr(format!("{entry_name} could not be waited for")),
     }
 }

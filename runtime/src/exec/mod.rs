@@ -51,6 +51,14 @@
 //!   the environment — and are redacted from every error text the runtime builds.
 //! - Dropping the executor kills every worker's process group; a harness whose runtime
 //!   disappears (its fd 3 closes) kills its own group.
+//! - Every process runs in a bubblewrap jail ([`ExecConfig::sandbox`], a
+//!   [`SandboxPolicy`]): its own PID namespace (nothing it starts outlives it or the
+//!   agent), a read-only view of the system, the interpreter and the tool folder, a
+//!   writable per-tool state folder as `HOME` and working directory, a private `/tmp`,
+//!   the granted paths, the network unless turned off, and limits (memory, CPU,
+//!   processes, file size, open files) that end a runaway tool with an error naming the
+//!   limit. [`SandboxMode::Auto`] (the default) falls back to process groups with one
+//!   warning where bwrap cannot run; see the README's "Sandbox" section.
 //!
 //! # Example
 //!
@@ -82,6 +90,7 @@ pub(crate) use cache::private_dir;
 mod process;
 mod protocol;
 mod pump;
+mod sandbox;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -98,6 +107,8 @@ use crate::executor::{ExecCall, ExecFuture, Executor};
 use crate::result::ToolResult;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
+
+pub use sandbox::{SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus};
 
 /// The Node harness (ES module), embedded in the crate.
 pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
@@ -152,6 +163,9 @@ pub struct ExecConfig {
     /// The longest progress line a bash tool may write to fd 3; a longer one ends the call
     /// with an error naming the limit. Default 1 MiB.
     pub max_progress_line_bytes: usize,
+    /// The jail tools run in: mode, grants, network, limits. Default
+    /// [`SandboxMode::Auto`] with the default limits; see [`SandboxPolicy`].
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for ExecConfig {
@@ -173,6 +187,7 @@ impl Default for ExecConfig {
             bash: "bash".into(),
             progress_interval: Duration::from_millis(50),
             max_progress_line_bytes: 1 << 20,
+            sandbox: SandboxPolicy::default(),
         }
     }
 }
@@ -224,6 +239,7 @@ struct Inner {
     workers: Mutex<HashMap<WorkerKey, Arc<Worker>>>,
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
+    sandbox: sandbox::Sandbox,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -237,6 +253,7 @@ impl SubprocessExecutor {
     pub fn new(config: ExecConfig) -> Self {
         SubprocessExecutor {
             inner: Arc::new(Inner {
+                sandbox: sandbox::Sandbox::new(config.sandbox.clone()),
                 config,
                 workers: Mutex::new(HashMap::new()),
                 harness: Mutex::new(HashMap::new()),
@@ -248,6 +265,49 @@ impl SubprocessExecutor {
     /// The configuration.
     pub fn config(&self) -> &ExecConfig {
         &self.inner.config
+    }
+
+    /// Which sandbox is in force for tools of `languages`, and why. Probes bwrap with each
+    /// language's interpreter (once per executor; the result is cached).
+    pub fn sandbox_status(&self, languages: &[Language]) -> SandboxStatus {
+        let mut interps: Vec<(sandbox::Kind, String)> = Vec::new();
+        for l in languages {
+            let i = self.interpreter(*l);
+            if !interps.contains(&i) {
+                interps.push(i);
+            }
+        }
+        self.inner.sandbox.status(&interps)
+    }
+
+    fn interpreter(&self, language: Language) -> (sandbox::Kind, String) {
+        let c = &self.inner.config;
+        match language {
+            Language::Python => (sandbox::Kind::Python, c.python.clone()),
+            Language::Bash => (sandbox::Kind::Bash, c.bash.clone()),
+            Language::TypeScript => (sandbox::Kind::Node, c.node.clone()),
+        }
+    }
+
+    /// The jail of one process of `tool` (`None`: it runs unjailed).
+    fn jail(&self, tool: &ToolSpec, binds: &[PathBuf]) -> Result<Option<sandbox::Jail>, String> {
+        let (kind, program) = self.interpreter(tool.language);
+        // A bash script commonly runs python3 or node: let it find the configured ones.
+        let also = match tool.language {
+            Language::Bash => vec![
+                self.interpreter(Language::Python),
+                self.interpreter(Language::TypeScript),
+            ],
+            _ => Vec::new(),
+        };
+        self.inner.sandbox.jail(
+            kind,
+            &program,
+            &also,
+            tool,
+            binds,
+            self.inner.config.cwd.as_deref(),
+        )
     }
 
     /// How many warm workers are alive.
@@ -287,6 +347,10 @@ impl SubprocessExecutor {
             ));
         };
         if tool.language == Language::Bash {
+            let jail = match self.jail(tool, &[]) {
+                Ok(j) => j,
+                Err(e) => return ToolResult::error(e),
+            };
             return bash::run(
                 tool,
                 &entry,
@@ -296,6 +360,7 @@ impl SubprocessExecutor {
                 timeout,
                 call.progress.as_ref(),
                 &secrets,
+                jail,
             )
             .await;
         }
@@ -311,7 +376,11 @@ impl SubprocessExecutor {
                     Ok(l) => l,
                     Err(e) => return ToolResult::error(e),
                 };
-                match Worker::spawn(&launch, tool, config) {
+                let jail = match self.jail(tool, &launch.binds) {
+                    Ok(j) => j,
+                    Err(e) => return ToolResult::error(e),
+                };
+                match Worker::spawn(&launch, tool, config, jail) {
                     Ok(w) => w,
                     Err(e) => return ToolResult::error(e),
                 }
@@ -376,6 +445,10 @@ impl SubprocessExecutor {
             return Ok(w.clone());
         }
         let launch = self.launch(tool, entry).await?;
+        let mut jail = self.jail(tool, &launch.binds)?;
+        if let Some(j) = &mut jail {
+            j.warm = true;
+        }
         let mut workers = self.inner.lock_workers();
         // Another call may have started one meanwhile.
         if let Some(w) = workers.get(&key)
@@ -384,7 +457,7 @@ impl SubprocessExecutor {
         {
             return Ok(w.clone());
         }
-        let worker = Worker::spawn(&launch, tool, &self.inner.config)?;
+        let worker = Worker::spawn(&launch, tool, &self.inner.config, jail)?;
         if let Some(old) = workers.insert(key, worker.clone()) {
             old.kill();
         }
@@ -403,6 +476,7 @@ impl SubprocessExecutor {
                 let harness = self.harness_file("python.py", PYTHON_HARNESS)?;
                 Ok(Launch {
                     program: config.python.clone(),
+                    binds: vec![harness.clone()],
                     args: vec![
                         harness.into(),
                         entry.into(),
@@ -417,9 +491,15 @@ impl SubprocessExecutor {
             Language::TypeScript | Language::Bash => {
                 let harness = self.harness_file("node.mjs", NODE_HARNESS)?;
                 let mut args: Vec<OsString> = Vec::new();
+                let mut binds = vec![harness.clone()];
                 let module = if is_typescript(entry) {
                     args.push("--enable-source-maps".into());
-                    self.transpiled(tool, entry).await?
+                    let module = self.transpiled(tool, entry).await?;
+                    // The jail sees this tool's mirror only, not the whole cache.
+                    if let Some(mirror) = module.parent() {
+                        binds.push(mirror.to_path_buf());
+                    }
+                    module
                 } else {
                     entry.to_path_buf()
                 };
@@ -432,6 +512,7 @@ impl SubprocessExecutor {
                 ]);
                 Ok(Launch {
                     program: config.node.clone(),
+                    binds,
                     args,
                     label: "node",
                     entry_name,

@@ -14,6 +14,7 @@ use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 
 use super::ExecConfig;
+use super::sandbox::{Jail, Running};
 use toolbind_codegen::model::ToolSpec;
 
 /// Variables every tool sees when the agent has them.
@@ -33,10 +34,13 @@ pub(crate) struct Spawned {
     pub pgid: i32,
     /// The runtime's end of the fd 3 socket.
     pub control: UnixStream,
+    /// The jail the process runs in, when it runs in one.
+    pub jail: Option<Running>,
 }
 
 /// Spawns `program args` for `tool` in a new session (so a new process group whose id is
-/// the child's pid), with fd 3 connected to the returned socket.
+/// the child's pid), with fd 3 connected to the returned socket. With a `jail`, the process
+/// is bwrap running the interpreter inside it (see `sandbox`).
 pub(crate) fn spawn(
     program: &str,
     args: &[&std::ffi::OsStr],
@@ -44,6 +48,7 @@ pub(crate) fn spawn(
     config: &ExecConfig,
     stdin: bool,
     stdout: Stdout,
+    jail: Option<Jail>,
 ) -> Result<Spawned, String> {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair()
         .map_err(|e| format!("cannot create the control socket: {e}"))?;
@@ -52,10 +57,39 @@ pub(crate) fn spawn(
     let theirs: OwnedFd = theirs.into();
     let theirs_raw = theirs.as_raw_fd();
 
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .envs(environment(tool, config))
+    let mut env = environment(tool, config);
+    let mut cmd = match &jail {
+        None => {
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+        Some(j) => {
+            for (k, v) in &j.env {
+                // The runtime owner's explicit `env_set` wins over the jail's defaults.
+                if config.env_set.iter().any(|(n, _)| n == k) {
+                    continue;
+                }
+                env.retain(|(n, _)| n != k);
+                env.push((k.clone(), v.clone()));
+            }
+            // bwrap's options travel on fd 4, not in argv; the command follows `--`.
+            let mut cmd = Command::new(&j.bwrap);
+            cmd.args(["--args", "4", "--"]).arg(&j.exe).args(args);
+            cmd
+        }
+    };
+    // The options pipe: read end for the child (moved above fd 9, so that placing it on
+    // fd 4 cannot clobber fd 3), written in full before the child runs.
+    let options_fd: Option<OwnedFd> = match &jail {
+        None => None,
+        Some(j) => Some(options_pipe(&j.options)?),
+    };
+    let options_raw = options_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+    let cgroup_raw = jail.as_ref().and_then(|j| j.cgroup_fd()).unwrap_or(-1);
+    let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
+    cmd.env_clear()
+        .envs(env)
         .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
         .stdout(match stdout {
             Stdout::ToStderr => Stdio::null(),
@@ -63,7 +97,7 @@ pub(crate) fn spawn(
         })
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(cwd) = &config.cwd {
+    if let (Some(cwd), None) = (&config.cwd, &jail) {
         cmd.current_dir(cwd);
     }
     let dup_stdout = matches!(stdout, Stdout::ToStderr);
@@ -73,6 +107,10 @@ pub(crate) fn spawn(
         cmd.pre_exec(move || {
             if libc_setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // Before the dup2s below, which may reuse the cgroup file's descriptor number.
+            if cgroup_raw >= 0 {
+                join_cgroup(cgroup_raw)?;
             }
             if dup_stdout && libc_dup2(2, 1) < 0 {
                 return Err(std::io::Error::last_os_error());
@@ -85,21 +123,92 @@ pub(crate) fn spawn(
             } else if libc_dup2(theirs_raw, 3) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            if options_raw >= 0 {
+                if libc_dup2(options_raw, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                jail_child(&rlimits)?;
+            }
             Ok(())
         });
     }
+    let shown = jail
+        .as_ref()
+        .map_or(program.to_owned(), |j| j.bwrap.display().to_string());
     let child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
     drop(theirs);
+    drop(options_fd);
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    let jail = jail.map(|j| j.running(pgid));
     let control = UnixStream::from_std(ours)
         .map_err(|e| format!("cannot register the control socket: {e}"))?;
     Ok(Spawned {
         child,
         pgid,
         control,
+        jail,
     })
+}
+
+/// A pipe holding `bytes`, closed for writing; its read end sits above fd 9.
+fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, String> {
+    use std::io::Write;
+    let err = |e: std::io::Error| format!("cannot pass the sandbox options to bwrap: {e}");
+    let (r, w) = nix::unistd::pipe().map_err(|e| err(e.into()))?;
+    let r = nix::fcntl::fcntl(&r, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))
+        .map_err(|e| err(e.into()))?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    let r = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(r) };
+    let mut w = std::fs::File::from(w);
+    if bytes.len() < 60 << 10 {
+        // Fits in the pipe's buffer: no reader needed yet.
+        w.write_all(bytes).map_err(err)?;
+    } else {
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+        });
+    }
+    Ok(r)
+}
+
+/// In the forked child: move this process (soon bwrap) into the jail's pids cgroup, so
+/// every process of the jail counts. Async-signal-safe.
+fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
+    // SAFETY: writes one byte from a static buffer to an open descriptor.
+    if unsafe { libc::write(procs_fd, b"0".as_ptr().cast(), 1) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// In the forked child, before bwrap execs: set the jail's limits and let no descriptor
+/// above fd 4 reach the jail. Async-signal-safe system calls only.
+fn jail_child(rlimits: &[(libc::__rlimit_resource_t, u64, u64)]) -> std::io::Result<()> {
+    for &(resource, soft, hard) in rlimits {
+        let lim = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: `lim` is a valid rlimit.
+        if unsafe { libc::setrlimit(resource, &lim) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    // Close-on-exec, not closed: std's own exec-error pipe must stay usable. Descriptors
+    // leaked *into* this process thus stop here.
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only changes descriptor flags.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            5u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+    }
+    Ok(())
 }
 
 fn libc_setsid() -> i32 {

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, FromHarness, LineError};
 use super::pump::{self, Pump};
+use super::sandbox::{Jail, Running};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
@@ -29,6 +30,9 @@ pub(crate) struct Launch {
     /// `node` / `python3`.
     pub program: String,
     pub args: Vec<OsString>,
+    /// Files and folders outside the tool folder the process must read (the harness, the
+    /// transpiled mirror): bound read-only into its jail.
+    pub binds: Vec<std::path::PathBuf>,
     /// "node" or "python", for messages.
     pub label: &'static str,
     /// The entry's file name, for messages.
@@ -112,6 +116,8 @@ pub(crate) struct Worker {
     /// Becomes true once the reader has reaped the process.
     closed: watch::Receiver<bool>,
     progress_interval: Duration,
+    /// The jail the process runs in, if any.
+    jail: Option<Arc<Running>>,
 }
 
 /// How a call ends early.
@@ -126,6 +132,7 @@ impl Worker {
         launch: &Launch,
         tool: &ToolSpec,
         config: &ExecConfig,
+        jail: Option<Jail>,
     ) -> Result<Arc<Worker>, String> {
         let args: Vec<&std::ffi::OsStr> = launch.args.iter().map(|a| a.as_os_str()).collect();
         let mut spawned = process::spawn(
@@ -135,7 +142,9 @@ impl Worker {
             config,
             false,
             Stdout::ToStderr,
+            jail,
         )?;
+        let jail = spawned.jail.take().map(Arc::new);
         let limits = Limits::from(config);
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
@@ -161,6 +170,7 @@ impl Worker {
             label: launch.label,
             entry: launch.entry_name.clone(),
             closed: closed_tx,
+            jail: jail.clone(),
         };
         tokio::spawn(reader(read, ctx));
         Ok(Arc::new(Worker {
@@ -172,6 +182,7 @@ impl Worker {
             next_id: AtomicU64::new(1),
             closed,
             progress_interval: config.progress_interval,
+            jail,
         }))
     }
 
@@ -247,6 +258,10 @@ impl Worker {
                     st.secrets.push(s.clone());
                 }
             }
+        }
+        if let Some(j) = &self.jail {
+            // Each call gets the whole CPU budget, not what the worker's past calls left.
+            j.rearm_cpu();
         }
         let mut guard = CallGuard {
             worker: self,
@@ -449,6 +464,7 @@ struct ReaderCtx {
     label: &'static str,
     entry: String,
     closed: watch::Sender<bool>,
+    jail: Option<Arc<Running>>,
 }
 
 /// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
@@ -531,7 +547,12 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 id,
                 Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
             ),
-            FromHarness::Error { id, message } => {
+            FromHarness::Error { id, mut message } => {
+                if let Some(j) = &ctx.jail
+                    && let Some(limit) = j.explain(None, &message)
+                {
+                    message = format!("{limit}\n{message}");
+                }
                 let secrets = ctx.shared.secrets();
                 (
                     id,
@@ -597,6 +618,11 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         .map(|s| s.killed_because.clone())
         .unwrap_or_default();
     let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
+    // A limit the jail enforced is the reason every call on the worker gets.
+    let limit = ctx.jail.as_ref().and_then(|j| {
+        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        j.explain(status, &c.render_tail(4000, &secrets))
+    });
     let mut reason = match (fatal, broken, killed_because) {
         (Some(f), _, _) => f,
         (None, Some(b), _) => b,
@@ -606,10 +632,16 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
             ctx.label,
             ctx.entry,
             status
-                .map(process::describe_exit)
+                .map(|s| match &ctx.jail {
+                    Some(j) => j.describe(s),
+                    None => process::describe_exit(s),
+                })
                 .unwrap_or_else(|| "ended".into())
         ),
     };
+    if let Some(limit) = limit {
+        reason = format!("{limit}; {reason}");
+    }
     if let Some(stderr) = stderr {
         reason.push_str("\nstderr:\n");
         reason.push_str(&stderr);

@@ -35,6 +35,7 @@ pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
         env: Vec::new(),
         annotations: Annotations::default(),
         worker: WorkerMode::Default,
+        sandbox: Default::default(),
         body: Body::default(),
         file: dir.join("TOOL.md"),
         dir,
@@ -63,11 +64,16 @@ pub fn sensitive_input(name: &str) -> Input {
 }
 
 /// An executor whose caches live in a fresh temp dir.
+///
+/// The sandbox is off here: these tests check the process model itself (process groups,
+/// pids a tool reports, the agent's cwd), and in the jail a tool sees namespace-local pids
+/// and no host cwd. `tests/sandbox.rs` runs the same kinds of tools in the jail.
 pub fn executor(tweak: impl FnOnce(&mut ExecConfig)) -> (SubprocessExecutor, tempfile::TempDir) {
     let cache = tempfile::tempdir().unwrap();
     let mut config = ExecConfig {
         cache_dir: cache.path().to_path_buf(),
         grace: Duration::from_millis(500),
+        sandbox: toolbind::exec::SandboxPolicy::off(),
         ..ExecConfig::default()
     };
     tweak(&mut config);

@@ -1,0 +1,239 @@
+//! `toolbind call` in the jail (`--sandbox required`): what only a process-level test can
+//! show — the agent itself SIGKILLed — and the sandbox flags.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{assert_code, stderr, stdout, toolbind};
+
+fn write_tool(root: &Path, name: &str, language: &str, entry: &str, code: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        format!(
+            "---\nname: {name}\ndescription: test tool\nlanguage: {language}\ninputs:\n  arg:\n    type: string\n    optional: true\n    description: anything\n---\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join(entry), code).unwrap();
+}
+
+/// Live host processes whose command line contains `marker`.
+fn with_marker(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+            .unwrap_or(true);
+        if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn marker() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "300.{}{:03}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[test]
+fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    // bash, and node blocked in a synchronous loop (it never reads its control socket).
+    write_tool(
+        &tools,
+        "hold_sh",
+        "bash",
+        "index.sh",
+        "input=$(cat)\nsecs=$(echo \"$input\" | sed -E 's/.*\"arg\": *\"([^\"]*)\".*/\\1/')\nsetsid sleep \"$secs\" </dev/null >/dev/null 2>&1 &\necho started >&3\nwhile :; do sleep 1; done\n",
+    );
+    write_tool(
+        &tools,
+        "hold_js",
+        "typescript",
+        "index.mjs",
+        "import { spawn } from 'node:child_process';\nexport async function execute(id, p, signal, onUpdate) {\n  spawn('sleep', [p.arg], { detached: true, stdio: 'ignore' }).unref();\n  onUpdate({ content: [{ type: 'text', text: 'started' }] });\n  await new Promise((r) => setTimeout(r, 50));\n  for (;;) {}\n}\n",
+    );
+    for tool in ["hold_sh", "hold_js"] {
+        let m = marker();
+        let mut child = toolbind()
+            .args(["call", tool, "--sandbox", "required", "--dir"])
+            .arg(&tools)
+            .args(["--state-dir"])
+            .arg(tmp.path().join("state"))
+            .args(["--args", &format!(r#"{{"arg": "{m}"}}"#)])
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = Arc::new(Mutex::new(String::new()));
+        let reader = {
+            let err = err.clone();
+            let mut pipe = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    err.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            })
+        };
+        let start = Instant::now();
+        while !err.lock().unwrap().contains("progress: started") || with_marker(&m).is_empty() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{tool} did not start: {}",
+                err.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap(); // SIGKILL: no handler of the agent runs.
+        child.wait().unwrap();
+        let start = Instant::now();
+        while !with_marker(&m).is_empty() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = with_marker(&m);
+        for p in &left {
+            // Do not leave them behind even when the test fails.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*p),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert!(
+            left.is_empty(),
+            "{tool}: survived the agent's SIGKILL: {left:?}"
+        );
+        let _ = reader.join();
+    }
+}
+
+#[test]
+fn grants_and_no_network_flags_reach_the_jail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    write_tool(
+        &tools,
+        "peek",
+        "python",
+        "index.py",
+        "import socket\ndef execute(i, p, s, u):\n    if p['arg'].isdigit():\n        try:\n            socket.create_connection(('127.0.0.1', int(p['arg'])), timeout=5).close()\n            return 'connected'\n        except OSError:\n            return 'refused'\n    return open(p['arg']).read()\n",
+    );
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("data.txt");
+    std::fs::write(&file, "granted-data").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let run = |arg: &str, extra: &[&str]| {
+        toolbind()
+            .args(["call", "peek", "--sandbox", "required", "--dir"])
+            .arg(&tools)
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(["--args", &format!(r#"{{"arg": "{arg}"}}"#)])
+            .args(extra)
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let path = file.to_str().unwrap();
+    let o = run(path, &[]);
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("No such file"), "{}", stderr(&o));
+    let o = run(path, &["--allow-read", outside.path().to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "granted-data\n");
+
+    assert_eq!(stdout(&run(&port, &[])), "connected\n");
+    assert_eq!(stdout(&run(&port, &["--no-network"])), "refused\n");
+}
+
+#[test]
+fn limit_flags_reach_the_jail_and_name_themselves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    write_tool(
+        &tools,
+        "grab",
+        "python",
+        "index.py",
+        "def execute(i, p, s, u):\n    return str(len(bytearray(int(p['arg']) << 20)))\n",
+    );
+    let run = |mib: &str, extra: &[&str]| {
+        toolbind()
+            .args(["call", "grab", "--sandbox", "required", "--dir"])
+            .arg(&tools)
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(["--args", &format!(r#"{{"arg": "{mib}"}}"#)])
+            .args(extra)
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let o = run("300", &["--memory", "200"]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("memory limit (200 MiB per process, RLIMIT_DATA)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run("300", &["--memory", "512"]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "314572800\n");
+}
+
+#[test]
+fn list_says_which_sandbox_is_in_force() {
+    let o = common::run(&[
+        "list",
+        "--dir",
+        common::shipped_tools().to_str().unwrap(),
+        "--sandbox",
+        "required",
+    ]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("sandbox: required -> bubblewrap jail: bwrap works here with"),
+        "{out}"
+    );
+    let o = common::run(&[
+        "list",
+        "--dir",
+        common::shipped_tools().to_str().unwrap(),
+        "--sandbox",
+        "off",
+    ]);
+    assert!(
+        stdout(&o).contains("sandbox: off -> no jail"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -1,0 +1,195 @@
+//! What the jail costs, measured side by side in one run: a one-shot call sandboxed
+//! (`required`) against the same call unsandboxed (`off`), a warm call in and out of the
+//! jail, and starting a worker (spawn + first call) in and out of the jail.
+//!
+//! `cargo bench -p toolbind --bench sandbox` (add `-- --quick` for fewer iterations).
+//! Prints a Markdown table. Calls alternate between the two executors so machine noise
+//! hits both alike.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use toolbind::CancelToken;
+use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
+use toolbind::executor::{ExecCall, Executor};
+use toolbind_codegen::model::{Annotations, Body, Language, ToolSpec, WorkerMode};
+
+const NODE_TOOL: &str = "export async function execute(toolCallId, params) {\n  return { content: [{ type: 'text', text: JSON.stringify(params) }] };\n}\n";
+const PY_TOOL: &str = "import json\n\ndef execute(tool_call_id, params, signal, on_update):\n    return json.dumps(params)\n";
+const SH_TOOL: &str = "cat\n";
+
+fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolSpec {
+    ToolSpec {
+        name: format!("echo_{}", language.as_str()),
+        label: "echo".into(),
+        description: "echo".into(),
+        version: 1,
+        language,
+        inputs: Vec::new(),
+        prompt_snippet: None,
+        prompt_guidelines: Vec::new(),
+        timeout_secs: None,
+        env: Vec::new(),
+        annotations: Annotations::default(),
+        worker,
+        sandbox: Default::default(),
+        body: Body::default(),
+        dir: dir.to_path_buf(),
+        file: dir.join("TOOL.md"),
+        entry: Some(entry.into()),
+        rust_module: "echo".into(),
+        rust_type: "Echo".into(),
+        metadata: Default::default(),
+        warnings: Vec::new(),
+    }
+}
+
+fn params() -> Map<String, Value> {
+    match json!({"text": "hello", "n": 1}) {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
+    let start = Instant::now();
+    let r = exec
+        .execute(ExecCall {
+            tool,
+            tool_call_id: "bench",
+            params: params(),
+            cancel: CancelToken::new(),
+            progress: None,
+            timeout: None,
+        })
+        .await;
+    let d = start.elapsed();
+    assert!(!r.is_error && r.text_content().contains("hello"), "{r:?}");
+    d
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (one_shot_n, warm_n, start_n) = if quick { (10, 200, 5) } else { (40, 2000, 20) };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // The real python behind a pyenv shim, for both sides: the jail resolves it itself,
+    // and the shim's own start-up (~100 ms of bash) would flatter the jail.
+    let python = String::from_utf8(
+        std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3")
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let executor = |mode: SandboxMode, name: &str, processes: Option<u64>| {
+        let mut policy = SandboxPolicy::new()
+            .mode(mode)
+            .state_dir(root.join("state").join(name));
+        policy.limits.processes = processes;
+        SubprocessExecutor::new(ExecConfig {
+            cache_dir: root.join("cache"),
+            python: python.clone(),
+            sandbox: policy,
+            ..ExecConfig::default()
+        })
+    };
+    let jailed = executor(SandboxMode::Required, "jailed", Some(256));
+    // The same jail without its pids cgroup: joining a cgroup v1 costs a few ms.
+    let no_cgroup = executor(SandboxMode::Required, "no_cgroup", None);
+    let open = executor(SandboxMode::Off, "open", None);
+    let langs = [
+        (Language::TypeScript, "index.mjs", NODE_TOOL),
+        (Language::Python, "index.py", PY_TOOL),
+        (Language::Bash, "index.sh", SH_TOOL),
+    ];
+    println!(
+        "| language | one-shot off (p50) | one-shot jailed (p50) | added | jailed, no pids cgroup (p50) | warm off (p50) | warm jailed (p50) | ratio | worker start off (p50) | worker start jailed (p50) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (lang, entry, src) in langs {
+        let d = root.join(lang.as_str());
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(entry), src).unwrap();
+        let one_shot = spec(&d, lang, entry, WorkerMode::OneShot);
+        let warm = spec(&d, lang, entry, WorkerMode::Warm);
+        for _ in 0..3 {
+            one_call(&open, &one_shot).await;
+            one_call(&jailed, &one_shot).await;
+            one_call(&no_cgroup, &one_shot).await;
+        }
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..one_shot_n {
+            a.push(one_call(&open, &one_shot).await);
+            b.push(one_call(&jailed, &one_shot).await);
+            c.push(one_call(&no_cgroup, &one_shot).await);
+        }
+        let (shot_open, shot_jail, shot_nocg) = (median(a), median(b), median(c));
+        let added = shot_jail.saturating_sub(shot_open);
+        let warm_cols = if lang == Language::Bash {
+            [
+                "n/a (one-shot)".to_owned(),
+                "n/a".into(),
+                "n/a".into(),
+                "n/a".into(),
+                "n/a".into(),
+            ]
+        } else {
+            // Worker start: spawn + first call, after stopping the previous worker.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..start_n {
+                open.shutdown();
+                jailed.shutdown();
+                a.push(one_call(&open, &warm).await);
+                b.push(one_call(&jailed, &warm).await);
+            }
+            let (start_open, start_jail) = (median(a), median(b));
+            let (mut a, mut b) = (Vec::with_capacity(warm_n), Vec::with_capacity(warm_n));
+            // Alternate which goes first, so neither always follows the other.
+            for i in 0..warm_n {
+                if i % 2 == 0 {
+                    a.push(one_call(&open, &warm).await);
+                    b.push(one_call(&jailed, &warm).await);
+                } else {
+                    b.push(one_call(&jailed, &warm).await);
+                    a.push(one_call(&open, &warm).await);
+                }
+            }
+            let (warm_open, warm_jail) = (median(a), median(b));
+            [
+                us(warm_open),
+                us(warm_jail),
+                format!("{:.2}x", warm_jail.as_secs_f64() / warm_open.as_secs_f64()),
+                ms(start_open),
+                ms(start_jail),
+            ]
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            lang.as_str(),
+            ms(shot_open),
+            ms(shot_jail),
+            ms(added),
+            ms(shot_nocg),
+            warm_cols.join(" | ")
+        );
+    }
+}

@@ -1,0 +1,1177 @@
+//! The jail every tool process runs in: bubblewrap (`bwrap`) plus resource limits.
+//!
+//! Everything a tool process can reach is decided here: which host folders it sees (and
+//! whether it may write them), whether it has a network, its limits, its `HOME`. The
+//! executors call [`Sandbox::jail`] once per process they start and hand the result to
+//! `process::spawn`, the single place a tool process is started.
+//!
+//! What the jail is made of (and why each piece is there) is in the README's "Sandbox"
+//! section; measured facts behind the choices are in the design notes. In short:
+//!
+//! - bwrap's PID, IPC, UTS, user (and unless allowed, network) namespaces, a new session,
+//!   `--die-with-parent` (every descendant dies with the call or worker, and with the agent
+//!   even when it is SIGKILLed), `--cap-drop ALL` (a root caller would otherwise keep its
+//!   capabilities and could remount a read-only bind read-write). bwrap always sets
+//!   no-new-privileges.
+//! - A root filesystem of `/usr` and the host's `/bin`, `/lib*` layout, a minimal `/etc`,
+//!   the real prefix of the interpreter, the tool folder (and its transpiled mirror and the
+//!   harness file) read-only, the grants, a writable per-tool state folder (`HOME`), a
+//!   size-capped private `/tmp` and `/dev/shm`, fresh `/proc` and `/dev`.
+//! - rlimits set before bwrap starts: `RLIMIT_DATA` (memory: the one limit node, python
+//!   and bash all survive), `RLIMIT_CPU` (re-armed per call on a warm worker),
+//!   `RLIMIT_NOFILE`, `RLIMIT_FSIZE`; processes are bounded by a `pids` cgroup where one is
+//!   writable (RLIMIT_NPROC does nothing for root), else by `RLIMIT_NPROC` for a non-root
+//!   runtime.
+//! - bwrap reads its options from a pipe (`--args 4`), never from argv.
+//!
+//! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
+//! processes are spawned from the async runtime's worker threads (which live as long as
+//! the runtime), never from a short-lived blocking thread.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use toolbind_codegen::model::{Fnv, ToolSpec};
+
+/// Whether tool processes run in the jail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// Always jail; a call fails (naming the missing `bwrap` and how to install it) when
+    /// the jail cannot run on this machine.
+    Required,
+    /// Jail when bwrap works here with the interpreters in use; otherwise warn once per
+    /// process and run with process-group isolation only.
+    #[default]
+    Auto,
+    /// Never jail: process-group isolation only, no limits.
+    Off,
+}
+
+impl SandboxMode {
+    /// `required`, `auto` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Required => "required",
+            SandboxMode::Auto => "auto",
+            SandboxMode::Off => "off",
+        }
+    }
+
+    /// The mode spelled `name` (`required`, `auto`, `off`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "required" => SandboxMode::Required,
+            "auto" => SandboxMode::Auto,
+            "off" => SandboxMode::Off,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Resource limits of one jailed call (one-shot) or worker (warm). `None`: unlimited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxLimits {
+    /// Bytes of private writable memory per process (`RLIMIT_DATA`). Default 1 GiB.
+    pub memory: Option<u64>,
+    /// CPU time per call (`RLIMIT_CPU`, re-armed at each call of a warm worker).
+    /// Default 300 s.
+    pub cpu: Option<Duration>,
+    /// Open files per process (`RLIMIT_NOFILE`); at least 256. Default 1024.
+    pub open_files: u64,
+    /// The largest file a tool may write (`RLIMIT_FSIZE`). Default 1 GiB.
+    pub file_size: Option<u64>,
+    /// Processes (and threads) in the jail at once: a `pids` cgroup where one is
+    /// writable, else `RLIMIT_NPROC` for a non-root runtime. Default 256.
+    pub processes: Option<u64>,
+    /// Size of the jail's private `/tmp` and of its `/dev/shm`. Default 256 MiB.
+    pub tmp_size: u64,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            memory: Some(1 << 30),
+            cpu: Some(Duration::from_secs(300)),
+            open_files: 1024,
+            file_size: Some(1 << 30),
+            processes: Some(256),
+            tmp_size: 256 << 20,
+        }
+    }
+}
+
+/// What a tool process may reach: the sandbox mode, grants, network and limits.
+///
+/// ```
+/// use toolbind::exec::{SandboxMode, SandboxPolicy};
+/// let policy = SandboxPolicy::new()
+///     .mode(SandboxMode::Required)
+///     .allow_read("/srv/mail/sample.db")
+///     .allow_write("/srv/audio")
+///     .network(false);
+/// assert_eq!(policy.write.len(), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// Default [`SandboxMode::Auto`].
+    pub mode: SandboxMode,
+    /// Network access (default on; seed tools fetch the web). A tool's TOOL.md
+    /// `sandbox: {network: false}` turns it off for that tool.
+    pub network: bool,
+    /// Host paths every tool may read.
+    pub read: Vec<PathBuf>,
+    /// Host paths every tool may read and write.
+    pub write: Vec<PathBuf>,
+    pub limits: SandboxLimits,
+    /// Where the per-tool state folders live (`<state_dir>/<tool>`). `None`:
+    /// `$XDG_STATE_HOME/toolbind/<hash of the tools folder>/`, else
+    /// `~/.local/state/toolbind/<hash>/`.
+    pub state_dir: Option<PathBuf>,
+    /// The bubblewrap binary. Default `bwrap` (looked up on `PATH`).
+    pub bwrap: PathBuf,
+}
+
+impl Default for SandboxPolicy {
+    fn default() -> Self {
+        SandboxPolicy {
+            mode: SandboxMode::Auto,
+            network: true,
+            read: Vec::new(),
+            write: Vec::new(),
+            limits: SandboxLimits::default(),
+            state_dir: None,
+            bwrap: PathBuf::from("bwrap"),
+        }
+    }
+}
+
+impl SandboxPolicy {
+    /// The defaults: `auto`, network on, no grants, default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// No jail at all (process groups only).
+    pub fn off() -> Self {
+        Self::default().mode(SandboxMode::Off)
+    }
+
+    /// Sets [`mode`](Self::mode).
+    pub fn mode(mut self, mode: SandboxMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`network`](Self::network).
+    pub fn network(mut self, on: bool) -> Self {
+        self.network = on;
+        self
+    }
+
+    /// Grants every tool read access to `path`.
+    pub fn allow_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read.push(path.into());
+        self
+    }
+
+    /// Grants every tool read and write access to `path`.
+    pub fn allow_write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.write.push(path.into());
+        self
+    }
+
+    /// Sets [`limits`](Self::limits).
+    pub fn limits(mut self, limits: SandboxLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`state_dir`](Self::state_dir).
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// The state folder of `tool`: writable in the jail, its `HOME`, kept between calls.
+    pub fn tool_state_dir(&self, tool: &ToolSpec) -> PathBuf {
+        match &self.state_dir {
+            Some(root) => root.join(&tool.name),
+            None => {
+                let tools_folder = tool.dir.parent().unwrap_or(&tool.dir);
+                let mut h = Fnv::new();
+                h.write(tools_folder.as_os_str().as_bytes());
+                default_state_root()
+                    .join(format!("{:08x}", h.finish() as u32))
+                    .join(&tool.name)
+            }
+        }
+    }
+}
+
+fn default_state_root() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("toolbind");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".local/state/toolbind");
+    }
+    std::env::temp_dir().join("toolbind-state")
+}
+
+/// Which sandbox is in force and why (for `toolbind list` and agents' start-up lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxStatus {
+    /// The configured mode.
+    pub mode: SandboxMode,
+    /// Whether tool processes run in the bubblewrap jail.
+    pub jailed: bool,
+    /// Why, in a sentence: what works, or what is missing.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SandboxStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.jailed {
+            "bubblewrap jail"
+        } else {
+            "no jail (process groups only)"
+        };
+        write!(f, "{} -> {what}: {}", self.mode, self.reason)
+    }
+}
+
+/// The kind of interpreter, for the probe's command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    Node,
+    Python,
+    Bash,
+}
+
+/// An interpreter as the jail sees it.
+#[derive(Debug, Clone)]
+struct Interp {
+    /// The real executable, run by absolute path inside the jail.
+    exe: PathBuf,
+    /// Host folders (outside `/usr`) the interpreter needs, bound read-only.
+    prefixes: Vec<PathBuf>,
+    /// Folders put first on the jail's `PATH`.
+    path: Vec<PathBuf>,
+}
+
+/// The sandbox of one executor: its policy and what it learnt about this machine.
+#[derive(Debug)]
+pub(crate) struct Sandbox {
+    policy: SandboxPolicy,
+    probes: Mutex<HashMap<(Kind, String), Result<Interp, String>>>,
+    resolved: Mutex<HashMap<(Kind, String), Option<Interp>>>,
+}
+
+static WARNED: std::sync::Once = std::sync::Once::new();
+
+impl Sandbox {
+    pub(crate) fn new(policy: SandboxPolicy) -> Self {
+        Sandbox {
+            policy,
+            probes: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The status for tools using `interpreters` (`(kind, program)` pairs).
+    pub(crate) fn status(&self, interpreters: &[(Kind, String)]) -> SandboxStatus {
+        let mode = self.policy.mode;
+        if mode == SandboxMode::Off {
+            return SandboxStatus {
+                mode,
+                jailed: false,
+                reason: "the sandbox is turned off".into(),
+            };
+        }
+        let mut works = Vec::new();
+        for (kind, program) in interpreters {
+            match self.probe(*kind, program) {
+                Ok(_) => works.push(program.clone()),
+                Err(e) => {
+                    return SandboxStatus {
+                        mode,
+                        jailed: false,
+                        reason: if mode == SandboxMode::Required {
+                            format!("calls will fail: {e}")
+                        } else {
+                            e
+                        },
+                    };
+                }
+            }
+        }
+        let procs = match (self.policy.limits.processes, pids_cgroup_root()) {
+            (None, _) => "processes unlimited".to_owned(),
+            (Some(_), Some(_)) => "processes bounded by a pids cgroup".to_owned(),
+            (Some(_), None) if !is_root() => "processes bounded by RLIMIT_NPROC".to_owned(),
+            (Some(_), None) => {
+                "processes NOT bounded (root and no writable pids cgroup)".to_owned()
+            }
+        };
+        SandboxStatus {
+            mode,
+            jailed: true,
+            reason: if works.is_empty() {
+                format!("bwrap is used when a tool runs; {procs}")
+            } else {
+                format!(
+                    "bwrap works here with {}; network {}; {procs}",
+                    works.join(", "),
+                    if self.policy.network { "on" } else { "off" }
+                )
+            },
+        }
+    }
+
+    /// The jail for one process of `tool` run by `program`, with `binds` (harness file,
+    /// transpiled mirror) read-only; `None` when it runs unjailed (`off`, or `auto` on a
+    /// machine where bwrap does not work). `Err` in `required` mode when it cannot jail.
+    /// `also`: other interpreters the tool may run (a bash script calling `python3`): their
+    /// prefixes are bound and their folders put on `PATH` when they resolve.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn jail(
+        &self,
+        kind: Kind,
+        program: &str,
+        also: &[(Kind, String)],
+        tool: &ToolSpec,
+        binds: &[PathBuf],
+        cwd: Option<&Path>,
+    ) -> Result<Option<Jail>, String> {
+        if self.policy.mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        let interp = match self.probe(kind, program) {
+            Ok(i) => i,
+            Err(e) if self.policy.mode == SandboxMode::Required => {
+                return Err(format!("the sandbox is required but cannot run: {e}"));
+            }
+            Err(e) => {
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "warning: toolbind runs tools WITHOUT a sandbox (process groups only): {e}"
+                    )
+                });
+                return Ok(None);
+            }
+        };
+        let mut interp = interp;
+        for (k, p) in also {
+            let Some(other) = self.resolved(*k, p) else {
+                continue;
+            };
+            for prefix in other.prefixes {
+                if !interp.prefixes.iter().any(|q| prefix.starts_with(q)) {
+                    interp.prefixes.push(prefix);
+                }
+            }
+            interp.path.extend(other.path);
+        }
+        build(&self.policy, &interp, tool, binds, cwd).map(Some)
+    }
+
+    /// [`resolve`], cached; `None` when the interpreter is not installed.
+    fn resolved(&self, kind: Kind, program: &str) -> Option<Interp> {
+        let key = (kind, program.to_owned());
+        let mut map = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key)
+            .or_insert_with(|| resolve(kind, program).ok())
+            .clone()
+    }
+
+    fn probe(&self, kind: Kind, program: &str) -> Result<Interp, String> {
+        let key = (kind, program.to_owned());
+        if let Some(r) = self
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return r.clone();
+        }
+        let r = probe(&self.policy, kind, program);
+        self.probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, r.clone());
+        r
+    }
+}
+
+fn install_hint() -> &'static str {
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or run with `--sandbox off` / `SandboxMode::Off` to accept running tools unjailed"
+}
+
+/// Finds the interpreter, then runs it inside the real jail: `bwrap ... -- node -e 0`.
+fn probe(policy: &SandboxPolicy, kind: Kind, program: &str) -> Result<Interp, String> {
+    let Some(bwrap) = which(&policy.bwrap) else {
+        return Err(format!(
+            "bubblewrap (`{}`) is not installed; {}",
+            policy.bwrap.display(),
+            install_hint()
+        ));
+    };
+    let interp = resolve(kind, program)?;
+    let mut opts = base_options(policy, &interp, policy.network);
+    push(&mut opts, ["--chdir", "/"]);
+    let mut cmd = std::process::Command::new(&bwrap);
+    cmd.args(&opts)
+        .arg("--")
+        .arg(&interp.exe)
+        .args(match kind {
+            Kind::Node => ["-e", "0"],
+            Kind::Python => ["-c", "pass"],
+            Kind::Bash => ["-c", "true"],
+        })
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let out = run_bounded(cmd, Duration::from_secs(20)).map_err(|e| {
+        format!(
+            "cannot run bubblewrap ({}): {e}; {}",
+            bwrap.display(),
+            install_hint()
+        )
+    })?;
+    if !out.0.success() {
+        let err = String::from_utf8_lossy(&out.1);
+        return Err(format!(
+            "bubblewrap ({}) cannot start {program} in the jail on this machine ({}): {}",
+            bwrap.display(),
+            describe(out.0),
+            err.trim()
+        ));
+    }
+    Ok(interp)
+}
+
+/// Runs `cmd` for at most `limit`, returning its status and stderr.
+fn run_bounded(
+    mut cmd: std::process::Command,
+    limit: Duration,
+) -> std::io::Result<(ExitStatus, Vec<u8>)> {
+    use std::io::Read;
+    let mut child = cmd.spawn()?;
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.take(16 << 10).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other(format!(
+                "no answer within {} s",
+                limit.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok((status, reader.join().unwrap_or_default()))
+}
+
+fn which(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.is_file().then(|| program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            })
+        })
+}
+
+/// The real interpreter behind `program` (a pyenv shim, an nvm or cache install) and the
+/// host folders it needs.
+fn resolve(kind: Kind, program: &str) -> Result<Interp, String> {
+    let found = which(Path::new(program))
+        .ok_or_else(|| format!("`{program}` is not on PATH (needed to run the tool)"))?;
+    let real = found
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
+    let mut prefixes = Vec::new();
+    let exe = match kind {
+        Kind::Python => {
+            // A pyenv shim is a shell script: ask python itself where it lives.
+            let out = std::process::Command::new(&found)
+                .args([
+                    "-c",
+                    "import sys;print(sys.executable);print(sys.prefix);print(sys.base_prefix)",
+                ])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            if !out.status.success() || lines.len() < 3 || lines[0].is_empty() {
+                return Err(format!("`{program}` did not say where it is installed"));
+            }
+            prefixes.push(PathBuf::from(lines[1]));
+            prefixes.push(PathBuf::from(lines[2]));
+            let exe = PathBuf::from(lines[0]);
+            if let Ok(r) = exe.canonicalize()
+                && let Some(p) = r.parent().and_then(Path::parent)
+            {
+                prefixes.push(p.to_path_buf());
+            }
+            exe
+        }
+        Kind::Node | Kind::Bash => {
+            if let Some(p) = real.parent().and_then(Path::parent) {
+                prefixes.push(p.to_path_buf());
+            }
+            real
+        }
+    };
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for p in prefixes {
+        let Ok(p) = p.canonicalize() else { continue };
+        if p == Path::new("/") || p.starts_with("/usr") || kept.iter().any(|k| p.starts_with(k)) {
+            continue;
+        }
+        kept.retain(|k| !k.starts_with(&p));
+        kept.push(p);
+    }
+    let path = exe.parent().map(Path::to_path_buf).into_iter().collect();
+    Ok(Interp {
+        exe,
+        prefixes: kept,
+        path,
+    })
+}
+
+fn push<const N: usize>(opts: &mut Vec<OsString>, items: [&str; N]) {
+    opts.extend(items.iter().map(OsString::from));
+}
+
+fn push_bind(opts: &mut Vec<OsString>, flag: &str, src: &Path, dest: &Path) {
+    opts.push(flag.into());
+    opts.push(src.as_os_str().to_owned());
+    opts.push(dest.as_os_str().to_owned());
+}
+
+/// Files of `/etc` the interpreters need: TLS roots, name resolution, users, time zone,
+/// the dynamic loader's cache, Debian's alternatives.
+const ETC: &[&str] = &[
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/localtime",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+];
+
+/// The options every jail shares: namespaces, the system folders, /proc, /dev, /tmp and
+/// the interpreter's prefix.
+fn base_options(policy: &SandboxPolicy, interp: &Interp, network: bool) -> Vec<OsString> {
+    let mut o = Vec::new();
+    push(&mut o, ["--unshare-all"]);
+    if network {
+        // Only counts after --unshare-all.
+        push(&mut o, ["--share-net"]);
+    }
+    push(
+        &mut o,
+        [
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+        ],
+    );
+    // Copy the host's layout: a symlink where it has one (merged /usr), a bind otherwise.
+    for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+        let p = Path::new(top);
+        match std::fs::read_link(p) {
+            Ok(target) => {
+                o.push("--symlink".into());
+                o.push(target.into_os_string());
+                o.push(top.into());
+            }
+            Err(_) if p.is_dir() => push_bind(&mut o, "--ro-bind", p, p),
+            Err(_) => {}
+        }
+    }
+    for etc in ETC {
+        push(&mut o, ["--ro-bind-try", etc, etc]);
+    }
+    let tmp = policy.limits.tmp_size.max(1 << 20).to_string();
+    push(&mut o, ["--proc", "/proc", "--dev", "/dev", "--size"]);
+    o.push(tmp.clone().into());
+    push(&mut o, ["--tmpfs", "/dev/shm", "--size"]);
+    o.push(tmp.into());
+    push(&mut o, ["--tmpfs", "/tmp"]);
+    for p in &interp.prefixes {
+        push_bind(&mut o, "--ro-bind", p, p);
+    }
+    o
+}
+
+/// One jailed process, ready for `process::spawn`.
+pub(crate) struct Jail {
+    pub(crate) bwrap: PathBuf,
+    /// bwrap's options, NUL-separated, for `--args`.
+    pub(crate) options: Vec<u8>,
+    /// The interpreter, by absolute path inside the jail.
+    pub(crate) exe: PathBuf,
+    /// Variables that replace the agent's (`HOME`, `TMPDIR`, `PATH`, ...).
+    pub(crate) env: Vec<(String, OsString)>,
+    pub(crate) limits: SandboxLimits,
+    pub(crate) cgroup: Option<Cgroup>,
+    /// `RLIMIT_NPROC` when no cgroup bounds processes and the runtime is not root.
+    pub(crate) nproc: Option<u64>,
+    /// A warm worker: its CPU limit is a soft limit re-armed at each call, with no hard
+    /// limit (which could not be raised again without CAP_SYS_RESOURCE). A one-shot
+    /// process gets a hard limit 5 s above the soft one, which SIGKILLs a tool that
+    /// ignores SIGXCPU.
+    pub(crate) warm: bool,
+}
+
+fn build(
+    policy: &SandboxPolicy,
+    interp: &Interp,
+    tool: &ToolSpec,
+    binds: &[PathBuf],
+    cwd: Option<&Path>,
+) -> Result<Jail, String> {
+    let network = policy.network && tool.sandbox.network != Some(false);
+    let mut o = base_options(policy, interp, network);
+
+    let state = policy.tool_state_dir(tool);
+    create_private_dir(&state)?;
+    let state = state
+        .canonicalize()
+        .map_err(|e| format!("cannot use the state folder {}: {e}", state.display()))?;
+
+    // (host path, path in the jail, writable). Mounted shallowest first, so a grant that
+    // contains the tool folder does not hide it.
+    let mut mounts: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
+    let grant = |p: &Path, what: &str| -> Result<PathBuf, String> {
+        p.canonicalize().map_err(|e| {
+            format!(
+                "cannot grant {what} access to {}: {e} (grants must exist)",
+                p.display()
+            )
+        })
+    };
+    for p in &policy.read {
+        let c = grant(p, "read")?;
+        mounts.push((c.clone(), c, false));
+    }
+    for p in &policy.write {
+        let c = grant(p, "write")?;
+        mounts.push((c.clone(), c, true));
+    }
+    let dir = std::path::absolute(&tool.dir).unwrap_or_else(|_| tool.dir.clone());
+    let dir_real = tool
+        .dir
+        .canonicalize()
+        .map_err(|e| format!("cannot read the tool folder {}: {e}", tool.dir.display()))?;
+    mounts.push((dir_real, dir.clone(), false));
+    for b in binds {
+        if let Ok(real) = b.canonicalize() {
+            mounts.push((real, b.clone(), false));
+        }
+    }
+    mounts.push((state.clone(), state.clone(), true));
+    mounts.sort_by_key(|(_, dest, _)| dest.components().count());
+    for (src, dest, writable) in &mounts {
+        // /usr is already visible, read-only: a grant below it adds nothing.
+        if dest.starts_with("/usr") && !writable {
+            continue;
+        }
+        push_bind(
+            &mut o,
+            if *writable { "--bind" } else { "--ro-bind" },
+            src,
+            dest,
+        );
+    }
+    let inside = |p: &Path| mounts.iter().any(|(_, d, _)| p.starts_with(d));
+    let chdir = match cwd.and_then(|c| c.canonicalize().ok()) {
+        Some(c) if inside(&c) => c,
+        _ => state.clone(),
+    };
+    o.push("--chdir".into());
+    o.push(chdir.into_os_string());
+
+    let mut options = Vec::new();
+    for a in &o {
+        options.extend_from_slice(a.as_bytes());
+        options.push(0);
+    }
+    let mut bin = String::new();
+    for p in &interp.path {
+        if !p.starts_with("/usr") {
+            bin.push_str(&format!("{}:", p.display()));
+        }
+    }
+    let env = vec![
+        ("HOME".to_owned(), state.clone().into_os_string()),
+        ("TMPDIR".to_owned(), "/tmp".into()),
+        (
+            "PATH".to_owned(),
+            format!("{bin}/usr/local/bin:/usr/bin:/bin").into(),
+        ),
+        // The tool folder is read-only: no __pycache__ there.
+        ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".into()),
+    ];
+    let cgroup = policy.limits.processes.and_then(Cgroup::create);
+    let nproc = match (policy.limits.processes, &cgroup) {
+        (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),
+        _ => None,
+    };
+    Ok(Jail {
+        bwrap: which(&policy.bwrap).unwrap_or_else(|| policy.bwrap.clone()),
+        options,
+        exe: interp.exe.clone(),
+        env,
+        limits: policy.limits.clone(),
+        cgroup,
+        nproc,
+        warm: false,
+    })
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create the state folder {}: {e}", dir.display()))
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    (unsafe { libc::getuid() }) == 0
+}
+
+/// How many processes this uid runs now (RLIMIT_NPROC counts them all).
+fn processes_of_uid() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().as_bytes().iter().all(u8::is_ascii_digit))
+                .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+                .count() as u64
+        })
+        .unwrap_or(0)
+}
+
+/// The v1 `pids` hierarchy's toolbind folder, when this process may create cgroups there.
+fn pids_cgroup_root() -> Option<&'static Path> {
+    static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = Path::new("/sys/fs/cgroup/pids/toolbind");
+        if !Path::new("/sys/fs/cgroup/pids/pids.max").exists()
+            && !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()
+        {
+            return None;
+        }
+        match std::fs::create_dir(root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        // Empty cgroups of runtimes that exited before removing theirs.
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some((pid, _)) = name.split_once('-')
+                && pid.parse::<u32>().is_ok()
+                && !Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+        Some(root.to_path_buf())
+    })
+    .as_deref()
+}
+
+/// A `pids` cgroup for one jail: bwrap joins it before it execs, so every process of the
+/// jail counts. Removed once empty.
+pub(crate) struct Cgroup {
+    dir: PathBuf,
+    /// `cgroup.procs`, opened for writing: the child writes `0` (itself) to it.
+    pub(crate) procs: OwnedFd,
+}
+
+impl Cgroup {
+    fn create(max: u64) -> Option<Cgroup> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let root = pids_cgroup_root()?;
+        let dir = root.join(format!(
+            "{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir).ok()?;
+        // bwrap itself needs three slots (its monitor, the namespace's init, the command).
+        if std::fs::write(dir.join("pids.max"), (max + 3).to_string()).is_err() {
+            let _ = std::fs::remove_dir(&dir);
+            return None;
+        }
+        let procs = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.procs"))
+            .ok()?;
+        Some(Cgroup {
+            dir,
+            procs: procs.into(),
+        })
+    }
+
+    /// Whether a fork was refused for the limit.
+    fn hit(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("pids.events")).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.strip_prefix("max ")
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)
+            })
+        })
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // The jail's processes die with its init, a moment after the outer bwrap is reaped.
+        let dir = std::mem::take(&mut self.dir);
+        if std::fs::remove_dir(&dir).is_ok() {
+            return;
+        }
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+    }
+}
+
+impl Jail {
+    /// The raw fd of the cgroup's `cgroup.procs`, for the child to join before exec.
+    pub(crate) fn cgroup_fd(&self) -> Option<i32> {
+        self.cgroup.as_ref().map(|c| c.procs.as_raw_fd())
+    }
+
+    /// `(resource, soft, hard)` for `setrlimit` in the child before exec.
+    pub(crate) fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
+        let l = &self.limits;
+        let mut out = Vec::new();
+        if let Some(m) = l.memory {
+            out.push((libc::RLIMIT_DATA, m, m));
+        }
+        if let Some(c) = l.cpu {
+            let s = c.as_secs().max(1);
+            let hard = if self.warm {
+                libc::RLIM_INFINITY
+            } else {
+                s + 5
+            };
+            out.push((libc::RLIMIT_CPU, s, hard));
+        }
+        let n = l.open_files.max(256);
+        out.push((libc::RLIMIT_NOFILE, n, n));
+        if let Some(f) = l.file_size {
+            out.push((libc::RLIMIT_FSIZE, f, f));
+        }
+        if let Some(n) = self.nproc {
+            out.push((libc::RLIMIT_NPROC, n, n));
+        }
+        out
+    }
+
+    /// What the executor keeps of the jail while the process runs.
+    pub(crate) fn running(self, bwrap_pid: i32) -> Running {
+        Running {
+            bwrap_pid,
+            limits: self.limits,
+            cgroup: self.cgroup,
+            cpu_base: Mutex::new(None),
+            armed: Mutex::new(None),
+        }
+    }
+}
+
+/// A jailed process: for re-arming its CPU limit, signalling the tool inside, and telling
+/// a limit from a crash.
+pub(crate) struct Running {
+    bwrap_pid: i32,
+    limits: SandboxLimits,
+    cgroup: Option<Cgroup>,
+    /// The tool process's host pid, once found.
+    cpu_base: Mutex<Option<i32>>,
+    /// When the CPU limit was last re-armed.
+    armed: Mutex<Option<Instant>>,
+}
+
+fn children(pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|t| {
+            t.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Running {
+    /// The host pid of the command bwrap runs (bwrap -> the namespace's init -> command).
+    pub(crate) fn tool_pid(&self) -> Option<i32> {
+        let mut cached = self.cpu_base.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = *cached
+            && Path::new(&format!("/proc/{p}")).exists()
+        {
+            return Some(p);
+        }
+        let init = *children(self.bwrap_pid).first()?;
+        let tool = *children(init).first()?;
+        *cached = Some(tool);
+        Some(tool)
+    }
+
+    /// The host id of the process group the tool runs in: with `--new-session` bwrap's
+    /// init leads a new session and group that the command inherits. A SIGTERM to it
+    /// reaches the tool and whatever it started in its group; the init itself ignores it
+    /// (a namespace's init only takes signals it handles from outside).
+    pub(crate) fn tool_group(&self) -> Option<i32> {
+        let pid = self.tool_pid()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let close = stat.rfind(')')?;
+        // After the name: state, ppid, pgrp.
+        stat[close + 2..].split(' ').nth(2)?.parse().ok()
+    }
+
+    /// Gives the next call of a warm worker its own CPU budget: the soft limit becomes what
+    /// the process has used so far plus the per-call limit.
+    pub(crate) fn rearm_cpu(&self) {
+        let Some(cpu) = self.limits.cpu else { return };
+        // The soft limit is set 1 s above the budget. Within 1 s / (CPUs) of the last
+        // re-arm the process cannot have used that second, so the budget still stands:
+        // skipping keeps the /proc read and prlimit off a busy worker's hot path.
+        static CPUS: OnceLock<u32> = OnceLock::new();
+        let cpus = *CPUS
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+        if self
+            .armed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1) / cpus.max(1))
+        {
+            return;
+        }
+        let Some(pid) = self.tool_pid() else { return };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return;
+        };
+        let Some(close) = stat.rfind(')') else { return };
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        // utime and stime are fields 14 and 15 of stat (11 and 12 after the name).
+        let ticks: u64 = [11, 12]
+            .iter()
+            .filter_map(|i| fields.get(*i).and_then(|f| f.parse::<u64>().ok()))
+            .sum();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        let soft = ticks / hz + 1 + cpu.as_secs().max(1);
+        // The hard limit stays unlimited (see `Jail::warm`): raising it again would need
+        // CAP_SYS_RESOURCE, which a container's root often lacks.
+        let new = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: `new` is a valid rlimit; a null old-limit pointer is allowed.
+        if unsafe { libc::prlimit(pid, libc::RLIMIT_CPU, &new, std::ptr::null_mut()) } == 0 {
+            *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        }
+    }
+
+    /// `Some(message)` when the process ended because of a limit: which one, and how to
+    /// raise it. `output` is the tail of what it printed (or its error message).
+    pub(crate) fn explain(&self, status: Option<ExitStatus>, output: &str) -> Option<String> {
+        let signal = status.and_then(|s| {
+            s.signal()
+                .or_else(|| s.code().filter(|c| *c > 128 && *c < 192).map(|c| c - 128))
+        });
+        // bwrap reports its own failures (a bind source gone, a namespace refused) as
+        // `bwrap: ...` and exit status 1, before the tool ever runs.
+        if status.and_then(|s| s.code()) == Some(1)
+            && let Some(line) = output.lines().find(|l| l.starts_with("bwrap: "))
+        {
+            return Some(format!("the sandbox could not start the tool: {line}"));
+        }
+        if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
+            return Some(limit_message("processes", &self.limits));
+        }
+        if signal == Some(libc::SIGXCPU) {
+            return Some(limit_message("cpu", &self.limits));
+        }
+        if signal == Some(libc::SIGXFSZ) {
+            return Some(limit_message("file_size", &self.limits));
+        }
+        text_limit(output, &self.limits)
+    }
+
+    /// "exited with code 3", "was killed by signal 9 (SIGKILL)": bwrap reports a command
+    /// killed by signal N as exit code 128 + N.
+    pub(crate) fn describe(&self, status: ExitStatus) -> String {
+        describe(status)
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    match status.code() {
+        Some(c) if c > 128 && c < 192 => {
+            let sig = c - 128;
+            match nix::sys::signal::Signal::try_from(sig) {
+                Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
+                Err(_) => format!("was killed by signal {sig}"),
+            }
+        }
+        _ => super::process::describe_exit(status),
+    }
+}
+
+/// A limit named by what a tool printed (an error it caught, or its last words).
+pub(crate) fn text_limit(output: &str, limits: &SandboxLimits) -> Option<String> {
+    const MEMORY: &[&str] = &[
+        "JavaScript heap out of memory",
+        "Array buffer allocation failed",
+        "MemoryError",
+        "xmalloc: cannot allocate",
+        "Cannot allocate memory",
+        "std::bad_alloc",
+        "Out of memory",
+    ];
+    const PROCESSES: &[&str] = &[
+        "fork: retry",
+        "fork: Resource temporarily unavailable",
+        "BlockingIOError: [Errno 11]",
+        "spawn EAGAIN",
+    ];
+    const FILE_SIZE: &[&str] = &["File too large", "EFBIG", "File size limit exceeded"];
+    if limits.memory.is_some() && MEMORY.iter().any(|m| output.contains(m)) {
+        return Some(limit_message("memory", limits));
+    }
+    if limits.file_size.is_some() && FILE_SIZE.iter().any(|m| output.contains(m)) {
+        return Some(limit_message("file_size", limits));
+    }
+    if limits.processes.is_some() && PROCESSES.iter().any(|m| output.contains(m)) {
+        return Some(limit_message("processes", limits));
+    }
+    None
+}
+
+fn mib(b: u64) -> String {
+    format!("{} MiB", b >> 20)
+}
+
+fn limit_message(which: &str, l: &SandboxLimits) -> String {
+    match which {
+        "memory" => format!(
+            "the tool hit the sandbox's memory limit ({} per process, RLIMIT_DATA); raise it with `--memory MIB` or `SandboxLimits::memory`",
+            l.memory.map_or("unlimited".into(), mib)
+        ),
+        "cpu" => format!(
+            "the tool hit the sandbox's CPU time limit ({} s per call, RLIMIT_CPU); raise it with `--cpu SECS` or `SandboxLimits::cpu`",
+            l.cpu.map_or(0, |c| c.as_secs())
+        ),
+        "file_size" => format!(
+            "the tool hit the sandbox's file size limit ({}, RLIMIT_FSIZE); raise it with `--max-file-size MIB` or `SandboxLimits::file_size`",
+            l.file_size.map_or("unlimited".into(), mib)
+        ),
+        _ => format!(
+            "the tool hit the sandbox's process limit ({} processes); raise it with `--max-processes N` or `SandboxLimits::processes`",
+            l.processes.unwrap_or(0)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_messages_name_the_limit_and_the_knob() {
+        let l = SandboxLimits::default();
+        let m = text_limit("FATAL ERROR: ... JavaScript heap out of memory", &l).unwrap();
+        assert!(
+            m.contains("memory limit (1024 MiB") && m.contains("--memory"),
+            "{m}"
+        );
+        let m = text_limit("bash: fork: retry: Resource temporarily unavailable", &l).unwrap();
+        assert!(
+            m.contains("process limit (256") && m.contains("--max-processes"),
+            "{m}"
+        );
+        assert!(text_limit("TypeError: x is undefined", &l).is_none());
+        let none = SandboxLimits {
+            memory: None,
+            ..SandboxLimits::default()
+        };
+        assert!(text_limit("MemoryError", &none).is_none());
+    }
+
+    #[test]
+    fn modes_round_trip() {
+        for m in [SandboxMode::Required, SandboxMode::Auto, SandboxMode::Off] {
+            assert_eq!(SandboxMode::from_name(m.as_str()), Some(m));
+        }
+        assert_eq!(SandboxMode::from_name("on"), None);
+    }
+}

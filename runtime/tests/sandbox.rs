@@ -1,0 +1,678 @@
+//! The bubblewrap jail, for real: every test runs under `SandboxMode::Required`, so on a
+//! machine without a working bwrap they fail (CI installs bubblewrap), and each asserts
+//! something only the jail provides — remove the jail and they fail.
+//!
+//! Every test is bounded: call timeouts of a few seconds, allocations that fail at once,
+//! process counts capped by the jail itself, and tool processes that die with the call.
+
+mod exec_common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use exec_common::{call, run};
+use serde_json::json;
+use toolbind::exec::{ExecConfig, SandboxLimits, SandboxMode, SandboxPolicy, SubprocessExecutor};
+use toolbind::{CancelToken, ToolSpec};
+
+/// A tools folder of tools written by the test, plus a state folder and caches.
+struct Lab {
+    root: tempfile::TempDir,
+}
+
+impl Lab {
+    fn new() -> Self {
+        Lab {
+            root: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Writes `tools/<name>/TOOL.md` (with `extra` frontmatter) and its entry, and loads it.
+    fn tool(&self, name: &str, language: &str, extra: &str, code: &str) -> ToolSpec {
+        let dir = self.path().join("tools").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("TOOL.md"),
+            format!(
+                "---\nname: {name}\ndescription: test tool\nlanguage: {language}\n{extra}inputs:\n  arg:\n    type: string\n    optional: true\n    description: anything\n---\n"
+            ),
+        )
+        .unwrap();
+        let entry = match language {
+            "python" => "index.py",
+            "bash" => "index.sh",
+            _ => "index.mjs",
+        };
+        std::fs::write(dir.join(entry), code).unwrap();
+        let loaded = toolbind::Loader::new()
+            .dirs([self.path().join("tools")])
+            .quiet()
+            .load();
+        loaded
+            .registry
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} did not load: {:?}", loaded.warnings))
+            .clone()
+    }
+
+    fn policy(&self) -> SandboxPolicy {
+        SandboxPolicy::new()
+            .mode(SandboxMode::Required)
+            .state_dir(self.path().join("state"))
+    }
+
+    fn executor(&self, policy: SandboxPolicy) -> SubprocessExecutor {
+        SubprocessExecutor::new(ExecConfig {
+            cache_dir: self.path().join("cache"),
+            grace: Duration::from_millis(500),
+            default_timeout: Duration::from_secs(30),
+            sandbox: policy,
+            ..ExecConfig::default()
+        })
+    }
+}
+
+const NODE_READ: &str = "import { readFileSync } from 'node:fs';\nexport async function execute(id, p) { return readFileSync(p.arg, 'utf8'); }\n";
+const PY_READ: &str = "def execute(i, p, s, u):\n    return open(p['arg']).read()\n";
+const SH_READ: &str = "arg=$(sed -E 's/.*\"arg\": *\"([^\"]*)\".*/\\1/')\ncat -- \"$arg\"\n";
+
+fn readers(lab: &Lab) -> Vec<ToolSpec> {
+    vec![
+        lab.tool("read_js", "typescript", "", NODE_READ),
+        lab.tool("read_py", "python", "", PY_READ),
+        lab.tool("read_sh", "bash", "", SH_READ),
+    ]
+}
+
+#[tokio::test]
+async fn a_planted_file_outside_the_grants_cannot_be_read() {
+    let lab = Lab::new();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("planted.txt");
+    std::fs::write(&secret, "planted-secret-7731").unwrap();
+    let tools = readers(&lab);
+
+    let jailed = lab.executor(lab.policy());
+    for t in &tools {
+        let r = call(&jailed, t, json!({"arg": secret})).await;
+        assert!(r.is_error, "{} read it: {}", t.name, r.text_content());
+        assert!(
+            !r.text_content().contains("planted-secret-7731"),
+            "{}",
+            t.name
+        );
+    }
+    // Granted read-only: readable.
+    let granted = lab.executor(lab.policy().allow_read(outside.path()));
+    for t in &tools {
+        let r = call(&granted, t, json!({"arg": secret})).await;
+        assert!(!r.is_error, "{}: {}", t.name, r.text_content());
+        assert!(
+            r.text_content().contains("planted-secret-7731"),
+            "{}",
+            t.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_seed_folder_and_the_agents_home_are_invisible() {
+    let lab = Lab::new();
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/todo/TOOL.md");
+    assert!(seed.is_file());
+    let jailed = lab.executor(lab.policy());
+    for t in readers(&lab) {
+        let r = call(&jailed, &t, json!({"arg": seed})).await;
+        assert!(
+            r.is_error,
+            "{} read the seed folder: {}",
+            t.name,
+            r.text_content()
+        );
+    }
+    let t = lab.tool(
+        "ls_home",
+        "python",
+        "",
+        "import os\ndef execute(i, p, s, u):\n    return str(os.path.exists(p['arg']))\n",
+    );
+    // Something of the agent's home that is not an interpreter's install folder (the
+    // jail binds a pyenv or cached node prefix, which lives under the home here).
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    let planted = tempfile::Builder::new()
+        .prefix(".toolbind-sandbox-test-")
+        .tempdir_in(&home)
+        .unwrap();
+    let r = call(&jailed, &t, json!({"arg": planted.path()})).await;
+    assert_eq!(r.text_content(), "False", "the agent's home is visible");
+}
+
+const NODE_WRITE: &str = "import { writeFileSync } from 'node:fs';\nexport async function execute(id, p) { writeFileSync(p.arg, 'x'); return 'wrote'; }\n";
+const PY_WRITE: &str =
+    "def execute(i, p, s, u):\n    open(p['arg'], 'w').write('x')\n    return 'wrote'\n";
+const SH_WRITE: &str =
+    "arg=$(sed -E 's/.*\"arg\": *\"([^\"]*)\".*/\\1/')\necho x > \"$arg\" && echo wrote\n";
+
+#[tokio::test]
+async fn writes_outside_the_grants_fail_and_the_tool_folder_is_read_only() {
+    let lab = Lab::new();
+    let outside = tempfile::tempdir().unwrap();
+    let tools = [
+        lab.tool("write_js", "typescript", "", NODE_WRITE),
+        lab.tool("write_py", "python", "", PY_WRITE),
+        lab.tool("write_sh", "bash", "", SH_WRITE),
+    ];
+    let jailed = lab.executor(lab.policy());
+    for t in &tools {
+        let target = outside.path().join(format!("{}.txt", t.name));
+        let r = call(&jailed, t, json!({"arg": target})).await;
+        assert!(r.is_error, "{}: {}", t.name, r.text_content());
+        assert!(!target.exists(), "{} wrote outside its grants", t.name);
+        // Its own folder is read-only.
+        let own = t.dir.join("planted-by-tool");
+        let r = call(&jailed, t, json!({"arg": own})).await;
+        assert!(r.is_error, "{}: {}", t.name, r.text_content());
+        assert!(!own.exists(), "{} wrote into its own folder", t.name);
+    }
+    let granted = lab.executor(lab.policy().allow_write(outside.path()));
+    for t in &tools {
+        let target = outside.path().join(format!("{}.txt", t.name));
+        let r = call(&granted, t, json!({"arg": target})).await;
+        assert!(!r.is_error, "{}: {}", t.name, r.text_content());
+        assert!(target.exists(), "{}", t.name);
+    }
+}
+
+const NODE_CONNECT: &str = "import { connect } from 'node:net';\nexport async function execute(id, p) {\n  return await new Promise((ok) => {\n    const s = connect(Number(p.arg), '127.0.0.1', () => { s.end(); ok('connected'); });\n    s.on('error', (e) => ok('refused: ' + e.code));\n  });\n}\n";
+const PY_CONNECT: &str = "import socket\ndef execute(i, p, s, u):\n    try:\n        socket.create_connection(('127.0.0.1', int(p['arg'])), timeout=5).close()\n        return 'connected'\n    except OSError as e:\n        return 'refused: %s' % e\n";
+
+#[tokio::test]
+async fn network_false_and_no_network_block_a_loopback_connect() {
+    let lab = Lab::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let open = [
+        lab.tool("net_js", "typescript", "", NODE_CONNECT),
+        lab.tool("net_py", "python", "", PY_CONNECT),
+    ];
+    let closed = [
+        lab.tool(
+            "nonet_js",
+            "typescript",
+            "sandbox:\n  network: false\n",
+            NODE_CONNECT,
+        ),
+        lab.tool(
+            "nonet_py",
+            "python",
+            "sandbox: {network: false}\n",
+            PY_CONNECT,
+        ),
+    ];
+    let jailed = lab.executor(lab.policy());
+    for t in &open {
+        let r = call(&jailed, t, json!({"arg": port})).await;
+        assert_eq!(r.text_content(), "connected", "{}", t.name);
+    }
+    for t in &closed {
+        let r = call(&jailed, t, json!({"arg": port})).await;
+        assert!(
+            r.text_content().starts_with("refused"),
+            "{}: {}",
+            t.name,
+            r.text_content()
+        );
+    }
+    // A tool cannot widen the runtime's policy.
+    let widen = lab.tool(
+        "yesnet_py",
+        "python",
+        "sandbox: {network: true}\n",
+        PY_CONNECT,
+    );
+    let offline = lab.executor(lab.policy().network(false));
+    for t in open.iter().chain([&widen]) {
+        let r = call(&offline, t, json!({"arg": port})).await;
+        assert!(
+            r.text_content().starts_with("refused"),
+            "{}: {}",
+            t.name,
+            r.text_content()
+        );
+    }
+}
+
+/// Live host processes whose command line contains `marker`.
+fn with_marker(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmd).contains(marker) && exec_common::alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+async fn gone(marker: &str) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left = with_marker(marker);
+        if left.is_empty() || start.elapsed() > Duration::from_secs(5) {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Tools that start a detached `sleep <marker>` (its own session) and then either return
+/// at once (`arg` = "return") or wait forever.
+fn detachers(lab: &Lab) -> Vec<ToolSpec> {
+    vec![
+        lab.tool(
+            "detach_sh",
+            "bash",
+            "",
+            "input=$(cat)\nsecs=$(echo \"$input\" | sed -E 's/.*\"secs\": *\"([^\"]*)\".*/\\1/')\nsetsid sleep \"$secs\" </dev/null >/dev/null 2>&1 &\necho started >&3\ncase $input in *return*) echo done; exit 0;; esac\nwhile :; do sleep 1; done\n",
+        ),
+        lab.tool(
+            "detach_js",
+            "typescript",
+            "",
+            "import { spawn } from 'node:child_process';\nexport async function execute(id, p, signal, onUpdate) {\n  spawn('sleep', [p.secs], { detached: true, stdio: 'ignore' }).unref();\n  onUpdate({ content: [{ type: 'text', text: 'started' }] });\n  if (p.arg === 'return') return 'done';\n  for (;;) { const t = Date.now(); while (Date.now() - t < 100) {} await new Promise((r) => setTimeout(r, 10)); }\n}\n",
+        ),
+        lab.tool(
+            "detach_py",
+            "python",
+            "",
+            "import subprocess, time\ndef execute(i, p, s, u):\n    subprocess.Popen(['sleep', p['secs']], start_new_session=True)\n    u('started')\n    if p.get('arg') == 'return':\n        return 'done'\n    while True:\n        time.sleep(1)\n",
+        ),
+    ]
+}
+
+fn marker() -> String {
+    // A unique `sleep` duration doubles as the marker in the command line.
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "300.{}{:03}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[tokio::test]
+async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
+    let lab = Lab::new();
+    let tools = detachers(&lab);
+    // One-shot and warm: both end the whole jail with the call / worker.
+    let exec = lab.executor(lab.policy());
+    for t in &tools {
+        // Normal return (one-shot bash; the warm worker is stopped by shutdown below).
+        let m = marker();
+        let r = call(&exec, t, json!({"arg": "return", "secs": m})).await;
+        assert_eq!(r.text_content(), "done", "{}", t.name);
+        exec.shutdown();
+        assert_eq!(
+            gone(&m).await,
+            Vec::<i32>::new(),
+            "{}: survived a return",
+            t.name
+        );
+
+        // Timeout.
+        let m = marker();
+        let r = run(
+            &exec,
+            t,
+            json!({"arg": "wait", "secs": m}),
+            CancelToken::new(),
+            None,
+            Some(Duration::from_secs(2)),
+        )
+        .await;
+        assert!(
+            r.text_content().contains("timed out"),
+            "{}: {}",
+            t.name,
+            r.text_content()
+        );
+        assert_eq!(
+            gone(&m).await,
+            Vec::<i32>::new(),
+            "{}: survived a timeout",
+            t.name
+        );
+
+        // Cancel, once the tool said it started its child.
+        let m = marker();
+        let cancel = CancelToken::new();
+        let (sink, _) = exec_common::cancel_on_first_update(cancel.clone());
+        let r = run(
+            &exec,
+            t,
+            json!({"arg": "wait", "secs": m}),
+            cancel,
+            Some(sink),
+            Some(Duration::from_secs(20)),
+        )
+        .await;
+        assert!(
+            r.text_content().contains("cancel"),
+            "{}: {}",
+            t.name,
+            r.text_content()
+        );
+        assert_eq!(
+            gone(&m).await,
+            Vec::<i32>::new(),
+            "{}: survived a cancel",
+            t.name
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_warm_workers_state_and_home_survive_between_calls() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "counter",
+        "typescript",
+        "",
+        "import { readFileSync, writeFileSync } from 'node:fs';\nlet n = 0;\nexport async function execute() {\n  n += 1;\n  const f = process.env.HOME + '/count';\n  let disk = 0; try { disk = Number(readFileSync(f, 'utf8')); } catch {}\n  writeFileSync(f, String(disk + 1));\n  return `${n} ${disk + 1}`;\n}\n",
+    );
+    let exec = lab.executor(lab.policy());
+    assert_eq!(call(&exec, &t, json!({})).await.text_content(), "1 1");
+    assert_eq!(call(&exec, &t, json!({})).await.text_content(), "2 2");
+    // A new worker: module state is fresh, the state folder is kept.
+    exec.shutdown();
+    assert_eq!(call(&exec, &t, json!({})).await.text_content(), "1 3");
+    let state = lab.path().join("state/counter/count");
+    assert_eq!(std::fs::read_to_string(state).unwrap(), "3");
+}
+
+#[tokio::test]
+async fn a_3_gib_allocation_ends_with_the_memory_limits_error() {
+    let lab = Lab::new();
+    let tools = [
+        lab.tool(
+            "alloc_js",
+            "typescript",
+            "",
+            "export async function execute() { const b = Buffer.alloc(3 * 2 ** 30); return String(b.length); }\n",
+        ),
+        lab.tool(
+            "alloc_py",
+            "python",
+            "",
+            "def execute(i, p, s, u):\n    b = bytearray(3 << 30)\n    return str(len(b))\n",
+        ),
+        lab.tool(
+            "alloc_sh",
+            "bash",
+            "",
+            "python3 -c 'b = bytearray(3 << 30)'\n",
+        ),
+    ];
+    let exec = lab.executor(lab.policy());
+    for t in &tools {
+        let r = call(&exec, t, json!({})).await;
+        let text = r.text_content();
+        assert!(r.is_error, "{}: {text}", t.name);
+        assert!(
+            text.contains("memory limit (1024 MiB"),
+            "{}: {text}",
+            t.name
+        );
+        assert!(text.contains("--memory"), "{}: {text}", t.name);
+    }
+}
+
+fn host_processes() -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_bounded_fork_bomb_hits_the_process_limit() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "bomb",
+        "python",
+        "",
+        "import subprocess\ndef execute(i, p, s, u):\n    kids = []\n    for _ in range(400):\n        kids.append(subprocess.Popen(['sleep', '30']))\n    return 'started %d' % len(kids)\n",
+    );
+    let limits = SandboxLimits {
+        processes: Some(32),
+        ..SandboxLimits::default()
+    };
+    let exec = lab.executor(lab.policy().limits(limits));
+    let baseline = host_processes();
+    let peak = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, stop) = (peak.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(host_processes(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let r = call(&exec, &t, json!({})).await;
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    let text = r.text_content();
+    assert!(r.is_error, "{text}");
+    assert!(text.contains("process limit (32 processes)"), "{text}");
+    // 400 sleeps would have shown; others' builds add noise, hence the slack.
+    let peak = peak.load(Ordering::Relaxed);
+    assert!(
+        peak < baseline + 32 + 150,
+        "host processes peaked at {peak} (baseline {baseline})"
+    );
+}
+
+#[tokio::test]
+async fn cpu_limit_ends_a_busy_call_and_is_rearmed_per_warm_call() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "burn",
+        "python",
+        "",
+        "import time\ndef execute(i, p, s, u):\n    end = time.process_time() + float(p['arg'])\n    while time.process_time() < end:\n        pass\n    return 'burnt'\n",
+    );
+    let limits = SandboxLimits {
+        cpu: Some(Duration::from_secs(2)),
+        ..SandboxLimits::default()
+    };
+    let exec = lab.executor(lab.policy().limits(limits));
+    // Three calls of ~1.2 s CPU each on one warm worker: 3.6 s in total, each within 2 s.
+    for _ in 0..3 {
+        let r = call(&exec, &t, json!({"arg": "1.2"})).await;
+        assert_eq!(r.text_content(), "burnt");
+    }
+    let r = call(&exec, &t, json!({"arg": "30"})).await;
+    let text = r.text_content();
+    assert!(r.is_error, "{text}");
+    assert!(text.contains("CPU time limit (2 s per call"), "{text}");
+}
+
+#[tokio::test]
+async fn every_call_on_a_worker_killed_by_a_limit_says_so() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "shared",
+        "python",
+        "",
+        "import time\ndef execute(i, p, s, u):\n    if p['arg'] == 'sleep':\n        time.sleep(20)\n        return 'slept'\n    end = time.process_time() + 30\n    while time.process_time() < end:\n        pass\n",
+    );
+    let limits = SandboxLimits {
+        cpu: Some(Duration::from_secs(1)),
+        ..SandboxLimits::default()
+    };
+    let exec = lab.executor(lab.policy().limits(limits));
+    let (a, b) = tokio::join!(call(&exec, &t, json!({"arg": "sleep"})), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        call(&exec, &t, json!({"arg": "burn"})).await
+    });
+    for r in [a, b] {
+        assert!(r.is_error, "{}", r.text_content());
+        assert!(
+            r.text_content().contains("CPU time limit"),
+            "{}",
+            r.text_content()
+        );
+    }
+}
+
+#[tokio::test]
+async fn required_fails_closed_and_auto_falls_back_without_bwrap() {
+    let lab = Lab::new();
+    let t = lab.tool("hello", "bash", "", "echo hello\n");
+    let missing = PathBuf::from("/nonexistent/bwrap");
+    let mut policy = lab.policy();
+    policy.bwrap = missing.clone();
+    let r = call(&lab.executor(policy.clone()), &t, json!({})).await;
+    assert!(r.is_error);
+    let text = r.text_content();
+    assert!(
+        text.contains("/nonexistent/bwrap") && text.contains("apt-get install bubblewrap"),
+        "{text}"
+    );
+
+    let auto = lab.executor(policy.mode(SandboxMode::Auto));
+    assert_eq!(call(&auto, &t, json!({})).await.text_content(), "hello");
+    let status = auto.sandbox_status(&[toolbind::Language::Bash]);
+    assert!(
+        !status.jailed && status.reason.contains("not installed"),
+        "{status}"
+    );
+
+    let status = lab
+        .executor(lab.policy())
+        .sandbox_status(&[toolbind::Language::Bash, toolbind::Language::Python]);
+    assert!(status.jailed, "{status}");
+}
+
+#[tokio::test]
+async fn bwraps_options_are_not_in_its_argv() {
+    // Inside the jail, pid 1 is bwrap's init: its command line is what `ps` shows the host.
+    let lab = Lab::new();
+    let t = lab.tool("argv", "bash", "", "tr '\\0' ' ' < /proc/1/cmdline\n");
+    let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
+    let text = r.text_content();
+    assert!(text.contains("bwrap --args 4 -- "), "{text}");
+    assert!(
+        !text.contains("--ro-bind") && !text.contains("--bind"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn runtime_builder_sandbox_configures_the_default_executor() {
+    let lab = Lab::new();
+    lab.tool("hello_sh", "bash", "", "echo hello\n");
+    let registry = toolbind::Loader::new()
+        .dirs([lab.path().join("tools")])
+        .quiet()
+        .load()
+        .registry;
+    let mut policy = lab.policy();
+    policy.bwrap = PathBuf::from("/nonexistent/bwrap");
+    let rt = toolbind::Runtime::builder()
+        .registry(registry.clone())
+        .sandbox(policy)
+        .build();
+    let r = rt
+        .call("hello_sh", json!({}), toolbind::CallOptions::new())
+        .await;
+    assert!(
+        r.is_error && r.text_content().contains("bubblewrap"),
+        "{}",
+        r.text_content()
+    );
+    let rt = toolbind::Runtime::builder()
+        .registry(registry)
+        .sandbox(SandboxPolicy::off())
+        .build();
+    let r = rt
+        .call("hello_sh", json!({}), toolbind::CallOptions::new())
+        .await;
+    assert_eq!(r.text_content(), "hello");
+}
+
+#[tokio::test]
+async fn cancelling_a_jailed_bash_tool_delivers_sigterm_to_the_script() {
+    // SIGTERM must reach the script inside the jail (its trap runs), not just bwrap.
+    let lab = Lab::new();
+    let t = lab.tool(
+        "trapper",
+        "bash",
+        "",
+        "trap 'echo got-term >&2; exit 7' TERM\necho started >&3\nwhile :; do sleep 0.1; done\n",
+    );
+    let exec = lab.executor(lab.policy());
+    let cancel = CancelToken::new();
+    let (sink, _) = exec_common::cancel_on_first_update(cancel.clone());
+    let r = run(
+        &exec,
+        &t,
+        json!({}),
+        cancel,
+        Some(sink),
+        Some(Duration::from_secs(20)),
+    )
+    .await;
+    let text = r.text_content();
+    assert!(text.starts_with("cancelled; SIGTERM was sent"), "{text}");
+    assert!(text.contains("got-term"), "{text}");
+}
+
+#[tokio::test]
+async fn a_descriptor_leaked_into_the_agent_does_not_reach_the_jail() {
+    // An fd the agent inherited without close-on-exec (a careless parent) would pass
+    // through bwrap to the tool.
+    let lab = Lab::new();
+    let file = std::fs::File::open("/etc/hostname").unwrap();
+    let leaked = 57;
+    // SAFETY: dup2 onto a number this test owns; it is closed again below.
+    assert_eq!(
+        unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&file), leaked) },
+        leaked
+    );
+    let t = lab.tool(
+        "fds",
+        "bash",
+        "",
+        "for f in /proc/$$/fd/*; do printf '%s ' \"${f##*/}\"; done\n",
+    );
+    let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
+    // SAFETY: closes the descriptor dup2 made above.
+    unsafe { libc::close(leaked) };
+    let text = r.text_content();
+    let fds: Vec<&str> = text.split_whitespace().collect();
+    assert!(fds.contains(&"3"), "the protocol fd is there: {fds:?}");
+    assert!(
+        !fds.contains(&"57"),
+        "the leaked fd reached the tool: {fds:?}"
+    );
+}
