@@ -55,7 +55,7 @@ fn edits_and_new_tool_folders_recompile_the_crate() {
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"macro-rebuild-scratch\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\ntoolbind = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+            "[package]\nname = \"macro-rebuild-scratch\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\ntoolbind = {{ path = {:?}, default-features = false, features = [\"macros\"] }}\n\n[workspace]\n",
             workspace().join("runtime").display().to_string()
         ),
     )

@@ -84,9 +84,11 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// An incremental SHA-256.
+/// An incremental SHA-256 (the TypeScript transpile cache's keys).
+#[cfg(feature = "typescript")]
 pub(crate) struct Hasher(Sha256);
 
+#[cfg(feature = "typescript")]
 impl Hasher {
     pub(crate) fn new() -> Self {
         Hasher(Sha256::new())
