@@ -3,6 +3,8 @@
 //
 // Imports the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+//        | {"type":"prepare","id","args"} (seed 002's prepareArguments: answered with
+//          {"type":"prepared","id","args"} or an error)
 //   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
@@ -33,8 +35,10 @@ function describe(err) {
 }
 
 let execute;
+let prepareArguments;
 try {
   const mod = await import(pathToFileURL(modulePath).href);
+  prepareArguments = mod.prepareArguments ?? mod.default?.prepareArguments;
   execute = mod.execute ?? mod.default?.execute ??
     (typeof mod.default === "function" ? mod.default : undefined);
   if (typeof execute !== "function") {
@@ -83,6 +87,9 @@ function shrink(msg, line) {
   const content = [{ type: "text", text: texts.join("\n").slice(0, room) }, { type: "text", text: note }];
   if (msg.type === "update") return { type: "update", id: msg.id, content: { content } };
   if (msg.type === "result") return { type: "result", id: msg.id, result: { content, isError: body?.isError === true } };
+  if (msg.type === "prepared") {
+    return { type: "error", id: msg.id, message: `prepareArguments returned ${Buffer.byteLength(line)} bytes of JSON, over the ${maxLine}-byte protocol limit` };
+  }
   return { type: "error", id: msg.id, message: String(msg.message ?? "").slice(0, room) };
 }
 
@@ -173,6 +180,20 @@ async function run(msg) {
   }
 }
 
+// Seed 002's `prepareArguments(args)`: reshapes a model's raw arguments (old argument
+// shapes) before the runtime validates them. Without it the arguments come back as they are.
+async function prepare(msg) {
+  try {
+    const args = typeof prepareArguments === "function"
+      ? await owner.run(msg.id, () => prepareArguments(msg.args))
+      : msg.args;
+    send({ type: "prepared", id: msg.id, args: args === undefined ? null : args });
+  } catch (err) {
+    if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    send({ type: "error", id: msg.id, message: `prepareArguments failed: ${describe(err)}` });
+  }
+}
+
 let buffered = "";
 sock.setEncoding("utf8");
 sock.on("data", (chunk) => {
@@ -184,6 +205,7 @@ sock.on("data", (chunk) => {
     if (!line) continue;
     const msg = JSON.parse(line);
     if (msg.type === "call") run(msg);
+    else if (msg.type === "prepare") prepare(msg);
     else if (msg.type === "abort") calls.get(msg.id)?.abort(new Error("the call was cancelled"));
   }
 });

@@ -2,6 +2,8 @@
 #
 # Loads the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
 #   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+#        | {"type":"prepare","id","args"} (seed 002's prepareArguments: answered with
+#          {"type":"prepared","id","args"} or an error)
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 #        | {"type":"error","id","message"} | {"type":"fatal","message"}
 # The runtime joins fd 1 to fd 2, so print() cannot reach the protocol.
@@ -66,6 +68,10 @@ def _shrink(msg, size):
     if kind == "result":
         return {"type": "result", "id": msg.get("id"),
                 "result": {"content": content, "isError": bool(isinstance(body, dict) and body.get("isError"))}}
+    if kind == "prepared":
+        return {"type": "error", "id": msg.get("id"),
+                "message": "prepare_arguments returned %d bytes of JSON, over the %d-byte protocol limit"
+                % (size, _max_line)}
     return {"type": "error", "id": msg.get("id"), "message": str(msg.get("message", ""))[:room]}
 
 
@@ -185,6 +191,8 @@ def _load():
         sys.stderr.flush()
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         _fatal("failed to load %s: %s" % (_entry_name, detail))
+    global _module
+    _module = mod
     fn = getattr(mod, "execute", None)
     if not callable(fn):
         names = ", ".join(n for n in vars(mod) if not n.startswith("_")) or "nothing"
@@ -193,6 +201,7 @@ def _load():
     return fn
 
 
+_module = None
 _execute = _load()
 _is_async = inspect.iscoroutinefunction(inspect.unwrap(_execute)) or inspect.iscoroutinefunction(
     getattr(_execute, "__call__", None))
@@ -311,6 +320,35 @@ def _start(msg):
         _submit(run)
 
 
+def _prepare(msg):
+    """Seed 002's `prepareArguments`: the module's `prepare_arguments(args)` reshapes a
+    model's raw arguments (old argument shapes) before the runtime validates them."""
+    call_id = msg.get("id")
+    args = msg.get("args")
+    fn = getattr(_module, "prepare_arguments", None)
+    if not callable(fn):
+        _send({"type": "prepared", "id": call_id, "args": args})
+        return
+
+    def run():
+        import asyncio
+        try:
+            value = fn(args)
+            if inspect.isawaitable(value):
+                async def wrap():
+                    return await value
+                value = asyncio.run_coroutine_threadsafe(wrap(), _event_loop()).result()
+        except BaseException as e:  # noqa: BLE001
+            import traceback
+            traceback.print_exception(type(e), e, e.__traceback__)
+            sys.stderr.flush()
+            _send({"type": "error", "id": call_id, "message": "prepare_arguments failed: " + _describe(e)})
+            return
+        _send({"type": "prepared", "id": call_id, "args": value})
+
+    _submit(run)
+
+
 def _serve():
     buf = b""
     while True:
@@ -334,6 +372,8 @@ def _serve():
             kind = msg.get("type")
             if kind == "call":
                 _start(msg)
+            elif kind == "prepare":
+                _prepare(msg)
             elif kind == "abort":
                 sig = _calls.get(msg.get("id"))
                 if sig is not None:

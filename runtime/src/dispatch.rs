@@ -275,7 +275,58 @@ impl Runtime {
     /// [`MIN_REDACTED_CHARS`](crate::secret::MIN_REDACTED_CHARS) are left alone. Every failure — unknown tool, bad
     /// arguments, a failing tool — is an error result (`isError: true`) the model can act
     /// on; this never panics on model input.
+    ///
+    /// A node or python tool whose entry exports `prepareArguments(args)` (python:
+    /// `prepare_arguments`, seed 002) has it run on the raw `args` first, in the tool's own
+    /// process, so an old argument shape can be reshaped before validation. The typed path
+    /// ([`call_typed`](Self::call_typed)) and [`check`](Self::check) do not run it: their
+    /// params are already in the tool's current shape.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
+        let args = match self.prepare(name, args, &opts).await {
+            Ok(a) => a,
+            Err(result) => return result,
+        };
+        self.call_prepared(name, args, opts).await
+    }
+
+    /// Runs the tool's `prepareArguments` on raw arguments, when it has one.
+    async fn prepare(
+        &self,
+        name: &str,
+        args: Value,
+        opts: &CallOptions,
+    ) -> Result<Value, ToolResult> {
+        let Some(spec) = self.registry.get(name) else {
+            return Ok(args);
+        };
+        if !self.executor.prepares(spec) {
+            return Ok(args);
+        }
+        let timeout = opts
+            .timeout
+            .or_else(|| spec.timeout())
+            .or(self.config.default_timeout)
+            .unwrap_or(Duration::from_secs(120));
+        let raw = args.clone();
+        self.executor
+            .prepare(spec, args, timeout)
+            .await
+            .map_err(|e| {
+                // The raw arguments may hold a secret the message repeats.
+                let secrets = match &raw {
+                    Value::Object(m) => secret::secrets_of(spec, m),
+                    _ => Vec::new(),
+                };
+                let mut r = ToolResult::error(format!(
+                    "tool `{name}`: its prepareArguments failed, so the call did not run: {e}"
+                ));
+                Redactor::new(&secrets).result(&mut r);
+                r
+            })
+    }
+
+    /// [`call`](Self::call) after `prepareArguments`: validate, run, redact, truncate.
+    async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
         let valid = match self.check(name, args) {
             Ok(v) => v,
             Err(result) => return result,
@@ -338,7 +389,7 @@ impl Runtime {
             return result;
         }
         match serde_json::to_value(&params) {
-            Ok(args) => self.call(T::NAME, args, opts).await,
+            Ok(args) => self.call_prepared(T::NAME, args, opts).await,
             Err(e) => ToolResult::error(format!(
                 "cannot serialise the params of tool `{}`: {e}",
                 T::NAME

@@ -28,8 +28,34 @@ pub struct ExecCall<'a> {
 
 pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
+/// What [`Executor::prepare`] returns: the prepared arguments, or why preparing failed (a
+/// message the model can read).
+pub type PrepareFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+
 /// Runs validated calls. Implementations turn every failure (crash, timeout, cancellation,
 /// protocol error) into an error [`ToolResult`]; they never panic on tool behaviour.
 pub trait Executor: Send + Sync {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a>;
+
+    /// Seed 002's `prepareArguments`: reshapes a model's raw arguments (an old argument
+    /// shape, say) before the runtime validates them, in the tool's own process.
+    /// [`Runtime::call`](crate::Runtime::call) calls it first when
+    /// [`prepares`](Self::prepares) says the tool has it. The default returns `args` as
+    /// they are.
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a ToolSpec,
+        args: Value,
+        timeout: Duration,
+    ) -> PrepareFuture<'a> {
+        let _ = (tool, timeout);
+        Box::pin(async move { Ok(args) })
+    }
+
+    /// Whether `tool` has a `prepareArguments` for [`prepare`](Self::prepare) to run. The
+    /// default is `false`.
+    fn prepares(&self, tool: &ToolSpec) -> bool {
+        let _ = tool;
+        false
+    }
 }

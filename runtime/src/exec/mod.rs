@@ -103,8 +103,9 @@ use std::time::{Duration, SystemTime};
 
 use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
-use crate::executor::{ExecCall, ExecFuture, Executor};
+use crate::executor::{ExecCall, ExecFuture, Executor, PrepareFuture};
 use crate::result::ToolResult;
+use serde_json::Value;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
 
@@ -240,6 +241,8 @@ struct Inner {
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
     sandbox: sandbox::Sandbox,
+    /// Entry file -> (its stamp, whether it defines `prepareArguments`).
+    prepares: Mutex<HashMap<PathBuf, (u64, bool)>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -258,6 +261,7 @@ impl SubprocessExecutor {
                 workers: Mutex::new(HashMap::new()),
                 harness: Mutex::new(HashMap::new()),
                 reaper: Mutex::new(false),
+                prepares: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -617,6 +621,80 @@ impl Drop for Inner {
 impl Executor for SubprocessExecutor {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
         Box::pin(self.run(call))
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a ToolSpec,
+        args: Value,
+        timeout: Duration,
+    ) -> PrepareFuture<'a> {
+        Box::pin(self.prepare_args(tool, args, timeout))
+    }
+
+    /// A node or python entry whose source names `prepareArguments` (node) or
+    /// `prepare_arguments` (python): a text check, cached per entry file until it changes,
+    /// so tools without one never pay a round trip. A false positive (the word in a comment)
+    /// costs one round trip that returns the arguments unchanged.
+    fn prepares(&self, tool: &ToolSpec) -> bool {
+        let word = match tool.language {
+            Language::TypeScript => "prepareArguments",
+            Language::Python => "prepare_arguments",
+            Language::Bash => return false,
+        };
+        let Some(entry) = tool.entry_path() else {
+            return false;
+        };
+        let stamp = entry_stamp(&entry);
+        let mut cache = self
+            .inner
+            .prepares
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((s, has)) = cache.get(&entry)
+            && *s == stamp
+        {
+            return *has;
+        }
+        let has = toolbind_codegen::read_regular_file(&entry)
+            .is_ok_and(|b| b.windows(word.len()).any(|w| w == word.as_bytes()));
+        cache.insert(entry, (stamp, has));
+        has
+    }
+}
+
+impl SubprocessExecutor {
+    /// Runs `prepareArguments` in the tool's own process: its warm worker, or for a
+    /// one-shot tool a process started for it (the call itself then gets another).
+    async fn prepare_args(
+        &self,
+        tool: &ToolSpec,
+        args: Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let entry = tool
+            .entry_path()
+            .filter(|p| p.is_file())
+            .ok_or_else(|| format!("tool `{}` has no entry file", tool.name))?;
+        let timeout = timeout.min(Duration::from_secs(365 * 24 * 3600));
+        let config = &self.inner.config;
+        let mode = match tool.worker {
+            WorkerMode::Default => config.worker_mode,
+            m => m,
+        };
+        if mode == WorkerMode::OneShot {
+            let launch = self.launch(tool, &entry).await?;
+            let jail = self.jail(tool, &launch.binds)?;
+            let worker = Worker::spawn(&launch, tool, config, jail)?;
+            let prepared = worker.prepare(&args, timeout).await;
+            worker.kill();
+            prepared
+        } else {
+            self.warm_worker(tool, &entry)
+                .await?
+                .prepare(&args, timeout)
+                .await
+        }
     }
 }
 

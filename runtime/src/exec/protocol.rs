@@ -4,7 +4,11 @@
 //! directions). The runtime sends:
 //!
 //! - `{"type":"call","id":1,"toolCallId":"...","params":{...}}` — run `execute` once;
-//! - `{"type":"abort","id":1}` — fire that call's `AbortSignal`.
+//! - `{"type":"abort","id":1}` — fire that call's `AbortSignal`;
+//! - `{"type":"prepare","id":2,"args":<raw arguments>}` — run the entry's
+//!   `prepareArguments(args)` (seed 002; `prepare_arguments` in python), answered with
+//!   `{"type":"prepared","id":2,"args":<its return value>}` (the arguments unchanged when
+//!   the entry has none) or an `error`.
 //!
 //! The harness answers each call with any number of updates and then exactly one
 //! result or error:
@@ -46,6 +50,21 @@ pub(crate) enum FromHarness {
     Fatal {
         message: String,
     },
+    /// The answer to a `prepare` line: the arguments `prepareArguments` returned.
+    Prepared {
+        id: u64,
+        #[serde(default)]
+        args: Value,
+    },
+}
+
+/// The `prepare` line: run the entry's `prepareArguments` (node) or `prepare_arguments`
+/// (python) on a model's raw arguments; the harness answers with `prepared` or `error`.
+pub(crate) fn prepare_line(id: u64, args: &Value) -> Vec<u8> {
+    let msg = serde_json::json!({"type": "prepare", "id": id, "args": args});
+    let mut line = serde_json::to_vec(&msg).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// The `call` line for one call.

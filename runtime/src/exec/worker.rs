@@ -43,6 +43,8 @@ pub(crate) struct Launch {
 
 enum Event {
     Done(ToolResult),
+    /// The answer to a `prepare` request.
+    Prepared(Value),
     /// The worker died with this call in flight, for a reason not charged to it; `others`
     /// is how many other calls were in flight with it.
     Died {
@@ -311,6 +313,12 @@ impl Worker {
                             )
                         }));
                     }
+                    Some(Event::Prepared(_)) => {
+                        guard.finished = true;
+                        return CallEnd::Done(ToolResult::error(
+                            "protocol error: the harness answered a call with `prepared`",
+                        ));
+                    }
                     None => {
                         guard.finished = true;
                         return CallEnd::Done(ToolResult::error("internal error: the worker dropped the call"));
@@ -346,6 +354,49 @@ impl Worker {
                     }
                 },
             }
+        }
+    }
+}
+
+impl Worker {
+    /// Runs the entry's `prepareArguments` (seed 002) on a model's raw arguments: what it
+    /// returns, or why it failed. Bounded by `timeout`; a worker that dies meanwhile fails
+    /// the preparation, not the worker's other calls.
+    pub(crate) async fn prepare(&self, args: &Value, timeout: Duration) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, mut rx) = mpsc::channel(2);
+        {
+            let mut st = self.lock();
+            if let Some(reason) = &st.dead {
+                return Err(reason.clone());
+            }
+            st.pending.insert(
+                id,
+                Pending {
+                    done: tx,
+                    progress: pump::Slot::new(),
+                },
+            );
+            st.in_flight += 1;
+        }
+        let mut guard = CallGuard {
+            worker: self,
+            id,
+            finished: false,
+            grace: Duration::ZERO,
+        };
+        let _ = self.lines.send(protocol::prepare_line(id, args));
+        let outcome = tokio::time::timeout(timeout, rx.recv()).await;
+        guard.finished = true;
+        match outcome {
+            Ok(Some(Event::Prepared(args))) => Ok(args),
+            Ok(Some(Event::Done(result))) => Err(result.text_content()),
+            Ok(Some(Event::Died { reason, .. })) => Err(reason),
+            Ok(None) => Err("internal error: the worker dropped the request".into()),
+            Err(_) => Err(format!(
+                "prepareArguments did not return within {}",
+                secs(timeout)
+            )),
         }
     }
 }
@@ -563,6 +614,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 fatal = Some(message);
                 continue;
             }
+            FromHarness::Prepared { id, args } => (id, Event::Prepared(args)),
         };
         let call = {
             let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
