@@ -177,11 +177,30 @@ pub struct ToolSync {
     pub name: String,
     /// What happened to it.
     pub outcome: SyncOutcome,
+    /// What is worth a look in a seed that was read: its folder named differently from
+    /// its tool (which could shadow another tool in the data folder), and its TOOL.md's
+    /// warnings (extra keys, names some providers reject, ...). One line each.
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for ToolSync {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = &self.name;
+        self.outcome_line(f)?;
+        for w in &self.warnings {
+            write!(f, "\n  warning: {}", w.replace(['\n', '\r'], " "))?;
+        }
+        Ok(())
+    }
+}
+
+impl ToolSync {
+    fn outcome_line(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A control character (a newline) in a folder name must not forge report lines.
+        let name: std::borrow::Cow<'_, str> = if self.name.chars().any(char::is_control) {
+            self.name.escape_debug().to_string().into()
+        } else {
+            self.name.as_str().into()
+        };
         match &self.outcome {
             SyncOutcome::Installed { version } => write!(f, "installed {name} (version {version})"),
             SyncOutcome::Updated { from, to } => write!(f, "updated {name} {from} -> {to}"),
@@ -357,6 +376,7 @@ pub fn sync_with(
         opts,
         seed_canon: None,
         report,
+        warnings: Vec::new(),
     };
     for (name, kind) in candidates(seed_dir, opts)? {
         let outcome = match kind {
@@ -364,7 +384,12 @@ pub fn sync_with(
             Candidate::Missing => SyncOutcome::Skipped(SkipReason::NotInSeed),
             Candidate::Dir { symlink } => cx.sync_tool(&name, symlink),
         };
-        cx.report.tools.push(ToolSync { name, outcome });
+        let warnings = std::mem::take(&mut cx.warnings);
+        cx.report.tools.push(ToolSync {
+            name,
+            outcome,
+            warnings,
+        });
     }
     drop(lock);
     Ok(cx.report)
@@ -431,6 +456,12 @@ fn check_name(name: &OsStr) -> Result<(), String> {
             "`{s}` starts with `.` (reserved; it could also escape the data folder)"
         ));
     }
+    if s.chars().any(char::is_control) {
+        return Err(format!(
+            "`{}` contains control characters (a newline would forge report lines)",
+            s.escape_debug()
+        ));
+    }
     if s.contains(['/', '\\', '\0']) {
         return Err(format!(
             "`{}` contains a path separator or NUL; a tool name must be a single folder name inside the data folder",
@@ -449,6 +480,8 @@ struct Cx<'a> {
     opts: &'a SyncOptions,
     seed_canon: Option<PathBuf>,
     report: SyncReport,
+    /// The warnings of the tool being synced.
+    warnings: Vec<String>,
 }
 
 static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -540,6 +573,15 @@ impl Cx<'_> {
             Ok(spec) => spec,
             Err(diags) => return SyncOutcome::Skipped(SkipReason::Malformed(diags)),
         };
+        if spec.name != name {
+            self.warnings.push(format!(
+                "the folder `{name}` holds the tool `{}`: a loader reading the data folder \
+                 prefers a folder named after the tool, so name the folder `{}`",
+                spec.name, spec.name
+            ));
+        }
+        self.warnings
+            .extend(spec.warnings.iter().map(|d| d.plain()));
         if let Some(installed) = installed
             && installed >= spec.version
         {

@@ -230,3 +230,66 @@ fn warnings_go_to_stderr_by_default() {
         assert!(stderr.contains(&needle), "missing {needle:?} in:\n{stderr}");
     }
 }
+
+fn write_tool(root: &Path, folder: &str, name: &str, description: &str) {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        format!("---\nname: {name}\ndescription: {description}\nlanguage: bash\n---\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("index.sh"), "cat\n").unwrap();
+}
+
+#[test]
+fn a_tool_is_never_shadowed_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `aaa` loads first and claims `shadowed`, the tool of the folder named after it.
+    write_tool(tmp.path(), "aaa", "shadowed", "The impostor.");
+    write_tool(tmp.path(), "shadowed", "shadowed", "The real one.");
+    let loaded = Loader::new().dir(tmp.path()).quiet().load();
+    let t = loaded.registry.get("shadowed").unwrap();
+    assert_eq!(t.description, "The real one.");
+    let texts: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    // Loud: the impostor's folder is named, and why the other one won.
+    assert!(
+        texts.iter().any(|w| w.starts_with(&format!(
+            "skipped {}: duplicate tool name `shadowed`; {} wins (its folder is named after the tool)",
+            tmp.path().join("aaa").display(),
+            tmp.path().join("shadowed").display()
+        ))),
+        "{texts:#?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|w| w.contains("holds the tool `shadowed`: the folder is named differently")),
+        "{texts:#?}"
+    );
+    // The same the other way round, and across tools folders: still the owner.
+    let other = tempfile::tempdir().unwrap();
+    write_tool(other.path(), "zzz", "shadowed", "Another impostor.");
+    let loaded = Loader::new()
+        .dir(other.path())
+        .dir(tmp.path())
+        .quiet()
+        .load();
+    assert_eq!(
+        loaded.registry.get("shadowed").unwrap().description,
+        "The real one."
+    );
+}
+
+#[test]
+fn control_characters_in_folder_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tool(tmp.path(), "evil\nloaded `fake`", "evil", "Forged.");
+    let loaded = Loader::new().dir(tmp.path()).quiet().load();
+    assert!(loaded.registry.get("evil").is_none());
+    let w = &loaded.warnings[0];
+    assert_eq!(w.kind, LoadWarningKind::BadFolderName);
+    let text = w.to_string();
+    assert!(!text.contains('\n'), "{text}");
+    assert!(text.contains("evil\\nloaded"), "{text}");
+}

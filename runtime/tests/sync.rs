@@ -811,3 +811,57 @@ fn failures_are_reported_apart_from_skips() {
     assert!(data.join("good/index.sh").is_file());
     assert!(!data.join("huge").exists());
 }
+
+#[test]
+fn folder_names_with_control_characters_and_mismatched_names_are_reported() {
+    let seed = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for (folder, name) in [
+        ("evil\ninstalled fake (version 9)", "evil"),
+        ("renamed", "other_name"),
+    ] {
+        let dir = seed.path().join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("TOOL.md"),
+            format!(
+                "---\nname: {name}\ndescription: d\nlanguage: bash\nversion: 1\ntags: [x]\n---\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("index.sh"), "cat\n").unwrap();
+    }
+    let report = toolbind::sync(seed.path(), data.path()).unwrap();
+    let text = report.to_string();
+    // No forged line: the name is escaped and the tool skipped.
+    assert!(
+        !text.lines().any(|l| l.starts_with("installed fake")),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped evil\\ninstalled fake (version 9): invalid tool name:"),
+        "{text}"
+    );
+    assert!(
+        !data
+            .path()
+            .join("evil\ninstalled fake (version 9)")
+            .exists()
+    );
+    // A folder named differently from its tool installs, with a warning; so do the
+    // TOOL.md's own warnings.
+    let renamed = report.tools.iter().find(|t| t.name == "renamed").unwrap();
+    assert!(matches!(
+        renamed.outcome,
+        toolbind::sync::SyncOutcome::Installed { version: 1 }
+    ));
+    assert!(
+        renamed.warnings[0].contains("the folder `renamed` holds the tool `other_name`"),
+        "{:?}",
+        renamed.warnings
+    );
+    assert!(
+        text.contains("\n  warning: ") && text.contains("unknown key `tags` is ignored"),
+        "{text}"
+    );
+}
