@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
-use crate::model::{Annotations, EnumValue, Input, InputType, Language, Pos, ToolSpec, WorkerMode};
+use crate::model::{
+    Annotations, EnumValue, Execution, Input, InputType, Language, Pos, ToolSpec, WorkerMode,
+};
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
 
@@ -47,6 +49,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "env",
     "annotations",
     "worker",
+    "execution",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
@@ -209,6 +212,7 @@ fn has_shape_of(key: &str, value: &YNode) -> bool {
             YValue::UInt(_) | YValue::Int(_) | YValue::Float(_)
         ),
         "default" => scalar,
+        // `worker: warm`, `execution: sequential`, names and texts: a string.
         _ => matches!(value.value, YValue::Str(_)),
     }
 }
@@ -290,6 +294,7 @@ pub fn tool_from_document(
     let mut env = Vec::new();
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
+    let mut execution = Execution::Parallel;
     let mut metadata = BTreeMap::new();
 
     for (k, v) in entries {
@@ -335,6 +340,17 @@ pub fn tool_from_document(
                     let found = other.unwrap_or(v.kind()).to_owned();
                     cx.err(v, format!("unknown worker mode `{found}`")).hint =
                         Some("expected `warm` or `oneshot`".into());
+                }
+            },
+            "execution" => match v.as_text().as_deref() {
+                Some("parallel") => execution = Execution::Parallel,
+                Some("sequential") => execution = Execution::Sequential,
+                other => {
+                    let found = other.unwrap_or(v.kind()).to_owned();
+                    cx.err(v, format!("unknown execution mode `{found}`")).hint = Some(
+                        "expected `parallel` (the default) or `sequential` (one call at a time)"
+                            .into(),
+                    );
                 }
             },
             other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {
@@ -462,6 +478,7 @@ pub fn tool_from_document(
         env,
         annotations,
         worker,
+        execution,
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),

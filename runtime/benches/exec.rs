@@ -34,6 +34,7 @@ fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> Tool
         env: Vec::new(),
         annotations: Annotations::default(),
         worker,
+        execution: Default::default(),
         body: Body::default(),
         dir: dir.to_path_buf(),
         file: dir.join("TOOL.md"),

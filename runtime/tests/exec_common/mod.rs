@@ -35,6 +35,7 @@ pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
         env: Vec::new(),
         annotations: Annotations::default(),
         worker: WorkerMode::Default,
+        execution: Default::default(),
         body: Body::default(),
         file: dir.join("TOOL.md"),
         dir,
