@@ -117,6 +117,8 @@ pub struct Runtime {
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
     seq: AtomicU64,
+    /// One queue per `execution: sequential` tool, shared by every batch.
+    pub(crate) sequential: crate::batch::Queues,
 }
 
 impl fmt::Debug for Runtime {
@@ -186,6 +188,7 @@ impl RuntimeBuilder {
             config: self.config,
             executor,
             seq: AtomicU64::new(0),
+            sequential: Default::default(),
         }
     }
 }

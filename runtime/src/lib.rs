@@ -11,21 +11,28 @@
 //! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
 //! - [`Runtime`]: validates a model's calls ([`args`]), runs them on an executor and
 //!   truncates the output ([`truncate`]).
+//! - [`batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
+//! - [`provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
+//!   and Responses), Anthropic and Gemini wire formats.
 
 pub mod args;
+pub mod batch;
 pub mod cancel;
 pub mod dispatch;
 pub mod exec;
 pub mod executor;
 pub mod loader;
+pub mod provider;
 pub mod result;
 pub mod secret;
 pub mod sync;
 pub mod truncate;
 
+pub use batch::{Batch, BatchOptions, ToolCallRequest};
 pub use cancel::CancelToken;
 pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
 pub use loader::{LoadWarning, Loader, Registry};
+pub use provider::Provider;
 pub use result::{Content, Progress, ToolResult};
 pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};

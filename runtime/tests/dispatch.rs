@@ -404,6 +404,7 @@ fn big_output(_: &Map<String, Value>) -> ToolResult {
         ],
         details: Some(json!({"rows": 3000})),
         is_error: false,
+        terminate: false,
     }
 }
 
@@ -493,6 +494,7 @@ async fn several_text_blocks_share_one_budget() {
         ],
         details: None,
         is_error: false,
+        terminate: false,
     });
     let r = call(&runtime(exec), "ping", json!({})).await;
     let second = r.content[1].as_text().unwrap();

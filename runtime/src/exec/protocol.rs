@@ -123,6 +123,7 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                 content: items.into_iter().map(content_block).collect(),
                 details: obj.remove("details").filter(|d| !d.is_null()),
                 is_error: matches!(obj.get("isError"), Some(Value::Bool(true))),
+                terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
             },
             Some(other) => {
                 return ToolResult::error(format!(
