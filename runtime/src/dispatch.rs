@@ -223,11 +223,24 @@ impl Runtime {
     /// arguments, a failing tool — is an error result (`isError: true`) the model can act
     /// on; this never panics on model input.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        let valid = match self.check(name, args) {
-            Ok(v) => v,
-            Err(result) => return result,
-        };
-        let spec = valid.spec();
+        match self.check(name, args) {
+            Ok(valid) => {
+                let spec = valid.spec();
+                self.execute(spec, valid.into_params(), opts).await
+            }
+            Err(result) => result,
+        }
+    }
+
+    /// Runs params that already passed validation (or were built from a generated, typed
+    /// `Params` value) on the executor and truncates the result.
+    async fn execute(
+        &self,
+        spec: &ToolSpec,
+        params: serde_json::Map<String, Value>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        let name = &spec.name;
         if opts.cancel.is_cancelled() {
             return ToolResult::error(format!("tool `{name}` was cancelled before it started"));
         }
@@ -243,7 +256,7 @@ impl Runtime {
         let call = ExecCall {
             tool: spec,
             tool_call_id: &tool_call_id,
-            params: valid.into_params(),
+            params,
             cancel: opts.cancel,
             progress: opts.progress,
             timeout,
@@ -254,6 +267,12 @@ impl Runtime {
     }
 
     /// The typed path: sends a generated `Params` value to tool `T`.
+    ///
+    /// The params are not validated again: a generated `Params` value is valid by
+    /// construction (it came through [`Runtime::tool_call`], which runs the same validator
+    /// as [`call`](Self::call), or was built by the program with the compiler checking
+    /// every field). Only the defaults generated code cannot hold (a sensitive input's) are
+    /// filled in from the loaded TOOL.md.
     ///
     /// Before anything runs, the loaded TOOL.md's contract is compared with the one `T` was
     /// generated from ([`Tool::FINGERPRINT`]); when they differ the call is refused with an
@@ -269,8 +288,18 @@ impl Runtime {
         if let Err(result) = self.drift_check::<T>() {
             return result;
         }
+        let Some(spec) = self.registry.get(T::NAME) else {
+            return self.unknown_tool(T::NAME);
+        };
         match serde_json::to_value(&params) {
-            Ok(args) => self.call(T::NAME, args, opts).await,
+            Ok(Value::Object(mut params)) => {
+                args::typed_defaults(spec, &mut params);
+                self.execute(spec, params, opts).await
+            }
+            Ok(other) => ToolResult::error(format!(
+                "the params of tool `{}` serialised to {other}, not an object",
+                T::NAME
+            )),
             Err(e) => ToolResult::error(format!(
                 "cannot serialise the params of tool `{}`: {e}",
                 T::NAME

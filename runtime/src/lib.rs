@@ -455,6 +455,34 @@ pub mod __private {
         })
     }
 
+    /// The future generated `ToolCall::call` returns.
+    pub type BoxFuture<'a, T> =
+        ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = T> + Send + 'a>>;
+
+    /// One arm of generated `ToolCall::call`: [`Runtime::call_typed`](crate::Runtime::call_typed).
+    pub fn call_typed<'a, T: Tool + 'a>(
+        runtime: &'a crate::Runtime,
+        params: T::Params,
+        opts: crate::CallOptions,
+    ) -> BoxFuture<'a, crate::ToolResult> {
+        ::std::boxed::Box::pin(runtime.call_typed::<T>(params, opts))
+    }
+
+    /// Generated `ToolCall::parse`: the runtime's validator first (so both paths answer a
+    /// model with the same text), then the generated types on the validated params.
+    pub fn parse_call<T>(
+        runtime: &crate::Runtime,
+        name: &str,
+        args: ::serde_json::Value,
+        from_call: fn(&str, ::serde_json::Value) -> ::core::result::Result<T, CallError>,
+    ) -> ::core::result::Result<T, crate::ToolResult> {
+        let valid = runtime.check(name, args)?;
+        let params = ::serde_json::Value::Object(valid.into_params());
+        // Only when the loaded TOOL.md differs from the compiled one (`call_typed`'s drift
+        // check names that case) or the program was compiled without this tool.
+        from_call(name, params).map_err(|e| crate::ToolResult::error(e.to_string()))
+    }
+
     /// A generated params value as the JSON a tool receives.
     pub fn to_args<T: ::serde::Serialize>(params: &T) -> ::serde_json::Value {
         // Params hold strings, numbers, booleans and enums only: serialising cannot fail.
