@@ -169,7 +169,19 @@ pub struct Batch {
     pub results: Vec<Answered>,
 }
 
+impl Answered {
+    /// A call and its result, for a [`Batch`] built by hand (calls run some other way).
+    pub fn new(call: ToolCallRequest, result: ToolResult) -> Self {
+        Answered { call, result }
+    }
+}
+
 impl Batch {
+    /// A batch built by hand from answered calls, in call order.
+    pub fn new(results: Vec<Answered>) -> Self {
+        Batch { results }
+    }
+
     /// Whether the agent loop should stop: every result of the (non-empty) batch said
     /// `terminate: true`. One result without it, an error included, keeps the loop going,
     /// so the model sees what happened.
