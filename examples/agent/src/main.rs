@@ -9,8 +9,14 @@
 //!    mid-way.
 //!
 //! `cargo run -p toolbind-example-agent` (add `-- --data DIR` to choose the data folder).
+//!
+//! With `--model MODEL` (an OpenAI-compatible endpoint: `OPENAI_BASE_URL`, `OPENAI_API_KEY`)
+//! or `--provider anthropic|gemini` (their API keys), step 4 talks to a real model instead
+//! (`--prompt TEXT`, `--max-turns N`): see `live.rs`. Without those flags it plays the
+//! scripted turn, whatever keys the environment holds.
 
 mod fixtures;
+mod live;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,6 +49,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => root.join("target/agent-data"),
     };
     let tools_dir = data.join("tools");
+    let args: Vec<String> = std::env::args().collect();
+    let live = live::Live::from_args(&args, |name| std::env::var(name).ok())?;
 
     heading(&format!(
         "1. sync {} -> {}",
@@ -89,6 +97,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .executor(std::sync::Arc::new(executor))
         .spill_dir(workdir.join("spill"))
         .build();
+
+    if let Some(live) = &live {
+        heading(&format!(
+            "4. live model turn ({:?}, {})",
+            live.provider, live.model
+        ));
+        let answer = live::run(&runtime, live, SYSTEM_PROMPT).await?;
+        println!("\nmodel: {answer}");
+        heading("done");
+        return Ok(());
+    }
 
     heading("4. scripted model turn");
     let mp3 = workdir.join("tone.mp3");
