@@ -269,8 +269,8 @@ impl Runtime {
     /// The typed path: sends a generated `Params` value to tool `T`.
     ///
     /// The params are not validated again: a generated `Params` value is valid by
-    /// construction (it came through [`Runtime::tool_call`], which runs the same validator
-    /// as [`call`](Self::call), or was built by the program with the compiler checking
+    /// construction (it came through the generated `ToolCall::parse`, which runs the same
+    /// validator as [`call`](Self::call), or was built by the program with the compiler checking
     /// every field). Only the defaults generated code cannot hold (a sensitive input's) are
     /// filled in from the loaded TOOL.md.
     ///

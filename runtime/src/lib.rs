@@ -14,6 +14,7 @@
 //! - [`batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
 //! - [`provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
 //!   and Responses), Anthropic and Gemini wire formats.
+//! - `rig` (feature `rig`): every loaded tool as a rig 0.44 `DynamicTool`.
 
 pub mod args;
 pub mod batch;
@@ -24,6 +25,8 @@ pub mod executor;
 pub mod loader;
 pub mod provider;
 pub mod result;
+#[cfg(feature = "rig")]
+pub mod rig;
 pub mod secret;
 pub mod sync;
 pub mod truncate;
