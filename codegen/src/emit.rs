@@ -655,6 +655,58 @@ fn tool_call(w: &mut W, tools: &[ToolSpec]) {
         w.close("}");
     }
     w.close("}");
+    w.line(
+        "/// Validates a model's call with `runtime`'s validator (the one `Runtime::call` uses,",
+    );
+    w.line("/// against the TOOL.md the runtime loaded) and parses it: every problem comes back");
+    w.line("/// as the same error result, ready for the model, that `Runtime::call` returns.");
+    w.open("pub fn parse(");
+    w.line("runtime: &::toolbind::Runtime,");
+    w.line("name: &str,");
+    w.line("args: ::toolbind::__private::serde_json::Value,");
+    w.close(") -> ::core::result::Result<Self, ::toolbind::ToolResult> {");
+    w.indent += 1;
+    w.line("::toolbind::__private::parse_call(runtime, name, args, Self::from_call)");
+    w.close("}");
+    w.line("/// Runs the call on `runtime` by the typed path (`Runtime::call_typed`): the");
+    w.line("/// contract drift check, then the params as they are, not validated again.");
+    w.open("pub fn call<'a>(");
+    w.line("self,");
+    w.line("runtime: &'a ::toolbind::Runtime,");
+    w.line("opts: ::toolbind::CallOptions,");
+    w.close(") -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {");
+    w.indent += 1;
+    if tools.is_empty() {
+        w.line("match self {}");
+    } else {
+        w.open("match self {");
+        for t in tools {
+            let call = format!(
+                "::toolbind::__private::call_typed::<{}::Tool>(runtime, p, opts)",
+                t.rust_module
+            );
+            let pat = format!("Self::{}(p)", t.rust_type);
+            if w.fits(&format!("{pat} => {call},"))
+                || w.fits(&format!("{pat} =>")) && {
+                    w.indent += 1;
+                    let inner = w.fits(&call);
+                    w.indent -= 1;
+                    inner
+                }
+            {
+                w.arm(&pat, &call);
+                continue;
+            }
+            // Too long even in a block: prettyplease breaks the turbofish.
+            w.open(&format!("{pat} => {{"));
+            w.open("::toolbind::__private::call_typed::<");
+            w.line(&format!("{}::Tool,", t.rust_module));
+            w.close(">(runtime, p, opts)");
+            w.close("}");
+        }
+        w.close("}");
+    }
+    w.close("}");
     w.line("/// The call's arguments as JSON, as the tool receives them.");
     w.open("pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {");
     if tools.is_empty() {

@@ -227,6 +227,19 @@ pub struct ToolSandbox {
     pub network: Option<bool>,
 }
 
+/// How a tool's calls run when a model sends several at once (TOOL.md `execution:`, pi's
+/// per-tool execution mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Execution {
+    /// Calls may run concurrently with any other call (the default).
+    #[default]
+    Parallel,
+    /// `execution: sequential`: at most one call of this tool runs at a time, within a
+    /// batch and across batches of the same runtime; calls start in the order they were
+    /// made. Other tools still run beside it.
+    Sequential,
+}
+
 /// A `##` section of the Markdown body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
@@ -266,6 +279,8 @@ pub struct ToolSpec {
     pub worker: WorkerMode,
     /// TOOL.md `sandbox:`: how the tool narrows the runtime's sandbox (default: not at all).
     pub sandbox: ToolSandbox,
+    /// Whether a batch may run this tool's calls concurrently (`execution:`).
+    pub execution: Execution,
     pub body: Body,
     /// The tool folder.
     pub dir: PathBuf,

@@ -20,6 +20,13 @@ pub enum Dialect {
     /// OpenAI with `strict: true`: every property required, optional ones nullable
     /// (`type: [T, "null"]`), no `default` (it goes into the description).
     OpenAiStrict,
+    /// OpenAI Responses (`FunctionToolParam`): flat `{type: "function", name, description,
+    /// parameters, strict: false}`. `strict` is sent because the API's default is `true`,
+    /// which the plain schema (optional keys not in `required`) does not satisfy.
+    OpenAiResponses,
+    /// OpenAI Responses with `strict: true` and [`OpenAiStrict`](Dialect::OpenAiStrict)'s
+    /// params schema (every property required, optional ones nullable).
+    OpenAiResponsesStrict,
     /// Anthropic Messages: `{name, description, input_schema}`.
     Anthropic,
     /// Gemini `functionDeclarations` (OpenAPI subset: no `additionalProperties`, no type
@@ -30,10 +37,13 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    pub const ALL: [Dialect; 6] = [
+    /// Every dialect, in the order the CLI lists them.
+    pub const ALL: [Dialect; 8] = [
         Dialect::Portable,
         Dialect::OpenAi,
         Dialect::OpenAiStrict,
+        Dialect::OpenAiResponses,
+        Dialect::OpenAiResponsesStrict,
         Dialect::Anthropic,
         Dialect::Gemini,
         Dialect::Mcp,
@@ -45,6 +55,8 @@ impl Dialect {
             Dialect::Portable => "portable",
             Dialect::OpenAi => "openai",
             Dialect::OpenAiStrict => "openai-strict",
+            Dialect::OpenAiResponses => "openai-responses",
+            Dialect::OpenAiResponsesStrict => "openai-responses-strict",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
             Dialect::Mcp => "mcp",
@@ -56,9 +68,11 @@ impl Dialect {
     }
 
     /// The provider dialects (every one but [`Dialect::Portable`], toolbind's own shape).
-    pub const PROVIDERS: [Dialect; 5] = [
+    pub const PROVIDERS: [Dialect; 7] = [
         Dialect::OpenAi,
         Dialect::OpenAiStrict,
+        Dialect::OpenAiResponses,
+        Dialect::OpenAiResponsesStrict,
         Dialect::Anthropic,
         Dialect::Gemini,
         Dialect::Mcp,
@@ -66,7 +80,8 @@ impl Dialect {
 
     /// Whether the provider accepts `name` as a tool (function) name. The rules are the
     /// providers' published ones:
-    /// - OpenAI: `^[a-zA-Z0-9_-]{1,64}$` (the SDK's `FunctionDefinition.name`);
+    /// - OpenAI (Chat Completions and Responses): `^[a-zA-Z0-9_-]{1,64}$` (the SDK's
+    ///   `FunctionDefinition.name`; Responses' `FunctionToolParam.name` documents no other);
     /// - Anthropic: `^[a-zA-Z0-9_-]{1,64}$` (the Messages API `tools[].name`);
     /// - Gemini: starts with a letter or `_`, then letters, digits, `_`, `.`, `:` or `-`, at
     ///   most 64 characters (the API's `Invalid function name` error text);
@@ -75,9 +90,11 @@ impl Dialect {
     pub fn accepts_tool_name(self, name: &str) -> bool {
         match self {
             Dialect::Portable => !name.is_empty(),
-            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Anthropic => {
-                name_chars(name, 64, |c| c == '_' || c == '-')
-            }
+            Dialect::OpenAi
+            | Dialect::OpenAiStrict
+            | Dialect::OpenAiResponses
+            | Dialect::OpenAiResponsesStrict
+            | Dialect::Anthropic => name_chars(name, 64, |c| c == '_' || c == '-'),
             Dialect::Gemini => {
                 name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                     && name_chars(name, 64, |c| matches!(c, '_' | '.' | ':' | '-'))
@@ -96,10 +113,18 @@ impl Dialect {
             Dialect::Anthropic | Dialect::Mcp => {
                 name_chars(name, 64, |c| matches!(c, '_' | '.' | '-'))
             }
-            Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::Gemini => {
-                self.accepts_tool_name(name)
-            }
+            Dialect::OpenAi
+            | Dialect::OpenAiStrict
+            | Dialect::OpenAiResponses
+            | Dialect::OpenAiResponsesStrict
+            | Dialect::Gemini => self.accepts_tool_name(name),
         }
+    }
+
+    /// Whether the params schema is OpenAI's strict one (every key required, optional ones
+    /// nullable, defaults in the description).
+    const fn strict_params(self) -> bool {
+        matches!(self, Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict)
     }
 
     /// Why this dialect cannot carry `tool` (a name it rejects), or `None` when it can.
@@ -176,7 +201,7 @@ struct Names<'a> {
 impl Serialize for Params<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let gemini = self.dialect == Dialect::Gemini;
-        let strict = self.dialect == Dialect::OpenAiStrict;
+        let strict = self.dialect.strict_params();
         let required = Names {
             inputs: &self.tool.inputs,
             all: strict,
@@ -220,7 +245,7 @@ impl Serialize for Props<'_> {
 impl Serialize for Prop<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let input = self.input;
-        let strict = self.dialect == Dialect::OpenAiStrict;
+        let strict = self.dialect.strict_params();
         let gemini = self.dialect == Dialect::Gemini;
         let nullable = strict && !input.required();
         let mut m = s.serialize_map(None)?;
@@ -249,7 +274,7 @@ impl Serialize for Prop<'_> {
         }
         // Strict OpenAI and Gemini take no `default`: say it in the description instead.
         match (input.public_default(), self.dialect) {
-            (Some(d), Dialect::OpenAiStrict) => {
+            (Some(d), Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict) => {
                 desc = format!("{desc} (default: {d}; send null for the default)").into();
             }
             (Some(d), Dialect::Gemini) => desc = format!("{desc} (default: {d})").into(),
@@ -323,6 +348,13 @@ impl Serialize for Definition<'_> {
                         strict: self.dialect == Dialect::OpenAiStrict,
                     },
                 )?;
+            }
+            Dialect::OpenAiResponses | Dialect::OpenAiResponsesStrict => {
+                m.serialize_entry("type", "function")?;
+                m.serialize_entry("name", &t.name)?;
+                m.serialize_entry("description", &t.description)?;
+                m.serialize_entry("parameters", &params)?;
+                m.serialize_entry("strict", &self.dialect.strict_params())?;
             }
             Dialect::Portable | Dialect::Gemini => {
                 m.serialize_entry("name", &t.name)?;
@@ -445,6 +477,7 @@ pub fn portable_json(tool: &ToolSpec) -> String {
 }
 
 /// The params schema a dialect uses (before wrapping): the portable one, or OpenAI strict's
+/// (Chat Completions or Responses)
 /// (every key required, optional ones nullable, defaults in the description), or Gemini's
 /// OpenAPI subset (no `additionalProperties`, no type arrays, `format: "enum"`).
 pub fn params_schema(tool: &ToolSpec, dialect: Dialect) -> Value {
@@ -480,7 +513,10 @@ pub fn embedded_schemas(definitions: &Value, dialect: Dialect) -> Vec<&Value> {
         _ => None,
     };
     let key: &[&str] = match dialect {
-        Dialect::Portable | Dialect::Gemini => &["parameters"],
+        Dialect::Portable
+        | Dialect::Gemini
+        | Dialect::OpenAiResponses
+        | Dialect::OpenAiResponsesStrict => &["parameters"],
         Dialect::OpenAi | Dialect::OpenAiStrict => &["function", "parameters"],
         Dialect::Anthropic => &["input_schema"],
         Dialect::Mcp => &["inputSchema"],

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, EnumValue, Input, InputType, Language, Pos, ToolSandbox, ToolSpec, WorkerMode,
+    Annotations, EnumValue, Execution, Input, InputType, Language, Pos, ToolSandbox, ToolSpec,
+    WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -50,6 +51,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "annotations",
     "worker",
     "sandbox",
+    "execution",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
@@ -223,6 +225,7 @@ fn has_shape_of(key: &str, value: &YNode) -> bool {
             YValue::UInt(_) | YValue::Int(_) | YValue::Float(_)
         ),
         "default" => scalar,
+        // `worker: warm`, `execution: sequential`, names and texts: a string.
         _ => matches!(value.value, YValue::Str(_)),
     }
 }
@@ -304,6 +307,7 @@ pub fn tool_from_document(
     let mut env = Vec::new();
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
+    let mut execution = Execution::Parallel;
     let mut metadata = BTreeMap::new();
     let mut sandbox = ToolSandbox::default();
 
@@ -353,6 +357,17 @@ pub fn tool_from_document(
                 }
             },
             "sandbox" => sandbox = check_sandbox(&mut cx, v),
+            "execution" => match v.as_text().as_deref() {
+                Some("parallel") => execution = Execution::Parallel,
+                Some("sequential") => execution = Execution::Sequential,
+                other => {
+                    let found = other.unwrap_or(v.kind()).to_owned();
+                    cx.err(v, format!("unknown execution mode `{found}`")).hint = Some(
+                        "expected `parallel` (the default) or `sequential` (one call at a time)"
+                            .into(),
+                    );
+                }
+            },
             other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {
                 cx.err(
                     k,
@@ -468,6 +483,7 @@ pub fn tool_from_document(
         annotations,
         worker,
         sandbox,
+        execution,
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use toolbind_codegen::Config;
+use toolbind_codegen::schema::Dialect;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -54,7 +55,7 @@ fn every_emitter_matches_its_golden() {
                     .unwrap_or(e.to_string())
             )
         });
-    assert_eq!(generated.files.len(), 1 + 6 + 2);
+    assert_eq!(generated.files.len(), 1 + Dialect::ALL.len() + 2);
     let errors: Vec<String> = generated
         .files
         .iter()

@@ -24,6 +24,10 @@ fn walk<'a>(v: &'a Value, out: &mut Vec<&'a serde_json::Map<String, Value>>) {
     }
 }
 
+fn strict(d: Dialect) -> bool {
+    matches!(d, Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict)
+}
+
 #[test]
 fn every_dialect_is_valid_2020_12() {
     let tools = fixtures();
@@ -59,7 +63,7 @@ fn no_dialect_uses_constructs_providers_reject() {
                     );
                     assert!(!node.contains_key("default"), "gemini default: {s:#}");
                 }
-                if d != Dialect::OpenAiStrict {
+                if !strict(d) {
                     assert!(
                         !node.get("type").is_some_and(Value::is_array),
                         "{d} type array: {s:#}"
@@ -79,7 +83,7 @@ fn no_dialect_uses_constructs_providers_reject() {
                     );
                 }
             }
-            if d == Dialect::OpenAiStrict {
+            if strict(d) {
                 let req: Vec<&str> = s["required"]
                     .as_array()
                     .unwrap()
@@ -149,4 +153,99 @@ fn sensitive_inputs_are_marked_and_mcp_carries_annotations() {
     assert_eq!(mcp["annotations"]["readOnlyHint"], true);
     assert_eq!(mcp["annotations"]["openWorldHint"], false);
     assert!(mcp["annotations"].get("destructiveHint").is_none());
+}
+
+/// The OpenAI Responses API's `FunctionToolParam` as the official SDK types it
+/// (openai-python `src/openai/types/responses/function_tool_param.py`): `name`,
+/// `parameters`, `strict` and `type: "function"` required, `description` optional, no
+/// other key. A checker written from that document, so a test can show what it refuses.
+fn responses_function_tool_problems(def: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(obj) = def.as_object() else {
+        return vec!["not an object".into()];
+    };
+    for k in obj.keys() {
+        if !["type", "name", "description", "parameters", "strict"].contains(&k.as_str()) {
+            problems.push(format!("unknown key `{k}`"));
+        }
+    }
+    for k in ["type", "name", "parameters", "strict"] {
+        if !obj.contains_key(k) {
+            problems.push(format!("missing `{k}`"));
+        }
+    }
+    if obj.get("type").is_some_and(|t| t != "function") {
+        problems.push("`type` is not \"function\"".into());
+    }
+    if obj.get("name").is_some_and(|n| !n.is_string()) {
+        problems.push("`name` is not a string".into());
+    }
+    if obj.get("description").is_some_and(|n| !n.is_string()) {
+        problems.push("`description` is not a string".into());
+    }
+    if obj
+        .get("parameters")
+        .is_some_and(|p| !p.is_object() && !p.is_null())
+    {
+        problems.push("`parameters` is not an object".into());
+    }
+    if obj
+        .get("strict")
+        .is_some_and(|p| !p.is_boolean() && !p.is_null())
+    {
+        problems.push("`strict` is not a boolean".into());
+    }
+    problems
+}
+
+#[test]
+fn responses_dialect_has_the_function_tool_param_shape_field_by_field() {
+    let tools = fixtures();
+    for d in [Dialect::OpenAiResponses, Dialect::OpenAiResponsesStrict] {
+        let defs = schema::definitions(&tools, d);
+        let defs = defs.as_array().unwrap();
+        assert!(!defs.is_empty());
+        for (def, tool) in defs
+            .iter()
+            .zip(tools.iter().filter(|t| d.rejects(t).is_none()))
+        {
+            assert_eq!(
+                responses_function_tool_problems(def),
+                Vec::<String>::new(),
+                "{d}: {def:#}"
+            );
+            assert_eq!(def["type"], "function");
+            assert_eq!(def["name"], tool.name.as_str());
+            assert_eq!(def["description"], tool.description.as_str());
+            // The API defaults `strict` to true: the plain dialect must say false, since
+            // its schema leaves optional keys out of `required`.
+            assert_eq!(def["strict"], json!(strict(d)), "{d}");
+            let chat = if strict(d) {
+                Dialect::OpenAiStrict
+            } else {
+                Dialect::OpenAi
+            };
+            assert_eq!(def["parameters"], schema::params_schema(tool, chat), "{d}");
+        }
+    }
+}
+
+#[test]
+fn responses_checker_refuses_the_chat_completions_shape_and_unknown_keys() {
+    let tools = fixtures();
+    let chat = schema::definitions(&tools, Dialect::OpenAi);
+    let problems = responses_function_tool_problems(&chat[0]);
+    assert!(
+        problems.contains(&"unknown key `function`".to_owned()),
+        "{problems:?}"
+    );
+    for k in ["name", "parameters", "strict"] {
+        assert!(problems.contains(&format!("missing `{k}`")), "{problems:?}");
+    }
+    let mut extra = schema::definitions(&tools, Dialect::OpenAiResponses)[0].clone();
+    extra["input_schema"] = json!({});
+    assert_eq!(
+        responses_function_tool_problems(&extra),
+        vec!["unknown key `input_schema`".to_owned()]
+    );
 }

@@ -218,9 +218,10 @@ fn provider_valid_tool_names_load_with_warnings() {
     // A dot: Gemini and MCP accept it, OpenAI and Anthropic do not.
     let t = parse("---\nname: web.search\ndescription: d\n---\n").unwrap();
     assert!(
-        t.warnings[0]
-            .message
-            .contains("rejected by openai, openai-strict, anthropic"),
+        t.warnings[0].message.contains(
+            "rejected by openai, openai-strict, openai-responses, openai-responses-strict, \
+                 anthropic"
+        ),
         "{:#?}",
         t.warnings
     );
@@ -933,5 +934,32 @@ fn sandbox_key_narrows_network_and_rejects_the_rest() {
         10,
         "`sandbox` must be a mapping",
         None,
+    );
+}
+
+#[test]
+fn execution_mode() {
+    use toolbind_codegen::model::Execution;
+    assert_eq!(parse(&with("")).unwrap().execution, Execution::Parallel);
+    let t = parse(&with("execution: sequential\n")).unwrap();
+    assert_eq!(t.execution, Execution::Sequential);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert!(t.metadata.is_empty(), "a known key is not metadata");
+    let t = parse(&with("execution: parallel\n")).unwrap();
+    assert_eq!(t.execution, Execution::Parallel);
+    one(
+        &with("execution: serial\n"),
+        4,
+        12,
+        "unknown execution mode `serial`",
+        Some("`parallel` (the default) or `sequential`"),
+    );
+    // A near-miss holding a mode would silently run the tool in parallel: an error.
+    one(
+        &with("executon: sequential\n"),
+        4,
+        1,
+        "unknown key `executon`",
+        Some("did you mean `execution`?"),
     );
 }

@@ -34,6 +34,7 @@ fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> Tool
         annotations: Annotations::default(),
         worker,
         sandbox: Default::default(),
+        execution: Default::default(),
         body: Body::default(),
         dir: dir.to_path_buf(),
         file: dir.join("TOOL.md"),

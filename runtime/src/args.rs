@@ -319,6 +319,25 @@ pub fn validate(spec: &ToolSpec, args: Value) -> Result<ValidArgs<'_>, ArgsError
     }
 }
 
+/// What [`validate`] still does for typed params: fills the defaults of inputs absent or
+/// `null` (a sensitive input's default lives only in TOOL.md, never in generated code, so
+/// the typed value leaves it out) and drops the `null` of an optional input without one.
+pub(crate) fn typed_defaults(spec: &ToolSpec, params: &mut Map<String, Value>) {
+    for input in &spec.inputs {
+        if !params.get(input.name.as_str()).is_none_or(Value::is_null) {
+            continue;
+        }
+        match &input.default {
+            Some(default) => {
+                params.insert(input.name.clone(), default.clone());
+            }
+            None => {
+                params.remove(input.name.as_str());
+            }
+        }
+    }
+}
+
 /// The arguments as an object, or a description of what was received instead: the one
 /// rule for the arguments as a whole, shared by [`validate`] and the typed path.
 pub(crate) fn root_object(args: Value) -> Result<Map<String, Value>, String> {

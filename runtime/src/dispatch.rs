@@ -144,6 +144,8 @@ pub struct Runtime {
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
     seq: AtomicU64,
+    /// One queue per `execution: sequential` tool, shared by every batch.
+    pub(crate) sequential: crate::batch::Queues,
 }
 
 impl fmt::Debug for Runtime {
@@ -236,6 +238,7 @@ impl RuntimeBuilder {
             config: self.config,
             executor,
             seq: AtomicU64::new(0),
+            sequential: Default::default(),
         }
     }
 }
@@ -286,7 +289,13 @@ impl Runtime {
             Ok(a) => a,
             Err(result) => return result,
         };
-        self.call_prepared(name, args, opts).await
+        match self.check(name, args) {
+            Ok(valid) => {
+                let spec = valid.spec();
+                self.execute(spec, valid.into_params(), opts).await
+            }
+            Err(result) => result,
+        }
     }
 
     /// Runs the tool's `prepareArguments` on raw arguments, when it has one.
@@ -325,13 +334,15 @@ impl Runtime {
             })
     }
 
-    /// [`call`](Self::call) after `prepareArguments`: validate, run, redact, truncate.
-    async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        let valid = match self.check(name, args) {
-            Ok(v) => v,
-            Err(result) => return result,
-        };
-        let spec = valid.spec();
+    /// Runs params that already passed validation (or were built from a generated, typed
+    /// `Params` value) on the executor and truncates the result.
+    async fn execute(
+        &self,
+        spec: &ToolSpec,
+        params: serde_json::Map<String, Value>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        let name = &spec.name;
         if opts.cancel.is_cancelled() {
             return ToolResult::error(format!("tool `{name}` was cancelled before it started"));
         }
@@ -347,7 +358,7 @@ impl Runtime {
         // The one choke point for secrets: everything that leaves the call (progress, result
         // text, details, error text, and so spill files and whatever the CLI, MCP or a
         // provider adapter makes of them) passes through this redactor.
-        let redactor = Redactor::new(&secret::secrets_of(spec, valid.params()));
+        let redactor = Redactor::new(&secret::secrets_of(spec, &params));
         let progress = match opts.progress {
             Some(sink) if !redactor.is_empty() => {
                 let r = redactor.clone();
@@ -361,7 +372,7 @@ impl Runtime {
         let call = ExecCall {
             tool: spec,
             tool_call_id: &tool_call_id,
-            params: valid.into_params(),
+            params,
             cancel: opts.cancel,
             progress,
             timeout,
@@ -373,6 +384,12 @@ impl Runtime {
     }
 
     /// The typed path: sends a generated `Params` value to tool `T`.
+    ///
+    /// The params are not validated again: a generated `Params` value is valid by
+    /// construction (it came through the generated `ToolCall::parse`, which runs the same
+    /// validator as [`call`](Self::call), or was built by the program with the compiler checking
+    /// every field). Only the defaults generated code cannot hold (a sensitive input's) are
+    /// filled in from the loaded TOOL.md.
     ///
     /// Before anything runs, the loaded TOOL.md's contract is compared with the one `T` was
     /// generated from ([`Tool::FINGERPRINT`]); when they differ the call is refused with an
@@ -388,8 +405,18 @@ impl Runtime {
         if let Err(result) = self.drift_check::<T>() {
             return result;
         }
+        let Some(spec) = self.registry.get(T::NAME) else {
+            return self.unknown_tool(T::NAME);
+        };
         match serde_json::to_value(&params) {
-            Ok(args) => self.call_prepared(T::NAME, args, opts).await,
+            Ok(Value::Object(mut params)) => {
+                args::typed_defaults(spec, &mut params);
+                self.execute(spec, params, opts).await
+            }
+            Ok(other) => ToolResult::error(format!(
+                "the params of tool `{}` serialised to {other}, not an object",
+                T::NAME
+            )),
             Err(e) => ToolResult::error(format!(
                 "cannot serialise the params of tool `{}`: {e}",
                 T::NAME

@@ -11,11 +11,15 @@
 //! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
 //! - [`Runtime`]: validates a model's calls ([`args`]), runs them on an executor and
 //!   truncates the output ([`truncate`]).
+//! - [`batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
+//! - [`provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
+//!   and Responses), Anthropic and Gemini wire formats.
+//! - `rig` (feature `rig`): every loaded tool as a rig 0.44 `DynamicTool`.
 //!
 //! Features: `typescript` (default) transpiles `index.ts` in Rust so TypeScript tools run
 //! on Node 20; `macros` (default) re-exports the `tools!` and `tool!` proc-macros — turn
-//! it off on the build.rs path and toolbind-macros is not compiled. toolbind runs tools as Unix
-//! process groups: it builds on Unix only.
+//! it off on the build.rs path and toolbind-macros is not compiled; `rig` adds the rig
+//! adapter. toolbind runs tools as Unix process groups: it builds on Unix only.
 
 #[cfg(not(unix))]
 compile_error!(
@@ -24,19 +28,25 @@ compile_error!(
 );
 
 pub mod args;
+pub mod batch;
 pub mod cancel;
 pub mod dispatch;
 pub mod exec;
 pub mod executor;
 pub mod loader;
+pub mod provider;
 pub mod result;
+#[cfg(feature = "rig")]
+pub mod rig;
 pub mod secret;
 pub mod sync;
 pub mod truncate;
 
+pub use batch::{Batch, BatchOptions, ToolCallRequest};
 pub use cancel::CancelToken;
 pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
 pub use loader::{LoadWarning, Loader, Registry};
+pub use provider::Provider;
 pub use result::{Content, Progress, ToolResult};
 pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};
@@ -458,6 +468,34 @@ pub mod __private {
             name: name.to_owned(),
             known,
         })
+    }
+
+    /// The future generated `ToolCall::call` returns.
+    pub type BoxFuture<'a, T> =
+        ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = T> + Send + 'a>>;
+
+    /// One arm of generated `ToolCall::call`: [`Runtime::call_typed`](crate::Runtime::call_typed).
+    pub fn call_typed<'a, T: Tool + 'a>(
+        runtime: &'a crate::Runtime,
+        params: T::Params,
+        opts: crate::CallOptions,
+    ) -> BoxFuture<'a, crate::ToolResult> {
+        ::std::boxed::Box::pin(runtime.call_typed::<T>(params, opts))
+    }
+
+    /// Generated `ToolCall::parse`: the runtime's validator first (so both paths answer a
+    /// model with the same text), then the generated types on the validated params.
+    pub fn parse_call<T>(
+        runtime: &crate::Runtime,
+        name: &str,
+        args: ::serde_json::Value,
+        from_call: fn(&str, ::serde_json::Value) -> ::core::result::Result<T, CallError>,
+    ) -> ::core::result::Result<T, crate::ToolResult> {
+        let valid = runtime.check(name, args)?;
+        let params = ::serde_json::Value::Object(valid.into_params());
+        // Only when the loaded TOOL.md differs from the compiled one (`call_typed`'s drift
+        // check names that case) or the program was compiled without this tool.
+        from_call(name, params).map_err(|e| crate::ToolResult::error(e.to_string()))
     }
 
     /// A generated params value as the JSON a tool receives.

@@ -43,6 +43,11 @@ pub struct ToolResult {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub is_error: bool,
+    /// The tool asks the agent loop to stop after this batch (seed 002's `terminate:
+    /// true`): a [`Batch`](crate::batch::Batch) reports it when every result in the batch
+    /// says so. Never sent to the model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
 }
 
 impl ToolResult {
@@ -52,6 +57,7 @@ impl ToolResult {
             content: vec![Content::text(text)],
             details: None,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -61,6 +67,7 @@ impl ToolResult {
             content: vec![Content::text(text)],
             details: None,
             is_error: true,
+            terminate: false,
         }
     }
 

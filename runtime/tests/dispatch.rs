@@ -404,6 +404,7 @@ fn big_output(_: &Map<String, Value>) -> ToolResult {
         ],
         details: Some(json!({"rows": 3000})),
         is_error: false,
+        terminate: false,
     }
 }
 
@@ -493,6 +494,7 @@ async fn several_text_blocks_share_one_budget() {
         ],
         details: None,
         is_error: false,
+        terminate: false,
     });
     let r = call(&runtime(exec), "ping", json!({})).await;
     let second = r.content[1].as_text().unwrap();
@@ -710,4 +712,52 @@ fn args_errors_are_structured() {
     assert!(
         matches!(&err.problems[1], ArgProblem::NotInEnum { values, .. } if values == &["web", "news", "images"])
     );
+}
+
+// Generated bindings for the fixtures, as an agent compiles them.
+mod generated {
+    toolbind::tools!("fixtures/core/tools");
+}
+
+#[tokio::test]
+async fn typed_and_raw_calls_share_one_validator() {
+    let exec = Recorder::echo();
+    let rt = runtime(exec.clone());
+    let bad = [
+        json!({"query": 5, "limt": 3}),
+        json!({"mode": "video"}),
+        json!([1, 2]),
+        json!({"query": "x", "api_token": 7}),
+    ];
+    for args in bad {
+        let raw = call(&rt, "search", args.clone()).await;
+        assert!(raw.is_error, "{args}");
+        let typed = generated::ToolCall::parse(&rt, "search", args.clone()).unwrap_err();
+        assert_eq!(
+            typed, raw,
+            "{args}: the same text for the model on both paths"
+        );
+    }
+    let raw = call(&rt, "serch", json!({})).await;
+    assert_eq!(
+        generated::ToolCall::parse(&rt, "serch", json!({})).unwrap_err(),
+        raw
+    );
+    assert!(exec.calls().is_empty(), "nothing ran");
+
+    // A valid call with the quirks models send: both paths hand the tool the same params.
+    let args = json!({"query": "rust", "limit": "3", "safe": null, "api_token": SECRET});
+    call(&rt, "search", args.clone()).await;
+    let raw_params = exec.last().params;
+    let tc = generated::ToolCall::parse(&rt, "search", args).unwrap();
+    assert!(matches!(tc, generated::ToolCall::Search(_)));
+    assert!(!format!("{tc:?}").contains(SECRET));
+    let r = tc.call(&rt, CallOptions::new().id("typed")).await;
+    assert!(!r.is_error, "{r:?}");
+    let seen = exec.last();
+    assert_eq!(seen.id, "typed");
+    assert_eq!(seen.params, raw_params);
+    assert_eq!(seen.params["limit"], json!(3));
+    assert_eq!(seen.params["mode"], json!("web"));
+    assert_eq!(seen.params["api_token"], json!(SECRET));
 }

@@ -1417,6 +1417,79 @@ impl ToolCall {
             Self::WebSearch2(_) => "webSearch",
         }
     }
+    /// Validates a model's call with `runtime`'s validator (the one `Runtime::call` uses,
+    /// against the TOOL.md the runtime loaded) and parses it: every problem comes back
+    /// as the same error result, ready for the model, that `Runtime::call` returns.
+    pub fn parse(
+        runtime: &::toolbind::Runtime,
+        name: &str,
+        args: ::toolbind::__private::serde_json::Value,
+    ) -> ::core::result::Result<Self, ::toolbind::ToolResult> {
+        ::toolbind::__private::parse_call(runtime, name, args, Self::from_call)
+    }
+    /// Runs the call on `runtime` by the typed path (`Runtime::call_typed`): the
+    /// contract drift check, then the params as they are, not validated again.
+    pub fn call<'a>(
+        self,
+        runtime: &'a ::toolbind::Runtime,
+        opts: ::toolbind::CallOptions,
+    ) -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {
+        match self {
+            Self::V3dRender(p) => {
+                ::toolbind::__private::call_typed::<_3d_render::Tool>(runtime, p, opts)
+            }
+            Self::Gmail(p) => {
+                ::toolbind::__private::call_typed::<gmail::Tool>(runtime, p, opts)
+            }
+            Self::Aliases(p) => {
+                ::toolbind::__private::call_typed::<aliases::Tool>(runtime, p, opts)
+            }
+            Self::Calculator(p) => {
+                ::toolbind::__private::call_typed::<calculator::Tool>(runtime, p, opts)
+            }
+            Self::Core(p) => {
+                ::toolbind::__private::call_typed::<core_tool::Tool>(runtime, p, opts)
+            }
+            Self::Crate(p) => {
+                ::toolbind::__private::call_typed::<crate_::Tool>(runtime, p, opts)
+            }
+            Self::DottedParams(p) => {
+                ::toolbind::__private::call_typed::<
+                    dotted_params::Tool,
+                >(runtime, p, opts)
+            }
+            Self::LosslessDefaults(p) => {
+                ::toolbind::__private::call_typed::<
+                    lossless_defaults::Tool,
+                >(runtime, p, opts)
+            }
+            Self::MetadataKeys(p) => {
+                ::toolbind::__private::call_typed::<
+                    metadata_keys::Tool,
+                >(runtime, p, opts)
+            }
+            Self::Self_(p) => {
+                ::toolbind::__private::call_typed::<self_::Tool>(runtime, p, opts)
+            }
+            Self::Std(p) => {
+                ::toolbind::__private::call_typed::<std_tool::Tool>(runtime, p, opts)
+            }
+            Self::ToolName(p) => {
+                ::toolbind::__private::call_typed::<tool_name::Tool>(runtime, p, opts)
+            }
+            Self::Toolbind(p) => {
+                ::toolbind::__private::call_typed::<
+                    toolbind_tool::Tool,
+                >(runtime, p, opts)
+            }
+            Self::WebSearch(p) => {
+                ::toolbind::__private::call_typed::<web_search::Tool>(runtime, p, opts)
+            }
+            Self::WebSearch2(p) => {
+                ::toolbind::__private::call_typed::<web_search_2::Tool>(runtime, p, opts)
+            }
+        }
+    }
     /// The call's arguments as JSON, as the tool receives them.
     pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {
         match self {

@@ -148,7 +148,12 @@ fn each_dialect_leaves_out_only_the_tools_its_provider_rejects() {
     let gemini = names(Dialect::Gemini);
     assert_eq!(gemini.len(), all - 1);
     assert!(!gemini.contains(&"3d_render".to_owned()));
-    for d in [Dialect::OpenAi, Dialect::OpenAiStrict] {
+    for d in [
+        Dialect::OpenAi,
+        Dialect::OpenAiStrict,
+        Dialect::OpenAiResponses,
+        Dialect::OpenAiResponsesStrict,
+    ] {
         let openai = names(d);
         assert_eq!(openai.len(), all - 1, "{d}");
         assert!(!openai.contains(&"dotted_params".to_owned()), "{d}");

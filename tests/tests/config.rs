@@ -25,8 +25,10 @@ fn emitter_setters_choose_the_outputs() {
     assert_eq!(files(base().emit_docs(true)), ["TOOLS.md", "tools.rs"]);
     assert_eq!(files(base().emit_rust(false).emit_docs(true)), ["TOOLS.md"]);
     let s = files(base().emit_schemas(true));
-    assert_eq!(s.len(), 7);
+    // One file per dialect, and the Rust.
+    assert_eq!(s.len(), 9);
     assert!(s.contains(&"schemas/openai-strict.json".to_owned()));
+    assert!(s.contains(&"schemas/openai-responses.json".to_owned()));
     assert_eq!(files(base().out_file("agent_tools.rs")), ["agent_tools.rs"]);
 }
 

@@ -1043,6 +1043,49 @@ impl ToolCall {
             Self::UnicodeTool(_) => "unicode_tool",
         }
     }
+    /// Validates a model's call with `runtime`'s validator (the one `Runtime::call` uses,
+    /// against the TOOL.md the runtime loaded) and parses it: every problem comes back
+    /// as the same error result, ready for the model, that `Runtime::call` returns.
+    pub fn parse(
+        runtime: &::toolbind::Runtime,
+        name: &str,
+        args: ::toolbind::__private::serde_json::Value,
+    ) -> ::core::result::Result<Self, ::toolbind::ToolResult> {
+        ::toolbind::__private::parse_call(runtime, name, args, Self::from_call)
+    }
+    /// Runs the call on `runtime` by the typed path (`Runtime::call_typed`): the
+    /// contract drift check, then the params as they are, not validated again.
+    pub fn call<'a>(
+        self,
+        runtime: &'a ::toolbind::Runtime,
+        opts: ::toolbind::CallOptions,
+    ) -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {
+        match self {
+            Self::CrlfBom(p) => {
+                ::toolbind::__private::call_typed::<crlf_bom::Tool>(runtime, p, opts)
+            }
+            Self::EnumLookalikes(p) => {
+                ::toolbind::__private::call_typed::<
+                    enum_lookalikes::Tool,
+                >(runtime, p, opts)
+            }
+            Self::KitchenSink(p) => {
+                ::toolbind::__private::call_typed::<kitchen_sink::Tool>(runtime, p, opts)
+            }
+            Self::PyTool(p) => {
+                ::toolbind::__private::call_typed::<py_tool::Tool>(runtime, p, opts)
+            }
+            Self::ShTool(p) => {
+                ::toolbind::__private::call_typed::<sh_tool::Tool>(runtime, p, opts)
+            }
+            Self::ToolName(p) => {
+                ::toolbind::__private::call_typed::<tool_name::Tool>(runtime, p, opts)
+            }
+            Self::UnicodeTool(p) => {
+                ::toolbind::__private::call_typed::<unicode_tool::Tool>(runtime, p, opts)
+            }
+        }
+    }
     /// The call's arguments as JSON, as the tool receives them.
     pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {
         match self {

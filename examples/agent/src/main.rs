@@ -9,8 +9,14 @@
 //!    mid-way.
 //!
 //! `cargo run -p toolbind-example-agent` (add `-- --data DIR` to choose the data folder).
+//!
+//! With `--model MODEL` (an OpenAI-compatible endpoint: `OPENAI_BASE_URL`, `OPENAI_API_KEY`)
+//! or `--provider anthropic|gemini` (their API keys), step 4 talks to a real model instead
+//! (`--prompt TEXT`, `--max-turns N`): see `live.rs`. Without those flags it plays the
+//! scripted turn, whatever keys the environment holds.
 
 mod fixtures;
+mod live;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,6 +49,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => root.join("target/agent-data"),
     };
     let tools_dir = data.join("tools");
+    let args: Vec<String> = std::env::args().collect();
+    let live = live::Live::from_args(&args, |name| std::env::var(name).ok())?;
 
     heading(&format!(
         "1. sync {} -> {}",
@@ -101,6 +109,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .spill_dir(workdir.join("spill"))
         .build();
 
+    if let Some(live) = &live {
+        heading(&format!(
+            "4. live model turn ({:?}, {})",
+            live.provider, live.model
+        ));
+        let answer = live::run(&runtime, live, SYSTEM_PROMPT).await?;
+        println!("\nmodel: {answer}");
+        heading("done");
+        return Ok(());
+    }
+
     heading("4. scripted model turn");
     let mp3 = workdir.join("tone.mp3");
     let _ = std::fs::remove_file(&mp3);
@@ -154,7 +173,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// One model tool call: typed parse through the generated `ToolCall`, then the runtime.
+/// One model tool call: parsed into the generated `ToolCall` by the runtime's validator,
+/// then run by the typed path.
 async fn run(runtime: &Runtime, id: &str, name: &str, args: Value, cancel: Option<CancelToken>) {
     println!("\n> {id}: {name} {args}");
     let mut opts = CallOptions::new().id(id).progress(|p| {
@@ -170,22 +190,15 @@ async fn run(runtime: &Runtime, id: &str, name: &str, args: Value, cancel: Optio
     if let Some(c) = cancel {
         opts = opts.cancel(c);
     }
-    let result = match ToolCall::from_call(name, args.clone()) {
-        // Typed path: the params the compiler checked, sent with a drift check against the
-        // TOOL.md the runtime loaded.
-        Ok(ToolCall::Todo(p)) => runtime.call_typed::<todo::Tool>(p, opts).await,
-        Ok(ToolCall::EmailDb(p)) => runtime.call_typed::<email_db::Tool>(p, opts).await,
-        Ok(ToolCall::WebFetch(p)) => runtime.call_typed::<web_fetch::Tool>(p, opts).await,
-        Ok(ToolCall::ConvertAudioToMp3(p)) => {
-            runtime
-                .call_typed::<convert_audio_to_mp3::Tool>(p, opts)
-                .await
-        }
-        // The generated types reject the call (an unknown tool or bad arguments; the model
-        // quirks such as "5" for a number are tolerated by both paths). `Runtime::call`
-        // validates the raw JSON and answers with an error result the model can act on:
-        // every wrong field, what was expected, what was received, the valid values.
-        Err(_) => runtime.call(name, args, opts).await,
+    // One validator for both paths: `ToolCall::parse` checks the call with the runtime's
+    // validator (the model quirks such as "5" for a number are tolerated) and answers an
+    // unknown tool or bad arguments with the same error result `Runtime::call` would: every
+    // wrong field, what was expected, what was received, the valid values. A parsed call
+    // runs by the typed path, with a drift check against the TOOL.md the runtime loaded
+    // and no second validation.
+    let result = match ToolCall::parse(runtime, name, args) {
+        Ok(call) => call.call(runtime, opts).await,
+        Err(error) => error,
     };
     print_result(&result);
 }

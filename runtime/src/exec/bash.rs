@@ -209,6 +209,7 @@ pub(crate) async fn run(
                 content,
                 details: None,
                 is_error: false,
+                terminate: false,
             }
         }
         (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),

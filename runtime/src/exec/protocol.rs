@@ -186,6 +186,7 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                         ));
                     }
                 },
+                terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
             },
             Some(other) => {
                 return ToolResult::error(format!(

@@ -36,6 +36,7 @@ pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
         annotations: Annotations::default(),
         worker: WorkerMode::Default,
         sandbox: Default::default(),
+        execution: Default::default(),
         body: Body::default(),
         file: dir.join("TOOL.md"),
         dir,
