@@ -598,7 +598,9 @@ fn tool_call(w: &mut W, tools: &[ToolSpec]) {
         w.close("];");
     }
     w.line("/// Parses a model's call: the tool's name and its JSON arguments (`null` and");
-    w.line("/// `\"\"` count as no arguments).");
+    w.line("/// `\"\"` count as no arguments). Pure: a tool's `prepareArguments` (old argument");
+    w.line("/// shapes) does not run here; raw model JSON for such a tool goes through");
+    w.line("/// `Runtime::call`.");
     w.open("pub fn from_call(");
     w.line("name: &str,");
     w.line("args: ::toolbind::__private::serde_json::Value,");

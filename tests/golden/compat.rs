@@ -1338,7 +1338,9 @@ impl ToolCall {
         "webSearch",
     ];
     /// Parses a model's call: the tool's name and its JSON arguments (`null` and
-    /// `""` count as no arguments).
+    /// `""` count as no arguments). Pure: a tool's `prepareArguments` (old argument
+    /// shapes) does not run here; raw model JSON for such a tool goes through
+    /// `Runtime::call`.
     pub fn from_call(
         name: &str,
         args: ::toolbind::__private::serde_json::Value,
