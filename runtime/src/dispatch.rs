@@ -511,12 +511,20 @@ impl Runtime {
                 out.push_str("\n\n");
             }
             let note = |path: Option<&Path>| {
-                let mut note = t.note(path);
-                if executor_cut {
-                    // The totals are of what the executor kept; its own note has the tool's.
+                if !executor_cut {
+                    return t.note(path);
+                }
+                // The totals are of what the executor kept; its own note has the tool's, and
+                // the spill holds only what was kept: never call it the full output.
+                let mut note = t.note(None);
+                note.insert_str(
+                    note.len() - 1,
+                    "; counted after the runtime's own cut, see its note below",
+                );
+                if let Some(p) = path {
                     note.insert_str(
                         note.len() - 1,
-                        "; counted after the runtime's own cut, see its note below",
+                        &format!(". The text the runtime kept is saved to: {}", p.display()),
                     );
                 }
                 note

@@ -50,4 +50,38 @@ async fn the_executors_note_with_the_real_total_survives_truncation() {
         "{tail}"
     );
     assert!(text.len() < 60 * 1024, "{}", text.len());
+
+    // With a spill folder, the note names the file, and says it holds what the runtime
+    // kept, not "the full output".
+    let spill = tempfile::tempdir().unwrap();
+    let mut registry = Registry::new();
+    let mut tool = spec("sh_tool", Language::Bash, "index.sh");
+    let mut mode = sensitive_input("mode");
+    mode.sensitive = false;
+    mode.ty = InputType::String;
+    tool.inputs = vec![mode];
+    registry.insert(tool).unwrap();
+    let rt = Runtime::builder()
+        .registry(registry)
+        .executor(Arc::new(SubprocessExecutor::new(ExecConfig {
+            cache_dir: cache.path().to_path_buf(),
+            ..ExecConfig::default()
+        })))
+        .spill_dir(spill.path())
+        .build();
+    let r = rt
+        .call("sh_tool", json!({"mode": "flood"}), CallOptions::new())
+        .await;
+    let text = r.text_content();
+    assert!(
+        !text.contains("Full output"),
+        "{}",
+        &text[text.len() - 600..]
+    );
+    let marker = ". The text the runtime kept is saved to: ";
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{}", &text[text.len() - 600..]));
+    let path = text[at + marker.len()..].split(']').next().unwrap();
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 4_194_304);
 }
