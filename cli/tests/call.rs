@@ -406,3 +406,47 @@ fn sigterm_cancels_like_ctrl_c_and_exits_143() {
     );
     assert_no_group(&pidfile);
 }
+
+#[test]
+fn prepare_arguments_reshapes_an_old_argument_shape_before_validation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("search");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("TOOL.md"),
+        "---\nname: search\ndescription: Searches.\ninputs:\n  query:\n    type: string\n    description: q\n  max_results:\n    type: number\n    description: n\n    optional: true\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("index.ts"),
+        "export function prepareArguments(a) {\n  if (a.boom) throw new Error(\"old shape unknown\");\n  return a.q !== undefined ? { query: a.q, max_results: a.maxResults } : a;\n}\nexport async function execute(id, p) {\n  return `query=${p.query} max=${p.max_results}`;\n}\n",
+    )
+    .unwrap();
+    let run = |args: &str| {
+        toolbind()
+            .args([
+                "call",
+                "search",
+                tmp.path().to_str().unwrap(),
+                "--args",
+                args,
+            ])
+            .output()
+            .unwrap()
+    };
+    let o = run(r#"{"q": "hello", "maxResults": 3}"#);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "query=hello max=3\n");
+    // What it returns is still validated: a usage error, exit 2.
+    let o = run(r#"{"q": 5}"#);
+    assert_code(&o, 2);
+    // A throwing prepareArguments is the tool's failure: exit 1, with its message.
+    let o = run(r#"{"boom": true}"#);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o)
+            .contains("tool `search` did not run: prepareArguments failed: old shape unknown"),
+        "{}",
+        stderr(&o)
+    );
+}

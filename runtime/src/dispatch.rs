@@ -289,6 +289,12 @@ impl Runtime {
             Ok(a) => a,
             Err(result) => return result,
         };
+        self.call_prepared(name, args, opts).await
+    }
+
+    /// [`call`](Self::call) for arguments [`prepare`](Self::prepare) already reshaped:
+    /// validates and runs them without running `prepareArguments` again.
+    pub async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
         match self.check(name, args) {
             Ok(valid) => {
                 let spec = valid.spec();
@@ -298,8 +304,13 @@ impl Runtime {
         }
     }
 
-    /// Runs the tool's `prepareArguments` on raw arguments, when it has one.
-    async fn prepare(
+    /// Runs the tool's `prepareArguments` (seed 002) on a model's raw arguments, when its
+    /// entry has one; otherwise returns them unchanged. [`call`](Self::call) does this
+    /// first; a caller that wants to validate before running (as `toolbind call` does, to
+    /// tell bad arguments from a failing tool) calls this, then [`check`](Self::check), then
+    /// [`call_prepared`](Self::call_prepared). An error is the result to report: the tool's
+    /// `prepareArguments` threw or did not return within the call's timeout.
+    pub async fn prepare(
         &self,
         name: &str,
         args: Value,
@@ -326,9 +337,7 @@ impl Runtime {
                     Value::Object(m) => secret::secrets_of(spec, m),
                     _ => Vec::new(),
                 };
-                let mut r = ToolResult::error(format!(
-                    "tool `{name}`: its prepareArguments failed, so the call did not run: {e}"
-                ));
+                let mut r = ToolResult::error(format!("tool `{name}` did not run: {e}"));
                 Redactor::new(&secrets).result(&mut r);
                 r
             })

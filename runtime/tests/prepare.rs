@@ -147,7 +147,14 @@ async fn a_failing_prepare_is_an_error_result_and_the_worker_lives_on() {
             .await;
         assert!(r.is_error, "{name}: {r:?}");
         let t = text(&r);
-        assert!(t.contains("prepareArguments failed"), "{name}: {t}");
+        assert!(
+            t.contains(&format!("tool `{name}` did not run: ")),
+            "{name}: {t}"
+        );
+        assert!(
+            t.contains("prepareArguments failed") || t.contains("prepare_arguments failed"),
+            "{name}: {t}"
+        );
         assert!(t.contains("cannot read this shape"), "{name}: {t}");
         // The worker survives: the next call works.
         let r = rt
