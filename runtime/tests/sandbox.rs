@@ -179,6 +179,12 @@ async fn writes_outside_the_grants_fail_and_the_tool_folder_is_read_only() {
         let r = call(&jailed, t, json!({"arg": own})).await;
         assert!(r.is_error, "{}: {}", t.name, r.text_content());
         assert!(!own.exists(), "{} wrote into its own folder", t.name);
+        // The jail's own root is read-only: a tool cannot fill the host's memory by writing
+        // to `/` or `/etc` (bwrap's root is a tmpfs as large as half the RAM).
+        for path in ["/planted-by-tool", "/etc/planted-by-tool"] {
+            let r = call(&jailed, t, json!({"arg": path})).await;
+            assert!(r.is_error, "{} wrote {path}: {}", t.name, r.text_content());
+        }
     }
     let granted = lab.executor(lab.policy().allow_write(outside.path()));
     for t in &tools {

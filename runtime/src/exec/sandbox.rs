@@ -735,6 +735,11 @@ fn build(
             dest,
         );
     }
+    // bwrap's root is a tmpfs as large as half the host's memory: left writable, a tool could
+    // fill RAM by writing to `/` or `/etc`, past every limit. Read-only once everything is
+    // mounted (not recursive: /tmp, /dev/shm, the state folder and write grants stay
+    // writable, each with its own bound).
+    push(&mut o, ["--remount-ro", "/"]);
     let inside = |p: &Path| mounts.iter().any(|(_, d, _)| p.starts_with(d));
     let chdir = match cwd.and_then(|c| c.canonicalize().ok()) {
         Some(c) if inside(&c) => c,
