@@ -597,3 +597,17 @@ fn list_fails_when_a_tools_folder_cannot_be_read() {
         stdout(&o)
     );
 }
+
+#[test]
+fn a_tool_folder_given_as_a_tools_folder_is_an_error_not_zero_tools() {
+    let tool = fixture("tools").join("hello_sh");
+    let o = run(&["check", tool.to_str().unwrap()]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("it is one tool's folder (it holds a TOOL.md)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("fixtures/tools`"), "{}", stderr(&o));
+    assert_code(&run(&["list", tool.to_str().unwrap()]), 1);
+}

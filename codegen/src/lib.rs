@@ -73,8 +73,23 @@ pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagno
 }
 
 /// The tool folders inside a tools directory, sorted by name. Hidden entries (`.git`,
-/// `.cache`) and plain files (a README) are not tool folders.
+/// `.cache`) and plain files (a README) are not tool folders. A tools directory that holds
+/// a TOOL.md itself is one tool's folder given by mistake: an error, not "no tools".
 pub fn tool_folders(tools_dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    if std::fs::symlink_metadata(tools_dir.join(TOOL_FILE)).is_ok() {
+        let parent = tools_dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| "..".to_owned(), |p| p.display().to_string());
+        return Err(Diagnostic::new(
+            tools_dir,
+            Pos::NONE,
+            "cannot use it as a tools folder: it is one tool's folder (it holds a TOOL.md)",
+        )
+        .hint(format!(
+            "pass the folder that holds the tool folders, such as `{parent}`"
+        )));
+    }
     let entries = std::fs::read_dir(tools_dir).map_err(|e| {
         Diagnostic::new(tools_dir, Pos::NONE, format!("cannot read tools folder: {e}"))
             .hint("check the path: build.rs resolves a relative `tools_dir` against the crate root, the CLI against the working directory")

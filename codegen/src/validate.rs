@@ -56,7 +56,13 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
 /// what it does, so they are errors that say how to convert.
-const SCHEMA_STYLE_KEYS: &[&str] = &["parameters", "input_schema", "inputSchema"];
+const SCHEMA_STYLE_KEYS: &[&str] = &[
+    "parameters",
+    "input_schema",
+    "inputSchema",
+    "params",
+    "arguments",
+];
 
 pub(crate) const INPUT_KEYS: &[&str] = &[
     "type",
@@ -152,6 +158,13 @@ impl Ctx<'_> {
     fn boolean(&mut self, key: &str, node: &YNode) -> Option<bool> {
         match &node.value {
             YValue::Bool(b) => Some(*b),
+            // A lossless conversion, as for defaults: `"true"` means true.
+            YValue::Str(s) if matches!(s.trim(), "true" | "false") => {
+                let b = s.trim() == "true";
+                self.warn(node, format!("`{key}` is a quoted string; read as {b}"))
+                    .hint = Some(format!("remove the quotes: `{key}: {b}`"));
+                Some(b)
+            }
             _ => {
                 let kind = node.kind();
                 self.err(
@@ -186,7 +199,20 @@ impl Ctx<'_> {
         known: &[&str],
         metadata: &mut BTreeMap<String, Value>,
     ) {
-        let guess = suggest(name, known);
+        // Another format's word for a key toolbind reads (`secret: true` for `sensitive`,
+        // `required: false` for `optional: true`): ignoring it would silently change the
+        // tool, as a misspelling would.
+        if let Some((target, hint)) = synonym(name)
+            && known.contains(&target)
+            // `required: true` says what is already so: harmless metadata.
+            && !(name == "required" && matches!(value.value, YValue::Bool(true)))
+            && has_shape_of(target, value)
+        {
+            self.err(key, format!("unknown {what} `{name}`")).hint = Some(hint.to_owned());
+            return;
+        }
+        // A plural of a known key (`labels`, `names`) is another word, most likely metadata.
+        let guess = suggest(name, known).filter(|g| name != format!("{g}s"));
         if let Some(g) = guess
             && has_shape_of(g, value)
         {
@@ -204,6 +230,22 @@ impl Ctx<'_> {
     }
 }
 
+/// Words other tool formats use for keys toolbind reads, and the fix.
+fn synonym(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "secret" | "password" | "sensitive_value" => (
+            "sensitive",
+            "did you mean `sensitive`? (a sensitive value is never logged nor shown)",
+        ),
+        "required" => (
+            "optional",
+            "inputs are required by default: write `optional: true` for one that is not",
+        ),
+        "enum" | "choices" | "options" => ("values", "did you mean `values`? (with `type: enum`)"),
+        _ => return None,
+    })
+}
+
 /// Whether `value` has the shape the known key `key` takes, so that a misspelling of `key`
 /// holding it was most likely meant as `key`.
 fn has_shape_of(key: &str, value: &YNode) -> bool {
@@ -215,6 +257,10 @@ fn has_shape_of(key: &str, value: &YNode) -> bool {
         }
         "optional" | "sensitive" | "read_only" | "destructive" | "idempotent" | "open_world"
         | "network" => matches!(value.value, YValue::Bool(_)),
+        // `lang: en` is metadata; `lang: python` means `language`.
+        "language" => value.as_text().is_some_and(|t| {
+            Language::from_name(&t.to_lowercase()).is_some() || language_alias(&t).is_some()
+        }),
         "version" => match &value.value {
             YValue::UInt(_) | YValue::Int(_) => true,
             YValue::Str(s) => crate::parse::version_from_text(s).is_some(),
@@ -318,7 +364,19 @@ pub fn tool_from_document(
         };
         match key.as_str() {
             "name" => {
-                name = cx.nonempty_string("name", v);
+                name = match &v.value {
+                    // `name: 123` is YAML's integer, and a name providers accept.
+                    YValue::UInt(_) | YValue::Int(_) if v.raw.is_some() => {
+                        let text = v.raw.clone().unwrap_or_default();
+                        cx.warn(
+                            v,
+                            format!("`name` is written as a number; read as `{text}`"),
+                        )
+                        .hint = Some(format!("quote it: `name: \"{text}\"`"));
+                        Some(text)
+                    }
+                    _ => cx.nonempty_string("name", v),
+                };
                 name_node = Some(v.clone());
             }
             "label" => label = cx.nonempty_string("label", v),
@@ -338,7 +396,10 @@ pub fn tool_from_document(
             "env" => {
                 for (var, node) in string_list(&mut cx, "env", v) {
                     if !is_env_name(&var) {
-                        cx.err(&node, format!("invalid environment variable name `{var}`"))
+                        cx.warn(
+                            &node,
+                            format!("`{var}` is not an environment variable name; it is not passed to the tool"),
+                        )
                             .hint =
                             Some("use letters, digits and `_`, not starting with a digit".into());
                     } else {
@@ -347,7 +408,7 @@ pub fn tool_from_document(
                 }
             }
             "annotations" => annotations = check_annotations(&mut cx, v),
-            "worker" => match v.as_text().as_deref() {
+            "worker" => match v.as_text().map(|t| t.to_lowercase()).as_deref() {
                 Some("warm") => worker = WorkerMode::Warm,
                 Some("oneshot") => worker = WorkerMode::OneShot,
                 other => {
@@ -357,7 +418,7 @@ pub fn tool_from_document(
                 }
             },
             "sandbox" => sandbox = check_sandbox(&mut cx, v),
-            "execution" => match v.as_text().as_deref() {
+            "execution" => match v.as_text().map(|t| t.to_lowercase()).as_deref() {
                 Some("parallel") => execution = Execution::Parallel,
                 Some("sequential") => execution = Execution::Sequential,
                 other => {
@@ -429,7 +490,7 @@ pub fn tool_from_document(
         if let Some(n) = &name
             && !names_tool(&g, n)
         {
-            cx.err(&node, format!("guideline does not name the tool `{n}`"))
+            cx.warn(&node, format!("guideline does not name the tool `{n}`"))
                 .hint = Some(format!(
                 "a model cannot tell which tool \"this tool\" means: write \"use {n} to ...\""
             ));
@@ -553,12 +614,28 @@ fn check_timeout(cx: &mut Ctx<'_>, v: &YNode) -> Option<f64> {
         YValue::UInt(u) => *u as f64,
         YValue::Int(i) => *i as f64,
         YValue::Float(f) => *f,
+        YValue::Str(s) => match number_from_text(s).and_then(|n| n.as_f64()) {
+            Some(n) if n.is_finite() && n > 0.0 => {
+                cx.warn(
+                    v,
+                    format!("`timeout` is a quoted string; read as {n} seconds"),
+                )
+                .hint = Some(format!("remove the quotes: `timeout: {}`", s.trim()));
+                return Some(n);
+            }
+            _ => f64::NAN,
+        },
         _ => f64::NAN,
     };
     if secs.is_finite() && secs > 0.0 {
         Some(secs)
     } else {
-        let found = v.as_text().unwrap_or_else(|| v.kind().to_owned());
+        // The source text, quotes and all: the value as written.
+        let found = v
+            .raw
+            .clone()
+            .or_else(|| v.as_text())
+            .unwrap_or_else(|| v.kind().to_owned());
         cx.err(
             v,
             format!("`timeout` must be a positive number of seconds, found `{found}`"),

@@ -171,8 +171,15 @@ fn bad_tool_names() {
         "invalid tool name",
         None,
     );
+    let t = parse("---\nname: 42\ndescription: d\n---\n").unwrap();
+    assert_eq!(t.name, "42");
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("`name` is written as a number; read as `42`")
+    );
     one(
-        "---\nname: 42\ndescription: d\n---\n",
+        "---\nname: [a]\ndescription: d\n---\n",
         2,
         7,
         "`name` must be a string",
@@ -332,6 +339,43 @@ fn unknown_annotations_are_warnings_unless_a_near_miss() {
         3,
         "unknown annotation `priority` is ignored",
         None,
+    );
+}
+
+#[test]
+fn other_formats_words_for_keys_that_change_the_tool_are_errors() {
+    one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    secret: true\n"),
+        8,
+        5,
+        "unknown key in input `q`: `secret`",
+        Some("did you mean `sensitive`?"),
+    );
+    one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: false\n"),
+        8,
+        5,
+        "unknown key in input `q`: `required`",
+        Some("write `optional: true`"),
+    );
+    // `required: true` says what is so already: metadata.
+    warn_one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: true\n"),
+        8,
+        5,
+        "`required` is ignored",
+        None,
+    );
+    // Plurals of known keys and `lang: en` are metadata, not misspellings.
+    let t = parse(&with("labels: internal\nnames: x\nversions: 3\nlang: en\n")).unwrap();
+    assert_eq!(t.warnings.len(), 4, "{:#?}", t.warnings);
+    assert!(t.warnings.iter().all(|w| !w.is_error()));
+    one(
+        &with("lang: python\n"),
+        4,
+        1,
+        "unknown key `lang`",
+        Some("did you mean `language`?"),
     );
 }
 
@@ -739,13 +783,14 @@ fn extensions() {
         "`timeout` must be a positive number",
         None,
     );
-    one(
-        &with("env: [1BAD]\n"),
+    let t = warn_one(
+        &with("env: [1BAD, OK]\n"),
         4,
         7,
-        "invalid environment variable name `1BAD`",
+        "`1BAD` is not an environment variable name; it is not passed to the tool",
         None,
     );
+    assert_eq!(t.env, ["OK"]);
     one(
         &with("worker: hot\n"),
         4,
@@ -753,13 +798,41 @@ fn extensions() {
         "unknown worker mode `hot`",
         Some("`warm` or `oneshot`"),
     );
-    one(
+    let t = warn_one(
         &with("prompt_guidelines:\n  - Use this tool wisely\n"),
         5,
         5,
         "guideline does not name the tool `t`",
         None,
     );
+    assert_eq!(t.prompt_guidelines, ["Use this tool wisely"]);
+    // Quoted values of toolbind's own keys convert, as defaults do; case does not matter.
+    let t = warn_one(
+        &with("timeout: \"30\"\n"),
+        4,
+        10,
+        "`timeout` is a quoted string; read as 30 seconds",
+        None,
+    );
+    assert_eq!(t.timeout_secs, Some(30.0));
+    let t = parse(&with("worker: Warm\nexecution: Sequential\n")).unwrap();
+    assert!(t.warnings.is_empty());
+    assert_eq!(t.worker, toolbind_codegen::model::WorkerMode::Warm);
+    one(
+        &with("timeout: \"soon\"\n"),
+        4,
+        10,
+        "found `\"soon\"`",
+        None,
+    );
+    let t = warn_one(
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    optional: \"true\"\n"),
+        8,
+        15,
+        "`optional` is a quoted string; read as true",
+        None,
+    );
+    assert!(t.inputs[0].optional);
     one(
         &with("annotations:\n  readonly: true\n"),
         5,

@@ -187,7 +187,7 @@ impl fmt::Display for ToolSync {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.outcome_line(f)?;
         for w in &self.warnings {
-            write!(f, "\n  warning: {}", w.replace(['\n', '\r'], " "))?;
+            write!(f, "\n  {}", w.replace(['\n', '\r'], " "))?;
         }
         Ok(())
     }
@@ -279,7 +279,7 @@ impl fmt::Display for SkipReason {
             SkipReason::NotInSeed => write!(f, "no such tool in the seed folder"),
             SkipReason::NoToolFile => write!(f, "no {TOOL_FILE} in the seed folder"),
             SkipReason::Malformed(diags) => {
-                write!(f, "malformed {TOOL_FILE}, installed copy kept")?;
+                write!(f, "malformed {TOOL_FILE}; the data folder is unchanged")?;
                 for d in diags {
                     write!(f, "\n  {}", d.plain())?;
                 }
@@ -575,7 +575,7 @@ impl Cx<'_> {
         };
         if spec.name != name {
             self.warnings.push(format!(
-                "the folder `{name}` holds the tool `{}`: a loader reading the data folder \
+                "warning: the folder `{name}` holds the tool `{}`: a loader reading the data folder \
                  prefers a folder named after the tool, so name the folder `{}`",
                 spec.name, spec.name
             ));

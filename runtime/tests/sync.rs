@@ -227,7 +227,7 @@ fn a_malformed_seed_never_replaces_a_good_copy() {
     let text = report.to_string();
     assert!(
         text.contains(&format!(
-            "skipped alpha: malformed TOOL.md, installed copy kept\n  {}:8:",
+            "skipped alpha: malformed TOOL.md; the data folder is unchanged\n  {}:8:",
             seed.join("alpha/TOOL.md").display()
         )),
         "{text}"
