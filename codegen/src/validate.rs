@@ -738,10 +738,26 @@ fn rejected_by(accepts: impl Fn(Dialect) -> bool) -> Option<(String, &'static st
     (!list.is_empty()).then(|| (list.join(", "), those))
 }
 
+/// A snake_case name every provider accepts, for hints: ASCII letters, digits and `_`,
+/// starting with a letter, at most 64 characters (`café` -> `caf`, a 70-letter name cut
+/// to 64).
 fn snake_suggestion(s: &str) -> String {
-    ident::field_name_or_spelled(s)
+    let snake = ident::field_name_or_spelled(s);
+    let mut out: String = snake
         .trim_start_matches("r#")
-        .to_owned()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        out.insert_str(0, "tool_");
+    }
+    out.truncate(64);
+    let trimmed = out.trim_end_matches('_');
+    if trimmed.is_empty() {
+        "my_tool".to_owned()
+    } else {
+        trimmed.to_owned()
+    }
 }
 
 fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -> (String, String) {

@@ -265,7 +265,17 @@ impl Runtime {
         let Some(spec) = self.registry.get(name) else {
             return Err(self.unknown_tool(name));
         };
-        args::validate(spec, args).map_err(|e| ToolResult::error(e.to_string()))
+        // A secret sent in the wrong field would be echoed by the error ("received the
+        // string ..."): the error goes through the same redaction as a result.
+        let secrets = match &args {
+            Value::Object(m) => secret::secrets_of(spec, m),
+            _ => Vec::new(),
+        };
+        args::validate(spec, args).map_err(|e| {
+            let mut r = ToolResult::error(e.to_string());
+            Redactor::new(&secrets).result(&mut r);
+            r
+        })
     }
 
     /// Runs a model's call: look the tool up, validate `args` (see [`crate::args`]), run it

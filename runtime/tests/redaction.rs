@@ -133,3 +133,39 @@ async fn values_too_short_to_redact_are_left_alone() {
     // `toolbind::secret::MIN_REDACTED_CHARS`.
     assert!(r.text_content().contains("bad token ab12"), "{r:?}");
 }
+
+#[tokio::test]
+async fn a_secret_sent_in_the_wrong_field_is_not_echoed_by_the_validation_error() {
+    let mut tool = spec("py_sync", Language::Python, "index.py");
+    let mut level = sensitive_input("level");
+    level.sensitive = false;
+    level.ty = InputType::Enum;
+    level.values = vec![toolbind_codegen::model::EnumValue {
+        wire: "low".into(),
+        rust: "Low".into(),
+    }];
+    tool.inputs = vec![level, sensitive_input("token")];
+    let mut registry = Registry::new();
+    registry.insert(tool).unwrap();
+    let rt = Runtime::builder().registry(registry).build();
+    // An enum error quotes what it received: here, the secret.
+    let err = rt
+        .check(
+            "py_sync",
+            json!({"token": "S3cr3tTokenValue99", "level": "S3cr3tTokenValue99"}),
+        )
+        .err()
+        .unwrap();
+    let text = err.text_content();
+    assert!(text.contains("`level`"), "{text}");
+    assert!(!text.contains("S3cr3tTokenValue99"), "{text}");
+    let r = rt
+        .call(
+            "py_sync",
+            json!({"token": "S3cr3tTokenValue99", "level": "S3cr3tTokenValue99"}),
+            CallOptions::new(),
+        )
+        .await;
+    assert!(r.is_error);
+    assert!(!r.text_content().contains("S3cr3tTokenValue99"));
+}
