@@ -739,7 +739,7 @@ fn rejected_by(accepts: impl Fn(Dialect) -> bool) -> Option<(String, &'static st
 }
 
 /// A snake_case name every provider accepts, for hints: ASCII letters, digits and `_`,
-/// starting with a letter, at most 64 characters (`café` -> `caf`, a 70-letter name cut
+/// starting with a letter or `_`, at most 64 characters (`café` -> `caf`, a 70-letter name cut
 /// to 64).
 fn snake_suggestion(s: &str) -> String {
     let snake = ident::field_name_or_spelled(s);
@@ -748,8 +748,8 @@ fn snake_suggestion(s: &str) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        out.insert_str(0, "tool_");
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
     }
     out.truncate(64);
     let trimmed = out.trim_end_matches('_');
