@@ -233,7 +233,10 @@ impl Runtime {
         let args = match &call.args {
             Ok(args) => args.clone(),
             Err(why) => {
-                return ToolResult::error(format!("tool `{}` was not run: {why}", call.name));
+                return ToolResult::stopped(
+                    crate::StopReason::BadArguments,
+                    format!("tool `{}` was not run: {why}", call.name),
+                );
             }
         };
         // The tool's queue before a concurrency slot: a call waiting its turn must not hold

@@ -37,7 +37,7 @@ use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, ProgressSink};
 use crate::loader::Registry;
-use crate::result::{Content, Progress, ToolResult};
+use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
 
@@ -272,7 +272,7 @@ impl Runtime {
             _ => Vec::new(),
         };
         args::validate(spec, args).map_err(|e| {
-            let mut r = ToolResult::error(e.to_string());
+            let mut r = ToolResult::stopped(StopReason::BadArguments, e.to_string());
             Redactor::new(&secrets).result(&mut r);
             r
         })
@@ -363,7 +363,10 @@ impl Runtime {
     ) -> ToolResult {
         let name = &spec.name;
         if opts.cancel.is_cancelled() {
-            return ToolResult::error(format!("tool `{name}` was cancelled before it started"));
+            return ToolResult::stopped(
+                StopReason::Cancelled,
+                format!("tool `{name}` was cancelled before it started"),
+            );
         }
         let tool_call_id = if opts.tool_call_id.is_empty() {
             format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed))
@@ -432,10 +435,13 @@ impl Runtime {
                 args::typed_defaults(spec, &mut params);
                 self.execute(spec, params, opts).await
             }
-            Ok(other) => ToolResult::error(format!(
-                "the params of tool `{}` serialised to {other}, not an object",
-                T::NAME
-            )),
+            Ok(other) => ToolResult::stopped(
+                StopReason::BadArguments,
+                format!(
+                    "the params of tool `{}` serialised to {other}, not an object",
+                    T::NAME
+                ),
+            ),
             Err(e) => ToolResult::error(format!(
                 "cannot serialise the params of tool `{}`: {e}",
                 T::NAME
@@ -462,19 +468,22 @@ impl Runtime {
         if fp == T::FINGERPRINT {
             return Ok(());
         }
-        Err(ToolResult::error(format!(
-            "tool `{name}`: the TOOL.md on disk ({file}, version {disk}) differs from the \
+        Err(ToolResult::stopped(
+            StopReason::ContractDrift,
+            format!(
+                "tool `{name}`: the TOOL.md on disk ({file}, version {disk}) differs from the \
              contract this program was compiled against (version {compiled}): its inputs, \
              types, optionality, enum values or defaults changed, so the compiled params \
              would be wrong. Rebuild against the current TOOL.md, or install the tool version \
              the program was built for. (contract fingerprint on disk {fp:016x}, compiled \
              {cfp:016x})",
-            name = T::NAME,
-            file = spec.file.display(),
-            disk = spec.version,
-            compiled = T::VERSION,
-            cfp = T::FINGERPRINT,
-        )))
+                name = T::NAME,
+                file = spec.file.display(),
+                disk = spec.version,
+                compiled = T::VERSION,
+                cfp = T::FINGERPRINT,
+            ),
+        ))
     }
 
     fn unknown_tool(&self, name: &str) -> ToolResult {
@@ -489,7 +498,7 @@ impl Runtime {
             text.push_str("; available tools: ");
             text.push_str(&names.join(", "));
         }
-        ToolResult::error(text)
+        ToolResult::stopped(StopReason::UnknownTool, text)
     }
 
     /// Truncates the text of `result` to the configured limits — one budget for the whole

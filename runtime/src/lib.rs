@@ -47,7 +47,7 @@ pub use cancel::CancelToken;
 pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
 pub use loader::{LoadWarning, Loader, Registry};
 pub use provider::Provider;
-pub use result::{Content, Progress, ToolResult};
+pub use result::{Content, Limit, Progress, StopReason, ToolResult};
 pub use secret::Secret;
 pub use sync::{SyncError, SyncReport, sync};
 pub use toolbind_codegen::model::{Language, ToolSpec};
@@ -495,7 +495,9 @@ pub mod __private {
         let params = ::serde_json::Value::Object(valid.into_params());
         // Only when the loaded TOOL.md differs from the compiled one (`call_typed`'s drift
         // check names that case) or the program was compiled without this tool.
-        from_call(name, params).map_err(|e| crate::ToolResult::error(e.to_string()))
+        from_call(name, params).map_err(|e| {
+            crate::ToolResult::stopped(crate::StopReason::ContractDrift, e.to_string())
+        })
     }
 
     /// A generated params value as the JSON a tool receives.

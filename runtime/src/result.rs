@@ -31,6 +31,75 @@ impl Content {
     }
 }
 
+/// Why a call ended: what an agent matches on to decide what to do next (retry a timeout,
+/// fix bad arguments, give up on a crash) without parsing the text. Kept off every wire
+/// format (it is not serialised); the text says the same for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The tool ran and returned a result.
+    #[default]
+    Completed,
+    /// The tool ran and reported a failure: `isError: true`, a thrown error, a non-zero exit
+    /// of a bash tool, or a failing `prepareArguments`.
+    ToolError,
+    /// The arguments did not validate against the tool's inputs; nothing ran.
+    BadArguments,
+    /// No loaded tool has that name; nothing ran.
+    UnknownTool,
+    /// The TOOL.md on disk differs from the contract the typed call was compiled against;
+    /// nothing ran.
+    ContractDrift,
+    /// The call's timeout passed.
+    Timeout {
+        /// The timeout that passed.
+        after: std::time::Duration,
+    },
+    /// The call was cancelled (before it started or while it ran).
+    Cancelled,
+    /// The sandbox ended the tool for a limit: memory, CPU time, file size, processes.
+    LimitExceeded {
+        /// Which limit.
+        limit: Limit,
+    },
+    /// The sandbox could not start the tool (bwrap missing under `required`, a grant that
+    /// does not exist, bwrap's own failure).
+    JailFailed,
+    /// The tool's process could not start or died without a result (a signal, an exit
+    /// before answering, the interpreter missing), or a neighbouring call broke the worker
+    /// it shared.
+    Crashed,
+    /// The tool's process broke the protocol (a line too long or not a message, a result
+    /// of the wrong shape).
+    ProtocolError,
+}
+
+/// A sandbox limit a tool can hit ([`StopReason::LimitExceeded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// Private writable memory per process (`RLIMIT_DATA`).
+    Memory,
+    /// CPU time per call (`RLIMIT_CPU`).
+    CpuTime,
+    /// The size of a file the tool writes (`RLIMIT_FSIZE`).
+    FileSize,
+    /// The number of processes of a call or worker.
+    Processes,
+}
+
+impl Limit {
+    /// `memory`, `CPU time`, `file size`, `processes`: as the error text names it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Limit::Memory => "memory",
+            Limit::CpuTime => "CPU time",
+            Limit::FileSize => "file size",
+            Limit::Processes => "processes",
+        }
+    }
+}
+
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolResult {
@@ -48,6 +117,9 @@ pub struct ToolResult {
     /// says so. Never sent to the model.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminate: bool,
+    /// Why the call ended ([`StopReason`]); never serialised.
+    #[serde(skip)]
+    pub stop: StopReason,
 }
 
 impl ToolResult {
@@ -58,6 +130,7 @@ impl ToolResult {
             details: None,
             is_error: false,
             terminate: false,
+            stop: StopReason::Completed,
         }
     }
 
@@ -68,7 +141,23 @@ impl ToolResult {
             details: None,
             is_error: true,
             terminate: false,
+            stop: StopReason::ToolError,
         }
+    }
+
+    /// An error result that ended for `reason`.
+    pub fn stopped(reason: StopReason, text: impl Into<String>) -> Self {
+        ToolResult {
+            stop: reason,
+            ..ToolResult::error(text)
+        }
+    }
+
+    /// Sets why the call ended.
+    #[must_use]
+    pub fn with_stop(mut self, reason: StopReason) -> Self {
+        self.stop = reason;
+        self
     }
 
     /// All text blocks joined by newlines.

@@ -405,6 +405,7 @@ fn big_output(_: &Map<String, Value>) -> ToolResult {
         details: Some(json!({"rows": 3000})),
         is_error: false,
         terminate: false,
+        stop: Default::default(),
     }
 }
 
@@ -495,6 +496,7 @@ async fn several_text_blocks_share_one_budget() {
         details: None,
         is_error: false,
         terminate: false,
+        stop: Default::default(),
     });
     let r = call(&runtime(exec), "ping", json!({})).await;
     let second = r.content[1].as_text().unwrap();
@@ -601,6 +603,7 @@ async fn call_typed_refuses_a_drifted_tool_md() {
         .call_typed::<OldSearchTool>(params, CallOptions::new())
         .await;
     assert!(r.is_error);
+    assert_eq!(r.stop, toolbind::StopReason::ContractDrift);
     assert!(exec.calls().is_empty(), "nothing runs on drift");
     let text = r.text_content();
     let file = tools_dir().join("search/TOOL.md");

@@ -31,7 +31,7 @@ use super::worker::secs;
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
-use crate::result::{Content, ToolResult};
+use crate::result::{Content, StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
 /// Kills the group if the call's future is dropped before the process was reaped.
@@ -68,7 +68,7 @@ pub(crate) async fn run(
         jail,
     ) {
         Ok(s) => s,
-        Err(e) => return ToolResult::error(e),
+        Err(e) => return ToolResult::stopped(StopReason::Crashed, e),
     };
     let mut guard = GroupGuard(spawned.pgid, true);
     let jail = spawned.jail.take();
@@ -187,10 +187,12 @@ pub(crate) async fn run(
         return with_stderr(format!(
             "a progress line written to fd 3 was longer than the {} limit for progress lines, so the tool's process group was killed (write shorter lines; the result goes to stdout)",
             human_bytes(max)
-        ));
+        ))
+        .with_stop(StopReason::ProtocolError);
     }
     match (stop, status) {
-        (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout))),
+        (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout)))
+            .with_stop(StopReason::Timeout { after: timeout }),
         (_, Some(s)) if s.success() => {
             let c = out.lock().unwrap_or_else(|e| e.into_inner());
             let mut text = c.render();
@@ -210,21 +212,41 @@ pub(crate) async fn run(
                 details: None,
                 is_error: false,
                 terminate: false,
+                stop: StopReason::Completed,
             }
         }
-        (Some((true, _)), _) => with_stderr(format!("cancelled; {how}")),
+        (Some((true, _)), _) => {
+            with_stderr(format!("cancelled; {how}")).with_stop(StopReason::Cancelled)
+        }
         (None, Some(s)) => match &jail {
             Some(j) => {
                 let limit = j.explain(Some(s), stderr_tail.as_deref().unwrap_or(""));
                 let what = format!("{entry_name} {}", j.describe(s));
+                let stop = limit
+                    .as_deref()
+                    .and_then(super::sandbox::stop_for)
+                    .unwrap_or_else(|| exit_stop(s));
                 with_stderr(match limit {
                     Some(l) => format!("{l}; {what}"),
                     None => what,
                 })
+                .with_stop(stop)
             }
-            None => with_stderr(format!("{entry_name} {}", process::describe_exit(s))),
+            None => with_stderr(format!("{entry_name} {}", process::describe_exit(s)))
+                .with_stop(exit_stop(s)),
         },
-        (None, None) => with_stderr(format!("{entry_name} could not be waited for")),
+        (None, None) => with_stderr(format!("{entry_name} could not be waited for"))
+            .with_stop(StopReason::Crashed),
+    }
+}
+
+/// A bash tool's exit: a non-zero code is the tool's own failure (the contract); a signal
+/// (bwrap reports one as 128 + N) is a crash.
+fn exit_stop(status: std::process::ExitStatus) -> StopReason {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), None) if c <= 128 => StopReason::ToolError,
+        _ => StopReason::Crashed,
     }
 }
 

@@ -104,7 +104,7 @@ use std::time::{Duration, SystemTime};
 use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 use crate::executor::{ExecCall, ExecFuture, Executor, PrepareFuture};
-use crate::result::ToolResult;
+use crate::result::{StopReason, ToolResult};
 use serde_json::Value;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
@@ -304,14 +304,24 @@ impl SubprocessExecutor {
             ],
             _ => Vec::new(),
         };
-        self.inner.sandbox.jail(
-            kind,
-            &program,
-            &also,
-            tool,
-            binds,
-            self.inner.config.cwd.as_deref(),
-        )
+        self.inner
+            .sandbox
+            .jail(
+                kind,
+                &program,
+                &also,
+                tool,
+                binds,
+                self.inner.config.cwd.as_deref(),
+            )
+            .map_err(|e| {
+                // Every jail failure reads (and is typed, `StopReason::JailFailed`) the same.
+                if e.starts_with("the sandbox") {
+                    e
+                } else {
+                    format!("the sandbox could not start the tool: {e}")
+                }
+            })
     }
 
     /// How many warm workers are alive.
@@ -343,17 +353,20 @@ impl SubprocessExecutor {
             .min(Duration::from_secs(365 * 24 * 3600));
         let secrets = crate::secret::secrets_of(tool, &call.params);
         let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
-            return ToolResult::error(format!(
-                "tool `{}` has no entry file in {} (expected one of {})",
-                tool.name,
-                tool.dir.display(),
-                tool.language.entry_candidates().join(", ")
-            ));
+            return ToolResult::stopped(
+                StopReason::Crashed,
+                format!(
+                    "tool `{}` has no entry file in {} (expected one of {})",
+                    tool.name,
+                    tool.dir.display(),
+                    tool.language.entry_candidates().join(", ")
+                ),
+            );
         };
         if tool.language == Language::Bash {
             let jail = match self.jail(tool, &[]) {
                 Ok(j) => j,
-                Err(e) => return ToolResult::error(e),
+                Err(e) => return start_failed(e),
             };
             return bash::run(
                 tool,
@@ -378,20 +391,20 @@ impl SubprocessExecutor {
             let worker = if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
-                    Err(e) => return ToolResult::error(e),
+                    Err(e) => return start_failed(e),
                 };
                 let jail = match self.jail(tool, &launch.binds) {
                     Ok(j) => j,
-                    Err(e) => return ToolResult::error(e),
+                    Err(e) => return start_failed(e),
                 };
                 match Worker::spawn(&launch, tool, config, jail) {
                     Ok(w) => w,
-                    Err(e) => return ToolResult::error(e),
+                    Err(e) => return start_failed(e),
                 }
             } else {
                 match self.warm_worker(tool, &entry).await {
                     Ok(w) => w,
-                    Err(e) => return ToolResult::error(e),
+                    Err(e) => return start_failed(e),
                 }
             };
             let end = worker
@@ -414,7 +427,9 @@ impl SubprocessExecutor {
                 CallEnd::Done(result) => return result,
                 CallEnd::NotStarted(_) if !retried => {}
                 CallEnd::NeighbourBroke(_) if !retried && idempotent => {}
-                CallEnd::NotStarted(reason) => return ToolResult::error(reason),
+                CallEnd::NotStarted(reason) => {
+                    return ToolResult::stopped(StopReason::Crashed, reason);
+                }
                 CallEnd::NeighbourBroke(result) => return result,
             }
             retried = true;
@@ -704,6 +719,17 @@ impl std::fmt::Debug for SubprocessExecutor {
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
+}
+
+/// A tool process that could not start: a jail failure, else a crash (the interpreter
+/// missing, a transpile error, a spawn failure).
+fn start_failed(e: String) -> ToolResult {
+    let why = if e.starts_with("the sandbox") {
+        StopReason::JailFailed
+    } else {
+        StopReason::Crashed
+    };
+    ToolResult::stopped(why, e)
 }
 
 fn is_typescript(entry: &Path) -> bool {

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use crate::result::{Content, Progress, ToolResult};
+use crate::result::{Content, Progress, StopReason, ToolResult};
 
 /// A message from a harness.
 #[derive(Debug, Deserialize)]
@@ -179,34 +179,48 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                     Some(Value::Bool(b)) => *b,
                     // `"true"` or `1` is not success: the tool meant something; say what.
                     Some(other) => {
-                        return ToolResult::error(format!(
-                            "malformed result: the tool returned `isError` as {} ({}), expected a boolean (true or false)",
-                            kind(other),
-                            preview(other.to_string().as_bytes())
-                        ));
+                        return ToolResult::stopped(
+                            StopReason::ProtocolError,
+                            format!(
+                                "malformed result: the tool returned `isError` as {} ({}), expected a boolean (true or false)",
+                                kind(other),
+                                preview(other.to_string().as_bytes())
+                            ),
+                        );
                     }
                 },
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
+                stop: StopReason::Completed,
             },
             Some(other) => {
-                return ToolResult::error(format!(
-                    "the tool returned `content` as {}, expected an array of {{type, text}} blocks",
-                    kind(&other)
-                ));
+                return ToolResult::stopped(
+                    StopReason::ProtocolError,
+                    format!(
+                        "the tool returned `content` as {}, expected an array of {{type, text}} blocks",
+                        kind(&other)
+                    ),
+                );
             }
             None => {
-                return ToolResult::error(
+                return ToolResult::stopped(
+                    StopReason::ProtocolError,
                     "the tool returned an object without `content`; expected {content: [{type: \"text\", text}]}",
                 );
             }
         },
         other => {
-            return ToolResult::error(format!(
-                "the tool returned {}; expected {{content: [{{type: \"text\", text}}]}} or a string",
-                kind(&other)
-            ));
+            return ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "the tool returned {}; expected {{content: [{{type: \"text\", text}}]}} or a string",
+                    kind(&other)
+                ),
+            );
         }
     };
+    if result.is_error {
+        result.stop = StopReason::ToolError;
+    }
     cap_text(&mut result.content, max_text);
     result
 }

@@ -1092,6 +1092,25 @@ fn describe(status: ExitStatus) -> String {
     }
 }
 
+/// The [`StopReason`](crate::StopReason) of a message [`Running::explain`] (or the jail's
+/// setup) produced: which limit, or the jail itself.
+pub(crate) fn stop_for(message: &str) -> Option<crate::StopReason> {
+    use crate::StopReason;
+    use crate::result::Limit;
+    if message.starts_with("the sandbox could not start the tool") {
+        return Some(StopReason::JailFailed);
+    }
+    let limit = [
+        ("sandbox's memory limit", Limit::Memory),
+        ("sandbox's CPU time limit", Limit::CpuTime),
+        ("sandbox's file size limit", Limit::FileSize),
+        ("sandbox's process limit", Limit::Processes),
+    ]
+    .into_iter()
+    .find(|(text, _)| message.contains(text))?;
+    Some(StopReason::LimitExceeded { limit: limit.1 })
+}
+
 /// A limit named by what a tool printed (an error it caught, or its last words).
 pub(crate) fn text_limit(output: &str, limits: &SandboxLimits) -> Option<String> {
     const MEMORY: &[&str] = &[

@@ -21,7 +21,7 @@ use super::sandbox::{Jail, Running};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
-use crate::result::ToolResult;
+use crate::result::{StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
 /// How to start a harness for one tool.
@@ -52,6 +52,8 @@ enum Event {
         others: usize,
         /// The reason already names the call at fault.
         named: bool,
+        /// Why, typed: a limit, a protocol error, or a crash.
+        why: StopReason,
     },
 }
 
@@ -293,19 +295,26 @@ impl Worker {
                         pump.finish();
                         guard.finished = true;
                         return CallEnd::Done(match stop {
-                            Some(Stop::TimedOut(_)) => ToolResult::error(format!(
-                                "timed out after {}; the tool stopped after its abort signal",
-                                secs(timeout)
-                            )),
+                            Some(Stop::TimedOut(_)) => ToolResult::stopped(
+                                StopReason::Timeout { after: timeout },
+                                format!(
+                                    "timed out after {}; the tool stopped after its abort signal",
+                                    secs(timeout)
+                                ),
+                            ),
+                            // The tool gave up when its signal fired: the call was cancelled.
+                            Some(Stop::Cancelled(_)) if result.is_error => {
+                                result.with_stop(StopReason::Cancelled)
+                            }
                             _ => result,
                         });
                     }
-                    Some(Event::Died { reason, others, named }) => {
+                    Some(Event::Died { reason, others, named, why }) => {
                         guard.finished = true;
                         if others == 0 || stop.is_some() {
-                            return CallEnd::Done(ToolResult::error(reason));
+                            return CallEnd::Done(ToolResult::stopped(why, reason));
                         }
-                        return CallEnd::NeighbourBroke(ToolResult::error(if named {
+                        return CallEnd::NeighbourBroke(ToolResult::stopped(why, if named {
                             reason
                         } else {
                             format!(
@@ -315,13 +324,14 @@ impl Worker {
                     }
                     Some(Event::Prepared(_)) => {
                         guard.finished = true;
-                        return CallEnd::Done(ToolResult::error(
+                        return CallEnd::Done(ToolResult::stopped(
+                            StopReason::ProtocolError,
                             "protocol error: the harness answered a call with `prepared`",
                         ));
                     }
                     None => {
                         guard.finished = true;
-                        return CallEnd::Done(ToolResult::error("internal error: the worker dropped the call"));
+                        return CallEnd::Done(ToolResult::stopped(StopReason::Crashed, "internal error: the worker dropped the call"));
                     }
                 },
                 _ = cancel.cancelled(), if stop.is_none() => {
@@ -340,7 +350,11 @@ impl Worker {
                             secs(grace)
                         ));
                         self.wait_closed(Duration::from_secs(2)).await;
-                        return CallEnd::Done(ToolResult::error(match s {
+                        let why = match s {
+                            Stop::Cancelled(_) => StopReason::Cancelled,
+                            Stop::TimedOut(_) => StopReason::Timeout { after: timeout },
+                        };
+                        return CallEnd::Done(ToolResult::stopped(why, match s {
                             Stop::Cancelled(_) => format!(
                                 "cancelled; the tool did not stop within {} of its abort signal, so its process group was killed",
                                 secs(grace)
@@ -599,15 +613,28 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
             ),
             FromHarness::Error { id, mut message } => {
+                // A thrown error is the tool's failure, unless a limit caused it or the
+                // runtime salvaged a message that was not JSON.
+                let mut why = if message.starts_with("protocol error") {
+                    StopReason::ProtocolError
+                } else {
+                    StopReason::ToolError
+                };
                 if let Some(j) = &ctx.jail
                     && let Some(limit) = j.explain(None, &message)
                 {
+                    if let Some(s) = super::sandbox::stop_for(&limit) {
+                        why = s;
+                    }
                     message = format!("{limit}\n{message}");
                 }
                 let secrets = ctx.shared.secrets();
                 (
                     id,
-                    Event::Done(ToolResult::error(process::redact(&message, &secrets))),
+                    Event::Done(ToolResult::stopped(
+                        why,
+                        process::redact(&message, &secrets),
+                    )),
                 )
             }
             FromHarness::Fatal { message } => {
@@ -670,6 +697,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         .map(|s| s.killed_because.clone())
         .unwrap_or_default();
     let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
+    let protocol_broken = broken.is_some();
     // A limit the jail enforced is the reason every call on the worker gets.
     let limit = ctx.jail.as_ref().and_then(|j| {
         let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
@@ -691,6 +719,11 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 .unwrap_or_else(|| "ended".into())
         ),
     };
+    let why = match limit.as_deref().and_then(super::sandbox::stop_for) {
+        Some(s) => s,
+        None if protocol_broken => StopReason::ProtocolError,
+        None => StopReason::Crashed,
+    };
     if let Some(limit) = limit {
         reason = format!("{limit}; {reason}");
     }
@@ -711,6 +744,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 reason: reason.clone(),
                 others,
                 named,
+                why: why.clone(),
             })
             .await;
     }
