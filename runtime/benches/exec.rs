@@ -4,7 +4,6 @@
 //! `cargo bench -p toolbind --bench exec` (add `-- --quick` for fewer iterations).
 //! Prints a Markdown table.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,40 +11,13 @@ use serde_json::{Map, Value, json};
 use toolbind::CancelToken;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::executor::{ExecCall, Executor};
-use toolbind_codegen::model::{Annotations, Body, Language, ToolSpec, WorkerMode};
+mod common;
 
-const NODE_TOOL: &str = "export async function execute(toolCallId, params) {\n  return { content: [{ type: 'text', text: JSON.stringify(params) }] };\n}\n";
-const PY_TOOL: &str = "import json\n\ndef execute(tool_call_id, params, signal, on_update):\n    return json.dumps(params)\n";
-const SH_TOOL: &str = "cat\n";
+use common::{NODE_TOOL, PY_TOOL, SH_TOOL, spec};
+use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
+
 const NODE_BARE: &str = "import { execute } from './index.mjs';\nconst r = await execute('bench', JSON.parse(process.argv[2]), undefined);\nprocess.stdout.write(r.content[0].text);\n";
 const PY_BARE: &str = "import json, os, sys\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom index import execute\nprint(execute('bench', json.loads(sys.argv[1]), None, None))\n";
-
-fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolSpec {
-    ToolSpec {
-        name: format!("echo_{}", language.as_str()),
-        label: "echo".into(),
-        description: "echo".into(),
-        version: 1,
-        language,
-        inputs: Vec::new(),
-        prompt_snippet: None,
-        prompt_guidelines: Vec::new(),
-        timeout_secs: None,
-        env: Vec::new(),
-        annotations: Annotations::default(),
-        worker,
-        sandbox: Default::default(),
-        execution: Default::default(),
-        body: Body::default(),
-        dir: dir.to_path_buf(),
-        file: dir.join("TOOL.md"),
-        entry: Some(entry.into()),
-        rust_module: "echo".into(),
-        rust_type: "Echo".into(),
-        metadata: Default::default(),
-        warnings: Vec::new(),
-    }
-}
 
 fn params() -> Map<String, Value> {
     match json!({"text": "hello", "n": 1}) {

@@ -6,45 +6,16 @@
 //! Prints a Markdown table. Calls alternate between the two executors so machine noise
 //! hits both alike.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use toolbind::CancelToken;
 use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
 use toolbind::executor::{ExecCall, Executor};
-use toolbind_codegen::model::{Annotations, Body, Language, ToolSpec, WorkerMode};
+mod common;
 
-const NODE_TOOL: &str = "export async function execute(toolCallId, params) {\n  return { content: [{ type: 'text', text: JSON.stringify(params) }] };\n}\n";
-const PY_TOOL: &str = "import json\n\ndef execute(tool_call_id, params, signal, on_update):\n    return json.dumps(params)\n";
-const SH_TOOL: &str = "cat\n";
-
-fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolSpec {
-    ToolSpec {
-        name: format!("echo_{}", language.as_str()),
-        label: "echo".into(),
-        description: "echo".into(),
-        version: 1,
-        language,
-        inputs: Vec::new(),
-        prompt_snippet: None,
-        prompt_guidelines: Vec::new(),
-        timeout_secs: None,
-        env: Vec::new(),
-        annotations: Annotations::default(),
-        worker,
-        sandbox: Default::default(),
-        execution: Default::default(),
-        body: Body::default(),
-        dir: dir.to_path_buf(),
-        file: dir.join("TOOL.md"),
-        entry: Some(entry.into()),
-        rust_module: "echo".into(),
-        rust_type: "Echo".into(),
-        metadata: Default::default(),
-        warnings: Vec::new(),
-    }
-}
+use common::{NODE_TOOL, PY_TOOL, SH_TOOL, spec};
+use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 fn params() -> Map<String, Value> {
     match json!({"text": "hello", "n": 1}) {
