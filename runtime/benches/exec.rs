@@ -7,41 +7,14 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
-use toolbind::CancelToken;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::executor::{ExecCall, Executor};
 mod common;
 
-use common::{NODE_TOOL, PY_TOOL, SH_TOOL, spec};
-use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
+use common::{NODE_TOOL, PY_TOOL, SH_TOOL, median, ms, one_call, params, spec};
+use toolbind_codegen::model::{Language, WorkerMode};
 
 const NODE_BARE: &str = "import { execute } from './index.mjs';\nconst r = await execute('bench', JSON.parse(process.argv[2]), undefined);\nprocess.stdout.write(r.content[0].text);\n";
 const PY_BARE: &str = "import json, os, sys\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom index import execute\nprint(execute('bench', json.loads(sys.argv[1]), None, None))\n";
-
-fn params() -> Map<String, Value> {
-    match json!({"text": "hello", "n": 1}) {
-        Value::Object(m) => m,
-        _ => unreachable!(),
-    }
-}
-
-async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
-    let start = Instant::now();
-    let r = exec
-        .execute(ExecCall {
-            tool,
-            tool_call_id: "bench",
-            params: params(),
-            cancel: CancelToken::new(),
-            progress: None,
-            timeout: None,
-        })
-        .await;
-    let d = start.elapsed();
-    assert!(!r.is_error && r.text_content().contains("hello"), "{r:?}");
-    d
-}
 
 fn bare(cmd: &mut Command, stdin: Option<&str>) -> Duration {
     use std::io::Write;
@@ -75,15 +48,6 @@ fn bare(cmd: &mut Command, stdin: Option<&str>) -> Duration {
     let d = start.elapsed();
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("hello"));
     d
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

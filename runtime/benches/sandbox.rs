@@ -6,49 +6,13 @@
 //! Prints a Markdown table. Calls alternate between the two executors so machine noise
 //! hits both alike.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Map, Value, json};
-use toolbind::CancelToken;
 use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
-use toolbind::executor::{ExecCall, Executor};
 mod common;
 
-use common::{NODE_TOOL, PY_TOOL, SH_TOOL, spec};
-use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
-
-fn params() -> Map<String, Value> {
-    match json!({"text": "hello", "n": 1}) {
-        Value::Object(m) => m,
-        _ => unreachable!(),
-    }
-}
-
-async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
-    let start = Instant::now();
-    let r = exec
-        .execute(ExecCall {
-            tool,
-            tool_call_id: "bench",
-            params: params(),
-            cancel: CancelToken::new(),
-            progress: None,
-            timeout: None,
-        })
-        .await;
-    let d = start.elapsed();
-    assert!(!r.is_error && r.text_content().contains("hello"), "{r:?}");
-    d
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
+use common::{NODE_TOOL, PY_TOOL, SH_TOOL, median, ms, one_call, spec};
+use toolbind_codegen::model::{Language, WorkerMode};
 
 fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)

@@ -1,6 +1,12 @@
 //! What the executor benches share: the echo tools and their specs.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use toolbind::CancelToken;
+use toolbind::exec::SubprocessExecutor;
+use toolbind::executor::{ExecCall, Executor};
 
 use toolbind_codegen::model::{Annotations, Body, Language, ToolSpec, WorkerMode};
 
@@ -35,4 +41,41 @@ pub fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> 
         metadata: Default::default(),
         warnings: Vec::new(),
     }
+}
+
+/// The echo tools' params.
+pub fn params() -> Map<String, Value> {
+    match json!({"text": "hello", "n": 1}) {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+/// One call through the executor, timed; panics on a wrong answer.
+pub async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
+    let start = Instant::now();
+    let r = exec
+        .execute(ExecCall {
+            tool,
+            tool_call_id: "bench",
+            params: params(),
+            cancel: CancelToken::new(),
+            progress: None,
+            timeout: None,
+        })
+        .await;
+    let d = start.elapsed();
+    assert!(!r.is_error && r.text_content().contains("hello"), "{r:?}");
+    d
+}
+
+/// The median.
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Milliseconds, two decimals.
+pub fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
