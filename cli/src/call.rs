@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult};
+use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult};
 use toolbind_codegen::model::WorkerMode;
 
 use crate::args::CallArgs;
@@ -69,27 +69,6 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         .spill_dir(args.spill.dir())
         .build();
     warn_secrets_in_argv(&args, &call_args, runtime.registry());
-    // The tool's prepareArguments (seed 002) first, so an old argument shape is reshaped
-    // before it is judged; then bad arguments are a usage error (exit 2), not a tool error.
-    let mut prepare_opts = CallOptions::new();
-    if let Some(t) = args.timeout {
-        prepare_opts = prepare_opts.timeout(t);
-    }
-    let call_args = match runtime.prepare(&args.name, call_args, &prepare_opts).await {
-        Ok(a) => a,
-        Err(result) => {
-            if args.json {
-                print_json(&result)?;
-            }
-            return Err(Failure::failed(result.text_content()));
-        }
-    };
-    if let Err(result) = runtime.check(&args.name, call_args.clone()) {
-        if args.json {
-            print_json(&result)?;
-        }
-        return Err(Failure::usage(result.text_content()));
-    }
 
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle Ctrl-C: {e}")))?;
@@ -104,7 +83,9 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     if let Some(t) = args.timeout {
         opts = opts.timeout(t);
     }
-    let mut running = Box::pin(runtime.call_prepared(&args.name, call_args, opts));
+    // The runtime's own pipeline (prepareArguments, validation, the run); its typed stop
+    // reason tells a usage error from the tool's failure.
+    let mut running = Box::pin(runtime.call(&args.name, call_args, opts));
     let mut interrupts = 0;
     let mut terminated = false;
     let result = loop {
@@ -141,6 +122,16 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         eprintln!("killed `{}` and its processes", args.name);
         return Ok(stopped);
     };
+    // Nothing ran: the command line asked for something impossible (exit 2).
+    if matches!(
+        result.stop,
+        StopReason::BadArguments | StopReason::UnknownTool
+    ) {
+        if args.json {
+            print_json(&result)?;
+        }
+        return Err(Failure::usage(result.text_content()));
+    }
     if args.json {
         print_json(&result)?;
     } else {

@@ -302,9 +302,8 @@ impl Runtime {
         self.call_prepared(name, args, opts).await
     }
 
-    /// [`call`](Self::call) for arguments [`prepare`](Self::prepare) already reshaped:
-    /// validates and runs them without running `prepareArguments` again.
-    pub async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
+    /// [`call`](Self::call) after `prepareArguments`: validate and run.
+    async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
         match self.check(name, args) {
             Ok(valid) => {
                 let spec = valid.spec();
@@ -315,12 +314,9 @@ impl Runtime {
     }
 
     /// Runs the tool's `prepareArguments` (seed 002) on a model's raw arguments, when its
-    /// entry has one; otherwise returns them unchanged. [`call`](Self::call) does this
-    /// first; a caller that wants to validate before running (as `toolbind call` does, to
-    /// tell bad arguments from a failing tool) calls this, then [`check`](Self::check), then
-    /// [`call_prepared`](Self::call_prepared). An error is the result to report: the tool's
-    /// `prepareArguments` threw or did not return within the call's timeout.
-    pub async fn prepare(
+    /// entry has one; otherwise returns them unchanged. An error is the result to report:
+    /// it threw or did not return within the call's timeout.
+    async fn prepare(
         &self,
         name: &str,
         args: Value,
