@@ -241,8 +241,9 @@ struct Inner {
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
     sandbox: sandbox::Sandbox,
-    /// Entry file -> (its stamp, whether it defines `prepareArguments`).
-    prepares: Mutex<HashMap<PathBuf, (u64, bool)>>,
+    /// Entry file -> (when it was last stamped, its stamp, whether it defines
+    /// `prepareArguments`).
+    prepares: Mutex<HashMap<PathBuf, (std::time::Instant, u64, bool)>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -649,8 +650,10 @@ impl Executor for SubprocessExecutor {
 
     /// A node or python entry whose source names `prepareArguments` (node) or
     /// `prepare_arguments` (python): a text check, cached per entry file until it changes,
-    /// so tools without one never pay a round trip. A false positive (the word in a comment)
-    /// costs one round trip that returns the arguments unchanged.
+    /// so tools without one never pay a round trip. As for warm workers, the file is
+    /// stamped at most once a second, so a busy tool's calls do not each pay a `stat`. A
+    /// false positive (the word in a comment) costs one round trip that returns the
+    /// arguments unchanged.
     fn prepares(&self, tool: &ToolSpec) -> bool {
         let word = match tool.language {
             Language::TypeScript => "prepareArguments",
@@ -660,20 +663,27 @@ impl Executor for SubprocessExecutor {
         let Some(entry) = tool.entry_path() else {
             return false;
         };
-        let stamp = entry_stamp(&entry);
+        let now = std::time::Instant::now();
         let mut cache = self
             .inner
             .prepares
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some((s, has)) = cache.get(&entry)
+        if let Some((checked, _, has)) = cache.get(&entry)
+            && now.duration_since(*checked) < Duration::from_secs(1)
+        {
+            return *has;
+        }
+        let stamp = entry_stamp(&entry);
+        if let Some((checked, s, has)) = cache.get_mut(&entry)
             && *s == stamp
         {
+            *checked = now;
             return *has;
         }
         let has = toolbind_codegen::read_regular_file(&entry)
             .is_ok_and(|b| b.windows(word.len()).any(|w| w == word.as_bytes()));
-        cache.insert(entry, (stamp, has));
+        cache.insert(entry, (now, stamp, has));
         has
     }
 }
