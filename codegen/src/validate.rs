@@ -1224,38 +1224,35 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
             continue;
         }
         names.insert(t.name.clone(), t.file.clone());
-        for (kind, field) in [("`ToolCall` variant", false), ("module", true)] {
-            let current = if field { &t.rust_module } else { &t.rust_type };
-            let Some(prev) = done
-                .iter()
-                .find(|p| current == if field { &p.rust_module } else { &p.rust_type })
-            else {
+        // Each Rust name of the tool, with how to read and how to replace it.
+        type Get = fn(&ToolSpec) -> &String;
+        type Set = fn(&mut ToolSpec) -> &mut String;
+        let names: [(&str, Get, Set); 2] = [
+            ("`ToolCall` variant", |t| &t.rust_type, |t| &mut t.rust_type),
+            ("module", |t| &t.rust_module, |t| &mut t.rust_module),
+        ];
+        for (kind, get, set) in names {
+            let base = get(t).clone();
+            let Some(prev) = done.iter().find(|p| *get(p) == base) else {
                 continue;
             };
             let prev_name = prev.name.clone();
-            let fallback = ident::unique(current, |c| {
-                done.iter()
-                    .any(|p| c == if field { &p.rust_module } else { &p.rust_type })
-            });
-            let base = current.clone();
-            let d = Diagnostic::new(
-                &t.file,
-                pos,
-                format!(
-                    "tool names `{prev_name}` and `{}` both map to the Rust {kind} `{base}`: `{}` gets `{fallback}`",
-                    t.name, t.name
-                ),
-            )
-            .hint("the names the model sends are unchanged; rename one for a nicer Rust name")
-            .len(width)
-            .source(source.clone())
-            .warning();
-            t.warnings.push(d);
-            if field {
-                t.rust_module = fallback;
-            } else {
-                t.rust_type = fallback;
-            }
+            let fallback = ident::unique(&base, |c| done.iter().any(|p| get(p) == c));
+            t.warnings.push(
+                Diagnostic::new(
+                    &t.file,
+                    pos,
+                    format!(
+                        "tool names `{prev_name}` and `{}` both map to the Rust {kind} `{base}`: `{}` gets `{fallback}`",
+                        t.name, t.name
+                    ),
+                )
+                .hint("the names the model sends are unchanged; rename one for a nicer Rust name")
+                .len(width)
+                .source(source.clone())
+                .warning(),
+            );
+            *set(t) = fallback;
         }
     }
     diags

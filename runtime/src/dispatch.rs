@@ -243,6 +243,15 @@ impl RuntimeBuilder {
     }
 }
 
+/// The sensitive values in a model's raw arguments (before validation), to redact from an
+/// error that may quote them.
+fn raw_secrets(spec: &ToolSpec, args: &Value) -> Vec<String> {
+    match args {
+        Value::Object(m) => secret::secrets_of(spec, m),
+        _ => Vec::new(),
+    }
+}
+
 impl Runtime {
     /// Starts building a runtime.
     pub fn builder() -> RuntimeBuilder {
@@ -267,10 +276,7 @@ impl Runtime {
         };
         // A secret sent in the wrong field would be echoed by the error ("received the
         // string ..."): the error goes through the same redaction as a result.
-        let secrets = match &args {
-            Value::Object(m) => secret::secrets_of(spec, m),
-            _ => Vec::new(),
-        };
+        let secrets = raw_secrets(spec, &args);
         args::validate(spec, args).map_err(|e| {
             let mut r = ToolResult::stopped(StopReason::BadArguments, e.to_string());
             Redactor::new(&secrets).result(&mut r);
@@ -339,10 +345,7 @@ impl Runtime {
             .await
             .map_err(|e| {
                 // The raw arguments may hold a secret the message repeats.
-                let secrets = match &raw {
-                    Value::Object(m) => secret::secrets_of(spec, m),
-                    _ => Vec::new(),
-                };
+                let secrets = raw_secrets(spec, &raw);
                 let mut r = ToolResult::error(format!("tool `{name}` did not run: {e}"));
                 Redactor::new(&secrets).result(&mut r);
                 r
