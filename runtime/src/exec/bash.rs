@@ -220,17 +220,11 @@ pub(crate) async fn run(
         }
         (None, Some(s)) => match &jail {
             Some(j) => {
-                let limit = j.explain(Some(s), stderr_tail.as_deref().unwrap_or(""));
                 let what = format!("{entry_name} {}", j.describe(s));
-                let stop = limit
-                    .as_deref()
-                    .and_then(super::sandbox::stop_for)
-                    .unwrap_or_else(|| exit_stop(s));
-                with_stderr(match limit {
-                    Some(l) => format!("{l}; {what}"),
-                    None => what,
-                })
-                .with_stop(stop)
+                match j.explain(Some(s), stderr_tail.as_deref().unwrap_or("")) {
+                    Some((stop, l)) => with_stderr(format!("{l}; {what}")).with_stop(stop),
+                    None => with_stderr(what).with_stop(exit_stop(s)),
+                }
             }
             None => with_stderr(format!("{entry_name} {}", process::describe_exit(s)))
                 .with_stop(exit_stop(s)),

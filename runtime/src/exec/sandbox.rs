@@ -28,6 +28,7 @@
 //! processes are spawned from the async runtime's worker threads (which live as long as
 //! the runtime), never from a short-lived blocking thread.
 
+use crate::result::{Limit, StopReason};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -1046,9 +1047,14 @@ impl Running {
         }
     }
 
-    /// `Some(message)` when the process ended because of a limit: which one, and how to
-    /// raise it. `output` is the tail of what it printed (or its error message).
-    pub(crate) fn explain(&self, status: Option<ExitStatus>, output: &str) -> Option<String> {
+    /// Why the process ended, when the jail ended it: a limit (which one, and how to raise
+    /// it) or the jail's own failure, typed and as the message the caller shows. `output`
+    /// is the tail of what it printed (or its error message).
+    pub(crate) fn explain(
+        &self,
+        status: Option<ExitStatus>,
+        output: &str,
+    ) -> Option<(StopReason, String)> {
         let signal = status.and_then(|s| {
             s.signal()
                 .or_else(|| s.code().filter(|c| *c > 128 && *c < 192).map(|c| c - 128))
@@ -1058,18 +1064,24 @@ impl Running {
         if status.and_then(|s| s.code()) == Some(1)
             && let Some(line) = output.lines().find(|l| l.starts_with("bwrap: "))
         {
-            return Some(format!("the sandbox could not start the tool: {line}"));
+            return Some((
+                StopReason::JailFailed,
+                format!("the sandbox could not start the tool: {line}"),
+            ));
         }
-        if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
-            return Some(limit_message("processes", &self.limits));
-        }
-        if signal == Some(libc::SIGXCPU) {
-            return Some(limit_message("cpu", &self.limits));
-        }
-        if signal == Some(libc::SIGXFSZ) {
-            return Some(limit_message("file_size", &self.limits));
-        }
-        text_limit(output, &self.limits)
+        let limit = if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
+            Limit::Processes
+        } else if signal == Some(libc::SIGXCPU) {
+            Limit::CpuTime
+        } else if signal == Some(libc::SIGXFSZ) {
+            Limit::FileSize
+        } else {
+            text_limit(output, &self.limits)?
+        };
+        Some((
+            StopReason::LimitExceeded { limit },
+            limit_message(limit, &self.limits),
+        ))
     }
 
     /// "exited with code 3", "was killed by signal 9 (SIGKILL)": bwrap reports a command
@@ -1092,27 +1104,8 @@ fn describe(status: ExitStatus) -> String {
     }
 }
 
-/// The [`StopReason`](crate::StopReason) of a message [`Running::explain`] (or the jail's
-/// setup) produced: which limit, or the jail itself.
-pub(crate) fn stop_for(message: &str) -> Option<crate::StopReason> {
-    use crate::StopReason;
-    use crate::result::Limit;
-    if message.starts_with("the sandbox could not start the tool") {
-        return Some(StopReason::JailFailed);
-    }
-    let limit = [
-        ("sandbox's memory limit", Limit::Memory),
-        ("sandbox's CPU time limit", Limit::CpuTime),
-        ("sandbox's file size limit", Limit::FileSize),
-        ("sandbox's process limit", Limit::Processes),
-    ]
-    .into_iter()
-    .find(|(text, _)| message.contains(text))?;
-    Some(StopReason::LimitExceeded { limit: limit.1 })
-}
-
 /// A limit named by what a tool printed (an error it caught, or its last words).
-pub(crate) fn text_limit(output: &str, limits: &SandboxLimits) -> Option<String> {
+pub(crate) fn text_limit(output: &str, limits: &SandboxLimits) -> Option<Limit> {
     const MEMORY: &[&str] = &[
         "JavaScript heap out of memory",
         "Array buffer allocation failed",
@@ -1130,13 +1123,13 @@ pub(crate) fn text_limit(output: &str, limits: &SandboxLimits) -> Option<String>
     ];
     const FILE_SIZE: &[&str] = &["File too large", "EFBIG", "File size limit exceeded"];
     if limits.memory.is_some() && MEMORY.iter().any(|m| output.contains(m)) {
-        return Some(limit_message("memory", limits));
+        return Some(Limit::Memory);
     }
     if limits.file_size.is_some() && FILE_SIZE.iter().any(|m| output.contains(m)) {
-        return Some(limit_message("file_size", limits));
+        return Some(Limit::FileSize);
     }
     if limits.processes.is_some() && PROCESSES.iter().any(|m| output.contains(m)) {
-        return Some(limit_message("processes", limits));
+        return Some(Limit::Processes);
     }
     None
 }
@@ -1145,21 +1138,21 @@ fn mib(b: u64) -> String {
     format!("{} MiB", b >> 20)
 }
 
-fn limit_message(which: &str, l: &SandboxLimits) -> String {
+fn limit_message(which: Limit, l: &SandboxLimits) -> String {
     match which {
-        "memory" => format!(
+        Limit::Memory => format!(
             "the tool hit the sandbox's memory limit ({} per process, RLIMIT_DATA); raise it with `--memory MIB` or `SandboxLimits::memory`",
             l.memory.map_or("unlimited".into(), mib)
         ),
-        "cpu" => format!(
+        Limit::CpuTime => format!(
             "the tool hit the sandbox's CPU time limit ({} s per call, RLIMIT_CPU); raise it with `--cpu SECS` or `SandboxLimits::cpu`",
             l.cpu.map_or(0, |c| c.as_secs())
         ),
-        "file_size" => format!(
+        Limit::FileSize => format!(
             "the tool hit the sandbox's file size limit ({}, RLIMIT_FSIZE); raise it with `--max-file-size MIB` or `SandboxLimits::file_size`",
             l.file_size.map_or("unlimited".into(), mib)
         ),
-        _ => format!(
+        Limit::Processes => format!(
             "the tool hit the sandbox's process limit ({} processes); raise it with `--max-processes N` or `SandboxLimits::processes`",
             l.processes.unwrap_or(0)
         ),
@@ -1173,12 +1166,18 @@ mod tests {
     #[test]
     fn limit_messages_name_the_limit_and_the_knob() {
         let l = SandboxLimits::default();
-        let m = text_limit("FATAL ERROR: ... JavaScript heap out of memory", &l).unwrap();
+        let m = limit_message(
+            text_limit("FATAL ERROR: ... JavaScript heap out of memory", &l).unwrap(),
+            &l,
+        );
         assert!(
             m.contains("memory limit (1024 MiB") && m.contains("--memory"),
             "{m}"
         );
-        let m = text_limit("bash: fork: retry: Resource temporarily unavailable", &l).unwrap();
+        let m = limit_message(
+            text_limit("bash: fork: retry: Resource temporarily unavailable", &l).unwrap(),
+            &l,
+        );
         assert!(
             m.contains("process limit (256") && m.contains("--max-processes"),
             "{m}"

@@ -621,11 +621,9 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                     StopReason::ToolError
                 };
                 if let Some(j) = &ctx.jail
-                    && let Some(limit) = j.explain(None, &message)
+                    && let Some((stop, limit)) = j.explain(None, &message)
                 {
-                    if let Some(s) = super::sandbox::stop_for(&limit) {
-                        why = s;
-                    }
+                    why = stop;
                     message = format!("{limit}\n{message}");
                 }
                 let secrets = ctx.shared.secrets();
@@ -719,14 +717,14 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 .unwrap_or_else(|| "ended".into())
         ),
     };
-    let why = match limit.as_deref().and_then(super::sandbox::stop_for) {
-        Some(s) => s,
+    let why = match limit {
+        Some((stop, limit)) => {
+            reason = format!("{limit}; {reason}");
+            stop
+        }
         None if protocol_broken => StopReason::ProtocolError,
         None => StopReason::Crashed,
     };
-    if let Some(limit) = limit {
-        reason = format!("{limit}; {reason}");
-    }
     if let Some(stderr) = stderr {
         reason.push_str("\nstderr:\n");
         reason.push_str(&stderr);
