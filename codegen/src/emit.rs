@@ -151,26 +151,13 @@ impl W {
             }
         }
     }
-    /// `#[serde(...)]`, on one line when it fits.
-    fn serde(&mut self, attrs: &[String]) {
-        let one = format!("#[serde({})]", attrs.join(", "));
+    /// `#[derive(...)]` over `paths`: on one line when it fits, else one per line.
+    fn derive(&mut self, paths: &[&str]) {
+        let one = format!("#[derive({})]", paths.join(", "));
         if self.fits(&one) {
             self.line(&one);
-        } else {
-            self.open("#[serde(");
-            let last = attrs.len() - 1;
-            for (i, a) in attrs.iter().enumerate() {
-                self.line(&if i == last {
-                    a.clone()
-                } else {
-                    format!("{a},")
-                });
-            }
-            self.close(")]");
+            return;
         }
-    }
-    /// `#[derive(...)]` over `paths`, one per line (our paths never fit on one).
-    fn derive(&mut self, paths: &[&str]) {
         self.open("#[derive(");
         for p in paths {
             self.line(&format!("{p},"));
@@ -240,23 +227,6 @@ fn field(w: &mut W, input: &Input) {
     }
     w.doc(&doc);
     let (ty, optional) = rust_type(input);
-    let mut attrs: Vec<String> = Vec::new();
-    if plain_name(&input.rust_name) != input.name {
-        attrs.push(format!("rename = {}", lit(&input.name)));
-    }
-    if optional {
-        attrs.push("skip_serializing_if = \"::core::option::Option::is_none\"".into());
-    }
-    if input.ty == InputType::Number && !input.sensitive {
-        attrs.push(if optional {
-            "serialize_with = \"::toolbind::__private::ser_opt_number\"".into()
-        } else {
-            "serialize_with = \"::toolbind::__private::ser_number\"".into()
-        });
-    }
-    if !attrs.is_empty() {
-        w.serde(&attrs);
-    }
     let name = &input.rust_name;
     if optional {
         let one = format!("pub {name}: ::core::option::Option<{ty}>,");
@@ -270,6 +240,37 @@ fn field(w: &mut W, input: &Input) {
     } else {
         w.line(&format!("pub {name}: {ty},"));
     }
+}
+
+/// `Serialize` for `Params` through the runtime's `Args`: the wire names, absent optional
+/// fields left out, whole numbers as JSON integers. Like `params_deserialize`, a fraction
+/// of a derive's compile time, because the generic work is shared by every tool.
+fn params_serialize(w: &mut W, tool: &ToolSpec) {
+    w.open("impl ::toolbind::__private::serde::Serialize for Params {");
+    w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
+    w.line("&self,");
+    w.line("s: S,");
+    w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
+    w.indent += 1;
+    if tool.inputs.is_empty() {
+        w.line("::toolbind::__private::Args::new().serialize(s)");
+    } else {
+        w.line("let mut a = ::toolbind::__private::Args::new();");
+        for input in &tool.inputs {
+            let one = format!("a.put({}, &self.{});", lit(&input.name), input.rust_name);
+            if w.fits(&one) {
+                w.line(&one);
+            } else {
+                w.open("a.put(");
+                w.line(&format!("{},", lit(&input.name)));
+                w.line(&format!("&self.{},", input.rust_name));
+                w.close(");");
+            }
+        }
+        w.line("a.serialize(s)");
+    }
+    w.close("}");
+    w.close("}");
 }
 
 /// `Deserialize` for `Params` through the runtime's `Fields`: unknown fields rejected,
@@ -446,6 +447,11 @@ fn enum_type(w: &mut W, input: &Input) {
     w.line("s.serialize_str(self.as_str())");
     w.close("}");
     w.close("}");
+    w.impl_for("impl ::toolbind::__private::Arg", &name);
+    w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
+    w.line("::core::option::Option::Some(self.as_str().into())");
+    w.close("}");
+    w.close("}");
     w.impl_for(
         "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
         &name,
@@ -497,9 +503,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         "::core::fmt::Debug",
         "::core::clone::Clone",
         "::core::cmp::PartialEq",
-        "::toolbind::__private::serde::Serialize",
     ]);
-    w.line("#[serde(crate = \"::toolbind::__private::serde\")]");
     if tool.inputs.is_empty() {
         w.line("pub struct Params {}");
     } else {
@@ -509,6 +513,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         }
         w.close("}");
     }
+    params_serialize(w, tool);
     params_deserialize(w, tool);
     for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
         default_fn(w, input);

@@ -180,13 +180,23 @@ pub mod __private {
         all: &'static [T],
         wire: fn(T) -> &'static str,
     ) -> Result<T, ParseEnumError> {
-        all.iter()
-            .copied()
-            .find(|v| wire(*v) == s)
+        let name_of = |i: usize| wire(all[i]);
+        find_variant(input, s, all.len(), &name_of).map(|i| all[i])
+    }
+
+    /// [`parse_enum`] for any enum: not generic, so compiled once per crate.
+    fn find_variant(
+        input: &'static str,
+        s: &str,
+        len: usize,
+        name_of: &dyn Fn(usize) -> &'static str,
+    ) -> Result<usize, ParseEnumError> {
+        (0..len)
+            .find(|i| name_of(*i) == s)
             .ok_or_else(|| ParseEnumError {
                 input,
                 found: s.to_owned(),
-                expected: all.iter().map(|v| wire(*v)).collect(),
+                expected: (0..len).map(name_of).collect(),
             })
     }
 
@@ -295,94 +305,135 @@ pub mod __private {
         v: ::serde_json::Value,
         sensitive: bool,
     ) -> Result<T, E> {
+        // Only this closure depends on `T`; `value_with` is compiled once per crate.
+        let mut out = None;
+        value_with(name, v, sensitive, &mut |v| {
+            out = Some(::serde_json::from_value::<T>(v)?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| E::custom("internal error: no value"))
+    }
+
+    fn value_with<E: ::serde::de::Error>(
+        name: &str,
+        v: ::serde_json::Value,
+        sensitive: bool,
+        read: &mut dyn FnMut(::serde_json::Value) -> Result<(), ::serde_json::Error>,
+    ) -> Result<(), E> {
+        let retry = coerced(&v);
+        let first = match read(v) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if refused_a_string(&first)
+            && let Some(Ok(())) = retry.map(&mut *read)
+        {
+            return Ok(());
+        }
+        Err(field_error(name, &first, sensitive))
+    }
+
+    /// The same string rules as `Runtime::call`'s validation: a number or boolean sent as a
+    /// string, as its JSON value.
+    fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
         use ::serde_json::Value;
-        // The same string rules as `Runtime::call`'s validation.
-        let retry = match &v {
+        match v {
             Value::String(s) => crate::args::parse_bool(s)
                 .map(Value::Bool)
                 .or_else(|| crate::args::parse_number(s).map(Value::Number)),
             _ => None,
-        };
-        let first = match ::serde_json::from_value::<T>(v) {
-            Ok(t) => return Ok(t),
-            Err(e) => e,
-        };
-        // Only for a field that takes no string at all (a number, a boolean). An enum that
-        // refused the string refused it by its values, and the runtime does not coerce
-        // `" 2"` or `"True"` into an enum value either.
-        if first.to_string().starts_with("invalid type: string")
-            && let Some(Ok(t)) = retry.map(::serde_json::from_value::<T>)
-        {
-            return Ok(t);
         }
+    }
+
+    /// Only for a field that takes no string at all (a number, a boolean). An enum that
+    /// refused the string refused it by its values, and the runtime does not coerce `" 2"`
+    /// or `"True"` into an enum value either.
+    fn refused_a_string(e: &::serde_json::Error) -> bool {
+        e.to_string().starts_with("invalid type: string")
+    }
+
+    fn field_error<E: ::serde::de::Error>(
+        name: &str,
+        first: &::serde_json::Error,
+        sensitive: bool,
+    ) -> E {
         if sensitive {
             // serde's message quotes what it received: a secret must not reach error text.
-            Err(E::custom(format_args!(
+            E::custom(format_args!(
                 "`{name}`: invalid value (sensitive, not shown)"
-            )))
+            ))
         } else {
-            Err(E::custom(format_args!("`{name}`: {first}")))
+            E::custom(format_args!("`{name}`: {first}"))
         }
     }
 
     /// `Deserialize` for generated enums: a string that is one of the wire spellings.
+    ///
+    /// Only this thin wrapper is instantiated per enum; the visitor, and serde's
+    /// `deserialize_any` behind it, depend on the deserializer alone, so a crate with
+    /// hundreds of enums compiles that machinery once, not once per enum.
     pub fn deserialize_enum<'de, D: ::serde::Deserializer<'de>, T: Copy>(
         d: D,
         all: &'static [T],
         wire: fn(T) -> &'static str,
     ) -> Result<T, D::Error> {
-        struct V<T: 'static> {
-            all: &'static [T],
-            wire: fn(T) -> &'static str,
+        let name_of = |i: usize| wire(all[i]);
+        deserialize_variant(d, all.len(), &name_of).map(|i| all[i])
+    }
+
+    /// The index of the variant whose wire spelling `d` holds.
+    fn deserialize_variant<'de, D: ::serde::Deserializer<'de>>(
+        d: D,
+        len: usize,
+        name_of: &dyn Fn(usize) -> &'static str,
+    ) -> Result<usize, D::Error> {
+        struct V<'a> {
+            len: usize,
+            name_of: &'a dyn Fn(usize) -> &'static str,
         }
-        impl<T: Copy> ::serde::de::Visitor<'_> for V<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str("one of ")?;
-                let names: Vec<String> = self
-                    .all
-                    .iter()
-                    .map(|v| format!("`{}`", (self.wire)(*v)))
+        impl V<'_> {
+            fn expected(&self) -> String {
+                let names: Vec<String> = (0..self.len)
+                    .map(|i| format!("`{}`", (self.name_of)(i)))
                     .collect();
-                f.write_str(&names.join(", "))
+                names.join(", ")
+            }
+        }
+        impl ::serde::de::Visitor<'_> for V<'_> {
+            type Value = usize;
+            fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                write!(f, "one of {}", self.expected())
             }
             // A model sending `1` for the enum value "1": accepted, as `Runtime::call` does.
-            fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<T, E> {
+            fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<usize, E> {
                 self.visit_str(&v.to_string())
             }
-            fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<T, E> {
+            fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<usize, E> {
                 self.visit_str(&v.to_string())
             }
-            fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<T, E> {
+            fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<usize, E> {
                 // JSON's spelling, as the runtime compares it: `1.0` stays "1.0", not "1".
                 match ::serde_json::Number::from_f64(v) {
                     Some(n) => self.visit_str(&n.to_string()),
                     None => self.visit_str(&v.to_string()),
                 }
             }
-            fn visit_bool<E: ::serde::de::Error>(self, v: bool) -> Result<T, E> {
+            fn visit_bool<E: ::serde::de::Error>(self, v: bool) -> Result<usize, E> {
                 self.visit_str(&v.to_string())
             }
-            fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<T, E> {
-                self.all
-                    .iter()
-                    .copied()
-                    .find(|v| (self.wire)(*v) == s)
+            fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<usize, E> {
+                (0..self.len)
+                    .find(|i| (self.name_of)(*i) == s)
                     .ok_or_else(|| {
-                        let names: Vec<String> = self
-                            .all
-                            .iter()
-                            .map(|v| format!("`{}`", (self.wire)(*v)))
-                            .collect();
                         E::custom(format_args!(
                             "unknown variant `{s}`, expected one of {}",
-                            names.join(", ")
+                            self.expected()
                         ))
                     })
             }
         }
         // `any`, not `str`: a self-describing format hands numbers to `visit_u64` & co.
-        d.deserialize_any(V { all, wire })
+        d.deserialize_any(V { len, name_of })
     }
 
     impl ::core::fmt::Display for ParseEnumError {
@@ -399,25 +450,80 @@ pub mod __private {
 
     impl ::std::error::Error for ParseEnumError {}
 
-    /// Serialises a whole `f64` as a JSON integer (`10`, not `10.0`): a Python tool doing
-    /// `range(limit)` needs an int, and JavaScript does not care.
-    pub fn ser_number<S: ::serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        const MAX_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-        if v.fract() == 0.0 && v.abs() <= MAX_EXACT {
-            s.serialize_i64(*v as i64)
-        } else {
-            s.serialize_f64(*v)
+    /// `Serialize` for generated `Params`: each field becomes a JSON value through [`Arg`]
+    /// (not generic over the serializer), then one map is written in field order. A serde
+    /// derive would instantiate its machinery once per field type per tool; this is
+    /// compiled once per crate.
+    #[derive(Default)]
+    pub struct Args(::std::vec::Vec<(&'static str, ::serde_json::Value)>);
+
+    impl Args {
+        /// No fields yet.
+        pub fn new() -> Self {
+            Args::default()
+        }
+
+        /// Adds the field `name`, unless it is an absent optional value.
+        pub fn put<T: Arg + ?Sized>(&mut self, name: &'static str, value: &T) {
+            if let Some(v) = value.arg() {
+                self.0.push((name, v));
+            }
+        }
+
+        /// Writes the fields as one map.
+        pub fn serialize<S: ::serde::Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
+            use ::serde::ser::SerializeMap as _;
+            let mut map = s.serialize_map(Some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                map.serialize_entry(k, v)?;
+            }
+            map.end()
         }
     }
 
-    /// [`ser_number`] for optional numbers.
-    pub fn ser_opt_number<S: ::serde::Serializer>(
-        v: &Option<f64>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => ser_number(v, s),
-            None => s.serialize_none(),
+    /// What [`Arg::arg`] returns.
+    pub type ArgValue = Option<::serde_json::Value>;
+
+    /// A `Params` field as the JSON a tool receives; `None` leaves the field out.
+    pub trait Arg {
+        /// The field's JSON value, or `None` for an absent optional value.
+        fn arg(&self) -> Option<::serde_json::Value>;
+    }
+
+    impl Arg for ::std::string::String {
+        fn arg(&self) -> Option<::serde_json::Value> {
+            Some(::serde_json::Value::String(self.clone()))
+        }
+    }
+
+    impl Arg for bool {
+        fn arg(&self) -> Option<::serde_json::Value> {
+            Some(::serde_json::Value::Bool(*self))
+        }
+    }
+
+    /// A whole `f64` is a JSON integer (`10`, not `10.0`): a Python tool doing
+    /// `range(limit)` needs an int, and JavaScript does not care.
+    impl Arg for f64 {
+        fn arg(&self) -> Option<::serde_json::Value> {
+            const MAX_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+            Some(if self.fract() == 0.0 && self.abs() <= MAX_EXACT {
+                ::serde_json::Value::from(*self as i64)
+            } else {
+                ::serde_json::Value::from(*self)
+            })
+        }
+    }
+
+    impl<T: Arg> Arg for Option<T> {
+        fn arg(&self) -> Option<::serde_json::Value> {
+            self.as_ref().and_then(Arg::arg)
+        }
+    }
+
+    impl<T: Arg> Arg for crate::Secret<T> {
+        fn arg(&self) -> Option<::serde_json::Value> {
+            self.expose().arg()
         }
     }
 

@@ -3,16 +3,20 @@
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod _3d_render {
     /// Parameters of `3d_render`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Input.
         pub q: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("q", &self.q);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["q"];
@@ -55,16 +59,20 @@ pub mod _3d_render {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod gmail {
     /// Parameters of `Gmail`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Input.
         pub q: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("q", &self.q);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["q"];
@@ -107,39 +115,29 @@ pub mod gmail {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod aliases {
     /// Parameters of `aliases`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// How many results.
-        #[serde(
-            skip_serializing_if = "::core::option::Option::is_none",
-            serialize_with = "::toolbind::__private::ser_opt_number"
-        )]
         pub max_results: ::core::option::Option<f64>,
         /// Old name of max_results.
-        #[serde(
-            rename = "maxResults",
-            skip_serializing_if = "::core::option::Option::is_none",
-            serialize_with = "::toolbind::__private::ser_opt_number"
-        )]
         pub max_results_2: ::core::option::Option<f64>,
         /// A capitalised keyword.
-        #[serde(
-            rename = "Self",
-            skip_serializing_if = "::core::option::Option::is_none"
-        )]
         pub self_: ::core::option::Option<Self_>,
         /// A lowercase keyword.
-        #[serde(
-            rename = "self",
-            skip_serializing_if = "::core::option::Option::is_none"
-        )]
         pub self_2: ::core::option::Option<Self2>,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("max_results", &self.max_results);
+            a.put("maxResults", &self.max_results_2);
+            a.put("Self", &self.self_);
+            a.put("self", &self.self_2);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &[
@@ -202,6 +200,11 @@ pub mod aliases {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Self_ {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Self_ {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -255,6 +258,11 @@ pub mod aliases {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Self2 {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Self2 {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -296,13 +304,7 @@ pub mod aliases {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod calculator {
     /// Parameters of `calculator`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// The operation.
         pub op: Op,
@@ -311,8 +313,19 @@ pub mod calculator {
         /// Default: `"MB"`.
         pub unit: Unit,
         /// Two spellings of one type.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub mime: ::core::option::Option<Mime>,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("op", &self.op);
+            a.put("unit", &self.unit);
+            a.put("mime", &self.mime);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["op", "unit", "mime"];
@@ -378,6 +391,11 @@ pub mod calculator {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Op {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Op {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -433,6 +451,11 @@ pub mod calculator {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Unit {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Unit {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -486,6 +509,11 @@ pub mod calculator {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Mime {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mime {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -527,14 +555,16 @@ pub mod calculator {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod core_tool {
     /// Parameters of `core`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -574,14 +604,16 @@ pub mod core_tool {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod crate_ {
     /// Parameters of `crate`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -621,28 +653,25 @@ pub mod crate_ {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod dotted_params {
     /// Parameters of `dotted_params`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// API version header.
-        #[serde(
-            rename = "x-api-version",
-            skip_serializing_if = "::core::option::Option::is_none"
-        )]
         pub x_api_version: ::core::option::Option<::std::string::String>,
         /// Items per page.
         ///
         /// Default: `20`.
-        #[serde(
-            rename = "page.size",
-            serialize_with = "::toolbind::__private::ser_number"
-        )]
         pub page_size: f64,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("x-api-version", &self.x_api_version);
+            a.put("page.size", &self.page_size);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["x-api-version", "page.size"];
@@ -689,13 +718,7 @@ pub mod dotted_params {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod lossless_defaults {
     /// Parameters of `lossless_defaults`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// A numeric string written as a number.
         ///
@@ -708,19 +731,16 @@ pub mod lossless_defaults {
         /// A number written as a string.
         ///
         /// Default: `5`.
-        #[serde(serialize_with = "::toolbind::__private::ser_number")]
         pub retries: f64,
         /// A boolean written as a string.
         ///
         /// Default: `true`.
         pub verbose: bool,
         /// No default at all.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub note: ::core::option::Option<::std::string::String>,
         /// A secret with a default, applied at run time only.
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub token: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
@@ -732,6 +752,23 @@ pub mod lossless_defaults {
         ///
         /// Default: `"high"`.
         pub level: Level,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("zip", &self.zip);
+            a.put("agent_id", &self.agent_id);
+            a.put("retries", &self.retries);
+            a.put("verbose", &self.verbose);
+            a.put("note", &self.note);
+            a.put("token", &self.token);
+            a.put("format", &self.format);
+            a.put("level", &self.level);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &[
@@ -822,6 +859,11 @@ pub mod lossless_defaults {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Level {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Level {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -863,16 +905,20 @@ pub mod lossless_defaults {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod metadata_keys {
     /// Parameters of `metadata_keys`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// What to search for.
         pub query: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("query", &self.query);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["query"];
@@ -915,14 +961,16 @@ pub mod metadata_keys {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod self_ {
     /// Parameters of `self`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -962,14 +1010,16 @@ pub mod self_ {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod std_tool {
     /// Parameters of `std`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -1009,31 +1059,33 @@ pub mod std_tool {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod tool_name {
     /// Parameters of `tool_name`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// What this parameter is for.
         pub param_name: ::std::string::String,
         /// An optional parameter.
-        #[serde(
-            skip_serializing_if = "::core::option::Option::is_none",
-            serialize_with = "::toolbind::__private::ser_opt_number"
-        )]
         pub optional_param: ::core::option::Option<f64>,
         /// A sensitive value (e.g., API token).
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub secret_param: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
         /// Choose between modes.
         pub mode: Mode,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("param_name", &self.param_name);
+            a.put("optional_param", &self.optional_param);
+            a.put("secret_param", &self.secret_param);
+            a.put("mode", &self.mode);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &[
@@ -1096,6 +1148,11 @@ pub mod tool_name {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Mode {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -1137,14 +1194,16 @@ pub mod tool_name {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod toolbind_tool {
     /// Parameters of `toolbind`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -1184,16 +1243,20 @@ pub mod toolbind_tool {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod web_search {
     /// Parameters of `web-search`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Input.
         pub q: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("q", &self.q);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["q"];
@@ -1236,16 +1299,20 @@ pub mod web_search {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod web_search_2 {
     /// Parameters of `webSearch`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Input.
         pub q: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("q", &self.q);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["q"];

@@ -68,7 +68,7 @@ fn portable_names_setter_relaxes_the_rule() {
     c.tools_dir(tmp.path());
     assert!(c.generate().is_err());
     let g = c.portable_names(false).generate().unwrap();
-    assert!(g.rust().unwrap().contains("rename = \"x y\""));
+    assert!(g.rust().unwrap().contains("a.put(\"x y\", &self.x_y);"));
 }
 
 #[test]

@@ -3,13 +3,7 @@
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod crlf_bom {
     /// Parameters of `crlf_bom`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Search text.
         pub query: ::std::string::String,
@@ -17,6 +11,17 @@ pub mod crlf_bom {
         ///
         /// Default: `"newest"`.
         pub order: Order,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("query", &self.query);
+            a.put("order", &self.order);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["query", "order"];
@@ -77,6 +82,11 @@ pub mod crlf_bom {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Order {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Order {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -118,13 +128,7 @@ pub mod crlf_bom {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod enum_lookalikes {
     /// Parameters of `enum_lookalikes`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Values a model may send as JSON numbers or booleans.
         pub level: Level,
@@ -132,6 +136,17 @@ pub mod enum_lookalikes {
         ///
         /// Default: `"10"`.
         pub size: Size,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("level", &self.level);
+            a.put("size", &self.size);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["level", "size"];
@@ -201,6 +216,11 @@ pub mod enum_lookalikes {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Level {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Level {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -256,6 +276,11 @@ pub mod enum_lookalikes {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Size {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Size {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -298,34 +323,19 @@ pub mod enum_lookalikes {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod kitchen_sink {
     /// Parameters of `kitchen_sink`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// A keyword as a parameter name.
         pub r#type: ::std::string::String,
         /// A keyword that cannot be a raw identifier.
-        #[serde(
-            rename = "self",
-            skip_serializing_if = "::core::option::Option::is_none"
-        )]
         pub self_: ::core::option::Option<bool>,
         /// camelCase becomes snake_case.
         ///
         /// Default: `10`.
-        #[serde(
-            rename = "maxResults",
-            serialize_with = "::toolbind::__private::ser_number"
-        )]
         pub max_results: f64,
         /// A fractional default.
         ///
         /// Default: `0.25`.
-        #[serde(serialize_with = "::toolbind::__private::ser_number")]
         pub ratio: f64,
         /// A boolean default.
         ///
@@ -344,22 +354,37 @@ pub mod kitchen_sink {
         /// Overrides KITCHEN_TOKEN.
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub api_token: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
         /// An optional number.
-        #[serde(
-            skip_serializing_if = "::core::option::Option::is_none",
-            serialize_with = "::toolbind::__private::ser_opt_number"
-        )]
         pub limit: ::core::option::Option<f64>,
         /// Line one.
         /// Line two: Markdown [a link](https://example.com), a bare https://example.org and <b>tags</b>.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub notes: ::core::option::Option<::std::string::String>,
         /// Values that are not Rust identifier characters are separators.
         pub unit: Unit,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("type", &self.r#type);
+            a.put("self", &self.self_);
+            a.put("maxResults", &self.max_results);
+            a.put("ratio", &self.ratio);
+            a.put("verbose", &self.verbose);
+            a.put("greeting", &self.greeting);
+            a.put("resolution", &self.resolution);
+            a.put("kind", &self.kind);
+            a.put("api_token", &self.api_token);
+            a.put("limit", &self.limit);
+            a.put("notes", &self.notes);
+            a.put("unit", &self.unit);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &[
@@ -474,6 +499,11 @@ pub mod kitchen_sink {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Resolution {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Resolution {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -528,6 +558,11 @@ pub mod kitchen_sink {
             s: S,
         ) -> ::core::result::Result<S::Ok, S::Error> {
             s.serialize_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::Arg for Kind {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
         }
     }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Kind {
@@ -586,6 +621,11 @@ pub mod kitchen_sink {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Unit {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Unit {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -627,14 +667,16 @@ pub mod kitchen_sink {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod py_tool {
     /// Parameters of `py_tool`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {}
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            ::toolbind::__private::Args::new().serialize(s)
+        }
+    }
     impl Params {
         const FIELDS: &'static [&'static str] = &[];
     }
@@ -674,19 +716,22 @@ pub mod py_tool {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod sh_tool {
     /// Parameters of `sh_tool`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// How many lines to print.
         ///
         /// Default: `3`.
-        #[serde(serialize_with = "::toolbind::__private::ser_number")]
         pub count: f64,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("count", &self.count);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["count"];
@@ -732,31 +777,33 @@ pub mod sh_tool {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod tool_name {
     /// Parameters of `tool_name`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// What this parameter is for.
         pub param_name: ::std::string::String,
         /// An optional parameter.
-        #[serde(
-            skip_serializing_if = "::core::option::Option::is_none",
-            serialize_with = "::toolbind::__private::ser_opt_number"
-        )]
         pub optional_param: ::core::option::Option<f64>,
         /// A sensitive value (e.g., API token).
         ///
         /// Sensitive: `Debug` and `Display` print a redaction.
-        #[serde(skip_serializing_if = "::core::option::Option::is_none")]
         pub secret_param: ::core::option::Option<
             ::toolbind::__private::Secret<::std::string::String>,
         >,
         /// Choose between modes.
         pub mode: Mode,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("param_name", &self.param_name);
+            a.put("optional_param", &self.optional_param);
+            a.put("secret_param", &self.secret_param);
+            a.put("mode", &self.mode);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &[
@@ -819,6 +866,11 @@ pub mod tool_name {
             s.serialize_str(self.as_str())
         }
     }
+    impl ::toolbind::__private::Arg for Mode {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
         fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
             d: D,
@@ -860,18 +912,23 @@ pub mod tool_name {
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod unicode_tool {
     /// Parameters of `unicode_tool`.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::cmp::PartialEq,
-        ::toolbind::__private::serde::Serialize,
-    )]
-    #[serde(crate = "::toolbind::__private::serde")]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Params {
         /// Le texte à traduire.
         pub texte: ::std::string::String,
         /// Registre de langue.
         pub style: Style,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("texte", &self.texte);
+            a.put("style", &self.style);
+            a.serialize(s)
+        }
     }
     impl Params {
         const FIELDS: &'static [&'static str] = &["texte", "style"];
@@ -928,6 +985,11 @@ pub mod unicode_tool {
             s: S,
         ) -> ::core::result::Result<S::Ok, S::Error> {
             s.serialize_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::Arg for Style {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
         }
     }
     impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Style {
