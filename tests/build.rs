@@ -7,6 +7,13 @@ fn main() -> Result<(), toolbind_codegen::Error> {
         .emit_prompt(true)
         .emit_docs(true)
         .compile()?;
+    // The shipped tools again, reaching the runtime through a re-export
+    // (`Config::runtime_path`), as a crate with a renamed dependency would.
+    toolbind_codegen::Config::new()
+        .tools_dir("../tools")
+        .out_file("relocated.rs")
+        .runtime_path("crate::relocated::runtime")
+        .compile()?;
     toolbind_codegen::Config::new()
         .tools_dir("compat")
         .out_file("compat.rs")

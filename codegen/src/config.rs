@@ -41,6 +41,7 @@ pub struct Config {
     generator: Generator,
     deny_warnings: bool,
     print_warnings: bool,
+    runtime_path: String,
 }
 
 impl Default for Config {
@@ -57,6 +58,7 @@ impl Default for Config {
             generator: Generator::Build,
             deny_warnings: false,
             print_warnings: true,
+            runtime_path: emit::RUNTIME_PATH.to_owned(),
         }
     }
 }
@@ -90,6 +92,8 @@ pub enum Error {
     Write { path: PathBuf, message: String },
     /// `compile()` outside a build script (no `OUT_DIR`) without `out_dir`.
     NoOutDir,
+    /// [`Config::runtime_path`] is not a Rust path.
+    RuntimePath(String),
 }
 
 impl Error {
@@ -111,6 +115,12 @@ impl fmt::Display for Error {
             }
             Error::NoOutDir => f.write_str(
                 "OUT_DIR is not set: call compile() from build.rs, or set Config::out_dir",
+            ),
+            Error::RuntimePath(p) => write!(
+                f,
+                "Config::runtime_path({p:?}) is not a Rust path: give the path your crate \
+                 reaches the toolbind runtime by, e.g. \"::toolbind\" or \"::my_rt\" for \
+                 `my_rt = {{ package = \"toolbind\", .. }}`"
             ),
         }
     }
@@ -199,6 +209,15 @@ impl Config {
         self
     }
 
+    /// The path generated code reaches the runtime by (default `::toolbind`), for a
+    /// renamed dependency (`rt = { package = "toolbind", .. }` → `"::rt"`) or a re-export
+    /// (`"crate::deps::toolbind"`), like prost-build's `prost_path`. A path that is not a
+    /// Rust path fails [`generate`](Self::generate) with [`Error::RuntimePath`].
+    pub fn runtime_path(&mut self, path: &str) -> &mut Self {
+        self.runtime_path = path.trim().to_owned();
+        self
+    }
+
     /// The tools folders, resolved; `tools` (beside Cargo.toml) when none was set.
     pub fn tools_dirs(&self) -> Vec<PathBuf> {
         if self.tools_dirs.is_empty() {
@@ -220,6 +239,9 @@ impl Config {
     /// returned tools ([`crate::warnings`]); with [`deny_warnings`](Self::deny_warnings)
     /// they fail the run as [`Error::Invalid`].
     pub fn generate(&self) -> Result<Generated, Error> {
+        if !is_rust_path(&self.runtime_path) {
+            return Err(Error::RuntimePath(self.runtime_path.clone()));
+        }
         let dirs = self.tools_dirs();
         let tools = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
         if self.deny_warnings {
@@ -238,7 +260,10 @@ impl Config {
         }
         let mut files = BTreeMap::new();
         if self.emit_rust {
-            files.insert(self.out_file.clone(), emit::rust(&tools, self.generator));
+            files.insert(
+                self.out_file.clone(),
+                emit::rust_at(&tools, self.generator, &self.runtime_path),
+            );
         }
         if self.emit_schemas {
             for d in Dialect::ALL {
@@ -321,4 +346,20 @@ fn resolve(dir: &Path) -> PathBuf {
         Some(root) if dir.is_relative() => PathBuf::from(root).join(dir),
         _ => dir.to_path_buf(),
     }
+}
+
+/// `::a::b`, `a::b`, `crate::a`: identifiers (raw ones too) joined by `::`, with an
+/// optional leading `::`.
+fn is_rust_path(path: &str) -> bool {
+    let body = path.strip_prefix("::").unwrap_or(path);
+    !body.is_empty()
+        && body.split("::").all(|seg| {
+            let seg = seg.strip_prefix("r#").unwrap_or(seg);
+            let mut chars = seg.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && seg != "_"
+        })
 }

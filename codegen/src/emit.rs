@@ -36,14 +36,30 @@ pub const HEADER: &str =
 /// prettyplease's line width.
 const MARGIN: usize = 89;
 
+/// The version of the interface between generated bindings and the runtime's
+/// `__private` items. Generated code names it (`__bindings_version!`), and the runtime
+/// accepts only its own: bindings from another toolbind-codegen fail to compile with a
+/// message saying to use matching versions, instead of a list of missing items.
+pub const BINDINGS_VERSION: u32 = 1;
+
+/// The path generated code reaches the runtime by, unless told otherwise.
+pub const RUNTIME_PATH: &str = "::toolbind";
+
 /// Generates the bindings as formatted source, starting with the `@generated` header.
 pub fn rust(tools: &[ToolSpec], generator: Generator) -> String {
+    rust_at(tools, generator, RUNTIME_PATH)
+}
+
+/// [`rust`] for a runtime reached by another path (a renamed dependency, a re-export):
+/// `runtime` is a Rust path such as `::my_toolbind` or `crate::deps::toolbind`.
+pub fn rust_at(tools: &[ToolSpec], generator: Generator, runtime: &str) -> String {
     let mut w = W::default();
     w.s.reserve(tools.len() * 9000);
     w.s.push_str(HEADER);
     w.s.push('\n');
+    version_check(&mut w);
     for t in tools {
-        tool_module(&mut w, t, generator);
+        tool_module(&mut w, t, generator, false);
     }
     tool_call(&mut w, tools);
     w.line("/// Static facts (name, version, schema, prompt line) about every compiled tool, in");
@@ -67,7 +83,65 @@ pub fn rust(tools: &[ToolSpec], generator: Generator) -> String {
         }
         w.close("];");
     }
+    relocate(w.s, runtime)
+}
+
+/// One tool's module alone (no `ToolCall`, no `TOOLS`), with its own version check: what
+/// `toolbind::tool!` expands to.
+pub fn tool_module_source(tool: &ToolSpec, generator: Generator) -> String {
+    let mut w = W::default();
+    tool_module(&mut w, tool, generator, true);
     w.s
+}
+
+fn version_check(w: &mut W) {
+    w.line(&format!(
+        "::toolbind::__bindings_version!({BINDINGS_VERSION});"
+    ));
+}
+
+/// Points generated code at `runtime` instead of `::toolbind`: in code only, never in doc
+/// comments or string literals (the emitter writes every literal on one line).
+fn relocate(source: String, runtime: &str) -> String {
+    if runtime == RUNTIME_PATH {
+        return source;
+    }
+    let from = "::toolbind::";
+    let to = format!("{runtime}::");
+    let mut out = String::with_capacity(source.len() + source.len() / 20);
+    for line in source.split_inclusive('\n') {
+        if line.trim_start().starts_with("//") {
+            out.push_str(line);
+            continue;
+        }
+        // Code and literals alternate: replace in the code spans only.
+        let mut code_from = 0;
+        let mut in_literal = false;
+        let mut escaped = false;
+        for (i, c) in line.char_indices() {
+            if in_literal {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == '"' {
+                    in_literal = false;
+                    out.push_str(&line[code_from..=i]);
+                    code_from = i + 1;
+                }
+            } else if c == '"' {
+                out.push_str(&line[code_from..i].replace(from, &to));
+                in_literal = true;
+                code_from = i;
+            }
+        }
+        if in_literal {
+            out.push_str(&line[code_from..]);
+        } else {
+            out.push_str(&line[code_from..].replace(from, &to));
+        }
+    }
+    out
 }
 
 #[derive(Default)]
@@ -472,7 +546,7 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
 }
 
-fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
+fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: bool) {
     let name = &tool.name;
     w.doc(&format!(
         "`{name}` (v{}, {}): {}",
@@ -486,6 +560,9 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator) {
         "#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]",
     );
     w.open(&format!("pub mod {} {{", tool.rust_module));
+    if check_version {
+        version_check(w);
+    }
     if generator == Generator::Macro {
         let mut files = vec![tool.file.display().to_string()];
         if let Some(e) = tool.entry_path() {

@@ -210,21 +210,9 @@ pub fn tool(input: TokenStream) -> TokenStream {
             return quote!(#(#errors)*).into();
         }
     };
-    let source = toolbind_codegen::emit::rust(std::slice::from_ref(&spec), Generator::Macro);
-    let tokens = match source.parse::<TokenStream2>() {
-        Ok(t) => t,
-        Err(e) => return internal(lit, &e.to_string()).into(),
-    };
-    match syn::parse2::<syn::File>(tokens) {
-        // The emitter's output for one tool is its module, `ToolCall` and `TOOLS`: keep
-        // the module.
-        Ok(file) => {
-            let modules = file
-                .items
-                .into_iter()
-                .filter(|i| matches!(i, syn::Item::Mod(_)));
-            quote!(#(#modules)*).into()
-        }
+    let source = toolbind_codegen::emit::tool_module_source(&spec, Generator::Macro);
+    match source.parse::<TokenStream2>() {
+        Ok(t) => t.into(),
         Err(e) => internal(lit, &e.to_string()).into(),
     }
 }

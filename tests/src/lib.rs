@@ -45,6 +45,19 @@ pub mod compat {
     }
 }
 
+/// The shipped tools' bindings generated with `Config::runtime_path`: they name the runtime
+/// only through `crate::relocated::runtime`, so `toolbind` could be a renamed dependency.
+pub mod relocated {
+    /// The runtime, by another path.
+    pub mod runtime {
+        pub use toolbind::*;
+    }
+    /// The bindings.
+    pub mod bindings {
+        include!(concat!(env!("OUT_DIR"), "/toolbind/relocated.rs"));
+    }
+}
+
 /// The same corpus through the proc-macro: it accepts what build.rs accepts.
 pub mod compat_macro {
     toolbind::tools!("../compat");

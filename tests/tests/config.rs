@@ -226,3 +226,55 @@ fn no_tools_dir_means_tools_beside_cargo_toml() {
     let d = e.diagnostics().unwrap().iter().next().unwrap().clone();
     assert_eq!(d.file, expected);
 }
+
+#[test]
+fn runtime_path_moves_code_paths_but_not_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("quoted");
+    std::fs::create_dir_all(&t).unwrap();
+    std::fs::write(
+        t.join("TOOL.md"),
+        "---\nname: quoted\ndescription: 'Mentions \"::toolbind::x\" and ::toolbind::y in text.'\nlanguage: bash\ninputs:\n  mode:\n    type: enum\n    values: a, b\n    description: 'Uses ::toolbind::z'\n---\n",
+    )
+    .unwrap();
+    std::fs::write(t.join("index.sh"), "cat\n").unwrap();
+    let mut c = Config::new();
+    c.tools_dir(tmp.path()).runtime_path("::rt");
+    let rust = c.generate().unwrap().rust().unwrap().to_owned();
+    assert!(rust.contains("::rt::__bindings_version!(1);"), "{rust}");
+    assert!(
+        rust.contains("impl ::rt::__private::Tool for Tool"),
+        "{rust}"
+    );
+    // Text keeps its words: doc comments and string literals are the author's.
+    assert!(rust.contains("/// Uses ::toolbind::z"), "{rust}");
+    assert!(
+        rust.contains(r#"Mentions \"::toolbind::x\" and ::toolbind::y in text."#),
+        "{rust}"
+    );
+    let code_paths = rust
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//") && l.contains("::toolbind::__private"))
+        .count();
+    assert_eq!(code_paths, 0, "{rust}");
+
+    for bad in ["", "::", "rt::", "my-rt", "::rt::2x", "a b"] {
+        let err = Config::new()
+            .tools_dir(tmp.path())
+            .runtime_path(bad)
+            .generate()
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("is not a Rust path"),
+            "{bad:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn the_runtime_accepts_the_bindings_version_codegen_writes() {
+    // `toolbind::__bindings_version!` accepts exactly this number (and the ui test
+    // `bindings-version-mismatch` shows it refusing another): change both together.
+    assert_eq!(toolbind_codegen::emit::BINDINGS_VERSION, 1);
+    toolbind::__bindings_version!(1);
+}
