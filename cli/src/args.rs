@@ -277,7 +277,7 @@ impl SpillArg {
     pub fn dir(&self) -> PathBuf {
         self.spill_dir
             .clone()
-            .unwrap_or_else(toolbind::dispatch::default_spill_dir)
+            .unwrap_or_else(toolbind::default_spill_dir)
     }
 }
 

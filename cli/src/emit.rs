@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use toolbind_codegen::diagnostic::Diagnostics;
+use toolbind_codegen::Diagnostics;
 use toolbind_codegen::{Config, Error, Options, ToolSpec, load_tools, prompt, schema};
 
 use crate::args::{DirsArg, GenArgs, SchemaArgs};

@@ -469,6 +469,8 @@ fn to_mcp(r: ToolResult) -> CallToolResult {
         .map(|c| match c {
             Content::Text { text } => ContentBlock::text(text),
             Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+            // A kind of block newer than this server: its JSON, as text.
+            other => ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
         })
         .collect();
     let mut out = if r.is_error {

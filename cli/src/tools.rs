@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use toolbind::loader::{Loaded, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
+use toolbind::{Loaded, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 use crate::args::{DirsArg, ListArgs};
 use crate::exit::{Code, Outcome};
@@ -117,12 +117,10 @@ fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
 /// A skipped tool folder is reported and listing goes on; a tools folder that cannot be
 /// read at all (a typo in --dir) is a failure a script should see.
 fn exit_code(loaded: &Loaded) -> Code {
-    let unreadable = loaded.warnings.iter().any(|w| {
-        matches!(
-            w.kind,
-            toolbind::loader::LoadWarningKind::UnreadableDir { .. }
-        )
-    });
+    let unreadable = loaded
+        .warnings
+        .iter()
+        .any(|w| matches!(w.kind, toolbind::LoadWarningKind::UnreadableDir { .. }));
     if unreadable { Code::Failed } else { Code::Ok }
 }
 
@@ -152,7 +150,7 @@ fn list_json(loaded: &Loaded) -> serde_json::Value {
         "sandbox": null,
         "notes": notes
             .iter()
-            .filter(|w| !matches!(w.kind, toolbind::loader::LoadWarningKind::Warnings { .. }))
+            .filter(|w| !matches!(w.kind, toolbind::LoadWarningKind::Warnings { .. }))
             .map(|w| entry(w, "message"))
             .collect::<Vec<_>>(),
     })

@@ -65,6 +65,7 @@ impl Default for Config {
 
 /// The outputs of [`Config::generate`]: file name -> content, plus the validated tools.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Generated {
     /// Output files by name relative to the output folder: the Rust bindings (`tools.rs`),
     /// and when enabled `schemas/<dialect>.json`, `prompt.md`, `TOOLS.md`.
@@ -85,11 +86,18 @@ impl Generated {
 
 /// Why generation failed.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Error {
     /// The tools folder has malformed files: every diagnostic of the run.
     Invalid(Diagnostics),
     /// Writing an output failed.
-    Write { path: PathBuf, message: String },
+    /// Writing an output failed: the file, and why.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why writing it failed.
+        message: String,
+    },
     /// `compile()` outside a build script (no `OUT_DIR`) without `out_dir`.
     NoOutDir,
     /// [`Config::runtime_path`] is not a Rust path.

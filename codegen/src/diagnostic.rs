@@ -39,6 +39,7 @@ impl fmt::Display for Severity {
 
 /// An error or warning in a tools folder: where it is, what is wrong, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Whether the tool can be used despite it.
     pub severity: Severity,
@@ -57,6 +58,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error at `pos` in `file`.
     pub fn new(file: impl Into<PathBuf>, pos: Pos, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,
@@ -82,18 +84,21 @@ impl Diagnostic {
     }
 
     #[must_use]
+    /// Adds the fix, shown after the message (`help: ...`).
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
     #[must_use]
+    /// How many characters the underline spans (default 1).
     pub fn len(mut self, len: usize) -> Self {
         self.len = len.max(1);
         self
     }
 
     #[must_use]
+    /// The file's text, so the report can quote the line.
     pub fn source(mut self, source: Arc<str>) -> Self {
         self.source = Some(source);
         self
@@ -227,6 +232,7 @@ impl std::error::Error for Diagnostic {}
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -246,10 +252,12 @@ impl Diagnostics {
         self.0.iter().filter(|d| !d.is_error())
     }
 
+    /// How many there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// The diagnostics, in report order.
     pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
         self.0.iter()
     }

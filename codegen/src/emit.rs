@@ -21,6 +21,7 @@ use crate::{prompt, schema};
 /// Which shell the code is for. The macro additionally embeds `include_bytes!` of every file
 /// it read, so editing a TOOL.md recompiles the crate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Generator {
     /// build.rs (`Config::compile`) and the CLI's `toolbind gen`.
     #[default]

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! # toolbind-codegen
 //!
 //! Turns a folder of agent tools (`tools/<name>/TOOL.md` + an entry file) into a validated
@@ -12,14 +13,16 @@
 //! }
 //! ```
 
-pub mod diagnostic;
+mod diagnostic;
 mod file;
+/// Not public API: how TOOL.md names become Rust identifiers (used by property tests).
+#[doc(hidden)]
 pub mod ident;
 pub mod model;
-pub mod parse;
+mod parse;
 pub mod prompt;
 pub mod schema;
-pub mod validate;
+mod validate;
 
 #[cfg(feature = "rust")]
 mod config;
@@ -29,11 +32,14 @@ pub mod emit;
 #[cfg(feature = "rust")]
 pub use config::{Config, Error, Generated};
 
+/// Not public API: "did you mean" for the runtime's messages.
+#[doc(hidden)]
+pub use diagnostic::suggest;
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use file::{read_regular_file, read_regular_file_no_follow};
 pub use model::{Input, InputType, Language, ToolSpec};
 pub use parse::read_version;
-pub use validate::Options;
+pub use validate::{Options, check_set};
 
 use std::path::{Path, PathBuf};
 
@@ -56,7 +62,8 @@ pub fn parse_tool_md(
 }
 
 /// Parses and validates the tool in folder `dir` (`dir/TOOL.md` plus its entry file).
-pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagnostic>> {
+pub fn parse_tool_dir(dir: impl AsRef<Path>, opts: &Options) -> Result<ToolSpec, Vec<Diagnostic>> {
+    let dir = dir.as_ref();
     let file = dir.join(TOOL_FILE);
     match read_regular_file(&file) {
         Ok(bytes) => parse_tool_md(&file, dir, &bytes, opts),
@@ -75,7 +82,8 @@ pub fn parse_tool_dir(dir: &Path, opts: &Options) -> Result<ToolSpec, Vec<Diagno
 /// The tool folders inside a tools directory, sorted by name. Hidden entries (`.git`,
 /// `.cache`) and plain files (a README) are not tool folders. A tools directory that holds
 /// a TOOL.md itself is one tool's folder given by mistake: an error, not "no tools".
-pub fn tool_folders(tools_dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+pub fn tool_folders(tools_dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Diagnostic> {
+    let tools_dir = tools_dir.as_ref();
     if std::fs::symlink_metadata(tools_dir.join(TOOL_FILE)).is_ok() {
         let parent = tools_dir
             .parent()

@@ -1,6 +1,6 @@
 //! The validated model of a tools folder: what every emitter, the runtime and the CLI read.
 //!
-//! A [`ToolSpec`] is only ever built by [`crate::parse`] + [`crate::validate`], so its
+//! A [`ToolSpec`] is only ever built by parsing and validating a TOOL.md ([`crate::parse_tool_md`], [`crate::load_tools`]), so its
 //! invariants hold: names are accepted by at least one provider, enum values are unique,
 //! defaults type-check, and every Rust identifier derived from a wire name is
 //! collision-free (a fallback identifier is picked, with a warning, where the obvious one
@@ -17,7 +17,9 @@ use crate::diagnostic::Diagnostic;
 /// A 1-based line and column in a source file (columns count characters, as rustc does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Pos {
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column, in characters.
     pub column: u32,
 }
 
@@ -25,6 +27,7 @@ impl Pos {
     /// No position: the error is about a whole file or folder.
     pub const NONE: Pos = Pos { line: 0, column: 0 };
 
+    /// A position (1-based line and column).
     pub const fn new(line: u32, column: u32) -> Self {
         Pos { line, column }
     }
@@ -37,15 +40,22 @@ impl fmt::Display for Pos {
 }
 
 /// The language a tool's entry file is written in.
+///
+/// Exhaustive on purpose, unlike this crate's other enums: a new language needs a new
+/// executor, so it is a breaking change whatever this enum says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Language {
     #[default]
+    /// `language: typescript` (also JavaScript): `index.ts` or `index.js`, run on Node.
     TypeScript,
+    /// `language: python`: `index.py`, run on python3.
     Python,
+    /// `language: bash`: `index.sh`, run on bash.
     Bash,
 }
 
 impl Language {
+    /// Every language, in TOOL.md documentation order.
     pub const ALL: [Language; 3] = [Language::TypeScript, Language::Python, Language::Bash];
 
     /// The spelling used in TOOL.md (`language: typescript`).
@@ -57,6 +67,8 @@ impl Language {
         }
     }
 
+    /// The language a TOOL.md `language:` value names (`typescript`, `python`, `bash`, and
+    /// the aliases the platform accepts).
     pub fn from_name(s: &str) -> Option<Self> {
         Language::ALL.into_iter().find(|l| l.as_str() == s)
     }
@@ -78,15 +90,23 @@ impl fmt::Display for Language {
 }
 
 /// The type of an input, as TOOL.md spells it.
+///
+/// Exhaustive on purpose: code generated for a tool matches on it, and a new type changes
+/// what every binding holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InputType {
+    /// `type: string`: a JSON string.
     String,
+    /// `type: number`: a JSON number (an `f64` in Rust).
     Number,
+    /// `type: boolean`: `true` or `false`.
     Boolean,
+    /// `type: enum`: one of the input's `values`, sent as a string.
     Enum,
 }
 
 impl InputType {
+    /// Every input type.
     pub const ALL: [InputType; 4] = [
         InputType::String,
         InputType::Number,
@@ -94,6 +114,7 @@ impl InputType {
         InputType::Enum,
     ];
 
+    /// The TOOL.md spelling (`string`, `number`, `boolean`, `enum`).
     pub const fn as_str(self) -> &'static str {
         match self {
             InputType::String => "string",
@@ -103,6 +124,7 @@ impl InputType {
         }
     }
 
+    /// The type a TOOL.md `type:` value names.
     pub fn from_name(s: &str) -> Option<Self> {
         InputType::ALL.into_iter().find(|t| t.as_str() == s)
     }
@@ -134,6 +156,7 @@ pub struct EnumValue {
 
 /// One typed input of a tool.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Input {
     /// The parameter name as the model sends it.
     pub name: String,
@@ -142,9 +165,14 @@ pub struct Input {
     /// The Rust enum type name, for [`InputType::Enum`] inputs (`Mode` for `mode`; a
     /// numbered fallback when two inputs of a tool would share one); empty otherwise.
     pub rust_enum: String,
+    /// The input's type (`type:`).
     pub ty: InputType,
+    /// What the model reads about the input (`description:`).
     pub description: String,
+    /// `optional: true`: the model may leave the input out.
     pub optional: bool,
+    /// `sensitive: true`: the value is a secret; it is redacted from every text the runtime
+    /// builds and wrapped in `Secret` in Rust.
     pub sensitive: bool,
     /// Allowed values, for [`InputType::Enum`] only.
     pub values: Vec<EnumValue>,
@@ -186,14 +214,21 @@ impl Input {
 
 /// MCP-style behaviour hints (seed 002 / MCP `ToolAnnotations`), all optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Annotations {
+    /// The tool does not change its environment (MCP `readOnlyHint`).
     pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data (MCP `destructiveHint`).
     pub destructive: Option<bool>,
+    /// Calling again with the same arguments has no further effect (MCP `idempotentHint`);
+    /// the runtime may retry such a call once on a fresh worker.
     pub idempotent: Option<bool>,
+    /// The tool reaches the outside world, e.g. the web (MCP `openWorldHint`).
     pub open_world: Option<bool>,
 }
 
 impl Annotations {
+    /// Whether no annotation is set.
     pub fn is_empty(&self) -> bool {
         *self == Annotations::default()
     }
@@ -201,6 +236,7 @@ impl Annotations {
 
 /// Whether a tool's process is kept warm between calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum WorkerMode {
     /// Decided by the runtime's configuration (warm by default).
     #[default]
@@ -221,6 +257,7 @@ pub enum WorkerMode {
 ///   network: false   # this tool never needs the network
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ToolSandbox {
     /// `Some(false)`: no network for this tool even when the runtime allows it.
     /// `Some(true)` or `None`: the runtime decides.
@@ -230,6 +267,7 @@ pub struct ToolSandbox {
 /// How a tool's calls run when a model sends several at once (TOOL.md `execution:`, pi's
 /// per-tool execution mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Execution {
     /// Calls may run concurrently with any other call (the default).
     #[default]
@@ -242,30 +280,42 @@ pub enum Execution {
 
 /// A `##` section of the Markdown body.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Section {
+    /// The heading text.
     pub title: String,
+    /// Its 1-based line in TOOL.md.
     pub line: u32,
 }
 
 /// The Markdown documentation after the frontmatter.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Body {
     /// The Markdown text, line endings normalised to `\n`, surrounding blank lines trimmed.
     pub markdown: String,
     /// The first `#` heading, if any.
     pub title: Option<String>,
+    /// The `##` sections, in order.
     pub sections: Vec<Section>,
 }
 
 /// One validated tool.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolSpec {
+    /// The name a model calls the tool by (`name:`).
     pub name: String,
     /// Display name; the name when TOOL.md has no `label`.
     pub label: String,
+    /// What the tool does, for the model (`description:`).
     pub description: String,
+    /// The tool's version (`version:`, default 0); sync installs a seed tool when its
+    /// version is newer.
     pub version: u64,
+    /// The entry's language (`language:`).
     pub language: Language,
+    /// The typed inputs (`inputs:`), in TOOL.md order.
     pub inputs: Vec<Input>,
     /// One line for the "Available tools" section; the description when absent.
     pub prompt_snippet: Option<String>,
@@ -275,12 +325,15 @@ pub struct ToolSpec {
     pub timeout_secs: Option<f64>,
     /// Environment variables the tool may read from the agent's environment.
     pub env: Vec<String>,
+    /// Behaviour hints (`annotations:`).
     pub annotations: Annotations,
+    /// Whether a Node or Python tool stays warm between calls (`worker:`).
     pub worker: WorkerMode,
     /// TOOL.md `sandbox:`: how the tool narrows the runtime's sandbox (default: not at all).
     pub sandbox: ToolSandbox,
     /// Whether a batch may run this tool's calls concurrently (`execution:`).
     pub execution: Execution,
+    /// The Markdown documentation after the frontmatter.
     pub body: Body,
     /// The tool folder.
     pub dir: PathBuf,
@@ -320,6 +373,7 @@ impl ToolSpec {
             .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
     }
 
+    /// The input named `name` (its wire name).
     pub fn input(&self, name: &str) -> Option<&Input> {
         self.inputs.iter().find(|i| i.name == name)
     }

@@ -12,6 +12,7 @@ use crate::model::{Input, InputType, ToolSpec};
 
 /// A provider's flavour of tool definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Dialect {
     /// The bare portable params schema per tool: `{name, description, parameters}`.
     Portable,
@@ -63,6 +64,7 @@ impl Dialect {
         }
     }
 
+    /// The dialect a CLI name names (`openai`, `anthropic`, `mcp`, ...).
     pub fn from_name(s: &str) -> Option<Self> {
         Dialect::ALL.into_iter().find(|d| d.as_str() == s)
     }

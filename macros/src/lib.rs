@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! # toolbind-macros
 //!
 //! The proc-macro shell of toolbind: [`tools!`] and [`tool!`] run the same

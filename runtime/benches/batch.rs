@@ -13,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbind::batch::{Answered, Batch, BatchOptions, DEFAULT_CONCURRENCY};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::{Answered, Batch, BatchOptions};
 use toolbind::{CallOptions, Loader, Provider, Runtime, ToolResult};
 
 const TOOL_MD: &str = "---\nname: nap\ndescription: Sleeps.\nlanguage: typescript\ninputs:\n  ms:\n    type: number\n    description: How long.\n---\n# Nap\n";
@@ -113,7 +113,8 @@ async fn main() {
     println!("| case | time |");
     println!("|---|---:|");
     println!(
-        "| batch of 8 x 100 ms calls, concurrency {DEFAULT_CONCURRENCY}: median of {batches} | {} |",
+        "| batch of 8 x 100 ms calls, concurrency {}: median of {batches} | {} |",
+        BatchOptions::DEFAULT_CONCURRENCY,
         ms(wall)
     );
     println!("| same, slowest batch | {} |", ms(worst));

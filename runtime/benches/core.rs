@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbind::args::validate;
-use toolbind::executor::{ExecCall, ExecFuture, Executor};
-use toolbind::sync::sync;
+use toolbind::sync;
+use toolbind::validate_args as validate;
 use toolbind::{CallOptions, Loader, Runtime, ToolResult};
+use toolbind::{ExecCall, ExecFuture, Executor};
 use toolbind_codegen::{Options, ToolSpec};
 
 const TOOLS: usize = 1000;

@@ -1,48 +1,10 @@
-//! Validation of a model's arguments against a tool's inputs, before anything runs.
-//!
-//! [`validate`] checks the arguments directly against the [`ToolSpec`] (no schema is built
-//! per call), tolerates the argument quirks models are known for, fills in defaults and
-//! reports **every** problem at once in a text a model can act on: the field, what was
-//! expected, what was received, and the valid fields or values.
-//!
-//! Quirks tolerated:
-//! - `null`, `""` (or only whitespace) as the whole arguments mean "no arguments", `{}`;
-//! - the whole arguments sent as a JSON string holding an object are parsed;
-//! - a number or boolean sent as a string (`"5"`, `"2.5"`, `"true"`, `"False"`) is
-//!   converted when the input wants a number or boolean;
-//! - a number or boolean sent for an enum is accepted when its JSON text is one of the
-//!   values (`2` for `values: 1,2,3`);
-//! - `null` for an optional input means "not given" (OpenAI's strict mode sends optional
-//!   fields as `null`); for an input with a default, the default is used.
-//!
-//! Numbers reach the tool exactly as JSON has them: `10` stays the integer `10`.
-//!
-//! A sensitive input's value never appears in an error: its type is named, not its value.
-//!
-//! ```
-//! use serde_json::json;
-//! use toolbind::args::validate;
-//! # let dir = std::env::temp_dir();
-//! let spec = toolbind_codegen::parse_tool_md(
-//!     &dir.join("TOOL.md"),
-//!     &dir,
-//!     b"---\nname: search\ndescription: Search.\ninputs:\n  query:\n    type: string\n    description: Terms.\n  limit:\n    type: number\n    description: Max hits.\n    default: 10\n---\n",
-//!     &toolbind_codegen::Options { require_entry: false, ..Default::default() },
-//! )
-//! .unwrap();
-//!
-//! let ok = validate(&spec, json!({"query": "rust"})).unwrap();
-//! assert_eq!(ok.params()["limit"], json!(10));
-//!
-//! let err = validate(&spec, json!({"query": "rust", "limit": "ten"})).unwrap_err();
-//! assert!(err.to_string().contains("`limit`: expected a number, received the string \"ten\""));
-//! ```
+// The documentation of this private module is on `toolbind::validate_args`.
 
 use std::fmt;
 
 use serde_json::{Map, Value};
-use toolbind_codegen::diagnostic::suggest;
 use toolbind_codegen::model::{Input, InputType, ToolSpec};
+use toolbind_codegen::suggest;
 
 use crate::secret::REDACTED;
 
@@ -50,6 +12,7 @@ use crate::secret::REDACTED;
 ///
 /// Its `Debug` output redacts the values of sensitive inputs, so it is safe to log.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ValidArgs<'a> {
     spec: &'a ToolSpec,
     params: Map<String, Value>,
@@ -106,6 +69,7 @@ pub fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String, Value
 
 /// Why a model's arguments were rejected: every problem found, in input order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ArgsError {
     /// The tool's name.
     pub tool: String,
@@ -116,6 +80,7 @@ pub struct ArgsError {
 /// One thing wrong with a model's arguments. Texts (`expected`, `received`) are ready for
 /// the model and never contain a sensitive value.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ArgProblem {
     /// The arguments were not a JSON object.
     NotAnObject {
@@ -244,7 +209,47 @@ impl fmt::Display for ArgsError {
 impl std::error::Error for ArgsError {}
 
 /// Checks a model's arguments for `spec`, coercing the known quirks and filling defaults.
-/// See the [module docs](self) for the rules.
+///
+///
+/// Validation of a model's arguments against a tool's inputs, before anything runs.
+///
+/// [`validate`] checks the arguments directly against the [`ToolSpec`] (no schema is built
+/// per call), tolerates the argument quirks models are known for, fills in defaults and
+/// reports **every** problem at once in a text a model can act on: the field, what was
+/// expected, what was received, and the valid fields or values.
+///
+/// Quirks tolerated:
+/// - `null`, `""` (or only whitespace) as the whole arguments mean "no arguments", `{}`;
+/// - the whole arguments sent as a JSON string holding an object are parsed;
+/// - a number or boolean sent as a string (`"5"`, `"2.5"`, `"true"`, `"False"`) is
+///   converted when the input wants a number or boolean;
+/// - a number or boolean sent for an enum is accepted when its JSON text is one of the
+///   values (`2` for `values: 1,2,3`);
+/// - `null` for an optional input means "not given" (OpenAI's strict mode sends optional
+///   fields as `null`); for an input with a default, the default is used.
+///
+/// Numbers reach the tool exactly as JSON has them: `10` stays the integer `10`.
+///
+/// A sensitive input's value never appears in an error: its type is named, not its value.
+///
+/// ```
+/// use serde_json::json;
+/// use toolbind::validate_args as validate;
+/// # let dir = std::env::temp_dir();
+/// let spec = toolbind_codegen::parse_tool_md(
+///     &dir.join("TOOL.md"),
+///     &dir,
+///     b"---\nname: search\ndescription: Search.\ninputs:\n  query:\n    type: string\n    description: Terms.\n  limit:\n    type: number\n    description: Max hits.\n    default: 10\n---\n",
+///     &toolbind_codegen::Options { require_entry: false, ..Default::default() },
+/// )
+/// .unwrap();
+///
+/// let ok = validate(&spec, json!({"query": "rust"})).unwrap();
+/// assert_eq!(ok.params()["limit"], json!(10));
+///
+/// let err = validate(&spec, json!({"query": "rust", "limit": "ten"})).unwrap_err();
+/// assert!(err.to_string().contains("`limit`: expected a number, received the string \"ten\""));
+/// ```
 pub fn validate(spec: &ToolSpec, args: Value) -> Result<ValidArgs<'_>, ArgsError> {
     let mut params = match root_object(args) {
         Ok(map) => map,

@@ -1,31 +1,4 @@
-//! Batches: the tool calls of one model turn, run concurrently.
-//!
-//! A model may ask for several tool calls in one turn. [`Runtime::call_batch`] runs them at
-//! once, at most [`BatchOptions::concurrency`] at a time, and returns their results in call
-//! order. One [`CancelToken`] cancels the whole batch. A tool whose TOOL.md says
-//! `execution: sequential` runs one call at a time, in the order the calls were made, within
-//! a batch and across batches running on the same [`Runtime`] (other tools still run beside
-//! it). When every result of a batch says `terminate: true` (seed 002), [`Batch::terminate`]
-//! tells the agent loop to stop instead of asking the model again.
-//!
-//! Calls usually come from a provider's response ([`crate::provider::Provider::tool_calls`]),
-//! and the batch goes back as the provider's messages
-//! ([`crate::provider::Provider::results`]).
-//!
-//! ```no_run
-//! use serde_json::json;
-//! use toolbind::batch::{BatchOptions, ToolCallRequest};
-//! # async fn demo(runtime: toolbind::Runtime) {
-//! let calls = vec![
-//!     ToolCallRequest::new("call_1", "todo", json!({"action": "list"})),
-//!     ToolCallRequest::from_json_text("call_2", "todo", "{\"action\": \"add\", \"text\": \"x\"}"),
-//! ];
-//! let batch = runtime.call_batch(calls, BatchOptions::new()).await;
-//! for answered in &batch.results {
-//!     println!("{}: {}", answered.call.id, answered.result.text_content());
-//! }
-//! # }
-//! ```
+// The documentation of this private module is on `toolbind::Batch`.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -41,10 +14,6 @@ use toolbind_codegen::model::Execution;
 use crate::cancel::CancelToken;
 use crate::dispatch::{CallOptions, Runtime};
 use crate::result::ToolResult;
-
-/// The default of [`BatchOptions::concurrency`]: enough for the parallel calls models emit
-/// in one turn (rarely more than a handful) without starting dozens of processes at once.
-pub const DEFAULT_CONCURRENCY: usize = 16;
 
 /// One tool call a model asked for, as a batch runs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +77,7 @@ impl ToolCallRequest {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BatchOptions {
-    /// How many calls run at the same time (at least 1; default [`DEFAULT_CONCURRENCY`]).
+    /// How many calls run at the same time (at least 1; default [`BatchOptions::DEFAULT_CONCURRENCY`]).
     pub concurrency: usize,
     /// Cancels every call of the batch, running or waiting.
     pub cancel: CancelToken,
@@ -119,7 +88,7 @@ pub struct BatchOptions {
 impl Default for BatchOptions {
     fn default() -> Self {
         BatchOptions {
-            concurrency: DEFAULT_CONCURRENCY,
+            concurrency: Self::DEFAULT_CONCURRENCY,
             cancel: CancelToken::new(),
             timeout: None,
         }
@@ -127,7 +96,12 @@ impl Default for BatchOptions {
 }
 
 impl BatchOptions {
-    /// The defaults: [`DEFAULT_CONCURRENCY`], a fresh cancel token, no timeout override.
+    /// The default of [`BatchOptions::concurrency`]: enough for the parallel calls models
+    /// emit in one turn (rarely more than a handful) without starting dozens of processes
+    /// at once.
+    pub const DEFAULT_CONCURRENCY: usize = 16;
+
+    /// The defaults: [`BatchOptions::DEFAULT_CONCURRENCY`], a fresh cancel token, no timeout override.
     pub fn new() -> Self {
         Self::default()
     }
@@ -162,6 +136,35 @@ pub struct Answered {
 }
 
 /// The results of a batch, in call order.
+///
+/// Batches: the tool calls of one model turn, run concurrently.
+///
+/// A model may ask for several tool calls in one turn. [`Runtime::call_batch`] runs them at
+/// once, at most [`BatchOptions::concurrency`] at a time, and returns their results in call
+/// order. One [`CancelToken`] cancels the whole batch. A tool whose TOOL.md says
+/// `execution: sequential` runs one call at a time, in the order the calls were made, within
+/// a batch and across batches running on the same [`Runtime`] (other tools still run beside
+/// it). When every result of a batch says `terminate: true` (seed 002), [`Batch::terminate`]
+/// tells the agent loop to stop instead of asking the model again.
+///
+/// Calls usually come from a provider's response ([`crate::provider::Provider::tool_calls`]),
+/// and the batch goes back as the provider's messages
+/// ([`crate::provider::Provider::results`]).
+///
+/// ```no_run
+/// use serde_json::json;
+/// use toolbind::{BatchOptions, ToolCallRequest};
+/// # async fn demo(runtime: toolbind::Runtime) {
+/// let calls = vec![
+///     ToolCallRequest::new("call_1", "todo", json!({"action": "list"})),
+///     ToolCallRequest::from_json_text("call_2", "todo", "{\"action\": \"add\", \"text\": \"x\"}"),
+/// ];
+/// let batch = runtime.call_batch(calls, BatchOptions::new()).await;
+/// for answered in &batch.results {
+///     println!("{}: {}", answered.call.id, answered.result.text_content());
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Batch {
@@ -203,7 +206,7 @@ impl Queues {
 }
 
 impl Runtime {
-    /// Runs a model's tool calls concurrently (see the [module docs](crate::batch)):
+    /// Runs a model's tool calls concurrently (see [`Batch`](crate::Batch)):
     /// results in call order, one cancel for all, at most `opts.concurrency` at a time,
     /// `execution: sequential` tools one call at a time. Every call goes through
     /// [`Runtime::call`] (the same validation and error results); a call whose arguments

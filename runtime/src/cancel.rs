@@ -6,6 +6,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::Notify;
 
 #[derive(Debug, Clone, Default)]
+/// Cancels a call: clone it, hand one clone to the call
+/// ([`CallOptions::cancel`](crate::CallOptions::cancel)) and call [`cancel`](Self::cancel)
+/// on another. The tool's `AbortSignal` fires, and the call ends with
+/// [`StopReason::Cancelled`](crate::StopReason::Cancelled) after the grace period at the
+/// latest.
 pub struct CancelToken {
     inner: Arc<Inner>,
 }
@@ -17,6 +22,7 @@ struct Inner {
 }
 
 impl CancelToken {
+    /// A token that has not been cancelled.
     pub fn new() -> Self {
         Self::default()
     }
@@ -27,6 +33,7 @@ impl CancelToken {
         self.inner.notify.notify_waiters();
     }
 
+    /// Whether [`cancel`](Self::cancel) was called on this token or a clone of it.
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancelled.load(Ordering::SeqCst)
     }

@@ -1,24 +1,4 @@
-//! The [`Runtime`]: a registry of loaded tools, validated calls, an executor, truncation.
-//!
-//! ```no_run
-//! use serde_json::json;
-//! use toolbind::{CallOptions, Runtime};
-//! # async fn demo() {
-//! let loaded = toolbind::loader::Loader::new().env().load();
-//! // Tools run in node / python3 / bash subprocesses (`exec::SubprocessExecutor`) unless
-//! // `.executor(...)` supplies another executor.
-//! let runtime = Runtime::builder()
-//!     .registry(loaded.registry)
-//!     .spill_dir("/tmp/tool-output")
-//!     .build();
-//!
-//! // A model's call: validated (quirks tolerated, defaults filled), run, truncated.
-//! let result = runtime
-//!     .call("web_fetch", json!({"url": "https://example.com"}), CallOptions::new().id("call_1"))
-//!     .await;
-//! println!("{}", serde_json::to_string(&result).unwrap());
-//! # }
-//! ```
+// The documentation of this private module is on `toolbind::Runtime`.
 
 use std::fmt;
 use std::fs::File;
@@ -29,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use toolbind_codegen::diagnostic::suggest;
 use toolbind_codegen::model::ToolSpec;
+use toolbind_codegen::suggest;
 
 use crate::Tool;
 use crate::args::{self, ValidArgs};
@@ -139,6 +119,28 @@ impl fmt::Debug for CallOptions {
 }
 
 /// Loaded tools plus an executor: validates a model's calls and runs them.
+///
+/// The [`Runtime`]: a registry of loaded tools, validated calls, an executor, truncation.
+///
+/// ```no_run
+/// use serde_json::json;
+/// use toolbind::{CallOptions, Runtime};
+/// # async fn demo() {
+/// let loaded = toolbind::Loader::new().env().load();
+/// // Tools run in node / python3 / bash subprocesses (`exec::SubprocessExecutor`) unless
+/// // `.executor(...)` supplies another executor.
+/// let runtime = Runtime::builder()
+///     .registry(loaded.registry)
+///     .spill_dir("/tmp/tool-output")
+///     .build();
+///
+/// // A model's call: validated (quirks tolerated, defaults filled), run, truncated.
+/// let result = runtime
+///     .call("web_fetch", json!({"url": "https://example.com"}), CallOptions::new().id("call_1"))
+///     .await;
+/// println!("{}", serde_json::to_string(&result).unwrap());
+/// # }
+/// ```
 pub struct Runtime {
     registry: Registry,
     config: RuntimeConfig,
@@ -284,7 +286,7 @@ impl Runtime {
         })
     }
 
-    /// Runs a model's call: look the tool up, validate `args` (see [`crate::args`]), run it
+    /// Runs a model's call: look the tool up, validate `args` (see [`validate_args`](crate::validate_args)), run it
     /// on the executor, truncate every text block.
     ///
     /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in

@@ -16,16 +16,62 @@ pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Everything an executor needs for one call. Params are already validated, coerced and
 /// defaulted against the tool's spec.
+#[non_exhaustive]
 pub struct ExecCall<'a> {
+    /// The tool to run (its loaded TOOL.md).
     pub tool: &'a ToolSpec,
+    /// The provider's id for this call (`toolCallId`), passed to the tool.
     pub tool_call_id: &'a str,
+    /// The validated arguments, defaults filled in.
     pub params: Map<String, Value>,
+    /// Fires when the caller cancels the call.
     pub cancel: CancelToken,
+    /// Receives the tool's progress updates (`onUpdate`), if anyone listens.
     pub progress: Option<ProgressSink>,
     /// The effective timeout for this call (per call, else per tool, else the runtime's).
     pub timeout: Option<Duration>,
 }
 
+impl<'a> ExecCall<'a> {
+    /// A call of `tool` with `params` (validated and defaulted by the caller): call id
+    /// `""`, a fresh cancel token, no progress sink, no timeout override.
+    pub fn new(tool: &'a ToolSpec, params: Map<String, Value>) -> Self {
+        ExecCall {
+            tool,
+            tool_call_id: "",
+            params,
+            cancel: CancelToken::new(),
+            progress: None,
+            timeout: None,
+        }
+    }
+
+    /// Sets the provider's call id.
+    pub fn tool_call_id(mut self, id: &'a str) -> Self {
+        self.tool_call_id = id;
+        self
+    }
+
+    /// Sets the token that cancels the call.
+    pub fn cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sets the sink for the tool's progress updates.
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Sets the call's timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// The future [`Executor::execute`] returns.
 pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
 /// What [`Executor::prepare`] returns: the prepared arguments, or why preparing failed (a
@@ -35,6 +81,9 @@ pub type PrepareFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> 
 /// Runs validated calls. Implementations turn every failure (crash, timeout, cancellation,
 /// protocol error) into an error [`ToolResult`]; they never panic on tool behaviour.
 pub trait Executor: Send + Sync {
+    /// Runs one call to completion. Every failure (crash, timeout, cancellation, protocol
+    /// error) is a [`ToolResult`] with `is_error` and a [`StopReason`](crate::StopReason),
+    /// never a panic or an `Err`.
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a>;
 
     /// Seed 002's `prepareArguments`: reshapes a model's raw arguments (an old argument

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! # toolbind
 //!
 //! The runtime for TOOL.md tool folders: what generated bindings and agents use.
@@ -6,13 +7,14 @@
 //!   name, version, JSON Schema and prompt text as constants.
 //! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
 //! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape.
-//! - [`executor::Executor`]: the contract that subprocess executors implement.
-//! - [`sync::sync`]: sync-by-version of seed tools into a data folder at startup.
-//! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
-//! - [`Runtime`]: validates a model's calls ([`args`]), runs them on an executor and
-//!   truncates the output ([`truncate`]).
-//! - [`batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
-//! - [`provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
+//! - [`Executor`]: the contract executors implement; [`exec::SubprocessExecutor`] runs
+//!   tools under node, python3 and bash, in a bubblewrap jail.
+//! - [`sync()`]: sync-by-version of seed tools into a data folder at startup.
+//! - [`Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
+//! - [`Runtime`]: validates a model's calls ([`validate_args`]), runs them on an executor
+//!   and truncates the output ([`truncate`]).
+//! - [`Batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
+//! - [`Provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
 //!   and Responses), Anthropic and Gemini wire formats.
 //! - `rig` (feature `rig`): every loaded tool as a rig 0.44 `DynamicTool`.
 //!
@@ -27,29 +29,40 @@ compile_error!(
      Linux and other Unix systems only"
 );
 
-pub mod args;
-pub mod batch;
-pub mod cancel;
-pub mod dispatch;
+mod args;
+mod batch;
+mod cancel;
+mod dispatch;
 pub mod exec;
-pub mod executor;
-pub mod loader;
-pub mod provider;
-pub mod result;
+mod executor;
+mod loader;
+mod provider;
+mod result;
 #[cfg(feature = "rig")]
 pub mod rig;
-pub mod secret;
-pub mod sync;
+mod secret;
+mod sync;
 pub mod truncate;
 
-pub use batch::{Batch, BatchOptions, ToolCallRequest};
+pub use args::{ArgProblem, ArgsError, ValidArgs, validate as validate_args};
+pub use batch::{Answered, Batch, BatchOptions, ToolCallRequest};
 pub use cancel::CancelToken;
-pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
-pub use loader::{LoadWarning, Loader, Registry};
+pub use dispatch::{
+    CallOptions, MAX_SPILL_DIR_BYTES, MAX_SPILL_FILE_BYTES, Runtime, RuntimeBuilder, RuntimeConfig,
+    SPILL_RETENTION, default_spill_dir,
+};
+pub use executor::{ExecCall, ExecFuture, Executor, PrepareFuture, ProgressSink};
+pub use loader::{
+    LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,
+    parse_tools_dirs,
+};
 pub use provider::Provider;
 pub use result::{Content, Limit, Progress, StopReason, ToolResult};
-pub use secret::Secret;
-pub use sync::{SyncError, SyncReport, sync};
+pub use secret::{MIN_REDACTED_CHARS, REDACTED, Secret};
+pub use sync::{
+    Ignored, LOCK_FILE, SkipReason, SyncCounts, SyncError, SyncOptions, SyncOutcome, SyncReport,
+    ToolSync, sync, sync_with,
+};
 pub use toolbind_codegen::model::{Language, ToolSpec};
 #[cfg(feature = "macros")]
 pub use toolbind_macros::{tool, tools};
@@ -65,9 +78,13 @@ pub trait Tool {
     type Params: Serialize + DeserializeOwned + Send + 'static;
     /// The name a model calls the tool by.
     const NAME: &'static str;
+    /// The tool's display name (`label:`).
     const LABEL: &'static str;
+    /// What the tool does, for the model (`description:`).
     const DESCRIPTION: &'static str;
+    /// The tool's version (`version:`).
     const VERSION: u64;
+    /// The entry's language (`language:`).
     const LANGUAGE: Language;
     /// The portable JSON Schema of the params, as JSON text.
     const SCHEMA: &'static str;
@@ -81,14 +98,23 @@ pub trait Tool {
 
 /// Static facts about one compiled tool, collected by the generated `TOOLS` slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolInfo {
+    /// The name a model calls the tool by.
     pub name: &'static str,
+    /// The display name.
     pub label: &'static str,
+    /// What the tool does, for the model.
     pub description: &'static str,
+    /// The tool's version.
     pub version: u64,
+    /// The entry's language.
     pub language: Language,
+    /// The JSON Schema of the tool's params.
     pub schema: &'static str,
+    /// The tool's line of the system prompt.
     pub prompt: &'static str,
+    /// The contract fingerprint (see [`Tool::FINGERPRINT`]).
     pub fingerprint: u64,
 }
 
@@ -110,14 +136,23 @@ impl ToolInfo {
 
 /// Why `ToolCall::from_call(name, args)` rejected a model's call.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CallError {
     /// No compiled tool has this name.
     UnknownTool {
+        /// The name the model called.
         name: String,
+        /// The names of the compiled tools.
         known: &'static [&'static str],
     },
     /// The arguments did not match the tool's params.
-    BadArgs { tool: &'static str, message: String },
+    /// The arguments did not match the tool's params: the tool, and serde's message.
+    BadArgs {
+        /// The tool called.
+        tool: &'static str,
+        /// What was wrong, from serde.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for CallError {

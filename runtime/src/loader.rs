@@ -1,39 +1,11 @@
-//! The tool loader: builds a [`Registry`] from tool folders, skipping bad ones loudly.
-//!
-//! Folders come from an explicit list and, on request, from `PI_TOOLS_DIRS`
-//! (colon-separated, empty entries ignored), explicit folders first. Each tools folder's
-//! sub-folders are tools (hidden ones and plain files are ignored). A tool folder is skipped
-//! with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, a
-//! TOOL.md with errors (the warning carries the diagnostics), or a name with control
-//! characters. A TOOL.md with only *warnings* (extra keys, names some provider rejects...)
-//! is loaded, and its warnings reported ([`LoadWarningKind::Warnings`]): the runtime never
-//! skips a tool for a warning. A folder whose name differs from its tool's name is
-//! reported too. When two folders claim one tool name, the one whose folder is named after
-//! the tool wins, else the first in load order, and the loser is reported with the reason:
-//! a tool is never shadowed silently. Loading only reads files: it never runs a tool.
-//!
-//! Warnings are returned and, by default, also printed to stderr as
-//! `toolbind: warning: ...`; [`Loader::on_warning`] replaces the printing,
-//! [`Loader::quiet`] turns it off.
-//!
-//! ```no_run
-//! use toolbind::loader::Loader;
-//!
-//! let loaded = Loader::new().dir("/data/tools").env().load();
-//! for w in &loaded.warnings {
-//!     // already printed to stderr; also here to show in a UI
-//!     let _ = w.to_string();
-//! }
-//! let registry = loaded.registry;
-//! println!("{} tools: {:?}", registry.len(), registry.names().collect::<Vec<_>>());
-//! ```
+// The documentation of this private module is on `toolbind::Loader`.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolbind_codegen::diagnostic::Diagnostic;
+use toolbind_codegen::Diagnostic;
 use toolbind_codegen::model::{Language, ToolSpec};
 use toolbind_codegen::{Options, TOOL_FILE};
 
@@ -45,7 +17,7 @@ pub const TOOLS_DIRS_ENV: &str = "PI_TOOLS_DIRS";
 /// ```
 /// use std::path::PathBuf;
 /// assert_eq!(
-///     toolbind::loader::parse_tools_dirs("/data/tools::./more:"),
+///     toolbind::parse_tools_dirs("/data/tools::./more:"),
 ///     vec![PathBuf::from("/data/tools"), PathBuf::from("./more")],
 /// );
 /// ```
@@ -132,6 +104,7 @@ impl FromIterator<ToolSpec> for Registry {
 
 /// A folder the loader skipped, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadWarning {
     /// The tool folder (or, for [`LoadWarningKind::UnreadableDir`], the tools folder).
     pub path: PathBuf,
@@ -141,6 +114,7 @@ pub struct LoadWarning {
 
 /// Why a folder was skipped.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LoadWarningKind {
     /// A tools folder could not be read (missing, not a folder, no permission).
     UnreadableDir {
@@ -261,7 +235,37 @@ enum Hook {
     Custom(WarningHook),
 }
 
-/// Configures and runs a load. See the [module docs](self).
+/// Configures and runs a load.
+///
+/// The tool loader: builds a [`Registry`] from tool folders, skipping bad ones loudly.
+///
+/// Folders come from an explicit list and, on request, from `PI_TOOLS_DIRS`
+/// (colon-separated, empty entries ignored), explicit folders first. Each tools folder's
+/// sub-folders are tools (hidden ones and plain files are ignored). A tool folder is skipped
+/// with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, a
+/// TOOL.md with errors (the warning carries the diagnostics), or a name with control
+/// characters. A TOOL.md with only *warnings* (extra keys, names some provider rejects...)
+/// is loaded, and its warnings reported ([`LoadWarningKind::Warnings`]): the runtime never
+/// skips a tool for a warning. A folder whose name differs from its tool's name is
+/// reported too. When two folders claim one tool name, the one whose folder is named after
+/// the tool wins, else the first in load order, and the loser is reported with the reason:
+/// a tool is never shadowed silently. Loading only reads files: it never runs a tool.
+///
+/// Warnings are returned and, by default, also printed to stderr as
+/// `toolbind: warning: ...`; [`Loader::on_warning`] replaces the printing,
+/// [`Loader::quiet`] turns it off.
+///
+/// ```no_run
+/// use toolbind::Loader;
+///
+/// let loaded = Loader::new().dir("/data/tools").env().load();
+/// for w in &loaded.warnings {
+///     // already printed to stderr; also here to show in a UI
+///     let _ = w.to_string();
+/// }
+/// let registry = loaded.registry;
+/// println!("{} tools: {:?}", registry.len(), registry.names().collect::<Vec<_>>());
+/// ```
 #[derive(Clone, Default)]
 pub struct Loader {
     dirs: Vec<PathBuf>,
@@ -280,6 +284,7 @@ impl fmt::Debug for Loader {
 
 /// The result of a load: the registry and every warning.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Loaded {
     /// The tools that loaded.
     pub registry: Registry,
@@ -322,7 +327,7 @@ impl Loader {
     /// use std::sync::{Arc, Mutex};
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = seen.clone();
-    /// let loaded = toolbind::loader::Loader::new()
+    /// let loaded = toolbind::Loader::new()
     ///     .dir("/no/such/folder")
     ///     .on_warning(move |w| sink.lock().unwrap().push(w.to_string()))
     ///     .load();

@@ -1,56 +1,4 @@
-//! Provider round trips: tool definitions out, a model's tool calls in, results back in the
-//! provider's own message format — for OpenAI Chat Completions, OpenAI Responses, Anthropic
-//! Messages and Gemini `generateContent`.
-//!
-//! Everything is plain [`serde_json::Value`], so any HTTP client works: send
-//! [`Provider::definitions`] as the request's tools, read the response body as JSON, append
-//! [`Provider::model_turn`] to the conversation, run [`Provider::tool_calls`] as a
-//! [batch](crate::batch), append [`Provider::results`], ask again; stop when the model
-//! makes no call ([`Provider::text`] is its answer) or the batch says
-//! [`terminate`](crate::batch::Batch::terminate).
-//!
-//! ```no_run
-//! use serde_json::{Value, json};
-//! use toolbind::batch::BatchOptions;
-//! use toolbind::provider::Provider;
-//! # async fn post(_: &Value) -> Value { unimplemented!() }
-//! # async fn demo(runtime: toolbind::Runtime) {
-//! let p = Provider::OpenAiChat;
-//! let mut messages = vec![json!({"role": "user", "content": "What is on my todo list?"})];
-//! loop {
-//!     let request = json!({
-//!         "model": "gpt-4.1-mini",
-//!         "messages": messages,
-//!         "tools": p.definitions(runtime.registry(), false),
-//!     });
-//!     let response = post(&request).await; // POST /v1/chat/completions, body as JSON
-//!     messages.extend(p.model_turn(&response));
-//!     let calls = p.tool_calls(&response);
-//!     if calls.is_empty() {
-//!         println!("{}", p.text(&response).unwrap_or_default());
-//!         break;
-//!     }
-//!     let batch = runtime.call_batch(calls, BatchOptions::new()).await;
-//!     messages.extend(p.results(&batch));
-//!     if batch.terminate() {
-//!         break;
-//!     }
-//! }
-//! # }
-//! ```
-//!
-//! What each provider gets back (from the providers' SDK types and docs):
-//!
-//! | provider | results | images in a result | error flag |
-//! |---|---|---|---|
-//! | [`OpenAiChat`](Provider::OpenAiChat) | one `{role: "tool", tool_call_id, content}` per call | described in text | text starts `Error:` |
-//! | [`OpenAiResponses`](Provider::OpenAiResponses) | one `{type: "function_call_output", call_id, output}` per call | `input_image` data URLs | text starts `Error:` |
-//! | [`Anthropic`](Provider::Anthropic) | one user message, a `tool_result` block per call | `image` blocks (png, jpeg, gif, webp) | `is_error` |
-//! | [`Gemini`](Provider::Gemini) | one `user` content, a `functionResponse` part per call | `functionResponse.parts` `inlineData` (png, jpeg, webp) | `response.error` |
-//!
-//! Only a result's content reaches the model — never its `details` and never the params:
-//! a sensitive input's value can appear only where the tool itself put it in its output,
-//! which the runtime has already redacted.
+// The documentation of this private module is on `toolbind::Provider`.
 
 use serde_json::{Map, Value, json};
 use toolbind_codegen::schema::{self, Dialect};
@@ -60,6 +8,60 @@ use crate::loader::Registry;
 use crate::result::{Content, ToolResult};
 
 /// A model provider's API.
+///
+/// Provider round trips: tool definitions out, a model's tool calls in, results back in the
+/// provider's own message format — for OpenAI Chat Completions, OpenAI Responses, Anthropic
+/// Messages and Gemini `generateContent`.
+///
+/// Everything is plain [`serde_json::Value`], so any HTTP client works: send
+/// [`Provider::definitions`] as the request's tools, read the response body as JSON, append
+/// [`Provider::model_turn`] to the conversation, run [`Provider::tool_calls`] as a
+/// [batch](crate::Batch), append [`Provider::results`], ask again; stop when the model
+/// makes no call ([`Provider::text`] is its answer) or the batch says
+/// [`terminate`](crate::batch::Batch::terminate).
+///
+/// ```no_run
+/// use serde_json::{Value, json};
+/// use toolbind::BatchOptions;
+/// use toolbind::Provider;
+/// # async fn post(_: &Value) -> Value { unimplemented!() }
+/// # async fn demo(runtime: toolbind::Runtime) {
+/// let p = Provider::OpenAiChat;
+/// let mut messages = vec![json!({"role": "user", "content": "What is on my todo list?"})];
+/// loop {
+///     let request = json!({
+///         "model": "gpt-4.1-mini",
+///         "messages": messages,
+///         "tools": p.definitions(runtime.registry(), false),
+///     });
+///     let response = post(&request).await; // POST /v1/chat/completions, body as JSON
+///     messages.extend(p.model_turn(&response));
+///     let calls = p.tool_calls(&response);
+///     if calls.is_empty() {
+///         println!("{}", p.text(&response).unwrap_or_default());
+///         break;
+///     }
+///     let batch = runtime.call_batch(calls, BatchOptions::new()).await;
+///     messages.extend(p.results(&batch));
+///     if batch.terminate() {
+///         break;
+///     }
+/// }
+/// # }
+/// ```
+///
+/// What each provider gets back (from the providers' SDK types and docs):
+///
+/// | provider | results | images in a result | error flag |
+/// |---|---|---|---|
+/// | [`OpenAiChat`](Provider::OpenAiChat) | one `{role: "tool", tool_call_id, content}` per call | described in text | text starts `Error:` |
+/// | [`OpenAiResponses`](Provider::OpenAiResponses) | one `{type: "function_call_output", call_id, output}` per call | `input_image` data URLs | text starts `Error:` |
+/// | [`Anthropic`](Provider::Anthropic) | one user message, a `tool_result` block per call | `image` blocks (png, jpeg, gif, webp) | `is_error` |
+/// | [`Gemini`](Provider::Gemini) | one `user` content, a `functionResponse` part per call | `functionResponse.parts` `inlineData` (png, jpeg, webp) | `response.error` |
+///
+/// Only a result's content reaches the model — never its `details` and never the params:
+/// a sensitive input's value can appear only where the tool itself put it in its output,
+/// which the runtime has already redacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Provider {
@@ -226,7 +228,7 @@ impl Provider {
     }
 
     /// A batch's results as the messages (or input items) to append after
-    /// [`model_turn`](Self::model_turn), in call order: see the [module docs](self).
+    /// [`model_turn`](Self::model_turn), in call order: see [`Provider`].
     pub fn results(self, batch: &Batch) -> Vec<Value> {
         let answered = &batch.results;
         match self {

@@ -6,18 +6,26 @@ use serde_json::Value;
 /// One block of a tool's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Content {
     /// `{type: "text", text}`
-    Text { text: String },
+    /// `{type: "text", text}`
+    Text {
+        /// The text.
+        text: String,
+    },
     /// `{type: "image", data, mimeType}` — base64 data.
     Image {
+        /// Base64 data.
         data: String,
         #[serde(rename = "mimeType")]
+        /// The image's MIME type (`mimeType`).
         mime_type: String,
     },
 }
 
 impl Content {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text { text: text.into() }
     }
@@ -102,15 +110,20 @@ impl Limit {
 
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolResult {
+    /// What the model sees: text and image blocks.
     pub content: Vec<Content>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tool's structured details (`details`), for the agent; not sent to the model by
+    /// the provider formats that have no place for them.
     pub details: Option<Value>,
     #[serde(
         rename = "isError",
         default,
         skip_serializing_if = "std::ops::Not::not"
     )]
+    /// The call failed (`isError`); [`stop`](Self::stop) says why.
     pub is_error: bool,
     /// The tool asks the agent loop to stop after this batch (seed 002's `terminate:
     /// true`): a [`Batch`](crate::batch::Batch) reports it when every result in the batch
@@ -123,6 +136,27 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A successful result with these content blocks.
+    pub fn new(content: Vec<Content>) -> Self {
+        ToolResult {
+            content,
+            ..ToolResult::default()
+        }
+    }
+
+    /// Sets the structured details (`details`).
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Marks the result as a failure (`isError`) that ended as `reason`.
+    pub fn failed(mut self, reason: StopReason) -> Self {
+        self.is_error = true;
+        self.stop = reason;
+        self
+    }
+
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
         ToolResult {
@@ -169,6 +203,26 @@ impl ToolResult {
 
 /// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Progress {
+    /// The update's text (and image) blocks, as the tool sent them to `onUpdate`.
     pub content: Vec<Content>,
+}
+
+impl Progress {
+    /// An update with these content blocks.
+    pub fn new(content: Vec<Content>) -> Self {
+        Progress { content }
+    }
+
+    /// An update with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Progress::new(vec![Content::text(text)])
+    }
+
+    /// The text blocks joined by newlines (images left out).
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
 }

@@ -13,6 +13,7 @@ pub const REDACTED: &str = "[REDACTED]";
 pub struct Secret<T>(T);
 
 impl<T> Secret<T> {
+    /// Wraps a value.
     pub const fn new(value: T) -> Self {
         Secret(value)
     }
@@ -22,6 +23,7 @@ impl<T> Secret<T> {
         &self.0
     }
 
+    /// The value, unwrapped.
     pub fn into_inner(self) -> T {
         self.0
     }

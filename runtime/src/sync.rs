@@ -1,50 +1,4 @@
-//! Sync-by-version at startup (seed 000's `sync-tools`): copy each seed tool into the data
-//! folder when it is missing there or has a lower `version`; never downgrade.
-//!
-//! ```no_run
-//! use std::path::Path;
-//!
-//! let report = toolbind::sync::sync(Path::new("seed/tools"), Path::new("/data/tools"))?;
-//! for tool in &report.tools {
-//!     println!("{tool}"); // "updated web_fetch 2 -> 3", "skipped broken: ..."
-//! }
-//! # Ok::<(), toolbind::sync::SyncError>(())
-//! ```
-//!
-//! # Guarantees
-//!
-//! - **Fast when up to date**: only the `version:` line of each TOOL.md (seed and installed)
-//!   is read, with [`toolbind_codegen::read_version`]; nothing is parsed or copied.
-//! - **Validated before installing**: a seed tool that would be installed or updated is
-//!   first parsed and validated in full (entry file included). A malformed one is skipped
-//!   with its diagnostics and never replaces the installed copy.
-//! - **Crash-safe**: a tool is copied (and fsynced) into `data_dir/.staging-<name>-<pid>-<n>`
-//!   and then swapped into place — atomically with `renameat2(RENAME_EXCHANGE)` where the
-//!   platform and filesystem support it, otherwise by renaming the old folder away to
-//!   `.old-<name>-<pid>-<n>` and the staged one into place. A kill at any moment leaves each
-//!   tool wholly old or wholly new: the next sync removes stale `.staging-`/`.old-` folders
-//!   and, if a kill landed between the two renames, puts the old folder back first.
-//! - **Concurrency-safe**: the whole sync holds an exclusive lock on
-//!   `data_dir/.toolbind-sync.lock` (`flock`, blocking), so two processes syncing the same
-//!   data folder take turns.
-//! - **Contained**: tool names come from seed folder names (or [`SyncOptions::only`]) and
-//!   must be one plain path component (no `/`, `\`, `..`, NUL or leading `.`), so every
-//!   write stays inside `data_dir`. An installed tool folder that is a symlink is left alone.
-//! - **No symlinks out of the seed folder**: a seed tool folder that is a symlink is used
-//!   only if it resolves inside the seed folder. Inside a tool, a symlinked *file* is copied
-//!   as a regular file only if it resolves inside that seed tool's folder; symlinked
-//!   directories, symlinks pointing elsewhere and special files are not copied and are
-//!   listed in [`SyncReport::ignored`]. If TOOL.md or the entry file is such a symlink, the
-//!   tool is skipped.
-//! - Installed tools that have no seed are left alone.
-//! - **Skipped is not failed**: a tool left alone by rule is [`SyncOutcome::Skipped`]; one
-//!   that could not be installed because of an error (a full disk, an I/O error) is
-//!   [`SyncOutcome::Failed`], counted apart ([`SyncCounts::failed`],
-//!   [`SyncReport::failures`]). `sync` still returns the whole report, so an agent can start
-//!   with what did install; `toolbind sync` exits non-zero when anything failed.
-//!
-//! An installed TOOL.md whose version cannot be read counts as version 0, the same as a
-//! TOOL.md without `version:`.
+// The documentation of this private module is on `toolbind::sync`.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -53,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use toolbind_codegen::diagnostic::Diagnostic;
+use toolbind_codegen::Diagnostic;
 use toolbind_codegen::{Options, TOOL_FILE, read_version};
 
 /// The lock file every sync of a data folder holds for its whole run.
@@ -86,6 +40,7 @@ impl Default for SyncOptions {
 
 /// What a sync did, tool by tool (sorted by name).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct SyncReport {
     /// One entry per seed tool considered (per name, with [`SyncOptions::only`]).
     pub tools: Vec<ToolSync>,
@@ -156,6 +111,7 @@ impl fmt::Display for SyncReport {
 
 /// Totals of a [`SyncReport`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SyncCounts {
     /// Tools copied in because they were missing.
     pub installed: usize,
@@ -172,6 +128,7 @@ pub struct SyncCounts {
 
 /// One tool's line of a [`SyncReport`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolSync {
     /// The tool folder's name (in the seed and in the data folder).
     pub name: String,
@@ -221,6 +178,7 @@ impl ToolSync {
 
 /// What happened to one seed tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SyncOutcome {
     /// It was missing from the data folder and was copied in.
     Installed {
@@ -255,6 +213,7 @@ pub enum SyncOutcome {
 
 /// Why a seed tool was not synced. The installed copy, if any, is untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SkipReason {
     /// The name is not one plain folder name (it would escape the data folder, or is
     /// reserved for the sync's own files).
@@ -301,6 +260,7 @@ impl fmt::Display for SkipReason {
 
 /// A path inside a seed tool that was not copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Ignored {
     /// The path in the seed folder.
     pub path: PathBuf,
@@ -311,6 +271,7 @@ pub struct Ignored {
 /// A failure of the sync as a whole (unreadable seed folder, data folder that cannot be
 /// created or locked). Failures of one tool are [`SkipReason`]s instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SyncError {
     /// The folder or file the failure is about.
     pub path: PathBuf,
@@ -333,9 +294,57 @@ fn sync_err(path: &Path, what: &str, e: io::Error) -> SyncError {
     }
 }
 
-/// Syncs every tool of `seed_dir` into `data_dir` (created if missing). See the
-/// [module docs](self) for the guarantees.
-pub fn sync(seed_dir: &Path, data_dir: &Path) -> Result<SyncReport, SyncError> {
+/// Syncs every tool of `seed_dir` into `data_dir` (created if missing).
+///
+/// Sync-by-version at startup (seed 000's `sync-tools`): copy each seed tool into the data
+/// folder when it is missing there or has a lower `version`; never downgrade.
+///
+/// ```no_run
+/// let report = toolbind::sync("seed/tools", "/data/tools")?;
+/// for tool in &report.tools {
+///     println!("{tool}"); // "updated web_fetch 2 -> 3", "skipped broken: ..."
+/// }
+/// # Ok::<(), toolbind::SyncError>(())
+/// ```
+///
+/// # Guarantees
+///
+/// - **Fast when up to date**: only the `version:` line of each TOOL.md (seed and installed)
+///   is read, with [`toolbind_codegen::read_version`]; nothing is parsed or copied.
+/// - **Validated before installing**: a seed tool that would be installed or updated is
+///   first parsed and validated in full (entry file included). A malformed one is skipped
+///   with its diagnostics and never replaces the installed copy.
+/// - **Crash-safe**: a tool is copied (and fsynced) into `data_dir/.staging-<name>-<pid>-<n>`
+///   and then swapped into place — atomically with `renameat2(RENAME_EXCHANGE)` where the
+///   platform and filesystem support it, otherwise by renaming the old folder away to
+///   `.old-<name>-<pid>-<n>` and the staged one into place. A kill at any moment leaves each
+///   tool wholly old or wholly new: the next sync removes stale `.staging-`/`.old-` folders
+///   and, if a kill landed between the two renames, puts the old folder back first.
+/// - **Concurrency-safe**: the whole sync holds an exclusive lock on
+///   `data_dir/.toolbind-sync.lock` (`flock`, blocking), so two processes syncing the same
+///   data folder take turns.
+/// - **Contained**: tool names come from seed folder names (or [`SyncOptions::only`]) and
+///   must be one plain path component (no `/`, `\`, `..`, NUL or leading `.`), so every
+///   write stays inside `data_dir`. An installed tool folder that is a symlink is left alone.
+/// - **No symlinks out of the seed folder**: a seed tool folder that is a symlink is used
+///   only if it resolves inside the seed folder. Inside a tool, a symlinked *file* is copied
+///   as a regular file only if it resolves inside that seed tool's folder; symlinked
+///   directories, symlinks pointing elsewhere and special files are not copied and are
+///   listed in [`SyncReport::ignored`]. If TOOL.md or the entry file is such a symlink, the
+///   tool is skipped.
+/// - Installed tools that have no seed are left alone.
+/// - **Skipped is not failed**: a tool left alone by rule is [`SyncOutcome::Skipped`]; one
+///   that could not be installed because of an error (a full disk, an I/O error) is
+///   [`SyncOutcome::Failed`], counted apart ([`SyncCounts::failed`],
+///   [`SyncReport::failures`]). `sync` still returns the whole report, so an agent can start
+///   with what did install; `toolbind sync` exits non-zero when anything failed.
+///
+/// An installed TOOL.md whose version cannot be read counts as version 0, the same as a
+/// TOOL.md without `version:`.
+pub fn sync(
+    seed_dir: impl AsRef<Path>,
+    data_dir: impl AsRef<Path>,
+) -> Result<SyncReport, SyncError> {
     sync_with(seed_dir, data_dir, &SyncOptions::default())
 }
 
@@ -343,14 +352,22 @@ pub fn sync(seed_dir: &Path, data_dir: &Path) -> Result<SyncReport, SyncError> {
 ///
 /// ```no_run
 /// use std::path::Path;
-/// use toolbind::sync::{sync_with, SyncOptions};
+/// use toolbind::{sync_with, SyncOptions};
 ///
 /// let opts = SyncOptions { only: Some(vec!["web_fetch".into()]), ..Default::default() };
 /// let report = sync_with(Path::new("seed/tools"), Path::new("/data/tools"), &opts)?;
 /// println!("{report}");
-/// # Ok::<(), toolbind::sync::SyncError>(())
+/// # Ok::<(), toolbind::SyncError>(())
 /// ```
 pub fn sync_with(
+    seed_dir: impl AsRef<Path>,
+    data_dir: impl AsRef<Path>,
+    opts: &SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    sync_paths(seed_dir.as_ref(), data_dir.as_ref(), opts)
+}
+
+fn sync_paths(
     seed_dir: &Path,
     data_dir: &Path,
     opts: &SyncOptions,

@@ -27,6 +27,16 @@ pub struct TruncateOptions {
     pub max_lines: usize,
 }
 
+impl TruncateOptions {
+    /// Keeps at most `max_bytes` bytes and `max_lines` lines.
+    pub const fn new(max_bytes: usize, max_lines: usize) -> Self {
+        TruncateOptions {
+            max_bytes,
+            max_lines,
+        }
+    }
+}
+
 impl Default for TruncateOptions {
     /// 50 KB and 2000 lines, seed 002's built-in limits.
     fn default() -> Self {

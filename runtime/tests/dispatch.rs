@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use toolbind::executor::{ExecCall, ExecFuture, Executor};
 use toolbind::{
     CallOptions, CancelToken, Content, Language, Loader, Runtime, Secret, Tool, ToolResult,
     TruncateOptions,
 };
+use toolbind::{ExecCall, ExecFuture, Executor};
 
 /// A secret no message may ever contain.
 const SECRET: &str = "SECRET-zx81-do-not-log";
@@ -317,7 +317,7 @@ async fn defaults_are_filled_exactly_as_json_has_them() {
 
 #[test]
 fn enum_values_sent_as_numbers_or_booleans_match_their_text() {
-    use toolbind::args::validate;
+    use toolbind::validate_args as validate;
     let dir = Path::new("/nonexistent/pick");
     let spec = toolbind_codegen::parse_tool_md(
         &dir.join("TOOL.md"),
@@ -393,20 +393,15 @@ async fn call_options_reach_the_executor() {
 
 fn big_output(_: &Map<String, Value>) -> ToolResult {
     let long: String = (0..3000).map(|i| format!("row {i}\n")).collect();
-    ToolResult {
-        content: vec![
-            Content::text(long),
-            Content::Image {
-                data: "aGVsbG8=".into(),
-                mime_type: "image/png".into(),
-            },
-            Content::text("short"),
-        ],
-        details: Some(json!({"rows": 3000})),
-        is_error: false,
-        terminate: false,
-        stop: Default::default(),
-    }
+    ToolResult::new(vec![
+        Content::text(long),
+        Content::Image {
+            data: "aGVsbG8=".into(),
+            mime_type: "image/png".into(),
+        },
+        Content::text("short"),
+    ])
+    .with_details(json!({"rows": 3000}))
 }
 
 #[tokio::test]
@@ -488,15 +483,11 @@ async fn truncation_limits_are_configurable_and_can_spill() {
 
 #[tokio::test]
 async fn several_text_blocks_share_one_budget() {
-    let exec = Recorder::new(|_: &Map<String, Value>| ToolResult {
-        content: vec![
+    let exec = Recorder::new(|_: &Map<String, Value>| {
+        ToolResult::new(vec![
             Content::text("a\n".repeat(1500)),
             Content::text("b\n".repeat(1500)),
-        ],
-        details: None,
-        is_error: false,
-        terminate: false,
-        stop: Default::default(),
+        ])
     });
     let r = call(&runtime(exec), "ping", json!({})).await;
     let second = r.content[1].as_text().unwrap();
@@ -705,7 +696,7 @@ fn check_validates_without_running() {
 
 #[test]
 fn args_errors_are_structured() {
-    use toolbind::args::{ArgProblem, validate};
+    use toolbind::{ArgProblem, validate_args as validate};
     let rt = runtime(Recorder::echo());
     let spec = rt.registry().get("search").unwrap();
     let err = validate(spec, json!({"querry": 1, "mode": "x"})).unwrap_err();

@@ -11,7 +11,7 @@ use std::time::Duration;
 use exec_common::*;
 use serde_json::json;
 use toolbind::Progress;
-use toolbind::executor::ProgressSink;
+use toolbind::ProgressSink;
 use toolbind_codegen::model::Language;
 
 fn peak_rss_kib() -> u64 {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use toolbind::loader::{self, LoadWarningKind, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
+use toolbind::{LoadWarningKind, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/core/loader")
@@ -201,7 +201,7 @@ fn loader_child() {
     if std::env::var_os("TOOLBIND_LOADER_CHILD").is_none() {
         return;
     }
-    let loaded = loader::load(&[first()]);
+    let loaded = toolbind::load(&[first()]);
     println!("loaded {}", loaded.registry.len());
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolbind::Executor;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::executor::Executor;
 use toolbind::{CallOptions, Content, Loader, Runtime, ToolResult};
 
 /// A tool whose current shape is `{query, max_results?}`; its entry maps the old shape

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolbind::batch::{Batch, BatchOptions, ToolCallRequest};
-use toolbind::executor::{ExecCall, ExecFuture, Executor};
+use toolbind::{Batch, BatchOptions, ToolCallRequest};
 use toolbind::{CancelToken, Content, Loader, Provider, Runtime, ToolResult};
+use toolbind::{ExecCall, ExecFuture, Executor};
 
 const SECRET: &str = "SECRET-provider-zx81";
 /// A 1x1 PNG, base64.

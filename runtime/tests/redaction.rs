@@ -130,7 +130,7 @@ async fn values_too_short_to_redact_are_left_alone() {
         )
         .await;
     // Redacting every "ab12" would corrupt ordinary text; documented at
-    // `toolbind::secret::MIN_REDACTED_CHARS`.
+    // `toolbind::MIN_REDACTED_CHARS`.
     assert!(r.text_content().contains("bad token ab12"), "{r:?}");
 }
 

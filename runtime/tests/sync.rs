@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use toolbind::sync::{LOCK_FILE, SkipReason, SyncOptions, SyncOutcome, sync, sync_with};
+use toolbind::{LOCK_FILE, SkipReason, SyncOptions, SyncOutcome, sync, sync_with};
 
 /// Writes a small valid bash tool `dir/<folder>` at `version`, with one extra file.
 fn small_tool(dir: &Path, folder: &str, version: u64, extra: &str) {
@@ -853,7 +853,7 @@ fn folder_names_with_control_characters_and_mismatched_names_are_reported() {
     let renamed = report.tools.iter().find(|t| t.name == "renamed").unwrap();
     assert!(matches!(
         renamed.outcome,
-        toolbind::sync::SyncOutcome::Installed { version: 1 }
+        toolbind::SyncOutcome::Installed { version: 1 }
     ));
     assert!(
         renamed.warnings[0].contains("the folder `renamed` holds the tool `other_name`"),

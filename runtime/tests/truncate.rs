@@ -32,10 +32,7 @@ fn short_text_is_untouched() {
 
 #[test]
 fn a_final_newline_is_not_another_line() {
-    let opts = TruncateOptions {
-        max_bytes: 100,
-        max_lines: 2,
-    };
+    let opts = TruncateOptions::new(100, 2);
     assert!(!truncate_head("a\nb\n", opts).truncated);
     assert_eq!(truncate_head("a\nb\n", opts).total_lines, 2);
     let t = truncate_head("a\nb\nc", opts);
@@ -79,21 +76,9 @@ fn cut_at_the_byte_limit_keeps_whole_lines() {
 #[test]
 fn whichever_limit_comes_first_cuts() {
     let text = numbered(100); // "line 0\n" .. "line 99\n"
-    let by_lines = truncate_head(
-        &text,
-        TruncateOptions {
-            max_bytes: 10_000,
-            max_lines: 3,
-        },
-    );
+    let by_lines = truncate_head(&text, TruncateOptions::new(10_000, 3));
     assert_eq!(by_lines.content, "line 0\nline 1\nline 2");
-    let by_bytes = truncate_head(
-        &text,
-        TruncateOptions {
-            max_bytes: 16,
-            max_lines: 3,
-        },
-    );
+    let by_bytes = truncate_head(&text, TruncateOptions::new(16, 3));
     assert_eq!(by_bytes.content, "line 0\nline 1");
     assert_eq!(by_bytes.output_lines, 2);
 }
@@ -104,13 +89,7 @@ fn multi_byte_text_is_never_split() {
     let unit = "aé日🦀";
     let text = unit.repeat(50);
     for max_bytes in 0..=60 {
-        let t = truncate_head(
-            &text,
-            TruncateOptions {
-                max_bytes,
-                max_lines: 10,
-            },
-        );
+        let t = truncate_head(&text, TruncateOptions::new(max_bytes, 10));
         assert!(t.truncated, "max_bytes {max_bytes}");
         assert!(t.content.len() <= max_bytes, "max_bytes {max_bytes}");
         // As long as possible: one more character would not fit.
@@ -129,13 +108,7 @@ fn multi_byte_text_is_never_split() {
 #[test]
 fn multi_byte_lines_cut_at_a_line_end() {
     let text = "日本語のテキスト\n".repeat(100); // 25 bytes a line
-    let t = truncate_head(
-        &text,
-        TruncateOptions {
-            max_bytes: 60,
-            max_lines: 2000,
-        },
-    );
+    let t = truncate_head(&text, TruncateOptions::new(60, 2000));
     assert_eq!(t.content, "日本語のテキスト\n日本語のテキスト");
     assert_eq!(t.output_lines, 2);
     assert_eq!(t.output_bytes, 49);
@@ -172,13 +145,7 @@ fn sizes_format_like_seed_002s_format_size() {
 
 #[test]
 fn zero_lines_keeps_nothing() {
-    let t = truncate_head(
-        "a\nb",
-        TruncateOptions {
-            max_bytes: 100,
-            max_lines: 0,
-        },
-    );
+    let t = truncate_head("a\nb", TruncateOptions::new(100, 0));
     assert!(t.truncated);
     assert_eq!((t.content, t.output_lines), ("", 0));
 }

@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use toolbind::args::{self, ArgProblem};
+use toolbind::{ArgProblem, validate_args};
 use toolbind_codegen::emit::{self, Generator};
 use toolbind_codegen::model::{InputType, Pos};
 use toolbind_codegen::schema::{self, Dialect};
-use toolbind_codegen::{Diagnostic, Options, ToolSpec, parse_tool_md, prompt, validate};
+use toolbind_codegen::{Diagnostic, Options, ToolSpec, parse_tool_md, prompt};
 
 /// Where [`front_end`] pretends the TOOL.md lives.
 pub const FUZZ_DIR: &str = "fuzz_tool";
@@ -112,7 +112,7 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
     );
     let mut one = vec![spec.clone()];
     assert!(
-        validate::check_set(&mut one).is_empty(),
+        toolbind_codegen::check_set(&mut one).is_empty(),
         "a single valid tool fails the set checks"
     );
     assert_eq!(&one[0], spec, "the set checks changed a single tool");
@@ -205,7 +205,7 @@ pub fn portable_validator(spec: &ToolSpec) -> jsonschema::Validator {
 /// Returns whether the runtime accepted.
 pub fn check_args(spec: &ToolSpec, validator: &jsonschema::Validator, args: &Value) -> bool {
     let schema_ok = validator.is_valid(args);
-    match args::validate(spec, args.clone()) {
+    match validate_args(spec, args.clone()) {
         Ok(valid) => {
             let params = Value::Object(valid.params().clone());
             // The arguments with only the defaults added: what the runtime hands on when
@@ -346,7 +346,7 @@ pub fn check_typed(r: &Representative, args: &Value, runtime_ok: bool) {
         ),
     }
     if let Ok(typed) = typed {
-        let runtime = args::validate(&r.spec, args.clone()).expect("accepted above");
+        let runtime = validate_args(&r.spec, args.clone()).expect("accepted above");
         let runtime = Value::Object(runtime.into_params());
         assert!(
             same_params(&typed, &runtime),

@@ -69,3 +69,10 @@ pub mod golden {
 }
 
 pub mod fuzzing;
+
+/// The README's Rust examples, compiled by `cargo test --doc -p toolbind-tests` (and run
+/// where they need no network or files): a README example that stops compiling fails the
+/// test suite.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

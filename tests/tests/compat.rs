@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use toolbind::loader::{LoadWarningKind, Loader};
 use toolbind::{CallOptions, Runtime};
+use toolbind::{LoadWarningKind, Loader};
 use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{Config, Options, load_tools, prompt};
 use toolbind_tests::{compat, compat_macro};

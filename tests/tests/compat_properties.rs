@@ -16,7 +16,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
-use toolbind::loader::Loader;
+use toolbind::Loader;
 use toolbind_codegen::{Config, load_tools};
 
 fn tool_name() -> impl Strategy<Value = String> {

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolbind::Loader;
 use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
-use toolbind::loader::Loader;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -59,11 +59,7 @@ async fn call_with(
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let opts = opts.progress(move |p| {
-        let text = ToolResult {
-            content: p.content,
-            ..Default::default()
-        }
-        .text_content();
+        let text = p.text_content();
         sink.lock().unwrap().push(text);
     });
     let result = rt.call(name, args, opts).await;

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolbind::batch::BatchOptions;
+use toolbind::BatchOptions;
 use toolbind::{Provider, Runtime};
 
 /// Where and how to reach the model.

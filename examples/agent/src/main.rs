@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolbind::Loader;
 use toolbind::exec::{ExecConfig, SandboxPolicy, SubprocessExecutor};
-use toolbind::loader::Loader;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
 toolbind::include_tools!();
@@ -177,16 +177,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// then run by the typed path.
 async fn run(runtime: &Runtime, id: &str, name: &str, args: Value, cancel: Option<CancelToken>) {
     println!("\n> {id}: {name} {args}");
-    let mut opts = CallOptions::new().id(id).progress(|p| {
-        println!(
-            "  progress: {}",
-            ToolResult {
-                content: p.content,
-                ..Default::default()
-            }
-            .text_content()
-        )
-    });
+    let mut opts = CallOptions::new()
+        .id(id)
+        .progress(|p| println!("  progress: {}", p.text_content()));
     if let Some(c) = cancel {
         opts = opts.cancel(c);
     }

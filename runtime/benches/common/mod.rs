@@ -4,43 +4,30 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use toolbind::CancelToken;
 use toolbind::exec::SubprocessExecutor;
-use toolbind::executor::{ExecCall, Executor};
+use toolbind::{ExecCall, Executor};
 
-use toolbind_codegen::model::{Annotations, Body, Language, ToolSpec, WorkerMode};
+use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
 
 /// An echo tool in each language: its params back as text.
 pub const NODE_TOOL: &str = "export async function execute(toolCallId, params) {\n  return { content: [{ type: 'text', text: JSON.stringify(params) }] };\n}\n";
 pub const PY_TOOL: &str = "import json\n\ndef execute(tool_call_id, params, signal, on_update):\n    return json.dumps(params)\n";
 pub const SH_TOOL: &str = "cat\n";
 
-/// The spec of the echo tool of `language` in `dir`.
+/// The spec of the echo tool of `language` in `dir`, parsed from TOOL.md text.
 pub fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolSpec {
-    ToolSpec {
-        name: format!("echo_{}", language.as_str()),
-        label: "echo".into(),
-        description: "echo".into(),
-        version: 1,
-        language,
-        inputs: Vec::new(),
-        prompt_snippet: None,
-        prompt_guidelines: Vec::new(),
-        timeout_secs: None,
-        env: Vec::new(),
-        annotations: Annotations::default(),
-        worker,
-        sandbox: Default::default(),
-        execution: Default::default(),
-        body: Body::default(),
-        dir: dir.to_path_buf(),
-        file: dir.join("TOOL.md"),
-        entry: Some(entry.into()),
-        rust_module: "echo".into(),
-        rust_type: "Echo".into(),
-        metadata: Default::default(),
-        warnings: Vec::new(),
-    }
+    let md = format!(
+        "---\nname: echo_{language}\nlabel: echo\ndescription: echo\nversion: 1\nlanguage: {language}\n---\n"
+    );
+    let opts = toolbind_codegen::Options {
+        require_entry: false,
+        ..toolbind_codegen::Options::default()
+    };
+    let mut spec = toolbind_codegen::parse_tool_md(&dir.join("TOOL.md"), dir, md.as_bytes(), &opts)
+        .expect("the echo TOOL.md parses");
+    spec.entry = Some(entry.into());
+    spec.worker = worker;
+    spec
 }
 
 /// The echo tools' params.
@@ -55,14 +42,7 @@ pub fn params() -> Map<String, Value> {
 pub async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
     let start = Instant::now();
     let r = exec
-        .execute(ExecCall {
-            tool,
-            tool_call_id: "bench",
-            params: params(),
-            cancel: CancelToken::new(),
-            progress: None,
-            timeout: None,
-        })
+        .execute(ExecCall::new(tool, params()).tool_call_id("bench"))
         .await;
     let d = start.elapsed();
     assert!(!r.is_error && r.text_content().contains("hello"), "{r:?}");

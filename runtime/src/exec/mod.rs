@@ -65,20 +65,13 @@
 //! ```no_run
 //! # async fn demo(spec: toolbind::ToolSpec) {
 //! use toolbind::exec::{ExecConfig, SubprocessExecutor};
-//! use toolbind::executor::{ExecCall, Executor};
+//! use toolbind::{ExecCall, Executor};
 //!
 //! let executor = SubprocessExecutor::new(ExecConfig::default());
 //! let mut params = serde_json::Map::new();
 //! params.insert("query".into(), "rust".into());
 //! let result = executor
-//!     .execute(ExecCall {
-//!         tool: &spec,
-//!         tool_call_id: "call_1",
-//!         params,
-//!         cancel: toolbind::CancelToken::new(),
-//!         progress: None,
-//!         timeout: None,
-//!     })
+//!     .execute(ExecCall::new(&spec, params).tool_call_id("call_1"))
 //!     .await;
 //! println!("{}", result.text_content());
 //! # }

@@ -138,6 +138,7 @@ pub struct SandboxPolicy {
     pub read: Vec<PathBuf>,
     /// Host paths every tool may read and write.
     pub write: Vec<PathBuf>,
+    /// Resource limits inside the jail.
     pub limits: SandboxLimits,
     /// Where the per-tool state folders live (`<state_dir>/<tool>`). `None`:
     /// `$XDG_STATE_HOME/toolbind/<hash of the tools folder>/`, else

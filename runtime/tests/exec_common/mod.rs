@@ -8,11 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::executor::{ExecCall, Executor, ProgressSink};
 use toolbind::{CancelToken, Progress, ToolResult};
-use toolbind_codegen::model::{
-    Annotations, Body, Input, InputType, Language, ToolSpec, WorkerMode,
-};
+use toolbind::{ExecCall, Executor, ProgressSink};
+use toolbind_codegen::model::{Input, Language, ToolSpec};
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,48 +18,42 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A tool named `name` in fixture folder `name`, running `entry`: parsed from TOOL.md
+/// text, as users get one (the model types cannot be built field by field).
 pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
     let dir = fixture(name);
-    ToolSpec {
-        name: name.to_owned(),
-        label: name.to_owned(),
-        description: format!("fixture {name}"),
-        version: 1,
-        language,
-        inputs: Vec::new(),
-        prompt_snippet: None,
-        prompt_guidelines: Vec::new(),
-        timeout_secs: None,
-        env: Vec::new(),
-        annotations: Annotations::default(),
-        worker: WorkerMode::Default,
-        sandbox: Default::default(),
-        execution: Default::default(),
-        body: Body::default(),
-        file: dir.join("TOOL.md"),
-        dir,
-        entry: Some(entry.to_owned()),
-        rust_module: name.to_owned(),
-        rust_type: name.to_owned(),
-        metadata: Default::default(),
-        warnings: Vec::new(),
-    }
+    let md = format!(
+        "---\nname: {name}\ndescription: fixture {name}\nversion: 1\nlanguage: {language}\n---\n"
+    );
+    let opts = toolbind_codegen::Options {
+        require_entry: false,
+        portable_names: false,
+    };
+    let mut spec =
+        toolbind_codegen::parse_tool_md(&dir.join("TOOL.md"), &dir, md.as_bytes(), &opts)
+            .unwrap_or_else(|d| panic!("fixture spec {name}: {d:?}"));
+    spec.entry = Some(entry.to_owned());
+    spec.label = name.to_owned();
+    spec
 }
 
+/// A required string input marked `sensitive: true`.
 pub fn sensitive_input(name: &str) -> Input {
-    Input {
-        name: name.to_owned(),
-        rust_name: name.to_owned(),
-        ty: InputType::String,
-        description: "a secret".into(),
-        optional: false,
-        sensitive: true,
-        values: Vec::new(),
-        default: None,
-        pos: Default::default(),
-        rust_enum: String::new(),
-        metadata: Default::default(),
-    }
+    let md = format!(
+        "---\nname: holder\ndescription: d\nlanguage: bash\ninputs:\n  {name}:\n    type: string\n    description: a secret\n    sensitive: true\n---\n"
+    );
+    let opts = toolbind_codegen::Options {
+        require_entry: false,
+        ..toolbind_codegen::Options::default()
+    };
+    let mut spec = toolbind_codegen::parse_tool_md(
+        std::path::Path::new("holder/TOOL.md"),
+        std::path::Path::new("holder"),
+        md.as_bytes(),
+        &opts,
+    )
+    .unwrap_or_else(|d| panic!("input {name}: {d:?}"));
+    spec.inputs.remove(0)
 }
 
 /// An executor whose caches live in a fresh temp dir.
@@ -100,15 +92,12 @@ pub async fn run(
     progress: Option<ProgressSink>,
     timeout: Option<Duration>,
 ) -> ToolResult {
-    exec.execute(ExecCall {
-        tool,
-        tool_call_id: "call-1",
-        params: params(p),
-        cancel,
-        progress,
-        timeout,
-    })
-    .await
+    let mut call = ExecCall::new(tool, params(p))
+        .tool_call_id("call-1")
+        .cancel(cancel);
+    call.progress = progress;
+    call.timeout = timeout;
+    exec.execute(call).await
 }
 
 /// A progress sink that records every update's text.
