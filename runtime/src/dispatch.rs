@@ -22,12 +22,13 @@ use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
 
 /// Settings of a [`Runtime`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeConfig {
-    /// The timeout of a call when neither the call nor the tool's `timeout:` sets one.
-    /// `None` (the default): the executor's own default applies (120 s for
-    /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor), `ExecConfig::default_timeout`).
-    pub default_timeout: Option<Duration>,
+    /// The timeout of a call when neither the call nor the tool's `timeout:` sets one
+    /// (default [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT), 120 s). The runtime resolves
+    /// each call's timeout once — the call's, else the tool's, else this — and the
+    /// executor enforces exactly that ([`ExecCall::timeout`]).
+    pub default_timeout: Duration,
     /// Limits applied to every text block of every result (default 50 KB / 2000 lines).
     pub truncation: TruncateOptions,
     /// Where the full text of a truncated block is saved. The folder is created 0700 and
@@ -38,6 +39,16 @@ pub struct RuntimeConfig {
     /// truncation note gives the file's path. `None`: the cut text is dropped.
     /// [`default_spill_dir`] is what the CLI uses.
     pub spill_dir: Option<PathBuf>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            default_timeout: crate::DEFAULT_TIMEOUT,
+            truncation: TruncateOptions::default(),
+            spill_dir: None,
+        }
+    }
 }
 
 /// The most bytes of one block saved to a spill file; the note says when more was cut.
@@ -189,7 +200,7 @@ impl RuntimeBuilder {
 
     /// Sets [`RuntimeConfig::default_timeout`].
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
-        self.config.default_timeout = Some(timeout);
+        self.config.default_timeout = timeout;
         self
     }
 
@@ -336,11 +347,7 @@ impl Runtime {
         if !self.executor.prepares(spec) {
             return Ok(args);
         }
-        let timeout = opts
-            .timeout
-            .or_else(|| spec.timeout())
-            .or(self.config.default_timeout)
-            .unwrap_or(Duration::from_secs(120));
+        let timeout = self.timeout_of(spec, opts);
         let raw = args.clone();
         self.executor
             .prepare(spec, args, timeout)
@@ -369,15 +376,12 @@ impl Runtime {
                 format!("tool `{name}` was cancelled before it started"),
             );
         }
+        let timeout = self.timeout_of(spec, &opts);
         let tool_call_id = if opts.tool_call_id.is_empty() {
             format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed))
         } else {
             opts.tool_call_id
         };
-        let timeout = opts
-            .timeout
-            .or_else(|| spec.timeout())
-            .or(self.config.default_timeout);
         // The one choke point for secrets: everything that leaves the call (progress, result
         // text, details, error text, and so spill files and whatever the CLI, MCP or a
         // provider adapter makes of them) passes through this redactor.
@@ -392,18 +396,25 @@ impl Runtime {
             }
             other => other,
         };
-        let call = ExecCall {
-            tool: spec,
-            tool_call_id: &tool_call_id,
-            params,
-            cancel: opts.cancel,
-            progress,
-            timeout,
-        };
+        let mut call = ExecCall::new(spec, params)
+            .tool_call_id(&tool_call_id)
+            .cancel(opts.cancel)
+            .timeout(timeout);
+        call.progress = progress;
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);
         result
+    }
+
+    /// A call's timeout, resolved here and only here: the call's, else the tool's
+    /// `timeout:`, else [`RuntimeConfig::default_timeout`]; capped at a year, so a deadline
+    /// `now + timeout` cannot overflow.
+    fn timeout_of(&self, spec: &ToolSpec, opts: &CallOptions) -> Duration {
+        opts.timeout
+            .or_else(|| spec.timeout())
+            .unwrap_or(self.config.default_timeout)
+            .min(crate::MAX_TIMEOUT)
     }
 
     /// The typed path: sends a generated `Params` value to tool `T`.

@@ -28,13 +28,22 @@ pub struct ExecCall<'a> {
     pub cancel: CancelToken,
     /// Receives the tool's progress updates (`onUpdate`), if anyone listens.
     pub progress: Option<ProgressSink>,
-    /// The effective timeout for this call (per call, else per tool, else the runtime's).
-    pub timeout: Option<Duration>,
+    /// The call's timeout, resolved by the caller (the [`Runtime`](crate::Runtime): the
+    /// call's, else the tool's, else its default). The executor enforces it as given:
+    /// abort, then kill after the grace period.
+    pub timeout: Duration,
 }
+
+/// A call's timeout when nobody set one: 120 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The longest timeout honoured (a year: "never", without overflowing a deadline).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 impl<'a> ExecCall<'a> {
     /// A call of `tool` with `params` (validated and defaulted by the caller): call id
-    /// `""`, a fresh cancel token, no progress sink, no timeout override.
+    /// `""`, a fresh cancel token, no progress sink, the tool's `timeout:` else
+    /// [`DEFAULT_TIMEOUT`].
     pub fn new(tool: &'a ToolSpec, params: Map<String, Value>) -> Self {
         ExecCall {
             tool,
@@ -42,7 +51,7 @@ impl<'a> ExecCall<'a> {
             params,
             cancel: CancelToken::new(),
             progress: None,
-            timeout: None,
+            timeout: tool.timeout().unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT),
         }
     }
 
@@ -64,9 +73,9 @@ impl<'a> ExecCall<'a> {
         self
     }
 
-    /// Sets the call's timeout.
+    /// Sets the call's timeout (capped at [`MAX_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = timeout.min(MAX_TIMEOUT);
         self
     }
 }

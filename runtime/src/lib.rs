@@ -51,7 +51,9 @@ pub use dispatch::{
     CallOptions, MAX_SPILL_DIR_BYTES, MAX_SPILL_FILE_BYTES, Runtime, RuntimeBuilder, RuntimeConfig,
     SPILL_RETENTION, default_spill_dir,
 };
-pub use executor::{ExecCall, ExecFuture, Executor, PrepareFuture, ProgressSink};
+pub use executor::{
+    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, MAX_TIMEOUT, PrepareFuture, ProgressSink,
+};
 pub use loader::{
     LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,
     parse_tools_dirs,

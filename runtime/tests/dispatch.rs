@@ -21,7 +21,7 @@ struct Seen {
     tool: String,
     id: String,
     params: Map<String, Value>,
-    timeout: Option<Duration>,
+    timeout: Duration,
 }
 
 type Reply = Box<dyn Fn(&Map<String, Value>) -> ToolResult + Send + Sync>;
@@ -359,13 +359,13 @@ async fn call_options_reach_the_executor() {
     assert_eq!(seen.id, "call_abc");
     assert_eq!(
         seen.timeout,
-        Some(Duration::from_secs(5)),
+        Duration::from_secs(5),
         "the runtime's default"
     );
     // The tool's `timeout: 30` beats the runtime default; the call's beats both.
     rt.call("search", json!({"query": "q"}), CallOptions::new())
         .await;
-    assert_eq!(exec.last().timeout, Some(Duration::from_secs(30)));
+    assert_eq!(exec.last().timeout, Duration::from_secs(30));
     assert!(
         exec.last().id.starts_with("call_"),
         "an id is made up when none is given"
@@ -376,7 +376,14 @@ async fn call_options_reach_the_executor() {
         CallOptions::new().timeout(Duration::from_millis(1500)),
     )
     .await;
-    assert_eq!(exec.last().timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(exec.last().timeout, Duration::from_millis(1500));
+    // With no default set, the runtime's default is 120 s: resolved here, once.
+    let plain = Runtime::builder()
+        .registry(Loader::new().dir(tools_dir()).quiet().load().registry)
+        .executor(exec.clone())
+        .build();
+    plain.call("ping", json!({}), CallOptions::new()).await;
+    assert_eq!(exec.last().timeout, toolbind::DEFAULT_TIMEOUT);
 
     let token = CancelToken::new();
     token.cancel();
@@ -388,7 +395,11 @@ async fn call_options_reach_the_executor() {
         r.text_content(),
         "tool `ping` was cancelled before it started"
     );
-    assert_eq!(exec.calls().len(), 3);
+    assert_eq!(
+        exec.calls().len(),
+        4,
+        "the cancelled call never reached the executor"
+    );
 }
 
 fn big_output(_: &Map<String, Value>) -> ToolResult {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use exec_common::*;
 use serde_json::json;
-use toolbind::CancelToken;
+use toolbind::{CancelToken, Executor};
 use toolbind_codegen::model::{Language, WorkerMode};
 
 fn js() -> toolbind::ToolSpec {
@@ -214,16 +214,28 @@ async fn timeouts_kill_the_group_and_say_so() {
 }
 
 #[tokio::test]
-async fn timeout_comes_from_the_tool_then_the_config() {
-    let (exec, _cache) = executor(|c| c.default_timeout = Duration::from_millis(400));
-    let start = Instant::now();
-    let r = call(&exec, &sh(), json!({"mode": "sleep"})).await;
-    assert!(r.text_content().contains("timed out after 0.4 s"), "{r:?}");
-    assert!(start.elapsed() < Duration::from_secs(3));
+async fn the_executor_enforces_the_timeout_it_is_given() {
+    // The caller resolves the timeout (`ExecCall::new`: the tool's, else 120 s; the
+    // runtime: the call's, the tool's, its default — see dispatch.rs); the executor
+    // enforces exactly that, whatever the tool says.
+    let (exec, _cache) = executor(|_| {});
     let mut tool = sh();
     tool.timeout_secs = Some(0.6);
+    let start = Instant::now();
     let r = call(&exec, &tool, json!({"mode": "sleep"})).await;
     assert!(r.text_content().contains("timed out after 0.6 s"), "{r:?}");
+    assert_eq!(
+        r.stop,
+        toolbind::StopReason::Timeout {
+            after: Duration::from_millis(600)
+        }
+    );
+    let p = params(json!({"mode": "sleep"}));
+    let r = exec
+        .execute(toolbind::ExecCall::new(&tool, p).timeout(Duration::from_millis(400)))
+        .await;
+    assert!(r.text_content().contains("timed out after 0.4 s"), "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
 }
 
 #[tokio::test]

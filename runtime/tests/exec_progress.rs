@@ -30,7 +30,7 @@ fn flood_mb() -> u64 {
 
 #[tokio::test]
 async fn a_progress_flood_grows_neither_the_harness_nor_the_runtime() {
-    let (exec, _cache) = executor(|c| c.default_timeout = Duration::from_secs(300));
+    let (exec, _cache) = executor(|_| {});
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     call(&exec, &js, json!({"mode": "counter"})).await;
     let before = peak_rss_kib();

@@ -35,6 +35,13 @@ impl Lab {
 
     /// Writes `tools/<name>/TOOL.md` (with `extra` frontmatter) and its entry, and loads it.
     fn tool(&self, name: &str, language: &str, extra: &str, code: &str) -> ToolSpec {
+        // Every call is bounded: 30 s unless the test sets its own `timeout:`.
+        let bounded = if extra.contains("timeout:") {
+            ""
+        } else {
+            "timeout: 30\n"
+        };
+        let extra = &format!("{bounded}{extra}");
         let dir = self.path().join("tools").join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
@@ -71,7 +78,6 @@ impl Lab {
         SubprocessExecutor::new(ExecConfig {
             cache_dir: self.path().join("cache"),
             grace: Duration::from_millis(500),
-            default_timeout: Duration::from_secs(30),
             sandbox: policy,
             ..ExecConfig::default()
         })

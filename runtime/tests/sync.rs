@@ -447,7 +447,7 @@ fn tools_without_a_seed_are_left_alone() {
 #[test]
 fn a_missing_seed_folder_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let err = sync(&tmp.path().join("nope"), &tmp.path().join("data")).unwrap_err();
+    let err = sync(tmp.path().join("nope"), tmp.path().join("data")).unwrap_err();
     assert!(err.to_string().starts_with("sync failed: "), "{err}");
     assert!(
         err.to_string().contains("cannot read the seed folder"),

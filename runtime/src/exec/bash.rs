@@ -27,7 +27,7 @@ use super::process::{self, Capture, Stdout};
 use super::protocol;
 use super::pump::{self, Pump};
 use super::sandbox::Jail;
-use super::worker::secs;
+use super::stop::{Ending, Step, Stopper};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
@@ -120,32 +120,27 @@ pub(crate) async fn run(
         }
     });
 
-    let timeout_at = tokio::time::Instant::now() + timeout;
-    let mut stop: Option<(bool, tokio::time::Instant)> = None;
+    let mut stopper = Stopper::new(timeout, config.grace);
     let mut killed = false;
     let mut child = spawned.child;
     let status = loop {
-        let deadline = stop.map_or(timeout_at, |s| s.1);
-        tokio::select! {
+        let step = tokio::select! {
             biased;
-            _ = updates.ready() => pump.take_from(&updates),
-            _ = pump::until(pump.due()) => pump.tick(),
+            _ = updates.ready() => { pump.take_from(&updates); None }
+            _ = pump::until(pump.due()) => { pump.tick(); None }
             status = child.wait() => break status.ok(),
-            _ = cancel.cancelled(), if stop.is_none() => {
-                process::signal_group(term(spawned.pgid), Signal::SIGTERM);
-                stop = Some((true, tokio::time::Instant::now() + config.grace));
+            _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
+            _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
+        };
+        match step {
+            // The abort signal of a bash tool: SIGTERM to its group, so its traps run.
+            Some(Step::Abort(_)) => process::signal_group(term(spawned.pgid), Signal::SIGTERM),
+            Some(Step::Kill(_)) => {
+                process::signal_group(spawned.pgid, Signal::SIGKILL);
+                killed = true;
+                break child.wait().await.ok();
             }
-            _ = tokio::time::sleep_until(deadline) => match stop {
-                None => {
-                    process::signal_group(term(spawned.pgid), Signal::SIGTERM);
-                    stop = Some((false, tokio::time::Instant::now() + config.grace));
-                }
-                Some(_) => {
-                    process::signal_group(spawned.pgid, Signal::SIGKILL);
-                    killed = true;
-                    break child.wait().await.ok();
-                }
-            },
+            None => {}
         }
     };
     // Background jobs the script left behind die with the call.
@@ -178,7 +173,7 @@ pub(crate) async fn run(
     let how = if killed {
         format!(
             "the tool ignored SIGTERM for {} and its process group was killed",
-            secs(config.grace)
+            stopper.grace()
         )
     } else {
         "SIGTERM was sent to the tool's process group".to_owned()
@@ -190,9 +185,9 @@ pub(crate) async fn run(
         ))
         .with_stop(StopReason::ProtocolError);
     }
-    match (stop, status) {
-        (Some((false, _)), _) => with_stderr(format!("timed out after {}; {how}", secs(timeout)))
-            .with_stop(StopReason::Timeout { after: timeout }),
+    match (stopper.ending(), status) {
+        (Some(Ending::TimedOut), _) => with_stderr(stopper.describe(Ending::TimedOut, &how))
+            .with_stop(stopper.reason(Ending::TimedOut)),
         (_, Some(s)) if s.success() => {
             let c = out.lock().unwrap_or_else(|e| e.into_inner());
             let mut text = c.render();
@@ -215,9 +210,8 @@ pub(crate) async fn run(
                 stop: StopReason::Completed,
             }
         }
-        (Some((true, _)), _) => {
-            with_stderr(format!("cancelled; {how}")).with_stop(StopReason::Cancelled)
-        }
+        (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))
+            .with_stop(stopper.reason(Ending::Cancelled)),
         (None, Some(s)) => match &jail {
             Some(j) => {
                 let what = format!("{entry_name} {}", j.describe(s));

@@ -17,9 +17,10 @@
 //!   `--enable-source-maps`, so stack traces name `.ts` lines.
 //! - Every tool process leads its own process group. Cancelling a call fires the tool's
 //!   `AbortSignal` (SIGTERM to the group for bash); if the call has not returned after
-//!   [`ExecConfig::grace`], the whole group — grandchildren included — gets SIGKILL. A
-//!   timeout (the call's, else the tool's `timeout`, else [`ExecConfig::default_timeout`])
-//!   does the same and returns an error result saying it timed out after N s.
+//!   [`ExecConfig::grace`], the whole group — grandchildren included — gets SIGKILL. The
+//!   call's timeout ([`ExecCall::timeout`](crate::ExecCall::timeout), resolved once by
+//!   the runtime) does the same and returns an error result saying it timed out after N s.
+//!   One state machine owns both endings for bash and for warm workers alike.
 //! - A tool sees a scrubbed environment: `PATH`, `HOME`, `LANG`, `LC_ALL`, `TMPDIR`, `TZ`,
 //!   `USER`, the names in [`ExecConfig::env_allow`] and the tool's own `env` list (when the
 //!   agent has them), the pairs of [`ExecConfig::env_set`], and `TOOL_DIR` (the tool
@@ -84,6 +85,7 @@ mod process;
 mod protocol;
 mod pump;
 mod sandbox;
+mod stop;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -112,9 +114,6 @@ pub const PYTHON_HARNESS: &str = include_str!("../../harness/python.py");
 /// Settings of a [`SubprocessExecutor`].
 #[derive(Debug, Clone)]
 pub struct ExecConfig {
-    /// The timeout of a call when neither the call nor the tool's `timeout` sets one.
-    /// Default 120 s.
-    pub default_timeout: Duration,
     /// How long a cancelled or timed-out call may take to stop after its abort signal
     /// before its process group is killed. Default 2 s.
     pub grace: Duration,
@@ -165,7 +164,6 @@ pub struct ExecConfig {
 impl Default for ExecConfig {
     fn default() -> Self {
         ExecConfig {
-            default_timeout: Duration::from_secs(120),
             grace: Duration::from_secs(2),
             worker_mode: WorkerMode::Warm,
             idle_timeout: Duration::from_secs(300),
@@ -338,13 +336,8 @@ impl SubprocessExecutor {
     async fn run(&self, call: ExecCall<'_>) -> ToolResult {
         let tool = call.tool;
         let config = &self.inner.config;
-        let timeout = call
-            .timeout
-            // Too large for a Duration: no tool timeout.
-            .or_else(|| tool.timeout())
-            .unwrap_or(config.default_timeout)
-            // Deadlines are `now + timeout`; a year is "never" and cannot overflow.
-            .min(Duration::from_secs(365 * 24 * 3600));
+        // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
+        let timeout = call.timeout.min(crate::MAX_TIMEOUT);
         let secrets = crate::secret::secrets_of(tool, &call.params);
         let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
             return ToolResult::stopped(
@@ -694,7 +687,7 @@ impl SubprocessExecutor {
             .entry_path()
             .filter(|p| p.is_file())
             .ok_or_else(|| format!("tool `{}` has no entry file", tool.name))?;
-        let timeout = timeout.min(Duration::from_secs(365 * 24 * 3600));
+        let timeout = timeout.min(crate::MAX_TIMEOUT);
         let config = &self.inner.config;
         let mode = match tool.worker {
             WorkerMode::Default => config.worker_mode,

@@ -18,6 +18,7 @@ use super::process::{self, Capture, Stdout};
 use super::protocol::{self, FromHarness, LineError};
 use super::pump::{self, Pump};
 use super::sandbox::{Jail, Running};
+use super::stop::{Ending, Step, Stopper, secs};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::ProgressSink;
@@ -122,13 +123,6 @@ pub(crate) struct Worker {
     progress_interval: Duration,
     /// The jail the process runs in, if any.
     jail: Option<Arc<Running>>,
-}
-
-/// How a call ends early.
-#[derive(Clone, Copy)]
-enum Stop {
-    Cancelled(tokio::time::Instant),
-    TimedOut(tokio::time::Instant),
 }
 
 impl Worker {
@@ -277,41 +271,33 @@ impl Worker {
             .lines
             .send(protocol::call_line(id, tool_call_id, params));
 
-        let timeout_at = tokio::time::Instant::now() + timeout;
-        let mut stop: Option<Stop> = None;
+        let mut stopper = Stopper::new(timeout, grace);
         loop {
-            let deadline = match stop {
-                Some(Stop::Cancelled(d) | Stop::TimedOut(d)) => d,
-                None => timeout_at,
-            };
-            tokio::select! {
+            let step = tokio::select! {
                 biased;
-                _ = updates.ready() => pump.take_from(&updates),
-                _ = pump::until(pump.due()) => pump.tick(),
+                _ = updates.ready() => { pump.take_from(&updates); None }
+                _ = pump::until(pump.due()) => { pump.tick(); None }
                 event = rx.recv() => match event {
                     Some(Event::Done(result)) => {
                         // The latest update goes out before the result.
                         pump.take_from(&updates);
                         pump.finish();
                         guard.finished = true;
-                        return CallEnd::Done(match stop {
-                            Some(Stop::TimedOut(_)) => ToolResult::stopped(
-                                StopReason::Timeout { after: timeout },
-                                format!(
-                                    "timed out after {}; the tool stopped after its abort signal",
-                                    secs(timeout)
-                                ),
+                        return CallEnd::Done(match stopper.ending() {
+                            Some(e @ Ending::TimedOut) => ToolResult::stopped(
+                                stopper.reason(e),
+                                stopper.describe(e, "the tool stopped after its abort signal"),
                             ),
                             // The tool gave up when its signal fired: the call was cancelled.
-                            Some(Stop::Cancelled(_)) if result.is_error => {
-                                result.with_stop(StopReason::Cancelled)
+                            Some(e @ Ending::Cancelled) if result.is_error => {
+                                result.with_stop(stopper.reason(e))
                             }
                             _ => result,
                         });
                     }
                     Some(Event::Died { reason, others, named, why }) => {
                         guard.finished = true;
-                        if others == 0 || stop.is_some() {
+                        if others == 0 || stopper.ending().is_some() {
                             return CallEnd::Done(ToolResult::stopped(why, reason));
                         }
                         return CallEnd::NeighbourBroke(ToolResult::stopped(why, if named {
@@ -334,39 +320,31 @@ impl Worker {
                         return CallEnd::Done(ToolResult::stopped(StopReason::Crashed, "internal error: the worker dropped the call"));
                     }
                 },
-                _ = cancel.cancelled(), if stop.is_none() => {
+                _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
+                _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
+            };
+            match step {
+                // A worker's abort signal: the harness fires the call's AbortSignal.
+                Some(Step::Abort(_)) => {
                     let _ = self.lines.send(protocol::abort_line(id));
-                    stop = Some(Stop::Cancelled(tokio::time::Instant::now() + grace));
                 }
-                _ = tokio::time::sleep_until(deadline) => match stop {
-                    None => {
-                        let _ = self.lines.send(protocol::abort_line(id));
-                        stop = Some(Stop::TimedOut(tokio::time::Instant::now() + grace));
-                    }
-                    Some(s) => {
-                        guard.finished = true;
-                        self.kill_for(format!(
-                            "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
-                            secs(grace)
-                        ));
-                        self.wait_closed(Duration::from_secs(2)).await;
-                        let why = match s {
-                            Stop::Cancelled(_) => StopReason::Cancelled,
-                            Stop::TimedOut(_) => StopReason::Timeout { after: timeout },
-                        };
-                        return CallEnd::Done(ToolResult::stopped(why, match s {
-                            Stop::Cancelled(_) => format!(
-                                "cancelled; the tool did not stop within {} of its abort signal, so its process group was killed",
-                                secs(grace)
-                            ),
-                            Stop::TimedOut(_) => format!(
-                                "timed out after {}; the tool did not stop within {} of its abort signal, so its process group was killed",
-                                secs(timeout),
-                                secs(grace)
-                            ),
-                        }));
-                    }
-                },
+                Some(Step::Kill(ending)) => {
+                    guard.finished = true;
+                    self.kill_for(format!(
+                        "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
+                        stopper.grace()
+                    ));
+                    self.wait_closed(Duration::from_secs(2)).await;
+                    let how = format!(
+                        "the tool did not stop within {} of its abort signal, so its process group was killed",
+                        stopper.grace()
+                    );
+                    return CallEnd::Done(ToolResult::stopped(
+                        stopper.reason(ending),
+                        stopper.describe(ending, &how),
+                    ));
+                }
+                None => {}
             }
         }
     }
@@ -483,16 +461,6 @@ fn kill_group_for(shared: &Shared, pgid: i32, reason: String) {
     }
     if !st.exiting {
         process::signal_group(pgid, Signal::SIGKILL);
-    }
-}
-
-/// "5 s", "0.5 s".
-pub(crate) fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{} s", s as u64)
-    } else {
-        format!("{} s", (s * 1000.0).round() / 1000.0)
     }
 }
 

@@ -96,7 +96,9 @@ pub async fn run(
         .tool_call_id("call-1")
         .cancel(cancel);
     call.progress = progress;
-    call.timeout = timeout;
+    if let Some(t) = timeout {
+        call = call.timeout(t);
+    }
     exec.execute(call).await
 }
 

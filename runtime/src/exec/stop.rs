@@ -1,0 +1,155 @@
+//! The one owner of how a call ends early: its deadline, and the abort → grace → kill
+//! sequence that follows a timeout or a cancellation. bash tools (SIGTERM to the group)
+//! and warm workers (an `abort` message) drive the same state machine, so both report the
+//! same typed reason and the same words.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::result::StopReason;
+
+/// Why a call is being stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The caller cancelled it.
+    Cancelled,
+    /// Its timeout passed.
+    TimedOut,
+}
+
+/// What the executor must do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Ask the tool to stop (its abort signal): the grace period starts.
+    Abort(Ending),
+    /// The grace period is over: kill the tool's process group.
+    Kill(Ending),
+}
+
+/// A call's deadline and, once it is being stopped, why and until when.
+#[derive(Debug, Clone)]
+pub(crate) struct Stopper {
+    timeout: Duration,
+    grace: Duration,
+    deadline: Instant,
+    ending: Option<Ending>,
+}
+
+impl Stopper {
+    /// A call starting now with `timeout`, given `grace` to stop once asked.
+    pub(crate) fn new(timeout: Duration, grace: Duration) -> Self {
+        Stopper {
+            timeout,
+            grace,
+            deadline: Instant::now() + timeout,
+            ending: None,
+        }
+    }
+
+    /// When [`expire`](Self::expire) is due: the timeout, then the end of the grace period.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Why the call is being stopped, once it is.
+    pub(crate) fn ending(&self) -> Option<Ending> {
+        self.ending
+    }
+
+    /// The caller cancelled: `Some(Abort)` the first time (nothing when the call is
+    /// already being stopped).
+    pub(crate) fn cancel(&mut self) -> Option<Step> {
+        self.begin(Ending::Cancelled)
+    }
+
+    /// The deadline passed: abort on timeout, or kill when the grace period is over.
+    pub(crate) fn expire(&mut self) -> Step {
+        match self.ending {
+            None => self
+                .begin(Ending::TimedOut)
+                .unwrap_or(Step::Kill(Ending::TimedOut)),
+            Some(e) => Step::Kill(e),
+        }
+    }
+
+    fn begin(&mut self, ending: Ending) -> Option<Step> {
+        if self.ending.is_some() {
+            return None;
+        }
+        self.ending = Some(ending);
+        self.deadline = Instant::now() + self.grace;
+        Some(Step::Abort(ending))
+    }
+
+    /// The typed reason for `ending`.
+    pub(crate) fn reason(&self, ending: Ending) -> StopReason {
+        match ending {
+            Ending::Cancelled => StopReason::Cancelled,
+            Ending::TimedOut => StopReason::Timeout {
+                after: self.timeout,
+            },
+        }
+    }
+
+    /// `"timed out after 2 s; {how}"` or `"cancelled; {how}"`.
+    pub(crate) fn describe(&self, ending: Ending, how: &str) -> String {
+        match ending {
+            Ending::Cancelled => format!("cancelled; {how}"),
+            Ending::TimedOut => format!("timed out after {}; {how}", secs(self.timeout)),
+        }
+    }
+
+    /// The grace period, in words (`"2 s"`).
+    pub(crate) fn grace(&self) -> String {
+        secs(self.grace)
+    }
+}
+
+/// "5 s", "0.5 s".
+pub(crate) fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{} s", s as u64)
+    } else {
+        format!("{} s", (s * 1000.0).round() / 1000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn timeout_then_grace_then_kill() {
+        let mut s = Stopper::new(Duration::from_secs(2), Duration::from_millis(500));
+        assert_eq!(s.ending(), None);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(s.expire(), Step::Abort(Ending::TimedOut));
+        assert_eq!(s.deadline(), Instant::now() + Duration::from_millis(500));
+        // A cancel during the grace period changes nothing: the call is already stopping.
+        assert_eq!(s.cancel(), None);
+        assert_eq!(s.expire(), Step::Kill(Ending::TimedOut));
+        assert_eq!(
+            s.reason(Ending::TimedOut),
+            StopReason::Timeout {
+                after: Duration::from_secs(2)
+            }
+        );
+        assert_eq!(
+            s.describe(Ending::TimedOut, "killed"),
+            "timed out after 2 s; killed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancel_starts_the_grace_period() {
+        let mut s = Stopper::new(Duration::from_secs(60), Duration::from_secs(2));
+        assert_eq!(s.cancel(), Some(Step::Abort(Ending::Cancelled)));
+        assert_eq!(s.deadline(), Instant::now() + Duration::from_secs(2));
+        assert_eq!(s.expire(), Step::Kill(Ending::Cancelled));
+        assert_eq!(s.reason(Ending::Cancelled), StopReason::Cancelled);
+        assert_eq!(s.grace(), "2 s");
+        assert_eq!(secs(Duration::from_millis(400)), "0.4 s");
+    }
+}
