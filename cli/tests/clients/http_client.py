@@ -8,16 +8,16 @@ TOKEN "-" sends no Authorization header. The server's tools are cli/tests/fixtur
 Each command prints one JSON line on stdout (the last line) and exits 0 when the
 exchange went as the command expects, 1 otherwise (with the reason on stderr).
 
-Commands:
+Commands (and `http_client.py load-stdio TASKS CALLS SERVER-COMMAND...`: the stdio
+baseline of bench/http-load.sh, one session with TASKS calls of hello_ts in flight):
   smoke MODE           list + call + bad arguments; MODE is `legacy` (initialize, a
                        session) or `auto` (the SDK's default: discover, then 2026-07-28)
   refused MODE         a list that must fail; prints the error's message
   call MODE TOOL JSON  one call; prints {ok, text, is_error, error, seconds}
-  load MODE CLIENTS CALLS  CLIENTS concurrent clients x CALLS calls of hello_ts each;
-                       prints {ok, failed, errors, seconds, calls_per_s, p50_ms, p99_ms}
-  retry MODE CALLS     CALLS sequential calls, each on a fresh connection and retried on
-                       a connection failure (a load balancer's client); prints
-                       {ok, failed, retries, seconds}
+  load MODE CLIENTS CALLS [retry]  CLIENTS concurrent clients x CALLS calls of hello_ts
+                       each; prints {ok, failed, retries, errors, seconds, calls_per_s,
+                       p50_ms, p99_ms}. With `retry`, a client whose connection fails
+                       reconnects and makes its call again (as behind a load balancer)
 """
 
 import asyncio
@@ -105,29 +105,46 @@ async def call(url: str, token: str, mode: str, tool: str, args: dict) -> None:
     print(json.dumps(out))
 
 
-async def load(url: str, token: str, mode: str, clients: int, calls: int) -> None:
+async def load(url: str, token: str, mode: str, clients: int, calls: int, retry: bool) -> None:
     latencies: list[float] = []
     failed = 0
+    retries = 0
     errors: list[str] = []
 
+    def note(e: str) -> None:
+        if len(errors) < 5:
+            errors.append(e)
+
     async def one(i: int) -> None:
-        nonlocal failed
-        async with client(url, token, mode) as c:
-            for j in range(calls):
-                name = f"c{i}-{j}"
-                t = time.perf_counter()
-                try:
-                    r = await c.call_tool("hello_ts", {"name": name, "steps": 0})
-                    ok = not r.is_error and text_of(r) == f"Hello, {name}! (typescript)"
-                    if not ok and len(errors) < 5:
-                        errors.append(text_of(r))
-                except Exception as e:  # noqa: BLE001
-                    ok = False
-                    if len(errors) < 5:
-                        errors.append(f"{type(e).__name__}: {e}")
-                latencies.append(time.perf_counter() - t)
-                if not ok:
-                    failed += 1
+        nonlocal failed, retries
+        j = 0
+        while j < calls:
+            try:
+                async with client(url, token, mode) as c:
+                    while j < calls:
+                        name = f"c{i}-{j}"
+                        t = time.perf_counter()
+                        try:
+                            r = await c.call_tool("hello_ts", {"name": name, "steps": 0})
+                            ok = not r.is_error and text_of(r) == f"Hello, {name}! (typescript)"
+                            if not ok:
+                                note(text_of(r))
+                        except Exception as e:  # noqa: BLE001
+                            if retry:
+                                raise  # the connection failed: retry on a new one
+                            ok = False
+                            note(describe(e))
+                        latencies.append(time.perf_counter() - t)
+                        failed += not ok
+                        j += 1
+            except Exception as e:  # noqa: BLE001 - the connection failed: the SDK's session is gone
+                if not retry:
+                    note(describe(e))
+                    failed += calls - j
+                    return
+                # The call in flight (idempotent) is made again on a new connection.
+                retries += 1
+                await asyncio.sleep(0.05)
 
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
@@ -140,6 +157,7 @@ async def load(url: str, token: str, mode: str, clients: int, calls: int) -> Non
             {
                 "ok": total - failed,
                 "failed": failed,
+                "retries": retries,
                 "errors": errors,
                 "seconds": round(seconds, 2),
                 "calls_per_s": round(total / seconds, 1),
@@ -152,30 +170,39 @@ async def load(url: str, token: str, mode: str, clients: int, calls: int) -> Non
         sys.exit(1)
 
 
-async def retry(url: str, token: str, mode: str, calls: int) -> None:
-    ok = failed = retries = 0
-    start = time.perf_counter()
-    for j in range(calls):
-        for attempt in range(10):
-            try:
-                async with client(url, token, mode) as c:
-                    r = await c.call_tool("hello_sh", {"name": f"r{j}", "steps": 0})
-                if not r.is_error and f"Hello, r{j}!" in text_of(r):
-                    ok += 1
-                else:
-                    failed += 1
-                break
-            except Exception:  # noqa: BLE001 - a connection refused or reset: try again
-                retries += 1
-                await asyncio.sleep(0.05)
-        else:
-            failed += 1
-    print(json.dumps({"ok": ok, "failed": failed, "retries": retries, "seconds": round(time.perf_counter() - start, 2)}))
-    if failed:
-        sys.exit(1)
+async def load_stdio(command: list[str], tasks: int, calls: int) -> None:
+    """The baseline: one stdio session (`command` is the server), `tasks` calls in flight."""
+    from mcp import StdioServerParameters
+
+    latencies: list[float] = []
+    failed = 0
+    async with Client(StdioServerParameters(command=command[0], args=command[1:])) as c:
+        await c.list_tools()
+
+        async def one(i: int) -> None:
+            nonlocal failed
+            for j in range(calls):
+                name = f"c{i}-{j}"
+                t = time.perf_counter()
+                r = await c.call_tool("hello_ts", {"name": name, "steps": 0})
+                latencies.append(time.perf_counter() - t)
+                failed += r.is_error or text_of(r) != f"Hello, {name}! (typescript)"
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(tasks)))
+        seconds = time.perf_counter() - start
+    latencies.sort()
+    pct = lambda q: round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000, 2)  # noqa: E731
+    total = tasks * calls
+    print(json.dumps({"ok": total - failed, "failed": failed, "seconds": round(seconds, 2),
+                      "calls_per_s": round(total / seconds, 1), "p50_ms": pct(0.5), "p99_ms": pct(0.99)}))
 
 
 def main() -> None:
+    if sys.argv[1] == "load-stdio":
+        # load-stdio TASKS CALLS SERVER-COMMAND...
+        asyncio.run(load_stdio(sys.argv[4:], int(sys.argv[2]), int(sys.argv[3])))
+        return
     url, token, command, *rest = sys.argv[1:]
     if command == "smoke":
         asyncio.run(smoke(url, token, rest[0]))
@@ -185,9 +212,7 @@ def main() -> None:
     elif command == "call":
         asyncio.run(call(url, token, rest[0], rest[1], json.loads(rest[2])))
     elif command == "load":
-        asyncio.run(load(url, token, rest[0], int(rest[1]), int(rest[2])))
-    elif command == "retry":
-        asyncio.run(retry(url, token, rest[0], int(rest[1])))
+        asyncio.run(load(url, token, rest[0], int(rest[1]), int(rest[2]), rest[3:] == ["retry"]))
     else:
         fail(f"unknown command {command}")
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `toolbind serve` throughput and latency over Streamable HTTP, against the same server
+# over stdio in the same run (not run by CI; about a minute with a release build).
+#
+# The client is the official MCP Python SDK (tests/clients/install.sh) driving
+# cli/tests/clients/http_client.py; the tool is cli/tests/fixtures/tools/hello_ts (a warm
+# TypeScript worker, jailed as by default), CLIENTS x CALLS calls per case:
+#   stdio            one `toolbind serve` session (stdio is one client per process), CLIENTS
+#                    calls in flight on it;
+#   http sessions    CLIENTS clients, each its own session (`initialize`) on one server;
+#   http stateless   CLIENTS clients on one `--stateless` server, the SDK's default
+#                    protocol (2026-07-28: no session, one POST per call).
+# The cases alternate ROUNDS times, so machine noise hits all alike.
+#
+#   bench/http-load.sh            # CLIENTS=16 CALLS=200 ROUNDS=3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${TOOLBIND_BIN:-target/release/toolbind}
+clients_n=${CLIENTS:-16}
+calls=${CALLS:-200}
+rounds=${ROUNDS:-3}
+[ -x "$bin" ] || cargo build --release -p toolbind-cli
+sdk="${TOOLBIND_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/toolbind/clients}"
+[ -x "$sdk/py/bin/python" ] || tests/clients/install.sh
+py="$sdk/py/bin/python"
+client=cli/tests/clients/http_client.py
+tools=cli/tests/fixtures/tools
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export TOOLBIND_TOKEN
+TOOLBIND_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+
+serve_http() { # LOG ARGS...: starts a server on a free port; sets $url
+  local log=$1
+  shift
+  "$bin" serve --dir "$tools" --http 127.0.0.1:0 "$@" 2>"$log" &
+  pids+=($!)
+  for _ in $(seq 100); do
+    url=$(grep -o 'http://[0-9.:]*/mcp' "$log" | head -n 1 || true)
+    [ -n "$url" ] && return
+    sleep 0.1
+  done
+  echo "the server did not start: $(cat "$log")" >&2
+  exit 1
+}
+serve_http "$tmp/sessions.log"
+sessions=$url
+serve_http "$tmp/stateless.log" --stateless
+stateless=$url
+
+echo "toolbind $("$bin" --version | cut -d' ' -f2), mcp (Python SDK) $("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))'), $clients_n clients x $calls calls of hello_ts, $(nproc) cores"
+for r in $(seq "$rounds"); do
+  echo "round $r"
+  echo "  stdio           $("$py" "$client" load-stdio "$clients_n" "$calls" "$bin" serve --dir "$tools" 2>/dev/null | tail -n 1)"
+  echo "  http sessions   $("$py" "$client" "$sessions" "$TOOLBIND_TOKEN" load legacy "$clients_n" "$calls" 2>/dev/null | tail -n 1)"
+  echo "  http stateless  $("$py" "$client" "$stateless" "$TOOLBIND_TOKEN" load auto "$clients_n" "$calls" 2>/dev/null | tail -n 1)"
+done

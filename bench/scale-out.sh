@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Scale-out check and benchmark for `toolbind serve --http --stateless` (not run by CI: it
+# needs a release build and HAProxy, and takes about a minute).
+#
+# Two stateless replicas serve cli/tests/fixtures/tools on loopback behind HAProxy
+# (Debian's package; installed with apt when missing). The official MCP Python SDK client
+# (tests/clients/install.sh) runs CLIENTS concurrent clients x CALLS calls of `hello_ts`
+# (read-only, so safe to repeat), three times:
+#   1. one replica, no balancer (the baseline);
+#   2. two replicas behind HAProxy;
+#   3. the same, with replica a killed (SIGKILL, a crash, not a drain) once it has answered
+#      KILL_AFTER calls of this run.
+# Run 3 must answer every call. HAProxy retries a request whose connection failed or
+# whose server died before answering (`retry-on conn-failure empty-response
+# response-timeout`, `option redispatch`: on the other replica), and its health check
+# (GET /healthz every 500 ms) takes the dead replica out. What HAProxy cannot replay (a
+# client connection it had to close with the dead server's) the client retries: on a
+# connection failure it reconnects and makes the call again, as a client behind a load
+# balancer should. Its `retries` counts those. Replaying a request after a server died
+# mid-call may run the call twice: retry only idempotent tools (MCP's `idempotentHint`; in
+# TOOL.md `annotations: {idempotent: true}` or `read_only: true`).
+#
+#   bench/scale-out.sh            # CLIENTS=16 CALLS=200 KILL_AFTER=400
+# Environment: TOOLBIND_BIN (default target/release/toolbind, built when missing),
+# TOOLBIND_CLIENTS (where install.sh put the SDKs), CLIENTS, CALLS, KILL_AFTER.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${TOOLBIND_BIN:-target/release/toolbind}
+clients_n=${CLIENTS:-16}
+calls=${CALLS:-200}
+kill_after=${KILL_AFTER:-400}
+[ -x "$bin" ] || cargo build --release -p toolbind-cli
+if ! command -v haproxy >/dev/null; then
+  echo "installing haproxy"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+fi
+sdk="${TOOLBIND_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/toolbind/clients}"
+[ -x "$sdk/py/bin/python" ] || tests/clients/install.sh
+py="$sdk/py/bin/python"
+client=cli/tests/clients/http_client.py
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export TOOLBIND_TOKEN
+TOOLBIND_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+
+free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ok() { # URL: until it answers 200 (10 s at most)
+  "$py" - "$1" <<'PY'
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        if urllib.request.urlopen(sys.argv[1], timeout=1).status == 200:
+            sys.exit(0)
+    except Exception:
+        time.sleep(0.1)
+sys.exit(f"{sys.argv[1]} did not come up")
+PY
+}
+replica() { # NAME PORT: starts one, sets $replica_pid
+  "$bin" serve --dir cli/tests/fixtures/tools --http "127.0.0.1:$2" --stateless \
+    2>"$tmp/$1.log" &
+  replica_pid=$!
+  pids+=("$replica_pid")
+  wait_ok "http://127.0.0.1:$2/healthz"
+}
+load() { # URL LABEL
+  local out
+  out=$("$py" "$client" "$1" "$TOOLBIND_TOKEN" load auto "$clients_n" "$calls" retry 2>>"$tmp/client.log" | tail -n 1)
+  echo "$2: $out"
+}
+served() { grep -c "of \`hello_ts\`: ok" "$tmp/$1.log" || true; }
+
+a=$(free_port); b=$(free_port); lb=$(free_port)
+replica a "$a"; pid_a=$replica_pid
+replica b "$b"
+cat >"$tmp/haproxy.cfg" <<CFG
+global
+    maxconn 2000
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 60s
+    timeout server 60s
+    retries 3
+    option redispatch 1
+    retry-on conn-failure empty-response response-timeout
+frontend mcp
+    bind 127.0.0.1:$lb
+    default_backend toolbind
+backend toolbind
+    balance roundrobin
+    option httpchk GET /healthz
+    http-check expect status 200
+    server a 127.0.0.1:$a check inter 500ms fall 1 rise 2
+    server b 127.0.0.1:$b check inter 500ms fall 1 rise 2
+CFG
+haproxy -c -q -f "$tmp/haproxy.cfg"
+haproxy -db -f "$tmp/haproxy.cfg" 2>"$tmp/haproxy.log" &
+pids+=($!)
+wait_ok "http://127.0.0.1:$lb/healthz"
+
+echo "toolbind $("$bin" --version | cut -d' ' -f2), $(haproxy -v | head -n 1 | cut -d' ' -f1-3), $clients_n clients x $calls calls of hello_ts, Python SDK client (mode auto)"
+load "http://127.0.0.1:$b/mcp" "1. one replica, direct       "
+base_a=$(served a); base_b=$(served b)
+load "http://127.0.0.1:$lb/mcp" "2. two replicas, HAProxy     "
+before_a=$(served a); before_b=$(served b)
+echo "   run 2 served by a: $((before_a - base_a)), by b: $((before_b - base_b))"
+(
+  # Kill replica a once it has answered KILL_AFTER calls of this run: mid-run, whatever
+  # the client's start-up time.
+  until [ "$(served a)" -ge $((before_a + kill_after)) ]; do sleep 0.05; done
+  kill -9 "$pid_a"
+  echo "   (replica a killed after answering $kill_after calls of run 3)"
+) &
+result=$(load "http://127.0.0.1:$lb/mcp" "3. two, one killed mid-run   ")
+wait $! 2>/dev/null || true
+echo "$result"
+echo "   run 3 served by a: $(($(served a) - before_a)), by b: $(($(served b) - before_b)) (a call may be counted twice when it was replayed)"
+echo "$result" | grep -q '"failed": 0' || { echo "FAILED: calls were lost"; cat "$tmp/client.log" | tail -n 20; exit 1; }
+echo "every call answered"
