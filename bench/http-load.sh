@@ -37,11 +37,12 @@ trap cleanup EXIT
 export TOOLBIND_TOKEN
 TOOLBIND_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 
-serve_http() { # LOG ARGS...: starts a server on a free port; sets $url
+serve_http() { # LOG ARGS...: starts a server on a free port; sets $url and $pid
   local log=$1
   shift
   "$bin" serve --dir "$tools" --http 127.0.0.1:0 "$@" 2>"$log" &
-  pids+=($!)
+  pid=$!
+  pids+=("$pid")
   for _ in $(seq 100); do
     url=$(grep -o 'http://[0-9.:]*/mcp' "$log" | head -n 1 || true)
     [ -n "$url" ] && return
@@ -51,14 +52,22 @@ serve_http() { # LOG ARGS...: starts a server on a free port; sets $url
   exit 1
 }
 serve_http "$tmp/sessions.log"
-sessions=$url
+sessions=$url sessions_pid=$pid
 serve_http "$tmp/stateless.log" --stateless
-stateless=$url
+stateless=$url stateless_pid=$pid
+# The server's CPU time per call (user + system, the tool's worker not included).
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+http_case() { # URL PID MODE
+  local before out
+  before=$(ticks "$2")
+  out=$("$py" "$client" "$1" "$TOOLBIND_TOKEN" load "$3" "$clients_n" "$calls" 2>/dev/null | tail -n 1)
+  echo "$out server_cpu_us_per_call=$((($(ticks "$2") - before) * 1000000 / $(getconf CLK_TCK) / (clients_n * calls)))"
+}
 
 echo "toolbind $("$bin" --version | cut -d' ' -f2), mcp (Python SDK) $("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))'), $clients_n clients x $calls calls of hello_ts, $(nproc) cores"
 for r in $(seq "$rounds"); do
   echo "round $r"
   echo "  stdio           $("$py" "$client" load-stdio "$clients_n" "$calls" "$bin" serve --dir "$tools" 2>/dev/null | tail -n 1)"
-  echo "  http sessions   $("$py" "$client" "$sessions" "$TOOLBIND_TOKEN" load legacy "$clients_n" "$calls" 2>/dev/null | tail -n 1)"
-  echo "  http stateless  $("$py" "$client" "$stateless" "$TOOLBIND_TOKEN" load auto "$clients_n" "$calls" 2>/dev/null | tail -n 1)"
+  echo "  http sessions   $(http_case "$sessions" "$sessions_pid" legacy)"
+  echo "  http stateless  $(http_case "$stateless" "$stateless_pid" auto)"
 done

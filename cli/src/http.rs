@@ -273,7 +273,7 @@ impl App {
             log(&format!("refused a request from {peer}: {why}"));
             return rpc_error(StatusCode::FORBIDDEN, Value::Null, FORBIDDEN, &why);
         }
-        if let Err(r) = self.token.check(req.headers()) {
+        if let Some(r) = self.token.refusal(req.headers()) {
             log(&format!(
                 "refused a request from {peer}: no valid bearer token"
             ));
@@ -581,8 +581,8 @@ impl Token {
         })
     }
 
-    /// Ok when the request carries `Authorization: Bearer <the token>`.
-    fn check(&self, headers: &HeaderMap) -> Result<(), Response<HttpBody>> {
+    /// The 401 answer, unless the request carries `Authorization: Bearer <the token>`.
+    fn refusal(&self, headers: &HeaderMap) -> Option<Response<HttpBody>> {
         let presented = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -591,7 +591,7 @@ impl Token {
                 scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
             });
         let (message, challenge) = match presented {
-            Some(t) if ct_eq(&Sha256::digest(t.as_bytes()).into(), &self.digest) => return Ok(()),
+            Some(t) if ct_eq(&Sha256::digest(t.as_bytes()).into(), &self.digest) => return None,
             Some(_) => (
                 "Unauthorized: the bearer token is not this server's",
                 r#"Bearer realm="toolbind", error="invalid_token""#,
@@ -606,7 +606,7 @@ impl Token {
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static(challenge),
         );
-        Err(r)
+        Some(r)
     }
 }
 
@@ -883,15 +883,15 @@ mod tests {
             source: String::new(),
         };
         let auth = |v: &str| headers(&[("authorization", v)]);
-        assert!(t.check(&auth("Bearer s3cret-s3cret-s3cret")).is_ok());
-        assert!(t.check(&auth("bearer  s3cret-s3cret-s3cret ")).is_ok());
+        assert!(t.refusal(&auth("Bearer s3cret-s3cret-s3cret")).is_none());
+        assert!(t.refusal(&auth("bearer  s3cret-s3cret-s3cret ")).is_none());
         for bad in [
             "Bearer s3cret",
             "Bearer s3cret-s3cret-s3cret!",
             "Basic s3cret-s3cret-s3cret",
             "",
         ] {
-            let r = t.check(&auth(bad)).unwrap_err();
+            let r = t.refusal(&auth(bad)).unwrap();
             assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
             assert!(
                 r.headers()[header::WWW_AUTHENTICATE]
@@ -900,7 +900,7 @@ mod tests {
                     .starts_with("Bearer")
             );
         }
-        assert!(t.check(&HeaderMap::new()).is_err());
+        assert!(t.refusal(&HeaderMap::new()).is_some());
     }
 
     #[test]

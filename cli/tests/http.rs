@@ -423,7 +423,7 @@ fn origin_and_host_are_checked() {
     assert_eq!(with(&["Host: evil.example"]).status, 403);
     assert_eq!(with(&["Host: tools.example.com"]).status, 200);
     assert_eq!(with(&["Host: localhost:1234"]).status, 200);
-    // The SDK reaches the server through the allowed name too (as behind a proxy).
+    // Only the loopback names: another loopback address is a name like any other.
     let r = with(&["Host: 127.0.0.2"]);
     assert_eq!(r.status, 403);
     assert!(
