@@ -9,7 +9,12 @@
 #                    calls in flight on it;
 #   http sessions    CLIENTS clients, each its own session (`initialize`) on one server;
 #   http stateless   CLIENTS clients on one `--stateless` server, the SDK's default
-#                    protocol (2026-07-28: no session, one POST per call).
+#                    protocol (2026-07-28: no session, one POST per call);
+#   http stateless, legacy client  the same with `initialize` (no session either);
+#   ts sdk stateless the baseline: bench/ts-http-server.mjs, a stateless Streamable HTTP
+#                    server on the official TypeScript SDK running the same JavaScript
+#                    in-process (so its CPU figure includes the tool's), legacy client
+#                    (it has no 2026-07-28).
 # The cases alternate ROUNDS times, so machine noise hits all alike.
 #
 #   bench/http-load.sh            # CLIENTS=16 CALLS=200 ROUNDS=3
@@ -55,6 +60,14 @@ serve_http "$tmp/sessions.log"
 sessions=$url sessions_pid=$pid
 serve_http "$tmp/stateless.log" --stateless
 stateless=$url stateless_pid=$pid
+node bench/ts-http-server.mjs "$sdk/node/node_modules/@modelcontextprotocol/sdk" 0 2>"$tmp/ts.log" &
+ts_pid=$!
+pids+=("$ts_pid")
+for _ in $(seq 100); do
+  ts=$(grep -o 'http://[0-9.:]*/mcp' "$tmp/ts.log" | head -n 1 || true)
+  [ -n "$ts" ] && break
+  sleep 0.1
+done
 # The server's CPU time per call (user + system, the tool's worker not included).
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 http_case() { # URL PID MODE
@@ -64,10 +77,12 @@ http_case() { # URL PID MODE
   echo "$out server_cpu_us_per_call=$((($(ticks "$2") - before) * 1000000 / $(getconf CLK_TCK) / (clients_n * calls)))"
 }
 
-echo "toolbind $("$bin" --version | cut -d' ' -f2), mcp (Python SDK) $("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))'), $clients_n clients x $calls calls of hello_ts, $(nproc) cores"
+echo "toolbind $("$bin" --version | cut -d' ' -f2), mcp (Python SDK) $("$py" -c 'import importlib.metadata as m; print(m.version("mcp"))'), TypeScript SDK $(node -p "require('$sdk/node/node_modules/@modelcontextprotocol/sdk/package.json').version"), node $(node --version), $clients_n clients x $calls calls of hello_ts, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 for r in $(seq "$rounds"); do
   echo "round $r"
   echo "  stdio           $("$py" "$client" load-stdio "$clients_n" "$calls" "$bin" serve --dir "$tools" 2>/dev/null | tail -n 1)"
   echo "  http sessions   $(http_case "$sessions" "$sessions_pid" legacy)"
   echo "  http stateless  $(http_case "$stateless" "$stateless_pid" auto)"
+  echo "  http stateless, legacy client  $(http_case "$stateless" "$stateless_pid" legacy)"
+  echo "  ts sdk stateless, legacy client  $(http_case "$ts" "$ts_pid" legacy)"
 done
