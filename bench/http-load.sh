@@ -20,27 +20,11 @@
 #   bench/http-load.sh            # CLIENTS=16 CALLS=200 ROUNDS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${TOOLBIND_BIN:-target/release/toolbind}
 clients_n=${CLIENTS:-16}
 calls=${CALLS:-200}
 rounds=${ROUNDS:-3}
-[ -x "$bin" ] || cargo build --release -p toolbind-cli
-sdk="${TOOLBIND_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/toolbind/clients}"
-[ -x "$sdk/py/bin/python" ] || tests/clients/install.sh
-py="$sdk/py/bin/python"
-client=cli/tests/clients/http_client.py
-tools=cli/tests/fixtures/tools
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export TOOLBIND_TOKEN
-TOOLBIND_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 serve_http() { # LOG ARGS...: starts a server on a free port; sets $url and $pid
   local log=$1
@@ -48,13 +32,7 @@ serve_http() { # LOG ARGS...: starts a server on a free port; sets $url and $pid
   "$bin" serve --dir "$tools" --http 127.0.0.1:0 "$@" 2>"$log" &
   pid=$!
   pids+=("$pid")
-  for _ in $(seq 100); do
-    url=$(grep -o 'http://[0-9.:]*/mcp' "$log" | head -n 1 || true)
-    [ -n "$url" ] && return
-    sleep 0.1
-  done
-  echo "the server did not start: $(cat "$log")" >&2
-  exit 1
+  wait_url "$log"
 }
 serve_http "$tmp/sessions.log"
 sessions=$url sessions_pid=$pid
@@ -63,11 +41,8 @@ stateless=$url stateless_pid=$pid
 node bench/ts-http-server.mjs "$sdk/node/node_modules/@modelcontextprotocol/sdk" 0 2>"$tmp/ts.log" &
 ts_pid=$!
 pids+=("$ts_pid")
-for _ in $(seq 100); do
-  ts=$(grep -o 'http://[0-9.:]*/mcp' "$tmp/ts.log" | head -n 1 || true)
-  [ -n "$ts" ] && break
-  sleep 0.1
-done
+wait_url "$tmp/ts.log"
+ts=$url
 # The server's CPU time per call (user + system, the tool's worker not included).
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 http_case() { # URL PID MODE

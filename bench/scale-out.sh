@@ -25,31 +25,16 @@
 # TOOLBIND_CLIENTS (where install.sh put the SDKs), CLIENTS, CALLS, KILL_AFTER.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${TOOLBIND_BIN:-target/release/toolbind}
 clients_n=${CLIENTS:-16}
 calls=${CALLS:-200}
 kill_after=${KILL_AFTER:-400}
-[ -x "$bin" ] || cargo build --release -p toolbind-cli
 if ! command -v haproxy >/dev/null; then
   echo "installing haproxy"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq --no-install-recommends haproxy >/dev/null
 fi
-sdk="${TOOLBIND_CLIENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/toolbind/clients}"
-[ -x "$sdk/py/bin/python" ] || tests/clients/install.sh
-py="$sdk/py/bin/python"
-client=cli/tests/clients/http_client.py
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export TOOLBIND_TOKEN
-TOOLBIND_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+# shellcheck source=bench/common.sh
+. bench/common.sh
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_ok() { # URL: until it answers 200 (10 s at most)
@@ -65,7 +50,7 @@ sys.exit(f"{sys.argv[1]} did not come up")
 PY
 }
 replica() { # NAME PORT: starts one, sets $replica_pid
-  "$bin" serve --dir cli/tests/fixtures/tools --http "127.0.0.1:$2" --stateless \
+  "$bin" serve --dir "$tools" --http "127.0.0.1:$2" --stateless \
     2>"$tmp/$1.log" &
   replica_pid=$!
   pids+=("$replica_pid")

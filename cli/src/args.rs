@@ -332,8 +332,8 @@ pub struct HttpArgs {
     /// checks it)
     #[arg(long, value_name = "HOST", requires = "addr")]
     pub allowed_host: Vec<String>,
-    /// Accept requests from browser pages of ORIGIN (scheme://host[:port], port `*` for
-    /// any); repeatable. Requests with any other Origin header get 403; requests without
+    /// Accept requests from browser pages of ORIGIN (`scheme://host` or
+    /// `scheme://host:port`, port `*` for any); repeatable. Requests with any other Origin header get 403; requests without
     /// one (non-browser clients) are not affected
     #[arg(long, value_name = "ORIGIN", requires = "addr")]
     pub allowed_origin: Vec<String>,

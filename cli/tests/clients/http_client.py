@@ -148,24 +148,16 @@ async def load(url: str, token: str, mode: str, clients: int, calls: int, retry:
 
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(clients)))
-    seconds = time.perf_counter() - start
+    report(latencies, clients * calls, failed, time.perf_counter() - start, retries=retries, errors=errors)
+
+
+def report(latencies: list[float], total: int, failed: int, seconds: float, **extra) -> None:
+    """Prints a load run's figures as JSON; exits 1 when calls failed."""
     latencies.sort()
     pct = lambda q: round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000, 2)  # noqa: E731
-    total = clients * calls
-    print(
-        json.dumps(
-            {
-                "ok": total - failed,
-                "failed": failed,
-                "retries": retries,
-                "errors": errors,
-                "seconds": round(seconds, 2),
-                "calls_per_s": round(total / seconds, 1),
-                "p50_ms": pct(0.50),
-                "p99_ms": pct(0.99),
-            }
-        )
-    )
+    out = {"ok": total - failed, "failed": failed, **extra, "seconds": round(seconds, 2)}
+    out.update(calls_per_s=round(total / seconds, 1), p50_ms=pct(0.50), p99_ms=pct(0.99))
+    print(json.dumps(out))
     if failed:
         sys.exit(1)
 
@@ -191,11 +183,7 @@ async def load_stdio(command: list[str], tasks: int, calls: int) -> None:
         start = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(tasks)))
         seconds = time.perf_counter() - start
-    latencies.sort()
-    pct = lambda q: round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000, 2)  # noqa: E731
-    total = tasks * calls
-    print(json.dumps({"ok": total - failed, "failed": failed, "seconds": round(seconds, 2),
-                      "calls_per_s": round(total / seconds, 1), "p50_ms": pct(0.5), "p99_ms": pct(0.99)}))
+    report(latencies, tasks * calls, failed, seconds)
 
 
 def main() -> None:
