@@ -9,7 +9,10 @@
 #   1. one replica, no balancer (the baseline);
 #   2. two replicas behind HAProxy;
 #   3. the same, with replica a killed (SIGKILL, a crash, not a drain) once it has answered
-#      KILL_AFTER calls of this run.
+#      KILL_AFTER calls of this run;
+#   4. two replicas with sessions behind a backend with session affinity (the README's
+#      HAProxy `stick` lines), the client in `initialize` mode: each session stays on the
+#      replica that opened it.
 # Run 3 must answer every call. HAProxy retries a request whose connection failed or
 # whose server died before answering (`retry-on conn-failure empty-response
 # response-timeout`, `option redispatch`: on the other replica), and its health check
@@ -49,12 +52,14 @@ for _ in range(100):
 sys.exit(f"{sys.argv[1]} did not come up")
 PY
 }
-replica() { # NAME PORT: starts one, sets $replica_pid
-  "$bin" serve --dir "$tools" --http "127.0.0.1:$2" --stateless \
-    2>"$tmp/$1.log" &
+replica() { # NAME PORT [ARGS...]: starts one (stateless unless ARGS say), sets $replica_pid
+  local name=$1 port=$2
+  shift 2
+  "$bin" serve --dir "$tools" --http "127.0.0.1:$port" "${@:---stateless}" \
+    2>"$tmp/$name.log" &
   replica_pid=$!
   pids+=("$replica_pid")
-  wait_ok "http://127.0.0.1:$2/healthz"
+  wait_ok "http://127.0.0.1:$port/healthz"
 }
 load() { # URL LABEL
   local out
@@ -66,6 +71,10 @@ served() { grep -c "of \`hello_ts\`: ok" "$tmp/$1.log" || true; }
 a=$(free_port); b=$(free_port); lb=$(free_port)
 replica a "$a"; pid_a=$replica_pid
 replica b "$b"
+# Two replicas with sessions, behind a backend with session affinity (README).
+c=$(free_port); d=$(free_port); lb_sessions=$(free_port)
+replica c "$c" --max-sessions 256
+replica d "$d" --max-sessions 256
 cat >"$tmp/haproxy.cfg" <<CFG
 global
     maxconn 2000
@@ -86,6 +95,17 @@ backend toolbind
     http-check expect status 200
     server a 127.0.0.1:$a check inter 500ms fall 1 rise 2
     server b 127.0.0.1:$b check inter 500ms fall 1 rise 2
+frontend mcp_sessions
+    bind 127.0.0.1:$lb_sessions
+    default_backend toolbind_sessions
+backend toolbind_sessions
+    balance roundrobin
+    option httpchk GET /healthz
+    stick-table type string len 64 size 100k expire 10m
+    stick match req.hdr(mcp-session-id)
+    stick store-response res.hdr(mcp-session-id)
+    server c 127.0.0.1:$c check inter 500ms
+    server d 127.0.0.1:$d check inter 500ms
 CFG
 haproxy -c -q -f "$tmp/haproxy.cfg"
 haproxy -db -f "$tmp/haproxy.cfg" 2>"$tmp/haproxy.log" &
@@ -109,5 +129,11 @@ result=$(load "http://127.0.0.1:$lb/mcp" "3. two, one killed mid-run   ")
 wait $! 2>/dev/null || true
 echo "$result"
 echo "   run 3 served by a: $(($(served a) - before_a)), by b: $(($(served b) - before_b)) (a call may be counted twice when it was replayed)"
-echo "$result" | grep -q '"failed": 0' || { echo "FAILED: calls were lost"; cat "$tmp/client.log" | tail -n 20; exit 1; }
+echo "$result" | grep -q '"failed": 0' || { echo "FAILED: calls were lost"; tail -n 20 "$tmp/client.log"; exit 1; }
 echo "every call answered"
+# Sessions (initialize, then Mcp-Session-Id on every request) need affinity: HAProxy
+# learns each session's replica from the initialize answer.
+sticky=$("$py" "$client" "http://127.0.0.1:$lb_sessions/mcp" "$TOOLBIND_TOKEN" load legacy "$clients_n" "$calls" 2>>"$tmp/client.log" | tail -n 1)
+echo "4. sessions, two replicas, affinity: $sticky"
+echo "   served by c: $(served c), by d: $(served d)"
+echo "$sticky" | grep -q '"failed": 0' || { echo "FAILED: session calls were lost"; exit 1; }
