@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::args::{HttpArgs, ServeArgs};
 use crate::exit::{Code, Failure, Outcome};
@@ -126,6 +126,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         max_calls: opts.max_concurrent_calls.max(1),
         max_sessions: opts.max_sessions.max(1),
         in_flight,
+        opening: Arc::new(Mutex::new(())),
         draining: AtomicBool::new(false),
     });
 
@@ -239,6 +240,8 @@ struct App {
     max_sessions: usize,
     /// Requests whose response has not ended yet.
     in_flight: watch::Sender<usize>,
+    /// Held while an `initialize` opens a session.
+    opening: Arc<Mutex<()>>,
     draining: AtomicBool,
 }
 
@@ -280,7 +283,7 @@ impl App {
             return r;
         }
         let (parts, body) = req.into_parts();
-        let mut guard = None;
+        let mut admitted = Admitted::default();
         let bytes = if parts.method == Method::POST {
             let bytes = match read_body(body, &parts.headers, self.max_body).await {
                 Ok(b) => b,
@@ -293,7 +296,7 @@ impl App {
                 }
             };
             match self.admit(&bytes).await {
-                Ok(g) => guard = g,
+                Ok(a) => admitted = a,
                 Err(r) => return r,
             }
             bytes
@@ -304,7 +307,9 @@ impl App {
             .mcp
             .handle(Request::from_parts(parts, Full::new(bytes)))
             .await;
-        match guard {
+        // The session exists now (or failed): the next `initialize` may count it.
+        drop(admitted.opening);
+        match admitted.in_flight {
             Some(guard) => response.map(|body| {
                 Tracked {
                     body,
@@ -318,7 +323,7 @@ impl App {
 
     /// The checks on a POST body that need its content; a request (not a notification)
     /// is counted in flight by the returned guard.
-    async fn admit(self: &Arc<Self>, bytes: &[u8]) -> Result<Option<InFlight>, Response<HttpBody>> {
+    async fn admit(self: &Arc<Self>, bytes: &[u8]) -> Result<Admitted, Response<HttpBody>> {
         let msg: Value = match serde_json::from_slice(bytes) {
             Ok(v) => v,
             Err(e) => {
@@ -335,11 +340,16 @@ impl App {
         }
         let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
         else {
-            return Ok(None);
+            return Ok(Admitted::default());
         };
         let mut permit = None;
+        // Sessions are opened one at a time, so the limit is exact.
+        let opening = match (&self.mcp, method) {
+            (Mcp::Sessions(..), "initialize") => Some(self.opening.clone().lock_owned().await),
+            _ => None,
+        };
         match method {
-            "initialize" if self.mcp.sessions().await >= self.max_sessions => {
+            "initialize" if opening.is_some() && self.mcp.sessions().await >= self.max_sessions => {
                 log(&format!(
                     "refused a new session: {} open, the limit (--max-sessions)",
                     self.max_sessions
@@ -380,7 +390,10 @@ impl App {
             },
             _ => {}
         }
-        Ok(Some(InFlight::new(self.clone(), permit)))
+        Ok(Admitted {
+            in_flight: Some(InFlight::new(self.clone(), permit)),
+            opening,
+        })
     }
 
     async fn health(&self, method: &Method) -> Response<HttpBody> {
@@ -474,6 +487,14 @@ async fn read_body(
             &format!("cannot read the request body: {e}"),
         )),
     }
+}
+
+/// What `App::admit` lets through: the request's [`InFlight`], and for an `initialize`
+/// the right to open a session.
+#[derive(Default)]
+struct Admitted {
+    in_flight: Option<InFlight>,
+    opening: Option<OwnedMutexGuard<()>>,
 }
 
 /// One request in flight (and, for a call, its slot) until its response body ends.

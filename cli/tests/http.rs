@@ -531,6 +531,33 @@ fn limits_on_bodies_calls_and_sessions() {
 }
 
 #[test]
+fn the_session_limit_holds_under_concurrent_initializes() {
+    let s = Serve::start(&["--max-sessions", "3"]);
+    // Without the server's one-at-a-time opening, 4 of 40 got through in one run of 3.
+    let answers: Vec<u16> = (0..40)
+        .map(|i| {
+            let addr = s.addr.clone();
+            std::thread::spawn(move || request(&addr, "POST", "/mcp", &MCP, &initialize(i)).status)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(
+        answers.iter().filter(|s| **s == 200).count(),
+        3,
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers.iter().filter(|s| **s == 503).count(),
+        37,
+        "{answers:?}"
+    );
+    let health = request(&s.addr, "GET", "/healthz", &[], "").json();
+    assert_eq!(health["sessions"], 3, "{health}");
+}
+
+#[test]
 fn stateless_mode() {
     let s = Serve::start(&["--stateless"]);
     for mode in ["legacy", "auto"] {
