@@ -60,11 +60,16 @@ invalid arguments), 130 after Ctrl-C, 143 after SIGTERM.\n\n\
 Example: toolbind call web_fetch --args '{\"url\": \"https://example.com\"}'"
     )]
     Call(CallArgs),
-    /// Serve the tools over MCP on stdin/stdout
+    /// Serve the tools over MCP on stdin/stdout, or over Streamable HTTP with --http
     #[command(
         after_help = "Logs go to stderr. The tools folders are re-read when they \
 change, and clients get notifications/tools/list_changed.\n\n\
-MCP client configuration: {\"command\": \"toolbind\", \"args\": [\"serve\", \"--dir\", \"/path/to/tools\"]}"
+MCP client configuration: {\"command\": \"toolbind\", \"args\": [\"serve\", \"--dir\", \"/path/to/tools\"]}\n\n\
+Over HTTP (--http ADDR) the endpoint is http://ADDR/mcp and every request needs \
+`Authorization: Bearer TOKEN`: the token comes from --auth-token-file, else TOOLBIND_TOKEN, \
+else a generated 0600 file whose path is printed on stderr. GET /healthz answers without \
+a token, for load balancers. SIGTERM or Ctrl-C stops accepting, lets the calls in flight \
+finish for up to --drain-timeout, then cancels the rest."
     )]
     Serve(ServeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -295,8 +300,8 @@ fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
 pub struct ServeArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
-    /// The longest request line accepted; a longer one is answered with a JSON-RPC error
-    /// naming this limit (16 MiB by default)
+    /// The longest request accepted (a stdio line, an HTTP body); a longer one is answered
+    /// with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by default)
     #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
     #[command(flatten)]
@@ -306,4 +311,46 @@ pub struct ServeArgs {
     /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub timeout: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// `serve --http`: MCP Streamable HTTP (README, "Serving over HTTP").
+#[derive(Debug, Args)]
+#[command(next_help_heading = "HTTP")]
+pub struct HttpArgs {
+    /// Serve MCP Streamable HTTP on ADDR (HOST:PORT; port 0 picks a free one) at the path
+    /// /mcp, instead of stdio
+    #[arg(long = "http", value_name = "ADDR")]
+    pub addr: Option<String>,
+    /// Read the bearer token clients must send from PATH [default: $TOOLBIND_TOKEN, else a
+    /// generated token in a 0600 file, printed on stderr]
+    #[arg(long, value_name = "PATH", requires = "addr")]
+    pub auth_token_file: Option<PathBuf>,
+    /// Also accept requests whose Host header names HOST (or HOST:PORT); repeatable.
+    /// Loopback names are always accepted; `*` accepts any Host (behind a proxy that
+    /// checks it)
+    #[arg(long, value_name = "HOST", requires = "addr")]
+    pub allowed_host: Vec<String>,
+    /// Accept requests from browser pages of ORIGIN (`scheme://host` or
+    /// `scheme://host:port`, port `*` for any); repeatable. Requests with any other Origin header get 403; requests without
+    /// one (non-browser clients) are not affected
+    #[arg(long, value_name = "ORIGIN", requires = "addr")]
+    pub allowed_origin: Vec<String>,
+    /// No sessions: every POST is answered on its own, so any replica behind a load
+    /// balancer can answer any request (no tools/list_changed, no cancellation by
+    /// notification)
+    #[arg(long, requires = "addr")]
+    pub stateless: bool,
+    /// Tool calls running at once; one more is refused with HTTP 429 and a JSON-RPC error
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "addr")]
+    pub max_concurrent_calls: usize,
+    /// Open sessions; one more `initialize` is refused with HTTP 503 and a JSON-RPC error
+    /// (an idle session closes after 5 minutes)
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "addr")]
+    pub max_sessions: usize,
+    /// On SIGTERM or Ctrl-C, how long calls in flight may still run before they are
+    /// cancelled [default: 20]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, requires = "addr")]
+    pub drain_timeout: Option<std::time::Duration>,
 }

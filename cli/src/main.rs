@@ -9,6 +9,7 @@ mod call;
 mod check;
 mod emit;
 mod exit;
+mod http;
 mod serve;
 mod sync;
 mod tools;

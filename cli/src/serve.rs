@@ -1,4 +1,5 @@
-//! `toolbind serve`: the tools of any folder as an MCP server on stdin/stdout.
+//! `toolbind serve`: the tools of any folder as an MCP server on stdin/stdout, or over
+//! Streamable HTTP with `--http` (see `http`, which shares [`State`] and [`Server`]).
 //!
 //! stdout carries only MCP messages; every log line goes to stderr. Calls run through the
 //! same [`Runtime`] as `toolbind call` (validation, executors, truncation); tool failures
@@ -20,7 +21,7 @@ use rmcp::model::{
     ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
@@ -44,50 +45,29 @@ pub fn run(args: &ServeArgs) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = rt.block_on(serve(dirs, args));
+    let outcome = match &args.http.addr {
+        Some(addr) => rt.block_on(crate::http::serve(dirs, args, addr)),
+        None => rt.block_on(serve(dirs, args)),
+    };
     // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
 
+/// `--max-request-bytes`, at least 1 KiB.
+pub(crate) fn max_request_bytes(args: &ServeArgs) -> usize {
+    args.max_request_bytes.max(1024)
+}
+
 async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
-    let max_request_bytes = args.max_request_bytes.max(1024);
-    let spill_dir = args.spill.dir();
-    let timeout = args.timeout;
-    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
-        sandbox: args.sandbox.policy(),
-        ..ExecConfig::default()
-    }));
-    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
-    log(&format!(
-        "serving {} tool{} from {} over MCP on stdio",
-        snapshot.runtime.registry().len(),
-        if snapshot.runtime.registry().len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        dirs.iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
-    let (changed, _) = broadcast::channel(16);
-    let state = Arc::new(State {
-        dirs,
-        spill_dir,
-        timeout,
-        executor: executor.clone(),
-        current: RwLock::new(Arc::new(snapshot)),
-        changed,
-    });
+    let max_request_bytes = max_request_bytes(args);
+    let state = start(dirs, args, "MCP on stdio");
+    let executor = state.executor.clone();
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
     let mut sigterm = signal(SignalKind::terminate())
         .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
-    let server = Server {
-        state: state.clone(),
-    };
+    let server = Server::new(state.clone());
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
     let (service_in, service_out, writer) = crate::wire::connect(
@@ -105,7 +85,7 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
         _ = sigint.recv() => return Ok(Code::Interrupted),
         _ = sigterm.recv() => return Ok(Code::Terminated),
     };
-    let watcher = tokio::spawn(watch(state.clone(), running.peer().clone()));
+    let watcher = tokio::spawn(watch(state.clone()));
     let code = tokio::select! {
         r = running.waiting() => {
             match r {
@@ -124,22 +104,62 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     Ok(code)
 }
 
-fn log(msg: &str) {
+/// Loads the tools and logs what is served `over` what; the caller runs [`watch`].
+pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<State> {
+    let spill_dir = args.spill.dir();
+    let timeout = args.timeout;
+    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
+        sandbox: args.sandbox.policy(),
+        ..ExecConfig::default()
+    }));
+    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
+    log(&format!(
+        "serving {} tool{} from {} over {over}",
+        snapshot.runtime.registry().len(),
+        if snapshot.runtime.registry().len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let (changed, _) = broadcast::channel(16);
+    Arc::new(State {
+        dirs,
+        spill_dir,
+        timeout,
+        executor,
+        current: RwLock::new(Arc::new(snapshot)),
+        changed,
+    })
+}
+
+pub(crate) fn log(msg: &str) {
     eprintln!("toolbind serve: {msg}");
 }
 
-struct State {
+/// What every session of one server shares: the tools, reloaded by [`watch`].
+pub(crate) struct State {
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
     /// `serve --timeout`.
     timeout: Option<Duration>,
-    executor: Arc<SubprocessExecutor>,
+    pub(crate) executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
-    /// Fires when the tool list changed (for `subscriptions/listen` streams).
+    /// Fires when the tool list changed: each session's `list_changed` notifier and
+    /// `subscriptions/listen` stream listen to it.
     changed: broadcast::Sender<()>,
 }
 
 impl State {
+    /// How many tools are served now.
+    pub(crate) fn tool_count(&self) -> usize {
+        self.current().tools.len()
+    }
+
     fn current(&self) -> Arc<Snapshot> {
         self.current
             .read()
@@ -251,8 +271,8 @@ fn mtime(p: &Path) -> Option<SystemTime> {
 }
 
 /// Polls the tools folders; on a change reloads, and when the tool list differs tells the
-/// client.
-async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
+/// sessions (see [`notify_changes`]).
+pub(crate) async fn watch(state: Arc<State>) {
     loop {
         tokio::time::sleep(POLL).await;
         let dirs = state.dirs.clone();
@@ -282,12 +302,36 @@ async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
         };
         log(&format!("tool list changed: {summary}"));
         let _ = state.changed.send(());
-        // Sessions opened with `initialize` get the plain notification; 2026-07-28
-        // sessions get it on their `subscriptions/listen` stream (see `listen`).
-        if peer.peer_info().is_some()
-            && let Err(e) = peer.notify_tool_list_changed().await
-        {
-            log(&format!("cannot send tools/list_changed: {e}"));
+    }
+}
+
+/// How often a session's notifier checks that its session is still open.
+const SESSION_CHECK: Duration = Duration::from_secs(10);
+
+/// Sends `notifications/tools/list_changed` to one session opened with `initialize`
+/// whenever [`watch`] reports a change, until the session ends. (2026-07-28 sessions get
+/// it on their `subscriptions/listen` stream instead: see `listen`.)
+async fn notify_changes(mut changes: broadcast::Receiver<()>, peer: Peer<RoleServer>) {
+    loop {
+        let change = tokio::select! {
+            r = changes.recv() => r,
+            () = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+        };
+        match change {
+            Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    if !peer.is_transport_closed() {
+                        log(&format!("cannot send tools/list_changed: {e}"));
+                    }
+                    return;
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
         }
     }
 }
@@ -329,9 +373,17 @@ fn diff(old: &[Tool], new: &[Tool]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The MCP handler: one per stdio server, one per HTTP session (or per request when
+/// stateless); all share one [`State`].
 #[derive(Clone)]
-struct Server {
+pub(crate) struct Server {
     state: Arc<State>,
+}
+
+impl Server {
+    pub(crate) fn new(state: Arc<State>) -> Self {
+        Server { state }
+    }
 }
 
 impl ServerHandler for Server {
@@ -432,6 +484,10 @@ impl ServerHandler for Server {
             started.elapsed().as_secs_f64()
         ));
         Ok(to_mcp(result).into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(notify_changes(self.state.changed.subscribe(), context.peer));
     }
 
     fn accepted_subscription_filter(

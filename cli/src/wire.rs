@@ -55,6 +55,12 @@ pub fn check(line: &[u8]) -> Verdict {
         Ok(v) => v,
         Err(e) => return error(Value::Null, -32700, format!("Parse error: {e}")),
     };
+    check_message(&msg)
+}
+
+/// Checks one parsed message (a stdio line, an HTTP body): malformed `tools/call` and
+/// `tools/list` requests are rejected.
+pub fn check_message(msg: &Value) -> Verdict {
     let Some(obj) = msg.as_object() else {
         return Verdict::Forward;
     };

@@ -119,3 +119,26 @@ pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Where `tests/clients/install.sh` put the official MCP SDKs: `$TOOLBIND_CLIENTS`, else
+/// `$XDG_CACHE_HOME/toolbind/clients`, else `~/.cache/toolbind/clients` (`py/bin/python`,
+/// `node/node_modules/@modelcontextprotocol/sdk`). Panics when they are missing.
+pub fn clients_dir() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = var("TOOLBIND_CLIENTS").unwrap_or_else(|| {
+        var("XDG_CACHE_HOME")
+            .or_else(|| var("HOME").map(|h| h.join(".cache")))
+            .expect("neither XDG_CACHE_HOME nor HOME is set")
+            .join("toolbind/clients")
+    });
+    assert!(
+        dir.join("py/bin/python").exists(),
+        "the MCP client SDKs are not installed in {}: run tests/clients/install.sh",
+        dir.display()
+    );
+    dir
+}

@@ -1,0 +1,947 @@
+//! `toolbind serve --http ADDR`: the same MCP server ([`Server`]) over Streamable HTTP.
+//!
+//! rmcp's `StreamableHttpService` speaks the protocol (sessions, SSE, stateless mode);
+//! hyper serves it over HTTP/1.1 at `/mcp`. In front of it, in this order, every request
+//! goes through:
+//!
+//! 1. `GET /healthz` is answered at once, without a token (for load balancers);
+//! 2. while draining (after SIGTERM or Ctrl-C), everything else gets 503;
+//! 3. the `Host` and `Origin` checks (DNS rebinding): 403;
+//! 4. the bearer token, compared in constant time: 401 with `WWW-Authenticate: Bearer`;
+//! 5. the body limit (`--max-request-bytes`): 413; bad JSON and malformed `tools/call` /
+//!    `tools/list` are answered as on stdio (`wire::check_message`);
+//! 6. the session limit on `initialize` (503) and the call limit on `tools/call` (429).
+//!
+//! Every refusal carries a JSON-RPC error body (with the request's id when known), so MCP
+//! clients show its message. Requests in flight are counted until their response body
+//! ends; the drain waits for that count to reach zero.
+
+use std::convert::Infallible;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore, watch};
+
+use crate::args::{HttpArgs, ServeArgs};
+use crate::exit::{Code, Failure, Outcome};
+use crate::serve::{self, Server, State, log};
+use crate::wire::{self, Verdict};
+
+/// The MCP endpoint's path.
+pub const PATH: &str = "/mcp";
+/// The health endpoint's path.
+pub const HEALTH: &str = "/healthz";
+/// The environment variable holding the bearer token.
+pub const TOKEN_ENV: &str = "TOOLBIND_TOKEN";
+/// `--drain-timeout`'s default.
+const DRAIN: Duration = Duration::from_secs(20);
+/// How long a client may take to send a request body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type HttpBody = BoxBody<Bytes, Infallible>;
+
+pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome {
+    let opts = &args.http;
+    let token = Token::load(opts)?;
+    let checks = Checks::new(opts)?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| Failure::failed(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Failure::failed(format!("cannot listen on {addr}: {e}")))?;
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
+    let mut sigterm = signal(SignalKind::terminate())
+        .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
+    let mode = if opts.stateless {
+        "stateless"
+    } else {
+        "sessions"
+    };
+    let state = serve::start(
+        dirs,
+        args,
+        &format!("MCP Streamable HTTP at http://{local}{PATH} ({mode})"),
+    );
+    log(&format!("bearer token: {}", token.source));
+    let watcher = tokio::spawn(serve::watch(state.clone()));
+
+    let max_body = serve::max_request_bytes(args);
+    let factory = {
+        let state = state.clone();
+        move || Ok(Server::new(state.clone()))
+    };
+    // Host and Origin are checked here (`Checks`), before the token; rmcp's own checks
+    // would answer a foreign Origin only after the token check.
+    let config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(max_body)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let cancel = config.cancellation_token.clone();
+    let mcp = if opts.stateless {
+        Mcp::Stateless(StreamableHttpService::new(
+            factory,
+            Arc::new(NeverSessionManager::default()),
+            config
+                .with_legacy_session_mode(false)
+                .with_json_response(true),
+        ))
+    } else {
+        let sessions = Arc::new(LocalSessionManager::default());
+        Mcp::Sessions(
+            StreamableHttpService::new(factory, sessions.clone(), config),
+            sessions,
+        )
+    };
+    let (in_flight, _) = watch::channel(0usize);
+    let app = Arc::new(App {
+        mcp,
+        state: state.clone(),
+        token,
+        checks,
+        max_body,
+        calls: Arc::new(Semaphore::new(opts.max_concurrent_calls.max(1))),
+        max_calls: opts.max_concurrent_calls.max(1),
+        max_sessions: opts.max_sessions.max(1),
+        in_flight,
+        opening: Arc::new(Mutex::new(())),
+        draining: AtomicBool::new(false),
+    });
+
+    let graceful = GracefulShutdown::new();
+    let code = loop {
+        let (stream, peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of file descriptors, most likely: wait, do not spin.
+                    log(&format!("cannot accept a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = sigint.recv() => break Code::Interrupted,
+            _ = sigterm.recv() => break Code::Terminated,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let app = app.clone();
+            async move { Ok::<_, Infallible>(app.handle(req, peer).await) }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(BODY_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    };
+
+    // Drain: no new connections; new requests on open ones get 503 (`App::handle`); the
+    // calls in flight run until they end or the deadline passes, then are cancelled.
+    drop(listener);
+    app.draining.store(true, Ordering::SeqCst);
+    let deadline = opts.drain_timeout.unwrap_or(DRAIN);
+    let mut count = app.in_flight.subscribe();
+    let open = *count.borrow();
+    if open > 0 {
+        log(&format!(
+            "draining: {open} request{} in flight, up to {:.0} s (--drain-timeout)",
+            plural(open),
+            deadline.as_secs_f64()
+        ));
+    }
+    let drained = tokio::select! {
+        r = count.wait_for(|n| *n == 0) => r.is_ok(),
+        () = tokio::time::sleep(deadline) => false,
+        _ = sigint.recv() => false,
+        _ = sigterm.recv() => false,
+    };
+    if !drained {
+        let left = *count.borrow();
+        log(&format!(
+            "drain ended: cancelling {left} request{} still in flight",
+            plural(left)
+        ));
+    } else if open > 0 {
+        log("drained: every request in flight was answered");
+    }
+    // Ends sessions, open SSE streams and the calls still running (their handlers see
+    // the cancellation and stop the tool through its abort signal).
+    cancel.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;
+    watcher.abort();
+    state.executor.shutdown();
+    Ok(code)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// rmcp's service, with sessions or without.
+enum Mcp {
+    Sessions(
+        StreamableHttpService<Server, LocalSessionManager>,
+        Arc<LocalSessionManager>,
+    ),
+    Stateless(StreamableHttpService<Server, NeverSessionManager>),
+}
+
+impl Mcp {
+    async fn handle(&self, req: Request<Full<Bytes>>) -> Response<HttpBody> {
+        match self {
+            Mcp::Sessions(s, _) => s.handle(req).await,
+            Mcp::Stateless(s) => s.handle(req).await,
+        }
+    }
+
+    async fn sessions(&self) -> usize {
+        match self {
+            Mcp::Sessions(_, m) => m.sessions.read().await.len(),
+            Mcp::Stateless(_) => 0,
+        }
+    }
+}
+
+struct App {
+    mcp: Mcp,
+    state: Arc<State>,
+    token: Token,
+    checks: Checks,
+    max_body: usize,
+    calls: Arc<Semaphore>,
+    max_calls: usize,
+    max_sessions: usize,
+    /// Requests whose response has not ended yet.
+    in_flight: watch::Sender<usize>,
+    /// Held while an `initialize` opens a session.
+    opening: Arc<Mutex<()>>,
+    draining: AtomicBool,
+}
+
+impl App {
+    async fn handle(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<HttpBody> {
+        let path = req.uri().path();
+        if path == HEALTH {
+            return self.health(req.method()).await;
+        }
+        if path != PATH {
+            return plain(
+                StatusCode::NOT_FOUND,
+                &format!("not found: the MCP endpoint is {PATH}"),
+            );
+        }
+        if self.draining.load(Ordering::SeqCst) {
+            let mut r = rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Value::Null,
+                BUSY,
+                "the server is shutting down; retry on another replica",
+            );
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return r;
+        }
+        if let Err(why) = self.checks.check(req.headers()) {
+            log(&format!("refused a request from {peer}: {why}"));
+            return rpc_error(StatusCode::FORBIDDEN, Value::Null, FORBIDDEN, &why);
+        }
+        if let Some(r) = self.token.refusal(req.headers()) {
+            log(&format!(
+                "refused a request from {peer}: no valid bearer token"
+            ));
+            return r;
+        }
+        let (parts, body) = req.into_parts();
+        let mut admitted = Admitted::default();
+        let bytes = if parts.method == Method::POST {
+            let bytes = match read_body(body, &parts.headers, self.max_body).await {
+                Ok(b) => b,
+                Err(r) => {
+                    log(&format!(
+                        "refused a request from {peer}: {}",
+                        r.status().canonical_reason().unwrap_or("bad body")
+                    ));
+                    return r;
+                }
+            };
+            match self.admit(&bytes).await {
+                Ok(a) => admitted = a,
+                Err(r) => return r,
+            }
+            bytes
+        } else {
+            Bytes::new()
+        };
+        let response = self
+            .mcp
+            .handle(Request::from_parts(parts, Full::new(bytes)))
+            .await;
+        // The session exists now (or failed): the next `initialize` may count it.
+        drop(admitted.opening);
+        match admitted.in_flight {
+            Some(guard) => response.map(|body| {
+                Tracked {
+                    body,
+                    _guard: guard,
+                }
+                .boxed()
+            }),
+            None => response,
+        }
+    }
+
+    /// The checks on a POST body that need its content; a request (not a notification)
+    /// is counted in flight by the returned guard.
+    async fn admit(self: &Arc<Self>, bytes: &[u8]) -> Result<Admitted, Response<HttpBody>> {
+        let msg: Value = match serde_json::from_slice(bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    -32700,
+                    &format!("Parse error: {e}"),
+                ));
+            }
+        };
+        if let Verdict::Reject(answer) = wire::check_message(&msg) {
+            return Err(json_response(StatusCode::OK, &answer));
+        }
+        let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
+        else {
+            return Ok(Admitted::default());
+        };
+        let mut permit = None;
+        // Sessions are opened one at a time, so the limit is exact.
+        let opening = match (&self.mcp, method) {
+            (Mcp::Sessions(..), "initialize") => Some(self.opening.clone().lock_owned().await),
+            _ => None,
+        };
+        match method {
+            "initialize" if opening.is_some() && self.mcp.sessions().await >= self.max_sessions => {
+                log(&format!(
+                    "refused a new session: {} open, the limit (--max-sessions)",
+                    self.max_sessions
+                ));
+                let mut r = rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    id.clone(),
+                    BUSY,
+                    &format!(
+                        "too many sessions: this server has {} open, its limit (toolbind serve --max-sessions); retry later",
+                        self.max_sessions
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return Err(r);
+            }
+            "tools/call" => match self.calls.clone().try_acquire_owned() {
+                Ok(p) => permit = Some(p),
+                Err(_) => {
+                    log(&format!(
+                        "refused a call: {} in flight, the limit (--max-concurrent-calls)",
+                        self.max_calls
+                    ));
+                    let mut r = rpc_error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        id.clone(),
+                        BUSY,
+                        &format!(
+                            "too many tool calls: {} are running, this server's limit (toolbind serve --max-concurrent-calls); retry later",
+                            self.max_calls
+                        ),
+                    );
+                    r.headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    return Err(r);
+                }
+            },
+            _ => {}
+        }
+        Ok(Admitted {
+            in_flight: Some(InFlight::new(self.clone(), permit)),
+            opening,
+        })
+    }
+
+    async fn health(&self, method: &Method) -> Response<HttpBody> {
+        if method != Method::GET && method != Method::HEAD {
+            return plain(StatusCode::METHOD_NOT_ALLOWED, "GET /healthz");
+        }
+        let draining = self.draining.load(Ordering::SeqCst);
+        let body = json!({
+            "status": if draining { "draining" } else { "ok" },
+            "tools": self.state.tool_count(),
+            "sessions": self.mcp.sessions().await,
+            "in_flight": *self.in_flight.borrow(),
+        });
+        let status = if draining {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else {
+            StatusCode::OK
+        };
+        json_response(status, &body)
+    }
+}
+
+/// JSON-RPC error codes of the HTTP layer (the server-defined range).
+const BUSY: i64 = -32000;
+const UNAUTHORIZED: i64 = -32001;
+const FORBIDDEN: i64 = -32003;
+
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response<HttpBody> {
+    json_response(
+        status,
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+    )
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<HttpBody> {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<HttpBody> {
+    let mut r = Response::new(Full::new(Bytes::from(format!("{text}\n"))).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// The request body, at most `max` bytes (413 beyond, without reading on when
+/// `Content-Length` already says so).
+async fn read_body(
+    body: Incoming,
+    headers: &HeaderMap,
+    max: usize,
+) -> Result<Bytes, Response<HttpBody>> {
+    let too_large = || {
+        let mut r = rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            -32600,
+            &format!(
+                "Invalid Request: the request body is longer than the server's limit of {max} bytes (toolbind serve --max-request-bytes)"
+            ),
+        );
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        r
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, max).collect()).await {
+        Err(_) => Err(plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body did not arrive in time",
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(e)) => Err(plain(
+            StatusCode::BAD_REQUEST,
+            &format!("cannot read the request body: {e}"),
+        )),
+    }
+}
+
+/// What `App::admit` lets through: the request's [`InFlight`], and for an `initialize`
+/// the right to open a session.
+#[derive(Default)]
+struct Admitted {
+    in_flight: Option<InFlight>,
+    opening: Option<OwnedMutexGuard<()>>,
+}
+
+/// One request in flight (and, for a call, its slot) until its response body ends.
+struct InFlight {
+    app: Arc<App>,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl InFlight {
+    fn new(app: Arc<App>, permit: Option<OwnedSemaphorePermit>) -> Self {
+        app.in_flight.send_modify(|n| *n += 1);
+        InFlight {
+            app,
+            _permit: permit,
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.app.in_flight.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// A response body that holds its request's [`InFlight`] until it is sent or dropped.
+struct Tracked {
+    body: HttpBody,
+    _guard: InFlight,
+}
+
+impl Body for Tracked {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The bearer token, kept only as its SHA-256 (compared in constant time).
+struct Token {
+    digest: [u8; 32],
+    /// Where it came from, for the log: never the token itself.
+    source: String,
+}
+
+impl Token {
+    fn load(opts: &HttpArgs) -> Result<Token, Failure> {
+        let (token, source) = if let Some(path) = &opts.auth_token_file {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Failure::usage(format!(
+                    "cannot read --auth-token-file {}: {e}",
+                    path.display()
+                ))
+            })?;
+            if let Ok(m) = std::fs::metadata(path)
+                && m.permissions().mode() & 0o077 != 0
+            {
+                log(&format!(
+                    "warning: {} is readable by other users (chmod 600 it)",
+                    path.display()
+                ));
+            }
+            (text, format!("from {}", path.display()))
+        } else if let Some(t) = std::env::var_os(TOKEN_ENV).filter(|t| !t.is_empty()) {
+            (
+                t.to_string_lossy().into_owned(),
+                format!("from ${TOKEN_ENV}"),
+            )
+        } else {
+            let path = default_token_file()?;
+            let (token, new) = generated_token(&path)?;
+            (
+                token,
+                format!(
+                    "{} {} (mode 0600); clients send `Authorization: Bearer <its content>`",
+                    if new { "generated into" } else { "reused from" },
+                    path.display()
+                ),
+            )
+        };
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(Failure::usage(format!(
+                "the bearer token ({source}) is empty"
+            )));
+        }
+        if token.len() < 16 {
+            log("warning: the bearer token is shorter than 16 characters: easy to guess");
+        }
+        Ok(Token {
+            digest: Sha256::digest(token.as_bytes()).into(),
+            source,
+        })
+    }
+
+    /// The 401 answer, unless the request carries `Authorization: Bearer <the token>`.
+    fn refusal(&self, headers: &HeaderMap) -> Option<Response<HttpBody>> {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, rest) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+            });
+        let (message, challenge) = match presented {
+            Some(t) if ct_eq(&Sha256::digest(t.as_bytes()).into(), &self.digest) => return None,
+            Some(_) => (
+                "Unauthorized: the bearer token is not this server's",
+                r#"Bearer realm="toolbind", error="invalid_token""#,
+            ),
+            None => (
+                "Unauthorized: send `Authorization: Bearer <token>` (toolbind serve --auth-token-file, $TOOLBIND_TOKEN or the generated token file)",
+                r#"Bearer realm="toolbind""#,
+            ),
+        };
+        let mut r = rpc_error(StatusCode::UNAUTHORIZED, Value::Null, UNAUTHORIZED, message);
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(challenge),
+        );
+        Some(r)
+    }
+}
+
+/// Equality of two digests in time independent of where they differ.
+fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0u8, |acc, (x, y)| acc | std::hint::black_box(x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// `$XDG_RUNTIME_DIR/toolbind/http-token`, else `$XDG_STATE_HOME/toolbind/http-token`,
+/// else `~/.local/state/toolbind/http-token`.
+fn default_token_file() -> Result<PathBuf, Failure> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = var("XDG_RUNTIME_DIR")
+        .or_else(|| var("XDG_STATE_HOME"))
+        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "no place for a generated token (no XDG_RUNTIME_DIR, XDG_STATE_HOME or HOME): pass --auth-token-file or set {TOKEN_ENV}"
+            ))
+        })?;
+    Ok(base.join("toolbind/http-token"))
+}
+
+/// The token in `path` if it is a private file holding one; else a new random token
+/// written there (0600, in a 0700 folder). Returns it and whether it is new.
+fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
+    let fail = |what: &str, e: std::io::Error| {
+        Failure::failed(format!("cannot {what} {}: {e}", path.display()))
+    };
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && m.is_file()
+        && m.permissions().mode() & 0o077 == 0
+        && let Ok(text) = std::fs::read_to_string(path)
+        && text.trim().len() >= 32
+    {
+        return Ok((text.trim().to_owned(), false));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail("create the folder of", e))?;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| fail("read random bytes for", e))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| fail("write", e))?;
+    f.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| fail("write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| fail("write", e))?;
+    Ok((token, true))
+}
+
+/// The `Host` and `Origin` checks against DNS rebinding (MCP: an invalid Origin gets 403).
+struct Checks {
+    /// `None`: any Host (`--allowed-host '*'`).
+    hosts: Option<Vec<(String, Option<u16>)>>,
+    origins: Vec<OriginRule>,
+}
+
+/// `scheme://host:port`, port `None` = any (`:*`).
+#[derive(Debug, PartialEq)]
+struct OriginRule {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+}
+
+/// Host names always accepted: a request with one of them reached a loopback address by
+/// its own name, which a rebinding page cannot produce.
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+impl Checks {
+    fn new(opts: &HttpArgs) -> Result<Checks, Failure> {
+        let hosts = if opts.allowed_host.iter().any(|h| h.trim() == "*") {
+            None
+        } else {
+            let mut hosts: Vec<(String, Option<u16>)> =
+                LOOPBACK.iter().map(|h| (h.to_string(), None)).collect();
+            for h in &opts.allowed_host {
+                hosts.push(parse_authority(h).ok_or_else(|| {
+                    Failure::usage(format!("--allowed-host `{h}`: expected HOST or HOST:PORT"))
+                })?);
+            }
+            Some(hosts)
+        };
+        let origins = opts
+            .allowed_origin
+            .iter()
+            .map(|o| {
+                parse_origin(o, true).ok_or_else(|| {
+                    Failure::usage(format!(
+                        "--allowed-origin `{o}`: expected SCHEME://HOST[:PORT] (PORT may be *), e.g. https://app.example.com"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Checks { hosts, origins })
+    }
+
+    fn check(&self, headers: &HeaderMap) -> Result<(), String> {
+        if let Some(hosts) = &self.hosts {
+            let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+            let Some((name, port)) = host.and_then(parse_authority) else {
+                return Err("Forbidden: no valid Host header".into());
+            };
+            if !hosts
+                .iter()
+                .any(|(h, p)| *h == name && (p.is_none() || *p == port))
+            {
+                return Err(format!(
+                    "Forbidden: Host `{}` is not allowed (toolbind serve --allowed-host)",
+                    host.unwrap_or_default()
+                ));
+            }
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let text = origin.to_str().unwrap_or("?");
+            let allowed = parse_origin(text, false).is_some_and(|o| {
+                self.origins.iter().any(|r| {
+                    r.scheme == o.scheme
+                        && r.host == o.host
+                        && (r.port.is_none() || r.port == o.port)
+                })
+            });
+            if !allowed {
+                return Err(format!(
+                    "Forbidden: Origin `{text}` is not allowed (toolbind serve --allowed-origin)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `host` or `host:port` (`[v6]:port`), the host lower-cased and without brackets.
+fn parse_authority(s: &str) -> Option<(String, Option<u16>)> {
+    let a: hyper::http::uri::Authority = s.trim().parse().ok()?;
+    if a.as_str().contains('@') {
+        return None;
+    }
+    let host = a.host().trim_matches(['[', ']']).to_ascii_lowercase();
+    (!host.is_empty()).then_some((host, a.port_u16()))
+}
+
+/// `scheme://host[:port]`; the port defaults to the scheme's; `:*` (only when `rule`)
+/// means any port.
+fn parse_origin(s: &str, rule: bool) -> Option<OriginRule> {
+    let s = s.trim().trim_end_matches('/');
+    let (scheme, rest) = s.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let (rest, any) = match rest.strip_suffix(":*") {
+        Some(r) if rule => (r, true),
+        _ => (rest, false),
+    };
+    if rest.contains(['/', '?', '#']) {
+        return None;
+    }
+    let (host, port) = parse_authority(rest)?;
+    let port = if any {
+        None
+    } else {
+        port.or(match scheme.as_str() {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        })
+    };
+    Some(OriginRule { scheme, host, port })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn checks(hosts: &[&str], origins: &[&str]) -> Checks {
+        Checks::new(&HttpArgs {
+            addr: Some("127.0.0.1:0".into()),
+            auth_token_file: None,
+            allowed_host: hosts.iter().map(|s| s.to_string()).collect(),
+            allowed_origin: origins.iter().map(|s| s.to_string()).collect(),
+            stateless: false,
+            max_concurrent_calls: 1,
+            max_sessions: 1,
+            drain_timeout: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn hosts_are_loopback_or_allowed() {
+        let c = checks(&["tools.example.com", "lb.internal:8080"], &[]);
+        for ok in [
+            "localhost:3000",
+            "127.0.0.1",
+            "[::1]:80",
+            "Tools.Example.com",
+            "tools.example.com:443",
+            "lb.internal:8080",
+        ] {
+            assert!(c.check(&headers(&[("host", ok)])).is_ok(), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "lb.internal:9090",
+            "127.0.0.2",
+            "user@localhost",
+        ] {
+            assert!(c.check(&headers(&[("host", bad)])).is_err(), "{bad}");
+        }
+        assert!(c.check(&HeaderMap::new()).is_err());
+        assert!(
+            checks(&["*"], &[])
+                .check(&headers(&[("host", "evil.example")]))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn origins_must_be_allowed_when_present() {
+        let c = checks(&[], &["https://app.example.com", "http://localhost:*"]);
+        let with = |o: &str| headers(&[("host", "localhost"), ("origin", o)]);
+        assert!(c.check(&headers(&[("host", "localhost")])).is_ok());
+        for ok in [
+            "https://app.example.com",
+            "https://app.example.com:443",
+            "http://localhost:6274",
+            "http://LOCALHOST",
+        ] {
+            assert!(c.check(&with(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "https://app.example.com:8443",
+            "http://app.example.com",
+            "https://evil.example",
+            "null",
+            "https://localhost:6274",
+        ] {
+            assert!(c.check(&with(bad)).is_err(), "{bad}");
+        }
+        assert!(checks(&[], &[]).check(&with("http://localhost")).is_err());
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        let t = Token {
+            digest: Sha256::digest(b"s3cret-s3cret-s3cret").into(),
+            source: String::new(),
+        };
+        let auth = |v: &str| headers(&[("authorization", v)]);
+        assert!(t.refusal(&auth("Bearer s3cret-s3cret-s3cret")).is_none());
+        assert!(t.refusal(&auth("bearer  s3cret-s3cret-s3cret ")).is_none());
+        for bad in [
+            "Bearer s3cret",
+            "Bearer s3cret-s3cret-s3cret!",
+            "Basic s3cret-s3cret-s3cret",
+            "",
+        ] {
+            let r = t.refusal(&auth(bad)).unwrap();
+            assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+            assert!(
+                r.headers()[header::WWW_AUTHENTICATE]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("Bearer")
+            );
+        }
+        assert!(t.refusal(&HeaderMap::new()).is_some());
+    }
+
+    #[test]
+    fn a_generated_token_is_private_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolbind/http-token");
+        let (a, new) = generated_token(&path).unwrap();
+        assert!(new);
+        assert_eq!(a.len(), 64);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let dir_mode = std::fs::metadata(path.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(dir_mode & 0o777, 0o700);
+        assert_eq!(generated_token(&path).unwrap(), (a.clone(), false));
+        // A file others can read is not trusted: a new token replaces it.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (b, new) = generated_token(&path).unwrap();
+        assert!(new && b != a);
+    }
+}

@@ -1,0 +1,711 @@
+//! `toolbind serve --http` driven by the official MCP Python SDK's Streamable HTTP client
+//! (`cli/tests/clients/http_client.py`) and by raw HTTP requests for the status codes:
+//! list and call (sessions, 2026-07-28, stateless), the bearer token (refused, accepted,
+//! generated), Origin and Host checks, the body, call and session limits, the health
+//! endpoint, the SIGTERM drain, and a bounded loopback load test.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, clients_dir, eventually, fixture};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// A running `toolbind serve --http 127.0.0.1:0`, killed when dropped.
+struct Serve {
+    child: Child,
+    addr: String,
+    stderr: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        Self::start_with(args, &[("TOOLBIND_TOKEN", TOKEN)], None)
+    }
+
+    /// `tools`: a tools folder to serve instead of the fixtures.
+    fn start_with(args: &[&str], env: &[(&str, &str)], tools: Option<&Path>) -> Serve {
+        let tmp = tempfile::tempdir().unwrap();
+        let stderr = tmp.path().join("stderr");
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .arg("--dir")
+            .arg(tools.map_or_else(|| fixture("tools"), Path::to_path_buf))
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("PI_TOOLS_DIRS")
+            .env_remove("TOOLBIND_TOKEN")
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .env("XDG_RUNTIME_DIR", tmp.path().join("run"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().unwrap();
+        let mut s = Serve {
+            child,
+            addr: String::new(),
+            stderr,
+            _tmp: tmp,
+        };
+        let found = eventually(20.0, || {
+            let log = s.log();
+            if let Some(at) = log.find("at http://") {
+                let rest = &log[at + "at http://".len()..];
+                s.addr = rest[..rest.find("/mcp").unwrap()].to_string();
+                return true;
+            }
+            false
+        });
+        assert!(found, "serve did not start:\n{}", s.log());
+        s
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// Waits up to `secs` for the process to exit; its exit code.
+    fn wait(&mut self, secs: f64) -> Option<i32> {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        while Instant::now() < end {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `http_client.py URL TOKEN ARGS...` with a time limit; its status and last stdout
+/// line as JSON.
+fn py(url: &str, token: &str, args: &[&str], secs: u64) -> (bool, Value) {
+    let out = py_child(url, token, args).wait_with_timeout(secs);
+    parse_py(&out)
+}
+
+fn py_child(url: &str, token: &str, args: &[&str]) -> Child {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/http_client.py");
+    Command::new(clients_dir().join("py/bin/python"))
+        .arg(script)
+        .arg(url)
+        .arg(token)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the MCP Python SDK client")
+}
+
+fn parse_py(out: &Output) -> (bool, Value) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let v = serde_json::from_str(last).unwrap_or_else(|_| {
+        panic!(
+            "the client printed no JSON ({:?})\n--- stdout\n{stdout}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.success(), v)
+}
+
+trait WaitTimeout {
+    fn wait_with_timeout(self, secs: u64) -> Output;
+}
+
+impl WaitTimeout for Child {
+    /// `wait_with_output`, but the child is killed after `secs`.
+    fn wait_with_timeout(mut self, secs: u64) -> Output {
+        let pid = self.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            if rx.recv_timeout(Duration::from_secs(secs)).is_err() {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        });
+        let mut stdout = String::new();
+        let mut stderr = String::new();
+        self.stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        self.stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let status = self.wait().unwrap();
+        let _ = tx.send(());
+        Output {
+            status,
+            stdout: stdout.into_bytes(),
+            stderr: stderr.into_bytes(),
+        }
+    }
+}
+
+/// A raw HTTP/1.1 response.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("not JSON: {self:?}"))
+    }
+}
+
+/// One request on its own connection; `headers` as `Name: value`; the Host header is
+/// 127.0.0.1 unless given.
+fn request(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> Reply {
+    let mut conn = TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    send(&mut conn, method, path, headers, body, true);
+    let mut reader = BufReader::new(conn);
+    read_reply(&mut reader, true)
+}
+
+fn send(conn: &mut TcpStream, method: &str, path: &str, headers: &[&str], body: &str, close: bool) {
+    let mut req = format!("{method} {path} HTTP/1.1\r\n");
+    if !headers
+        .iter()
+        .any(|h| h.to_ascii_lowercase().starts_with("host:"))
+    {
+        req.push_str("Host: 127.0.0.1\r\n");
+    }
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    if close {
+        req.push_str("Connection: close\r\n");
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    // The body may be refused before it is all read: a failed write is not an error here.
+    let _ = conn.write_all(req.as_bytes());
+    let _ = conn.write_all(body.as_bytes());
+}
+
+/// Reads one response: to the end of the connection when `to_end`, else by its
+/// Content-Length.
+fn read_reply(reader: &mut BufReader<TcpStream>, to_end: bool) -> Reply {
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (k, v) = l.split_once(':').unwrap();
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let len = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .map(|(_, v)| v.parse::<usize>().unwrap());
+    let mut body = Vec::new();
+    match len {
+        Some(n) if !to_end => {
+            body.resize(n, 0);
+            reader.read_exact(&mut body).unwrap();
+        }
+        _ => {
+            let _ = reader.read_to_end(&mut body);
+        }
+    }
+    Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+const AUTH: &str = "Authorization: Bearer test-token-0123456789abcdef";
+const MCP: [&str; 3] = [
+    AUTH,
+    "Content-Type: application/json",
+    "Accept: application/json, text/event-stream",
+];
+
+fn initialize(id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+}
+
+fn call(id: u32, tool: &str, args: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}})
+    .to_string()
+}
+
+#[test]
+fn list_and_call_with_the_python_sdk() {
+    let s = Serve::start(&[]);
+    // `legacy`: initialize and a session; `auto`: the SDK's default (server/discover,
+    // then 2026-07-28 requests without a session).
+    for mode in ["legacy", "auto"] {
+        let (ok, v) = py(&s.url(), TOKEN, &["smoke", mode], 60);
+        assert!(ok && v["ok"] == true, "{mode}: {v}\n{}", s.log());
+        assert_eq!(v["progress"], 2, "{mode}: progress updates: {v}");
+    }
+    // A session id comes with the initialize answer.
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(1));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.header("mcp-session-id").is_some_and(|id| id.len() >= 16),
+        "{r:?}"
+    );
+    assert!(r.body.contains("\"serverInfo\""), "{r:?}");
+}
+
+#[test]
+fn the_bearer_token_is_required() {
+    let s = Serve::start(&[]);
+    for token in ["-", "not-the-token-at-all"] {
+        let (ok, v) = py(&s.url(), token, &["refused", "legacy"], 60);
+        assert!(ok, "{v}");
+        assert!(v["error"].as_str().unwrap().contains("Unauthorized"), "{v}");
+    }
+    for auth in [
+        None,
+        Some("Authorization: Bearer nope"),
+        Some("Authorization: Basic dGVzdA=="),
+    ] {
+        let mut headers = vec![
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+        ];
+        headers.extend(auth);
+        let r = request(&s.addr, "POST", "/mcp", &headers, &initialize(1));
+        assert_eq!(r.status, 401, "{auth:?}: {r:?}");
+        assert!(
+            r.header("www-authenticate").unwrap().starts_with("Bearer"),
+            "{r:?}"
+        );
+        assert_eq!(r.json()["error"]["code"], -32001, "{r:?}");
+    }
+    // The health endpoint needs no token and says how many tools are served.
+    let r = request(&s.addr, "GET", "/healthz", &[], "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["status"], "ok");
+    assert_eq!(r.json()["tools"], 6);
+    // Everything else is not found.
+    assert_eq!(request(&s.addr, "GET", "/", &[AUTH], "").status, 404);
+    let log = s.log();
+    assert!(log.contains("bearer token: from $TOOLBIND_TOKEN"), "{log}");
+    assert!(!log.contains(TOKEN), "the token was logged:\n{log}");
+}
+
+#[test]
+fn a_token_file_or_a_generated_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "from-a-file-0123456789\n").unwrap();
+    let s = Serve::start_with(
+        &["--auth-token-file", file.to_str().unwrap()],
+        &[("TOOLBIND_TOKEN", TOKEN)],
+        None,
+    );
+    // The file wins over the environment.
+    let (ok, v) = py(&s.url(), "from-a-file-0123456789", &["smoke", "legacy"], 60);
+    assert!(ok, "{v}");
+    let (ok, _) = py(&s.url(), TOKEN, &["refused", "legacy"], 60);
+    assert!(ok);
+    drop(s);
+
+    // Neither: a token is generated into a 0600 file under XDG_RUNTIME_DIR, named on
+    // stderr, never printed.
+    let s = Serve::start_with(&[], &[], None);
+    let log = s.log();
+    let path = s._tmp.path().join("run/toolbind/http-token");
+    assert!(
+        log.contains(&format!("generated into {}", path.display())),
+        "{log}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let token = std::fs::read_to_string(&path).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64);
+    assert!(!log.contains(&token), "the token was logged:\n{log}");
+    let (ok, v) = py(&s.url(), &token, &["smoke", "auto"], 60);
+    assert!(ok, "{v}");
+}
+
+#[test]
+fn origin_and_host_are_checked() {
+    let s = Serve::start(&[
+        "--allowed-origin",
+        "https://app.example.com",
+        "--allowed-host",
+        "tools.example.com",
+    ]);
+    let (ok, v) = py(
+        &s.url(),
+        TOKEN,
+        &["refused", "legacy", "Origin: https://evil.example"],
+        60,
+    );
+    assert!(ok, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("Origin"), "{v}");
+    let with = |extra: &[&'static str]| {
+        let mut h = MCP.to_vec();
+        h.extend_from_slice(extra);
+        request(&s.addr, "POST", "/mcp", &h, &initialize(1))
+    };
+    // A foreign Origin gets 403 before the token is even looked at.
+    let r = request(
+        &s.addr,
+        "POST",
+        "/mcp",
+        &[
+            "Origin: https://evil.example",
+            "Content-Type: application/json",
+        ],
+        &initialize(1),
+    );
+    assert_eq!(r.status, 403, "{r:?}");
+    assert_eq!(with(&["Origin: https://app.example.com"]).status, 200);
+    assert_eq!(with(&["Origin: http://app.example.com"]).status, 403);
+    // Host: loopback names and the allowed ones.
+    assert_eq!(with(&["Host: evil.example"]).status, 403);
+    assert_eq!(with(&["Host: tools.example.com"]).status, 200);
+    assert_eq!(with(&["Host: localhost:1234"]).status, 200);
+    // Only the loopback names: another loopback address is a name like any other.
+    let r = with(&["Host: 127.0.0.2"]);
+    assert_eq!(r.status, 403);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allowed-host"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn limits_on_bodies_calls_and_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Serve::start(&[
+        "--max-request-bytes",
+        "2048",
+        "--max-concurrent-calls",
+        "1",
+        "--max-sessions",
+        "1",
+        "--sandbox",
+        "off",
+    ]);
+    // A body over the limit: 413 and a JSON-RPC error naming the flag.
+    let big = call(1, "hello_sh", json!({"name": "x".repeat(4096)}));
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &big);
+    assert_eq!(r.status, 413, "{r:?}");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-request-bytes")
+    );
+
+    // One session is allowed; a second initialize gets 503 with Retry-After.
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(1));
+    let session = format!("Mcp-Session-Id: {}", r.header("mcp-session-id").unwrap());
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(2));
+    assert_eq!(r.status, 503, "{r:?}");
+    assert_eq!(r.json()["id"], 2);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-sessions")
+    );
+    assert!(r.header("retry-after").is_some());
+
+    // One call at a time: while one runs, another gets 429.
+    let mut h = MCP.to_vec();
+    h.push(&session);
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(request(&s.addr, "POST", "/mcp", &h, &note).status, 202);
+    let pidfile = dir.path().join("pid");
+    let slow = call(2, "wait_sh", json!({"pidfile": pidfile}));
+    let (addr, h2) = (
+        s.addr.clone(),
+        h.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+    );
+    let running = std::thread::spawn(move || {
+        let h: Vec<&str> = h2.iter().map(String::as_str).collect();
+        request(&addr, "POST", "/mcp", &h, &slow)
+    });
+    assert!(eventually(10.0, || pidfile.exists()), "{}", s.log());
+    let r = request(
+        &s.addr,
+        "POST",
+        "/mcp",
+        &h,
+        &call(3, "hello_sh", json!({"name": "y"})),
+    );
+    assert_eq!(r.status, 429, "{r:?}");
+    assert_eq!(r.json()["id"], 3);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-concurrent-calls")
+    );
+    let health = request(&s.addr, "GET", "/healthz", &[], "").json();
+    assert_eq!(health["sessions"], 1, "{health}");
+    assert_eq!(health["in_flight"], 1, "{health}");
+    // Cancel the running call (notifications/cancelled) and the slot is free again.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2}})
+    .to_string();
+    assert_eq!(request(&s.addr, "POST", "/mcp", &h, &cancel).status, 202);
+    let _ = running.join();
+    assert!(
+        eventually(10.0, || {
+            request(
+                &s.addr,
+                "POST",
+                "/mcp",
+                &h,
+                &call(4, "hello_sh", json!({"name": "z"})),
+            )
+            .body
+            .contains("Hello, z!")
+        }),
+        "{}",
+        s.log()
+    );
+}
+
+#[test]
+fn the_session_limit_holds_under_concurrent_initializes() {
+    let s = Serve::start(&["--max-sessions", "3"]);
+    // Without the server's one-at-a-time opening, 4 of 40 got through in one run of 3.
+    let answers: Vec<u16> = (0..40)
+        .map(|i| {
+            let addr = s.addr.clone();
+            std::thread::spawn(move || request(&addr, "POST", "/mcp", &MCP, &initialize(i)).status)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(
+        answers.iter().filter(|s| **s == 200).count(),
+        3,
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers.iter().filter(|s| **s == 503).count(),
+        37,
+        "{answers:?}"
+    );
+    let health = request(&s.addr, "GET", "/healthz", &[], "").json();
+    assert_eq!(health["sessions"], 3, "{health}");
+}
+
+#[test]
+fn stateless_mode() {
+    let s = Serve::start(&["--stateless"]);
+    for mode in ["legacy", "auto"] {
+        let (ok, v) = py(&s.url(), TOKEN, &["smoke", mode], 60);
+        assert!(ok && v["ok"] == true, "{mode}: {v}\n{}", s.log());
+    }
+    // No session: initialize answers without an id, any request stands alone (as JSON),
+    // and there is no GET stream.
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(1));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.header("mcp-session-id").is_none(), "{r:?}");
+    let r = request(
+        &s.addr,
+        "POST",
+        "/mcp",
+        &MCP,
+        &call(7, "hello_sh", json!({"name": "s"})),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert!(
+        r.json()["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Hello, s!")
+    );
+    let r = request(
+        &s.addr,
+        "GET",
+        "/mcp",
+        &[AUTH, "Accept: text/event-stream"],
+        "",
+    );
+    assert_eq!(r.status, 405, "{r:?}");
+}
+
+/// A tool that sleeps `secs` seconds, beside the fixtures.
+fn tools_with_sleep(dir: &Path) -> PathBuf {
+    let tools = dir.join("tools");
+    for name in ["wait_sh", "hello_sh"] {
+        let to = tools.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for f in ["TOOL.md", "index.sh"] {
+            std::fs::copy(fixture("tools").join(name).join(f), to.join(f)).unwrap();
+        }
+    }
+    let sleep = tools.join("sleep_sh");
+    std::fs::create_dir_all(&sleep).unwrap();
+    std::fs::write(
+        sleep.join("TOOL.md"),
+        "---\nname: sleep_sh\ndescription: Sleeps, then says so.\nlanguage: bash\ninputs:\n  secs:\n    type: number\n    description: How long.\n---\n\n# Sleep\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sleep.join("index.sh"),
+        "#!/usr/bin/env bash\nsecs=$(sed -n 's/.*\"secs\":\\([0-9.]*\\).*/\\1/p')\nsleep \"$secs\"\necho \"slept $secs\"\n",
+    )
+    .unwrap();
+    tools
+}
+
+#[test]
+fn sigterm_drains_then_cancels() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tools_with_sleep(dir.path());
+    let mut s = Serve::start_with(
+        &["--sandbox", "off", "--drain-timeout", "4"],
+        &[("TOOLBIND_TOKEN", TOKEN)],
+        Some(&tools),
+    );
+    // A keep-alive connection opened before the drain: its next request gets 503.
+    let mut kept = TcpStream::connect(&s.addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    send(&mut kept, "GET", "/healthz", &[], "", false);
+    let mut kept_reader = BufReader::new(kept.try_clone().unwrap());
+    assert_eq!(read_reply(&mut kept_reader, false).status, 200);
+
+    let pidfile = dir.path().join("pid");
+    let short = py_child(
+        &s.url(),
+        TOKEN,
+        &["call", "legacy", "sleep_sh", r#"{"secs": 2}"#],
+    );
+    let long = py_child(
+        &s.url(),
+        TOKEN,
+        &[
+            "call",
+            "legacy",
+            "wait_sh",
+            &json!({"pidfile": pidfile}).to_string(),
+        ],
+    );
+    let in_flight = || request(&s.addr, "GET", "/healthz", &[], "").json()["in_flight"] == 2;
+    assert!(
+        eventually(20.0, || pidfile.exists() && in_flight()),
+        "{}",
+        s.log()
+    );
+    let started = Instant::now();
+    s.signal(nix::sys::signal::Signal::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    send(&mut kept, "POST", "/mcp", &MCP, &initialize(9), false);
+    let r = read_reply(&mut kept_reader, false);
+    assert_eq!(r.status, 503, "{r:?}");
+    assert!(r.body.contains("shutting down"), "{r:?}");
+    // New connections are refused.
+    assert!(TcpStream::connect(&s.addr).is_err());
+
+    // The short call finishes; the long one is cancelled at the deadline; the process
+    // exits (143) soon after.
+    let (_, short) = parse_py(&short.wait_with_timeout(30));
+    assert_eq!(short["text"], "slept 2", "{short}\n{}", s.log());
+    let (_, long) = parse_py(&long.wait_with_timeout(30));
+    assert!(long["text"] != "waited 30 s", "{long}");
+    let code = s.wait(15.0);
+    let took = started.elapsed();
+    assert_eq!(code, Some(143), "{}", s.log());
+    assert!(
+        took >= Duration::from_secs(3),
+        "exited after {took:?}: no drain?"
+    );
+    assert!(took < Duration::from_secs(12), "exited after {took:?}");
+    let log = s.log();
+    assert!(log.contains("draining: 2 requests in flight"), "{log}");
+    assert!(log.contains("drain ended: cancelling 1 request"), "{log}");
+    // The cancelled tool's process is gone.
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        eventually(5.0, || !Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))),
+        "the tool process {pid} outlived the server"
+    );
+}
+
+#[test]
+fn a_bounded_load_test_loses_nothing() {
+    let s = Serve::start(&[]);
+    // 16 concurrent clients (a session each) x 200 calls of a warm TypeScript tool.
+    let (ok, v) = py(&s.url(), TOKEN, &["load", "legacy", "16", "200"], 120);
+    assert!(ok, "{v}\n{}", s.log());
+    assert_eq!(v["ok"], 3200, "{v}");
+    assert_eq!(v["failed"], 0, "{v}");
+    eprintln!("load: {v}");
+}
