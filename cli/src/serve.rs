@@ -26,7 +26,9 @@ use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
+use toolbind::{
+    CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult, ToolSpec,
+};
 use toolbind_codegen::prompt;
 use toolbind_codegen::schema::{self, Dialect};
 
@@ -175,7 +177,16 @@ impl Snapshot {
         let mut runtime = Runtime::builder()
             .registry(loaded.registry)
             .executor(executor.clone())
-            .spill_dir(spill_dir);
+            .spill_dir(spill_dir)
+            .on_output_violation(|tool, violations| {
+                let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
+                log(&format!(
+                    "warning: tool `{}` returned details that break its declared outputs (a bug \
+                     in the tool; the result is sent without structuredContent): {}",
+                    tool.name,
+                    list.join("; ")
+                ));
+            });
         if let Some(t) = timeout {
             // `serve --timeout`: the default for tools whose TOOL.md sets none.
             runtime = runtime.default_timeout(t);
@@ -371,6 +382,10 @@ impl ServerHandler for Server {
             let result = runtime.check(&name, Value::Null).err().unwrap_or_default();
             return Err(McpError::invalid_params(result.text_content(), None));
         }
+        let typed = runtime
+            .registry()
+            .get(&name)
+            .is_some_and(|spec| !spec.outputs.is_empty());
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let cancel = CancelToken::new();
         let mut opts = CallOptions::new()
@@ -431,7 +446,7 @@ impl ServerHandler for Server {
             },
             started.elapsed().as_secs_f64()
         ));
-        Ok(to_mcp(result).into())
+        Ok(to_mcp(result, typed).into())
     }
 
     fn accepted_subscription_filter(
@@ -461,8 +476,14 @@ impl ServerHandler for Server {
     }
 }
 
-/// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`.
-fn to_mcp(r: ToolResult) -> CallToolResult {
+/// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`. For a tool
+/// that declares `outputs:` (`typed`), a completed result whose details passed the
+/// runtime's check also carries them as `structuredContent`, as the MCP spec asks of a
+/// tool with an `outputSchema`; one whose details break the contract goes without it (the
+/// runtime has logged why).
+fn to_mcp(r: ToolResult, typed: bool) -> CallToolResult {
+    let structured =
+        typed && !r.is_error && r.stop == StopReason::Completed && r.output_violations.is_empty();
     let content = r
         .content
         .into_iter()
@@ -476,6 +497,14 @@ fn to_mcp(r: ToolResult) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
+    if structured {
+        // No details at all passed the check only because every output is optional.
+        out.structured_content = Some(
+            r.details
+                .clone()
+                .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+        );
+    }
     if let Some(details) = r.details {
         let mut meta = serde_json::Map::new();
         meta.insert("details".into(), details);

@@ -32,7 +32,6 @@ use serde_json::Value;
 use toolbind_codegen::diagnostic::suggest;
 use toolbind_codegen::model::ToolSpec;
 
-use crate::Tool;
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, ProgressSink};
@@ -40,6 +39,7 @@ use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
+use crate::{OutputViolation, Tool, Typed};
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -138,11 +138,15 @@ impl fmt::Debug for CallOptions {
     }
 }
 
+/// What the runtime does with a result whose `details` break its tool's `outputs:`.
+type ViolationHook = Arc<dyn Fn(&ToolSpec, &[OutputViolation]) + Send + Sync>;
+
 /// Loaded tools plus an executor: validates a model's calls and runs them.
 pub struct Runtime {
     registry: Registry,
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
+    on_output_violation: Option<ViolationHook>,
     seq: AtomicU64,
     /// One queue per `execution: sequential` tool, shared by every batch.
     pub(crate) sequential: crate::batch::Queues,
@@ -164,6 +168,7 @@ pub struct RuntimeBuilder {
     config: RuntimeConfig,
     executor: Option<Arc<dyn Executor>>,
     sandbox: Option<crate::exec::SandboxPolicy>,
+    on_output_violation: Option<ViolationHook>,
 }
 
 impl RuntimeBuilder {
@@ -215,6 +220,31 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Called, instead of the default warning on stderr, when a result's `details` break
+    /// the declared TOOL.md `outputs:` of its tool, with the tool and every violation
+    /// found (also on the result: [`ToolResult::output_violations`]). The result itself
+    /// is kept as the tool returned it: a broken contract is a bug in the tool, not a
+    /// failed call.
+    ///
+    /// ```
+    /// use toolbind::Runtime;
+    /// let runtime = Runtime::builder()
+    ///     .on_output_violation(|tool, violations| {
+    ///         for v in violations {
+    ///             eprintln!("tool `{}` broke its outputs: {v}", tool.name);
+    ///         }
+    ///     })
+    ///     .build();
+    /// # drop(runtime);
+    /// ```
+    pub fn on_output_violation(
+        mut self,
+        hook: impl Fn(&ToolSpec, &[OutputViolation]) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_output_violation = Some(Arc::new(hook));
+        self
+    }
+
     /// Sets [`RuntimeConfig::spill_dir`].
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.config.spill_dir = Some(dir.into());
@@ -237,6 +267,7 @@ impl RuntimeBuilder {
             registry: self.registry,
             config: self.config,
             executor,
+            on_output_violation: self.on_output_violation,
             seq: AtomicU64::new(0),
             sequential: Default::default(),
         }
@@ -401,7 +432,36 @@ impl Runtime {
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);
+        self.check_outputs(spec, &mut result);
         result
+    }
+
+    /// Checks a completed result's `details` against the tool's declared `outputs:`,
+    /// records what breaks them on the result and reports it.
+    fn check_outputs(&self, spec: &ToolSpec, result: &mut ToolResult) {
+        if spec.outputs.is_empty() || result.is_error || result.stop != StopReason::Completed {
+            return;
+        }
+        result.output_violations = crate::output::check(&spec.outputs, result.details.as_ref());
+        if result.output_violations.is_empty() {
+            return;
+        }
+        match &self.on_output_violation {
+            Some(hook) => hook(spec, &result.output_violations),
+            None => {
+                let list: Vec<String> = result
+                    .output_violations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                eprintln!(
+                    "toolbind: warning: tool `{}` returned details that break its declared outputs \
+                     (a bug in the tool; the result is kept): {}",
+                    spec.name,
+                    list.join("; ")
+                );
+            }
+        }
     }
 
     /// The typed path: sends a generated `Params` value to tool `T`.
@@ -446,6 +506,29 @@ impl Runtime {
                 T::NAME
             )),
         }
+    }
+
+    /// [`call_typed`](Self::call_typed), with the result's `details` also parsed into
+    /// `T`'s generated `Output` type ([`ToolResult::output`]): the result for the model,
+    /// the typed output for the program.
+    ///
+    /// ```ignore
+    /// toolbind::include_tools!(); // web_fetch declares `outputs:` in its TOOL.md
+    /// let params = web_fetch::Params { url: "https://example.com".into(), ..defaults };
+    /// let typed = runtime.call_output::<web_fetch::Tool>(params, CallOptions::new()).await;
+    /// match typed.output {
+    ///     Ok(out) => println!("{} from {}", out.status, out.final_url),
+    ///     Err(e) => eprintln!("no output: {e}; the model sees: {}", typed.result.text_content()),
+    /// }
+    /// ```
+    pub async fn call_output<T: Tool>(
+        &self,
+        params: T::Params,
+        opts: CallOptions,
+    ) -> Typed<T::Output> {
+        let result = self.call_typed::<T>(params, opts).await;
+        let output = result.output::<T>();
+        Typed { result, output }
     }
 
     /// Whether the loaded tool `T::NAME` has the contract `T` was compiled against; the

@@ -5,7 +5,10 @@
 //! - [`Tool`]: implemented by generated marker types (one per tool), carrying the tool's
 //!   name, version, JSON Schema and prompt text as constants.
 //! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
-//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape.
+//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape;
+//!   [`ToolResult::output`] / [`Runtime::call_output`]: a result's `details` as the tool's
+//!   generated `Output` type, checked against its TOOL.md `outputs:`
+//!   ([`OutputViolation`]).
 //! - [`executor::Executor`]: the contract that subprocess executors implement.
 //! - [`sync::sync`]: sync-by-version of seed tools into a data folder at startup.
 //! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
@@ -34,6 +37,7 @@ pub mod dispatch;
 pub mod exec;
 pub mod executor;
 pub mod loader;
+mod output;
 pub mod provider;
 pub mod result;
 #[cfg(feature = "rig")]
@@ -46,6 +50,7 @@ pub use batch::{Batch, BatchOptions, ToolCallRequest};
 pub use cancel::CancelToken;
 pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
 pub use loader::{LoadWarning, Loader, Registry};
+pub use output::{OutputError, OutputViolation, Typed};
 pub use provider::Provider;
 pub use result::{Content, Limit, Progress, StopReason, ToolResult};
 pub use secret::Secret;
@@ -63,6 +68,10 @@ use serde::de::DeserializeOwned;
 pub trait Tool {
     /// The generated params struct.
     type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The typed `details` of the tool's results: the generated `Output` struct for a tool
+    /// whose TOOL.md declares `outputs:`, `serde_json::Value` (the details as they are) for
+    /// one that does not. [`ToolResult::output`] and [`Runtime::call_output`] give it.
+    type Output: DeserializeOwned + Send + 'static;
     /// The name a model calls the tool by.
     const NAME: &'static str;
     const LABEL: &'static str;
@@ -188,6 +197,72 @@ pub mod __private {
                 found: s.to_owned(),
                 expected: all.iter().map(|v| wire(*v)).collect(),
             })
+    }
+
+    /// A JSON object, for an output declared `type: object` without `properties`.
+    pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+
+    /// A result's JSON object being taken apart into a generated output struct: fields
+    /// not declared are ignored, and an optional one may be absent or `null`. `null` as a
+    /// whole reads as an empty object (a result without `details`).
+    pub struct Record<E> {
+        map: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        error: ::core::marker::PhantomData<E>,
+    }
+
+    impl<E: ::serde::de::Error> Record<E> {
+        /// Reads the object.
+        pub fn new<'de, D: ::serde::Deserializer<'de, Error = E>>(d: D) -> Result<Self, E> {
+            use ::serde::Deserialize as _;
+            let map = match ::serde_json::Value::deserialize(d)? {
+                ::serde_json::Value::Object(m) => m,
+                ::serde_json::Value::Null => ::serde_json::Map::new(),
+                other => {
+                    return Err(E::invalid_type(unexpected(&other), &"an object"));
+                }
+            };
+            Ok(Record {
+                map,
+                error: ::core::marker::PhantomData,
+            })
+        }
+
+        /// A field the tool must return.
+        pub fn required<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<T, E> {
+            match self.map.remove(name) {
+                Some(v) => ::serde_json::from_value(v)
+                    .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+                None => Err(E::missing_field(name)),
+            }
+        }
+
+        /// An optional field; `null` counts as absent.
+        pub fn optional<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<Option<T>, E> {
+            match self.map.remove(name) {
+                None | Some(::serde_json::Value::Null) => Ok(None),
+                Some(v) => ::serde_json::from_value(v)
+                    .map(Some)
+                    .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+            }
+        }
+    }
+
+    fn unexpected(v: &::serde_json::Value) -> ::serde::de::Unexpected<'_> {
+        use ::serde::de::Unexpected;
+        match v {
+            ::serde_json::Value::Null => Unexpected::Unit,
+            ::serde_json::Value::Bool(b) => Unexpected::Bool(*b),
+            ::serde_json::Value::Number(_) => Unexpected::Other("a number"),
+            ::serde_json::Value::String(s) => Unexpected::Str(s),
+            ::serde_json::Value::Array(_) => Unexpected::Seq,
+            ::serde_json::Value::Object(_) => Unexpected::Map,
+        }
     }
 
     /// A model's JSON object being taken apart into a generated `Params` struct: what a

@@ -120,6 +120,14 @@ pub struct ToolResult {
     /// Why the call ended ([`StopReason`]); never serialised.
     #[serde(skip)]
     pub stop: StopReason,
+    /// How the result's `details` break the tool's declared TOOL.md `outputs:`; empty when
+    /// they hold, when the tool declares none, or when the call did not complete. A broken
+    /// contract is a bug in the tool, not a failed call (its side effects already
+    /// happened): the result is kept as the tool returned it (`is_error` false, `stop`
+    /// [`StopReason::Completed`]), the runtime logs the violation, and `toolbind serve`
+    /// leaves out its `structuredContent`. Never serialised.
+    #[serde(skip)]
+    pub output_violations: Vec<crate::OutputViolation>,
 }
 
 impl ToolResult {
@@ -131,6 +139,7 @@ impl ToolResult {
             is_error: false,
             terminate: false,
             stop: StopReason::Completed,
+            output_violations: Vec::new(),
         }
     }
 
@@ -142,6 +151,7 @@ impl ToolResult {
             is_error: true,
             terminate: false,
             stop: StopReason::ToolError,
+            output_violations: Vec::new(),
         }
     }
 

@@ -213,6 +213,7 @@ pub(crate) async fn run(
                 is_error: false,
                 terminate: false,
                 stop: StopReason::Completed,
+                output_violations: Vec::new(),
             }
         }
         (Some((true, _)), _) => {

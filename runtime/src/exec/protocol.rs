@@ -191,6 +191,7 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                 },
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
                 stop: StopReason::Completed,
+                output_violations: Vec::new(),
             },
             Some(other) => {
                 return ToolResult::stopped(
