@@ -27,7 +27,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{
-    CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult, ToolSpec,
+    CallOptions, CancelToken, Content, OutputCheck, Progress, Runtime, ToolResult, ToolSpec,
 };
 use toolbind_codegen::prompt;
 use toolbind_codegen::schema::{self, Dialect};
@@ -382,10 +382,6 @@ impl ServerHandler for Server {
             let result = runtime.check(&name, Value::Null).err().unwrap_or_default();
             return Err(McpError::invalid_params(result.text_content(), None));
         }
-        let typed = runtime
-            .registry()
-            .get(&name)
-            .is_some_and(|spec| !spec.outputs.is_empty());
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let cancel = CancelToken::new();
         let mut opts = CallOptions::new()
@@ -446,7 +442,7 @@ impl ServerHandler for Server {
             },
             started.elapsed().as_secs_f64()
         ));
-        Ok(to_mcp(result, typed).into())
+        Ok(to_mcp(result).into())
     }
 
     fn accepted_subscription_filter(
@@ -477,13 +473,12 @@ impl ServerHandler for Server {
 }
 
 /// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`. For a tool
-/// that declares `outputs:` (`typed`), a completed result whose details passed the
-/// runtime's check also carries them as `structuredContent`, as the MCP spec asks of a
+/// that declares `outputs:`, a result whose details passed the runtime's check
+/// ([`OutputCheck::Held`]) also carries them as `structuredContent`, as the MCP spec asks of a
 /// tool with an `outputSchema`; one whose details break the contract goes without it (the
 /// runtime has logged why).
-fn to_mcp(r: ToolResult, typed: bool) -> CallToolResult {
-    let structured =
-        typed && !r.is_error && r.stop == StopReason::Completed && r.output_violations.is_empty();
+fn to_mcp(r: ToolResult) -> CallToolResult {
+    let structured = r.output_check == OutputCheck::Held;
     let content = r
         .content
         .into_iter()

@@ -496,7 +496,7 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
     let name = &tool.name;
     w.doc(&format!(
         "The `details` of a `{name}` result, as its TOOL.md `outputs:` declares them: what\n\
-         `ToolResult::output` and `Runtime::call_output` give. Fields not declared are ignored."
+         `Runtime::call_output` and `Runtime::output` give. Fields not declared are ignored."
     ));
     output_struct(w, "Output", &tool.outputs, false);
     let mut nested = Vec::new();

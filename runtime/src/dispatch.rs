@@ -39,7 +39,7 @@ use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
-use crate::{OutputViolation, Tool, Typed};
+use crate::{OutputCheck, OutputError, OutputViolation, Tool, Typed};
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -222,7 +222,7 @@ impl RuntimeBuilder {
 
     /// Called, instead of the default warning on stderr, when a result's `details` break
     /// the declared TOOL.md `outputs:` of its tool, with the tool and every violation
-    /// found (also on the result: [`ToolResult::output_violations`]). The result itself
+    /// found (the result is marked [`OutputCheck::Broken`]). The result itself
     /// is kept as the tool returned it: a broken contract is a bug in the tool, not a
     /// failed call.
     ///
@@ -437,23 +437,21 @@ impl Runtime {
     }
 
     /// Checks a completed result's `details` against the tool's declared `outputs:`,
-    /// records what breaks them on the result and reports it.
+    /// marks the result and reports what breaks them.
     fn check_outputs(&self, spec: &ToolSpec, result: &mut ToolResult) {
         if spec.outputs.is_empty() || result.is_error || result.stop != StopReason::Completed {
             return;
         }
-        result.output_violations = crate::output::check(&spec.outputs, result.details.as_ref());
-        if result.output_violations.is_empty() {
+        let violations = crate::output::check(&spec.outputs, result.details.as_ref());
+        if violations.is_empty() {
+            result.output_check = OutputCheck::Held;
             return;
         }
+        result.output_check = OutputCheck::Broken;
         match &self.on_output_violation {
-            Some(hook) => hook(spec, &result.output_violations),
+            Some(hook) => hook(spec, &violations),
             None => {
-                let list: Vec<String> = result
-                    .output_violations
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
+                let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
                 eprintln!(
                     "toolbind: warning: tool `{}` returned details that break its declared outputs \
                      (a bug in the tool; the result is kept): {}",
@@ -509,12 +507,11 @@ impl Runtime {
     }
 
     /// [`call_typed`](Self::call_typed), with the result's `details` also parsed into
-    /// `T`'s generated `Output` type ([`ToolResult::output`]): the result for the model,
+    /// `T`'s generated `Output` type ([`output`](Self::output)): the result for the model,
     /// the typed output for the program.
     ///
     /// ```ignore
     /// toolbind::include_tools!(); // web_fetch declares `outputs:` in its TOOL.md
-    /// let params = web_fetch::Params { url: "https://example.com".into(), ..defaults };
     /// let typed = runtime.call_output::<web_fetch::Tool>(params, CallOptions::new()).await;
     /// match typed.output {
     ///     Ok(out) => println!("{} from {}", out.status, out.final_url),
@@ -527,8 +524,21 @@ impl Runtime {
         opts: CallOptions,
     ) -> Typed<T::Output> {
         let result = self.call_typed::<T>(params, opts).await;
-        let output = result.output::<T>();
+        let output = self.output::<T>(&result);
         Typed { result, output }
+    }
+
+    /// The `details` of `result`, a result of tool `T` (from [`call`](Self::call),
+    /// [`call_typed`](Self::call_typed) or a generated `ToolCall::call`), as `T`'s
+    /// generated `Output` type: the struct for a tool whose TOOL.md declares `outputs:`,
+    /// the details as a `serde_json::Value` (`null` when absent) for one that does not.
+    ///
+    /// An error when the call did not complete ([`OutputError::Failed`]), when the details
+    /// break the loaded tool's declared outputs ([`OutputError::Violated`], each field and
+    /// what is wrong), or when they do not fit the compiled type
+    /// ([`OutputError::Mismatch`]).
+    pub fn output<T: Tool>(&self, result: &ToolResult) -> Result<T::Output, OutputError> {
+        crate::output::typed::<T>(self.registry.get(T::NAME), result)
     }
 
     /// Whether the loaded tool `T::NAME` has the contract `T` was compiled against; the

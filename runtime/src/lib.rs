@@ -6,9 +6,9 @@
 //!   name, version, JSON Schema and prompt text as constants.
 //! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
 //! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape;
-//!   [`ToolResult::output`] / [`Runtime::call_output`]: a result's `details` as the tool's
+//!   [`Runtime::call_output`] / [`Runtime::output`]: a result's `details` as the tool's
 //!   generated `Output` type, checked against its TOOL.md `outputs:`
-//!   ([`OutputViolation`]).
+//!   ([`OutputCheck`], [`OutputViolation`]).
 //! - [`executor::Executor`]: the contract that subprocess executors implement.
 //! - [`sync::sync`]: sync-by-version of seed tools into a data folder at startup.
 //! - [`loader::Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
@@ -50,7 +50,7 @@ pub use batch::{Batch, BatchOptions, ToolCallRequest};
 pub use cancel::CancelToken;
 pub use dispatch::{CallOptions, Runtime, RuntimeBuilder, RuntimeConfig};
 pub use loader::{LoadWarning, Loader, Registry};
-pub use output::{OutputError, OutputViolation, Typed};
+pub use output::{OutputCheck, OutputError, OutputViolation, Typed};
 pub use provider::Provider;
 pub use result::{Content, Limit, Progress, StopReason, ToolResult};
 pub use secret::Secret;
@@ -70,7 +70,7 @@ pub trait Tool {
     type Params: Serialize + DeserializeOwned + Send + 'static;
     /// The typed `details` of the tool's results: the generated `Output` struct for a tool
     /// whose TOOL.md declares `outputs:`, `serde_json::Value` (the details as they are) for
-    /// one that does not. [`ToolResult::output`] and [`Runtime::call_output`] give it.
+    /// one that does not. [`Runtime::call_output`] and [`Runtime::output`] give it.
     type Output: DeserializeOwned + Send + 'static;
     /// The name a model calls the tool by.
     const NAME: &'static str;

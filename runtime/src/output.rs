@@ -3,8 +3,8 @@
 //!
 //! A result whose details break the declared outputs is a bug in the tool, not a failed
 //! call: the call's side effects already happened. The runtime keeps the result as the
-//! tool returned it (not `isError`, [`StopReason::Completed`](crate::StopReason)), lists
-//! what is wrong in [`ToolResult::output_violations`], and logs it (see
+//! tool returned it (not `isError`, [`StopReason::Completed`](crate::StopReason)), marks
+//! it ([`OutputCheck::Broken`]) and reports each violation (see
 //! [`RuntimeBuilder::on_output_violation`](crate::RuntimeBuilder::on_output_violation)).
 //! `toolbind serve` then leaves out the result's `structuredContent`.
 
@@ -40,20 +40,38 @@ impl fmt::Display for OutputViolation {
     }
 }
 
-/// Why a result has no typed output ([`ToolResult::output`]).
+/// Whether a result's `details` keep its tool's declared TOOL.md `outputs:`
+/// ([`ToolResult::output_check`]). Never serialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OutputCheck {
+    /// Not checked: the tool declares no `outputs:`, the call did not complete, or the
+    /// result was not made by a [`Runtime`](crate::Runtime).
+    #[default]
+    Unchecked,
+    /// The details keep the declared outputs (`toolbind serve` sends them as
+    /// `structuredContent`).
+    Held,
+    /// The details break them: a bug in the tool, reported field by field when the call
+    /// ended ([`RuntimeBuilder::on_output_violation`](crate::RuntimeBuilder::on_output_violation)),
+    /// and by [`Runtime::output`](crate::Runtime::output).
+    Broken,
+}
+
+/// Why a result has no typed output ([`Runtime::output`](crate::Runtime::output)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputError {
     /// The call did not complete (an error result, bad arguments, a timeout, a
-    /// cancellation...), so it has no output; [`ToolResult::stop`] says why.
+    /// cancellation...), so it has no output; [`ToolResult::stop`](crate::ToolResult)
+    /// says why.
     Failed,
-    /// The tool's `details` broke its declared `outputs:` (a bug in the tool): what the
-    /// runtime's check found ([`ToolResult::output_violations`]).
+    /// The tool's `details` break its declared `outputs:` (a bug in the tool): every
+    /// violation the runtime's check finds (at most 20).
     Violated(Vec<OutputViolation>),
     /// The details do not fit the output type this program was compiled with, although
-    /// the runtime's check found nothing wrong: the TOOL.md's `outputs:` changed since the
-    /// program was built, or the result was not made by [`Runtime`](crate::Runtime). The
-    /// text is serde's.
+    /// the runtime's check finds nothing wrong: the loaded TOOL.md's `outputs:` differ from
+    /// the ones the program was built with. The text is serde's.
     Mismatch(String),
 }
 
@@ -92,36 +110,32 @@ pub struct Typed<O> {
     pub output: Result<O, OutputError>,
 }
 
-impl ToolResult {
-    /// The result's `details` as tool `T`'s generated `Output` type: `web_fetch::Output`
-    /// for a tool whose TOOL.md declares `outputs:`, the details as a `serde_json::Value`
-    /// (`null` when absent) for one that does not.
-    ///
-    /// An error when the call did not complete ([`OutputError::Failed`]), when the runtime
-    /// found the details breaking the declared outputs ([`OutputError::Violated`]), or when
-    /// they do not fit the compiled type ([`OutputError::Mismatch`]).
-    ///
-    /// ```ignore
-    /// let r = runtime.call_typed::<web_fetch::Tool>(params, CallOptions::new()).await;
-    /// let out: web_fetch::Output = r.output::<web_fetch::Tool>()?;
-    /// println!("{} {}", out.status, out.final_url);
-    /// ```
-    pub fn output<T: Tool>(&self) -> Result<T::Output, OutputError> {
-        if self.is_error || self.stop != StopReason::Completed {
-            return Err(OutputError::Failed);
-        }
-        if !self.output_violations.is_empty() {
-            return Err(OutputError::Violated(self.output_violations.clone()));
-        }
-        let details = self.details.clone().unwrap_or(Value::Null);
-        serde_json::from_value(details).map_err(|e| OutputError::Mismatch(e.to_string()))
+/// The typed output of `result`, a result of tool `T` whose loaded spec is `spec`: see
+/// [`Runtime::output`](crate::Runtime::output).
+pub(crate) fn typed<T: Tool>(
+    spec: Option<&toolbind_codegen::model::ToolSpec>,
+    result: &ToolResult,
+) -> Result<T::Output, OutputError> {
+    if result.is_error || result.stop != StopReason::Completed {
+        return Err(OutputError::Failed);
     }
+    if let Some(spec) = spec {
+        let violations = check(&spec.outputs, result.details.as_ref());
+        if !violations.is_empty() {
+            return Err(OutputError::Violated(violations));
+        }
+    }
+    let details = result.details.clone().unwrap_or(Value::Null);
+    serde_json::from_value(details).map_err(|e| OutputError::Mismatch(e.to_string()))
 }
 
-/// How `details` break `outputs` (empty when they hold). Absent details count as an empty
-/// object: they hold when every output is optional.
+/// How `details` break `outputs` (empty when they hold, or when there are no outputs).
+/// Absent details count as an empty object: they hold when every output is optional.
 pub(crate) fn check(outputs: &[OutputField], details: Option<&Value>) -> Vec<OutputViolation> {
     let mut out = Vec::new();
+    if outputs.is_empty() {
+        return out;
+    }
     match details {
         None | Some(Value::Null) => {
             if outputs.iter().any(|f| !f.optional) {

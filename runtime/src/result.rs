@@ -120,14 +120,14 @@ pub struct ToolResult {
     /// Why the call ended ([`StopReason`]); never serialised.
     #[serde(skip)]
     pub stop: StopReason,
-    /// How the result's `details` break the tool's declared TOOL.md `outputs:`; empty when
-    /// they hold, when the tool declares none, or when the call did not complete. A broken
-    /// contract is a bug in the tool, not a failed call (its side effects already
-    /// happened): the result is kept as the tool returned it (`is_error` false, `stop`
-    /// [`StopReason::Completed`]), the runtime logs the violation, and `toolbind serve`
-    /// leaves out its `structuredContent`. Never serialised.
+    /// Whether the result's `details` keep the tool's declared TOOL.md `outputs:`. A broken
+    /// contract ([`OutputCheck::Broken`](crate::OutputCheck)) is a bug in the tool, not a
+    /// failed call (its side effects already happened): the result is kept as the tool
+    /// returned it (`is_error` false, `stop` [`StopReason::Completed`]), the runtime reports
+    /// each violation, and `toolbind serve` leaves out its `structuredContent`. Never
+    /// serialised.
     #[serde(skip)]
-    pub output_violations: Vec<crate::OutputViolation>,
+    pub output_check: crate::OutputCheck,
 }
 
 impl ToolResult {
@@ -139,7 +139,7 @@ impl ToolResult {
             is_error: false,
             terminate: false,
             stop: StopReason::Completed,
-            output_violations: Vec::new(),
+            output_check: crate::OutputCheck::Unchecked,
         }
     }
 
@@ -151,7 +151,7 @@ impl ToolResult {
             is_error: true,
             terminate: false,
             stop: StopReason::ToolError,
-            output_violations: Vec::new(),
+            output_check: crate::OutputCheck::Unchecked,
         }
     }
 

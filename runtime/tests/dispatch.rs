@@ -406,6 +406,7 @@ fn big_output(_: &Map<String, Value>) -> ToolResult {
         is_error: false,
         terminate: false,
         stop: Default::default(),
+        output_check: Default::default(),
     }
 }
 
@@ -497,6 +498,7 @@ async fn several_text_blocks_share_one_budget() {
         is_error: false,
         terminate: false,
         stop: Default::default(),
+        output_check: Default::default(),
     });
     let r = call(&runtime(exec), "ping", json!({})).await;
     let second = r.content[1].as_text().unwrap();

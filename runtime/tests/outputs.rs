@@ -1,7 +1,7 @@
 //! Typed outputs (issue 17 item 2): a result's `details` checked against the tool's
 //! TOOL.md `outputs:`, a broken contract kept as a successful result with the violation
 //! reported, and the typed `Output` of generated code through `call_output` /
-//! `ToolResult::output`.
+//! `Runtime::output`.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use toolbind::executor::{ExecCall, ExecFuture, Executor};
 use toolbind::{
-    CallOptions, Loader, OutputError, OutputViolation, Runtime, StopReason, Tool, ToolResult,
+    CallOptions, Loader, OutputCheck, OutputError, OutputViolation, Runtime, StopReason, Tool,
+    ToolResult,
 };
 
 // Generated bindings for the fixtures, as an agent compiles them.
@@ -71,7 +72,7 @@ async fn call_output_gives_the_generated_output_type() {
         .call_output::<generated::lookup::Tool>(params(), CallOptions::new())
         .await;
     assert!(!typed.result.is_error);
-    assert!(typed.result.output_violations.is_empty());
+    assert_eq!(typed.result.output_check, OutputCheck::Held);
     let out: generated::lookup::Output = typed.output.unwrap();
     assert_eq!(out.status, 200.0);
     assert_eq!(out.kind, generated::lookup::output::Kind::Group);
@@ -84,11 +85,11 @@ async fn call_output_gives_the_generated_output_type() {
     let r = rt
         .call_typed::<generated::lookup::Tool>(params(), CallOptions::new())
         .await;
-    assert_eq!(r.output::<generated::lookup::Tool>().unwrap(), out);
+    assert_eq!(rt.output::<generated::lookup::Tool>(&r).unwrap(), out);
     let raw = rt
         .call("lookup", json!({"id": "u1"}), CallOptions::new())
         .await;
-    assert_eq!(raw.output::<generated::lookup::Tool>().unwrap(), out);
+    assert_eq!(rt.output::<generated::lookup::Tool>(&raw).unwrap(), out);
     assert!(seen.lock().unwrap().is_empty());
 }
 
@@ -105,8 +106,13 @@ async fn details_that_break_the_outputs_keep_the_result_and_report_the_field() {
     assert_eq!(r.stop, StopReason::Completed);
     assert_eq!(r.text_content(), "found it");
     assert_eq!(r.details, Some(details));
-    let fields: Vec<(&str, &str)> = r
-        .output_violations
+    assert_eq!(r.output_check, OutputCheck::Broken);
+    // Reported once, to the hook, naming the tool and each field.
+    let reported = seen.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1);
+    assert_eq!(reported[0].0, "lookup");
+    let fields: Vec<(&str, &str)> = reported[0]
+        .1
         .iter()
         .map(|v| (v.field.as_str(), v.message.as_str()))
         .collect();
@@ -120,14 +126,9 @@ async fn details_that_break_the_outputs_keep_the_result_and_report_the_field() {
     // Never on the wire.
     let wire = serde_json::to_value(r).unwrap();
     assert_eq!(wire.as_object().unwrap().len(), 2, "{wire}");
-    // Reported once, to the hook, naming the tool and the fields.
-    let reported = seen.lock().unwrap().clone();
-    assert_eq!(reported.len(), 1);
-    assert_eq!(reported[0].0, "lookup");
-    assert_eq!(reported[0].1, r.output_violations);
     // No typed output, and the error says why, field by field.
     match &typed.output {
-        Err(OutputError::Violated(v)) => assert_eq!(v, &r.output_violations),
+        Err(OutputError::Violated(v)) => assert_eq!(*v, reported[0].1),
         other => panic!("{other:?}"),
     }
     let text = typed.output.unwrap_err().to_string();
@@ -140,38 +141,48 @@ async fn details_that_break_the_outputs_keep_the_result_and_report_the_field() {
     let raw = rt
         .call("lookup", json!({"id": "u1"}), CallOptions::new())
         .await;
-    assert_eq!(raw.output_violations, r.output_violations);
-    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert_eq!(raw.output_check, OutputCheck::Broken);
+    assert_eq!(seen.lock().unwrap()[1], reported[0]);
 }
 
 #[tokio::test]
 async fn missing_details_and_missing_fields_are_violations() {
-    let (rt, _) = runtime(ToolResult::text("no details"));
+    let reported = |seen: &Seen| -> Vec<String> {
+        let seen = seen.lock().unwrap();
+        seen.iter()
+            .flat_map(|(_, v)| v.iter().map(ToString::to_string))
+            .collect()
+    };
+    let (rt, seen) = runtime(ToolResult::text("no details"));
     let r = rt
         .call("lookup", json!({"id": "u1"}), CallOptions::new())
         .await;
     assert!(!r.is_error);
+    assert_eq!(r.output_check, OutputCheck::Broken);
     assert_eq!(
-        r.output_violations
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
+        reported(&seen),
         ["details: missing: the tool returned no `details`"]
     );
-    let (rt, _) = runtime(with_details(json!({"kind": "admin", "rows": []})));
+    let (rt, seen) = runtime(with_details(json!({"kind": "admin", "rows": []})));
     let r = rt
         .call("lookup", json!({"id": "u1"}), CallOptions::new())
         .await;
-    assert_eq!(
-        r.output_violations
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
-        [
-            "`status`: missing (a required number)",
-            "`kind`: `admin` is not one of: user, group"
-        ]
-    );
+    assert_eq!(r.output_check, OutputCheck::Broken);
+    let expected = [
+        "`status`: missing (a required number)",
+        "`kind`: `admin` is not one of: user, group",
+    ];
+    assert_eq!(reported(&seen), expected);
+    // `Runtime::output` lists the same for any result of the tool.
+    match rt.output::<generated::lookup::Tool>(&r) {
+        Err(OutputError::Violated(v)) => {
+            assert_eq!(
+                v.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                expected
+            )
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -181,7 +192,7 @@ async fn failed_calls_are_not_checked_and_have_no_output() {
         .call_output::<generated::lookup::Tool>(params(), CallOptions::new())
         .await;
     assert!(typed.result.is_error);
-    assert!(typed.result.output_violations.is_empty());
+    assert_eq!(typed.result.output_check, OutputCheck::Unchecked);
     assert_eq!(typed.output, Err(OutputError::Failed));
     assert!(seen.lock().unwrap().is_empty());
 }
@@ -197,7 +208,8 @@ async fn a_tool_without_outputs_gives_its_details_as_json() {
     assert!(seen.lock().unwrap().is_empty());
     let (rt, _) = runtime(ToolResult::text("none"));
     let r = rt.call("plain", json!({}), CallOptions::new()).await;
-    assert_eq!(r.output::<generated::plain::Tool>(), Ok(Value::Null));
+    assert_eq!(r.output_check, OutputCheck::Unchecked);
+    assert_eq!(rt.output::<generated::plain::Tool>(&r), Ok(Value::Null));
 }
 
 #[tokio::test]

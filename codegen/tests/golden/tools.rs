@@ -954,7 +954,7 @@ pub mod typed_outputs {
         }
     }
     /// The `details` of a `typed_outputs` result, as its TOOL.md `outputs:` declares them: what
-    /// `ToolResult::output` and `Runtime::call_output` give. Fields not declared are ignored.
+    /// `Runtime::call_output` and `Runtime::output` give. Fields not declared are ignored.
     #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Output {
         /// How many items matched.

@@ -24,6 +24,7 @@ pub fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> 
         version: 1,
         language,
         inputs: Vec::new(),
+        outputs: Vec::new(),
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
         timeout_secs: None,

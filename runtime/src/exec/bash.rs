@@ -213,7 +213,7 @@ pub(crate) async fn run(
                 is_error: false,
                 terminate: false,
                 stop: StopReason::Completed,
-                output_violations: Vec::new(),
+                output_check: Default::default(),
             }
         }
         (Some((true, _)), _) => {

@@ -191,7 +191,7 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                 },
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
                 stop: StopReason::Completed,
-                output_violations: Vec::new(),
+                output_check: Default::default(),
             },
             Some(other) => {
                 return ToolResult::stopped(

@@ -29,6 +29,7 @@ pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
         version: 1,
         language,
         inputs: Vec::new(),
+        outputs: Vec::new(),
         prompt_snippet: None,
         prompt_guidelines: Vec::new(),
         timeout_secs: None,
