@@ -1129,7 +1129,7 @@ fn output_type_name(
 
 /// The Rust type name for the elements of an array field: the field's name in the singular
 /// when it reads as a plural (`messages` -> `Message`, `entries` -> `Entry`), else with
-/// `Item` appended (`data` -> `DataItem`).
+/// `Item` appended (`data` -> `DataItem`, `status` -> `StatusItem`).
 fn item_type_base(name: &str) -> String {
     let singular = if let Some(stem) = name.strip_suffix("ies") {
         Some(format!("{stem}y"))
@@ -1138,7 +1138,7 @@ fn item_type_base(name: &str) -> String {
         .any(|s| name.ends_with(s))
     {
         name.strip_suffix("es").map(str::to_owned)
-    } else if name.ends_with('s') && !name.ends_with("ss") {
+    } else if name.ends_with('s') && !["ss", "us", "is"].iter().any(|s| name.ends_with(s)) {
         name.strip_suffix('s').map(str::to_owned)
     } else {
         None
@@ -1713,4 +1713,28 @@ fn names_tool(guideline: &str, name: &str) -> bool {
         let after = guideline[i + name.len()..].chars().next();
         !before.is_some_and(is_word) && !after.is_some_and(is_word)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::item_type_base;
+
+    #[test]
+    fn array_elements_are_named_in_the_singular() {
+        for (field, ty) in [
+            ("messages", "Message"),
+            ("entries", "Entry"),
+            ("addresses", "Address"),
+            ("boxes", "Box"),
+            ("matches", "Match"),
+            ("data", "DataItem"),
+            ("status", "StatusItem"),
+            ("axis", "AxisItem"),
+            ("class", "ClassItem"),
+            ("s", "SItem"),
+            ("userIds", "UserId"),
+        ] {
+            assert_eq!(item_type_base(field), ty, "{field}");
+        }
+    }
 }
