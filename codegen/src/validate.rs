@@ -888,22 +888,17 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
         };
         // Rust identifiers are codegen's problem: a fallback, with a warning that shows it.
         let width = name.chars().count();
-        let base = ident::field_name_or_spelled(&name);
-        if ident::field_name(&name).is_none() {
-            cx.warn_at(
-                k.pos,
-                width,
-                format!("parameter `{name}` has no letters or digits: its Rust field is `{base}`"),
-            );
-        }
-        let rust_name = ident::unique(&base, |c| inputs.iter().any(|i| i.rust_name == c));
-        if rust_name != base
-            && let Some(prev) = inputs.iter().find(|i| i.rust_name == base)
-        {
-            let prev = prev.name.clone();
-            cx.warn_at(k.pos, width, format!("parameters `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
-                .hint = Some("the names the model sends are unchanged; rename one for a nicer Rust name".into());
-        }
+        let taken: Vec<(&str, &str)> = inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.rust_name.as_str()))
+            .collect();
+        let rust_name = rust_field(
+            cx,
+            k,
+            &name,
+            ["parameter", "parameters", "the names the model sends"],
+            &taken,
+        );
         let mut rust_enum = String::new();
         if input.ty == InputType::Enum {
             let base = ident::type_name(&name);
@@ -1081,26 +1076,50 @@ fn check_properties(
         let Some(field) = check_output(cx, &path, &name, k, spec, &type_base, types) else {
             continue;
         };
-        let width = name.chars().count();
-        let base = ident::field_name_or_spelled(&name);
-        if ident::field_name(&name).is_none() {
-            cx.warn_at(
-                k.pos,
-                width,
-                format!("output `{path}` has no letters or digits: its Rust field is `{base}`"),
-            );
-        }
-        let rust_name = ident::unique(&base, |c| fields.iter().any(|f| f.rust_name == c));
-        if rust_name != base
-            && let Some(prev) = fields.iter().find(|f| f.rust_name == base)
-        {
-            let prev = prev.name.clone();
-            cx.warn_at(k.pos, width, format!("outputs `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
-                .hint = Some("the names in `details` are unchanged; rename one for a nicer Rust name".into());
-        }
+        let taken: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.rust_name.as_str()))
+            .collect();
+        let rust_name = rust_field(
+            cx,
+            k,
+            &name,
+            ["output", "outputs", "the names in `details`"],
+            &taken,
+        );
         fields.push(OutputField { rust_name, ..field });
     }
     fields
+}
+
+/// The Rust field name of the input or output `name` (its key at `key`), unique among
+/// `taken` (the wire and Rust names of its siblings so far): a fallback, with a warning
+/// that shows it, where the obvious one collides or cannot be formed. `words` are how
+/// messages name one and several such fields, and what stays unchanged on the wire.
+fn rust_field(
+    cx: &mut Ctx<'_>,
+    key: &YNode,
+    name: &str,
+    [one, several, wire]: [&str; 3],
+    taken: &[(&str, &str)],
+) -> String {
+    let width = name.chars().count();
+    let base = ident::field_name_or_spelled(name);
+    if ident::field_name(name).is_none() {
+        cx.warn_at(
+            key.pos,
+            width,
+            format!("{one} `{name}` has no letters or digits: its Rust field is `{base}`"),
+        );
+    }
+    let rust_name = ident::unique(&base, |c| taken.iter().any(|(_, r)| *r == c));
+    if rust_name != base
+        && let Some((prev, _)) = taken.iter().find(|(_, r)| *r == base)
+    {
+        cx.warn_at(key.pos, width, format!("{several} `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
+            .hint = Some(format!("{wire} are unchanged; rename one for a nicer Rust name"));
+    }
+    rust_name
 }
 
 /// A Rust type name for the object or enum at `path`, unique among the tool's output types
