@@ -207,7 +207,8 @@ impl Snapshot {
 }
 
 /// The MCP `Tool` of a spec: the MCP dialect's definition (name, title, description,
-/// inputSchema, annotations), so `serve` and `toolbind schema --dialect mcp` agree.
+/// inputSchema, outputSchema, annotations), so `serve` and `toolbind schema --dialect mcp`
+/// agree.
 fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
     if let Some(why) = Dialect::Mcp.rejects(spec) {
         log(&format!(

@@ -1435,7 +1435,14 @@ fn check_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<InputType> {
         v,
         format!("unknown input type `{text}`, expected one of string, number, boolean, enum"),
     );
-    d.hint = guess.map(|g| format!("did you mean `{g}`?"));
+    d.hint = match guess {
+        Some(g) => Some(format!("did you mean `{g}`?")),
+        // Output types: a model's arguments are flat.
+        None if output_type_alias(&text).is_some() || OutputType::NAMES.contains(&text.as_str()) => Some(
+            "`object` and `array` are types of `outputs:`; an input is a string, number, boolean or enum (a list can be passed as a comma-separated string)".into(),
+        ),
+        None => None,
+    };
     None
 }
 

@@ -413,6 +413,13 @@ fn unknown_type_suggests() {
         "unknown input type `bool`",
         Some("`boolean`"),
     );
+    one(
+        &with("inputs:\n  q:\n    type: array\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `array`",
+        Some("`object` and `array` are types of `outputs:`"),
+    );
 }
 
 #[test]
