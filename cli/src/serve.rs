@@ -27,7 +27,9 @@ use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
+use toolbind::{
+    CallOptions, CancelToken, Content, OutputCheck, Progress, Runtime, ToolResult, ToolSpec,
+};
 use toolbind_codegen::prompt;
 use toolbind_codegen::schema::{self, Dialect};
 
@@ -195,7 +197,16 @@ impl Snapshot {
         let mut runtime = Runtime::builder()
             .registry(loaded.registry)
             .executor(executor.clone())
-            .spill_dir(spill_dir);
+            .spill_dir(spill_dir)
+            .on_output_violation(|tool, violations| {
+                let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
+                log(&format!(
+                    "warning: tool `{}` returned details that break its declared outputs (a bug \
+                     in the tool; the result is sent without structuredContent): {}",
+                    tool.name,
+                    list.join("; ")
+                ));
+            });
         if let Some(t) = timeout {
             // `serve --timeout`: the default for tools whose TOOL.md sets none.
             runtime = runtime.default_timeout(t);
@@ -216,7 +227,8 @@ impl Snapshot {
 }
 
 /// The MCP `Tool` of a spec: the MCP dialect's definition (name, title, description,
-/// inputSchema, annotations), so `serve` and `toolbind schema --dialect mcp` agree.
+/// inputSchema, outputSchema, annotations), so `serve` and `toolbind schema --dialect mcp`
+/// agree.
 fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
     if let Some(why) = Dialect::Mcp.rejects(spec) {
         log(&format!(
@@ -517,8 +529,13 @@ impl ServerHandler for Server {
     }
 }
 
-/// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`.
+/// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`. For a tool
+/// that declares `outputs:`, a result whose details passed the runtime's check
+/// ([`OutputCheck::Held`]) also carries them as `structuredContent`, as the MCP spec asks of a
+/// tool with an `outputSchema`; one whose details break the contract goes without it (the
+/// runtime has logged why).
 fn to_mcp(r: ToolResult) -> CallToolResult {
+    let structured = r.output_check == OutputCheck::Held;
     let content = r
         .content
         .into_iter()
@@ -534,6 +551,14 @@ fn to_mcp(r: ToolResult) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
+    if structured {
+        // No details at all passed the check only because every output is optional.
+        out.structured_content = Some(
+            r.details
+                .clone()
+                .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+        );
+    }
     if let Some(details) = r.details {
         let mut meta = serde_json::Map::new();
         meta.insert("details".into(), details);

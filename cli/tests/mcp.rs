@@ -19,7 +19,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use toolbind_codegen::schema::{Dialect, tool_definition};
+use toolbind_codegen::schema::{Dialect, output_schema, tool_definition};
 use toolbind_codegen::{Options, load_tools};
 
 #[derive(Clone, Default)]
@@ -63,9 +63,18 @@ async fn start_with(lifecycle: Option<rmcp::ClientLifecycleMode>) -> Session {
 /// `jailed: false` serves with `--sandbox off`: for tests that read a tool's host process
 /// group from a pidfile (in the jail, pids are the namespace's and the file unwritable).
 async fn start_jailed(lifecycle: Option<rmcp::ClientLifecycleMode>, jailed: bool) -> Session {
+    start_fixture("tools", lifecycle, jailed).await
+}
+
+/// [`start_jailed`] over a copy of the fixture folder `name`.
+async fn start_fixture(
+    name: &str,
+    lifecycle: Option<rmcp::ClientLifecycleMode>,
+    jailed: bool,
+) -> Session {
     let tmp = tempfile::tempdir().unwrap();
     let tools = tmp.path().join("tools");
-    copy_dir(&fixture("tools"), &tools);
+    copy_dir(&fixture(name), &tools);
     let mut cmd = tokio::process::Command::new(bin());
     cmd.arg("serve")
         .arg("--dir")
@@ -456,5 +465,86 @@ async fn a_2026_session_gets_list_changed_on_its_listen_stream() {
     // Dropping the subscription cancels the listen request; an open one would hold the
     // server's shutdown for rmcp's 5 s drain of in-flight requests.
     drop(sub);
+    s.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_outputs_give_output_schema_and_structured_content() {
+    let s = start_fixture("typed", None, true).await;
+    let listed = s.client.list_all_tools().await.unwrap();
+    let specs = load_tools(std::slice::from_ref(&s.tools), &Options::default()).unwrap();
+    let spec = specs.iter().find(|t| t.name == "report").unwrap();
+
+    // tools/list: the outputSchema of `toolbind schema --dialect mcp`, an object at the root
+    // (MCP requires it), valid JSON Schema.
+    let report = listed.iter().find(|t| t.name == "report").unwrap();
+    let schema = Value::Object((**report.output_schema.as_ref().expect("outputSchema")).clone());
+    assert_eq!(Some(&schema), output_schema(spec).as_ref());
+    assert_eq!(schema["type"], "object");
+    jsonschema::draft202012::meta::validate(&schema).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    // A seed-format tool has none.
+    let plain = listed.iter().find(|t| t.name == "plain").unwrap();
+    assert!(plain.output_schema.is_none());
+
+    // A result whose details keep the contract carries them as structuredContent, beside
+    // the text content (and `_meta.details`, as before).
+    let r = s
+        .client
+        .call_tool(CallToolRequestParams::new("report").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(text(&r), "report ready");
+    let structured = r.structured_content.clone().expect("structuredContent");
+    assert!(
+        validator.is_valid(&structured),
+        "{:?}",
+        validator.validate(&structured)
+    );
+    assert_eq!(structured["count"], 2);
+    assert_eq!(structured["items"][1]["note"], "second");
+    assert_eq!(r.meta.as_ref().unwrap().0["details"], structured);
+
+    // A tool that breaks its contract: still a successful result (its side effects
+    // happened), without structuredContent, and the server log names the fields.
+    let r = s
+        .client
+        .call_tool(
+            CallToolRequestParams::new("report").with_arguments(args(json!({"broken": true}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(text(&r), "report ready");
+    assert_eq!(r.structured_content, None);
+    let details = &r.meta.as_ref().expect("details in _meta").0["details"];
+    assert!(
+        !validator.is_valid(details),
+        "the runtime's check and the outputSchema agree"
+    );
+    let stderr = s.stderr.clone();
+    assert!(
+        eventually(5.0, || stderr.lock().unwrap().contains(
+            "warning: tool `report` returned details that break its declared outputs"
+        ))
+        .await,
+        "{}",
+        stderr.lock().unwrap()
+    );
+    let log = stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("`count`: expected a number, found a string; `items[1].name`: missing"),
+        "{log}"
+    );
+
+    // No outputs declared: no structuredContent, details in `_meta` as before.
+    let r = s
+        .client
+        .call_tool(CallToolRequestParams::new("plain"))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, None);
+    assert_eq!(r.meta.as_ref().unwrap().0["details"]["free"], "form");
     s.client.cancel().await.unwrap();
 }

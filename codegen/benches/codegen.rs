@@ -1,8 +1,10 @@
 //! Codegen throughput: parse + validate + emit for a generated folder of 1,000 tools with 8
 //! inputs each, split by phase, against a baseline in the same run (reading the same files).
-//! With `--compile`, also how long rustc takes to build the bindings of 100 such tools.
+//! With `--compile`, also how long rustc takes to build the bindings of 100 such tools;
+//! `--outputs` gives those 100 tools typed `outputs:` too (an enum, a number and a list
+//! of objects each), to measure what the generated `Output` types cost.
 //!
-//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile]`
+//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile [--outputs]]`
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,10 @@ use toolbind_codegen::emit::{self, Generator};
 use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{Options, load_tools, prompt};
 
-fn write_tools(dir: &Path, n: usize) {
+/// What `--outputs` adds to each of the 100 tools of the rustc measurement.
+const OUTPUTS: &str = "outputs:\n  count:\n    type: number\n    description: How many items.\n  state:\n    type: enum\n    values: ok, partial, failed\n    description: How it went.\n  items:\n    type: array\n    description: The items.\n    items:\n      type: object\n      properties:\n        id:\n          type: string\n          description: The item's id.\n        score:\n          type: number\n          optional: true\n          description: Its score.\n        tags:\n          type: array\n          description: Its tags.\n          items:\n            type: string\n";
+
+fn write_tools(dir: &Path, n: usize, outputs: bool) {
     for i in 0..n {
         let t = dir.join(format!("tool_{i:04}"));
         std::fs::create_dir_all(&t).unwrap();
@@ -33,6 +38,9 @@ fn write_tools(dir: &Path, n: usize) {
                 ),
             };
             md.push_str(&format!("  input{j}:\n{spec}"));
+        }
+        if outputs {
+            md.push_str(OUTPUTS);
         }
         md.push_str("---\n\n# Tool\n\n## Usage\n\nCall it.\n\n## Notes\n\nNone.\n");
         std::fs::write(t.join("TOOL.md"), md).unwrap();
@@ -69,7 +77,7 @@ fn main() {
     let compile = std::env::args().any(|a| a == "--compile");
     let tmp = std::env::temp_dir().join(format!("toolbind-bench-{}", std::process::id()));
     let tools_dir = tmp.join("tools");
-    write_tools(&tools_dir, 1000);
+    write_tools(&tools_dir, 1000, false);
     let dirs = vec![tools_dir.clone()];
     let opts = Options::default();
     let runs = 7;
@@ -113,7 +121,7 @@ fn main() {
     row("**total, all emitters**", total);
 
     if compile {
-        compile_bench(&tmp);
+        compile_bench(&tmp, std::env::args().any(|a| a == "--outputs"));
     }
     if std::env::var_os("TOOLBIND_BENCH_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -123,7 +131,7 @@ fn main() {
 /// rustc's cost for the bindings of 100 tools: a non-incremental debug build of a crate
 /// that includes them, against the same crate with no tools (dependencies already built,
 /// both measured here); then an incremental rebuild after one tool changed.
-fn compile_bench(tmp: &Path) {
+fn compile_bench(tmp: &Path, outputs: bool) {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -140,7 +148,7 @@ fn compile_bench(tmp: &Path) {
     .unwrap();
     std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
     let hundred = tmp.join("hundred");
-    write_tools(&hundred, 100);
+    write_tools(&hundred, 100, outputs);
     let tools = load_tools(&[hundred], &Options::default()).unwrap();
     let bindings = emit::rust(&tools, Generator::Build);
     let empty = emit::rust(&[], Generator::Build);
@@ -184,7 +192,14 @@ fn compile_bench(tmp: &Path) {
         edit.push(build_with(&edited, "1"));
     }
     let edit = median(edit);
-    println!("\n## rustc: debug build of the bindings of 100 tools x 8 inputs (median of 3)\n");
+    let with = if outputs {
+        " + typed outputs (an enum, a number, a list of objects)"
+    } else {
+        ""
+    };
+    println!(
+        "\n## rustc: debug build of the bindings of 100 tools x 8 inputs{with} (median of 3)\n"
+    );
     println!("| crate | build time |");
     println!("| --- | --- |");
     println!("| baseline: same crate, no tools | {} |", ms(base));

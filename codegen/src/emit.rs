@@ -15,7 +15,7 @@ use std::fmt::Write;
 
 use proc_macro2::Literal;
 
-use crate::model::{Input, InputType, Language, ToolSpec};
+use crate::model::{EnumValue, Input, InputType, Language, OutputField, OutputType, ToolSpec};
 use crate::{prompt, schema};
 
 /// Which shell the code is for. The macro additionally embeds `include_bytes!` of every file
@@ -394,28 +394,222 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
             } else {
                 ("required", vec![wire])
             };
-            let call = format!("{method}({})", args.join(", "));
-            let one = format!("{}: f.{call}?,", input.rust_name);
-            if w.fits(&one) {
-                w.line(&one);
-                continue;
-            }
-            w.line(&format!("{}: f", input.rust_name));
-            w.indent += 1;
-            if w.fits(&format!(".{call}?,")) {
-                w.line(&format!(".{call}?,"));
-            } else {
-                w.open(&format!(".{method}("));
-                for a in &args {
-                    w.line(&format!("{a},"));
-                }
-                w.close(")?,");
-            }
-            w.indent -= 1;
+            field_call(w, &input.rust_name, method, &args);
         }
         w.close("})");
     }
     w.close("}");
+    w.close("}");
+}
+
+/// `name: f.method(args)?,` in a struct literal, broken as prettyplease breaks it.
+fn field_call(w: &mut W, name: &str, method: &str, args: &[String]) {
+    let call = format!("{method}({})", args.join(", "));
+    let one = format!("{name}: f.{call}?,");
+    if w.fits(&one) {
+        w.line(&one);
+        return;
+    }
+    w.line(&format!("{name}: f"));
+    w.indent += 1;
+    if w.fits(&format!(".{call}?,")) {
+        w.line(&format!(".{call}?,"));
+    } else {
+        w.open(&format!(".{method}("));
+        for a in args {
+            w.line(&format!("{a},"));
+        }
+        w.close(")?,");
+    }
+    w.indent -= 1;
+}
+
+/// `{head}{ty}{tail}` where `ty` is a type such as `A<B<C>>`: on one line when it fits,
+/// otherwise with the outermost generic arguments on their own lines, as prettyplease
+/// breaks them.
+fn typed_line(w: &mut W, head: &str, ty: &str, tail: &str) {
+    let one = format!("{head}{ty}{tail}");
+    if w.fits(&one) {
+        w.line(&one);
+        return;
+    }
+    match (ty.find('<'), ty.strip_suffix('>')) {
+        (Some(i), Some(inner)) => {
+            w.open(&format!("{head}{}", &ty[..=i]));
+            typed_line(w, "", &inner[i + 1..], ",");
+            w.close(&format!(">{tail}"));
+        }
+        _ => w.line(&one),
+    }
+}
+
+/// `#[derive(...)]` on one line when it fits, else one path per line.
+fn derive_fit(w: &mut W, paths: &[&str]) {
+    let one = format!("#[derive({})]", paths.join(", "));
+    if w.fits(&one) {
+        w.line(&one);
+    } else {
+        w.derive(paths);
+    }
+}
+
+const OUTPUT_DERIVES: &[&str] = &[
+    "::core::fmt::Debug",
+    "::core::clone::Clone",
+    "::core::cmp::PartialEq",
+];
+
+/// The Rust type of an output, as written in the tool's module (`in_output`: in its
+/// `output` module, where the nested types are named without `output::`).
+fn output_rust_type(ty: &OutputType, in_output: bool) -> String {
+    let nested = |name: &str| {
+        if in_output {
+            name.to_owned()
+        } else {
+            format!("output::{name}")
+        }
+    };
+    match ty {
+        OutputType::String => "::std::string::String".to_owned(),
+        OutputType::Number => "f64".to_owned(),
+        OutputType::Boolean => "bool".to_owned(),
+        OutputType::Enum { rust_type, .. } => nested(rust_type),
+        OutputType::Object { rust_type, .. } if rust_type.is_empty() => {
+            "::toolbind::__private::JsonObject".to_owned()
+        }
+        OutputType::Object { rust_type, .. } => nested(rust_type),
+        OutputType::Array { items } => {
+            format!(
+                "::std::vec::Vec<{}>",
+                output_rust_type(&items.ty, in_output)
+            )
+        }
+        // A type added to the model later: any JSON, until the emitter knows it.
+        #[allow(unreachable_patterns)]
+        _ => "::toolbind::__private::serde_json::Value".to_owned(),
+    }
+}
+
+/// A struct over output fields (`Output`, or an object nested in it) and its
+/// `Deserialize`, written through `__private::Record` (unknown fields ignored, optional
+/// ones absent or `null`) instead of a serde derive, for the same compile-time reason as
+/// `Params`.
+fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool) {
+    derive_fit(w, OUTPUT_DERIVES);
+    w.open(&format!("pub struct {name} {{"));
+    for f in fields {
+        if f.description.is_empty() {
+            w.doc(&format!("`{}`", f.name));
+        } else {
+            w.doc(&f.description);
+        }
+        let ty = output_rust_type(&f.ty, in_output);
+        let ty = if f.optional {
+            format!("::core::option::Option<{ty}>")
+        } else {
+            ty
+        };
+        typed_line(w, &format!("pub {}: ", f.rust_name), &ty, ",");
+    }
+    w.close("}");
+    w.impl_for(
+        "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
+        name,
+    );
+    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
+    w.line("d: D,");
+    w.close(") -> ::core::result::Result<Self, D::Error> {");
+    w.indent += 1;
+    w.line("let mut f = ::toolbind::__private::Record::new(d)?;");
+    w.open(&format!("::core::result::Result::Ok({name} {{"));
+    for f in fields {
+        let method = if f.optional { "optional" } else { "required" };
+        field_call(w, &f.rust_name, method, &[lit(&f.name)]);
+    }
+    w.close("})");
+    w.close("}");
+    w.close("}");
+}
+
+/// The objects and enums nested in a tool's outputs, in declaration order (an object
+/// before its fields' types), each with its path (`messages[].labels`).
+fn nested_outputs<'a>(
+    fields: &'a [OutputField],
+    parent: &str,
+    out: &mut Vec<(String, &'a OutputField)>,
+) {
+    for f in fields {
+        let path = if parent.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{parent}.{}", f.name)
+        };
+        nested_output(f, path, out);
+    }
+}
+
+fn nested_output<'a>(f: &'a OutputField, path: String, out: &mut Vec<(String, &'a OutputField)>) {
+    match &f.ty {
+        OutputType::Enum { .. } => out.push((path, f)),
+        OutputType::Object {
+            properties,
+            rust_type,
+        } if !rust_type.is_empty() => {
+            out.push((path.clone(), f));
+            nested_outputs(properties, &path, out);
+        }
+        OutputType::Array { items } => nested_output(items, format!("{path}[]"), out),
+        _ => {}
+    }
+}
+
+/// `Output` (the typed `details` of a tool that declares `outputs:`) and, in a module
+/// `output`, the objects and enums nested in it.
+fn output_types(w: &mut W, tool: &ToolSpec) {
+    if tool.outputs.is_empty() {
+        return;
+    }
+    let name = &tool.name;
+    w.doc(&format!(
+        "The `details` of a `{name}` result, as its TOOL.md `outputs:` declares them: what\n\
+         `Runtime::call_output` and `Runtime::output` give. Fields not declared are ignored."
+    ));
+    output_struct(w, "Output", &tool.outputs, false);
+    let mut nested = Vec::new();
+    nested_outputs(&tool.outputs, "", &mut nested);
+    if nested.is_empty() {
+        return;
+    }
+    w.doc(&format!(
+        "The objects and enums nested in the outputs of `{name}`."
+    ));
+    w.open("pub mod output {");
+    for (path, f) in nested {
+        let described = if f.description.is_empty() {
+            None
+        } else {
+            Some(f.description.as_str())
+        };
+        match &f.ty {
+            OutputType::Enum { values, rust_type } => {
+                w.doc(&format!("Values of `{path}`."));
+                enum_items(w, rust_type, &path, values, None);
+            }
+            OutputType::Object {
+                properties,
+                rust_type,
+            } => {
+                let doc = match (described, f.name.is_empty()) {
+                    (Some(d), _) => d.to_owned(),
+                    (None, true) => format!("An element of `{}`.", path.trim_end_matches("[]")),
+                    (None, false) => format!("The `{path}` object."),
+                };
+                w.doc(&doc);
+                output_struct(w, rust_type, properties, true);
+            }
+            _ => {}
+        }
+    }
     w.close("}");
 }
 
@@ -456,13 +650,19 @@ fn enum_type(w: &mut W, input: &Input) {
     let name = input.enum_type_name();
     let default = input.public_default().and_then(|d| d.as_str());
     w.doc(&format!("Allowed values of `{}`.", input.name));
+    enum_items(w, &name, &input.name, &input.values, default);
+}
+
+/// An enum over `values` with its impls (`ALL`, `as_str`, `Display`, serde by the wire
+/// spelling, `FromStr`); `wire_name` is the input or output it belongs to, for errors.
+fn enum_items(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue], default: Option<&str>) {
     let mut derives = VALUE_DERIVES.to_vec();
     if default.is_some() {
         derives.push("::core::default::Default");
     }
     w.derive(&derives);
     w.open(&format!("pub enum {name} {{"));
-    for v in &input.values {
+    for v in values {
         w.doc(&format!("`{}`", v.wire));
         if default == Some(v.wire.as_str()) {
             w.line("#[default]");
@@ -473,8 +673,7 @@ fn enum_type(w: &mut W, input: &Input) {
 
     w.open(&format!("impl {name} {{"));
     w.line("/// Every value, in TOOL.md order.");
-    let items: Vec<String> = input
-        .values
+    let items: Vec<String> = values
         .iter()
         .map(|v| format!("{name}::{}", v.rust))
         .collect();
@@ -491,21 +690,18 @@ fn enum_type(w: &mut W, input: &Input) {
         }
         w.close("];");
     }
-    w.line(&format!(
-        "const INPUT: &'static str = {};",
-        lit(&input.name)
-    ));
+    w.line(&format!("const INPUT: &'static str = {};", lit(wire_name)));
     w.line("/// The value exactly as the model sends it.");
     w.open("pub const fn as_str(self) -> &'static str {");
     w.open("match self {");
-    for v in &input.values {
+    for v in values {
         w.arm(&format!("Self::{}", v.rust), &lit(&v.wire));
     }
     w.close("}");
     w.close("}");
     w.close("}");
 
-    w.impl_for("impl ::core::fmt::Display", &name);
+    w.impl_for("impl ::core::fmt::Display", name);
     w.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
     w.line("f.write_str(self.as_str())");
     w.close("}");
@@ -513,7 +709,7 @@ fn enum_type(w: &mut W, input: &Input) {
 
     // Serde by the wire spelling, through generic helpers: a derive per enum would cost
     // every user compile time for code that is the same for all of them.
-    w.impl_for("impl ::toolbind::__private::serde::Serialize", &name);
+    w.impl_for("impl ::toolbind::__private::serde::Serialize", name);
     w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
     w.line("&self,");
     w.line("s: S,");
@@ -529,7 +725,7 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
     w.impl_for(
         "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
-        &name,
+        name,
     );
     w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
     w.line("d: D,");
@@ -539,10 +735,20 @@ fn enum_type(w: &mut W, input: &Input) {
     w.close("}");
     w.close("}");
 
-    w.impl_for("impl ::core::str::FromStr", &name);
+    w.impl_for("impl ::core::str::FromStr", name);
     w.line("type Err = ::toolbind::__private::ParseEnumError;");
     w.open("fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {");
-    w.line("::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)");
+    let parse = "::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)";
+    if w.fits(parse) {
+        w.line(parse);
+    } else {
+        // An output enum sits one module deeper, in the tool's `output` module.
+        w.open("::toolbind::__private::parse_enum(");
+        for a in ["Self::INPUT", "s", "Self::ALL", "Self::as_str"] {
+            w.line(&format!("{a},"));
+        }
+        w.close(")");
+    }
     w.close("}");
     w.close("}");
 }
@@ -599,6 +805,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
     for input in tool.inputs.iter().filter(|i| i.ty == InputType::Enum) {
         enum_type(w, input);
     }
+    output_types(w, tool);
     w.doc(&format!(
         "The `{name}` tool: pass it to `Runtime::call_typed`."
     ));
@@ -608,6 +815,11 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
     w.line("pub struct Tool;");
     w.open("impl ::toolbind::__private::Tool for Tool {");
     w.line("type Params = Params;");
+    if tool.outputs.is_empty() {
+        w.line("type Output = ::toolbind::__private::serde_json::Value;");
+    } else {
+        w.line("type Output = Output;");
+    }
     w.line(&format!("const NAME: &'static str = {};", lit(name)));
     w.line(&format!(
         "const LABEL: &'static str = {};",

@@ -37,7 +37,7 @@ pub use config::{Config, Error, Generated};
 pub use diagnostic::suggest;
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use file::{read_regular_file, read_regular_file_no_follow};
-pub use model::{Input, InputType, Language, ToolSpec};
+pub use model::{Input, InputType, Language, OutputField, OutputType, ToolSpec};
 pub use parse::read_version;
 pub use validate::{Options, check_set};
 

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{InputType, ToolSpec};
+use crate::model::{InputType, OutputField, OutputType, ToolSpec};
 
 /// The tool's line of the "Available tools" section: `- name: snippet`.
 pub fn tool_line(tool: &ToolSpec) -> String {
@@ -151,6 +151,10 @@ pub fn docs(tools: &[ToolSpec]) -> String {
                 );
             }
         }
+        if !t.outputs.is_empty() {
+            s.push_str("\n| Output | Type | Required | Description |\n| --- | --- | --- | --- |\n");
+            output_rows(&mut s, &t.outputs, "");
+        }
         let body = strip_title(&t.body.markdown);
         if !body.is_empty() {
             s.push('\n');
@@ -159,6 +163,46 @@ pub fn docs(tools: &[ToolSpec]) -> String {
         }
     }
     s
+}
+
+/// One docs table row per declared output, nested fields by their path
+/// (`messages[].subject`).
+fn output_rows(s: &mut String, fields: &[OutputField], parent: &str) {
+    for f in fields {
+        let path = if parent.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{parent}.{}", f.name)
+        };
+        let _ = writeln!(
+            s,
+            "| `{path}` | {} | {} | {} |",
+            cell(&output_type_text(&f.ty)),
+            if f.optional { "no" } else { "yes" },
+            cell(&f.description)
+        );
+        let mut ty = &f.ty;
+        let mut nested = path;
+        while let OutputType::Array { items } = ty {
+            nested.push_str("[]");
+            ty = &items.ty;
+        }
+        if let OutputType::Object { properties, .. } = ty {
+            output_rows(s, properties, &nested);
+        }
+    }
+}
+
+/// `string`, `enum: a, b`, `array of object`...
+fn output_type_text(ty: &OutputType) -> String {
+    match ty {
+        OutputType::Enum { values, .. } => {
+            let v: Vec<&str> = values.iter().map(|v| v.wire.as_str()).collect();
+            format!("enum: {}", v.join(", "))
+        }
+        OutputType::Array { items } => format!("array of {}", output_type_text(&items.ty)),
+        other => other.to_string(),
+    }
 }
 
 /// Moves every ATX heading `by` levels down (capped at `######`), leaving code blocks alone.

@@ -8,7 +8,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use crate::model::{Input, InputType, ToolSpec};
+use crate::model::{Input, InputType, OutputField, OutputType, ToolSpec};
 
 /// A provider's flavour of tool definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,7 +33,8 @@ pub enum Dialect {
     /// Gemini `functionDeclarations` (OpenAPI subset: no `additionalProperties`, no type
     /// arrays, string enums with `format: "enum"`).
     Gemini,
-    /// MCP `Tool`: `{name, title, description, inputSchema, annotations?}`.
+    /// MCP `Tool`: `{name, title, description, inputSchema, outputSchema?, annotations?}`;
+    /// `outputSchema` for a tool that declares `outputs:` ([`output_schema`]).
     Mcp,
 }
 
@@ -326,6 +327,100 @@ impl Serialize for Names<'_> {
     }
 }
 
+/// An object of declared outputs: `{type: "object", properties, required}`. Fields not
+/// declared may be present (no `additionalProperties: false`): a tool may return more than
+/// it promises.
+struct OutputObject<'a>(&'a [OutputField]);
+
+/// One declared output: its type (with `null` allowed when optional), enum values,
+/// description, and an object's properties or an array's items.
+struct OutputProp<'a>(&'a OutputField);
+
+struct OutputProps<'a>(&'a [OutputField]);
+
+struct OutputRequired<'a>(&'a [OutputField]);
+
+struct OutputEnum<'a> {
+    values: &'a [crate::model::EnumValue],
+    with_null: bool,
+}
+
+impl Serialize for OutputObject<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("type", "object")?;
+        m.serialize_entry("properties", &OutputProps(self.0))?;
+        m.serialize_entry("required", &OutputRequired(self.0))?;
+        m.end()
+    }
+}
+
+impl Serialize for OutputProps<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for f in self.0 {
+            m.serialize_entry(&f.name, &OutputProp(f))?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for OutputRequired<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for f in self.0.iter().filter(|f| !f.optional) {
+            seq.serialize_element(&f.name)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for OutputEnum<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for v in self.values {
+            seq.serialize_element(&v.wire)?;
+        }
+        if self.with_null {
+            seq.serialize_element(&())?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for OutputProp<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(
+            "type",
+            &TypeKw {
+                ty: f.ty.json_type(),
+                nullable: f.optional,
+            },
+        )?;
+        if !f.description.is_empty() {
+            m.serialize_entry("description", &f.description)?;
+        }
+        match &f.ty {
+            OutputType::Enum { values, .. } => m.serialize_entry(
+                "enum",
+                &OutputEnum {
+                    values,
+                    with_null: f.optional,
+                },
+            )?,
+            OutputType::Object { properties, .. } if !properties.is_empty() => {
+                m.serialize_entry("properties", &OutputProps(properties))?;
+                m.serialize_entry("required", &OutputRequired(properties))?;
+            }
+            OutputType::Array { items } => m.serialize_entry("items", &OutputProp(items))?,
+            _ => {}
+        }
+        m.end()
+    }
+}
+
 /// One tool's definition in a dialect's wrapper.
 struct Definition<'a> {
     tool: &'a ToolSpec,
@@ -373,6 +468,9 @@ impl Serialize for Definition<'_> {
                 m.serialize_entry("title", &t.label)?;
                 m.serialize_entry("description", &t.description)?;
                 m.serialize_entry("inputSchema", &params)?;
+                if !t.outputs.is_empty() {
+                    m.serialize_entry("outputSchema", &OutputObject(&t.outputs))?;
+                }
                 if !t.annotations.is_empty() {
                     m.serialize_entry("annotations", &McpAnnotations(t))?;
                 }
@@ -484,6 +582,14 @@ pub fn portable_json(tool: &ToolSpec) -> String {
 /// OpenAPI subset (no `additionalProperties`, no type arrays, `format: "enum"`).
 pub fn params_schema(tool: &ToolSpec, dialect: Dialect) -> Value {
     value(Params { tool, dialect })
+}
+
+/// The JSON Schema of a tool's result `details` (MCP's `outputSchema`), from TOOL.md
+/// `outputs:`; `None` for a tool that declares none. The root is always an object, as MCP
+/// requires: `{type: "object", properties, required}`. An optional output may be absent or
+/// `null`; fields the tool returns beyond those declared are allowed.
+pub fn output_schema(tool: &ToolSpec) -> Option<Value> {
+    (!tool.outputs.is_empty()).then(|| value(OutputObject(&tool.outputs)))
 }
 
 /// One tool's definition in a provider's shape.

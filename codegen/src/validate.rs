@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, EnumValue, Execution, Input, InputType, Language, Pos, ToolSandbox, ToolSpec,
-    WorkerMode,
+    Annotations, EnumValue, Execution, Input, InputType, Language, OutputField, OutputType, Pos,
+    ToolSandbox, ToolSpec, WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -44,6 +44,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "version",
     "language",
     "inputs",
+    "outputs",
     "prompt_snippet",
     "prompt_guidelines",
     "timeout",
@@ -73,6 +74,16 @@ pub(crate) const INPUT_KEYS: &[&str] = &[
     "default",
 ];
 
+/// The keys of an output spec (TOOL.md `outputs:`, an object's `properties:`, `items:`).
+pub(crate) const OUTPUT_KEYS: &[&str] = &[
+    "type",
+    "description",
+    "optional",
+    "values",
+    "items",
+    "properties",
+];
+
 const SANDBOX_KEYS: &[&str] = &["network"];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 const TYPE_NAMES: &[&str] = &["string", "number", "boolean", "enum"];
@@ -86,6 +97,15 @@ fn type_alias(word: &str) -> Option<&'static str> {
         "bool" => "boolean",
         "choice" | "select" | "enumeration" => "enum",
         _ => return None,
+    })
+}
+
+/// [`type_alias`] for outputs, plus the words other formats use for lists and objects.
+fn output_type_alias(word: &str) -> Option<&'static str> {
+    Some(match word.to_lowercase().as_str() {
+        "list" | "seq" | "sequence" | "vec" | "tuple" => "array",
+        "dict" | "map" | "mapping" | "struct" | "record" | "hash" => "object",
+        _ => return type_alias(word),
     })
 }
 
@@ -251,7 +271,9 @@ fn synonym(name: &str) -> Option<(&'static str, &'static str)> {
 fn has_shape_of(key: &str, value: &YNode) -> bool {
     let scalar = !matches!(value.value, YValue::Seq(_) | YValue::Map(_) | YValue::Null);
     match key {
-        "inputs" | "annotations" | "sandbox" => matches!(value.value, YValue::Map(_)),
+        "inputs" | "outputs" | "annotations" | "sandbox" | "items" | "properties" => {
+            matches!(value.value, YValue::Map(_))
+        }
         "prompt_guidelines" | "env" | "values" => {
             matches!(value.value, YValue::Seq(_) | YValue::Str(_))
         }
@@ -347,6 +369,8 @@ pub fn tool_from_document(
     let mut language_pos = None;
     let mut language_invalid = false;
     let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    let mut outputs_key = None;
     let mut prompt_snippet = None;
     let mut guidelines: Vec<(String, YNode)> = Vec::new();
     let mut timeout_secs = None;
@@ -390,6 +414,10 @@ pub fn tool_from_document(
                 }
             }
             "inputs" => inputs = check_inputs(&mut cx, v, opts),
+            "outputs" => {
+                outputs = check_outputs(&mut cx, v);
+                outputs_key = Some(k.clone());
+            }
             "prompt_snippet" => prompt_snippet = cx.nonempty_string("prompt_snippet", v),
             "prompt_guidelines" => guidelines = string_list(&mut cx, "prompt_guidelines", v),
             "timeout" => timeout_secs = check_timeout(&mut cx, v),
@@ -526,6 +554,36 @@ pub fn tool_from_document(
     }
     let entry = found;
 
+    if let Some(key) = &outputs_key
+        && language == Language::Bash
+        && !outputs.is_empty()
+    {
+        cx.err(key, "a bash tool cannot declare `outputs`: its result is the text it prints, with no `details`")
+            .hint = Some("remove `outputs:`, or write the tool in python or typescript, whose `execute` can return `details`".into());
+    }
+    // The generated module holds a struct `Output` when the tool declares outputs: an enum
+    // input that would take the name gets a fallback.
+    if !outputs.is_empty() {
+        for i in 0..inputs.len() {
+            if inputs[i].rust_enum != "Output" {
+                continue;
+            }
+            let taken = |c: &str| c == "Output" || inputs.iter().any(|i| i.rust_enum == c);
+            let fallback = ident::unique("Output", taken);
+            let input = &mut inputs[i];
+            cx.warn_at(
+                input.pos,
+                input.name.chars().count(),
+                format!(
+                    "enum input `{}` would be the Rust type `Output`, which holds the tool's outputs: it gets `{fallback}`",
+                    input.name
+                ),
+            )
+            .hint = Some("the values the model sends are unchanged; rename the input for a nicer Rust name".into());
+            input.rust_enum = fallback;
+        }
+    }
+
     if cx.errors() > 0 {
         return Err(cx.diags);
     }
@@ -537,6 +595,7 @@ pub fn tool_from_document(
         version,
         language,
         inputs,
+        outputs,
         prompt_snippet,
         prompt_guidelines,
         timeout_secs,
@@ -829,22 +888,17 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
         };
         // Rust identifiers are codegen's problem: a fallback, with a warning that shows it.
         let width = name.chars().count();
-        let base = ident::field_name_or_spelled(&name);
-        if ident::field_name(&name).is_none() {
-            cx.warn_at(
-                k.pos,
-                width,
-                format!("parameter `{name}` has no letters or digits: its Rust field is `{base}`"),
-            );
-        }
-        let rust_name = ident::unique(&base, |c| inputs.iter().any(|i| i.rust_name == c));
-        if rust_name != base
-            && let Some(prev) = inputs.iter().find(|i| i.rust_name == base)
-        {
-            let prev = prev.name.clone();
-            cx.warn_at(k.pos, width, format!("parameters `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
-                .hint = Some("the names the model sends are unchanged; rename one for a nicer Rust name".into());
-        }
+        let taken: Vec<(&str, &str)> = inputs
+            .iter()
+            .map(|i| (i.name.as_str(), i.rust_name.as_str()))
+            .collect();
+        let rust_name = rust_field(
+            cx,
+            k,
+            &name,
+            ["parameter", "parameters", "the names the model sends"],
+            &taken,
+        );
         let mut rust_enum = String::new();
         if input.ty == InputType::Enum {
             let base = ident::type_name(&name);
@@ -974,6 +1028,399 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
     })
 }
 
+/// TOOL.md `outputs:`: the fields of the result's `details`, each with an input's keys
+/// (`type`, `description`, `optional`, `values`) plus `items` (for `type: array`) and
+/// `properties` (for `type: object`).
+fn check_outputs(cx: &mut Ctx<'_>, v: &YNode) -> Vec<OutputField> {
+    let entries = match &v.value {
+        YValue::Map(m) => m,
+        YValue::Null => return Vec::new(),
+        _ => {
+            let kind = v.kind();
+            cx.err(v, format!("`outputs` must be a mapping of field names to output specs, found {kind}"))
+                .hint = Some("write `outputs:` then one indented `field_name:` block per field of the result's `details`, with `type:` and `description:`".into());
+            return Vec::new();
+        }
+    };
+    let mut types = Vec::new();
+    check_properties(cx, entries, "", &mut types)
+}
+
+/// The fields of `outputs:` or of an object's `properties:`. `parent` is the object's path
+/// (`messages[]`), empty at the top. `types` holds the Rust type names given so far, with
+/// the path each was given to, so that nested types are unique in the tool's `output`
+/// module.
+fn check_properties(
+    cx: &mut Ctx<'_>,
+    entries: &[(YNode, YNode)],
+    parent: &str,
+    types: &mut Vec<(String, String)>,
+) -> Vec<OutputField> {
+    let mut fields: Vec<OutputField> = Vec::new();
+    for (k, spec) in entries {
+        let Some(name) = key_name(k) else {
+            cx.err(k, "output names must be strings");
+            continue;
+        };
+        if name.is_empty() {
+            cx.err(k, "output names must not be empty").hint =
+                Some("name the field as the tool returns it in `details`".into());
+            continue;
+        }
+        let path = if parent.is_empty() {
+            name.clone()
+        } else {
+            format!("{parent}.{name}")
+        };
+        let type_base = ident::type_name(&name);
+        let Some(field) = check_output(cx, &path, &name, k, spec, &type_base, types) else {
+            continue;
+        };
+        let taken: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.rust_name.as_str()))
+            .collect();
+        let rust_name = rust_field(
+            cx,
+            k,
+            &name,
+            ["output", "outputs", "the names in `details`"],
+            &taken,
+        );
+        fields.push(OutputField { rust_name, ..field });
+    }
+    fields
+}
+
+/// The Rust field name of the input or output `name` (its key at `key`), unique among
+/// `taken` (the wire and Rust names of its siblings so far): a fallback, with a warning
+/// that shows it, where the obvious one collides or cannot be formed. `words` are how
+/// messages name one and several such fields, and what stays unchanged on the wire.
+fn rust_field(
+    cx: &mut Ctx<'_>,
+    key: &YNode,
+    name: &str,
+    [one, several, wire]: [&str; 3],
+    taken: &[(&str, &str)],
+) -> String {
+    let width = name.chars().count();
+    let base = ident::field_name_or_spelled(name);
+    if ident::field_name(name).is_none() {
+        cx.warn_at(
+            key.pos,
+            width,
+            format!("{one} `{name}` has no letters or digits: its Rust field is `{base}`"),
+        );
+    }
+    let rust_name = ident::unique(&base, |c| taken.iter().any(|(_, r)| *r == c));
+    if rust_name != base
+        && let Some((prev, _)) = taken.iter().find(|(_, r)| *r == base)
+    {
+        cx.warn_at(key.pos, width, format!("{several} `{prev}` and `{name}` both map to the Rust field `{base}`: `{name}` gets `{rust_name}`"))
+            .hint = Some(format!("{wire} are unchanged; rename one for a nicer Rust name"));
+    }
+    rust_name
+}
+
+/// A Rust type name for the object or enum at `path`, unique among the tool's output types
+/// (a numbered fallback, with a warning, when two would share one).
+fn output_type_name(
+    cx: &mut Ctx<'_>,
+    key: &YNode,
+    path: &str,
+    base: &str,
+    types: &mut Vec<(String, String)>,
+) -> String {
+    let name = ident::unique(base, |c| types.iter().any(|(t, _)| t == c));
+    if name != base
+        && let Some((_, prev)) = types.iter().find(|(t, _)| t == base)
+    {
+        let prev = prev.clone();
+        cx.warn(
+            key,
+            format!("outputs `{prev}` and `{path}` both map to the Rust type `{base}`: `{path}` gets `{name}`"),
+        )
+        .hint = Some("the names in `details` are unchanged; rename one for a nicer Rust name".into());
+    }
+    types.push((name.clone(), path.to_owned()));
+    name
+}
+
+/// The Rust type name for the elements of an array field: the field's name in the singular
+/// when it reads as a plural (`messages` -> `Message`, `entries` -> `Entry`), else with
+/// `Item` appended (`data` -> `DataItem`, `status` -> `StatusItem`).
+fn item_type_base(name: &str) -> String {
+    let singular = if let Some(stem) = name.strip_suffix("ies") {
+        Some(format!("{stem}y"))
+    } else if ["sses", "xes", "ches", "shes", "zes"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
+        name.strip_suffix("es").map(str::to_owned)
+    } else if name.ends_with('s') && !["ss", "us", "is"].iter().any(|s| name.ends_with(s)) {
+        name.strip_suffix('s').map(str::to_owned)
+    } else {
+        None
+    };
+    match singular.filter(|s| s.chars().any(char::is_alphanumeric)) {
+        Some(s) => ident::type_name(&s),
+        None => format!("{}Item", ident::type_name(name)),
+    }
+}
+
+/// One output spec: a named field (`name` non-empty) or an array's `items` (`name` empty;
+/// `key` is then the `items` key). `type_base` is the Rust type name an object or enum
+/// here would get.
+fn check_output(
+    cx: &mut Ctx<'_>,
+    path: &str,
+    name: &str,
+    key: &YNode,
+    spec: &YNode,
+    type_base: &str,
+    types: &mut Vec<(String, String)>,
+) -> Option<OutputField> {
+    let is_items = name.is_empty();
+    let what = if is_items {
+        format!("`items` of `{}`", path.trim_end_matches("[]"))
+    } else {
+        format!("output `{path}`")
+    };
+    let Some(entries) = map_entries(spec) else {
+        let kind = spec.kind();
+        if is_items {
+            let shorthand = spec
+                .as_text()
+                .filter(|t| OutputType::NAMES.contains(&t.as_str()));
+            cx.err(
+                spec,
+                format!("{what} must be a mapping with `type`, found {kind}"),
+            )
+            .hint = Some(match shorthand {
+                Some(t) => format!("write `items: {{type: {t}}}`"),
+                None => {
+                    "write `items:` then an indented `type:` line, e.g. `items: {type: string}`"
+                        .into()
+                }
+            });
+        } else {
+            cx.err(
+                spec,
+                format!("{what} must be a mapping with `type` and `description`, found {kind}"),
+            )
+            .hint = Some(format!(
+                "write `{name}:` then indented `type: string` and `description: ...` lines"
+            ));
+        }
+        return None;
+    };
+    let before = cx.errors();
+    let mut ty_name: Option<(String, &YNode)> = None;
+    let mut type_seen = false;
+    let mut description = None;
+    let mut optional = false;
+    let mut values_node = None;
+    let mut items_node: Option<(&YNode, &YNode)> = None;
+    let mut properties_node: Option<(&YNode, &YNode)> = None;
+    let mut metadata = BTreeMap::new();
+    for (k, v) in entries {
+        let Some(field) = key_name(k) else {
+            cx.err(k, "output keys must be strings");
+            continue;
+        };
+        match field.as_str() {
+            "type" => {
+                type_seen = true;
+                ty_name = check_output_type(cx, v).map(|t| (t, v));
+            }
+            "description" => description = cx.nonempty_string("description", v),
+            "optional" => {
+                let o = cx.boolean("optional", v).unwrap_or(false);
+                if is_items && o {
+                    cx.warn(v, format!("`optional` is ignored in {what}: an array's elements are always present"))
+                        .hint = Some("to allow a missing or null list, put `optional: true` on the array field itself".into());
+                } else {
+                    optional = o;
+                }
+            }
+            "values" => values_node = Some(v),
+            "items" => items_node = Some((k, v)),
+            "properties" => properties_node = Some((k, v)),
+            "default" => {
+                cx.warn(
+                    k,
+                    format!("`default` is ignored in {what}: the tool produces its outputs"),
+                )
+                .hint =
+                    Some("remove it; to say a field may be missing, write `optional: true`".into());
+            }
+            "sensitive" => {
+                cx.warn(k, format!("`sensitive` is ignored in {what}: outputs cannot be marked sensitive"))
+                    .hint = Some("the runtime already redacts the call's sensitive inputs from `details`; a tool must not return other secrets".into());
+            }
+            "required" if matches!(v.value, YValue::Bool(false)) => {
+                cx.err(k, format!("unknown key in {what}: `required`")).hint = Some(
+                    "outputs are required by default: write `optional: true` for one that may be missing or null".into(),
+                );
+            }
+            other => cx.extra_key(
+                &format!("key in {what}:"),
+                k,
+                v,
+                other,
+                OUTPUT_KEYS,
+                &mut metadata,
+            ),
+        }
+    }
+    if !type_seen {
+        cx.err(key, format!("{what} has no `type`")).hint =
+            Some("add `type:` with one of string, number, boolean, enum, object, array".into());
+    }
+    if !is_items
+        && description.is_none()
+        && !entries
+            .iter()
+            .any(|(k, _)| key_name(k).as_deref() == Some("description"))
+    {
+        cx.warn(key, format!("{what} has no `description`")).hint = Some(
+            "add `description:` saying what the field holds: MCP hosts and the generated docs show it".into(),
+        );
+    }
+    let ty_word = ty_name.as_ref().map(|(t, _)| t.as_str());
+    // Keys that belong to another type: ignored, as `values` is on a non-enum input.
+    if let Some(t) = ty_word {
+        if t != "enum"
+            && let Some(vn) = values_node
+        {
+            cx.warn(
+                vn,
+                format!("`values` is ignored: {what} is of type {t}, not enum"),
+            )
+            .hint = Some("to allow only these values, change `type` to `enum`".into());
+        }
+        if t != "array"
+            && let Some((ik, _)) = items_node
+        {
+            cx.warn(
+                ik,
+                format!("`items` is ignored: {what} is of type {t}, not array"),
+            )
+            .hint = Some("to declare a list, change `type` to `array`".into());
+        }
+        if t != "object"
+            && let Some((pk, _)) = properties_node
+        {
+            let hint = if t == "array" {
+                "for a list of objects, move `properties:` under `items:` beside `type: object`"
+            } else {
+                "to declare the fields of an object, change `type` to `object`"
+            };
+            cx.warn(
+                pk,
+                format!("`properties` is ignored: {what} is of type {t}, not object"),
+            )
+            .hint = Some(hint.into());
+        }
+    }
+    let ty = match ty_word {
+        Some("string") => Some(OutputType::String),
+        Some("number") => Some(OutputType::Number),
+        Some("boolean") => Some(OutputType::Boolean),
+        Some("enum") => match values_node {
+            Some(vn) => {
+                let values = check_values(cx, path, vn);
+                let rust_type = output_type_name(cx, key, path, type_base, types);
+                Some(OutputType::Enum { values, rust_type })
+            }
+            None => {
+                cx.err(key, format!("enum {what} has no `values`")).hint =
+                    Some("add `values: first,second` (comma-separated) or a YAML list".into());
+                None
+            }
+        },
+        Some("array") => match items_node {
+            Some((ik, iv)) => {
+                let item_path = format!("{path}[]");
+                let base = if is_items {
+                    format!("{type_base}Item")
+                } else {
+                    item_type_base(name)
+                };
+                check_output(cx, &item_path, "", ik, iv, &base, types).map(|items| {
+                    OutputType::Array {
+                        items: Box::new(items),
+                    }
+                })
+            }
+            None => {
+                cx.err(key, format!("array {what} has no `items`")).hint = Some(
+                    "add `items:` with the type of every element, e.g. `items: {type: string}`"
+                        .into(),
+                );
+                None
+            }
+        },
+        Some("object") => {
+            let (properties, rust_type) = match properties_node {
+                None => (Vec::new(), String::new()),
+                Some((_, pv)) => match &pv.value {
+                    YValue::Map(m) if !m.is_empty() => {
+                        let rust_type = output_type_name(cx, key, path, type_base, types);
+                        (check_properties(cx, m, path, types), rust_type)
+                    }
+                    YValue::Map(_) | YValue::Null => (Vec::new(), String::new()),
+                    _ => {
+                        let kind = pv.kind();
+                        cx.err(pv, format!("`properties` of {what} must be a mapping of field names to output specs, found {kind}"))
+                            .hint = Some("write `properties:` then one indented `field_name:` block per field, with `type:` and `description:`".into());
+                        (Vec::new(), String::new())
+                    }
+                },
+            };
+            Some(OutputType::Object {
+                properties,
+                rust_type,
+            })
+        }
+        _ => None,
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    Some(OutputField {
+        name: name.to_owned(),
+        rust_name: String::new(),
+        description: description.unwrap_or_default(),
+        ty: ty?,
+        optional,
+        pos: key.pos,
+        metadata,
+    })
+}
+
+/// An output's `type`: one of [`OutputType::NAMES`], or an error with a suggestion.
+fn check_output_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<String> {
+    let Some(text) = v.as_text() else {
+        let kind = v.kind();
+        cx.err(v, format!("output `type` must be a string, found {kind}"));
+        return None;
+    };
+    if OutputType::NAMES.contains(&text.as_str()) {
+        return Some(text);
+    }
+    let guess = output_type_alias(&text).or_else(|| suggest(&text, &OutputType::NAMES));
+    cx.err(
+        v,
+        format!(
+            "unknown output type `{text}`, expected one of {}",
+            OutputType::NAMES.join(", ")
+        ),
+    )
+    .hint = guess.map(|g| format!("did you mean `{g}`?"));
+    None
+}
+
 fn check_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<InputType> {
     let Some(text) = v.as_text() else {
         let kind = v.kind();
@@ -988,7 +1435,14 @@ fn check_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<InputType> {
         v,
         format!("unknown input type `{text}`, expected one of string, number, boolean, enum"),
     );
-    d.hint = guess.map(|g| format!("did you mean `{g}`?"));
+    d.hint = match guess {
+        Some(g) => Some(format!("did you mean `{g}`?")),
+        // Output types: a model's arguments are flat.
+        None if output_type_alias(&text).is_some() || OutputType::NAMES.contains(&text.as_str()) => Some(
+            "`object` and `array` are types of `outputs:`; an input is a string, number, boolean or enum (a list can be passed as a comma-separated string)".into(),
+        ),
+        None => None,
+    };
     None
 }
 
@@ -1285,4 +1739,28 @@ fn names_tool(guideline: &str, name: &str) -> bool {
         let after = guideline[i + name.len()..].chars().next();
         !before.is_some_and(is_word) && !after.is_some_and(is_word)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::item_type_base;
+
+    #[test]
+    fn array_elements_are_named_in_the_singular() {
+        for (field, ty) in [
+            ("messages", "Message"),
+            ("entries", "Entry"),
+            ("addresses", "Address"),
+            ("boxes", "Box"),
+            ("matches", "Match"),
+            ("data", "DataItem"),
+            ("status", "StatusItem"),
+            ("axis", "AxisItem"),
+            ("class", "ClassItem"),
+            ("s", "SItem"),
+            ("userIds", "UserId"),
+        ] {
+            assert_eq!(item_type_base(field), ty, "{field}");
+        }
+    }
 }

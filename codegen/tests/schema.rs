@@ -249,3 +249,60 @@ fn responses_checker_refuses_the_chat_completions_shape_and_unknown_keys() {
         vec!["unknown key `input_schema`".to_owned()]
     );
 }
+
+#[test]
+fn output_schemas_are_valid_and_describe_the_details() {
+    let tools = fixtures();
+    let t = tools.iter().find(|t| t.name == "typed_outputs").unwrap();
+    let s = schema::output_schema(t).unwrap();
+    jsonschema::draft202012::meta::validate(&s).unwrap();
+    // MCP requires an object at the root; the MCP definition carries it as `outputSchema`.
+    assert_eq!(s["type"], "object");
+    assert_eq!(
+        schema::tool_definition(t, Dialect::Mcp)["outputSchema"],
+        s,
+        "the MCP dialect carries the same schema"
+    );
+    for d in Dialect::ALL.into_iter().filter(|d| *d != Dialect::Mcp) {
+        assert!(
+            !schema::tool_definition(t, d)
+                .to_string()
+                .contains("outputSchema"),
+            "{d}: only MCP has a place for outputs"
+        );
+    }
+    // A tool without `outputs:` (every seed-format tool) has none.
+    let plain = tools.iter().find(|t| t.name == "kitchen_sink").unwrap();
+    assert_eq!(schema::output_schema(plain), None);
+    assert!(
+        schema::tool_definition(plain, Dialect::Mcp)
+            .get("outputSchema")
+            .is_none()
+    );
+
+    let v = jsonschema::draft202012::new(&s).unwrap();
+    let good = json!({
+        "count": 1, "complete": true, "mode": "fast", "type": "x", "headers": {"a": 1},
+        "tags": ["a"], "note": null, "extra": "fields not declared are allowed",
+        "entries": [{"id": "e", "labels": ["red"], "matrix": [[1.5]]}],
+        "summary": {"first": "f"}
+    });
+    assert!(v.is_valid(&good), "{:?}", v.validate(&good));
+    for bad in [
+        json!({"count": "1"}),
+        json!({"mode": "slow"}),
+        json!({"entries": [{"id": "e", "labels": ["pink"]}]}),
+        json!({"entries": [{"labels": []}]}),
+        json!({"summary": {"score": 1}}),
+        json!({"tags": "a"}),
+    ] {
+        let mut doc = good.clone();
+        for (k, val) in bad.as_object().unwrap() {
+            doc[k] = val.clone();
+        }
+        assert!(!v.is_valid(&doc), "accepted {doc}");
+    }
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("count");
+    assert!(!v.is_valid(&missing));
+}

@@ -413,6 +413,13 @@ fn unknown_type_suggests() {
         "unknown input type `bool`",
         Some("`boolean`"),
     );
+    one(
+        &with("inputs:\n  q:\n    type: array\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `array`",
+        Some("`object` and `array` are types of `outputs:`"),
+    );
 }
 
 #[test]
@@ -1035,4 +1042,214 @@ fn execution_mode() {
         "unknown key `executon`",
         Some("did you mean `execution`?"),
     );
+}
+
+// ---- outputs: ----------------------------------------------------------------------------
+
+#[test]
+fn outputs_parse_into_typed_fields() {
+    use toolbind_codegen::OutputType;
+    let t = parse(&with(
+        "outputs:\n  status:\n    type: number\n    description: s\n  messages:\n    type: array\n    description: m\n    items:\n      type: object\n      properties:\n        subject:\n          type: string\n          description: s\n        labels:\n          type: array\n          optional: true\n          description: l\n          items:\n            type: enum\n            values: a, b\n",
+    ))
+    .unwrap();
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert_eq!(t.outputs.len(), 2);
+    assert_eq!(t.outputs[0].ty, OutputType::Number);
+    assert_eq!(t.outputs[0].pos, Pos::new(5, 3));
+    let OutputType::Array { items } = &t.outputs[1].ty else {
+        panic!("{:#?}", t.outputs[1])
+    };
+    let OutputType::Object {
+        properties,
+        rust_type,
+    } = &items.ty
+    else {
+        panic!("{items:#?}")
+    };
+    // Array elements are named after the field, in the singular.
+    assert_eq!(rust_type, "Message");
+    assert_eq!(properties[0].name, "subject");
+    assert!(properties[1].optional);
+    let OutputType::Array { items } = &properties[1].ty else {
+        panic!()
+    };
+    assert!(
+        matches!(&items.ty, OutputType::Enum { rust_type, values } if rust_type == "Label" && values.len() == 2)
+    );
+    // A seed-format file has none.
+    assert!(parse(&with("")).unwrap().outputs.is_empty());
+}
+
+#[test]
+fn outputs_must_be_a_mapping() {
+    one(
+        &with("outputs: [a, b]\n"),
+        4,
+        10,
+        "`outputs` must be a mapping of field names to output specs, found a list",
+        Some("one indented `field_name:` block per field"),
+    );
+    one(
+        &with("outputs:\n  n: number\n"),
+        5,
+        6,
+        "output `n` must be a mapping with `type` and `description`, found a string",
+        Some("write `n:` then indented `type: string`"),
+    );
+}
+
+#[test]
+fn output_with_a_bad_type() {
+    one(
+        &with("outputs:\n  n:\n    type: integer\n    description: d\n"),
+        6,
+        11,
+        "unknown output type `integer`, expected one of string, number, boolean, enum, object, array",
+        Some("did you mean `number`?"),
+    );
+    one(
+        &with("outputs:\n  n:\n    type: list\n    description: d\n"),
+        6,
+        11,
+        "unknown output type `list`",
+        Some("did you mean `array`?"),
+    );
+    one(
+        &with("outputs:\n  n:\n    description: d\n"),
+        5,
+        3,
+        "output `n` has no `type`",
+        Some("string, number, boolean, enum, object, array"),
+    );
+}
+
+#[test]
+fn array_output_without_items() {
+    one(
+        &with("outputs:\n  rows:\n    type: array\n    description: d\n"),
+        5,
+        3,
+        "array output `rows` has no `items`",
+        Some("e.g. `items: {type: string}`"),
+    );
+    one(
+        &with("outputs:\n  rows:\n    type: array\n    description: d\n    items: string\n"),
+        8,
+        12,
+        "`items` of `rows` must be a mapping with `type`, found a string",
+        Some("write `items: {type: string}`"),
+    );
+    // Errors inside nested specs point into them.
+    one(
+        &with(
+            "outputs:\n  rows:\n    type: array\n    description: d\n    items:\n      type: object\n      properties:\n        id:\n          type: strin\n          description: d\n",
+        ),
+        12,
+        17,
+        "unknown output type `strin`",
+        Some("did you mean `string`?"),
+    );
+    one(
+        &with("outputs:\n  e:\n    type: enum\n    description: d\n"),
+        5,
+        3,
+        "enum output `e` has no `values`",
+        Some("values: first,second"),
+    );
+}
+
+#[test]
+fn keys_of_another_type_are_ignored_with_a_warning() {
+    warn_one(
+        &with(
+            "outputs:\n  n:\n    type: string\n    description: d\n    properties:\n      a:\n        type: string\n",
+        ),
+        8,
+        5,
+        "`properties` is ignored: output `n` is of type string, not object",
+        Some("change `type` to `object`"),
+    );
+    warn_one(
+        &with(
+            "outputs:\n  n:\n    type: array\n    description: d\n    items:\n      type: string\n    properties:\n      a:\n        type: string\n",
+        ),
+        10,
+        5,
+        "`properties` is ignored: output `n` is of type array, not object",
+        Some("move `properties:` under `items:`"),
+    );
+    warn_one(
+        &with(
+            "outputs:\n  n:\n    type: number\n    description: d\n    items:\n      type: string\n",
+        ),
+        8,
+        5,
+        "`items` is ignored: output `n` is of type number, not array",
+        Some("change `type` to `array`"),
+    );
+    warn_one(
+        &with("outputs:\n  n:\n    type: number\n    description: d\n    default: 3\n"),
+        8,
+        5,
+        "`default` is ignored in output `n`",
+        Some("optional: true"),
+    );
+    warn_one(
+        &with("outputs:\n  n:\n    type: number\n"),
+        5,
+        3,
+        "output `n` has no `description`",
+        Some("MCP hosts and the generated docs show it"),
+    );
+}
+
+#[test]
+fn output_required_false_says_optional() {
+    one(
+        &with("outputs:\n  n:\n    type: number\n    description: d\n    required: false\n"),
+        8,
+        5,
+        "unknown key in output `n`: `required`",
+        Some("write `optional: true`"),
+    );
+    one(
+        &with("outputs:\n  n:\n    type: number\n    description: d\n    optinal: true\n"),
+        8,
+        5,
+        "unknown key in output `n`: `optinal`",
+        Some("did you mean `optional`?"),
+    );
+}
+
+#[test]
+fn a_bash_tool_cannot_declare_outputs() {
+    one(
+        &with("language: bash\noutputs:\n  n:\n    type: number\n    description: d\n"),
+        5,
+        1,
+        "a bash tool cannot declare `outputs`",
+        Some("python or typescript"),
+    );
+}
+
+#[test]
+fn output_type_names_are_unique_and_an_input_enum_yields_output() {
+    use toolbind_codegen::OutputType;
+    let t = parse(&with(
+        "inputs:\n  output:\n    type: enum\n    values: a, b\n    description: d\n  mode:\n    type: enum\n    values: a, b\n    description: d\noutputs:\n  mode:\n    type: enum\n    values: x, y\n    description: d\n  a:\n    type: object\n    description: d\n    properties:\n      mode:\n        type: enum\n        values: z\n        description: d\n",
+    ))
+    .unwrap();
+    let messages: Vec<&str> = t.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "outputs `mode` and `a.mode` both map to the Rust type `Mode`: `a.mode` gets `Mode2`",
+            "enum input `output` would be the Rust type `Output`, which holds the tool's outputs: it gets `Output2`",
+        ]
+    );
+    assert_eq!(t.inputs[0].rust_enum, "Output2");
+    // The input enum `Mode` and the output enum `output::Mode` live in different modules.
+    assert_eq!(t.inputs[1].rust_enum, "Mode");
+    assert!(matches!(&t.outputs[0].ty, OutputType::Enum { rust_type, .. } if rust_type == "Mode"));
 }

@@ -12,7 +12,6 @@ use serde_json::Value;
 use toolbind_codegen::model::ToolSpec;
 use toolbind_codegen::suggest;
 
-use crate::Tool;
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, ProgressSink};
@@ -20,6 +19,7 @@ use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
+use crate::{OutputCheck, OutputError, OutputViolation, Tool, Typed};
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, PartialEq)]
@@ -129,6 +129,9 @@ impl fmt::Debug for CallOptions {
     }
 }
 
+/// What the runtime does with a result whose `details` break its tool's `outputs:`.
+type ViolationHook = Arc<dyn Fn(&ToolSpec, &[OutputViolation]) + Send + Sync>;
+
 /// Loaded tools plus an executor: validates a model's calls and runs them.
 ///
 /// The [`Runtime`]: a registry of loaded tools, validated calls, an executor, truncation.
@@ -156,6 +159,7 @@ pub struct Runtime {
     registry: Registry,
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
+    on_output_violation: Option<ViolationHook>,
     seq: AtomicU64,
     /// One queue per `execution: sequential` tool, shared by every batch.
     pub(crate) sequential: crate::batch::Queues,
@@ -177,6 +181,7 @@ pub struct RuntimeBuilder {
     config: RuntimeConfig,
     executor: Option<Arc<dyn Executor>>,
     sandbox: Option<crate::exec::SandboxPolicy>,
+    on_output_violation: Option<ViolationHook>,
 }
 
 impl RuntimeBuilder {
@@ -228,6 +233,31 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Called, instead of the default warning on stderr, when a result's `details` break
+    /// the declared TOOL.md `outputs:` of its tool, with the tool and every violation
+    /// found (the result is marked [`OutputCheck::Broken`]). The result itself
+    /// is kept as the tool returned it: a broken contract is a bug in the tool, not a
+    /// failed call.
+    ///
+    /// ```
+    /// use toolbind::Runtime;
+    /// let runtime = Runtime::builder()
+    ///     .on_output_violation(|tool, violations| {
+    ///         for v in violations {
+    ///             eprintln!("tool `{}` broke its outputs: {v}", tool.name);
+    ///         }
+    ///     })
+    ///     .build();
+    /// # drop(runtime);
+    /// ```
+    pub fn on_output_violation(
+        mut self,
+        hook: impl Fn(&ToolSpec, &[OutputViolation]) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_output_violation = Some(Arc::new(hook));
+        self
+    }
+
     /// Sets [`RuntimeConfig::spill_dir`].
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.config.spill_dir = Some(dir.into());
@@ -250,6 +280,7 @@ impl RuntimeBuilder {
             registry: self.registry,
             config: self.config,
             executor,
+            on_output_violation: self.on_output_violation,
             seq: AtomicU64::new(0),
             sequential: Default::default(),
         }
@@ -404,6 +435,7 @@ impl Runtime {
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);
+        self.check_outputs(spec, &mut result);
         result
     }
 
@@ -415,6 +447,32 @@ impl Runtime {
             .or_else(|| spec.timeout())
             .unwrap_or(self.config.default_timeout)
             .min(crate::MAX_TIMEOUT)
+    }
+
+    /// Checks a completed result's `details` against the tool's declared `outputs:`,
+    /// marks the result and reports what breaks them.
+    fn check_outputs(&self, spec: &ToolSpec, result: &mut ToolResult) {
+        if spec.outputs.is_empty() || result.is_error || result.stop != StopReason::Completed {
+            return;
+        }
+        let violations = crate::output::check(&spec.outputs, result.details.as_ref());
+        if violations.is_empty() {
+            result.output_check = OutputCheck::Held;
+            return;
+        }
+        result.output_check = OutputCheck::Broken;
+        match &self.on_output_violation {
+            Some(hook) => hook(spec, &violations),
+            None => {
+                let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
+                eprintln!(
+                    "toolbind: warning: tool `{}` returned details that break its declared outputs \
+                     (a bug in the tool; the result is kept): {}",
+                    spec.name,
+                    list.join("; ")
+                );
+            }
+        }
     }
 
     /// The typed path: sends a generated `Params` value to tool `T`.
@@ -476,6 +534,41 @@ impl Runtime {
                 tool.name
             )),
         }
+    }
+
+    /// [`call_typed`](Self::call_typed), with the result's `details` also parsed into
+    /// `T`'s generated `Output` type ([`output`](Self::output)): the result for the model,
+    /// the typed output for the program.
+    ///
+    /// ```ignore
+    /// toolbind::include_tools!(); // web_fetch declares `outputs:` in its TOOL.md
+    /// let typed = runtime.call_output::<web_fetch::Tool>(params, CallOptions::new()).await;
+    /// match typed.output {
+    ///     Ok(out) => println!("{} from {}", out.status, out.final_url),
+    ///     Err(e) => eprintln!("no output: {e}; the model sees: {}", typed.result.text_content()),
+    /// }
+    /// ```
+    pub async fn call_output<T: Tool>(
+        &self,
+        params: T::Params,
+        opts: CallOptions,
+    ) -> Typed<T::Output> {
+        let result = self.call_typed::<T>(params, opts).await;
+        let output = self.output::<T>(&result);
+        Typed { result, output }
+    }
+
+    /// The `details` of `result`, a result of tool `T` (from [`call`](Self::call),
+    /// [`call_typed`](Self::call_typed) or a generated `ToolCall::call`), as `T`'s
+    /// generated `Output` type: the struct for a tool whose TOOL.md declares `outputs:`,
+    /// the details as a `serde_json::Value` (`null` when absent) for one that does not.
+    ///
+    /// An error when the call did not complete ([`OutputError::Failed`]), when the details
+    /// break the loaded tool's declared outputs ([`OutputError::Violated`], each field and
+    /// what is wrong), or when they do not fit the compiled type
+    /// ([`OutputError::Mismatch`]).
+    pub fn output<T: Tool>(&self, result: &ToolResult) -> Result<T::Output, OutputError> {
+        crate::output::typed::<T>(self.registry.get(T::NAME), result)
     }
 
     /// Whether the loaded tool `T::NAME` has the contract `T` was compiled against; the

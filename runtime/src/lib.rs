@@ -6,7 +6,10 @@
 //! - [`Tool`]: implemented by generated marker types (one per tool), carrying the tool's
 //!   name, version, JSON Schema and prompt text as constants.
 //! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
-//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape.
+//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape;
+//!   [`Runtime::call_output`] / [`Runtime::output`]: a result's `details` as the tool's
+//!   generated `Output` type, checked against its TOOL.md `outputs:`
+//!   ([`OutputCheck`], [`OutputViolation`]).
 //! - [`Executor`]: the contract executors implement; [`exec::SubprocessExecutor`] runs
 //!   tools under node, python3 and bash, in a bubblewrap jail.
 //! - [`sync()`]: sync-by-version of seed tools into a data folder at startup.
@@ -36,6 +39,7 @@ mod dispatch;
 pub mod exec;
 mod executor;
 mod loader;
+mod output;
 mod provider;
 mod result;
 #[cfg(feature = "rig")]
@@ -58,6 +62,7 @@ pub use loader::{
     LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,
     parse_tools_dirs,
 };
+pub use output::{OutputCheck, OutputError, OutputViolation, Typed};
 pub use provider::Provider;
 pub use result::{Content, Limit, Progress, StopReason, ToolResult};
 pub use secret::{MIN_REDACTED_CHARS, REDACTED, Secret};
@@ -78,6 +83,10 @@ use serde::de::DeserializeOwned;
 pub trait Tool {
     /// The generated params struct.
     type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The typed `details` of the tool's results: the generated `Output` struct for a tool
+    /// whose TOOL.md declares `outputs:`, `serde_json::Value` (the details as they are) for
+    /// one that does not. [`Runtime::call_output`] and [`Runtime::output`] give it.
+    type Output: DeserializeOwned + Send + 'static;
     /// The name a model calls the tool by.
     const NAME: &'static str;
     /// The tool's display name (`label:`).
@@ -251,6 +260,72 @@ pub mod __private {
                 found: s.to_owned(),
                 expected: (0..len).map(name_of).collect(),
             })
+    }
+
+    /// A JSON object, for an output declared `type: object` without `properties`.
+    pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+
+    /// A result's JSON object being taken apart into a generated output struct: fields
+    /// not declared are ignored, and an optional one may be absent or `null`. `null` as a
+    /// whole reads as an empty object (a result without `details`).
+    pub struct Record<E> {
+        map: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        error: ::core::marker::PhantomData<E>,
+    }
+
+    impl<E: ::serde::de::Error> Record<E> {
+        /// Reads the object.
+        pub fn new<'de, D: ::serde::Deserializer<'de, Error = E>>(d: D) -> Result<Self, E> {
+            use ::serde::Deserialize as _;
+            let map = match ::serde_json::Value::deserialize(d)? {
+                ::serde_json::Value::Object(m) => m,
+                ::serde_json::Value::Null => ::serde_json::Map::new(),
+                other => {
+                    return Err(E::invalid_type(unexpected(&other), &"an object"));
+                }
+            };
+            Ok(Record {
+                map,
+                error: ::core::marker::PhantomData,
+            })
+        }
+
+        /// A field the tool must return.
+        pub fn required<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<T, E> {
+            match self.map.remove(name) {
+                Some(v) => ::serde_json::from_value(v)
+                    .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+                None => Err(E::missing_field(name)),
+            }
+        }
+
+        /// An optional field; `null` counts as absent.
+        pub fn optional<T: ::serde::de::DeserializeOwned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<Option<T>, E> {
+            match self.map.remove(name) {
+                None | Some(::serde_json::Value::Null) => Ok(None),
+                Some(v) => ::serde_json::from_value(v)
+                    .map(Some)
+                    .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+            }
+        }
+    }
+
+    fn unexpected(v: &::serde_json::Value) -> ::serde::de::Unexpected<'_> {
+        use ::serde::de::Unexpected;
+        match v {
+            ::serde_json::Value::Null => Unexpected::Unit,
+            ::serde_json::Value::Bool(b) => Unexpected::Bool(*b),
+            ::serde_json::Value::Number(_) => Unexpected::Other("a number"),
+            ::serde_json::Value::String(s) => Unexpected::Str(s),
+            ::serde_json::Value::Array(_) => Unexpected::Seq,
+            ::serde_json::Value::Object(_) => Unexpected::Map,
+        }
     }
 
     /// A model's JSON object being taken apart into a generated `Params` struct: what a

@@ -133,6 +133,14 @@ pub struct ToolResult {
     /// Why the call ended ([`StopReason`]); never serialised.
     #[serde(skip)]
     pub stop: StopReason,
+    /// Whether the result's `details` keep the tool's declared TOOL.md `outputs:`. A broken
+    /// contract ([`OutputCheck::Broken`](crate::OutputCheck)) is a bug in the tool, not a
+    /// failed call (its side effects already happened): the result is kept as the tool
+    /// returned it (`is_error` false, `stop` [`StopReason::Completed`]), the runtime reports
+    /// each violation, and `toolbind serve` leaves out its `structuredContent`. Never
+    /// serialised.
+    #[serde(skip)]
+    pub output_check: crate::OutputCheck,
 }
 
 impl ToolResult {
@@ -165,6 +173,7 @@ impl ToolResult {
             is_error: false,
             terminate: false,
             stop: StopReason::Completed,
+            output_check: crate::OutputCheck::Unchecked,
         }
     }
 
@@ -176,6 +185,7 @@ impl ToolResult {
             is_error: true,
             terminate: false,
             stop: StopReason::ToolError,
+            output_check: crate::OutputCheck::Unchecked,
         }
     }
 

@@ -534,6 +534,7 @@ macro_rules! search_tool {
         struct $ty;
         impl Tool for $ty {
             type Params = SearchParams;
+            type Output = Value;
             const NAME: &'static str = "search";
             const LABEL: &'static str = "Web Search";
             const DESCRIPTION: &'static str = "Search the web and return the top results.";

@@ -45,6 +45,7 @@ pub mod _3d_render {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "3d_render";
         const LABEL: &'static str = "3d_render";
         const DESCRIPTION: &'static str = "A tool whose name providers accept but which is not snake_case.";
@@ -101,6 +102,7 @@ pub mod gmail {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "Gmail";
         const LABEL: &'static str = "Gmail";
         const DESCRIPTION: &'static str = "A tool whose name providers accept but which is not snake_case.";
@@ -290,6 +292,7 @@ pub mod aliases {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "aliases";
         const LABEL: &'static str = "aliases";
         const DESCRIPTION: &'static str = "Old parameter names kept beside new ones (seed 002's alias pattern), and keyword names.";
@@ -541,6 +544,7 @@ pub mod calculator {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "calculator";
         const LABEL: &'static str = "calculator";
         const DESCRIPTION: &'static str = "Enum values with no letters, and values whose Rust names collide.";
@@ -590,6 +594,7 @@ pub mod core_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "core";
         const LABEL: &'static str = "core";
         const DESCRIPTION: &'static str = "A tool named like a crate or a keyword.";
@@ -639,6 +644,7 @@ pub mod crate_ {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "crate";
         const LABEL: &'static str = "crate";
         const DESCRIPTION: &'static str = "A tool named like a crate or a keyword.";
@@ -704,6 +710,7 @@ pub mod dotted_params {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "dotted_params";
         const LABEL: &'static str = "dotted_params";
         const DESCRIPTION: &'static str = "Parameter names with dashes and dots, as Anthropic accepts them.";
@@ -891,6 +898,7 @@ pub mod lossless_defaults {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "lossless_defaults";
         const LABEL: &'static str = "lossless_defaults";
         const DESCRIPTION: &'static str = "Defaults written in another YAML type, converted without loss.";
@@ -947,6 +955,7 @@ pub mod metadata_keys {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "metadata_keys";
         const LABEL: &'static str = "metadata_keys";
         const DESCRIPTION: &'static str = "Extra metadata keys that other agent platforms put in TOOL.md files.";
@@ -996,6 +1005,7 @@ pub mod self_ {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "self";
         const LABEL: &'static str = "self";
         const DESCRIPTION: &'static str = "A tool named like a crate or a keyword.";
@@ -1045,6 +1055,7 @@ pub mod std_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "std";
         const LABEL: &'static str = "std";
         const DESCRIPTION: &'static str = "A tool named like a crate or a keyword.";
@@ -1180,6 +1191,7 @@ pub mod tool_name {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "tool_name";
         const LABEL: &'static str = "Tool Name";
         const DESCRIPTION: &'static str = "What the tool does and when the agent should use it.";
@@ -1229,6 +1241,7 @@ pub mod toolbind_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "toolbind";
         const LABEL: &'static str = "toolbind";
         const DESCRIPTION: &'static str = "A tool named like a crate or a keyword.";
@@ -1285,6 +1298,7 @@ pub mod web_search {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "web-search";
         const LABEL: &'static str = "web-search";
         const DESCRIPTION: &'static str = "A tool whose name providers accept but which is not snake_case.";
@@ -1341,6 +1355,7 @@ pub mod web_search_2 {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "webSearch";
         const LABEL: &'static str = "webSearch";
         const DESCRIPTION: &'static str = "A tool whose name providers accept but which is not snake_case.";

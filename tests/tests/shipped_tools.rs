@@ -74,6 +74,14 @@ fn ok(r: &ToolResult) -> String {
         !r.is_error,
         "expected a result, got an error result:\n{text}"
     );
+    // web_fetch and email_db declare their details in TOOL.md `outputs:`: every
+    // successful result must keep that contract.
+    assert_ne!(
+        r.output_check,
+        toolbind::OutputCheck::Broken,
+        "the details break the tool's declared outputs (see the warning above):\n{:#?}",
+        r.details
+    );
     text
 }
 
@@ -217,6 +225,15 @@ async fn web_fetch_turns_html_into_text_with_links_and_without_scripts() {
     assert_eq!(d["bytes"], PAGE.len());
     assert_eq!(d["title"], "Fish & Chips");
     assert_eq!(d["format"], "text");
+    // Typed: web_fetch's TOOL.md `outputs:` as the generated `Output`.
+    use toolbind_tests::shipped::web_fetch;
+    assert_eq!(r.output_check, toolbind::OutputCheck::Held);
+    let out = rt.output::<web_fetch::Tool>(&r).unwrap();
+    assert_eq!(out.status, 200.0);
+    assert_eq!(out.final_url, format!("{base}/page"));
+    assert_eq!(out.format, web_fetch::output::Format::Text);
+    assert_eq!(out.title.as_deref(), Some("Fish & Chips"));
+    assert_eq!(out.output_path, None);
 
     assert_eq!(
         progress.first().unwrap(),
@@ -485,6 +502,20 @@ async fn email_db_filters_by_sender_text_and_date() {
     );
     assert_eq!(details(&r)["total"], expected);
     assert_eq!(messages(&r).len() as u64, expected);
+    // The same details through the generated, typed `Output`.
+    let typed = rt
+        .output::<toolbind_tests::shipped::email_db::Tool>(&r)
+        .unwrap();
+    assert_eq!(typed.total, expected as f64);
+    assert_eq!(typed.messages.len() as u64, expected);
+    assert!(
+        typed
+            .messages
+            .iter()
+            .all(|m| m.sender.to_lowercase().contains("alice")
+                && m.snippet.is_some()
+                && m.body.is_none())
+    );
     for m in messages(&r) {
         let sender = m["sender"].as_str().unwrap();
         assert!(sender.to_lowercase().contains("alice"), "{sender}");

@@ -114,6 +114,7 @@ pub mod crlf_bom {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "crlf_bom";
         const LABEL: &'static str = "crlf_bom";
         const DESCRIPTION: &'static str = "Saved on Windows with a BOM and CRLF line endings.";
@@ -308,6 +309,7 @@ pub mod enum_lookalikes {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "enum_lookalikes";
         const LABEL: &'static str = "enum_lookalikes";
         const DESCRIPTION: &'static str = "Enum values that look like numbers and booleans, where model quirks meet enums.";
@@ -653,6 +655,7 @@ pub mod kitchen_sink {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "kitchen_sink";
         const LABEL: &'static str = "Kitchen Sink";
         const DESCRIPTION: &'static str = "Exercises every part of the format.\nThis description spans two lines.";
@@ -702,6 +705,7 @@ pub mod py_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "py_tool";
         const LABEL: &'static str = "py_tool";
         const DESCRIPTION: &'static str = "A python tool without inputs.";
@@ -763,6 +767,7 @@ pub mod sh_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "sh_tool";
         const LABEL: &'static str = "Shell Tool";
         const DESCRIPTION: &'static str = "A bash tool.";
@@ -898,6 +903,7 @@ pub mod tool_name {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "tool_name";
         const LABEL: &'static str = "Tool Name";
         const DESCRIPTION: &'static str = "What the tool does and when the agent should use it.";
@@ -907,6 +913,346 @@ pub mod tool_name {
         const PROMPT: &'static str = "- tool_name: What the tool does and when the agent should use it.";
         const DOCS: &'static str = "# Tool Name\n\n## Authentication\n\nReads `TOOL_NAME_TOKEN` when `secret_param` is not given.\n\n## Usage\n\nPass `param_name`; pick a `mode`.\n\n## Examples\n\n```\ntool_name {\"param_name\": \"x\", \"mode\": \"single\"}\n```\n\n## Error Handling\n\nErrors are returned as text.\n\n## Notes\n\nThe seed's example frontmatter, verbatim.";
         const FINGERPRINT: u64 = 4114614151816757954;
+    }
+}
+/// `typed_outputs` (v1, python): Declares typed outputs of every kind.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
+pub mod typed_outputs {
+    /// Parameters of `typed_outputs`.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct Params {
+        /// What to look for.
+        pub query: ::std::string::String,
+        /// How to search; the output of the same name is another type.
+        ///
+        /// Default: `"fast"`.
+        pub mode: Mode,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("query", &self.query);
+            a.put("mode", &self.mode);
+            a.serialize(s)
+        }
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &["query", "mode"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                query: f.required("query")?,
+                mode: f.or_default("mode", __default_mode)?,
+            })
+        }
+    }
+    fn __default_mode() -> Mode {
+        Mode::Fast
+    }
+    /// Allowed values of `mode`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+        ::core::default::Default,
+    )]
+    pub enum Mode {
+        /// `fast`
+        #[default]
+        Fast,
+        /// `thorough`
+        Thorough,
+    }
+    impl Mode {
+        /// Every value, in TOOL.md order.
+        pub const ALL: &'static [Mode] = &[Mode::Fast, Mode::Thorough];
+        const INPUT: &'static str = "mode";
+        /// The value exactly as the model sends it.
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Self::Fast => "fast",
+                Self::Thorough => "thorough",
+            }
+        }
+    }
+    impl ::core::fmt::Display for Mode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Mode {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::Arg for Mode {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+        }
+    }
+    impl ::core::str::FromStr for Mode {
+        type Err = ::toolbind::__private::ParseEnumError;
+        fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
+        }
+    }
+    /// The `details` of a `typed_outputs` result, as its TOOL.md `outputs:` declares them: what
+    /// `Runtime::call_output` and `Runtime::output` give. Fields not declared are ignored.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct Output {
+        /// How many items matched.
+        pub count: f64,
+        /// Whether every match is listed.
+        pub complete: bool,
+        /// How the search ran.
+        pub mode: output::Mode,
+        /// A remark, when there is one.
+        pub note: ::core::option::Option<::std::string::String>,
+        /// A keyword as an output name.
+        pub r#type: ::std::string::String,
+        /// Any object (no properties declared).
+        pub headers: ::toolbind::__private::JsonObject,
+        /// An object: its fields become a struct.
+        pub summary: ::core::option::Option<output::Summary>,
+        /// A list of strings.
+        pub tags: ::std::vec::Vec<::std::string::String>,
+        /// A list of objects.
+        pub entries: ::std::vec::Vec<output::Entry>,
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Record::new(d)?;
+            ::core::result::Result::Ok(Output {
+                count: f.required("count")?,
+                complete: f.required("complete")?,
+                mode: f.required("mode")?,
+                note: f.optional("note")?,
+                r#type: f.required("type")?,
+                headers: f.required("headers")?,
+                summary: f.optional("summary")?,
+                tags: f.required("tags")?,
+                entries: f.required("entries")?,
+            })
+        }
+    }
+    /// The objects and enums nested in the outputs of `typed_outputs`.
+    pub mod output {
+        /// Values of `mode`.
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::cmp::PartialEq,
+            ::core::cmp::Eq,
+            ::core::hash::Hash,
+        )]
+        pub enum Mode {
+            /// `fast`
+            Fast,
+            /// `thorough`
+            Thorough,
+        }
+        impl Mode {
+            /// Every value, in TOOL.md order.
+            pub const ALL: &'static [Mode] = &[Mode::Fast, Mode::Thorough];
+            const INPUT: &'static str = "mode";
+            /// The value exactly as the model sends it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    Self::Fast => "fast",
+                    Self::Thorough => "thorough",
+                }
+            }
+        }
+        impl ::core::fmt::Display for Mode {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl ::toolbind::__private::serde::Serialize for Mode {
+            fn serialize<S: ::toolbind::__private::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl ::toolbind::__private::Arg for Mode {
+            fn arg(&self) -> ::toolbind::__private::ArgValue {
+                ::core::option::Option::Some(self.as_str().into())
+            }
+        }
+        impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
+            fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+            }
+        }
+        impl ::core::str::FromStr for Mode {
+            type Err = ::toolbind::__private::ParseEnumError;
+            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+                ::toolbind::__private::parse_enum(
+                    Self::INPUT,
+                    s,
+                    Self::ALL,
+                    Self::as_str,
+                )
+            }
+        }
+        /// An object: its fields become a struct.
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+        pub struct Summary {
+            /// The first match.
+            pub first: ::std::string::String,
+            /// Its score.
+            pub score: ::core::option::Option<f64>,
+        }
+        impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Summary {
+            fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                let mut f = ::toolbind::__private::Record::new(d)?;
+                ::core::result::Result::Ok(Summary {
+                    first: f.required("first")?,
+                    score: f.optional("score")?,
+                })
+            }
+        }
+        /// One matching entry.
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+        pub struct Entry {
+            /// The entry's id.
+            pub id: ::std::string::String,
+            /// Its labels.
+            pub labels: ::std::vec::Vec<Label>,
+            /// Rows of numbers (a list of lists).
+            pub matrix: ::core::option::Option<::std::vec::Vec<::std::vec::Vec<f64>>>,
+        }
+        impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Entry {
+            fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                let mut f = ::toolbind::__private::Record::new(d)?;
+                ::core::result::Result::Ok(Entry {
+                    id: f.required("id")?,
+                    labels: f.required("labels")?,
+                    matrix: f.optional("matrix")?,
+                })
+            }
+        }
+        /// Values of `entries[].labels[]`.
+        #[derive(
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::cmp::PartialEq,
+            ::core::cmp::Eq,
+            ::core::hash::Hash,
+        )]
+        pub enum Label {
+            /// `red`
+            Red,
+            /// `green`
+            Green,
+            /// `blue`
+            Blue,
+        }
+        impl Label {
+            /// Every value, in TOOL.md order.
+            pub const ALL: &'static [Label] = &[Label::Red, Label::Green, Label::Blue];
+            const INPUT: &'static str = "entries[].labels[]";
+            /// The value exactly as the model sends it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    Self::Red => "red",
+                    Self::Green => "green",
+                    Self::Blue => "blue",
+                }
+            }
+        }
+        impl ::core::fmt::Display for Label {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl ::toolbind::__private::serde::Serialize for Label {
+            fn serialize<S: ::toolbind::__private::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl ::toolbind::__private::Arg for Label {
+            fn arg(&self) -> ::toolbind::__private::ArgValue {
+                ::core::option::Option::Some(self.as_str().into())
+            }
+        }
+        impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Label {
+            fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+            }
+        }
+        impl ::core::str::FromStr for Label {
+            type Err = ::toolbind::__private::ParseEnumError;
+            fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+                ::toolbind::__private::parse_enum(
+                    Self::INPUT,
+                    s,
+                    Self::ALL,
+                    Self::as_str,
+                )
+            }
+        }
+    }
+    /// The `typed_outputs` tool: pass it to `Runtime::call_typed`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::default::Default,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+    )]
+    pub struct Tool;
+    impl ::toolbind::__private::Tool for Tool {
+        type Params = Params;
+        type Output = Output;
+        const NAME: &'static str = "typed_outputs";
+        const LABEL: &'static str = "Typed Outputs";
+        const DESCRIPTION: &'static str = "Declares typed outputs of every kind.";
+        const VERSION: u64 = 1;
+        const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Python;
+        const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"query\":{\"type\":\"string\",\"description\":\"What to look for.\"},\"mode\":{\"type\":\"string\",\"enum\":[\"fast\",\"thorough\"],\"description\":\"How to search; the output of the same name is another type.\",\"default\":\"fast\"}},\"required\":[\"query\"],\"additionalProperties\":false}";
+        const PROMPT: &'static str = "- typed_outputs: Declares typed outputs of every kind.";
+        const DOCS: &'static str = "# Typed Outputs\n\nReturns `details` with every kind of output.";
+        const FINGERPRINT: u64 = 9526191649066479615;
     }
 }
 /// `unicode_tool` (v0, typescript): Translates text — handles “smart quotes”, emoji 🚀 and CJK 漢字.
@@ -1019,6 +1365,7 @@ pub mod unicode_tool {
     pub struct Tool;
     impl ::toolbind::__private::Tool for Tool {
         type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "unicode_tool";
         const LABEL: &'static str = "Übersetzer 翻訳";
         const DESCRIPTION: &'static str = "Translates text — handles “smart quotes”, emoji 🚀 and CJK 漢字.";
@@ -1045,6 +1392,8 @@ pub enum ToolCall {
     ShTool(sh_tool::Params),
     /// A call of `tool_name`.
     ToolName(tool_name::Params),
+    /// A call of `typed_outputs`.
+    TypedOutputs(typed_outputs::Params),
     /// A call of `unicode_tool`.
     UnicodeTool(unicode_tool::Params),
 }
@@ -1057,6 +1406,7 @@ impl ToolCall {
         "py_tool",
         "sh_tool",
         "tool_name",
+        "typed_outputs",
         "unicode_tool",
     ];
     /// Parses a model's call: the tool's name and its JSON arguments (`null` and
@@ -1089,6 +1439,10 @@ impl ToolCall {
                 ::toolbind::__private::params::<tool_name::Tool>(args)
                     .map(Self::ToolName)
             }
+            "typed_outputs" => {
+                ::toolbind::__private::params::<typed_outputs::Tool>(args)
+                    .map(Self::TypedOutputs)
+            }
             "unicode_tool" => {
                 ::toolbind::__private::params::<unicode_tool::Tool>(args)
                     .map(Self::UnicodeTool)
@@ -1105,6 +1459,7 @@ impl ToolCall {
             Self::PyTool(_) => "py_tool",
             Self::ShTool(_) => "sh_tool",
             Self::ToolName(_) => "tool_name",
+            Self::TypedOutputs(_) => "typed_outputs",
             Self::UnicodeTool(_) => "unicode_tool",
         }
     }
@@ -1146,6 +1501,11 @@ impl ToolCall {
             Self::ToolName(p) => {
                 ::toolbind::__private::call_typed::<tool_name::Tool>(runtime, p, opts)
             }
+            Self::TypedOutputs(p) => {
+                ::toolbind::__private::call_typed::<
+                    typed_outputs::Tool,
+                >(runtime, p, opts)
+            }
             Self::UnicodeTool(p) => {
                 ::toolbind::__private::call_typed::<unicode_tool::Tool>(runtime, p, opts)
             }
@@ -1160,6 +1520,7 @@ impl ToolCall {
             Self::PyTool(p) => ::toolbind::__private::to_args(p),
             Self::ShTool(p) => ::toolbind::__private::to_args(p),
             Self::ToolName(p) => ::toolbind::__private::to_args(p),
+            Self::TypedOutputs(p) => ::toolbind::__private::to_args(p),
             Self::UnicodeTool(p) => ::toolbind::__private::to_args(p),
         }
     }
@@ -1173,5 +1534,6 @@ pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[
     ::toolbind::__private::ToolInfo::of::<py_tool::Tool>(),
     ::toolbind::__private::ToolInfo::of::<sh_tool::Tool>(),
     ::toolbind::__private::ToolInfo::of::<tool_name::Tool>(),
+    ::toolbind::__private::ToolInfo::of::<typed_outputs::Tool>(),
     ::toolbind::__private::ToolInfo::of::<unicode_tool::Tool>(),
 ];

@@ -208,6 +208,7 @@ pub(crate) async fn run(
                 is_error: false,
                 terminate: false,
                 stop: StopReason::Completed,
+                output_check: Default::default(),
             }
         }
         (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))

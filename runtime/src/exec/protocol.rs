@@ -191,6 +191,7 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
                 },
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
                 stop: StopReason::Completed,
+                output_check: Default::default(),
             },
             Some(other) => {
                 return ToolResult::stopped(

@@ -17,6 +17,7 @@ fn main() {
             "py_tool",
             "sh_tool",
             "tool_name",
+            "typed_outputs",
             "unicode_tool"
         ]
     );
@@ -48,6 +49,25 @@ fn main() {
     assert_eq!("gpt-4o-mini".parse::<R>(), Ok(R::Gpt4oMini));
     assert_eq!(R::X1_5.to_string(), "x-1.5");
 
+    // Typed outputs: nested structs, enums, lists, optional and free-form fields.
+    let out: typed_outputs::Output = serde_json::from_value(json!({
+        "count": 2, "complete": false, "mode": "thorough", "type": "t", "headers": {"a": 1},
+        "tags": ["x"], "note": null, "not_declared": true,
+        "entries": [{"id": "e", "labels": ["red", "blue"], "matrix": [[1, 2.5]]}]
+    }))
+    .unwrap();
+    assert_eq!(out.mode, typed_outputs::output::Mode::Thorough);
+    assert_eq!((out.count, out.r#type.as_str(), out.note), (2.0, "t", None));
+    assert_eq!(out.headers["a"], json!(1));
+    assert!(out.summary.is_none());
+    let e: &typed_outputs::output::Entry = &out.entries[0];
+    assert_eq!(e.labels, [typed_outputs::output::Label::Red, typed_outputs::output::Label::Blue]);
+    assert_eq!(e.matrix, Some(vec![vec![1.0, 2.5]]));
+    let _: <typed_outputs::Tool as Tool>::Output = out;
+    let missing = serde_json::from_value::<typed_outputs::Output>(json!({"count": 1}));
+    assert!(missing.unwrap_err().to_string().contains("missing field `complete`"));
+    let _: <py_tool::Tool as Tool>::Output = json!({"free": "form"});
+
     // CRLF + BOM: no stray `\r` in what the model sees.
     assert_eq!(<crlf_bom::Tool as Tool>::VERSION, 2);
     assert!(!<crlf_bom::Tool as Tool>::DESCRIPTION.contains('\r'));
@@ -78,5 +98,5 @@ fn main() {
     assert_eq!(level(json!(" 2")), None);
     assert_eq!(level(json!(1.0)), None);
     assert_eq!(level(json!("True")), None);
-    assert_eq!(TOOLS.len(), 7);
+    assert_eq!(TOOLS.len(), 8);
 }
