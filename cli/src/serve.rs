@@ -7,6 +7,13 @@
 //! appears, changes or goes, the registry is reloaded and clients are told
 //! (`notifications/tools/list_changed`).
 //!
+//! Besides tools, a session gets each tool's documentation as a resource
+//! (`toolbind://tools/<name>`, `text/markdown`, with `notifications/resources/list_changed`
+//! when it changes), the system prompt as the prompt `system_prompt`, and MCP logging:
+//! tool stderr lines and server events as `notifications/message`, rate-limited (see
+//! `surface` and `logging`). Progress notifications carry the tool's own
+//! `progress`/`total` when it reports them.
+//!
 //! Every request line gets an answer: lines over `--max-request-bytes`, bad JSON and
 //! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
 //! the MCP service sees them (see `wire`).
@@ -16,9 +23,11 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -27,12 +36,15 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolResult, ToolSpec};
-use toolbind_codegen::prompt;
 use toolbind_codegen::schema::{self, Dialect};
 
 use crate::args::ServeArgs;
 use crate::exit::{Code, Failure, Outcome};
 use crate::tools;
+
+mod logging;
+mod progress;
+pub mod surface;
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -85,9 +97,7 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
         .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
     let mut sigterm = signal(SignalKind::terminate())
         .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
-    let server = Server {
-        state: state.clone(),
-    };
+    let server = Server::new(state.clone());
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
     let (service_in, service_out, writer) = crate::wire::connect(
@@ -135,8 +145,9 @@ struct State {
     timeout: Option<Duration>,
     executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
-    /// Fires when the tool list changed (for `subscriptions/listen` streams).
-    changed: broadcast::Sender<()>,
+    /// Fires when the tool list or the tools' documentation changed (for
+    /// `subscriptions/listen` streams).
+    changed: broadcast::Sender<Changed>,
 }
 
 impl State {
@@ -148,10 +159,21 @@ impl State {
     }
 }
 
+/// What a reload changed.
+#[derive(Debug, Clone, Copy)]
+struct Changed {
+    /// The MCP tool list (`tools/list_changed`).
+    tools: bool,
+    /// The documentation resources (`resources/list_changed`).
+    resources: bool,
+}
+
 /// The loaded tools at one moment. A reload builds a new one; calls in flight keep theirs.
 struct Snapshot {
     runtime: Arc<Runtime>,
     tools: Vec<Tool>,
+    /// Their documentation: resources, the system prompt, the instructions.
+    docs: surface::Docs,
     stamp: Stamp,
 }
 
@@ -169,6 +191,8 @@ impl Snapshot {
             log(&format!("warning: {w}"));
         }
         let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
+        let specs: Vec<ToolSpec> = loaded.registry.iter().cloned().collect();
+        let docs = surface::Docs::of(&specs);
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
         // Over stdio, client and server share a machine: the note's path is useful.
@@ -184,14 +208,9 @@ impl Snapshot {
         Snapshot {
             runtime: Arc::new(runtime),
             tools,
+            docs,
             stamp,
         }
-    }
-
-    /// The "Guidelines" section of the system prompt, as MCP `instructions`.
-    fn instructions(&self) -> Option<String> {
-        let specs: Vec<ToolSpec> = self.runtime.registry().iter().cloned().collect();
-        prompt::guidelines(&specs)
     }
 }
 
@@ -276,18 +295,32 @@ async fn watch(state: Arc<State>, peer: Peer<RoleServer>) {
             continue;
         };
         let summary = diff(&old.tools, &new.tools);
-        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-        let Some(summary) = summary else {
-            continue;
+        let changed = Changed {
+            tools: summary.is_some(),
+            resources: old.docs != new.docs,
         };
-        log(&format!("tool list changed: {summary}"));
-        let _ = state.changed.send(());
-        // Sessions opened with `initialize` get the plain notification; 2026-07-28
-        // sessions get it on their `subscriptions/listen` stream (see `listen`).
-        if peer.peer_info().is_some()
+        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        if let Some(summary) = &summary {
+            log(&format!("tool list changed: {summary}"));
+        }
+        if !changed.tools && !changed.resources {
+            continue;
+        }
+        let _ = state.changed.send(changed);
+        // Sessions opened with `initialize` get the plain notifications; 2026-07-28
+        // sessions get them on their `subscriptions/listen` stream (see `listen`).
+        if peer.peer_info().is_none() {
+            continue;
+        }
+        if changed.tools
             && let Err(e) = peer.notify_tool_list_changed().await
         {
             log(&format!("cannot send tools/list_changed: {e}"));
+        }
+        if changed.resources
+            && let Err(e) = peer.notify_resource_list_changed().await
+        {
+            log(&format!("cannot send resources/list_changed: {e}"));
         }
     }
 }
@@ -329,24 +362,101 @@ fn diff(old: &[Tool], new: &[Tool]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// One MCP session's handler. Clones share the session (its log level and queue); a new
+/// session gets [`Server::new`].
 #[derive(Clone)]
 struct Server {
     state: Arc<State>,
+    logger: Arc<logging::Logger>,
+}
+
+impl Server {
+    fn new(state: Arc<State>) -> Self {
+        Server {
+            state,
+            logger: Arc::default(),
+        }
+    }
 }
 
 impl ServerHandler for Server {
+    #[allow(deprecated)] // the logging capability: rmcp marks it deprecated (SEP-2577)
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
         let mut server_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
         server_info.title = Some("toolbind: TOOL.md tools".into());
-        let info = ServerConfig::new(capabilities).with_server_info(server_info);
-        match self.state.current().instructions() {
-            Some(text) => info.with_instructions(text),
-            None => info,
-        }
+        ServerConfig::new(capabilities)
+            .with_server_info(server_info)
+            .with_instructions(self.state.current().docs.instructions().to_owned())
+    }
+
+    #[allow(deprecated)] // MCP logging: see `logging`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.logger.set_level(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            self.state.current().docs.resources(),
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            surface::Docs::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.state
+            .current()
+            .docs
+            .read(&request.uri)
+            .map(ReadResourceResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(surface::Docs::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.state
+            .current()
+            .docs
+            .prompt(&request.name)
+            .map(GetPromptResponse::from)
     }
 
     async fn list_tools(
@@ -386,22 +496,42 @@ impl ServerHandler for Server {
             });
             let peer = context.peer.clone();
             tokio::spawn(async move {
-                let mut n = 0.0;
+                let mut position = progress::Position::default();
                 // After the sink is dropped, `changed` still reports an unseen last value.
                 while rx.changed().await.is_ok() {
                     let Some(p) = rx.borrow_and_update().clone() else {
                         continue;
                     };
-                    n += 1.0;
-                    let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
-                    let param = ProgressNotificationParam::new(token.clone(), n)
-                        .with_message(texts.join("\n"));
+                    let Some((value, total, message)) = position.next(&p) else {
+                        continue;
+                    };
+                    let mut param =
+                        ProgressNotificationParam::new(token.clone(), value).with_message(message);
+                    param.total = total;
                     if peer.notify_progress(param).await.is_err() {
                         break;
                     }
                 }
             })
         });
+        // The tool's stderr lines, as `notifications/message` from a logger named after it.
+        #[allow(deprecated)]
+        let request_level = context.meta.log_level();
+        #[allow(deprecated)]
+        if self
+            .logger
+            .enabled(rmcp::model::LoggingLevel::Info, request_level)
+        {
+            let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), name.clone());
+            opts = std::mem::take(&mut opts).log(move |line| {
+                logger.log(
+                    &peer,
+                    rmcp::model::LoggingLevel::Info,
+                    &tool,
+                    Value::String(line),
+                );
+            });
+        }
         let started = Instant::now();
         let call = runtime.call(&name, args, opts);
         tokio::pin!(call);
@@ -419,7 +549,7 @@ impl ServerHandler for Server {
             // The sink was dropped with the call: the task ends once it has sent the rest.
             let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
         }
-        log(&format!(
+        let event = format!(
             "call {} of `{name}`: {} in {:.1} s",
             context.id,
             if cancelled {
@@ -430,7 +560,21 @@ impl ServerHandler for Server {
                 "ok"
             },
             started.elapsed().as_secs_f64()
-        ));
+        );
+        log(&event);
+        #[allow(deprecated)]
+        {
+            use rmcp::model::LoggingLevel;
+            let level = if result.is_error {
+                LoggingLevel::Warning
+            } else {
+                LoggingLevel::Debug
+            };
+            if self.logger.enabled(level, request_level) {
+                self.logger
+                    .log(&context.peer, level, "toolbind", Value::String(event));
+            }
+        }
         Ok(to_mcp(result).into())
     }
 
@@ -440,6 +584,7 @@ impl ServerHandler for Server {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|on| *on);
         Some(accepted)
     }
 
@@ -449,9 +594,23 @@ impl ServerHandler for Server {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 r = changes.recv() => match r {
-                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                        if context.accepted().tools_list_changed == Some(true) {
+                    Ok(changed) => {
+                        let accepted = context.accepted();
+                        if changed.tools && accepted.tools_list_changed == Some(true) {
                             let _ = context.sink().notify_tool_list_changed().await;
+                        }
+                        if changed.resources && accepted.resources_list_changed == Some(true) {
+                            let _ = context.sink().notify_resource_list_changed().await;
+                        }
+                    }
+                    // Missed changes: say both lists may have changed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let accepted = context.accepted();
+                        if accepted.tools_list_changed == Some(true) {
+                            let _ = context.sink().notify_tool_list_changed().await;
+                        }
+                        if accepted.resources_list_changed == Some(true) {
+                            let _ = context.sink().notify_resource_list_changed().await;
                         }
                     }
                     Err(broadcast::error::RecvError::Closed) => return Ok(()),

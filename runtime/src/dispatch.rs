@@ -35,7 +35,7 @@ use toolbind_codegen::model::ToolSpec;
 use crate::Tool;
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
-use crate::executor::{ExecCall, Executor, ProgressSink};
+use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
 use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
@@ -92,6 +92,9 @@ pub struct CallOptions {
     pub cancel: CancelToken,
     /// Receives the tool's `onUpdate` progress.
     pub progress: Option<ProgressSink>,
+    /// Receives the tool's stderr lines (redacted like everything else that leaves the
+    /// call); see [`LogSink`] for when a line is attributed to a call.
+    pub log: Option<LogSink>,
     /// Overrides the tool's and the runtime's timeout.
     pub timeout: Option<Duration>,
 }
@@ -120,6 +123,13 @@ impl CallOptions {
         self
     }
 
+    /// Sends the tool's stderr lines to `sink`, one line per call of it. The sink runs on
+    /// the executor's I/O tasks: it must not block.
+    pub fn log(mut self, sink: impl Fn(String) + Send + Sync + 'static) -> Self {
+        self.log = Some(Arc::new(sink));
+        self
+    }
+
     /// Sets this call's timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
@@ -133,6 +143,7 @@ impl fmt::Debug for CallOptions {
             .field("tool_call_id", &self.tool_call_id)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.is_some())
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -289,6 +300,7 @@ impl Runtime {
     ///
     /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in
     /// their JSON-escaped forms) from everything that leaves the call: progress updates,
+    /// stderr lines sent to [`CallOptions::log`],
     /// result and error text, `details`, and so the spill files, the CLI's output and MCP
     /// messages built from them. Values shorter than
     /// [`MIN_REDACTED_CHARS`](crate::secret::MIN_REDACTED_CHARS) are left alone. Every failure — unknown tool, bad
@@ -390,12 +402,20 @@ impl Runtime {
             }
             other => other,
         };
+        let log = match opts.log {
+            Some(sink) if !redactor.is_empty() => {
+                let r = redactor.clone();
+                Some(Arc::new(move |line: String| sink(r.text(&line))) as LogSink)
+            }
+            other => other,
+        };
         let call = ExecCall {
             tool: spec,
             tool_call_id: &tool_call_id,
             params,
             cancel: opts.cancel,
             progress,
+            log,
             timeout,
         };
         let mut result = self.executor.execute(call).await;

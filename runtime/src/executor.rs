@@ -14,6 +14,16 @@ use crate::result::{Progress, ToolResult};
 /// Receives `onUpdate` progress, in order, before the result.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Receives the lines a tool writes to stderr during a call, one line at a time without
+/// its newline (at most [`MAX_LOG_LINE_BYTES`]; a longer line is cut with a note). It is
+/// called from the executor's I/O tasks: it must return quickly and never block (queue the
+/// line, or drop it).
+pub type LogSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The longest stderr line handed to a [`LogSink`]; the rest of a longer line is dropped
+/// and the line ends with ` [line cut at 4096 bytes]`.
+pub const MAX_LOG_LINE_BYTES: usize = 4096;
+
 /// Everything an executor needs for one call. Params are already validated, coerced and
 /// defaulted against the tool's spec.
 pub struct ExecCall<'a> {
@@ -22,6 +32,10 @@ pub struct ExecCall<'a> {
     pub params: Map<String, Value>,
     pub cancel: CancelToken,
     pub progress: Option<ProgressSink>,
+    /// Receives the tool's stderr lines, when the caller wants them. Executors that cannot
+    /// tell which call a line belongs to (several calls in flight in one process) leave it
+    /// out rather than hand it to the wrong call.
+    pub log: Option<LogSink>,
     /// The effective timeout for this call (per call, else per tool, else the runtime's).
     pub timeout: Option<Duration>,
 }

@@ -167,8 +167,33 @@ impl ToolResult {
     }
 }
 
-/// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`), with an
+/// optional position: `onUpdate({content, progress: 40, total: 100})` in node and python,
+/// a `{"text", "progress", "total"}` JSON line on fd 3 in bash (see tools/README.md).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Progress {
+    /// What the tool says it is doing.
     pub content: Vec<Content>,
+    /// How far along the call is, in the tool's own units (a finite number, `>= 0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<f64>,
+    /// The value `progress` reaches when the work is done, when the tool knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+}
+
+impl Progress {
+    /// An update with one text block and no position.
+    pub fn text(text: impl Into<String>) -> Self {
+        Progress {
+            content: vec![Content::text(text)],
+            ..Progress::default()
+        }
+    }
+
+    /// All text blocks joined by newlines.
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
 }

@@ -119,3 +119,24 @@ pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Where `tests/clients/install.sh` installed the official MCP client SDKs:
+/// `$TOOLBIND_CLIENTS`, else `$XDG_CACHE_HOME/toolbind/clients`, else
+/// `~/.cache/toolbind/clients` (`py/bin/python` with the Python SDK, `node/node_modules`
+/// with the TypeScript SDK). Panics, saying to run the script, when they are missing.
+pub fn clients_dir() -> PathBuf {
+    let dir = match std::env::var_os("TOOLBIND_CLIENTS").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+            Some(c) => PathBuf::from(c).join("toolbind/clients"),
+            None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+                .join(".cache/toolbind/clients"),
+        },
+    };
+    assert!(
+        dir.join("py/bin/python").exists() && dir.join("node/node_modules").is_dir(),
+        "the MCP client SDKs are not installed in {}: run tests/clients/install.sh",
+        dir.display()
+    );
+    dir
+}

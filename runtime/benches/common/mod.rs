@@ -61,6 +61,7 @@ pub async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
             params: params(),
             cancel: CancelToken::new(),
             progress: None,
+            log: None,
             timeout: None,
         })
         .await;

@@ -77,6 +77,7 @@
 //!         params,
 //!         cancel: toolbind::CancelToken::new(),
 //!         progress: None,
+//!         log: None,
 //!         timeout: None,
 //!     })
 //!     .await;
@@ -377,6 +378,7 @@ impl SubprocessExecutor {
                 &call.cancel,
                 timeout,
                 call.progress.as_ref(),
+                call.log.as_ref(),
                 &secrets,
                 jail,
             )
@@ -416,6 +418,7 @@ impl SubprocessExecutor {
                     timeout,
                     config.grace,
                     call.progress.as_ref(),
+                    call.log.as_ref(),
                     &secrets,
                 )
                 .await;

@@ -106,6 +106,7 @@ pub async fn run(
         params: params(p),
         cancel,
         progress,
+        log: None,
         timeout,
     })
     .await
