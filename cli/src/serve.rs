@@ -44,7 +44,7 @@ use crate::tools;
 
 mod logging;
 mod progress;
-pub mod surface;
+mod surface;
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
