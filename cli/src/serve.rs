@@ -44,6 +44,7 @@ use crate::tools;
 
 mod logging;
 mod progress;
+mod stdio;
 mod surface;
 
 /// How often the tools folders are checked for changes.
@@ -101,8 +102,8 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
     let (service_in, service_out, writer) = crate::wire::connect(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        stdio::stdin(),
+        stdio::stdout(),
         max_request_bytes,
         log,
     );
