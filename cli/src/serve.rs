@@ -52,8 +52,12 @@ const POLL: Duration = Duration::from_secs(1);
 
 pub fn run(args: &ServeArgs) -> Outcome {
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    // One thread: a stdio session is one client, and every call is I/O between it and
+    // the tool processes. Hopping between worker threads cost more than it gave (the serve
+    // benchmark in BENCHMARKS.md: ~11k calls/s at 8 in flight on two workers, ~18k on
+    // one). Slow work (loading tools, transpiling) runs on the blocking pool.
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
@@ -101,12 +105,8 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     let server = Server::new(state.clone());
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
-    let (service_in, service_out, writer) = crate::wire::connect(
-        stdio::stdin(),
-        stdio::stdout(),
-        max_request_bytes,
-        log,
-    );
+    let (service_in, service_out, writer) =
+        crate::wire::connect(stdio::stdin(), stdio::stdout(), max_request_bytes, log);
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(service_in, service_out)
             .with_max_line_length(max_request_bytes.saturating_add(1));

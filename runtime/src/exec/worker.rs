@@ -99,7 +99,7 @@ struct State {
 }
 
 /// How long after a call ended alone its stderr lines are still handed to its sink.
-const LOG_LINGER: Duration = Duration::from_millis(500);
+const LOG_LINGER: Duration = Duration::from_secs(1);
 
 struct Shared {
     state: Mutex<State>,
@@ -560,8 +560,14 @@ async fn drain_into(mut reader: impl tokio::io::AsyncRead + Unpin, shared: &Shar
 }
 
 async fn writer(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(line) = rx.recv().await {
-        if write.write_all(&line).await.is_err() {
+    while let Some(mut lines) = rx.recv().await {
+        // Lines queued meanwhile (calls that arrived together) go out in one write.
+        while lines.len() < 1 << 20
+            && let Ok(more) = rx.try_recv()
+        {
+            lines.extend_from_slice(&more);
+        }
+        if write.write_all(&lines).await.is_err() {
             break;
         }
     }
