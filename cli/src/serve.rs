@@ -52,17 +52,18 @@ const POLL: Duration = Duration::from_secs(1);
 
 pub fn run(args: &ServeArgs) -> Outcome {
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
-    // One thread: a stdio session is one client, and every call is I/O between it and
-    // the tool processes. Hopping between worker threads cost more than it gave (the serve
-    // benchmark in BENCHMARKS.md: ~11k calls/s at 8 in flight on two workers, ~18k on
-    // one). Slow work (loading tools, transpiling) runs on the blocking pool.
+    // One worker thread: a stdio session is one client, and every call is I/O between it
+    // and the tool processes. Hopping between two workers cost more than it gave (the
+    // serve benchmark, BENCHMARKS.md: ~11k calls/s at 8 in flight on two workers, 16-19k
+    // on one). Slow work (loading tools, transpiling) runs on the blocking pool.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
     let outcome = rt.block_on(serve(dirs, args));
-    // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
+    // stdin on a terminal or a file is read on a blocking thread that cannot be
+    // interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
