@@ -11,7 +11,7 @@
 //! servers take turns within a round so load on the machine hits them alike. The report
 //! is the median over rounds of calls/s, p50 and p99, and the ratios to the peer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -22,25 +22,12 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
 
-const IN_FLIGHT: [usize; 2] = [1, 8];
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-fn clients_dir() -> PathBuf {
-    let dir = match std::env::var_os("TOOLBIND_CLIENTS").filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-            Some(c) => PathBuf::from(c).join("toolbind/clients"),
-            None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-                .join(".cache/toolbind/clients"),
-        },
-    };
-    assert!(
-        dir.join("node/node_modules/@modelcontextprotocol/sdk")
-            .is_dir(),
-        "the MCP TypeScript SDK is not installed in {}: run tests/clients/install.sh",
-        dir.display()
-    );
-    dir
-}
+use common::clients_dir;
+
+const IN_FLIGHT: [usize; 2] = [1, 8];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Which {

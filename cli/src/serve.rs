@@ -595,28 +595,24 @@ impl ServerHandler for Server {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                r = changes.recv() => match r {
-                    Ok(changed) => {
-                        let accepted = context.accepted();
-                        if changed.tools && accepted.tools_list_changed == Some(true) {
-                            let _ = context.sink().notify_tool_list_changed().await;
-                        }
-                        if changed.resources && accepted.resources_list_changed == Some(true) {
-                            let _ = context.sink().notify_resource_list_changed().await;
-                        }
+                r = changes.recv() => {
+                    let changed = match r {
+                        Ok(changed) => changed,
+                        // Missed changes: both lists may have changed.
+                        Err(broadcast::error::RecvError::Lagged(_)) => Changed {
+                            tools: true,
+                            resources: true,
+                        },
+                        Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                    };
+                    let accepted = context.accepted();
+                    if changed.tools && accepted.tools_list_changed == Some(true) {
+                        let _ = context.sink().notify_tool_list_changed().await;
                     }
-                    // Missed changes: say both lists may have changed.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let accepted = context.accepted();
-                        if accepted.tools_list_changed == Some(true) {
-                            let _ = context.sink().notify_tool_list_changed().await;
-                        }
-                        if accepted.resources_list_changed == Some(true) {
-                            let _ = context.sink().notify_resource_list_changed().await;
-                        }
+                    if changed.resources && accepted.resources_list_changed == Some(true) {
+                        let _ = context.sink().notify_resource_list_changed().await;
                     }
-                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
-                },
+                }
             }
         }
     }
