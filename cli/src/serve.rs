@@ -526,12 +526,15 @@ impl ServerHandler for Server {
         {
             let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), name.clone());
             opts = std::mem::take(&mut opts).log(move |line| {
-                logger.log(
-                    &peer,
-                    rmcp::model::LoggingLevel::Info,
-                    &tool,
-                    Value::String(line),
-                );
+                // The client may raise its level while the call runs.
+                if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
+                    logger.log(
+                        &peer,
+                        rmcp::model::LoggingLevel::Info,
+                        &tool,
+                        Value::String(line),
+                    );
+                }
             });
         }
         let started = Instant::now();
