@@ -2,7 +2,8 @@
 //! (`cli/tests/clients/stdio_surface.py`, installed by `tests/clients/install.sh`):
 //! tools, the docs resources and their template, the system prompt, logging (setLevel,
 //! tool stderr as `notifications/message`, redaction, the rate limit's dropped count) and
-//! progress with totals, for a TypeScript, a Python and a bash tool.
+//! progress with totals, for a TypeScript, a Python and a bash tool, and
+//! `resources/list_changed` when a TOOL.md body changes.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, clients_dir, fixture};
+use common::{bin, clients_dir, copy_dir, fixture};
 
 /// Runs a client script with the SDK's Python, killing it after `limit`; its stdout,
 /// stderr and whether it succeeded.
@@ -59,7 +60,10 @@ fn python(script: &str, args: &[&std::ffi::OsStr], limit: Duration) -> (String, 
 
 #[test]
 fn the_python_sdk_sees_docs_prompts_logging_and_progress_totals() {
-    let tools = fixture("mcp_tools");
+    // A copy: the client edits a TOOL.md to see resources/list_changed.
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    copy_dir(&fixture("mcp_tools"), &tools);
     let (out, err, ok) = python(
         "stdio_surface.py",
         &[bin().as_ref(), tools.as_os_str()],
@@ -83,6 +87,7 @@ fn the_python_sdk_sees_docs_prompts_logging_and_progress_totals() {
         "ok: logging: secrets in stderr lines are redacted",
         "ok: logging: setLevel warning filters stderr lines",
         "ok: logging: a flood of 5000 stderr lines",
+        "ok: resources: a changed TOOL.md body sends resources/list_changed",
     ] {
         assert!(
             out.contains(check),

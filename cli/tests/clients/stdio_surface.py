@@ -5,11 +5,14 @@ Usage: python stdio_surface.py TOOLBIND TOOLS_DIR
 Checks the whole surface a host sees: tools (list, call, bad arguments), the tools'
 documentation as resources (list, template, read, unknown URI), the system prompt as a
 prompt (list, get), logging (setLevel; a tool's stderr lines as notifications/message,
-redacted, filtered by level, rate-limited with a dropped count) and progress with totals.
+redacted, filtered by level, rate-limited with a dropped count), progress with totals, and
+notifications/resources/list_changed when a TOOL.md body changes (TOOLS_DIR must be a
+copy the test may edit).
 Prints `ok: <check>` per check; any failure raises (non-zero exit). Driven by
 cli/tests/mcp_python.rs.
 """
 
+import pathlib
 import subprocess
 import sys
 
@@ -72,8 +75,13 @@ async def eventually(cond, what, seconds=10):
 async def main():
     log = Log()
     params = StdioServerParameters(command=TOOLBIND, args=["serve", "--dir", TOOLS])
+    notes = []
+
+    async def on_message(message):
+        notes.append(type(message).__name__)
+
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, logging_callback=log) as session:
+        async with ClientSession(read, write, logging_callback=log, message_handler=on_message) as session:
             init = await session.initialize()
             caps = init.capabilities
             assert caps.resources is not None and caps.prompts is not None and caps.logging is not None, caps
@@ -195,6 +203,15 @@ async def main():
             assert len(flood) + n >= 5000, (len(flood), n)
             assert dropped()[0].level == "warning", dropped()
             ok(f"logging: a flood of 5000 stderr lines -> {len(flood)} messages and '{dropped()[0].data}'")
+
+            # --- the docs change: resources/list_changed, and the new text is served
+            tool_md = pathlib.Path(TOOLS) / "report_py" / "TOOL.md"
+            tool_md.write_text(tool_md.read_text() + "\nA line added while serving.\n")
+            await eventually(lambda: "ResourceListChangedNotification" in notes, "resources/list_changed", seconds=15)
+            read = await session.read_resource("toolbind://tools/report_py")
+            assert "A line added while serving." in read.contents[0].text, read
+            assert "ToolListChangedNotification" not in notes, f"the tool definition did not change: {notes}"
+            ok("resources: a changed TOOL.md body sends resources/list_changed (not tools/list_changed)")
 
 
 anyio.run(main)

@@ -120,6 +120,20 @@ pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// Copies the folder `from` to `to`, recursively (a fixture a test may change).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
 /// Where `tests/clients/install.sh` installed the official MCP client SDKs:
 /// `$TOOLBIND_CLIENTS`, else `$XDG_CACHE_HOME/toolbind/clients`, else
 /// `~/.cache/toolbind/clients` (`py/bin/python` with the Python SDK, `node/node_modules`
