@@ -8,6 +8,13 @@
 //! appears, changes or goes, the registry is reloaded and clients are told
 //! (`notifications/tools/list_changed`).
 //!
+//! Besides tools, a session gets each tool's documentation as a resource
+//! (`toolbind://tools/<name>`, `text/markdown`, with `notifications/resources/list_changed`
+//! when it changes), the system prompt as the prompt `system_prompt`, and MCP logging:
+//! tool stderr lines and server events as `notifications/message`, rate-limited (see
+//! `surface` and `logging`). Progress notifications carry the tool's own
+//! `progress`/`total` when it reports them.
+//!
 //! Every request line gets an answer: lines over `--max-request-bytes`, bad JSON and
 //! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
 //! the MCP service sees them (see `wire`).
@@ -17,9 +24,11 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -30,20 +39,30 @@ use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{
     CallOptions, CancelToken, Content, OutputCheck, Progress, Runtime, ToolResult, ToolSpec,
 };
-use toolbind_codegen::prompt;
 use toolbind_codegen::schema::{self, Dialect};
 
 use crate::args::ServeArgs;
 use crate::exit::{Code, Failure, Outcome};
 use crate::tools;
 
+mod logging;
+mod progress;
+mod stdio;
+mod surface;
+
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
 
 pub fn run(args: &ServeArgs) -> Outcome {
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    // One worker thread for stdio: a stdio session is one client, and every call is I/O
+    // between it and the tool processes. Hopping between two workers cost more than it
+    // gave (the serve benchmark, BENCHMARKS.md: ~11k calls/s at 8 in flight on two
+    // workers, 16-19k on one). HTTP serves many clients at once: two. Slow work (loading
+    // tools, transpiling) runs on the blocking pool.
+    let workers = if args.http.addr.is_some() { 2 } else { 1 };
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
@@ -51,7 +70,8 @@ pub fn run(args: &ServeArgs) -> Outcome {
         Some(addr) => rt.block_on(crate::http::serve(dirs, args, addr)),
         None => rt.block_on(serve(dirs, args)),
     };
-    // The stdin reader blocks in a thread that cannot be interrupted; do not wait for it.
+    // stdin on a terminal or a file is read on a blocking thread that cannot be
+    // interrupted; do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(500));
     outcome
 }
@@ -72,12 +92,8 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     let server = Server::new(state.clone());
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
-    let (service_in, service_out, writer) = crate::wire::connect(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        max_request_bytes,
-        log,
-    );
+    let (service_in, service_out, writer) =
+        crate::wire::connect(stdio::stdin(), stdio::stdout(), max_request_bytes, log);
     let transport =
         rmcp::transport::async_rw::AsyncRwTransport::new_server(service_in, service_out)
             .with_max_line_length(max_request_bytes.saturating_add(1));
@@ -151,9 +167,9 @@ pub(crate) struct State {
     timeout: Option<Duration>,
     pub(crate) executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
-    /// Fires when the tool list changed: each session's `list_changed` notifier and
-    /// `subscriptions/listen` stream listen to it.
-    changed: broadcast::Sender<()>,
+    /// Fires when the tool list or the tools' documentation changed: each session's
+    /// `list_changed` notifier and `subscriptions/listen` stream listen to it.
+    changed: broadcast::Sender<Changed>,
 }
 
 impl State {
@@ -170,10 +186,21 @@ impl State {
     }
 }
 
+/// What a reload changed.
+#[derive(Debug, Clone, Copy)]
+struct Changed {
+    /// The MCP tool list (`tools/list_changed`).
+    tools: bool,
+    /// The documentation resources (`resources/list_changed`).
+    resources: bool,
+}
+
 /// The loaded tools at one moment. A reload builds a new one; calls in flight keep theirs.
 struct Snapshot {
     runtime: Arc<Runtime>,
     tools: Vec<Tool>,
+    /// Their documentation: resources, the system prompt, the instructions.
+    docs: surface::Docs,
     stamp: Stamp,
 }
 
@@ -191,6 +218,8 @@ impl Snapshot {
             log(&format!("warning: {w}"));
         }
         let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
+        let specs: Vec<ToolSpec> = loaded.registry.iter().cloned().collect();
+        let docs = surface::Docs::of(&specs);
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
         // Over stdio, client and server share a machine: the note's path is useful.
@@ -215,14 +244,9 @@ impl Snapshot {
         Snapshot {
             runtime: Arc::new(runtime),
             tools,
+            docs,
             stamp,
         }
-    }
-
-    /// The "Guidelines" section of the system prompt, as MCP `instructions`.
-    fn instructions(&self) -> Option<String> {
-        let specs: Vec<ToolSpec> = self.runtime.registry().iter().cloned().collect();
-        prompt::guidelines(&specs)
     }
 }
 
@@ -282,8 +306,8 @@ fn mtime(p: &Path) -> Option<SystemTime> {
     std::fs::metadata(p).and_then(|m| m.modified()).ok()
 }
 
-/// Polls the tools folders; on a change reloads, and when the tool list differs tells the
-/// sessions (see [`notify_changes`]).
+/// Polls the tools folders; on a change reloads, and when the tool list or the tools'
+/// documentation differs tells the sessions (see [`notify_changes`]).
 pub(crate) async fn watch(state: Arc<State>) {
     loop {
         tokio::time::sleep(POLL).await;
@@ -308,22 +332,28 @@ pub(crate) async fn watch(state: Arc<State>) {
             continue;
         };
         let summary = diff(&old.tools, &new.tools);
-        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-        let Some(summary) = summary else {
-            continue;
+        let changed = Changed {
+            tools: summary.is_some(),
+            resources: old.docs != new.docs,
         };
-        log(&format!("tool list changed: {summary}"));
-        let _ = state.changed.send(());
+        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        if let Some(summary) = &summary {
+            log(&format!("tool list changed: {summary}"));
+        }
+        if changed.tools || changed.resources {
+            let _ = state.changed.send(changed);
+        }
     }
 }
 
 /// How often a session's notifier checks that its session is still open.
 const SESSION_CHECK: Duration = Duration::from_secs(10);
 
-/// Sends `notifications/tools/list_changed` to one session opened with `initialize`
-/// whenever [`watch`] reports a change, until the session ends. (2026-07-28 sessions get
-/// it on their `subscriptions/listen` stream instead: see `listen`.)
-async fn notify_changes(mut changes: broadcast::Receiver<()>, peer: Peer<RoleServer>) {
+/// Sends `notifications/tools/list_changed` and `notifications/resources/list_changed` to
+/// one session opened with `initialize` whenever [`watch`] reports such a change, until
+/// the session ends. (2026-07-28 sessions get them on their `subscriptions/listen` stream
+/// instead: see `listen`.)
+async fn notify_changes(mut changes: broadcast::Receiver<Changed>, peer: Peer<RoleServer>) {
     loop {
         let change = tokio::select! {
             r = changes.recv() => r,
@@ -334,16 +364,29 @@ async fn notify_changes(mut changes: broadcast::Receiver<()>, peer: Peer<RoleSer
                 continue;
             }
         };
-        match change {
-            Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                if let Err(e) = peer.notify_tool_list_changed().await {
-                    if !peer.is_transport_closed() {
-                        log(&format!("cannot send tools/list_changed: {e}"));
-                    }
-                    return;
-                }
-            }
+        let changed = match change {
+            Ok(c) => c,
+            // Missed some: say both may have changed.
+            Err(broadcast::error::RecvError::Lagged(_)) => Changed {
+                tools: true,
+                resources: true,
+            },
             Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let sent = async {
+            if changed.tools {
+                peer.notify_tool_list_changed().await?;
+            }
+            if changed.resources {
+                peer.notify_resource_list_changed().await?;
+            }
+            Ok::<(), rmcp::service::ServiceError>(())
+        };
+        if let Err(e) = sent.await {
+            if !peer.is_transport_closed() {
+                log(&format!("cannot send a list_changed notification: {e}"));
+            }
+            return;
         }
     }
 }
@@ -385,32 +428,102 @@ fn diff(old: &[Tool], new: &[Tool]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// The MCP handler: one per stdio server, one per HTTP session (or per request when
-/// stateless); all share one [`State`].
+/// One MCP session's handler: one per stdio server, one per HTTP session (or per request
+/// when stateless); all share one [`State`]. Clones share the session (its log level and
+/// queue); a new session gets [`Server::new`].
 #[derive(Clone)]
 pub(crate) struct Server {
     state: Arc<State>,
+    logger: Arc<logging::Logger>,
 }
 
 impl Server {
     pub(crate) fn new(state: Arc<State>) -> Self {
-        Server { state }
+        Server {
+            state,
+            logger: Arc::default(),
+        }
     }
 }
 
 impl ServerHandler for Server {
+    #[allow(deprecated)] // the logging capability: rmcp marks it deprecated (SEP-2577)
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
         let mut server_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
         server_info.title = Some("toolbind: TOOL.md tools".into());
-        let info = ServerConfig::new(capabilities).with_server_info(server_info);
-        match self.state.current().instructions() {
-            Some(text) => info.with_instructions(text),
-            None => info,
-        }
+        ServerConfig::new(capabilities)
+            .with_server_info(server_info)
+            .with_instructions(self.state.current().docs.instructions().to_owned())
+    }
+
+    #[allow(deprecated)] // MCP logging: see `logging`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.logger.set_level(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            self.state.current().docs.resources(),
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            surface::Docs::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.state
+            .current()
+            .docs
+            .read(&request.uri)
+            .map(ReadResourceResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(surface::Docs::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.state
+            .current()
+            .docs
+            .prompt(&request.name)
+            .map(GetPromptResponse::from)
     }
 
     async fn list_tools(
@@ -450,22 +563,45 @@ impl ServerHandler for Server {
             });
             let peer = context.peer.clone();
             tokio::spawn(async move {
-                let mut n = 0.0;
+                let mut position = progress::Position::default();
                 // After the sink is dropped, `changed` still reports an unseen last value.
                 while rx.changed().await.is_ok() {
                     let Some(p) = rx.borrow_and_update().clone() else {
                         continue;
                     };
-                    n += 1.0;
-                    let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
-                    let param = ProgressNotificationParam::new(token.clone(), n)
-                        .with_message(texts.join("\n"));
+                    let Some((value, total, message)) = position.next(&p) else {
+                        continue;
+                    };
+                    let mut param =
+                        ProgressNotificationParam::new(token.clone(), value).with_message(message);
+                    param.total = total;
                     if peer.notify_progress(param).await.is_err() {
                         break;
                     }
                 }
             })
         });
+        // The tool's stderr lines, as `notifications/message` from a logger named after it.
+        #[allow(deprecated)]
+        let request_level = context.meta.log_level();
+        #[allow(deprecated)]
+        if self
+            .logger
+            .enabled(rmcp::model::LoggingLevel::Info, request_level)
+        {
+            let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), name.clone());
+            opts = std::mem::take(&mut opts).log(move |line| {
+                // The client may raise its level while the call runs.
+                if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
+                    logger.log(
+                        &peer,
+                        rmcp::model::LoggingLevel::Info,
+                        &tool,
+                        Value::String(line),
+                    );
+                }
+            });
+        }
         let started = Instant::now();
         let call = runtime.call(&name, args, opts);
         tokio::pin!(call);
@@ -483,7 +619,7 @@ impl ServerHandler for Server {
             // The sink was dropped with the call: the task ends once it has sent the rest.
             let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
         }
-        log(&format!(
+        let event = format!(
             "call {} of `{name}`: {} in {:.1} s",
             context.id,
             if cancelled {
@@ -494,7 +630,21 @@ impl ServerHandler for Server {
                 "ok"
             },
             started.elapsed().as_secs_f64()
-        ));
+        );
+        log(&event);
+        #[allow(deprecated)]
+        {
+            use rmcp::model::LoggingLevel;
+            let level = if result.is_error {
+                LoggingLevel::Warning
+            } else {
+                LoggingLevel::Debug
+            };
+            if self.logger.enabled(level, request_level) {
+                self.logger
+                    .log(&context.peer, level, "toolbind", Value::String(event));
+            }
+        }
         Ok(to_mcp(result).into())
     }
 
@@ -508,6 +658,7 @@ impl ServerHandler for Server {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|on| *on);
         Some(accepted)
     }
 
@@ -516,14 +667,24 @@ impl ServerHandler for Server {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                r = changes.recv() => match r {
-                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                        if context.accepted().tools_list_changed == Some(true) {
-                            let _ = context.sink().notify_tool_list_changed().await;
-                        }
+                r = changes.recv() => {
+                    let changed = match r {
+                        Ok(changed) => changed,
+                        // Missed changes: both lists may have changed.
+                        Err(broadcast::error::RecvError::Lagged(_)) => Changed {
+                            tools: true,
+                            resources: true,
+                        },
+                        Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                    };
+                    let accepted = context.accepted();
+                    if changed.tools && accepted.tools_list_changed == Some(true) {
+                        let _ = context.sink().notify_tool_list_changed().await;
                     }
-                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
-                },
+                    if changed.resources && accepted.resources_list_changed == Some(true) {
+                        let _ = context.sink().notify_resource_list_changed().await;
+                    }
+                }
             }
         }
     }

@@ -718,7 +718,7 @@ fn enum_items(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue], defa
     w.line("s.serialize_str(self.as_str())");
     w.close("}");
     w.close("}");
-    w.impl_for("impl ::toolbind::__private::Arg", &name);
+    w.impl_for("impl ::toolbind::__private::Arg", name);
     w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
     w.line("::core::option::Option::Some(self.as_str().into())");
     w.close("}");

@@ -299,6 +299,7 @@ impl fmt::Display for OutputType {
 ///           description: The subject line.
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct OutputField {
     /// The field's name in the JSON `details`; empty for an array's `items`.
     pub name: String,

@@ -101,66 +101,78 @@ pub fn tools_table(tools: &[ToolSpec]) -> String {
 }
 
 /// Human docs for a tools folder: the table, then per tool its facts, an inputs table and
-/// its body.
+/// its body ([`tool_reference`] at level 2).
 pub fn docs(tools: &[ToolSpec]) -> String {
     let mut s = String::from("# Tools\n\n");
     s.push_str(&tools_table(tools));
     for t in tools {
-        let _ = write!(
-            s,
-            "\n## {} (`{}`)\n\n{}\n\n- Version: {}\n- Language: {}\n",
-            t.label,
-            t.name,
-            t.description.trim(),
-            t.version,
-            t.language
-        );
-        if let Some(secs) = t.timeout_secs {
-            let _ = writeln!(s, "- Timeout: {secs} s");
-        }
-        if !t.env.is_empty() {
-            let _ = writeln!(s, "- Environment: {}", t.env.join(", "));
-        }
-        if !t.inputs.is_empty() {
-            s.push_str("\n| Input | Type | Required | Default | Description |\n| --- | --- | --- | --- | --- |\n");
-            for i in &t.inputs {
-                let ty = match i.ty {
-                    InputType::Enum => {
-                        let v: Vec<&str> = i.values.iter().map(|v| v.wire.as_str()).collect();
-                        format!("enum: {}", v.join(", "))
-                    }
-                    other => other.to_string(),
-                };
-                let default = match (i.public_default(), &i.default) {
-                    (Some(d), _) => format!("`{d}`"),
-                    (None, Some(_)) => "(hidden)".to_owned(),
-                    (None, None) => String::new(),
-                };
-                let mut desc = cell(&i.description);
-                if i.sensitive {
-                    desc.push_str(" (sensitive)");
+        s.push('\n');
+        s.push_str(&tool_reference(t, 2));
+    }
+    s
+}
+
+/// One tool's reference page, as `toolbind docs` prints it for each tool: a heading of
+/// `level` (`## Label (`name`)` at 2), the description, its facts (version, language,
+/// timeout, environment), an inputs table and the TOOL.md body with its headings moved
+/// `level` levels down. `toolbind serve` offers it at level 1 as the tool's MCP resource.
+pub fn tool_reference(t: &ToolSpec, level: usize) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "{} {} (`{}`)\n\n{}\n\n- Version: {}\n- Language: {}\n",
+        "#".repeat(level.clamp(1, 6)),
+        t.label,
+        t.name,
+        t.description.trim(),
+        t.version,
+        t.language
+    );
+    if let Some(secs) = t.timeout_secs {
+        let _ = writeln!(s, "- Timeout: {secs} s");
+    }
+    if !t.env.is_empty() {
+        let _ = writeln!(s, "- Environment: {}", t.env.join(", "));
+    }
+    if !t.inputs.is_empty() {
+        s.push_str("\n| Input | Type | Required | Default | Description |\n| --- | --- | --- | --- | --- |\n");
+        for i in &t.inputs {
+            let ty = match i.ty {
+                InputType::Enum => {
+                    let v: Vec<&str> = i.values.iter().map(|v| v.wire.as_str()).collect();
+                    format!("enum: {}", v.join(", "))
                 }
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} | {} | {} |",
-                    i.name,
-                    cell(&ty),
-                    if i.required() { "yes" } else { "no" },
-                    cell(&default),
-                    desc
-                );
+                other => other.to_string(),
+            };
+            let default = match (i.public_default(), &i.default) {
+                (Some(d), _) => format!("`{d}`"),
+                (None, Some(_)) => "(hidden)".to_owned(),
+                (None, None) => String::new(),
+            };
+            let mut desc = cell(&i.description);
+            if i.sensitive {
+                desc.push_str(" (sensitive)");
             }
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} |",
+                i.name,
+                cell(&ty),
+                if i.required() { "yes" } else { "no" },
+                cell(&default),
+                desc
+            );
         }
-        if !t.outputs.is_empty() {
-            s.push_str("\n| Output | Type | Required | Description |\n| --- | --- | --- | --- |\n");
-            output_rows(&mut s, &t.outputs, "");
-        }
-        let body = strip_title(&t.body.markdown);
-        if !body.is_empty() {
-            s.push('\n');
-            s.push_str(&demote_headings(body, 2));
-            s.push('\n');
-        }
+    }
+    if !t.outputs.is_empty() {
+        s.push_str("\n| Output | Type | Required | Description |\n| --- | --- | --- | --- |\n");
+        output_rows(&mut s, &t.outputs, "");
+    }
+    let body = strip_title(&t.body.markdown);
+    if !body.is_empty() {
+        s.push('\n');
+        s.push_str(&demote_headings(body, level));
+        s.push('\n');
     }
     s
 }

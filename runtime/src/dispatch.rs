@@ -14,7 +14,7 @@ use toolbind_codegen::suggest;
 
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
-use crate::executor::{ExecCall, Executor, ProgressSink};
+use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
 use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
@@ -83,6 +83,9 @@ pub struct CallOptions {
     pub cancel: CancelToken,
     /// Receives the tool's `onUpdate` progress.
     pub progress: Option<ProgressSink>,
+    /// Receives the tool's stderr lines (redacted like everything else that leaves the
+    /// call); see [`LogSink`] for when a line is attributed to a call.
+    pub log: Option<LogSink>,
     /// Overrides the tool's and the runtime's timeout.
     pub timeout: Option<Duration>,
 }
@@ -111,6 +114,13 @@ impl CallOptions {
         self
     }
 
+    /// Sends the tool's stderr lines to `sink`, one line per call of it. The sink runs on
+    /// the executor's I/O tasks: it must not block.
+    pub fn log(mut self, sink: impl Fn(String) + Send + Sync + 'static) -> Self {
+        self.log = Some(Arc::new(sink));
+        self
+    }
+
     /// Sets this call's timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
@@ -124,6 +134,7 @@ impl fmt::Debug for CallOptions {
             .field("tool_call_id", &self.tool_call_id)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.is_some())
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -333,6 +344,7 @@ impl Runtime {
     ///
     /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in
     /// their JSON-escaped forms) from everything that leaves the call: progress updates,
+    /// stderr lines sent to [`CallOptions::log`],
     /// result and error text, `details`, and so the spill files, the CLI's output and MCP
     /// messages built from them. Values shorter than
     /// [`MIN_REDACTED_CHARS`](crate::secret::MIN_REDACTED_CHARS) are left alone. Every failure — unknown tool, bad
@@ -427,11 +439,19 @@ impl Runtime {
             }
             other => other,
         };
+        let log = match opts.log {
+            Some(sink) if !redactor.is_empty() => {
+                let r = redactor.clone();
+                Some(Arc::new(move |line: String| sink(r.text(&line))) as LogSink)
+            }
+            other => other,
+        };
         let mut call = ExecCall::new(spec, params)
             .tool_call_id(&tool_call_id)
             .cancel(opts.cancel)
             .timeout(timeout);
         call.progress = progress;
+        call.log = log;
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(spec, &tool_call_id, &mut result);

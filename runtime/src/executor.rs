@@ -14,6 +14,16 @@ use crate::result::{Progress, ToolResult};
 /// Receives `onUpdate` progress, in order, before the result.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Receives the lines a tool writes to stderr during a call, one line at a time without
+/// its newline (at most [`MAX_LOG_LINE_BYTES`]; a longer line is cut with a note). It is
+/// called from the executor's I/O tasks: it must return quickly and never block (queue the
+/// line, or drop it).
+pub type LogSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The longest stderr line handed to a [`LogSink`]; the rest of a longer line is dropped
+/// and the line ends with ` [line cut at 4096 bytes]`.
+pub const MAX_LOG_LINE_BYTES: usize = 4096;
+
 /// Everything an executor needs for one call. Params are already validated, coerced and
 /// defaulted against the tool's spec.
 #[non_exhaustive]
@@ -28,6 +38,10 @@ pub struct ExecCall<'a> {
     pub cancel: CancelToken,
     /// Receives the tool's progress updates (`onUpdate`), if anyone listens.
     pub progress: Option<ProgressSink>,
+    /// Receives the tool's stderr lines, when the caller wants them. Executors that cannot
+    /// tell which call a line belongs to (several calls in flight in one process) leave it
+    /// out rather than hand it to the wrong call.
+    pub log: Option<LogSink>,
     /// The call's timeout, resolved by the caller (the [`Runtime`](crate::Runtime): the
     /// call's, else the tool's, else its default). The executor enforces it as given:
     /// abort, then kill after the grace period.
@@ -51,6 +65,7 @@ impl<'a> ExecCall<'a> {
             params,
             cancel: CancelToken::new(),
             progress: None,
+            log: None,
             timeout: tool.timeout().unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT),
         }
     }
@@ -70,6 +85,12 @@ impl<'a> ExecCall<'a> {
     /// Sets the sink for the tool's progress updates.
     pub fn progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Sets the sink for the tool's stderr lines.
+    pub fn log(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
         self
     }
 

@@ -56,7 +56,8 @@ pub use dispatch::{
     SPILL_RETENTION, default_spill_dir,
 };
 pub use executor::{
-    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, MAX_TIMEOUT, PrepareFuture, ProgressSink,
+    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, MAX_TIMEOUT,
+    PrepareFuture, ProgressSink,
 };
 pub use loader::{
     LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,

@@ -211,26 +211,47 @@ impl ToolResult {
     }
 }
 
-/// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`), with an
+/// optional position: `onUpdate({content, progress: 40, total: 100})` in node and python,
+/// a `{"text", "progress", "total"}` JSON line on fd 3 in bash (see tools/README.md).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Progress {
-    /// The update's text (and image) blocks, as the tool sent them to `onUpdate`.
+    /// What the tool says it is doing.
     pub content: Vec<Content>,
+    /// How far along the call is, in the tool's own units (a finite number, `>= 0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<f64>,
+    /// The value `progress` reaches when the work is done, when the tool knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
 }
 
 impl Progress {
-    /// An update with these content blocks.
+    /// An update with these content blocks and no position.
     pub fn new(content: Vec<Content>) -> Self {
-        Progress { content }
+        Progress {
+            content,
+            ..Progress::default()
+        }
     }
 
-    /// An update with one text block.
+    /// Sets the position: `progress` of `total` (when known).
+    pub fn at(mut self, progress: f64, total: Option<f64>) -> Self {
+        self.progress = Some(progress);
+        self.total = total;
+        self
+    }
+
+    /// An update with one text block and no position.
     pub fn text(text: impl Into<String>) -> Self {
-        Progress::new(vec![Content::text(text)])
+        Progress {
+            content: vec![Content::text(text)],
+            ..Progress::default()
+        }
     }
 
-    /// The text blocks joined by newlines (images left out).
+    /// All text blocks joined by newlines.
     pub fn text_content(&self) -> String {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")

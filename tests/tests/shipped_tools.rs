@@ -837,17 +837,44 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
     // MP3 at 16 kHz tops out at 160 kbit/s.)
     let cd = dir.path().join("cd.wav");
     write_wav_at(&cd, 1.0, 44_100);
-    let (r, _) = call(
-        &rt,
-        "convert_audio_to_mp3",
-        json!({
-            "input_path": cd.display().to_string(),
-            "output_path": dir.path().join("hq").display().to_string(),
-            "bitrate": "320k",
-        }),
-    )
-    .await;
+    // Each percentage update also carries its position: N of 100 (issue 17).
+    let positions = Arc::new(Mutex::new(Vec::new()));
+    let sink = positions.clone();
+    let r = rt
+        .call(
+            "convert_audio_to_mp3",
+            json!({
+                "input_path": cd.display().to_string(),
+                "output_path": dir.path().join("hq").display().to_string(),
+                "bitrate": "320k",
+            }),
+            CallOptions::new().progress(move |p| {
+                sink.lock()
+                    .unwrap()
+                    .push((p.text_content(), p.progress, p.total));
+            }),
+        )
+        .await;
     contains(&ok(&r), "Bitrate: 320k");
+    let positions = positions.lock().unwrap().clone();
+    assert_eq!(positions.first().unwrap().1, Some(0.0), "{positions:?}");
+    let mut reported = 0;
+    for (text, progress, total) in &positions {
+        if let Some(pct) = text
+            .strip_prefix("Converting: ")
+            .and_then(|t| t.strip_suffix('%'))
+        {
+            assert_eq!(
+                *progress,
+                Some(pct.parse::<f64>().unwrap()),
+                "{positions:?}"
+            );
+            assert_eq!(*total, Some(100.0), "{positions:?}");
+            reported += 1;
+        }
+    }
+    assert!(reported > 0, "{positions:?}");
+    assert_eq!(positions.last().unwrap().1, None, "`Done` is plain text");
     let hq = dir.path().join("hq.mp3");
     assert!(is_mp3(&std::fs::read(&hq).unwrap()));
     if let Some((_, bit_rate)) = ffprobe(&hq) {

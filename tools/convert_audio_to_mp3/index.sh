@@ -16,6 +16,9 @@ if { true >&3; } 2>/dev/null; then
 else
   progress() { :; }
 fi
+# An update with a position: {"text", "progress", "total"} (see tools/README.md). The text
+# is ours and holds no quote or backslash.
+progress_at() { progress "{\"text\": \"$3\", \"progress\": $1, \"total\": $2}"; }
 
 command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH; it is needed to read the JSON parameters"
 [[ -t 0 ]] && die "expected the parameters as a JSON object on stdin"
@@ -125,7 +128,12 @@ case $bitrate in
   ;;
 esac
 
-progress "Converting $input_path to MP3 at $bitrate..."
+start="Converting $input_path to MP3 at $bitrate..."
+if [[ -n $duration_us && $start != *[\\\"]* ]]; then
+  progress_at 0 100 "$start"
+else
+  progress "$start"
+fi
 last_pct=-1
 # "file:" keeps ffmpeg from reading a path as a protocol URL or an option.
 if ! ffmpeg -hide_banner -nostdin -nostats -loglevel error -y \
@@ -139,11 +147,11 @@ if ! ffmpeg -hide_banner -nostdin -nostats -loglevel error -y \
       if ((pct > 100)); then pct=100; fi
       # Every 5% at most, so long files do not flood the agent with updates.
       if ((pct >= last_pct + 5 || (pct == 100 && last_pct < 100))); then
-        progress "Converting: ${pct}%"
+        progress_at "$pct" 100 "Converting: ${pct}%"
         last_pct=$pct
       fi
     elif [[ $key == progress && $value == end ]]; then
-      if ((last_pct < 100)); then progress "Converting: 100%"; fi
+      if ((last_pct < 100)); then progress_at 100 100 "Converting: 100%"; fi
       last_pct=100
     fi
     :

@@ -120,23 +120,35 @@ pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Where `tests/clients/install.sh` put the official MCP SDKs: `$TOOLBIND_CLIENTS`, else
-/// `$XDG_CACHE_HOME/toolbind/clients`, else `~/.cache/toolbind/clients` (`py/bin/python`,
-/// `node/node_modules/@modelcontextprotocol/sdk`). Panics when they are missing.
+/// Copies the folder `from` to `to`, recursively (a fixture a test may change).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Where `tests/clients/install.sh` installed the official MCP client SDKs:
+/// `$TOOLBIND_CLIENTS`, else `$XDG_CACHE_HOME/toolbind/clients`, else
+/// `~/.cache/toolbind/clients` (`py/bin/python` with the Python SDK, `node/node_modules`
+/// with the TypeScript SDK). Panics, saying to run the script, when they are missing.
 pub fn clients_dir() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+    let dir = match std::env::var_os("TOOLBIND_CLIENTS").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+            Some(c) => PathBuf::from(c).join("toolbind/clients"),
+            None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+                .join(".cache/toolbind/clients"),
+        },
     };
-    let dir = var("TOOLBIND_CLIENTS").unwrap_or_else(|| {
-        var("XDG_CACHE_HOME")
-            .or_else(|| var("HOME").map(|h| h.join(".cache")))
-            .expect("neither XDG_CACHE_HOME nor HOME is set")
-            .join("toolbind/clients")
-    });
     assert!(
-        dir.join("py/bin/python").exists(),
+        dir.join("py/bin/python").exists() && dir.join("node/node_modules").is_dir(),
         "the MCP client SDKs are not installed in {}: run tests/clients/install.sh",
         dir.display()
     );

@@ -30,7 +30,7 @@ use super::sandbox::Jail;
 use super::stop::{Ending, Step, Stopper};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
-use crate::executor::ProgressSink;
+use crate::executor::{LogSink, ProgressSink};
 use crate::result::{Content, StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
@@ -54,6 +54,7 @@ pub(crate) async fn run(
     cancel: &CancelToken,
     timeout: Duration,
     progress: Option<&ProgressSink>,
+    log: Option<&LogSink>,
     secrets: &[String],
     jail: Option<Jail>,
 ) -> ToolResult {
@@ -88,11 +89,11 @@ pub(crate) async fn run(
         .stdout
         .take()
         .map(|s| tokio::spawn(process::drain(s, out.clone())));
-    let err_task = spawned
-        .child
-        .stderr
-        .take()
-        .map(|s| tokio::spawn(process::drain(s, err.clone())));
+    // One process per call: every stderr line is this call's.
+    let err_task = spawned.child.stderr.take().map(|s| match log {
+        Some(log) => tokio::spawn(process::drain_lines(s, err.clone(), log.clone())),
+        None => tokio::spawn(process::drain(s, err.clone())),
+    });
     let max_line = config.max_progress_line_bytes.max(1024);
     let max_text = limits.text;
     let updates = pump::Slot::new();
@@ -108,7 +109,7 @@ pub(crate) async fn run(
             match protocol::read_line(&mut read, &mut line, max_line).await {
                 Ok(Some(())) => {
                     let text = String::from_utf8_lossy(&line).into_owned();
-                    slot.put(protocol::normalize_progress(Value::String(text), max_text));
+                    slot.put(protocol::progress_line(text, max_text));
                     line.clear();
                 }
                 Err(protocol::LineError::TooLong(max)) => {

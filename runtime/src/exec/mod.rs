@@ -44,6 +44,13 @@
 //!   per call, dropping the oldest; at most one update per
 //!   [`ExecConfig::progress_interval`] is forwarded, and what is queued goes out, in order,
 //!   before the result. A tool reporting now and then loses nothing; a flood is coalesced.
+//! - A call's stderr lines go to its [`LogSink`](crate::executor::LogSink), when it has
+//!   one: every line of a bash tool; a warm node or python worker's lines while it serves
+//!   that one call alone (and for a moment after, for what it wrote just before
+//!   returning). Lines written while several calls share the worker are not forwarded: a
+//!   shared process's stderr cannot be attributed, and a line must never reach the wrong
+//!   caller. Lines are cut at 4 KiB, handed over as they are read (nothing queues), and
+//!   redacted of every secret sent to the worker.
 //! - Memory stays bounded whatever a tool prints: only a head and a tail of stderr are kept
 //!   ([`ExecConfig::max_log_bytes`]), result text is capped at
 //!   [`ExecConfig::max_text_bytes`] with a note, protocol lines at
@@ -363,6 +370,7 @@ impl SubprocessExecutor {
                 &call.cancel,
                 timeout,
                 call.progress.as_ref(),
+                call.log.as_ref(),
                 &secrets,
                 jail,
             )
@@ -402,6 +410,7 @@ impl SubprocessExecutor {
                     timeout,
                     config.grace,
                     call.progress.as_ref(),
+                    call.log.as_ref(),
                     &secrets,
                 )
                 .await;

@@ -15,6 +15,7 @@ use tokio::process::{Child, Command};
 
 use super::ExecConfig;
 use super::sandbox::{Jail, Running};
+use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
 
 /// Variables every tool sees when the agent has them.
@@ -407,6 +408,78 @@ pub(crate) async fn drain(mut reader: impl AsyncRead + Unpin, capture: Arc<Mutex
     }
 }
 
+/// Splits a stream of bytes into lines for a [`LogSink`](crate::executor::LogSink),
+/// holding at most [`MAX_LOG_LINE_BYTES`] of an unfinished line: the rest of a longer line
+/// is dropped and the line is marked as cut.
+#[derive(Default)]
+pub(crate) struct LineSplitter {
+    partial: Vec<u8>,
+    cut: bool,
+}
+
+impl LineSplitter {
+    /// Feeds `bytes`, calling `emit` with each finished line (without its newline).
+    pub(crate) fn push(&mut self, mut bytes: &[u8], emit: &mut impl FnMut(String)) {
+        while !bytes.is_empty() {
+            let (chunk, rest, done) = match bytes.iter().position(|b| *b == b'\n') {
+                Some(i) => (&bytes[..i], &bytes[i + 1..], true),
+                None => (bytes, &[][..], false),
+            };
+            let room = MAX_LOG_LINE_BYTES.saturating_sub(self.partial.len());
+            if chunk.len() > room {
+                self.partial.extend_from_slice(&chunk[..room]);
+                self.cut = true;
+            } else {
+                self.partial.extend_from_slice(chunk);
+            }
+            if done {
+                self.flush(emit);
+            }
+            bytes = rest;
+        }
+    }
+
+    /// Emits what is left of an unfinished last line.
+    pub(crate) fn flush(&mut self, emit: &mut impl FnMut(String)) {
+        if self.partial.is_empty() && !self.cut {
+            return;
+        }
+        let mut line = String::from_utf8_lossy(&self.partial).into_owned();
+        if line.ends_with('\r') {
+            line.pop();
+        }
+        if self.cut {
+            line.push_str(&format!(" [line cut at {MAX_LOG_LINE_BYTES} bytes]"));
+        }
+        self.partial.clear();
+        self.cut = false;
+        emit(line);
+    }
+}
+
+/// [`drain`], also handing each line to `log`.
+pub(crate) async fn drain_lines(
+    mut reader: impl AsyncRead + Unpin,
+    capture: Arc<Mutex<Capture>>,
+    log: LogSink,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = LineSplitter::default();
+    let mut emit = |line: String| log(line);
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Ok(mut c) = capture.lock() {
+                    c.push(&buf[..n]);
+                }
+                lines.push(&buf[..n], &mut emit);
+            }
+        }
+    }
+    lines.flush(&mut emit);
+}
+
 /// Replaces every occurrence of each secret (and its JSON-escaped forms) in `text` with
 /// `[REDACTED]`; see [`crate::secret::Redactor`].
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
@@ -416,6 +489,26 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_split_and_bounded() {
+        let mut got = Vec::new();
+        let mut emit = |l: String| got.push(l);
+        let mut s = LineSplitter::default();
+        s.push(b"one\ntw", &mut emit);
+        s.push(b"o\r\n", &mut emit);
+        s.push(&vec![b'x'; MAX_LOG_LINE_BYTES + 10], &mut emit);
+        s.push(b"yy\nlast", &mut emit);
+        s.flush(&mut emit);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!((got[0].as_str(), got[1].as_str()), ("one", "two"));
+        assert!(got[2].starts_with("xxx") && got[2].ends_with("[line cut at 4096 bytes]"));
+        assert_eq!(
+            got[2].len(),
+            MAX_LOG_LINE_BYTES + " [line cut at 4096 bytes]".len()
+        );
+        assert_eq!(got[3], "last");
+    }
 
     #[test]
     fn capture_keeps_head_and_tail_only() {

@@ -227,21 +227,52 @@ pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
 }
 
 /// Progress content from an `update` message: an array of blocks, a `{content}` object or
-/// a string.
+/// a string. An object may also carry `progress` and `total` (finite numbers, `progress
+/// >= 0`, `total > 0`); anything else in those fields is ignored.
 pub(crate) fn normalize_progress(value: Value, max_text: usize) -> Progress {
+    let mut progress = None;
+    let mut total = None;
     let mut content = match value {
         Value::Array(items) => items.into_iter().map(content_block).collect(),
-        Value::Object(mut obj) => match obj.remove("content") {
-            Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
-            Some(other) => vec![content_block(other)],
-            None => vec![content_block(Value::Object(obj))],
-        },
+        Value::Object(mut obj) => {
+            progress = obj
+                .remove("progress")
+                .and_then(|v| v.as_f64())
+                .filter(|p| p.is_finite() && *p >= 0.0);
+            total = obj
+                .remove("total")
+                .and_then(|v| v.as_f64())
+                .filter(|t| t.is_finite() && *t > 0.0);
+            match obj.remove("content") {
+                Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
+                Some(other) => vec![content_block(other)],
+                // `{progress, total}` alone: a position without text.
+                None if obj.is_empty() => Vec::new(),
+                None => vec![content_block(Value::Object(obj))],
+            }
+        }
         Value::String(s) => vec![Content::text(s)],
         Value::Null => Vec::new(),
         other => vec![content_block(other)],
     };
     cap_text(&mut content, max_text);
-    Progress { content }
+    Progress {
+        content,
+        progress,
+        total,
+    }
+}
+
+/// A bash tool's fd 3 line as progress: a JSON object with a numeric `progress` (and
+/// optionally `total` and `text`) is a position; any other line is plain text.
+pub(crate) fn progress_line(line: String, max_text: usize) -> Progress {
+    if line.trim_start().starts_with('{')
+        && let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(&line)
+        && obj.get("progress").is_some_and(Value::is_number)
+    {
+        return normalize_progress(Value::Object(obj), max_text);
+    }
+    normalize_progress(Value::String(line), max_text)
 }
 
 fn content_block(v: Value) -> Content {
@@ -323,6 +354,43 @@ mod tests {
             forged.text_content().contains("`isError` as a string"),
             "{forged:?}"
         );
+    }
+
+    #[test]
+    fn progress_carries_an_optional_position() {
+        let p = normalize_progress(
+            json!({"content": [{"type": "text", "text": "Converting: 40%"}], "progress": 40, "total": 100}),
+            100,
+        );
+        assert_eq!(
+            (p.text_content().as_str(), p.progress, p.total),
+            ("Converting: 40%", Some(40.0), Some(100.0))
+        );
+        let p = normalize_progress(json!({"progress": 3}), 100);
+        assert!(p.content.is_empty() && p.progress == Some(3.0) && p.total.is_none());
+        // Not numbers, negative, zero total: ignored, the text still arrives.
+        let p = normalize_progress(json!({"content": "x", "progress": "40", "total": 0}), 100);
+        assert_eq!(
+            (p.text_content().as_str(), p.progress, p.total),
+            ("x", None, None)
+        );
+        let p = normalize_progress(json!({"text": "y", "progress": -1}), 100);
+        assert_eq!((p.text_content().as_str(), p.progress), ("y", None));
+        // bash fd 3 lines: a JSON object with a numeric progress, else text.
+        let p = progress_line(
+            r#"{"text": "Converting: 40%", "progress": 40, "total": 100}"#.into(),
+            100,
+        );
+        assert_eq!(
+            (p.text_content().as_str(), p.progress, p.total),
+            ("Converting: 40%", Some(40.0), Some(100.0))
+        );
+        let p = progress_line(r#"{"no": "position"}"#.into(), 100);
+        assert_eq!(
+            (p.text_content().as_str(), p.progress),
+            (r#"{"no": "position"}"#, None)
+        );
+        assert_eq!(progress_line("plain".into(), 100), Progress::text("plain"));
     }
 
     #[test]

@@ -167,9 +167,7 @@ mod tests {
     use super::*;
 
     fn p(t: &str) -> Progress {
-        Progress {
-            content: vec![Content::text(t)],
-        }
+        Progress::text(t)
     }
 
     #[test]

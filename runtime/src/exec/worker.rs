@@ -21,7 +21,7 @@ use super::sandbox::{Jail, Running};
 use super::stop::{Ending, Step, Stopper, secs};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
-use crate::executor::ProgressSink;
+use crate::executor::{LogSink, ProgressSink};
 use crate::result::{StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
@@ -74,6 +74,8 @@ pub(crate) enum CallEnd {
 struct Pending {
     done: mpsc::Sender<Event>,
     progress: Arc<pump::Slot>,
+    /// Where the call's stderr lines go, when its caller wants them.
+    log: Option<LogSink>,
 }
 
 #[derive(Default)]
@@ -92,7 +94,13 @@ struct State {
     killed_because: Option<String>,
     /// Calls whose caller dropped the future: aborted, given the grace period to stop.
     abandoned: std::collections::HashSet<u64>,
+    /// The log sink of the call that last ran alone, and when it ended: stderr it wrote
+    /// just before returning may still be in the pipe when its result arrives.
+    last_log: Option<(LogSink, Instant)>,
 }
+
+/// How long after a call ended alone its stderr lines are still handed to its sink.
+const LOG_LINGER: Duration = Duration::from_secs(1);
 
 struct Shared {
     state: Mutex<State>,
@@ -229,6 +237,7 @@ impl Worker {
         timeout: Duration,
         grace: Duration,
         progress: Option<&ProgressSink>,
+        log: Option<&LogSink>,
         secrets: &[String],
     ) -> CallEnd {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -245,8 +254,10 @@ impl Worker {
                 Pending {
                     done: tx,
                     progress: updates.clone(),
+                    log: log.cloned(),
                 },
             );
+            st.last_log = None;
             st.in_flight += 1;
             for s in secrets {
                 if !st.secrets.contains(s) {
@@ -367,6 +378,7 @@ impl Worker {
                 Pending {
                     done: tx,
                     progress: pump::Slot::new(),
+                    log: None,
                 },
             );
             st.in_flight += 1;
@@ -413,7 +425,11 @@ struct CallGuard<'w> {
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         let mut st = self.worker.lock();
-        st.pending.remove(&self.id);
+        if let Some(call) = st.pending.remove(&self.id)
+            && st.pending.is_empty()
+        {
+            st.last_log = call.log.map(|sink| (sink, Instant::now()));
+        }
         st.in_flight = st.in_flight.saturating_sub(1);
         st.last_used = Some(Instant::now());
         if self.finished || st.dead.is_some() {
@@ -464,24 +480,62 @@ fn kill_group_for(shared: &Shared, pgid: i32, reason: String) {
     }
 }
 
+/// Keeps the worker's stderr for error messages, and hands each line to the log sink of
+/// the call in flight, when exactly one is (or, for [`LOG_LINGER`] after it ended, when no
+/// other call has started since): the process is shared, so with several calls in flight a
+/// line cannot be attributed, and is not sent to any (rather than to the wrong caller). A
+/// line is redacted of every secret sent to this worker first.
 async fn drain_into(mut reader: impl tokio::io::AsyncRead + Unpin, shared: &Shared) {
     use tokio::io::AsyncReadExt;
     let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = process::LineSplitter::default();
+    let mut emit = |line: String| {
+        let (sink, secrets) = {
+            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            let sink = match st.pending.len() {
+                1 => st.pending.values().next().and_then(|p| p.log.clone()),
+                // The call that ran alone has just ended: what it wrote last is its own.
+                0 => match &st.last_log {
+                    Some((sink, ended)) if ended.elapsed() < LOG_LINGER => Some(sink.clone()),
+                    _ => {
+                        st.last_log = None;
+                        None
+                    }
+                },
+                _ => None,
+            };
+            match sink {
+                Some(sink) => (sink, st.secrets.clone()),
+                None => return,
+            }
+        };
+        sink(process::redact(&line, &secrets));
+    };
     loop {
         match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => shared
-                .stderr
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(&buf[..n]),
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                shared
+                    .stderr
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(&buf[..n]);
+                lines.push(&buf[..n], &mut emit);
+            }
         }
     }
+    lines.flush(&mut emit);
 }
 
 async fn writer(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(line) = rx.recv().await {
-        if write.write_all(&line).await.is_err() {
+    while let Some(mut lines) = rx.recv().await {
+        // Lines queued meanwhile (calls that arrived together) go out in one write.
+        while lines.len() < 1 << 20
+            && let Ok(more) = rx.try_recv()
+        {
+            lines.extend_from_slice(&more);
+        }
+        if write.write_all(&lines).await.is_err() {
             break;
         }
     }

@@ -1,0 +1,164 @@
+//! The documentation `serve` offers besides the tools: one Markdown resource per tool, a
+//! resource template for them, the system prompt as an MCP prompt, and the `instructions`.
+//!
+//! Every text comes from codegen's renderers, so it is what `toolbind docs` and `toolbind
+//! prompt` print: a tool's resource is its `toolbind docs` section
+//! ([`prompt::tool_reference`], at heading level 1), the prompt is `toolbind prompt`
+//! ([`prompt::system_prompt`]), and the instructions are its "Available tools" and
+//! "Guidelines" sections.
+//!
+//! URIs: `toolbind://tools/<name>` (template `toolbind://tools/{name}`), `text/markdown`.
+
+use std::collections::BTreeMap;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    GetPromptResult, Prompt, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, Role,
+};
+use toolbind::ToolSpec;
+use toolbind_codegen::prompt;
+
+/// The scheme and path every tool's documentation lives under.
+pub const TOOL_URI_PREFIX: &str = "toolbind://tools/";
+/// The RFC 6570 template of the tools' documentation URIs.
+pub const TOOL_URI_TEMPLATE: &str = "toolbind://tools/{name}";
+/// The name of the MCP prompt holding the system prompt.
+pub const SYSTEM_PROMPT: &str = "system_prompt";
+const MARKDOWN: &str = "text/markdown";
+
+/// The documentation of the loaded tools at one moment.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Docs {
+    /// Tool name -> (label, description, its reference page).
+    pages: BTreeMap<String, (String, String, String)>,
+    system_prompt: String,
+    instructions: String,
+}
+
+impl Docs {
+    /// The documentation of `specs`, in registry order for the prompt texts.
+    pub fn of(specs: &[ToolSpec]) -> Self {
+        let pages = specs
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    (
+                        t.label.clone(),
+                        t.description.trim().to_owned(),
+                        prompt::tool_reference(t, 1),
+                    ),
+                )
+            })
+            .collect();
+        let mut instructions = prompt::available_tools(specs);
+        if let Some(g) = prompt::guidelines(specs) {
+            instructions.push('\n');
+            instructions.push_str(&g);
+        }
+        instructions.push_str(&format!(
+            "\nEach tool's full documentation (inputs, usage, examples, errors) is the resource \
+             `{TOOL_URI_TEMPLATE}` (text/markdown); the whole system prompt for these tools is \
+             the prompt `{SYSTEM_PROMPT}`.\n"
+        ));
+        Docs {
+            pages,
+            system_prompt: prompt::system_prompt(specs),
+            instructions,
+        }
+    }
+
+    /// The server's `instructions`: the tools, one line each, the guidelines, and where the
+    /// full documentation is.
+    pub fn instructions(&self) -> &str {
+        &self.instructions
+    }
+
+    /// `resources/list`: one resource per tool.
+    pub fn resources(&self) -> Vec<Resource> {
+        self.pages
+            .iter()
+            .map(|(name, (label, description, page))| {
+                Resource::new(format!("{TOOL_URI_PREFIX}{name}"), name.clone())
+                    .with_title(format!("{label}: documentation"))
+                    .with_description(description.clone())
+                    .with_mime_type(MARKDOWN)
+                    .with_size(page.len() as u64)
+            })
+            .collect()
+    }
+
+    /// `resources/templates/list`.
+    pub fn templates() -> Vec<ResourceTemplate> {
+        vec![
+            ResourceTemplate::new(TOOL_URI_TEMPLATE, "tool_docs")
+                .with_title("Tool documentation")
+                .with_description(
+                    "The documentation of one tool by name: label, description, inputs and \
+                     its TOOL.md body (usage, examples, error handling)",
+                )
+                .with_mime_type(MARKDOWN),
+        ]
+    }
+
+    /// `resources/read`; an unknown URI is a resource-not-found error naming what exists.
+    pub fn read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let page = uri
+            .strip_prefix(TOOL_URI_PREFIX)
+            .and_then(|name| self.pages.get(name));
+        match page {
+            Some((_, _, page)) => Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(page.clone(), uri).with_mime_type(MARKDOWN),
+            ])),
+            None => {
+                let known: Vec<String> = self
+                    .pages
+                    .keys()
+                    .map(|n| format!("{TOOL_URI_PREFIX}{n}"))
+                    .collect();
+                Err(McpError::resource_not_found(
+                    format!(
+                        "no resource `{uri}`; the resources are {}",
+                        if known.is_empty() {
+                            "none (no tools are loaded)".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// `prompts/list`: the system prompt.
+    pub fn prompts() -> Vec<Prompt> {
+        vec![
+            Prompt::new(
+                SYSTEM_PROMPT,
+                Some(
+                    "The system prompt for the served tools (what `toolbind prompt` prints): \
+                     the available tools, the guidelines and each tool's documentation",
+                ),
+                None,
+            )
+            .with_title("System prompt for these tools"),
+        ]
+    }
+
+    /// `prompts/get`; an unknown name is an invalid-params error.
+    pub fn prompt(&self, name: &str) -> Result<GetPromptResult, McpError> {
+        if name != SYSTEM_PROMPT {
+            return Err(McpError::invalid_params(
+                format!("no prompt `{name}`; the prompts are: {SYSTEM_PROMPT}"),
+                None,
+            ));
+        }
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            self.system_prompt.clone(),
+        )])
+        .with_description("The system prompt for the served tools"))
+    }
+}
