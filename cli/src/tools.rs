@@ -117,10 +117,13 @@ fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
 /// A skipped tool folder is reported and listing goes on; a tools folder that cannot be
 /// read at all (a typo in --dir) is a failure a script should see.
 fn exit_code(loaded: &Loaded) -> Code {
-    let unreadable = loaded
-        .warnings
-        .iter()
-        .any(|w| matches!(w.kind, toolbind::LoadWarningKind::UnreadableDir { .. }));
+    let unreadable = loaded.warnings.iter().any(|w| {
+        matches!(
+            w.kind,
+            toolbind::LoadWarningKind::UnreadableDir { .. }
+                | toolbind::LoadWarningKind::NotAToolsFolder { .. }
+        )
+    });
     if unreadable { Code::Failed } else { Code::Ok }
 }
 

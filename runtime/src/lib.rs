@@ -39,6 +39,7 @@ mod dispatch;
 pub mod exec;
 mod executor;
 mod loader;
+mod os_error;
 mod output;
 mod provider;
 mod result;
@@ -63,6 +64,7 @@ pub use loader::{
     LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,
     parse_tools_dirs,
 };
+pub use os_error::OsError;
 pub use output::{OutputCheck, OutputError, OutputViolation, Typed};
 pub use provider::Provider;
 pub use result::{Content, Limit, Progress, StopReason, ToolResult};

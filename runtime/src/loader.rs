@@ -1,5 +1,6 @@
 // The documentation of this private module is on `toolbind::Loader`.
 
+use crate::OsError;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -119,7 +120,12 @@ pub enum LoadWarningKind {
     /// A tools folder could not be read (missing, not a folder, no permission).
     UnreadableDir {
         /// The operating system's error.
-        error: String,
+        error: OsError,
+    },
+    /// A tools folder was given that is itself one tool's folder (it holds a TOOL.md).
+    NotAToolsFolder {
+        /// What is wrong, and the folder to pass instead.
+        diagnostic: Diagnostic,
     },
     /// The tool folder has no TOOL.md.
     NoToolFile,
@@ -179,6 +185,9 @@ impl fmt::Display for LoadWarning {
         match &self.kind {
             LoadWarningKind::UnreadableDir { error } => {
                 write!(f, "cannot read tools folder {path}: {error}")
+            }
+            LoadWarningKind::NotAToolsFolder { diagnostic } => {
+                write!(f, "{}", diagnostic.plain())
             }
             LoadWarningKind::NoToolFile => {
                 write!(f, "skipped {path}: no {TOOL_FILE} in the folder")
@@ -363,11 +372,17 @@ impl Loader {
         let mut kept: Vec<(PathBuf, ToolSpec)> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         for dir in self.tools_dirs() {
+            // The folder's own error, as the operating system gave it.
+            if let Err(e) = std::fs::read_dir(&dir) {
+                let error = e.into();
+                self.warn(&mut loaded, dir, LoadWarningKind::UnreadableDir { error });
+                continue;
+            }
             let folders = match toolbind_codegen::tool_folders(&dir) {
                 Ok(f) => f,
-                Err(d) => {
-                    let error = fs_error(&d);
-                    self.warn(&mut loaded, dir, LoadWarningKind::UnreadableDir { error });
+                Err(diagnostic) => {
+                    let kind = LoadWarningKind::NotAToolsFolder { diagnostic };
+                    self.warn(&mut loaded, dir, kind);
                     continue;
                 }
             };
@@ -490,11 +505,4 @@ fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
         });
     }
     Ok(spec)
-}
-
-/// The OS error of a "cannot read tools folder" diagnostic, without the repeated path.
-fn fs_error(d: &Diagnostic) -> String {
-    d.message
-        .rsplit_once(": ")
-        .map_or_else(|| d.message.clone(), |(_, e)| e.to_owned())
 }

@@ -1,5 +1,6 @@
 // The documentation of this private module is on `toolbind::sync`.
 
+use crate::OsError;
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs::{self, File};
@@ -207,7 +208,7 @@ pub enum SyncOutcome {
         /// The file or folder that failed.
         path: PathBuf,
         /// The operating system's error.
-        error: String,
+        error: OsError,
     },
 }
 
@@ -275,22 +276,35 @@ pub struct Ignored {
 pub struct SyncError {
     /// The folder or file the failure is about.
     pub path: PathBuf,
-    /// What failed, with the operating system's error.
-    pub message: String,
+    /// What was being done: "cannot read the seed folder", "cannot lock", ...
+    pub action: &'static str,
+    /// The operating system's error.
+    pub error: OsError,
 }
 
 impl fmt::Display for SyncError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sync failed: {}: {}", self.path.display(), self.message)
+        write!(
+            f,
+            "sync failed: {}: {}: {}",
+            self.path.display(),
+            self.action,
+            self.error
+        )
     }
 }
 
-impl std::error::Error for SyncError {}
+impl std::error::Error for SyncError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error.io())
+    }
+}
 
-fn sync_err(path: &Path, what: &str, e: io::Error) -> SyncError {
+fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
     SyncError {
         path: path.to_path_buf(),
-        message: format!("{what}: {e}"),
+        action,
+        error: e.into(),
     }
 }
 
@@ -506,7 +520,7 @@ static STAGE_COUNTER: AtomicU64 = AtomicU64::new(0);
 fn io_failed(path: &Path, e: io::Error) -> SyncOutcome {
     SyncOutcome::Failed {
         path: path.to_path_buf(),
-        error: e.to_string(),
+        error: e.into(),
     }
 }
 

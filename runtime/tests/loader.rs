@@ -54,7 +54,8 @@ fn pi_tools_dirs_come_after_explicit_dirs() {
             .warnings
             .iter()
             .any(|w| w.path == Path::new("/no/such/tools/dir")
-                && matches!(w.kind, LoadWarningKind::UnreadableDir { .. })),
+                && matches!(&w.kind, LoadWarningKind::UnreadableDir { error }
+                    if error.kind() == std::io::ErrorKind::NotFound)),
         "{:#?}",
         loaded.warnings
     );
@@ -292,4 +293,33 @@ fn control_characters_in_folder_names_are_refused() {
     let text = w.to_string();
     assert!(!text.contains('\n'), "{text}");
     assert!(text.contains("evil\\nloaded"), "{text}");
+}
+
+#[test]
+fn a_tool_folder_given_as_a_tools_folder_is_its_own_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tool = tmp.path().join("solo");
+    std::fs::create_dir_all(&tool).unwrap();
+    std::fs::write(
+        tool.join("TOOL.md"),
+        "---\nname: solo\ndescription: d\n---\n",
+    )
+    .unwrap();
+    let loaded = Loader::new().dir(&tool).quiet().load();
+    assert!(loaded.registry.is_empty());
+    let [w] = &loaded.warnings[..] else {
+        panic!("{:#?}", loaded.warnings)
+    };
+    let LoadWarningKind::NotAToolsFolder { diagnostic } = &w.kind else {
+        panic!("{w:#?}")
+    };
+    assert!(
+        diagnostic.message.contains("one tool's folder"),
+        "{diagnostic:?}"
+    );
+    assert!(
+        w.to_string()
+            .contains("pass the folder that holds the tool folders"),
+        "{w}"
+    );
 }

@@ -453,6 +453,11 @@ fn a_missing_seed_folder_is_an_error() {
         err.to_string().contains("cannot read the seed folder"),
         "{err}"
     );
+    // Typed: the operating system's error itself, not a string to parse.
+    assert_eq!(err.action, "cannot read the seed folder");
+    assert_eq!(err.error.kind(), std::io::ErrorKind::NotFound);
+    let source = std::error::Error::source(&err).expect("the io::Error is the source");
+    assert!(source.downcast_ref::<std::io::Error>().is_some());
 }
 
 #[test]
