@@ -63,7 +63,7 @@ build() { # NAME: seconds of a clean build
   start=$(date +%s.%N)
   (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build -q --offline)
   end=$(date +%s.%N)
-  echo "$end - $start" | bc
+  printf '%.1f' "$(echo "$end - $start" | bc)"
 }
 
 d=$(build default)
@@ -73,4 +73,4 @@ echo "| minimal agent, clean debug build | crates | time |"
 echo "| --- | --- | --- |"
 echo "| toolbind with default features (typescript, macros) | $(crates default) | ${d} s |"
 echo "| toolbind, default-features = false | $(crates minimal) | ${m} s |"
-echo "| saved without default features | | $(echo "scale=1; (1 - $m / $d) * 100" | bc) % |"
+echo "| saved without default features | | $(printf '%.0f' "$(echo "(1 - $m / $d) * 100" | bc -l)") % |"

@@ -178,6 +178,18 @@ impl W {
             self.open(&format!("for {ty} {{"));
         }
     }
+    /// `impl<'de> Deserialize<'de> for {ty} {` and its `fn deserialize(d)` header; the
+    /// caller writes the body and closes both.
+    fn open_deserialize(&mut self, ty: &str) {
+        self.impl_for(
+            "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
+            ty,
+        );
+        self.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
+        self.line("d: D,");
+        self.close(") -> ::core::result::Result<Self, D::Error> {");
+        self.indent += 1;
+    }
     fn fits(&self, text: &str) -> bool {
         // prettyplease lets a list item's trailing comma (a field, an arm, an element)
         // stand one column past the margin.
@@ -368,11 +380,7 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
         w.close("];");
     }
     w.close("}");
-    w.open("impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {");
-    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
-    w.line("d: D,");
-    w.close(") -> ::core::result::Result<Self, D::Error> {");
-    w.indent += 1;
+    w.open_deserialize("Params");
     if tool.inputs.is_empty() {
         w.line("::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
         w.line("::core::result::Result::Ok(Params {})");
@@ -512,14 +520,7 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
         typed_line(w, &format!("pub {}: ", f.rust_name), &ty, ",");
     }
     w.close("}");
-    w.impl_for(
-        "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
-        name,
-    );
-    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
-    w.line("d: D,");
-    w.close(") -> ::core::result::Result<Self, D::Error> {");
-    w.indent += 1;
+    w.open_deserialize(name);
     w.line("let mut f = ::toolbind::__private::Record::new(d)?;");
     w.open(&format!("::core::result::Result::Ok({name} {{"));
     for f in fields {
@@ -723,14 +724,7 @@ fn enum_items(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue], defa
     w.line("::core::option::Option::Some(self.as_str().into())");
     w.close("}");
     w.close("}");
-    w.impl_for(
-        "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
-        name,
-    );
-    w.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
-    w.line("d: D,");
-    w.close(") -> ::core::result::Result<Self, D::Error> {");
-    w.indent += 1;
+    w.open_deserialize(name);
     w.line("::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)");
     w.close("}");
     w.close("}");
