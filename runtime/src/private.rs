@@ -1,0 +1,598 @@
+// Items generated code refers to (`toolbind::__private`). Not a public API: it changes
+// without notice; `__bindings_version!` stops bindings from another release.
+
+pub use ::serde;
+pub use ::serde_json;
+
+pub use crate::{CallError, Language, Secret, Tool, ToolInfo};
+
+/// A string that is none of an enum's values (`FromStr` of a generated enum).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseEnumError {
+    input: &'static str,
+    found: ::std::string::String,
+    expected: ::std::vec::Vec<&'static str>,
+}
+
+/// `FromStr` for generated enums: the value whose wire spelling is `s`.
+pub fn parse_enum<T: Copy>(
+    input: &'static str,
+    s: &str,
+    all: &'static [T],
+    wire: fn(T) -> &'static str,
+) -> Result<T, ParseEnumError> {
+    let name_of = |i: usize| wire(all[i]);
+    find_variant(input, s, all.len(), &name_of).map(|i| all[i])
+}
+
+/// [`parse_enum`] for any enum: not generic, so compiled once per crate.
+fn find_variant(
+    input: &'static str,
+    s: &str,
+    len: usize,
+    name_of: &dyn Fn(usize) -> &'static str,
+) -> Result<usize, ParseEnumError> {
+    (0..len)
+        .find(|i| name_of(*i) == s)
+        .ok_or_else(|| ParseEnumError {
+            input,
+            found: s.to_owned(),
+            expected: (0..len).map(name_of).collect(),
+        })
+}
+
+/// A JSON object, for an output declared `type: object` without `properties`.
+pub type JsonObject = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+
+/// A result's JSON object being taken apart into a generated output struct: fields
+/// not declared are ignored, and an optional one may be absent or `null`. `null` as a
+/// whole reads as an empty object (a result without `details`).
+pub struct Record<E> {
+    map: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    error: ::core::marker::PhantomData<E>,
+}
+
+impl<E: ::serde::de::Error> Record<E> {
+    /// Reads the object.
+    pub fn new<'de, D: ::serde::Deserializer<'de, Error = E>>(d: D) -> Result<Self, E> {
+        use ::serde::Deserialize as _;
+        let map = match ::serde_json::Value::deserialize(d)? {
+            ::serde_json::Value::Object(m) => m,
+            ::serde_json::Value::Null => ::serde_json::Map::new(),
+            other => {
+                return Err(E::invalid_type(unexpected(&other), &"an object"));
+            }
+        };
+        Ok(Record {
+            map,
+            error: ::core::marker::PhantomData,
+        })
+    }
+
+    /// A field the tool must return.
+    pub fn required<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<T, E> {
+        match self.map.remove(name) {
+            Some(v) => {
+                ::serde_json::from_value(v).map_err(|e| E::custom(format_args!("`{name}`: {e}")))
+            }
+            None => Err(E::missing_field(name)),
+        }
+    }
+
+    /// An optional field; `null` counts as absent.
+    pub fn optional<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<Option<T>, E> {
+        match self.map.remove(name) {
+            None | Some(::serde_json::Value::Null) => Ok(None),
+            Some(v) => ::serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+        }
+    }
+}
+
+fn unexpected(v: &::serde_json::Value) -> ::serde::de::Unexpected<'_> {
+    use ::serde::de::Unexpected;
+    match v {
+        ::serde_json::Value::Null => Unexpected::Unit,
+        ::serde_json::Value::Bool(b) => Unexpected::Bool(*b),
+        ::serde_json::Value::Number(_) => Unexpected::Other("a number"),
+        ::serde_json::Value::String(s) => Unexpected::Str(s),
+        ::serde_json::Value::Array(_) => Unexpected::Seq,
+        ::serde_json::Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// A model's JSON object being taken apart into a generated `Params` struct: what a
+/// serde derive with `deny_unknown_fields` would do, written once here instead of once
+/// per tool in every user's crate.
+pub struct Fields<E> {
+    map: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    error: ::core::marker::PhantomData<E>,
+}
+
+impl<E: ::serde::de::Error> Fields<E> {
+    /// Reads the object and rejects any field not in `known`.
+    pub fn new<'de, D: ::serde::Deserializer<'de, Error = E>>(
+        d: D,
+        known: &'static [&'static str],
+    ) -> Result<Self, E> {
+        use ::serde::Deserialize as _;
+        let map = match ::serde_json::Value::deserialize(d)? {
+            ::serde_json::Value::Object(m) => m,
+            other => {
+                return Err(E::custom(format_args!(
+                    "expected an object of named arguments, found {}",
+                    match other {
+                        ::serde_json::Value::Null => "null",
+                        ::serde_json::Value::Bool(_) => "a boolean",
+                        ::serde_json::Value::Number(_) => "a number",
+                        ::serde_json::Value::String(_) => "a string",
+                        ::serde_json::Value::Array(_) => "an array",
+                        ::serde_json::Value::Object(_) => "an object",
+                    }
+                )));
+            }
+        };
+        if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(E::unknown_field(k, known));
+        }
+        Ok(Fields {
+            map,
+            error: ::core::marker::PhantomData,
+        })
+    }
+
+    /// A field the model must send.
+    pub fn required<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<T, E> {
+        match self.map.remove(name) {
+            Some(v) => value(name, v, false),
+            None => Err(E::missing_field(name)),
+        }
+    }
+
+    /// An optional field; `null` counts as absent.
+    pub fn optional<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<Option<T>, E> {
+        match self.map.remove(name) {
+            None | Some(::serde_json::Value::Null) => Ok(None),
+            Some(v) => value(name, v, false).map(Some),
+        }
+    }
+
+    /// A field with a default; `null` counts as absent (OpenAI strict mode sends it).
+    pub fn or_default<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+        default: fn() -> T,
+    ) -> Result<T, E> {
+        match self.map.remove(name) {
+            None | Some(::serde_json::Value::Null) => Ok(default()),
+            Some(v) => value(name, v, false),
+        }
+    }
+
+    /// [`required`](Self::required) for a sensitive input: errors never echo the value.
+    pub fn required_secret<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<T, E> {
+        match self.map.remove(name) {
+            Some(v) => value(name, v, true),
+            None => Err(E::missing_field(name)),
+        }
+    }
+
+    /// [`optional`](Self::optional) for a sensitive input: errors never echo the value.
+    pub fn optional_secret<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+    ) -> Result<Option<T>, E> {
+        match self.map.remove(name) {
+            None | Some(::serde_json::Value::Null) => Ok(None),
+            Some(v) => value(name, v, true).map(Some),
+        }
+    }
+}
+
+/// One field's value, tolerating the quirk the runtime's validation tolerates (a number
+/// or boolean sent as a string; enums take numbers in `deserialize_enum`), so the typed
+/// path accepts what `Runtime::call` accepts.
+fn value<T: ::serde::de::DeserializeOwned, E: ::serde::de::Error>(
+    name: &str,
+    v: ::serde_json::Value,
+    sensitive: bool,
+) -> Result<T, E> {
+    // Only this closure depends on `T`; `value_with` is compiled once per crate.
+    let mut out = None;
+    value_with(name, v, sensitive, &mut |v| {
+        out = Some(::serde_json::from_value::<T>(v)?);
+        Ok(())
+    })?;
+    out.ok_or_else(|| E::custom("internal error: no value"))
+}
+
+fn value_with<E: ::serde::de::Error>(
+    name: &str,
+    v: ::serde_json::Value,
+    sensitive: bool,
+    read: &mut dyn FnMut(::serde_json::Value) -> Result<(), ::serde_json::Error>,
+) -> Result<(), E> {
+    let retry = coerced(&v);
+    let first = match read(v) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    if refused_a_string(&first)
+        && let Some(Ok(())) = retry.map(&mut *read)
+    {
+        return Ok(());
+    }
+    Err(field_error(name, &first, sensitive))
+}
+
+/// The same string rules as `Runtime::call`'s validation: a number or boolean sent as a
+/// string, as its JSON value.
+fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
+    use ::serde_json::Value;
+    match v {
+        Value::String(s) => crate::args::parse_bool(s)
+            .map(Value::Bool)
+            .or_else(|| crate::args::parse_number(s).map(Value::Number)),
+        _ => None,
+    }
+}
+
+/// Only for a field that takes no string at all (a number, a boolean). An enum that
+/// refused the string refused it by its values, and the runtime does not coerce `" 2"`
+/// or `"True"` into an enum value either.
+fn refused_a_string(e: &::serde_json::Error) -> bool {
+    e.to_string().starts_with("invalid type: string")
+}
+
+fn field_error<E: ::serde::de::Error>(
+    name: &str,
+    first: &::serde_json::Error,
+    sensitive: bool,
+) -> E {
+    if sensitive {
+        // serde's message quotes what it received: a secret must not reach error text.
+        E::custom(format_args!(
+            "`{name}`: invalid value (sensitive, not shown)"
+        ))
+    } else {
+        E::custom(format_args!("`{name}`: {first}"))
+    }
+}
+
+/// `Deserialize` for generated enums: a string that is one of the wire spellings.
+///
+/// Only this thin wrapper is instantiated per enum; the visitor, and serde's
+/// `deserialize_any` behind it, depend on the deserializer alone, so a crate with
+/// hundreds of enums compiles that machinery once, not once per enum.
+pub fn deserialize_enum<'de, D: ::serde::Deserializer<'de>, T: Copy>(
+    d: D,
+    all: &'static [T],
+    wire: fn(T) -> &'static str,
+) -> Result<T, D::Error> {
+    let name_of = |i: usize| wire(all[i]);
+    deserialize_variant(d, all.len(), &name_of).map(|i| all[i])
+}
+
+/// The index of the variant whose wire spelling `d` holds.
+fn deserialize_variant<'de, D: ::serde::Deserializer<'de>>(
+    d: D,
+    len: usize,
+    name_of: &dyn Fn(usize) -> &'static str,
+) -> Result<usize, D::Error> {
+    struct V<'a> {
+        len: usize,
+        name_of: &'a dyn Fn(usize) -> &'static str,
+    }
+    impl V<'_> {
+        fn expected(&self) -> String {
+            let names: Vec<String> = (0..self.len)
+                .map(|i| format!("`{}`", (self.name_of)(i)))
+                .collect();
+            names.join(", ")
+        }
+    }
+    impl ::serde::de::Visitor<'_> for V<'_> {
+        type Value = usize;
+        fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            write!(f, "one of {}", self.expected())
+        }
+        // A model sending `1` for the enum value "1": accepted, as `Runtime::call` does.
+        fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<usize, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<usize, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<usize, E> {
+            // JSON's spelling, as the runtime compares it: `1.0` stays "1.0", not "1".
+            match ::serde_json::Number::from_f64(v) {
+                Some(n) => self.visit_str(&n.to_string()),
+                None => self.visit_str(&v.to_string()),
+            }
+        }
+        fn visit_bool<E: ::serde::de::Error>(self, v: bool) -> Result<usize, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_str<E: ::serde::de::Error>(self, s: &str) -> Result<usize, E> {
+            (0..self.len)
+                .find(|i| (self.name_of)(*i) == s)
+                .ok_or_else(|| {
+                    E::custom(format_args!(
+                        "unknown variant `{s}`, expected one of {}",
+                        self.expected()
+                    ))
+                })
+        }
+    }
+    // `any`, not `str`: a self-describing format hands numbers to `visit_u64` & co.
+    d.deserialize_any(V { len, name_of })
+}
+
+impl ::core::fmt::Display for ParseEnumError {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        write!(
+            f,
+            "`{}` is not a valid value of `{}`; expected one of: {}",
+            self.found,
+            self.input,
+            self.expected.join(", ")
+        )
+    }
+}
+
+impl ::std::error::Error for ParseEnumError {}
+
+/// `Serialize` for generated `Params`: each field becomes a JSON value through [`Arg`]
+/// (not generic over the serializer), then one map is written in field order. A serde
+/// derive would instantiate its machinery once per field type per tool; this is
+/// compiled once per crate.
+#[derive(Default)]
+pub struct Args(::std::vec::Vec<(&'static str, ::serde_json::Value)>);
+
+impl Args {
+    /// No fields yet.
+    pub fn new() -> Self {
+        Args::default()
+    }
+
+    /// Adds the field `name`, unless it is an absent optional value.
+    pub fn put<T: Arg + ?Sized>(&mut self, name: &'static str, value: &T) {
+        if let Some(v) = value.arg() {
+            self.0.push((name, v));
+        }
+    }
+
+    /// Writes the fields as one map.
+    pub fn serialize<S: ::serde::Serializer>(self, s: S) -> Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// What [`Arg::arg`] returns.
+pub type ArgValue = Option<::serde_json::Value>;
+
+/// A `Params` field as the JSON a tool receives; `None` leaves the field out.
+pub trait Arg {
+    /// The field's JSON value, or `None` for an absent optional value.
+    fn arg(&self) -> Option<::serde_json::Value>;
+}
+
+impl Arg for ::std::string::String {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(::serde_json::Value::String(self.clone()))
+    }
+}
+
+impl Arg for bool {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(::serde_json::Value::Bool(*self))
+    }
+}
+
+/// A whole `f64` is a JSON integer (`10`, not `10.0`): a Python tool doing
+/// `range(limit)` needs an int, and JavaScript does not care.
+impl Arg for f64 {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        const MAX_EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        Some(if self.fract() == 0.0 && self.abs() <= MAX_EXACT {
+            ::serde_json::Value::from(*self as i64)
+        } else {
+            ::serde_json::Value::from(*self)
+        })
+    }
+}
+
+impl<T: Arg> Arg for Option<T> {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        self.as_ref().and_then(Arg::arg)
+    }
+}
+
+impl<T: Arg> Arg for crate::Secret<T> {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        self.expose().arg()
+    }
+}
+
+/// Deserialises a tool's params from a model's JSON args. The arguments as a whole are
+/// read by the rule `Runtime::call` uses (`args::root_object`): `null`, `""`
+/// and a JSON string holding an object are accepted too.
+pub fn params_from_value<T: ::serde::de::DeserializeOwned>(
+    tool: &'static str,
+    args: ::serde_json::Value,
+) -> ::core::result::Result<T, CallError> {
+    ::serde_json::from_value(root_value(tool, args)?).map_err(|e| bad_args(tool, e))
+}
+
+// Kept out of the generic function above so that each tool's instantiation stays small.
+fn root_value(
+    tool: &'static str,
+    args: ::serde_json::Value,
+) -> ::core::result::Result<::serde_json::Value, CallError> {
+    match crate::args::root_object(args) {
+        Ok(map) => Ok(::serde_json::Value::Object(map)),
+        Err(received) => Err(CallError::BadArgs {
+            tool,
+            message: format!("expected an object of named arguments, received {received}"),
+        }),
+    }
+}
+
+fn bad_args(tool: &'static str, e: ::serde_json::Error) -> CallError {
+    CallError::BadArgs {
+        tool,
+        message: e.to_string(),
+    }
+}
+
+/// [`params_from_value`] for a generated tool.
+pub fn params<T: Tool>(args: ::serde_json::Value) -> ::core::result::Result<T::Params, CallError> {
+    params_from_value(T::NAME, args)
+}
+
+/// The error for a call of a tool that was not compiled in.
+pub fn unknown_tool<T>(
+    name: &str,
+    known: &'static [&'static str],
+) -> ::core::result::Result<T, CallError> {
+    Err(CallError::UnknownTool {
+        name: name.to_owned(),
+        known,
+    })
+}
+
+/// The future generated `ToolCall::call` returns.
+pub type BoxFuture<'a, T> =
+    ::core::pin::Pin<::std::boxed::Box<dyn ::core::future::Future<Output = T> + Send + 'a>>;
+
+/// One arm of generated `ToolCall::call`: [`Runtime::call_typed`](crate::Runtime::call_typed).
+pub fn call_typed<'a, T: Tool + 'a>(
+    runtime: &'a crate::Runtime,
+    params: T::Params,
+    opts: crate::CallOptions,
+) -> BoxFuture<'a, crate::ToolResult> {
+    ::std::boxed::Box::pin(runtime.call_typed::<T>(params, opts))
+}
+
+/// Generated `ToolCall::parse`: the runtime's validator first (so both paths answer a
+/// model with the same text), then the generated types on the validated params.
+pub fn parse_call<T>(
+    runtime: &crate::Runtime,
+    name: &str,
+    args: ::serde_json::Value,
+    from_call: fn(&str, ::serde_json::Value) -> ::core::result::Result<T, CallError>,
+) -> ::core::result::Result<T, crate::ToolResult> {
+    let valid = runtime.check(name, args)?;
+    let params = ::serde_json::Value::Object(valid.into_params());
+    // Only when the loaded TOOL.md differs from the compiled one (`call_typed`'s drift
+    // check names that case) or the program was compiled without this tool.
+    from_call(name, params)
+        .map_err(|e| crate::ToolResult::stopped(crate::StopReason::ContractDrift, e.to_string()))
+}
+
+/// A generated params value as the JSON a tool receives.
+pub fn to_args<T: ::serde::Serialize>(params: &T) -> ::serde_json::Value {
+    // Params hold strings, numbers, booleans and enums only: serialising cannot fail.
+    ::serde_json::to_value(params).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fields, deserialize_enum};
+    use serde_json::{Value, json};
+
+    type E = serde_json::Error;
+
+    fn fields(v: Value) -> Fields<E> {
+        Fields::new(v, &["n", "b", "s", "k"]).unwrap()
+    }
+
+    #[test]
+    fn fields_tolerate_numbers_and_booleans_sent_as_strings() {
+        let mut f = fields(json!({"n": "5", "b": "true", "s": "5"}));
+        assert_eq!(f.required::<f64>("n").unwrap(), 5.0);
+        assert!(f.required::<bool>("b").unwrap());
+        assert_eq!(f.required::<String>("s").unwrap(), "5");
+        let mut f = fields(json!({"s": 5}));
+        let e = f.required::<String>("s").unwrap_err().to_string();
+        assert!(e.contains("`s`: invalid type: integer `5`"), "{e}");
+    }
+
+    #[test]
+    fn fields_report_unknown_and_missing() {
+        let e = Fields::<E>::new(json!({"x": 1}), &["n"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("unknown field `x`, expected `n`"), "{e}");
+        let e = fields(json!({}))
+            .required::<f64>("n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "missing field `n`");
+        let e = Fields::<E>::new(json!([1]), &["n"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("expected an object of named arguments, found an array"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn secret_fields_never_echo_the_value() {
+        let secret = "sk-live-7f3a9c2e-distinctive";
+        let mut f = fields(json!({"n": secret, "k": secret}));
+        let e = f.required_secret::<f64>("n").unwrap_err().to_string();
+        assert!(!e.contains(secret), "{e}");
+        assert!(e.contains("`n`") && e.contains("sensitive"), "{e}");
+        let e = f.required::<f64>("k").unwrap_err().to_string();
+        assert!(e.contains(secret), "the non-secret path does show it: {e}");
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Q {
+        One,
+        Yes,
+    }
+    const ALL: &[Q] = &[Q::One, Q::Yes];
+    fn wire(q: Q) -> &'static str {
+        match q {
+            Q::One => "1",
+            Q::Yes => "true",
+        }
+    }
+
+    #[test]
+    fn enums_accept_their_values_sent_as_numbers_or_booleans() {
+        assert_eq!(deserialize_enum(json!("1"), ALL, wire).unwrap(), Q::One);
+        assert_eq!(deserialize_enum(json!(1), ALL, wire).unwrap(), Q::One);
+        assert_eq!(deserialize_enum(json!(true), ALL, wire).unwrap(), Q::Yes);
+        let e = deserialize_enum(json!("2"), ALL, wire)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "unknown variant `2`, expected one of `1`, `true`");
+    }
+}
