@@ -594,7 +594,7 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
         match &f.ty {
             OutputType::Enum { values, rust_type } => {
                 w.doc(&format!("Values of `{path}`."));
-                enum_items(w, rust_type, &path, values, None);
+                enum_items(w, rust_type, &path, values, None, false);
             }
             OutputType::Object {
                 properties,
@@ -651,12 +651,20 @@ fn enum_type(w: &mut W, input: &Input) {
     let name = input.enum_type_name();
     let default = input.public_default().and_then(|d| d.as_str());
     w.doc(&format!("Allowed values of `{}`.", input.name));
-    enum_items(w, &name, &input.name, &input.values, default);
+    enum_items(w, &name, &input.name, &input.values, default, true);
 }
 
 /// An enum over `values` with its impls (`ALL`, `as_str`, `Display`, serde by the wire
-/// spelling, `FromStr`); `wire_name` is the input or output it belongs to, for errors.
-fn enum_items(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue], default: Option<&str>) {
+/// spelling, `FromStr`, and `Arg` when it is an input's, a `Params` field); `wire_name` is
+/// the input or output it belongs to, for errors.
+fn enum_items(
+    w: &mut W,
+    name: &str,
+    wire_name: &str,
+    values: &[EnumValue],
+    default: Option<&str>,
+    input: bool,
+) {
     let mut derives = VALUE_DERIVES.to_vec();
     if default.is_some() {
         derives.push("::core::default::Default");
@@ -719,11 +727,13 @@ fn enum_items(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue], defa
     w.line("s.serialize_str(self.as_str())");
     w.close("}");
     w.close("}");
-    w.impl_for("impl ::toolbind::__private::Arg", name);
-    w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
-    w.line("::core::option::Option::Some(self.as_str().into())");
-    w.close("}");
-    w.close("}");
+    if input {
+        w.impl_for("impl ::toolbind::__private::Arg", name);
+        w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
+        w.line("::core::option::Option::Some(self.as_str().into())");
+        w.close("}");
+        w.close("}");
+    }
     w.open_deserialize(name);
     w.line("::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)");
     w.close("}");

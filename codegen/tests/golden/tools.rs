@@ -1099,11 +1099,6 @@ pub mod typed_outputs {
                 s.serialize_str(self.as_str())
             }
         }
-        impl ::toolbind::__private::Arg for Mode {
-            fn arg(&self) -> ::toolbind::__private::ArgValue {
-                ::core::option::Option::Some(self.as_str().into())
-            }
-        }
         impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
             fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
                 d: D,
@@ -1204,11 +1199,6 @@ pub mod typed_outputs {
                 s: S,
             ) -> ::core::result::Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
-            }
-        }
-        impl ::toolbind::__private::Arg for Label {
-            fn arg(&self) -> ::toolbind::__private::ArgValue {
-                ::core::option::Option::Some(self.as_str().into())
             }
         }
         impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Label {
