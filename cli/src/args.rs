@@ -304,13 +304,13 @@ pub struct ServeArgs {
     /// with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by default)
     #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
+    /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub timeout: Option<std::time::Duration>,
     #[command(flatten)]
     pub spill: SpillArg,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
-    /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
-    pub timeout: Option<std::time::Duration>,
     #[command(flatten)]
     pub http: HttpArgs,
 }
@@ -333,8 +333,8 @@ pub struct HttpArgs {
     #[arg(long, value_name = "HOST", requires = "addr")]
     pub allowed_host: Vec<String>,
     /// Accept requests from browser pages of ORIGIN (`scheme://host` or
-    /// `scheme://host:port`, port `*` for any); repeatable. Requests with any other Origin header get 403; requests without
-    /// one (non-browser clients) are not affected
+    /// `scheme://host:port`, port `*` for any); repeatable. Requests with any other Origin
+    /// header get 403; requests without one (non-browser clients) are not affected
     #[arg(long, value_name = "ORIGIN", requires = "addr")]
     pub allowed_origin: Vec<String>,
     /// No sessions: every POST is answered on its own, so any replica behind a load
