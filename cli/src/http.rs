@@ -128,6 +128,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         in_flight,
         opening: Arc::new(Mutex::new(())),
         draining: AtomicBool::new(false),
+        refusals: std::sync::Mutex::default(),
     });
 
     let graceful = GracefulShutdown::new();
@@ -243,10 +244,100 @@ struct App {
     /// Held while an `initialize` opens a session.
     opening: Arc<Mutex<()>>,
     draining: AtomicBool,
+    /// Refused requests logged in the current window, and how many were not.
+    refusals: std::sync::Mutex<Refusals>,
 }
 
+/// A flood of refused requests (no token, a foreign Origin) must not flood the log: at
+/// most [`REFUSALS_LOGGED`] lines per [`REFUSAL_WINDOW`], then one line with the count.
+#[derive(Default)]
+struct Refusals {
+    since: Option<std::time::Instant>,
+    logged: u32,
+    suppressed: u64,
+}
+
+const REFUSALS_LOGGED: u32 = 20;
+const REFUSAL_WINDOW: Duration = Duration::from_secs(10);
+
 impl App {
+    /// One request: CORS for browser pages of an allowed Origin around [`Self::route`]. A
+    /// preflight (`OPTIONS` with an Origin) is answered here, without the token (browsers
+    /// never send credentials on a preflight); every other answer to an allowed Origin
+    /// carries `Access-Control-Allow-Origin` and exposes `Mcp-Session-Id`.
     async fn handle(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<HttpBody> {
+        let origin = req.headers().get(header::ORIGIN).cloned();
+        let allowed = origin.filter(|_| self.checks.check(req.headers()).is_ok());
+        if req.method() == Method::OPTIONS
+            && let Some(origin) = &allowed
+        {
+            let mut r = Response::new(Full::new(Bytes::new()).map_err(|e| match e {}).boxed());
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            let h = r.headers_mut();
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(
+                    "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id",
+                ),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("600"),
+            );
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            return r;
+        }
+        let mut r = self.route(req, peer).await;
+        if let Some(origin) = allowed {
+            let h = r.headers_mut();
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            h.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"),
+            );
+            h.append(header::VARY, HeaderValue::from_static("Origin"));
+        }
+        r
+    }
+
+    /// Logs a refused request, at most [`REFUSALS_LOGGED`] per [`REFUSAL_WINDOW`].
+    fn refused(&self, peer: SocketAddr, why: &str) {
+        let mut r = self.refusals.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        if r.since
+            .is_none_or(|s| now.duration_since(s) >= REFUSAL_WINDOW)
+        {
+            if r.suppressed > 0 {
+                log(&format!(
+                    "refused {} more request{} in the last {} s (not logged one by one)",
+                    r.suppressed,
+                    if r.suppressed == 1 { "" } else { "s" },
+                    REFUSAL_WINDOW.as_secs()
+                ));
+            }
+            *r = Refusals {
+                since: Some(now),
+                ..Refusals::default()
+            };
+        }
+        if r.logged < REFUSALS_LOGGED {
+            r.logged += 1;
+            log(&format!("refused a request from {peer}: {why}"));
+        } else {
+            r.suppressed += 1;
+        }
+    }
+
+    async fn route(
         self: Arc<Self>,
         req: Request<Incoming>,
         peer: SocketAddr,
@@ -272,14 +363,19 @@ impl App {
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
             return r;
         }
+        // An absolute-form target (`POST http://host/mcp`) names a host the Host check
+        // would not see: only origin-form targets are served.
+        if req.uri().authority().is_some() {
+            let why = "Bad Request: send the path (/mcp) as the request target, not a URL";
+            self.refused(peer, why);
+            return rpc_error(StatusCode::BAD_REQUEST, Value::Null, FORBIDDEN, why);
+        }
         if let Err(why) = self.checks.check(req.headers()) {
-            log(&format!("refused a request from {peer}: {why}"));
+            self.refused(peer, &why);
             return rpc_error(StatusCode::FORBIDDEN, Value::Null, FORBIDDEN, &why);
         }
         if let Some(r) = self.token.refusal(req.headers()) {
-            log(&format!(
-                "refused a request from {peer}: no valid bearer token"
-            ));
+            self.refused(peer, "no valid bearer token");
             return r;
         }
         let (parts, body) = req.into_parts();
@@ -593,6 +689,14 @@ impl Token {
                 "the bearer token ({source}) is empty"
             )));
         }
+        // RFC 6750's token68: what an `Authorization: Bearer` header can carry. A token
+        // with a space or a second line could never be sent.
+        let token68 = |c: char| c.is_ascii_alphanumeric() || "-._~+/".contains(c);
+        if !token.trim_end_matches('=').chars().all(token68) {
+            return Err(Failure::usage(format!(
+                "the bearer token ({source}) has characters an `Authorization: Bearer` header cannot carry (whitespace, a second line, control characters, ...): use one line of letters, digits and -._~+/ (and trailing =)"
+            )));
+        }
         if token.len() < 16 {
             log("warning: the bearer token is shorter than 16 characters: easy to guess");
         }
@@ -665,20 +769,37 @@ fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
     let fail = |what: &str, e: std::io::Error| {
         Failure::failed(format!("cannot {what} {}: {e}", path.display()))
     };
-    if let Ok(m) = std::fs::symlink_metadata(path)
-        && m.is_file()
-        && m.permissions().mode() & 0o077 == 0
-        && let Ok(text) = std::fs::read_to_string(path)
-        && text.trim().len() >= 32
-    {
-        return Ok((text.trim().to_owned(), false));
-    }
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
         .map_err(|e| fail("create the folder of", e))?;
+    // The folder must be ours and private: in a folder others can write, someone else
+    // could have planted the token (or swap it later).
+    let d = std::fs::symlink_metadata(dir).map_err(|e| fail("inspect the folder of", e))?;
+    if !d.is_dir() || d.uid() != me {
+        return Err(Failure::failed(format!(
+            "the folder of the generated token, {}, is not a folder owned by this user: pass --auth-token-file or set {TOKEN_ENV}",
+            dir.display()
+        )));
+    }
+    if d.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| fail("make private the folder of", e))?;
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && m.is_file()
+        && m.uid() == me
+        && m.permissions().mode() & 0o077 == 0
+        && let Ok(text) = std::fs::read_to_string(path)
+        && text.trim().len() >= 32
+        && text.trim().chars().all(|c| c.is_ascii_hexdigit())
+    {
+        return Ok((text.trim().to_owned(), false));
+    }
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
@@ -747,6 +868,12 @@ impl Checks {
     }
 
     fn check(&self, headers: &HeaderMap) -> Result<(), String> {
+        // Two Host (or Origin) headers: which one would a proxy in front have checked?
+        if headers.get_all(header::HOST).iter().count() > 1
+            || headers.get_all(header::ORIGIN).iter().count() > 1
+        {
+            return Err("Forbidden: more than one Host or Origin header".into());
+        }
         if let Some(hosts) = &self.hosts {
             let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
             let Some((name, port)) = host.and_then(parse_authority) else {

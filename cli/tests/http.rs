@@ -709,3 +709,128 @@ fn a_bounded_load_test_loses_nothing() {
     assert_eq!(v["failed"], 0, "{v}");
     eprintln!("load: {v}");
 }
+
+#[test]
+fn browser_pages_of_an_allowed_origin_get_cors() {
+    let s = Serve::start(&["--allowed-origin", "https://app.example.com"]);
+    // The preflight: no token (browsers never send one on it), the allowed methods and
+    // headers, for the allowed Origin only.
+    let pre = |origin: &'static str| {
+        request(
+            &s.addr,
+            "OPTIONS",
+            "/mcp",
+            &[
+                origin,
+                "Access-Control-Request-Method: POST",
+                "Access-Control-Request-Headers: authorization, content-type, mcp-session-id",
+            ],
+            "",
+        )
+    };
+    let r = pre("Origin: https://app.example.com");
+    assert_eq!(r.status, 204, "{r:?}");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("https://app.example.com")
+    );
+    let allowed = r.header("access-control-allow-headers").unwrap();
+    for h in ["authorization", "content-type", "mcp-session-id"] {
+        assert!(allowed.contains(h), "{r:?}");
+    }
+    assert_eq!(pre("Origin: https://evil.example").status, 403);
+    // The real request: the page can read the answer and the session id.
+    let mut h = MCP.to_vec();
+    h.push("Origin: https://app.example.com");
+    let r = request(&s.addr, "POST", "/mcp", &h, &initialize(1));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("https://app.example.com")
+    );
+    assert!(
+        r.header("access-control-expose-headers")
+            .unwrap()
+            .contains("Mcp-Session-Id"),
+        "{r:?}"
+    );
+    // No Origin (not a browser): no CORS headers.
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(2));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("access-control-allow-origin"), None);
+}
+
+#[test]
+fn ambiguous_hosts_and_floods_of_refusals() {
+    let s = Serve::start(&[]);
+    // Two Host headers: which one did a proxy check? Refused.
+    let mut h = MCP.to_vec();
+    h.extend(["Host: 127.0.0.1", "Host: evil.example"]);
+    assert_eq!(
+        request(&s.addr, "POST", "/mcp", &h, &initialize(1)).status,
+        403
+    );
+    // An absolute-form target names a host the Host check would not see.
+    let r = request(
+        &s.addr,
+        "POST",
+        "http://evil.example/mcp",
+        &MCP,
+        &initialize(1),
+    );
+    assert_eq!(r.status, 400, "{r:?}");
+    // 40 requests without a token: at most 20 log lines in a 10 s window.
+    for _ in 0..40 {
+        let r = request(
+            &s.addr,
+            "POST",
+            "/mcp",
+            &["Content-Type: application/json"],
+            &initialize(1),
+        );
+        assert_eq!(r.status, 401);
+    }
+    let lines = s.log().matches("refused a request from").count();
+    assert_eq!(lines, 20, "{}", s.log());
+}
+
+#[test]
+fn unusable_and_untrusted_tokens() {
+    // A token with a second line could never be sent in a header: refused at start.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two-lines");
+    std::fs::write(&file, "line1tokenaaaaaaaaaaa\nline2tokenbbbbbbbbbbbb\n").unwrap();
+    let out = Command::new(bin())
+        .args(["serve", "--dir"])
+        .arg(fixture("tools"))
+        .args(["--http", "127.0.0.1:0", "--auth-token-file"])
+        .arg(&file)
+        .env_remove("TOOLBIND_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot carry"), "{err}");
+
+    // A generated-token folder others can write is made private; a token file there that
+    // is not ours (or not one we wrote) is replaced, not reused.
+    let run = dir.path().join("run");
+    let folder = run.join("toolbind");
+    std::fs::create_dir_all(&folder).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let planted = folder.join("http-token");
+    std::fs::write(
+        &planted,
+        "planted token, not hex: zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let s = Serve::start_with(&[], &[("XDG_RUNTIME_DIR", run.to_str().unwrap())], None);
+    assert!(s.log().contains("generated into"), "{}", s.log());
+    let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let token = std::fs::read_to_string(&planted).unwrap();
+    assert!(!token.contains("planted"));
+}
