@@ -191,8 +191,16 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     } else if open > 0 {
         log("drained: every request in flight was answered");
     }
-    // Ends sessions, open SSE streams and the calls still running (their handlers see
-    // the cancellation and stop the tool through its abort signal).
+    // The calls still running are stopped through their abort signal and answered with
+    // an error result that says the server shut down; then sessions and streams end.
+    if !drained {
+        state.shutdown.cancel();
+        let _ = tokio::time::timeout(
+            state.executor.config().grace + Duration::from_secs(2),
+            count.wait_for(|n| *n == 0),
+        )
+        .await;
+    }
     cancel.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;

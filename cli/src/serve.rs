@@ -152,6 +152,7 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
         executor,
         current: RwLock::new(Arc::new(snapshot)),
         changed,
+        shutdown: CancelToken::new(),
     })
 }
 
@@ -170,6 +171,10 @@ pub(crate) struct State {
     /// Fires when the tool list or the tools' documentation changed: each session's
     /// `list_changed` notifier and `subscriptions/listen` stream listen to it.
     changed: broadcast::Sender<Changed>,
+    /// Cancelled when a drain's deadline passes: calls still running are stopped and
+    /// answered with an error result saying the server shut down, before the transport
+    /// closes.
+    pub(crate) shutdown: CancelToken,
 }
 
 impl State {
@@ -613,6 +618,22 @@ impl ServerHandler for Server {
                 log(&format!("call {} of `{name}`: cancelled by the client", context.id));
                 cancel.cancel();
                 call.await
+            }
+            _ = self.state.shutdown.cancelled() => {
+                cancelled = true;
+                log(&format!(
+                    "call {} of `{name}`: stopped, the server is shutting down (--drain-timeout)",
+                    context.id
+                ));
+                cancel.cancel();
+                let mut r = call.await;
+                if let Some(Content::Text { text }) = r.content.first_mut() {
+                    text.insert_str(
+                        0,
+                        "the server shut down before the call finished (it may have run in part; call again on another replica): ",
+                    );
+                }
+                r
             }
         };
         if let Some(f) = forwarder {

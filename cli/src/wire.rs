@@ -98,7 +98,50 @@ pub fn check_message(msg: &Value) -> Verdict {
                 "unknown pagination cursor {c}: this server lists every tool on the first page"
             )),
         },
+        // rmcp answers params it cannot read with "method not found": a client would
+        // conclude the capability is missing. Say what is wrong instead.
+        "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
+            Some(l) if LOG_LEVELS.contains(&l) => Verdict::Forward,
+            _ => invalid(format!(
+                "logging/setLevel needs `level`, one of {}; got {}",
+                LOG_LEVELS.join(", "),
+                params
+                    .get("level")
+                    .map_or("nothing".into(), Value::to_string)
+            )),
+        },
+        "prompts/get" => required_string(params, "name", method, invalid),
+        "resources/read" => required_string(params, "uri", method, invalid),
         _ => Verdict::Forward,
+    }
+}
+
+/// The MCP log levels, as `logging/setLevel` takes them (RFC 5424's, lower case).
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Forwards a request whose `params.field` is a string; else `invalid`'s error.
+fn required_string(
+    params: &Value,
+    field: &str,
+    method: &str,
+    invalid: impl Fn(String) -> Verdict,
+) -> Verdict {
+    match params.get(field) {
+        Some(Value::String(_)) => Verdict::Forward,
+        Some(other) => invalid(format!(
+            "{method} `{field}` must be a string, got {}",
+            kind(other)
+        )),
+        None => invalid(format!("{method} needs a `{field}`")),
     }
 }
 
@@ -326,6 +369,28 @@ mod tests {
             Verdict::Forward
         );
         assert_eq!(check(b"  "), Verdict::Skip);
+        // Bad params of the other methods served: -32602 naming the problem, not rmcp's
+        // "method not found".
+        for bad in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"loud"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":5}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":1}}"#,
+        ] {
+            assert_eq!(
+                code(&check(bad.as_bytes())),
+                Some((-32602, json!(3))),
+                "{bad}"
+            );
+        }
+        for good in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"system_prompt"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"toolbind://tools/x"}}"#,
+        ] {
+            assert_eq!(check(good.as_bytes()), Verdict::Forward, "{good}");
+        }
     }
 
     #[test]

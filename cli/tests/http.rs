@@ -674,6 +674,15 @@ fn sigterm_drains_then_cancels() {
     assert_eq!(short["text"], "slept 2", "{short}\n{}", s.log());
     let (_, long) = parse_py(&long.wait_with_timeout(30));
     assert!(long["text"] != "waited 30 s", "{long}");
+    // It is answered, not dropped: an error result saying the server shut down.
+    assert_eq!(long["is_error"], true, "{long}\n{}", s.log());
+    assert!(
+        long["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("the server shut down before the call finished")),
+        "{long}\n{}",
+        s.log()
+    );
     let code = s.wait(15.0);
     let took = started.elapsed();
     assert_eq!(code, Some(143), "{}", s.log());
