@@ -300,8 +300,9 @@ fn parse_secs(s: &str) -> Result<std::time::Duration, String> {
 pub struct ServeArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
-    /// The longest request accepted (a stdio line, an HTTP body); a longer one is answered
-    /// with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by default)
+    /// The longest request accepted (a stdio line, an HTTP body; at least 1024); a longer
+    /// one is answered with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by
+    /// default)
     #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
     /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
@@ -342,11 +343,12 @@ pub struct HttpArgs {
     /// notification)
     #[arg(long, requires = "addr")]
     pub stateless: bool,
-    /// Tool calls running at once; one more is refused with HTTP 429 and a JSON-RPC error
+    /// Tool calls running at once (at least 1); one more is refused with HTTP 429 and a
+    /// JSON-RPC error
     #[arg(long, value_name = "N", default_value_t = 32, requires = "addr")]
     pub max_concurrent_calls: usize,
-    /// Open sessions; one more `initialize` is refused with HTTP 503 and a JSON-RPC error
-    /// (an idle session closes after 5 minutes)
+    /// Open sessions (at least 1); one more `initialize` is refused with HTTP 503 and a
+    /// JSON-RPC error (an idle session closes after 5 minutes)
     #[arg(long, value_name = "N", default_value_t = 256, requires = "addr")]
     pub max_sessions: usize,
     /// On SIGTERM or Ctrl-C, how long calls in flight may still run before they are

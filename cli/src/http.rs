@@ -86,6 +86,13 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         &format!("MCP Streamable HTTP at http://{local}{PATH} ({mode})"),
     );
     log(&format!("bearer token: {}", token.source));
+    if local.ip().is_unspecified() && opts.allowed_host.is_empty() {
+        log(&format!(
+            "note: listening on all interfaces, but only loopback Host names are accepted: clients that reach this machine by another name or address get 403 until it is named with --allowed-host (e.g. --allowed-host {}:{})",
+            "HOSTNAME",
+            local.port()
+        ));
+    }
     let watcher = tokio::spawn(serve::watch(state.clone()));
 
     let max_body = serve::max_request_bytes(args);
