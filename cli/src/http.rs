@@ -285,8 +285,10 @@ impl App {
         req: Request<Incoming>,
         peer: SocketAddr,
     ) -> Response<HttpBody> {
+        // Host and Origin, checked once: for CORS here, and by `route` before the token.
+        let checked = self.checks.check(req.headers());
         let origin = req.headers().get(header::ORIGIN).cloned();
-        let allowed = origin.filter(|_| self.checks.check(req.headers()).is_ok());
+        let allowed = origin.filter(|_| checked.is_ok());
         if req.method() == Method::OPTIONS
             && let Some(origin) = &allowed
         {
@@ -311,7 +313,7 @@ impl App {
             h.insert(header::VARY, HeaderValue::from_static("Origin"));
             return r;
         }
-        let mut r = self.route(req, peer).await;
+        let mut r = self.route(req, peer, checked).await;
         if let Some(origin) = allowed {
             let h = r.headers_mut();
             h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
@@ -356,6 +358,7 @@ impl App {
         self: Arc<Self>,
         req: Request<Incoming>,
         peer: SocketAddr,
+        checked: Result<(), String>,
     ) -> Response<HttpBody> {
         let path = req.uri().path();
         if path == HEALTH {
@@ -385,7 +388,7 @@ impl App {
             self.refused(peer, why);
             return rpc_error(StatusCode::BAD_REQUEST, Value::Null, FORBIDDEN, why);
         }
-        if let Err(why) = self.checks.check(req.headers()) {
+        if let Err(why) = checked {
             self.refused(peer, &why);
             return rpc_error(StatusCode::FORBIDDEN, Value::Null, FORBIDDEN, &why);
         }

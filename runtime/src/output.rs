@@ -150,7 +150,10 @@ pub(crate) fn check(outputs: &[OutputField], details: Option<&Value>) -> Vec<Out
         Some(other) => push(
             &mut out,
             "",
-            format!("expected an object, found {}", kind(other)),
+            format!(
+                "expected an object, found {}",
+                crate::args::json_kind(other)
+            ),
         ),
     }
     out
@@ -216,7 +219,11 @@ fn value(f: &OutputField, v: &Value, path: &str, out: &mut Vec<OutputViolation>)
         (ty, v) => push(
             out,
             path,
-            format!("expected {}, found {}", expected(ty), kind(v)),
+            format!(
+                "expected {}, found {}",
+                expected(ty),
+                crate::args::json_kind(v)
+            ),
         ),
     }
 }
@@ -230,17 +237,6 @@ fn expected(ty: &OutputType) -> &'static str {
         OutputType::Object { .. } => "an object",
         OutputType::Array { .. } => "an array",
         _ => "another type",
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -75,9 +75,7 @@ impl<E: ::serde::de::Error> Record<E> {
         name: &'static str,
     ) -> Result<T, E> {
         match self.map.remove(name) {
-            Some(v) => {
-                ::serde_json::from_value(v).map_err(|e| E::custom(format_args!("`{name}`: {e}")))
-            }
+            Some(v) => output_value(name, v),
             None => Err(E::missing_field(name)),
         }
     }
@@ -89,11 +87,18 @@ impl<E: ::serde::de::Error> Record<E> {
     ) -> Result<Option<T>, E> {
         match self.map.remove(name) {
             None | Some(::serde_json::Value::Null) => Ok(None),
-            Some(v) => ::serde_json::from_value(v)
-                .map(Some)
-                .map_err(|e| E::custom(format_args!("`{name}`: {e}"))),
+            Some(v) => output_value(name, v).map(Some),
         }
     }
+}
+
+/// One output field's value, as it is: a tool's details are not coerced the way a
+/// model's arguments are.
+fn output_value<T: ::serde::de::DeserializeOwned, E: ::serde::de::Error>(
+    name: &str,
+    v: ::serde_json::Value,
+) -> Result<T, E> {
+    ::serde_json::from_value(v).map_err(|e| E::custom(format_args!("`{name}`: {e}")))
 }
 
 fn unexpected(v: &::serde_json::Value) -> ::serde::de::Unexpected<'_> {
@@ -128,14 +133,7 @@ impl<E: ::serde::de::Error> Fields<E> {
             other => {
                 return Err(E::custom(format_args!(
                     "expected an object of named arguments, found {}",
-                    match other {
-                        ::serde_json::Value::Null => "null",
-                        ::serde_json::Value::Bool(_) => "a boolean",
-                        ::serde_json::Value::Number(_) => "a number",
-                        ::serde_json::Value::String(_) => "a string",
-                        ::serde_json::Value::Array(_) => "an array",
-                        ::serde_json::Value::Object(_) => "an object",
-                    }
+                    crate::args::json_kind(&other)
                 )));
             }
         };

@@ -294,11 +294,7 @@ fn content_block(v: Value) -> Content {
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "nothing (undefined/None)",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        other => crate::args::json_kind(other),
     }
 }
 
