@@ -62,13 +62,18 @@ const calls = new Map();
 
 // A lone UTF-16 surrogate (a string sliced through an emoji) would be written as a `\udXXX`
 // escape that is not valid UTF-8 JSON for the runtime: make every string well-formed.
+// JSON.stringify writes a lone surrogate as exactly that escape, so only a line showing
+// one is written again with the (slower) replacer; a false alarm (an escaped backslash
+// before "ud8") costs only that second pass.
 const wellFormed = (_key, value) =>
   typeof value === "string" && !value.isWellFormed() ? value.toWellFormed() : value;
+const loneSurrogate = /\\ud[89a-f]/i;
 
 function send(msg) {
   let line;
   try {
-    line = JSON.stringify(msg, wellFormed);
+    line = JSON.stringify(msg);
+    if (loneSurrogate.test(line)) line = JSON.stringify(msg, wellFormed);
   } catch (err) {
     line = JSON.stringify({ type: "error", id: msg.id, message: `the tool's ${msg.type} is not JSON-serialisable: ${describe(err)}` });
   }

@@ -346,18 +346,15 @@ impl SubprocessExecutor {
         // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
         let timeout = call.timeout.min(crate::MAX_TIMEOUT);
         let secrets = crate::secret::secrets_of(tool, &call.params);
-        let Some(entry) = tool.entry_path().filter(|p| p.is_file()) else {
-            return ToolResult::stopped(
-                StopReason::Crashed,
-                format!(
-                    "tool `{}` has no entry file in {} (expected one of {})",
-                    tool.name,
-                    tool.dir.display(),
-                    tool.language.entry_candidates().join(", ")
-                ),
-            );
+        // The entry is looked for when a process is about to start: a warm worker found
+        // current in the last second serves the call without a `stat`.
+        let Some(entry) = tool.entry_path() else {
+            return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
         };
         if tool.language == Language::Bash {
+            if !entry.is_file() {
+                return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
+            }
             let jail = match self.jail(tool, &[]) {
                 Ok(j) => j,
                 Err(e) => return start_failed(e),
@@ -384,6 +381,9 @@ impl SubprocessExecutor {
         let mut retried = false;
         loop {
             let worker = if mode == WorkerMode::OneShot {
+                if !entry.is_file() {
+                    return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
+                }
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
                     Err(e) => return start_failed(e),
@@ -449,6 +449,9 @@ impl SubprocessExecutor {
                 .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
         {
             return Ok(w.clone());
+        }
+        if !entry.is_file() {
+            return Err(no_entry(tool));
         }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = self.inner.lock_workers().get(&key)
@@ -728,6 +731,16 @@ impl std::fmt::Debug for SubprocessExecutor {
 
 /// A tool process that could not start: a jail failure, else a crash (the interpreter
 /// missing, a transpile error, a spawn failure).
+/// Why a tool whose entry file is missing cannot run.
+fn no_entry(tool: &ToolSpec) -> String {
+    format!(
+        "tool `{}` has no entry file in {} (expected one of {})",
+        tool.name,
+        tool.dir.display(),
+        tool.language.entry_candidates().join(", ")
+    )
+}
+
 fn start_failed(e: String) -> ToolResult {
     let why = if e.starts_with("the sandbox") {
         StopReason::JailFailed
