@@ -92,11 +92,8 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     let server = Server::new(state.clone());
     // Every request line is checked (and, if malformed or too long, answered) before the
     // MCP service sees it; see `wire`.
-    let (service_in, service_out, writer) =
+    let (transport, writer) =
         crate::wire::connect(stdio::stdin(), stdio::stdout(), max_request_bytes, log);
-    let transport =
-        rmcp::transport::async_rw::AsyncRwTransport::new_server(service_in, service_out)
-            .with_max_line_length(max_request_bytes.saturating_add(1));
     let running = tokio::select! {
         r = server.serve(transport) => r
             .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
@@ -156,8 +153,12 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
     })
 }
 
+/// One line on stderr, in one write: `eprintln!` writes each piece of its format apart,
+/// three system calls for a line that is logged for every call.
 pub(crate) fn log(msg: &str) {
-    eprintln!("toolbind serve: {msg}");
+    use std::io::Write;
+    let line = format!("toolbind serve: {msg}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// What every session of one server shares: the tools, reloaded by [`watch`].

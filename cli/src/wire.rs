@@ -13,29 +13,35 @@
 //! Each rejection is logged on stderr. Everything else goes on to the service. One task
 //! writes stdout, whole lines at a time, so a rejection never lands inside a response.
 
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest,
+    RequestId, ServerJsonRpcMessage,
+};
+use rmcp::transport::Transport;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 /// The default of `--max-request-bytes`.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 16 << 20;
 
-/// What to do with one request line.
+/// What to do with one request.
 #[derive(Debug, PartialEq)]
 pub enum Verdict {
     /// Pass it to the MCP service.
     Forward,
-    /// Nothing to do (a blank line).
-    Skip,
     /// Answer with this JSON-RPC error response.
     Reject(Value),
 }
 
-fn error(id: Value, code: i64, message: String) -> Verdict {
-    Verdict::Reject(
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-    )
+/// A JSON-RPC error response.
+fn error(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// The answer to a line over the limit, with the request's id when the line's start shows
@@ -46,16 +52,18 @@ pub fn too_long(max: usize, id: Value) -> Value {
     )}})
 }
 
-/// Checks one request line (without its newline).
-pub fn check(line: &[u8]) -> Verdict {
+/// Checks one request line (without its newline): the message it holds, `None` for a
+/// blank line, or the answer to send instead.
+fn check_line(line: &[u8]) -> Result<Option<Value>, Value> {
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Verdict::Skip;
+        return Ok(None);
     }
-    let msg: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => return error(Value::Null, -32700, format!("Parse error: {e}")),
-    };
-    check_message(&msg)
+    let msg: Value = serde_json::from_slice(line)
+        .map_err(|e| error(Value::Null, -32700, format!("Parse error: {e}")))?;
+    match check_message(&msg) {
+        Verdict::Forward => Ok(Some(msg)),
+        Verdict::Reject(answer) => Err(answer),
+    }
 }
 
 /// Checks one parsed message (a stdio line, an HTTP body): malformed `tools/call` and
@@ -69,7 +77,8 @@ pub fn check_message(msg: &Value) -> Verdict {
         return Verdict::Forward;
     };
     let params = obj.get("params").unwrap_or(&Value::Null);
-    let invalid = |why: String| error(id.clone(), -32602, format!("Invalid params: {why}"));
+    let invalid =
+        |why: String| Verdict::Reject(error(id.clone(), -32602, format!("Invalid params: {why}")));
     match method {
         "tools/call" => {
             let Some(params) = params.as_object() else {
@@ -156,103 +165,233 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// The stdio transport of `toolbind serve`: request lines are read, checked (see
+/// [`check`]) and parsed once, then handed to the MCP service; what the service sends and
+/// the answers to rejected lines are written by one task, whole messages at a time.
+///
+/// Made for the hot path of a busy session: a `tools/call` request is parsed straight into
+/// its type instead of through the generic message parse, which tries each message shape
+/// in turn, and messages that are ready together leave in one write (never waiting for
+/// more: delaying a write to fill it stalls the client's next requests).
+pub struct Stdio {
+    messages: mpsc::Receiver<ClientJsonRpcMessage>,
+    out: Option<Out>,
+}
+
+/// The way to stdout: messages queue for the writer task, at most [`QUEUED`] bytes of them
+/// (a client that stops reading stops the server's sends, rather than growing its memory).
+#[derive(Clone)]
+struct Out {
+    queue: mpsc::UnboundedSender<(Vec<u8>, OwnedSemaphorePermit)>,
+    room: Arc<Semaphore>,
+}
+
+/// How many bytes of messages may wait for stdout.
+const QUEUED: usize = 1 << 20;
+
+impl Out {
+    /// Queues one message (a JSON text without its newline), waiting while the queue is full.
+    async fn send(&self, mut message: Vec<u8>) -> std::io::Result<()> {
+        message.push(b'\n');
+        let permits = u32::try_from(message.len().min(QUEUED)).unwrap_or(u32::MAX);
+        let permit = self
+            .room
+            .clone()
+            .acquire_many_owned(permits)
+            .await
+            .map_err(|_| closed())?;
+        self.queue.send((message, permit)).map_err(|_| closed())
+    }
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
+}
+
 /// Connects `input`/`output` (stdin/stdout) to the MCP service through the checks above.
-/// Returns the service's ends (what it reads, what it writes) and the writer task, which
-/// ends once the service's output and the rejections are all written.
+/// Returns the transport and the writer task, which ends once everything sent is written.
 pub fn connect(
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
     max: usize,
     log: fn(&str),
-) -> (DuplexStream, DuplexStream, JoinHandle<()>) {
-    let (service_in, mut to_service) = tokio::io::duplex(64 * 1024);
-    let (from_service, service_out) = tokio::io::duplex(64 * 1024);
-    let (rejects, mut rejected) = mpsc::channel::<Value>(16);
-    tokio::spawn(async move {
-        let mut input = BufReader::with_capacity(64 * 1024, input);
-        let mut line = Vec::new();
-        loop {
-            match read_line(&mut input, &mut line, max).await {
-                Ok(Line::Eof) | Err(_) => break,
-                Ok(Line::TooLong(n)) => {
-                    log(&format!(
-                        "rejected a request line of {n} bytes or more: over the {max}-byte limit (--max-request-bytes)"
-                    ));
-                    if rejects
-                        .send(too_long(max, salvage_id(&line)))
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-                Ok(Line::Full) => match check(&line) {
-                    Verdict::Skip => {}
-                    Verdict::Forward => {
-                        line.push(b'\n');
-                        if to_service.write_all(&line).await.is_err() {
-                            break;
-                        }
-                    }
-                    Verdict::Reject(answer) => {
-                        log(&format!(
-                            "rejected a request: {}",
-                            answer["error"]["message"].as_str().unwrap_or_default()
-                        ));
-                        if rejects.send(answer).await.is_err() {
-                            break;
-                        }
-                    }
-                },
+) -> (Stdio, JoinHandle<()>) {
+    let (queue, queued) = mpsc::unbounded_channel();
+    let out = Out {
+        queue,
+        room: Arc::new(Semaphore::new(QUEUED)),
+    };
+    let (to_service, messages) = mpsc::channel(64);
+    tokio::spawn(read(input, to_service, out.clone(), max, log));
+    let writer = tokio::spawn(write(output, queued));
+    (
+        Stdio {
+            messages,
+            out: Some(out),
+        },
+        writer,
+    )
+}
+
+/// Reads request lines until stdin ends (or the service is gone): each is checked, then
+/// forwarded parsed or answered.
+async fn read(
+    input: impl AsyncRead + Unpin,
+    to_service: mpsc::Sender<ClientJsonRpcMessage>,
+    out: Out,
+    max: usize,
+    log: fn(&str),
+) {
+    let mut input = BufReader::with_capacity(64 * 1024, input);
+    let mut line = Vec::new();
+    loop {
+        let answer = match read_line(&mut input, &mut line, max).await {
+            Ok(Line::Eof) | Err(_) => return,
+            Ok(Line::TooLong(n)) => {
+                log(&format!(
+                    "rejected a request line of {n} bytes or more: over the {max}-byte limit (--max-request-bytes)"
+                ));
+                too_long(max, salvage_id(&line))
             }
-        }
-        let _ = to_service.shutdown().await;
-    });
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        let mut from_service = BufReader::with_capacity(64 * 1024, from_service);
-        let mut out_line = Vec::new();
-        let mut service_open = true;
-        loop {
-            tokio::select! {
-                n = from_service.read_until(b'\n', &mut out_line), if service_open => {
-                    match n {
-                        Ok(0) | Err(_) => service_open = false,
-                        Ok(_) => {
-                            if output.write_all(&out_line).await.is_err() {
-                                return;
-                            }
-                            out_line.clear();
-                            let _ = output.flush().await;
-                        }
-                    }
+            Ok(Line::Full) => match parse(&line) {
+                Parsed::Skip => continue,
+                Parsed::Ignored(why) => {
+                    log(&why);
+                    continue;
                 }
-                answer = rejected.recv() => match answer {
-                    Some(answer) => {
-                        let mut bytes = serde_json::to_vec(&answer).unwrap_or_default();
-                        bytes.push(b'\n');
-                        if output.write_all(&bytes).await.is_err() {
-                            return;
-                        }
-                        let _ = output.flush().await;
-                    }
-                    None if !service_open => return,
-                    None => {
-                        // No more rejections; keep relaying the service's output.
-                        while let Ok(n) = from_service.read_until(b'\n', &mut out_line).await {
-                            if n == 0 || output.write_all(&out_line).await.is_err() {
-                                break;
-                            }
-                            out_line.clear();
-                            let _ = output.flush().await;
-                        }
+                Parsed::Message(message) => {
+                    if to_service.send(message).await.is_err() {
                         return;
                     }
-                },
-            }
+                    continue;
+                }
+                Parsed::Reject(answer) => {
+                    log(&format!(
+                        "rejected a request: {}",
+                        answer["error"]["message"].as_str().unwrap_or_default()
+                    ));
+                    answer
+                }
+            },
+        };
+        if out
+            .send(serde_json::to_vec(&answer).unwrap_or_default())
+            .await
+            .is_err()
+        {
+            return;
         }
-    });
-    (service_in, service_out, writer)
+    }
+}
+
+/// Writes queued messages to stdout; those queued meanwhile go in the same write.
+async fn write(
+    mut output: impl AsyncWrite + Unpin,
+    mut queued: mpsc::UnboundedReceiver<(Vec<u8>, OwnedSemaphorePermit)>,
+) {
+    let mut held = Vec::new();
+    while let Some((mut batch, permit)) = queued.recv().await {
+        held.push(permit);
+        while batch.len() < QUEUED
+            && let Ok((more, permit)) = queued.try_recv()
+        {
+            batch.extend_from_slice(&more);
+            held.push(permit);
+        }
+        if output.write_all(&batch).await.is_err() {
+            return;
+        }
+        let _ = output.flush().await;
+        held.clear();
+    }
+}
+
+impl Transport<RoleServer> for Stdio {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let message = serde_json::to_vec(&item);
+        async move {
+            let out = out.ok_or_else(closed)?;
+            out.send(message?).await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.messages.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.out = None;
+        self.messages.close();
+        Ok(())
+    }
+}
+
+/// What one request line is.
+#[derive(Debug)]
+enum Parsed {
+    Message(ClientJsonRpcMessage),
+    /// A blank line.
+    Skip,
+    /// A notification not passed on (no answer is due), and why.
+    Ignored(String),
+    /// Answer with this JSON-RPC error response.
+    Reject(Value),
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Checks one request line (without its newline) and parses it.
+fn parse(line: &[u8]) -> Parsed {
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let value = match check_line(line) {
+        Ok(Some(v)) => v,
+        Ok(None) => return Parsed::Skip,
+        Err(answer) => return Parsed::Reject(answer),
+    };
+    if let Some(call) = tool_call(&value) {
+        return Parsed::Message(call);
+    }
+    let id = value.get("id").cloned();
+    let notification = id.is_none() && value.get("method").is_some_and(Value::is_string);
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(message) => Parsed::Message(message),
+        // As rmcp's own stdio transport does: a notification this server does not know
+        // (another protocol's, or a newer MCP's) is ignored.
+        Err(e) if notification => Parsed::Ignored(format!(
+            "ignored a notification this server cannot read ({e})"
+        )),
+        Err(e) => Parsed::Reject(error(
+            id.unwrap_or(Value::Null),
+            -32600,
+            format!("Invalid Request: {e}"),
+        )),
+    }
+}
+
+/// A well-formed `tools/call` request (as [`check_message`] lets through), parsed straight
+/// into its type; `None` for anything else, which takes the generic parse.
+fn tool_call(value: &Value) -> Option<ClientJsonRpcMessage> {
+    let obj = value.as_object()?;
+    if obj.get("method")?.as_str()? != "tools/call"
+        || obj.get("jsonrpc")?.as_str()? != "2.0"
+        || !obj
+            .keys()
+            .all(|k| matches!(k.as_str(), "jsonrpc" | "id" | "method" | "params"))
+    {
+        return None;
+    }
+    let id = RequestId::deserialize(obj.get("id")?).ok()?;
+    let request = CallToolRequest::deserialize(value).ok()?;
+    Some(JsonRpcMessage::Request(JsonRpcRequest::new(
+        id,
+        ClientRequest::CallToolRequest(request),
+    )))
 }
 
 /// How much of an over-long line is kept to find its id.
@@ -336,11 +475,19 @@ async fn read_line(
 mod tests {
     use super::*;
 
-    fn code(v: &Verdict) -> Option<(i64, Value)> {
+    fn code(v: &Parsed) -> Option<(i64, Value)> {
         match v {
-            Verdict::Reject(a) => Some((a["error"]["code"].as_i64().unwrap(), a["id"].clone())),
+            Parsed::Reject(a) => Some((a["error"]["code"].as_i64().unwrap(), a["id"].clone())),
             _ => None,
         }
+    }
+
+    fn check(line: &[u8]) -> Parsed {
+        parse(line)
+    }
+
+    fn forwarded(p: &Parsed) -> bool {
+        matches!(p, Parsed::Message(_))
     }
 
     #[test]
@@ -364,11 +511,10 @@ mod tests {
             )),
             Some((-32602, json!(9)))
         );
-        assert_eq!(
-            check(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#),
-            Verdict::Forward
-        );
-        assert_eq!(check(b"  "), Verdict::Skip);
+        assert!(forwarded(&check(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#
+        )));
+        assert!(matches!(check(b"  "), Parsed::Skip));
         // Bad params of the other methods served: -32602 naming the problem, not rmcp's
         // "method not found".
         for bad in [
@@ -389,8 +535,70 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"system_prompt"}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"toolbind://tools/x"}}"#,
         ] {
-            assert_eq!(check(good.as_bytes()), Verdict::Forward, "{good}");
+            assert!(forwarded(&check(good.as_bytes())), "{good}");
         }
+    }
+
+    #[test]
+    fn a_tool_call_is_parsed_as_the_generic_parse_would() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi","n":[1,2]}}}"#,
+            r#"{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"progressToken":"p1","x":1}}}"#,
+            r#"{"params":{"_meta":{"progressToken":9},"name":"echo"},"method":"tools/call","id":4,"jsonrpc":"2.0"}"#,
+        ] {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let fast = tool_call(&value).expect(line);
+            let generic: ClientJsonRpcMessage = serde_json::from_value(value).unwrap();
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&generic).unwrap(),
+                "{line}"
+            );
+            assert!(forwarded(&check(line.as_bytes())), "{line}");
+        }
+        // Anything unusual takes the generic parse.
+        for line in [
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"},"extra":1}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        ] {
+            let value: Value = serde_json::from_str(line).unwrap();
+            assert!(tool_call(&value).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_the_service_cannot_read_are_answered_or_ignored() {
+        // A request of the wrong shape: -32600 with its id (rmcp's own transport answers
+        // with a null id).
+        assert_eq!(
+            code(&check(
+                br#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":"x"}"#
+            )),
+            Some((-32600, json!(5)))
+        );
+        assert_eq!(
+            code(&check(
+                br#"{"jsonrpc":"1.0","id":6,"method":"tools/call","params":{"name":"x"}}"#
+            )),
+            Some((-32600, json!(6)))
+        );
+        // A notification gets no answer, even one the service cannot read; one of another
+        // protocol goes on to the service, which ignores it.
+        assert!(forwarded(&check(
+            br#"{"jsonrpc":"2.0","method":"vendor/hello","params":{}}"#
+        )));
+        assert!(matches!(
+            check(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#),
+            Parsed::Ignored(_)
+        ));
+        // A byte-order mark and a carriage return are tolerated.
+        assert!(forwarded(&check(
+            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r"
+        )));
     }
 
     #[test]
