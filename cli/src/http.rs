@@ -808,22 +808,26 @@ fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| fail("make private the folder of", e))?;
     }
-    if let Ok(m) = std::fs::symlink_metadata(path)
-        && m.is_file()
-        && m.uid() == me
-        && m.permissions().mode() & 0o077 == 0
-        && let Ok(text) = std::fs::read_to_string(path)
-        && text.trim().len() >= 32
-        && text.trim().chars().all(|c| c.is_ascii_hexdigit())
-    {
-        return Ok((text.trim().to_owned(), false));
+    let existing = || {
+        let m = std::fs::symlink_metadata(path).ok()?;
+        let text = std::fs::read_to_string(path).ok()?;
+        let token = text.trim();
+        (m.is_file()
+            && m.uid() == me
+            && m.permissions().mode() & 0o077 == 0
+            && token.len() >= 32
+            && token.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| token.to_owned())
+    };
+    if let Some(token) = existing() {
+        return Ok((token, false));
     }
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(|e| fail("read random bytes for", e))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let tmp = path.with_extension(format!("tmp{}-{}", std::process::id(), &token[..8]));
     let _ = std::fs::remove_file(&tmp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -834,7 +838,21 @@ fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
     f.write_all(format!("{token}\n").as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(|e| fail("write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| fail("write", e))?;
+    // Two servers starting at once must not each write a token and leave one of them
+    // answering with a token the file no longer holds: the token is put in place only
+    // where there is none (a link fails if the file exists), else the other's is used.
+    // A file that is there but unusable (not private, not a token) is replaced.
+    let placed = match std::fs::hard_link(&tmp, path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match existing() {
+            Some(theirs) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Ok((theirs, false));
+            }
+            None => std::fs::rename(&tmp, path),
+        },
+        linked => linked.and_then(|()| std::fs::remove_file(&tmp)),
+    };
+    placed.map_err(|e| fail("write", e))?;
     Ok((token, true))
 }
 
@@ -1088,5 +1106,28 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let (b, new) = generated_token(&path).unwrap();
         assert!(new && b != a);
+    }
+
+    #[test]
+    fn servers_starting_together_share_one_generated_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toolbind/http-token");
+        let tokens: Vec<String> = std::thread::scope(|s| {
+            let starts: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| generated_token(&path).unwrap().0))
+                .collect();
+            starts.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            tokens.iter().all(|t| *t == file.trim()),
+            "{tokens:?} {file}"
+        );
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["http-token"]);
     }
 }
