@@ -8,10 +8,14 @@
 //! - a line that is not JSON is answered with `-32700`;
 //! - `tools/call` without a string `name`, or with `arguments` that are not an object, and
 //!   a `tools/list` with a pagination cursor (this server has one page) are answered with
-//!   `-32602`, carrying the request's id.
+//!   `-32602`, carrying the request's id;
+//! - a request the MCP library cannot read is answered with `-32600`, carrying its id; a
+//!   notification it cannot read is logged and dropped (notifications get no answer).
 //!
-//! Each rejection is logged on stderr. Everything else goes on to the service. One task
-//! writes stdout, whole lines at a time, so a rejection never lands inside a response.
+//! Each rejection is logged on stderr. Everything else goes on to the service, parsed:
+//! [`connect`] makes the wire the service's transport, so each line is parsed once. One
+//! task writes stdout, whole messages at a time, so a rejection never lands inside a
+//! response.
 
 use std::sync::Arc;
 
