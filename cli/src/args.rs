@@ -209,6 +209,21 @@ pub struct SandboxArgs {
 }
 
 impl SandboxArgs {
+    /// Refuses grants of paths that do not exist: the jail cannot bind them, so every call
+    /// would fail; a typo is better reported before anything starts (a usage error).
+    pub fn check(&self) -> Result<(), crate::exit::Failure> {
+        let grants = self.allow_read.iter().map(|p| ("--allow-read", p));
+        for (flag, path) in grants.chain(self.allow_write.iter().map(|p| ("--allow-write", p))) {
+            if let Err(e) = std::fs::metadata(path) {
+                return Err(crate::exit::Failure::usage(format!(
+                    "{flag} {}: {e}; a grant must name an existing file or folder",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The runtime's sandbox policy from these flags.
     pub fn policy(&self) -> toolbind::exec::SandboxPolicy {
         use toolbind::exec::{SandboxLimits, SandboxMode, SandboxPolicy};

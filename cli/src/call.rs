@@ -16,6 +16,7 @@ use crate::exit::{Code, Failure, Outcome};
 use crate::tools;
 
 pub fn run(args: CallArgs) -> Outcome {
+    args.sandbox.check()?;
     let call_args = parse_args(args.args.as_deref())?;
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
     let loaded = tools::load(&dirs);

@@ -54,6 +54,7 @@ mod surface;
 const POLL: Duration = Duration::from_secs(1);
 
 pub fn run(args: &ServeArgs) -> Outcome {
+    args.sandbox.check()?;
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
     // One worker thread for stdio: a stdio session is one client, and every call is I/O
     // between it and the tool processes. Hopping between two workers cost more than it

@@ -29,6 +29,7 @@ pub fn load(dirs: &[PathBuf]) -> Loaded {
 }
 
 pub fn list(args: &ListArgs) -> Outcome {
+    args.sandbox.check()?;
     let dirs = dirs(&args.dirs);
     let loaded = load(&dirs);
     if args.json {

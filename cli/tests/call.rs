@@ -134,6 +134,20 @@ fn usage_errors_exit_2_with_a_reason() {
     );
     // Nothing ran: no progress.
     assert!(!stderr(&o).contains("progress:"));
+    // A grant of a path that does not exist would fail every call in the jail.
+    let o = call(&[
+        "hello_ts",
+        "--args",
+        r#"{"name": "Ada"}"#,
+        "--allow-read",
+        "/nonexistent/typo",
+    ]);
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        "error: --allow-read /nonexistent/typo: No such file or directory (os error 2); \
+         a grant must name an existing file or folder\n"
+    );
 }
 
 #[test]
