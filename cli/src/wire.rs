@@ -170,7 +170,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// The stdio transport of `toolbind serve`: request lines are read, checked (see
-/// [`check`]) and parsed once, then handed to the MCP service; what the service sends and
+/// [`check_message`]) and parsed once, then handed to the MCP service; what the service sends and
 /// the answers to rejected lines are written by one task, whole messages at a time.
 ///
 /// Made for the hot path of a busy session: a `tools/call` request is parsed straight into
@@ -338,6 +338,9 @@ impl Transport<RoleServer> for Stdio {
 
 /// What one request line is.
 #[derive(Debug)]
+// A value returned and at once taken apart: boxing the message would cost an allocation
+// per request for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Parsed {
     Message(ClientJsonRpcMessage),
     /// A blank line.
