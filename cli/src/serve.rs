@@ -95,29 +95,34 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     // MCP service sees it; see `wire`.
     let (transport, writer) =
         crate::wire::connect(stdio::stdin(), stdio::stdout(), max_request_bytes, log);
-    let running = tokio::select! {
-        r = server.serve(transport) => r
-            .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
-        _ = sigint.recv() => return Ok(Code::Interrupted),
-        _ = sigterm.recv() => return Ok(Code::Terminated),
-    };
-    let watcher = tokio::spawn(watch(state.clone()));
-    let code = tokio::select! {
-        r = running.waiting() => {
-            match r {
-                Ok(reason) => log(&format!("session ended: {reason:?}")),
-                Err(e) => log(&format!("session failed: {e}")),
+    let session = async {
+        let running = tokio::select! {
+            r = server.serve(transport) => r
+                .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
+            _ = sigint.recv() => return Ok(Code::Interrupted),
+            _ = sigterm.recv() => return Ok(Code::Terminated),
+        };
+        let watcher = tokio::spawn(watch(state.clone()));
+        let code = tokio::select! {
+            r = running.waiting() => {
+                match r {
+                    Ok(reason) => log(&format!("session ended: {reason:?}")),
+                    Err(e) => log(&format!("session failed: {e}")),
+                }
+                Code::Ok
             }
-            Code::Ok
-        }
-        _ = sigint.recv() => Code::Interrupted,
-        _ = sigterm.recv() => Code::Terminated,
+            _ = sigint.recv() => Code::Interrupted,
+            _ = sigterm.recv() => Code::Terminated,
+        };
+        watcher.abort();
+        Ok(code)
     };
-    watcher.abort();
+    let outcome = session.await;
     executor.shutdown();
-    // The last responses are still on their way to stdout.
+    // The last answers are still on their way to stdout, however the session ended (the
+    // answers to rejected lines included, when initialisation failed).
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
-    Ok(code)
+    outcome
 }
 
 /// Loads the tools and logs what is served `over` what; the caller runs [`watch`].
@@ -638,9 +643,17 @@ impl ServerHandler for Server {
                 r
             }
         };
-        if let Some(f) = forwarder {
+        if let Some(mut f) = forwarder {
             // The sink was dropped with the call: the task ends once it has sent the rest.
-            let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
+            // Not for long: a client that stopped reading, or a session that is closing
+            // (rmcp no longer sends notifications then), must not hold the result back,
+            // and no progress may follow the result.
+            if tokio::time::timeout(Duration::from_secs(1), &mut f)
+                .await
+                .is_err()
+            {
+                f.abort();
+            }
         }
         let event = format!(
             "call {} of `{name}`: {} in {:.1} s",

@@ -10,7 +10,11 @@
 //!   a `tools/list` with a pagination cursor (this server has one page) are answered with
 //!   `-32602`, carrying the request's id;
 //! - a request the MCP library cannot read is answered with `-32600`, carrying its id; a
-//!   notification it cannot read is logged and dropped (notifications get no answer).
+//!   notification or a response it cannot read is logged and dropped (neither gets an
+//!   answer).
+//!
+//! A client that stops reading stdout stops the server: once about 16 MiB of answers wait
+//! (each counted as at least 1 KiB), stdin is not read until they are taken.
 //!
 //! Each rejection is logged on stderr. Everything else goes on to the service, parsed:
 //! [`connect`] makes the wire the service's transport, so each line is parsed once. One
@@ -18,6 +22,7 @@
 //! response.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -28,7 +33,7 @@ use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 /// The default of `--max-request-bytes`.
@@ -182,29 +187,84 @@ pub struct Stdio {
     out: Option<Out>,
 }
 
-/// The way to stdout: messages queue for the writer task, at most [`QUEUED`] bytes of them
-/// (a client that stops reading stops the server's sends, rather than growing its memory).
+/// The way to stdout: messages queue for the writer task, at most [`QUEUED`] bytes of them;
+/// a send waits for room (so a progress flood waits for a slow client). Every message sent
+/// and not yet written counts in the backlog, and while it is over [`BACKLOG`] stdin is
+/// not read: a client that stops reading stdout stops the server, rather than growing its
+/// memory with answers it does not take.
 #[derive(Clone)]
 struct Out {
-    queue: mpsc::UnboundedSender<(Vec<u8>, OwnedSemaphorePermit)>,
+    queue: mpsc::UnboundedSender<Queued>,
     room: Arc<Semaphore>,
+    backlog: Arc<Backlog>,
 }
 
-/// How many bytes of messages may wait for stdout.
+/// A message on its way to stdout, with its room in the queue and in the backlog.
+type Queued = (Vec<u8>, OwnedSemaphorePermit, Counted);
+
+/// How many bytes of messages may wait for stdout in the queue.
 const QUEUED: usize = 1 << 20;
 
+/// How many bytes of messages, queued or waiting for room, stop the reading of stdin:
+/// about 16,000 small answers, room for a client that writes a long batch of requests
+/// before it reads.
+const BACKLOG: usize = 16 * QUEUED;
+
+/// Bytes of messages sent and not yet written.
+#[derive(Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    /// Told when the backlog falls back under [`BACKLOG`].
+    drained: Notify,
+}
+
+/// A message's bytes in the backlog, from when it is sent until it is written or dropped.
+struct Counted {
+    backlog: Arc<Backlog>,
+    bytes: usize,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let before = self.backlog.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        if before > BACKLOG && before - self.bytes <= BACKLOG {
+            self.backlog.drained.notify_one();
+        }
+    }
+}
+
 impl Out {
-    /// Queues one message (a JSON text without its newline), waiting while the queue is full.
-    async fn send(&self, mut message: Vec<u8>) -> std::io::Result<()> {
+    /// Queues one message (a JSON text without its newline): it counts in the backlog at
+    /// once, and the returned future waits while the queue is full.
+    fn send(
+        &self,
+        mut message: Vec<u8>,
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
         message.push(b'\n');
-        let permits = u32::try_from(message.len().min(QUEUED)).unwrap_or(u32::MAX);
-        let permit = self
-            .room
-            .clone()
-            .acquire_many_owned(permits)
-            .await
-            .map_err(|_| closed())?;
-        self.queue.send((message, permit)).map_err(|_| closed())
+        // A small message costs more than its bytes while it waits (rmcp spawns a task
+        // per send): each counts as at least 1 KiB.
+        let bytes = message.len().max(1024);
+        self.backlog.bytes.fetch_add(bytes, Ordering::AcqRel);
+        let counted = Counted {
+            backlog: self.backlog.clone(),
+            bytes,
+        };
+        let (room, queue) = (self.room.clone(), self.queue.clone());
+        async move {
+            let permits = u32::try_from(message.len().min(QUEUED)).unwrap_or(u32::MAX);
+            let permit = room
+                .acquire_many_owned(permits)
+                .await
+                .map_err(|_| closed())?;
+            queue.send((message, permit, counted)).map_err(|_| closed())
+        }
+    }
+
+    /// Waits until the backlog is under [`BACKLOG`].
+    async fn room_for_more(&self) {
+        while self.backlog.bytes.load(Ordering::Acquire) > BACKLOG {
+            self.backlog.drained.notified().await;
+        }
     }
 }
 
@@ -224,6 +284,7 @@ pub fn connect(
     let out = Out {
         queue,
         room: Arc::new(Semaphore::new(QUEUED)),
+        backlog: Arc::default(),
     };
     let (to_service, messages) = mpsc::channel(64);
     tokio::spawn(read(input, to_service, out.clone(), max, log));
@@ -238,7 +299,7 @@ pub fn connect(
 }
 
 /// Reads request lines until stdin ends (or the service is gone): each is checked, then
-/// forwarded parsed or answered.
+/// forwarded parsed or answered, when the backlog of answers leaves room.
 async fn read(
     input: impl AsyncRead + Unpin,
     to_service: mpsc::Sender<ClientJsonRpcMessage>,
@@ -249,7 +310,12 @@ async fn read(
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let mut line = Vec::new();
     loop {
-        let answer = match read_line(&mut input, &mut line, max).await {
+        let next = tokio::select! {
+            r = read_line(&mut input, &mut line, max) => r,
+            // The session is over: stop reading, so the writer can finish.
+            () = to_service.closed() => return,
+        };
+        let answer = match next {
             Ok(Line::Eof) | Err(_) => return,
             Ok(Line::TooLong(n)) => {
                 log(&format!(
@@ -264,6 +330,10 @@ async fn read(
                     continue;
                 }
                 Parsed::Message(message) => {
+                    tokio::select! {
+                        () = out.room_for_more() => {}
+                        () = to_service.closed() => return,
+                    }
                     if to_service.send(message).await.is_err() {
                         return;
                     }
@@ -278,6 +348,10 @@ async fn read(
                 }
             },
         };
+        tokio::select! {
+            () = out.room_for_more() => {}
+            () = to_service.closed() => return,
+        }
         if out
             .send(serde_json::to_vec(&answer).unwrap_or_default())
             .await
@@ -289,18 +363,15 @@ async fn read(
 }
 
 /// Writes queued messages to stdout; those queued meanwhile go in the same write.
-async fn write(
-    mut output: impl AsyncWrite + Unpin,
-    mut queued: mpsc::UnboundedReceiver<(Vec<u8>, OwnedSemaphorePermit)>,
-) {
+async fn write(mut output: impl AsyncWrite + Unpin, mut queued: mpsc::UnboundedReceiver<Queued>) {
     let mut held = Vec::new();
-    while let Some((mut batch, permit)) = queued.recv().await {
-        held.push(permit);
+    while let Some((mut batch, permit, counted)) = queued.recv().await {
+        held.push((permit, counted));
         while batch.len() < QUEUED
-            && let Ok((more, permit)) = queued.try_recv()
+            && let Ok((more, permit, counted)) = queued.try_recv()
         {
             batch.extend_from_slice(&more);
-            held.push(permit);
+            held.push((permit, counted));
         }
         if output.write_all(&batch).await.is_err() {
             return;
@@ -317,12 +388,12 @@ impl Transport<RoleServer> for Stdio {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let out = self.out.clone();
-        let message = serde_json::to_vec(&item);
-        async move {
-            let out = out.ok_or_else(closed)?;
-            out.send(message?).await
-        }
+        let sent = match (&self.out, serde_json::to_vec(&item)) {
+            (Some(out), Ok(message)) => Ok(out.send(message)),
+            (None, _) => Err(closed()),
+            (_, Err(e)) => Err(e.into()),
+        };
+        async move { sent?.await }
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
@@ -365,16 +436,24 @@ fn parse(line: &[u8]) -> Parsed {
         return Parsed::Message(call);
     }
     let id = value.get("id").cloned();
-    let notification = id.is_none() && value.get("method").is_some_and(Value::is_string);
+    let request = value.get("method").is_some_and(Value::is_string);
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => Parsed::Message(message),
-        // As rmcp's own stdio transport does: a notification this server does not know
-        // (another protocol's, or a newer MCP's) is ignored.
-        Err(e) if notification => Parsed::Ignored(format!(
+        // A notification gets no answer, nor does a response (to a request of this
+        // server's; its id is the server's, and answering with it could fail one of the
+        // client's own requests).
+        Err(e) if id.is_none() && request => Parsed::Ignored(format!(
             "ignored a notification this server cannot read ({e})"
         )),
+        Err(e) if id.is_some() && !request => {
+            Parsed::Ignored(format!("ignored a response this server cannot read ({e})"))
+        }
         Err(e) => Parsed::Reject(error(
-            id.unwrap_or(Value::Null),
+            if request {
+                id.unwrap_or(Value::Null)
+            } else {
+                Value::Null
+            },
             -32600,
             format!("Invalid Request: {e}"),
         )),
@@ -602,6 +681,16 @@ mod tests {
             check(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#),
             Parsed::Ignored(_)
         ));
+        // Nor does a response: its id is the server's.
+        assert!(matches!(
+            check(br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#),
+            Parsed::Ignored(_)
+        ));
+        // Neither a request nor a notification: answered, with no id to give.
+        assert_eq!(
+            code(&check(br#"{"jsonrpc":"2.0"}"#)),
+            Some((-32600, Value::Null))
+        );
         // A byte-order mark and a carriage return are tolerated.
         assert!(forwarded(&check(
             b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r"

@@ -1,5 +1,6 @@
 //! `toolbind serve` answers every request line, on the wire itself: an over-long line, bad
-//! JSON, a malformed `tools/call`, a bad cursor (issue 13, item 5).
+//! JSON, a malformed `tools/call`, a bad cursor (issue 13, item 5); and it writes every
+//! answer before it exits.
 
 mod common;
 
@@ -148,4 +149,99 @@ fn an_over_long_request_is_answered_with_the_limit() {
     assert!(msg.contains("4096 bytes"), "{msg}");
     s.send_raw(br#"{"jsonrpc":"2.0","id":11,"method":"tools/list"}"#);
     assert_eq!(s.answer()["id"], 11);
+}
+
+/// Runs `serve` on `input` (stdin closed after it) and returns every stdout line, waiting
+/// at most 20 s for it to exit.
+fn serve_all(input: &[u8]) -> Vec<Value> {
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--dir")
+        .arg(common::fixture("tools"))
+        .env_remove("PI_TOOLS_DIRS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let lines: Vec<Value> = stdout
+            .lines()
+            .map_while(Result::ok)
+            .map(|l| serde_json::from_str(&l).unwrap())
+            .collect();
+        let _ = tx.send(lines);
+    });
+    let lines = rx.recv_timeout(Duration::from_secs(20));
+    let _ = child.kill();
+    let _ = child.wait();
+    writer.join().unwrap();
+    lines.expect("toolbind serve did not exit within 20 s of the end of its input")
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "wire-test", "version": "0"}}})
+    .to_string()
+        + "\n"
+        + r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        + "\n"
+}
+
+#[test]
+fn every_answer_is_written_before_serve_exits() {
+    // Rejected lines with no session at all (initialisation fails at the end of input):
+    // each still gets its answer.
+    let mut input = b"not json\n".to_vec();
+    for id in 1..=200 {
+        input.extend(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{}}}}"#).bytes(),
+        );
+        input.push(b'\n');
+    }
+    let lines = serve_all(&input);
+    assert_eq!(lines.len(), 201, "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l["error"]["code"].is_i64()),
+        "{lines:?}"
+    );
+
+    // Calls still running when the input ends, with progress tokens: each is answered.
+    let mut input = initialize();
+    for id in 1..=5 {
+        input += &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "hello_sh", "arguments": {"name": format!("n{id}"), "steps": 3},
+            "_meta": {"progressToken": format!("p{id}")}}})
+        .to_string();
+        input += "\n";
+    }
+    let lines = serve_all(input.as_bytes());
+    let mut answered: Vec<i64> = lines
+        .iter()
+        .filter(|l| l["result"]["content"].is_array())
+        .map(|l| l["id"].as_i64().unwrap())
+        .collect();
+    answered.sort();
+    assert_eq!(answered, [1, 2, 3, 4, 5], "{lines:?}");
+}
+
+#[test]
+fn a_response_the_server_cannot_read_is_not_answered() {
+    // A client's response to a request of the server's: its id is the server's, so an
+    // error with that id could fail the client's own request 3.
+    let mut s = Server::start(&[]);
+    s.send_raw(br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#);
+    s.send_raw(br#"{"jsonrpc":"2.0","id":4}"#);
+    s.send_raw(br#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#);
+    let next = s.answer();
+    assert_eq!(next["id"], 12, "{next}");
+    assert!(next["result"]["tools"].is_array(), "{next}");
 }

@@ -1,5 +1,6 @@
-//! `toolbind serve` under a progress flood with a paused client: its memory stays bounded
-//! (issue 13, item 3). Its own test binary: it measures the server process's peak RSS.
+//! `toolbind serve` under a progress flood with a paused client, and under a flood of
+//! requests from a client that reads no answers: its memory stays bounded (issue 13, item
+//! 3). Its own test binary: it measures the server process's peak RSS.
 
 mod common;
 
@@ -112,4 +113,63 @@ fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
     );
     assert_eq!(last, "last update");
     assert!(grown_mib < 64, "serve grew by {grown_mib} MiB");
+}
+
+#[test]
+fn a_client_that_reads_no_answers_cannot_grow_serve() {
+    // The client keeps sending requests and never reads stdout: once a bounded backlog of
+    // answers waits, serve stops reading stdin (and the client's writes block), instead of
+    // holding every answer in memory.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--dir")
+        .arg(common::fixture("tools"))
+        .env_remove("PI_TOOLS_DIRS")
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "flood-test", "version": "0"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":0"), "{line}");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .unwrap();
+    let before = hwm_kib(pid);
+    // 2 million pings (about 100 MB of requests, 80 MB of answers), from a thread: its
+    // writes block once serve stops reading.
+    let flood = std::thread::spawn(move || {
+        let mut sent = 0u64;
+        let mut batch = String::new();
+        for id in 1..=2_000_000u64 {
+            batch += &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n");
+            if id % 1000 == 0 {
+                if stdin.write_all(batch.as_bytes()).is_err() {
+                    break;
+                }
+                sent = id;
+                batch.clear();
+            }
+        }
+        sent
+    });
+    std::thread::sleep(Duration::from_secs(5));
+    let grown_mib = hwm_kib(pid).saturating_sub(before) / 1024;
+    let _ = child.kill();
+    let _ = child.wait();
+    let sent = flood.join().unwrap();
+    eprintln!("serve grew {grown_mib} MiB; {sent} pings written before it was killed");
+    assert!(grown_mib < 64, "serve grew by {grown_mib} MiB");
+    // serve did stop reading: most of the flood could not be written.
+    assert!(sent < 2_000_000, "all {sent} pings were taken");
 }
