@@ -346,15 +346,19 @@ impl SubprocessExecutor {
         // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
         let timeout = call.timeout.min(crate::MAX_TIMEOUT);
         let secrets = crate::secret::secrets_of(tool, &call.params);
-        // The entry is looked for when a process is about to start: a warm worker found
-        // current in the last second serves the call without a `stat`.
-        let Some(entry) = tool.entry_path() else {
+        let mode = match tool.worker {
+            WorkerMode::Default => config.worker_mode,
+            m => m,
+        };
+        // The entry is looked for when a process is about to start: here for a bash or
+        // one-shot tool (a process per call); for a warm worker in `warm_worker`, when it
+        // starts one or stamps the sources, so a worker found current in the last second
+        // serves the call without a `stat`.
+        let starts_process = tool.language == Language::Bash || mode == WorkerMode::OneShot;
+        let Some(entry) = tool.entry_path().filter(|p| !starts_process || p.is_file()) else {
             return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
         };
         if tool.language == Language::Bash {
-            if !entry.is_file() {
-                return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
-            }
             let jail = match self.jail(tool, &[]) {
                 Ok(j) => j,
                 Err(e) => return start_failed(e),
@@ -373,17 +377,10 @@ impl SubprocessExecutor {
             )
             .await;
         }
-        let mode = match tool.worker {
-            WorkerMode::Default => config.worker_mode,
-            m => m,
-        };
         let idempotent = tool.annotations.idempotent == Some(true);
         let mut retried = false;
         loop {
             let worker = if mode == WorkerMode::OneShot {
-                if !entry.is_file() {
-                    return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
-                }
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
                     Err(e) => return start_failed(e),
@@ -729,8 +726,6 @@ impl std::fmt::Debug for SubprocessExecutor {
     }
 }
 
-/// A tool process that could not start: a jail failure, else a crash (the interpreter
-/// missing, a transpile error, a spawn failure).
 /// Why a tool whose entry file is missing cannot run.
 fn no_entry(tool: &ToolSpec) -> String {
     format!(
@@ -741,6 +736,8 @@ fn no_entry(tool: &ToolSpec) -> String {
     )
 }
 
+/// A tool process that could not start: a jail failure, else a crash (the interpreter
+/// missing, a transpile error, a spawn failure).
 fn start_failed(e: String) -> ToolResult {
     let why = if e.starts_with("the sandbox") {
         StopReason::JailFailed
