@@ -151,10 +151,7 @@ impl<E: ::serde::de::Error> Fields<E> {
         &mut self,
         name: &'static str,
     ) -> Result<T, E> {
-        match self.map.remove(name) {
-            Some(v) => value(name, v, false),
-            None => Err(E::missing_field(name)),
-        }
+        self.take_required(name, false)
     }
 
     /// An optional field; `null` counts as absent.
@@ -162,10 +159,7 @@ impl<E: ::serde::de::Error> Fields<E> {
         &mut self,
         name: &'static str,
     ) -> Result<Option<T>, E> {
-        match self.map.remove(name) {
-            None | Some(::serde_json::Value::Null) => Ok(None),
-            Some(v) => value(name, v, false).map(Some),
-        }
+        self.take_optional(name, false)
     }
 
     /// A field with a default; `null` counts as absent (OpenAI strict mode sends it).
@@ -185,10 +179,7 @@ impl<E: ::serde::de::Error> Fields<E> {
         &mut self,
         name: &'static str,
     ) -> Result<T, E> {
-        match self.map.remove(name) {
-            Some(v) => value(name, v, true),
-            None => Err(E::missing_field(name)),
-        }
+        self.take_required(name, true)
     }
 
     /// [`optional`](Self::optional) for a sensitive input: errors never echo the value.
@@ -196,9 +187,28 @@ impl<E: ::serde::de::Error> Fields<E> {
         &mut self,
         name: &'static str,
     ) -> Result<Option<T>, E> {
+        self.take_optional(name, true)
+    }
+
+    fn take_required<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+        secret: bool,
+    ) -> Result<T, E> {
+        match self.map.remove(name) {
+            Some(v) => value(name, v, secret),
+            None => Err(E::missing_field(name)),
+        }
+    }
+
+    fn take_optional<T: ::serde::de::DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+        secret: bool,
+    ) -> Result<Option<T>, E> {
         match self.map.remove(name) {
             None | Some(::serde_json::Value::Null) => Ok(None),
-            Some(v) => value(name, v, true).map(Some),
+            Some(v) => value(name, v, secret).map(Some),
         }
     }
 }
