@@ -18,20 +18,35 @@ struct Server {
     lines: mpsc::Receiver<Value>,
 }
 
+/// `toolbind serve` on the fixture tools, stdin and stdout piped.
+fn spawn(extra: &[&str]) -> Child {
+    Command::new(bin())
+        .arg("serve")
+        .arg("--dir")
+        .arg(common::fixture("tools"))
+        .args(extra)
+        .env_remove("PI_TOOLS_DIRS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The `initialize` request and the `initialized` notification, as lines.
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "wire-test", "version": "0"}}})
+    .to_string()
+        + "\n"
+        + r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        + "\n"
+}
+
 impl Server {
     fn start(extra: &[&str]) -> Server {
-        let tools = common::fixture("tools");
-        let mut child = Command::new(bin())
-            .arg("serve")
-            .arg("--dir")
-            .arg(&tools)
-            .args(extra)
-            .env_remove("PI_TOOLS_DIRS")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(extra);
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let (tx, lines) = mpsc::channel();
@@ -48,15 +63,11 @@ impl Server {
             stdin,
             lines,
         };
-        s.send_raw(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "wire-test", "version": "0"}}})
-            .to_string()
-            .as_bytes(),
-        );
+        let init = initialize();
+        let (request, initialized) = init.trim_end().split_once('\n').unwrap();
+        s.send_raw(request.as_bytes());
         assert_eq!(s.answer()["id"], 0);
-        s.send_raw(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s.send_raw(initialized.as_bytes());
         s
     }
 
@@ -154,16 +165,7 @@ fn an_over_long_request_is_answered_with_the_limit() {
 /// Runs `serve` on `input` (stdin closed after it) and returns every stdout line, waiting
 /// at most 20 s for it to exit.
 fn serve_all(input: &[u8]) -> Vec<Value> {
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .arg("--dir")
-        .arg(common::fixture("tools"))
-        .env_remove("PI_TOOLS_DIRS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&[]);
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -184,16 +186,6 @@ fn serve_all(input: &[u8]) -> Vec<Value> {
     let _ = child.wait();
     writer.join().unwrap();
     lines.expect("toolbind serve did not exit within 20 s of the end of its input")
-}
-
-fn initialize() -> String {
-    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "wire-test", "version": "0"}}})
-    .to_string()
-        + "\n"
-        + r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
-        + "\n"
 }
 
 #[test]

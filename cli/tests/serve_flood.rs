@@ -5,7 +5,8 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use common::bin;
@@ -39,6 +40,34 @@ fn flood_mb() -> u64 {
         .unwrap_or(256)
 }
 
+/// `toolbind serve` on `tools`, initialised: the process, its stdin, its stdout.
+fn start(tools: &Path, cache: &Path) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--dir")
+        .arg(tools)
+        .env_remove("PI_TOOLS_DIRS")
+        .env("XDG_CACHE_HOME", cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "flood-test", "version": "0"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .unwrap();
+    (child, stdin, stdout)
+}
+
 #[test]
 fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
     let tmp = tempfile::tempdir().unwrap();
@@ -46,35 +75,16 @@ fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
     std::fs::create_dir_all(&tool).unwrap();
     std::fs::write(tool.join("TOOL.md"), TOOL_MD).unwrap();
     std::fs::write(tool.join("index.mjs"), INDEX).unwrap();
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .arg("--dir")
-        .arg(tmp.path().join("tools"))
-        .env_remove("PI_TOOLS_DIRS")
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, mut stdin, mut stdout) =
+        start(&tmp.path().join("tools"), &tmp.path().join("cache"));
     let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |v: Value| {
         let mut line = serde_json::to_vec(&v).unwrap();
         line.push(b'\n');
         stdin.write_all(&line).unwrap();
         stdin.flush().unwrap();
     };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "flood-test", "version": "0"}}}),
-    );
     let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"id\":1"), "{line}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let before = hwm_kib(pid);
     send(
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -121,30 +131,9 @@ fn a_client_that_reads_no_answers_cannot_grow_serve() {
     // answers waits, serve stops reading stdin (and the client's writes block), instead of
     // holding every answer in memory.
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(bin())
-        .arg("serve")
-        .arg("--dir")
-        .arg(common::fixture("tools"))
-        .env_remove("PI_TOOLS_DIRS")
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, mut stdin, _stdout) =
+        start(&common::fixture("tools"), &tmp.path().join("cache"));
     let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "flood-test", "version": "0"}}});
-    stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"id\":0"), "{line}");
-    stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .unwrap();
     let before = hwm_kib(pid);
     // 2 million pings (about 100 MB of requests, 80 MB of answers), from a thread: its
     // writes block once serve stops reading.
