@@ -175,8 +175,9 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// The stdio transport of `toolbind serve`: request lines are read, checked (see
-/// [`check_message`]) and parsed once, then handed to the MCP service; what the service sends and
-/// the answers to rejected lines are written by one task, whole messages at a time.
+/// [`check_message`]) and parsed once, then handed to the MCP service; what the service
+/// sends and the answers to rejected lines are written by one task, whole messages at a
+/// time.
 ///
 /// Made for the hot path of a busy session: a `tools/call` request is parsed straight into
 /// its type instead of through the generic message parse, which tries each message shape
@@ -315,13 +316,13 @@ async fn read(
             // The session is over: stop reading, so the writer can finish.
             () = to_service.closed() => return,
         };
-        let answer = match next {
+        let parsed = match next {
             Ok(Line::Eof) | Err(_) => return,
             Ok(Line::TooLong(n)) => {
                 log(&format!(
                     "rejected a request line of {n} bytes or more: over the {max}-byte limit (--max-request-bytes)"
                 ));
-                too_long(max, salvage_id(&line))
+                Parsed::Reject(too_long(max, salvage_id(&line)))
             }
             Ok(Line::Full) => match parse(&line) {
                 Parsed::Skip => continue,
@@ -329,34 +330,29 @@ async fn read(
                     log(&why);
                     continue;
                 }
-                Parsed::Message(message) => {
-                    tokio::select! {
-                        () = out.room_for_more() => {}
-                        () = to_service.closed() => return,
-                    }
-                    if to_service.send(message).await.is_err() {
-                        return;
-                    }
-                    continue;
-                }
                 Parsed::Reject(answer) => {
                     log(&format!(
                         "rejected a request: {}",
                         answer["error"]["message"].as_str().unwrap_or_default()
                     ));
-                    answer
+                    Parsed::Reject(answer)
                 }
+                message => message,
             },
         };
         tokio::select! {
             () = out.room_for_more() => {}
             () = to_service.closed() => return,
         }
-        if out
-            .send(serde_json::to_vec(&answer).unwrap_or_default())
-            .await
-            .is_err()
-        {
+        let delivered = match parsed {
+            Parsed::Message(message) => to_service.send(message).await.is_ok(),
+            Parsed::Reject(answer) => out
+                .send(serde_json::to_vec(&answer).unwrap_or_default())
+                .await
+                .is_ok(),
+            Parsed::Skip | Parsed::Ignored(_) => true,
+        };
+        if !delivered {
             return;
         }
     }
