@@ -543,3 +543,57 @@ impl Default for Fnv {
         Self::new()
     }
 }
+
+/// Why `name` cannot be used as one path component (a tool's state folder, its synced
+/// folder, a cache or spill name are `<root>/<name>`), or `None` when it can: empty, `.`,
+/// `..`, a name starting with `.`, one holding `/`, `\`, NUL or a control character, or
+/// longer than 200 bytes would escape its root, hide, or forge output lines. The codegen
+/// checks, the loader, sync and the runtime's folders all use this one rule.
+#[doc(hidden)]
+pub fn path_component_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_owned());
+    }
+    if name == "." || name == ".." {
+        return Some(format!(
+            "`{name}` names a folder itself or its parent, so it would escape the folder it is joined to"
+        ));
+    }
+    if name.starts_with('.') {
+        return Some(format!(
+            "`{name}` starts with `.` (hidden names are reserved for toolbind's own files)"
+        ));
+    }
+    if name.contains(['/', '\\', '\0']) {
+        return Some(format!(
+            "`{}` contains a path separator or NUL, so it is not one folder name",
+            name.escape_debug()
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Some(format!(
+            "`{}` contains a control character (a newline would forge log and report lines)",
+            name.escape_debug()
+        ));
+    }
+    if name.len() > 200 {
+        return Some("it is longer than 200 bytes".to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod path_component_tests {
+    use super::path_component_problem as p;
+
+    #[test]
+    fn only_one_normal_component_passes() {
+        for bad in ["", ".", "..", ".hidden", "a/b", "/", "a\\b", "a\0b", "a\nb", "a\tb"] {
+            assert!(p(bad).is_some(), "{bad:?} passed");
+        }
+        assert!(p(&"x".repeat(201)).is_some());
+        for good in ["web_fetch", "a-b", "A1", "café", "a.b"] {
+            assert_eq!(p(good), None, "{good:?}");
+        }
+    }
+}

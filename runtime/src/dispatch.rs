@@ -60,17 +60,9 @@ pub const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const MAX_SPILL_DIR_BYTES: u64 = 256 << 20;
 
 /// The default spill folder: `$XDG_STATE_HOME/toolbind/spill`, else
-/// `~/.local/state/toolbind/spill`, else `$TMPDIR/toolbind-<euid>/spill`.
+/// `~/.local/state/toolbind/spill`, else `$TMPDIR/toolbind-<euid>/state/spill`.
 pub fn default_spill_dir() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("toolbind").join("spill");
-    }
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".local/state/toolbind/spill");
-    }
-    std::env::temp_dir()
-        .join(format!("toolbind-{}", nix::unistd::geteuid().as_raw()))
-        .join("spill")
+    crate::dirs::state_root().join("spill")
 }
 
 /// Per-call options for [`Runtime::call`].
@@ -739,7 +731,7 @@ fn spill(
 ) -> Result<PathBuf, String> {
     use std::os::unix::fs::OpenOptionsExt;
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    crate::exec::private_dir(dir)?;
+    crate::dirs::private_dir(dir)?;
     let id: String = tool_call_id
         .chars()
         .map(|c| {

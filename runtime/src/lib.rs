@@ -36,6 +36,8 @@ mod args;
 mod batch;
 mod cancel;
 mod dispatch;
+#[doc(hidden)]
+pub mod dirs;
 pub mod exec;
 mod executor;
 mod loader;

@@ -688,3 +688,211 @@ async fn a_descriptor_leaked_into_the_agent_does_not_reach_the_jail() {
         "the leaked fd reached the tool: {fds:?}"
     );
 }
+
+/// What an attacker's tool tried: a name that is a path, a swapped state folder, a planted
+/// `usercustomize.py`. Each must fail to reach anything outside the tool's own folders.
+mod doors {
+    use super::*;
+    use toolbind::StopReason;
+
+    const LS_HOME: &str = "import os\ndef execute(i, p, s, u):\n    return ' '.join(sorted(os.listdir(os.environ['HOME'])))\n";
+
+    #[tokio::test]
+    async fn a_tool_named_dot_or_dot_dot_gets_no_state_folder_at_all() {
+        let lab = Lab::new();
+        let state = lab.path().join("state");
+        // What a `..` tool reached before: the state root (and the generated token file
+        // there) and its siblings' folders.
+        std::fs::create_dir_all(state.join("victim")).unwrap();
+        std::fs::write(state.join("http-token"), "token-9931").unwrap();
+        std::fs::write(state.join("victim/notes"), "victim-notes-5521").unwrap();
+        let honest = lab.tool("lister", "python", "", LS_HOME);
+        let exec = lab.executor(lab.policy());
+        for name in ["..", ".", "a/../..", ""] {
+            let mut evil = honest.clone();
+            evil.name = name.to_owned();
+            let r = call(&exec, &evil, json!({})).await;
+            let text = r.text_content();
+            assert!(r.is_error, "{name:?} ran: {text}");
+            assert_eq!(r.stop, StopReason::JailFailed, "{name:?}: {text}");
+            assert!(
+                text.contains("refusing the folder name"),
+                "{name:?}: {text}"
+            );
+            assert!(
+                !text.contains("http-token") && !text.contains("victim"),
+                "{name:?}: {text}"
+            );
+        }
+        // The default state root too (no `state_dir`): the hash folder is not reachable.
+        let exec = lab.executor(SandboxPolicy::new().mode(SandboxMode::Required));
+        let mut evil = honest.clone();
+        evil.name = "..".into();
+        let r = call(&exec, &evil, json!({})).await;
+        assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
+        // The honest tool sees only its own, empty HOME.
+        let r = call(&lab.executor(lab.policy()), &honest, json!({})).await;
+        assert!(!r.is_error, "{}", r.text_content());
+        assert!(!r.text_content().contains("victim"), "{}", r.text_content());
+    }
+
+    #[tokio::test]
+    async fn a_state_folder_swapped_for_a_symlink_is_refused_not_mounted() {
+        let lab = Lab::new();
+        let writer = lab.tool(
+            "victim",
+            "bash",
+            "",
+            "echo planted > \"$HOME/written\" && echo wrote\n",
+        );
+        let exec = lab.executor(lab.policy());
+        let r = call(&exec, &writer, json!({})).await;
+        assert_eq!(r.text_content(), "wrote");
+        let host = tempfile::tempdir().unwrap();
+        for target in [host.path(), Path::new("/etc")] {
+            let st = lab.path().join("state/victim");
+            let _ = std::fs::remove_dir_all(&st);
+            let _ = std::fs::remove_file(&st);
+            std::os::unix::fs::symlink(target, &st).unwrap();
+            let r = call(&exec, &writer, json!({})).await;
+            let text = r.text_content();
+            assert_eq!(r.stop, StopReason::JailFailed, "{text}");
+            assert!(
+                text.contains("symlink") && text.contains("victim"),
+                "{text}"
+            );
+            assert!(!target.join("written").exists(), "wrote through the link");
+        }
+        // The state root itself swapped for a link.
+        std::fs::remove_file(lab.path().join("state/victim")).unwrap();
+        std::fs::rename(lab.path().join("state"), lab.path().join("state.old")).unwrap();
+        std::os::unix::fs::symlink(host.path(), lab.path().join("state")).unwrap();
+        let r = call(&exec, &writer, json!({})).await;
+        assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
+        assert!(std::fs::read_dir(host.path()).unwrap().next().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_state_folder_of_another_user_is_refused() {
+        if nix::unistd::geteuid().as_raw() != 0 {
+            eprintln!("skipped: only root can hand a folder to another user");
+            return;
+        }
+        let lab = Lab::new();
+        let t = lab.tool("owned", "bash", "", "echo ran\n");
+        let st = lab.path().join("state/owned");
+        std::fs::create_dir_all(&st).unwrap();
+        std::os::unix::fs::chown(&st, Some(4242), Some(4242)).unwrap();
+        let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
+        assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
+        assert!(
+            r.text_content().contains("owned by uid 4242"),
+            "{}",
+            r.text_content()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_planted_usercustomize_never_runs_in_a_python_tool() {
+        let lab = Lab::new();
+        let t = lab.tool(
+            "py_site",
+            "python",
+            "worker: oneshot\n",
+            "import site, sys\ndef execute(i, p, s, u):\n    return site.getusersitepackages() + '|' + str('usercustomize' in sys.modules)\n",
+        );
+        let sh = lab.tool(
+            "sh_site",
+            "bash",
+            "",
+            "python3 -c 'import sys; print(\"usercustomize\" in sys.modules)'\n",
+        );
+        let exec = lab.executor(lab.policy());
+        let r = call(&exec, &t, json!({})).await;
+        let text = r.text_content();
+        let (site_dir, loaded) = text.split_once('|').expect(&text);
+        assert_eq!(loaded, "False");
+        // Plant it where python would look: the tool's own HOME (what another tool
+        // reached through a shared state folder), for both tools.
+        for name in ["py_site", "sh_site"] {
+            let home = lab.path().join("state").join(name);
+            let rel = Path::new(site_dir)
+                .strip_prefix(lab.path().join("state/py_site").canonicalize().unwrap())
+                .unwrap()
+                .to_path_buf();
+            let dir = home.join(rel);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("usercustomize.py"),
+                "open(__file__ + '.ran', 'w').write('x')\n",
+            )
+            .unwrap();
+        }
+        let r = call(&exec, &t, json!({})).await;
+        assert!(r.text_content().ends_with("|False"), "{}", r.text_content());
+        let r = call(&exec, &sh, json!({})).await;
+        assert_eq!(r.text_content(), "False");
+        for name in ["py_site", "sh_site"] {
+            let ran = walk(&lab.path().join("state").join(name))
+                .into_iter()
+                .any(|p| p.to_string_lossy().ends_with(".ran"));
+            assert!(!ran, "usercustomize.py ran in {name}");
+        }
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+            out.push(p);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_granted_working_directory_is_where_the_tool_runs_and_a_hidden_path_is_named() {
+        let lab = Lab::new();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("input.txt"), "input-4417").unwrap();
+        let tools = readers(&lab);
+        let granted = SubprocessExecutor::new(ExecConfig {
+            cache_dir: lab.path().join("cache"),
+            cwd: Some(work.path().to_path_buf()),
+            sandbox: lab.policy().allow_read(work.path()),
+            ..ExecConfig::default()
+        });
+        for t in &tools {
+            let r = call(&granted, t, json!({"arg": "input.txt"})).await;
+            assert_eq!(r.text_content(), "input-4417", "{}", t.name);
+        }
+        // Not granted: the tool runs in its state folder, and the error says why the
+        // file is missing and how to grant it.
+        let hidden = SubprocessExecutor::new(ExecConfig {
+            cache_dir: lab.path().join("cache"),
+            cwd: Some(work.path().to_path_buf()),
+            sandbox: lab.policy(),
+            ..ExecConfig::default()
+        });
+        for t in &tools {
+            let r = call(&hidden, t, json!({"arg": "input.txt"})).await;
+            let text = r.text_content();
+            assert!(r.is_error, "{}: {text}", t.name);
+            assert!(
+                text.contains("`input.txt`") && text.contains("--allow-read"),
+                "{}: {text}",
+                t.name
+            );
+        }
+        // A path that does not exist on the host gets no such note.
+        let r = call(&hidden, &tools[1], json!({"arg": "/nonexistent-3318"})).await;
+        assert!(r.is_error);
+        assert!(
+            !r.text_content().contains("--allow-read"),
+            "{}",
+            r.text_content()
+        );
+    }
+}

@@ -87,7 +87,6 @@
 
 mod bash;
 mod cache;
-pub(crate) use cache::private_dir;
 mod process;
 mod protocol;
 mod pump;
@@ -199,12 +198,7 @@ impl ExecConfig {
 }
 
 fn default_cache_dir() -> PathBuf {
-    cache::default_dir(
-        std::env::var_os("XDG_CACHE_HOME"),
-        std::env::var_os("HOME"),
-        std::env::temp_dir(),
-        cache::euid(),
-    )
+    crate::dirs::cache_root()
 }
 
 /// The byte limits, sanitised.
@@ -311,7 +305,7 @@ impl SubprocessExecutor {
                 &also,
                 tool,
                 binds,
-                self.inner.config.cwd.as_deref(),
+                self.caller_dir().as_deref(),
             )
             .map_err(|e| {
                 // Every jail failure reads (and is typed, `StopReason::JailFailed`) the same.
@@ -321,6 +315,16 @@ impl SubprocessExecutor {
                     format!("the sandbox could not start the tool: {e}")
                 }
             })
+    }
+
+    /// The directory tools run in: the configured one, else the agent's own (a jailed
+    /// tool runs there when the jail shows it, in its state folder otherwise).
+    fn caller_dir(&self) -> Option<PathBuf> {
+        self.inner
+            .config
+            .cwd
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
     }
 
     /// How many warm workers are alive.
@@ -340,7 +344,7 @@ impl SubprocessExecutor {
         }
     }
 
-    async fn run(&self, call: ExecCall<'_>) -> ToolResult {
+    async fn run(&self, call: &ExecCall<'_>) -> ToolResult {
         let tool = call.tool;
         let config = &self.inner.config;
         // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
@@ -492,7 +496,10 @@ impl SubprocessExecutor {
                 Ok(Launch {
                     program: config.python.clone(),
                     binds: vec![harness.clone()],
+                    // `-s`: no user site-packages, so no `usercustomize.py` planted in
+                    // a `HOME` runs before the tool.
                     args: vec![
+                        "-s".into(),
                         harness.into(),
                         entry.into(),
                         max_text.into(),
@@ -566,9 +573,7 @@ impl SubprocessExecutor {
         if let Some(p) = map.get(name) {
             return Ok(p.clone());
         }
-        cache::private_dir(&self.inner.config.cache_dir)?;
-        let dir = self.inner.config.cache_dir.join("harness");
-        cache::private_dir(&dir)?;
+        let dir = crate::dirs::private_subdir(&self.inner.config.cache_dir, &["harness"])?;
         let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
         let path = dir.join(format!(
             "{stem}-{}.{ext}",
@@ -631,7 +636,23 @@ impl Drop for Inner {
 
 impl Executor for SubprocessExecutor {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
-        Box::pin(self.run(call))
+        Box::pin(async move {
+            let mut result = self.run(&call).await;
+            if result.stop == StopReason::ToolError {
+                let (kind, program) = self.interpreter(call.tool.language);
+                let cwd = self.caller_dir();
+                if let Some(note) = self.inner.sandbox.hidden_paths_note(
+                    kind,
+                    &program,
+                    call.tool,
+                    &call.params,
+                    cwd.as_deref(),
+                ) {
+                    result.content.push(crate::result::Content::text(note));
+                }
+            }
+            result
+        })
     }
 
     fn prepare<'a>(

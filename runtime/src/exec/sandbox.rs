@@ -142,7 +142,9 @@ pub struct SandboxPolicy {
     pub limits: SandboxLimits,
     /// Where the per-tool state folders live (`<state_dir>/<tool>`). `None`:
     /// `$XDG_STATE_HOME/toolbind/<hash of the tools folder>/`, else
-    /// `~/.local/state/toolbind/<hash>/`.
+    /// `~/.local/state/toolbind/<hash>/`, else `$TMPDIR/toolbind-<euid>/state/<hash>/`.
+    /// Every folder from this root down is created `0700` and checked before each jailed
+    /// process starts: a symlink, or a folder owned by another user, is refused.
     pub state_dir: Option<PathBuf>,
     /// The bubblewrap binary. Default `bwrap` (looked up on `PATH`).
     pub bwrap: PathBuf,
@@ -211,28 +213,35 @@ impl SandboxPolicy {
 
     /// The state folder of `tool`: writable in the jail, its `HOME`, kept between calls.
     pub fn tool_state_dir(&self, tool: &ToolSpec) -> PathBuf {
+        let (root, below) = self.state_location(tool);
+        below.iter().fold(root, |p, c| p.join(c))
+    }
+
+    /// The state root and the folders below it that make `tool`'s state folder.
+    fn state_location(&self, tool: &ToolSpec) -> (PathBuf, Vec<String>) {
         match &self.state_dir {
-            Some(root) => root.join(&tool.name),
+            Some(root) => (root.clone(), vec![tool.name.clone()]),
             None => {
                 let tools_folder = tool.dir.parent().unwrap_or(&tool.dir);
                 let mut h = Fnv::new();
                 h.write(tools_folder.as_os_str().as_bytes());
-                default_state_root()
-                    .join(format!("{:08x}", h.finish() as u32))
-                    .join(&tool.name)
+                (
+                    crate::dirs::state_root(),
+                    vec![format!("{:08x}", h.finish() as u32), tool.name.clone()],
+                )
             }
         }
     }
-}
 
-fn default_state_root() -> PathBuf {
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("toolbind");
+    /// [`tool_state_dir`](Self::tool_state_dir), created if missing and checked, every
+    /// time, to be a private folder of this user's reached without following a symlink;
+    /// its path as the bind mount takes it.
+    fn checked_state_dir(&self, tool: &ToolSpec) -> Result<PathBuf, String> {
+        let (root, below) = self.state_location(tool);
+        let below: Vec<&str> = below.iter().map(String::as_str).collect();
+        crate::dirs::private_subdir(&root, &below)
+            .map_err(|e| format!("cannot use the state folder of `{}`: {e}", tool.name))
     }
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".local/state/toolbind");
-    }
-    std::env::temp_dir().join("toolbind-state")
 }
 
 /// Which sandbox is in force and why (for `toolbind list` and agents' start-up lines).
@@ -393,6 +402,73 @@ impl Sandbox {
         build(&self.policy, &interp, tool, binds, cwd).map(Some)
     }
 
+    /// For a jailed call that failed: a note naming each argument that is a path on this
+    /// machine which the jail does not show the tool (relative ones resolved against the
+    /// caller's directory `cwd`), and how to grant it. `None` when the call ran unjailed
+    /// or no argument names such a path.
+    pub(crate) fn hidden_paths_note(
+        &self,
+        kind: Kind,
+        program: &str,
+        tool: &ToolSpec,
+        params: &serde_json::Map<String, serde_json::Value>,
+        cwd: Option<&Path>,
+    ) -> Option<String> {
+        if self.policy.mode == SandboxMode::Off
+            || !self
+                .probes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&(kind, program.to_owned()))
+                .is_some_and(Result::is_ok)
+        {
+            return None;
+        }
+        let mut strings = Vec::new();
+        collect_strings(params.values(), &mut strings);
+        let mut shown: Vec<PathBuf> = ["/usr", "/bin", "/sbin", "/lib", "/lib64"]
+            .iter()
+            .chain(ETC)
+            .map(PathBuf::from)
+            .collect();
+        let real = |p: &Path| p.canonicalize().ok();
+        shown.extend(
+            self.policy
+                .read
+                .iter()
+                .chain(&self.policy.write)
+                .filter_map(|p| real(p)),
+        );
+        shown.extend(real(&tool.dir));
+        shown.extend(real(&self.policy.tool_state_dir(tool)));
+        let hidden: Vec<String> = strings
+            .into_iter()
+            .filter(|s| s.len() <= 4096 && !s.contains('\n'))
+            .filter_map(|s| {
+                let p = match cwd {
+                    Some(c) if Path::new(s).is_relative() => c.join(s),
+                    _ => PathBuf::from(s),
+                };
+                let host = real(&p)?;
+                (!shown.iter().any(|r| host.starts_with(r))).then(|| format!("`{s}`"))
+            })
+            .take(8)
+            .collect();
+        if hidden.is_empty() {
+            return None;
+        }
+        let (these, exist) = if hidden.len() == 1 {
+            ("this path", "exists")
+        } else {
+            ("these paths", "exist")
+        };
+        Some(format!(
+            "note: {these} {exist} on this machine but the sandbox does not show {} to the tool: {} (a jailed tool sees its own folder, its state folder, system folders and granted paths; its /tmp is its own). Grant access with `--allow-read PATH` or `--allow-write PATH` (SandboxPolicy::allow_read / allow_write); a granted working directory is also where the tool runs, so relative paths work.",
+            if hidden.len() == 1 { "it" } else { "them" },
+            hidden.join(", ")
+        ))
+    }
+
     /// [`resolve`], cached; `None` when the interpreter is not installed.
     fn resolved(&self, kind: Kind, program: &str) -> Option<Interp> {
         let key = (kind, program.to_owned());
@@ -418,6 +494,24 @@ impl Sandbox {
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, r.clone());
         r
+    }
+}
+
+/// The string values of `values`, nested ones included (at most 64).
+fn collect_strings<'a>(
+    values: impl Iterator<Item = &'a serde_json::Value>,
+    out: &mut Vec<&'a str>,
+) {
+    for v in values {
+        if out.len() >= 64 {
+            return;
+        }
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => collect_strings(a.iter(), out),
+            serde_json::Value::Object(m) => collect_strings(m.values(), out),
+            _ => {}
+        }
     }
 }
 
@@ -687,11 +781,7 @@ fn build(
     let network = policy.network && tool.sandbox.network != Some(false);
     let mut o = base_options(policy, interp, network);
 
-    let state = policy.tool_state_dir(tool);
-    create_private_dir(&state)?;
-    let state = state
-        .canonicalize()
-        .map_err(|e| format!("cannot use the state folder {}: {e}", state.display()))?;
+    let state = policy.checked_state_dir(tool)?;
 
     // (host path, path in the jail, writable). Mounted shallowest first, so a grant that
     // contains the tool folder does not hide it.
@@ -770,6 +860,9 @@ fn build(
         ),
         // The tool folder is read-only: no __pycache__ there.
         ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".into()),
+        // A python3 that a bash tool starts skips the user site (`usercustomize.py`)
+        // too, as the harness does with `-s`.
+        ("PYTHONNOUSERSITE".to_owned(), "1".into()),
     ];
     let cgroup = policy.limits.processes.and_then(Cgroup::create);
     let nproc = match (policy.limits.processes, &cgroup) {
@@ -786,15 +879,6 @@ fn build(
         nproc,
         warm: false,
     })
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot create the state folder {}: {e}", dir.display()))
 }
 
 fn is_root() -> bool {

@@ -63,9 +63,7 @@ pub(crate) fn prepare(
         }
     }
     let key = h.hex();
-    cache::private_dir(cache)?;
-    let root = cache.join("ts");
-    cache::private_dir(&root)?;
+    let root = crate::dirs::private_subdir(cache, &["ts"])?;
     let out = root.join(format!("{tool_name}-{key}"));
     let entry_out = out.join(mjs_name(Path::new(entry)));
     if fs::symlink_metadata(&out).is_ok() {

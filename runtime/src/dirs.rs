@@ -1,0 +1,338 @@
+//! The runtime's own folders — cache, state, spill, the CLI's token — found and opened in
+//! one place.
+//!
+//! Code found in the cache runs as this user, a state folder is bind-mounted read-write
+//! into a jail as a tool's `HOME`, and the token guards `serve --http`: each must be a
+//! folder no one else planted or swapped. So every folder of ours is created `0700` and,
+//! every time before use, opened without following a symlink (`O_NOFOLLOW | O_DIRECTORY`,
+//! component by component with `openat`, so a link planted anywhere below the root is
+//! refused, not followed) and checked to be a folder owned by the effective user. One of
+//! ours that is too open (an older version, a umask) is closed to `0700`; anything else is
+//! refused with an error naming the folder and why. A path is never canonicalised through
+//! a link: only the user's own prefix above our root (`$HOME`, `$XDG_STATE_HOME`) is
+//! resolved.
+//!
+//! Fallbacks when `HOME` and the `XDG_*` variables are unset are per user
+//! (`$TMPDIR/toolbind-<euid>`), never a shared name in the temp folder, and are checked
+//! like every other folder of ours (another user's `toolbind-<euid>` is refused).
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use toolbind_codegen::model::path_component_problem;
+
+/// The effective user id (owner of every folder of ours).
+pub(crate) fn euid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// The temp folder as an absolute path: a relative `TMPDIR` would otherwise make every
+/// folder under it relative to whichever directory a process runs in (and a jail bind
+/// of a relative path fails).
+fn temp_dir() -> PathBuf {
+    let t = std::env::temp_dir();
+    std::path::absolute(&t).unwrap_or(t)
+}
+
+/// The per-user fallback root in the temp folder.
+fn fallback(tmp: PathBuf, euid: u32) -> PathBuf {
+    tmp.join(format!("toolbind-{euid}"))
+}
+
+/// The cache: `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else
+/// `$TMPDIR/toolbind-<euid>` (one folder per user, not per run, so runs leave nothing
+/// behind).
+pub(crate) fn cache_root() -> PathBuf {
+    cache_root_from(var("XDG_CACHE_HOME"), var("HOME"), temp_dir(), euid())
+}
+
+pub(crate) fn cache_root_from(
+    xdg: Option<OsString>,
+    home: Option<OsString>,
+    tmp: PathBuf,
+    euid: u32,
+) -> PathBuf {
+    if let Some(x) = xdg.filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("toolbind");
+    }
+    if let Some(h) = home.filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("toolbind");
+    }
+    fallback(tmp, euid)
+}
+
+/// The state root (tools' state folders, spill files, the generated HTTP token):
+/// `$XDG_STATE_HOME/toolbind`, else `~/.local/state/toolbind`, else
+/// `$TMPDIR/toolbind-<euid>/state`.
+pub fn state_root() -> PathBuf {
+    state_root_from(var("XDG_STATE_HOME"), var("HOME"), temp_dir(), euid())
+}
+
+pub(crate) fn state_root_from(
+    xdg: Option<OsString>,
+    home: Option<OsString>,
+    tmp: PathBuf,
+    euid: u32,
+) -> PathBuf {
+    if let Some(x) = xdg.filter(|x| !x.is_empty()) {
+        return PathBuf::from(x).join("toolbind");
+    }
+    if let Some(h) = home.filter(|h| !h.is_empty()) {
+        return PathBuf::from(h).join(".local/state/toolbind");
+    }
+    fallback(tmp, euid).join("state")
+}
+
+/// Creates `dir` (`0700`) if needed and verifies it is a folder of ours that no one else
+/// can write; see the [module docs](self). Its parents are the user's own (`~/.cache`,
+/// `$XDG_STATE_HOME`) and are created as ordinary folders. For a fallback root in the
+/// temp folder the per-user folder itself is checked the same way.
+pub(crate) fn private_dir(dir: &Path) -> Result<(), String> {
+    open_private(dir).map(drop)
+}
+
+/// [`private_dir`], then each of `below` (each one normal path component) inside it,
+/// created and checked the same way without following a link. Returns the folder's path
+/// (absolute, with only the user's prefix above `root` resolved) for a bind mount.
+pub(crate) fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, String> {
+    let mut fd = open_private(root)?;
+    let mut path = resolved_prefix(root)?;
+    for name in below {
+        if let Some(why) = path_component_problem(name) {
+            return Err(format!(
+                "refusing the folder name {:?} under {}: {why}",
+                name,
+                path.display()
+            ));
+        }
+        path.push(name);
+        fd = open_checked(Some(&fd), &path, name.as_ref())?;
+    }
+    Ok(path)
+}
+
+/// `dir` with its parent resolved (the user's prefix) and its own name kept: `dir` itself
+/// has just been opened without following a link, so this is where it really is.
+fn resolved_prefix(dir: &Path) -> Result<PathBuf, String> {
+    let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Ok(abs);
+    };
+    let parent = parent
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", parent.display()))?;
+    Ok(parent.join(name))
+}
+
+fn open_private(dir: &Path) -> Result<OwnedFd, String> {
+    let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let Some(name) = abs.file_name() else {
+        return Err(format!(
+            "refusing {} as a private folder: it has no name of its own",
+            abs.display()
+        ));
+    };
+    if abs.components().any(|c| c == Component::ParentDir) {
+        return Err(format!(
+            "refusing {} as a private folder: its path holds `..`",
+            abs.display()
+        ));
+    }
+    let parent = abs.parent().unwrap_or(Path::new("/"));
+    if let Err(e) = std::fs::create_dir_all(parent) {
+        return Err(format!("cannot create {}: {e}", parent.display()));
+    }
+    let pfd = open_dir(None, parent, libc::O_PATH)
+        .map_err(|e| format!("cannot open {}: {e}", parent.display()))?;
+    open_checked(Some(&pfd), &abs, name.as_bytes().as_ref())
+}
+
+/// Creates `name` under `parent` (`0700`) if missing, opens it without following a link,
+/// and checks it: a folder, ours, closed to others (tightened when it is ours).
+fn open_checked(parent: Option<&OwnedFd>, path: &Path, name: &[u8]) -> Result<OwnedFd, String> {
+    let cname = CString::new(name).map_err(|_| format!("{} holds NUL", path.display()))?;
+    let pfd = parent.map_or(libc::AT_FDCWD, |f| f.as_raw_fd());
+    // SAFETY: a valid descriptor (or AT_FDCWD) and a NUL-terminated name.
+    if unsafe { libc::mkdirat(pfd, cname.as_ptr(), 0o700) } < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(format!("cannot create {}: {e}", path.display()));
+        }
+    }
+    let refuse = |why: String| {
+        format!(
+            "refusing the folder {}: {why}; toolbind keeps code, state and tokens there, so it must be a private folder of this user's (remove it, or point toolbind elsewhere)",
+            path.display()
+        )
+    };
+    // SAFETY: as above; the result is checked and owned below.
+    let fd = unsafe {
+        libc::openat(
+            pfd,
+            cname.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse("it is a symlink".into()),
+            Some(libc::ENOTDIR) => refuse(if is_symlink_at(pfd, &cname) {
+                "it is a symlink".into()
+            } else {
+                "it is not a folder".into()
+            }),
+            _ => format!("cannot open {}: {e}", path.display()),
+        });
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a stat buffer of the right size.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!("cannot inspect {}: {e}", path.display()));
+    }
+    let me = euid();
+    if st.st_uid != me {
+        return Err(refuse(format!(
+            "it is owned by uid {}, not {me}",
+            st.st_uid
+        )));
+    }
+    if st.st_mode & 0o077 != 0 {
+        // SAFETY: a valid descriptor.
+        if unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(format!("cannot make {} private: {e}", path.display()));
+        }
+    }
+    Ok(fd)
+}
+
+fn is_symlink_at(pfd: i32, name: &CString) -> bool {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor (or AT_FDCWD), a NUL-terminated name, a stat buffer.
+    (unsafe { libc::fstatat(pfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) }) == 0
+        && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+fn open_dir(parent: Option<&OwnedFd>, path: &Path, extra: i32) -> std::io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())?;
+    let pfd = parent.map_or(libc::AT_FDCWD, |f| f.as_raw_fd());
+    // SAFETY: a valid descriptor (or AT_FDCWD) and a NUL-terminated path.
+    let fd = unsafe { libc::openat(pfd, c.as_ptr(), libc::O_DIRECTORY | libc::O_CLOEXEC | extra) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn without_home_every_root_is_one_folder_per_user_not_per_run() {
+        let tmp = PathBuf::from("/tmp");
+        let d = cache_root_from(None, None, tmp.clone(), 1000);
+        assert_eq!(d, PathBuf::from("/tmp/toolbind-1000"));
+        assert!(
+            !d.to_string_lossy()
+                .contains(&std::process::id().to_string())
+        );
+        assert_eq!(
+            state_root_from(None, None, tmp.clone(), 1000),
+            PathBuf::from("/tmp/toolbind-1000/state")
+        );
+        assert_eq!(
+            cache_root_from(None, Some("/h".into()), tmp.clone(), 1),
+            PathBuf::from("/h/.cache/toolbind")
+        );
+        assert_eq!(
+            state_root_from(None, Some("/h".into()), tmp.clone(), 1),
+            PathBuf::from("/h/.local/state/toolbind")
+        );
+        assert_eq!(
+            cache_root_from(Some("/x".into()), Some("/h".into()), tmp.clone(), 1),
+            PathBuf::from("/x/toolbind")
+        );
+        assert_eq!(
+            state_root_from(Some("/x".into()), None, tmp, 1),
+            PathBuf::from("/x/toolbind")
+        );
+    }
+
+    #[test]
+    fn a_private_dir_is_created_0700_tightened_and_a_symlink_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("a/b/cache");
+        private_dir(&d).unwrap();
+        assert_eq!(fs::metadata(&d).unwrap().mode() & 0o777, 0o700);
+        let open = t.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        private_dir(&open).unwrap();
+        assert_eq!(fs::metadata(&open).unwrap().mode() & 0o777, 0o700);
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&d, &link).unwrap();
+        let err = private_dir(&link).unwrap_err();
+        assert!(err.contains("symlink") && err.contains("link"), "{err}");
+        let file = t.path().join("file");
+        fs::write(&file, "x").unwrap();
+        let err = private_dir(&file).unwrap_err();
+        assert!(err.contains("not a folder"), "{err}");
+    }
+
+    #[test]
+    fn a_link_planted_below_the_root_is_refused_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("state");
+        let p = private_subdir(&root, &["h", "tool"]).unwrap();
+        assert_eq!(p, t.path().canonicalize().unwrap().join("state/h/tool"));
+        // A sibling's state folder swapped for a link to /etc.
+        std::os::unix::fs::symlink("/etc", root.join("h/victim")).unwrap();
+        let err = private_subdir(&root, &["h", "victim"]).unwrap_err();
+        assert!(err.contains("symlink") && err.contains("victim"), "{err}");
+        // The hash folder itself swapped.
+        let other = t.path().join("other");
+        fs::create_dir(&other).unwrap();
+        fs::rename(root.join("h"), t.path().join("h.old")).unwrap();
+        std::os::unix::fs::symlink(&other, root.join("h")).unwrap();
+        let err = private_subdir(&root, &["h", "tool"]).unwrap_err();
+        assert!(err.contains("symlink"), "{err}");
+        assert!(fs::read_dir(&other).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn names_that_are_not_one_component_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        for bad in ["..", ".", "", "a/b", "a\nb"] {
+            let err = private_subdir(t.path(), &["h", bad]).unwrap_err();
+            assert!(err.contains("refusing the folder name"), "{bad:?}: {err}");
+        }
+        assert!(!t.path().join("h/a").exists());
+    }
+
+    #[test]
+    fn a_folder_of_another_user_is_refused() {
+        if euid() != 0 {
+            return; // only root can make a folder owned by someone else
+        }
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("toolbind-1000");
+        fs::create_dir(&d).unwrap();
+        std::os::unix::fs::chown(&d, Some(12345), Some(12345)).unwrap();
+        let err = private_dir(&d).unwrap_err();
+        assert!(err.contains("owned by uid 12345"), "{err}");
+    }
+}
