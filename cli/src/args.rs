@@ -327,6 +327,11 @@ pub struct ServeArgs {
     pub spill: SpillArg,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    /// Tool calls running at once (at least 1). Over HTTP one more is refused with HTTP
+    /// 429 and a JSON-RPC error; over stdio it waits until a running call ends (a
+    /// cancellation while it waits ends it)
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_concurrent_calls: usize,
     #[command(flatten)]
     pub http: HttpArgs,
 }
@@ -358,10 +363,6 @@ pub struct HttpArgs {
     /// notification)
     #[arg(long, requires = "addr")]
     pub stateless: bool,
-    /// Tool calls running at once (at least 1); one more is refused with HTTP 429 and a
-    /// JSON-RPC error
-    #[arg(long, value_name = "N", default_value_t = 32, requires = "addr")]
-    pub max_concurrent_calls: usize,
     /// Open sessions (at least 1); one more `initialize` is refused with HTTP 503 and a
     /// JSON-RPC error (an idle session closes after 5 minutes)
     #[arg(long, value_name = "N", default_value_t = 256, requires = "addr")]

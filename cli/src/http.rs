@@ -19,7 +19,7 @@
 use std::convert::Infallible;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -129,8 +129,8 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         token,
         checks,
         max_body,
-        calls: Arc::new(Semaphore::new(opts.max_concurrent_calls.max(1))),
-        max_calls: opts.max_concurrent_calls.max(1),
+        calls: Arc::new(Semaphore::new(args.max_concurrent_calls.max(1))),
+        max_calls: args.max_concurrent_calls.max(1),
         max_sessions: opts.max_sessions.max(1),
         in_flight,
         opening: Arc::new(Mutex::new(())),
@@ -762,23 +762,16 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// `$XDG_RUNTIME_DIR/toolbind/http-token`, else `$XDG_STATE_HOME/toolbind/http-token`,
-/// else `~/.local/state/toolbind/http-token`.
+/// `$XDG_RUNTIME_DIR/toolbind/http-token`, else `http-token` in the state root
+/// (`$XDG_STATE_HOME/toolbind`, `~/.local/state/toolbind`, or the per-user
+/// `$TMPDIR/toolbind-<euid>/state`).
 fn default_token_file() -> Result<PathBuf, Failure> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = var("XDG_RUNTIME_DIR")
-        .or_else(|| var("XDG_STATE_HOME"))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state")))
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "no place for a generated token (no XDG_RUNTIME_DIR, XDG_STATE_HOME or HOME): pass --auth-token-file or set {TOKEN_ENV}"
-            ))
-        })?;
-    Ok(base.join("toolbind/http-token"))
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|v| !v.is_empty())
+        .map(|d| PathBuf::from(d).join("toolbind"));
+    Ok(runtime
+        .unwrap_or_else(toolbind::dirs::state_root)
+        .join("http-token"))
 }
 
 /// The token in `path` if it is a private file holding one; else a new random token
@@ -790,24 +783,13 @@ fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
     use std::os::unix::fs::MetadataExt;
     let me = nix::unistd::geteuid().as_raw();
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| fail("create the folder of", e))?;
-    // The folder must be ours and private: in a folder others can write, someone else
-    // could have planted the token (or swap it later).
-    let d = std::fs::symlink_metadata(dir).map_err(|e| fail("inspect the folder of", e))?;
-    if !d.is_dir() || d.uid() != me {
-        return Err(Failure::failed(format!(
-            "the folder of the generated token, {}, is not a folder owned by this user: pass --auth-token-file or set {TOKEN_ENV}",
-            dir.display()
-        )));
-    }
-    if d.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| fail("make private the folder of", e))?;
-    }
+    // The folder must be ours and private, reached without following a link: in a
+    // folder others can write, someone else could have planted the token (or swap it).
+    toolbind::dirs::private_dir(dir).map_err(|e| {
+        Failure::failed(format!(
+            "{e} (the folder of the generated token: pass --auth-token-file or set {TOKEN_ENV})"
+        ))
+    })?;
     let existing = || {
         let m = std::fs::symlink_metadata(path).ok()?;
         let text = std::fs::read_to_string(path).ok()?;
@@ -999,7 +981,6 @@ mod tests {
             allowed_host: hosts.iter().map(|s| s.to_string()).collect(),
             allowed_origin: origins.iter().map(|s| s.to_string()).collect(),
             stateless: false,
-            max_concurrent_calls: 1,
             max_sessions: 1,
             drain_timeout: None,
         })

@@ -156,6 +156,9 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
         current: RwLock::new(Arc::new(snapshot)),
         changed,
         shutdown: CancelToken::new(),
+        calls: Arc::new(tokio::sync::Semaphore::new(
+            args.max_concurrent_calls.max(1),
+        )),
     })
 }
 
@@ -182,6 +185,9 @@ pub(crate) struct State {
     /// answered with an error result saying the server shut down, before the transport
     /// closes.
     pub(crate) shutdown: CancelToken,
+    /// `--max-concurrent-calls`: over stdio a call waits here for a running one to end
+    /// (HTTP refuses one more before it gets this far).
+    calls: Arc<tokio::sync::Semaphore>,
 }
 
 impl State {
@@ -615,7 +621,23 @@ impl ServerHandler for Server {
             });
         }
         let started = Instant::now();
-        let call = runtime.call(&name, args, opts);
+        let calls = self.state.calls.clone();
+        let waiting = cancel.clone();
+        let called = name.clone();
+        let call = async move {
+            // A call cancelled while it waits for a slot never starts.
+            let permit = tokio::select! {
+                p = calls.acquire_owned() => p.ok(),
+                _ = waiting.cancelled() => None,
+            };
+            match permit {
+                Some(_running) => runtime.call(&called, args, opts).await,
+                None => toolbind::ToolResult::stopped(
+                    toolbind::StopReason::Cancelled,
+                    "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
+                ),
+            }
+        };
         tokio::pin!(call);
         let mut cancelled = false;
         let result = tokio::select! {

@@ -464,3 +464,17 @@ fn prepare_arguments_reshapes_an_old_argument_shape_before_validation() {
         stderr(&o)
     );
 }
+
+#[test]
+fn an_unjailed_tool_dies_with_a_sigkilled_toolbind_call() {
+    for (suffix, _) in LANGS {
+        let tool = format!("wait_{suffix}");
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let child = spawn_wait(&tool, &pidfile, true);
+        // SIGKILL: no handler, no cleanup in toolbind itself.
+        kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+        let _ = finish(child);
+        assert_no_group(&pidfile);
+    }
+}

@@ -237,3 +237,57 @@ fn a_response_the_server_cannot_read_is_not_answered() {
     assert_eq!(next["id"], 12, "{next}");
     assert!(next["result"]["tools"].is_array(), "{next}");
 }
+
+#[test]
+fn stdio_runs_at_most_max_concurrent_calls_and_the_rest_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let mut s = Server::start(&["--max-concurrent-calls", "1", "--sandbox", "off"]);
+    for (id, pidfile) in [(1, &a), (2, &b)] {
+        s.send_raw(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "wait_py", "arguments": {"pidfile": pidfile, "stubborn": false}}})
+            .to_string()
+            .as_bytes(),
+        );
+    }
+    // Either may be first: the calls are dispatched concurrently.
+    assert!(
+        common::eventually(20.0, || a.exists() || b.exists()),
+        "no call started"
+    );
+    let (first, second, waiting) = if a.exists() { (1, 2, &b) } else { (2, 1, &a) };
+    // The other waits for it: it has not started a second later.
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        !waiting.exists(),
+        "two calls ran at once with --max-concurrent-calls 1"
+    );
+    let cancel = |s: &mut Server, id: i64| {
+        s.send_raw(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id}})
+            .to_string()
+            .as_bytes(),
+        )
+    };
+    cancel(&mut s, first);
+    assert!(
+        common::eventually(20.0, || waiting.exists()),
+        "the waiting call never started"
+    );
+    cancel(&mut s, second);
+    // Both slots' holders are gone: a new call runs (rmcp sends no answer to a
+    // cancelled request, as MCP allows).
+    s.send_raw(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "hello_py", "arguments": {"name": "Ada"}}})
+        .to_string()
+        .as_bytes(),
+    );
+    let done = (0..20)
+        .map(|_| s.answer())
+        .find(|m| m["id"] == 3)
+        .expect("no answer to the third call");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+}

@@ -93,7 +93,7 @@ pub(crate) fn state_root_from(
 /// can write; see the [module docs](self). Its parents are the user's own (`~/.cache`,
 /// `$XDG_STATE_HOME`) and are created as ordinary folders. For a fallback root in the
 /// temp folder the per-user folder itself is checked the same way.
-pub(crate) fn private_dir(dir: &Path) -> Result<(), String> {
+pub fn private_dir(dir: &Path) -> Result<(), String> {
     open_private(dir).map(drop)
 }
 

@@ -896,3 +896,54 @@ mod doors {
         );
     }
 }
+
+/// What `off` still guarantees: a call's detached grandchildren (their own session, out of
+/// the tool's process group) die when it times out or returns, where a `pids` cgroup can
+/// be made (as root here; `toolbind list` says when it cannot).
+#[tokio::test]
+async fn unjailed_calls_end_with_everything_they_started() {
+    if toolbind::exec::SubprocessExecutor::new(ExecConfig::default())
+        .sandbox_status(&[])
+        .to_string()
+        .contains("survive")
+    {
+        eprintln!("skipped: no writable pids cgroup on this machine");
+        return;
+    }
+    let lab = Lab::new();
+    let tools = detachers(&lab);
+    let exec = lab.executor(SandboxPolicy::off());
+    for t in &tools {
+        let m = marker();
+        let r = run(
+            &exec,
+            t,
+            json!({"arg": "wait", "secs": m}),
+            CancelToken::new(),
+            None,
+            Some(Duration::from_secs(2)),
+        )
+        .await;
+        assert!(
+            r.text_content().contains("timed out"),
+            "{}",
+            r.text_content()
+        );
+        assert_eq!(
+            gone(&m).await,
+            Vec::<i32>::new(),
+            "{}: survived a timeout",
+            t.name
+        );
+        let m = marker();
+        let r = call(&exec, t, json!({"arg": "return", "secs": m})).await;
+        assert_eq!(r.text_content(), "done", "{}", t.name);
+        exec.shutdown();
+        assert_eq!(
+            gone(&m).await,
+            Vec::<i32>::new(),
+            "{}: survived a return",
+            t.name
+        );
+    }
+}

@@ -35,13 +35,16 @@ use crate::result::{Content, StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
 /// Kills the group if the call's future is dropped before the process was reaped.
-struct GroupGuard(i32, bool);
+/// Kills the script's process group (while armed), then, through the tracking cgroup of
+/// an unjailed script, whatever it started that left the group.
+struct GroupGuard(i32, bool, Option<super::sandbox::Cgroup>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.1 {
             process::signal_group(self.0, Signal::SIGKILL);
         }
+        drop(self.2.take());
     }
 }
 
@@ -71,7 +74,7 @@ pub(crate) async fn run(
         Ok(s) => s,
         Err(e) => return ToolResult::stopped(StopReason::Crashed, e),
     };
-    let mut guard = GroupGuard(spawned.pgid, true);
+    let mut guard = GroupGuard(spawned.pgid, true, spawned.tracker.take());
     let jail = spawned.jail.take();
     // SIGTERM must reach the script: in a jail, the process group it runs in there, not
     // bwrap, whose death would SIGKILL everything at once and skip the script's traps.

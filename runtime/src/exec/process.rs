@@ -14,7 +14,7 @@ use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 
 use super::ExecConfig;
-use super::sandbox::{Jail, Running};
+use super::sandbox::{Cgroup, Jail, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
 
@@ -37,6 +37,9 @@ pub(crate) struct Spawned {
     pub control: UnixStream,
     /// The jail the process runs in, when it runs in one.
     pub jail: Option<Running>,
+    /// An unjailed process's tracking cgroup, where one can be made: dropping it kills
+    /// everything the process started, daemons that left its group included.
+    pub tracker: Option<Cgroup>,
 }
 
 /// Spawns `program args` for `tool` in a new session (so a new process group whose id is
@@ -87,7 +90,19 @@ pub(crate) fn spawn(
         Some(j) => Some(options_pipe(&j.options)?),
     };
     let options_raw = options_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
-    let cgroup_raw = jail.as_ref().and_then(|j| j.cgroup_fd()).unwrap_or(-1);
+    let tracker = if jail.is_none() {
+        Cgroup::track()
+    } else {
+        None
+    };
+    let cgroup_raw = jail
+        .as_ref()
+        .and_then(|j| j.cgroup_fd())
+        .or_else(|| tracker.as_ref().map(|c| c.procs.as_raw_fd()))
+        .unwrap_or(-1);
+    let unjailed = jail.is_none();
+    // SAFETY: getpid cannot fail.
+    let parent = unsafe { libc::getpid() };
     let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
     cmd.env_clear()
         .envs(env)
@@ -108,6 +123,18 @@ pub(crate) fn spawn(
         cmd.pre_exec(move || {
             if libc_setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            // Unjailed, the tool dies with the runtime (bwrap's --die-with-parent does
+            // this for a jail), even when the runtime is SIGKILLed.
+            if unjailed {
+                // prctl(PR_SET_PDEATHSIG) only sets this process's flag.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    // The runtime died before the flag was set.
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
             }
             // Before the dup2s below, which may reuse the cgroup file's descriptor number.
             if cgroup_raw >= 0 {
@@ -150,6 +177,7 @@ pub(crate) fn spawn(
         pgid,
         control,
         jail,
+        tracker,
     })
 }
 

@@ -312,7 +312,7 @@ impl Sandbox {
             return SandboxStatus {
                 mode,
                 jailed: false,
-                reason: "the sandbox is turned off".into(),
+                reason: format!("the sandbox is turned off: {}", unjailed_guarantee()),
             };
         }
         let mut works = Vec::new();
@@ -326,7 +326,7 @@ impl Sandbox {
                         reason: if mode == SandboxMode::Required {
                             format!("calls will fail: {e}")
                         } else {
-                            e
+                            format!("{e}; {}", unjailed_guarantee())
                         },
                     };
                 }
@@ -381,7 +381,8 @@ impl Sandbox {
             Err(e) => {
                 WARNED.call_once(|| {
                     eprintln!(
-                        "warning: toolbind runs tools WITHOUT a sandbox (process groups only): {e}"
+                        "warning: toolbind runs tools WITHOUT a sandbox (process groups only): {e}; {}",
+                        unjailed_guarantee()
                     )
                 });
                 return Ok(None);
@@ -512,6 +513,15 @@ fn collect_strings<'a>(
             serde_json::Value::Object(m) => collect_strings(m.values(), out),
             _ => {}
         }
+    }
+}
+
+/// What an unjailed call still guarantees here, in a clause.
+fn unjailed_guarantee() -> &'static str {
+    if pids_cgroup_root().is_some() {
+        "unjailed tools have no limits and see everything this user can, but each dies with the runtime and everything a call starts (daemons included) is tracked in a pids cgroup and killed when the call or its worker ends"
+    } else {
+        "unjailed tools have no limits and see everything this user can; each dies with the runtime and its process group is killed when the call ends, but a process that leaves the group (setsid, a daemon) can survive: there is no writable pids cgroup to track it here"
     }
 }
 
@@ -902,7 +912,7 @@ fn processes_of_uid() -> u64 {
 }
 
 /// The v1 `pids` hierarchy's toolbind folder, when this process may create cgroups there.
-fn pids_cgroup_root() -> Option<&'static Path> {
+pub(crate) fn pids_cgroup_root() -> Option<&'static Path> {
     static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
     ROOT.get_or_init(|| {
         let root = Path::new("/sys/fs/cgroup/pids/toolbind");
@@ -923,6 +933,8 @@ fn pids_cgroup_root() -> Option<&'static Path> {
                 && pid.parse::<u32>().is_ok()
                 && !Path::new("/proc").join(pid).exists()
             {
+                // A runtime that was SIGKILLed left its unjailed tools' daemons here.
+                kill_members(&e.path());
                 let _ = std::fs::remove_dir(e.path());
             }
         }
@@ -931,8 +943,10 @@ fn pids_cgroup_root() -> Option<&'static Path> {
     .as_deref()
 }
 
-/// A `pids` cgroup for one jail: bwrap joins it before it execs, so every process of the
-/// jail counts. Removed once empty.
+/// A `pids` cgroup for one jail (bwrap joins it before it execs, so every process of the
+/// jail counts) or for one unjailed process (no limit: it only tracks what the process
+/// starts, a `setsid` daemon included). When dropped, whatever is still in it is killed
+/// and the cgroup removed once empty.
 pub(crate) struct Cgroup {
     dir: PathBuf,
     /// `cgroup.procs`, opened for writing: the child writes `0` (itself) to it.
@@ -940,7 +954,17 @@ pub(crate) struct Cgroup {
 }
 
 impl Cgroup {
+    /// A cgroup that tracks an unjailed process and all it starts (no limit), where a
+    /// `pids` hierarchy is writable.
+    pub(crate) fn track() -> Option<Cgroup> {
+        Cgroup::make(None)
+    }
+
     fn create(max: u64) -> Option<Cgroup> {
+        Cgroup::make(Some(max))
+    }
+
+    fn make(max: Option<u64>) -> Option<Cgroup> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let root = pids_cgroup_root()?;
         let dir = root.join(format!(
@@ -950,7 +974,9 @@ impl Cgroup {
         ));
         std::fs::create_dir(&dir).ok()?;
         // bwrap itself needs three slots (its monitor, the namespace's init, the command).
-        if std::fs::write(dir.join("pids.max"), (max + 3).to_string()).is_err() {
+        if let Some(max) = max
+            && std::fs::write(dir.join("pids.max"), (max + 3).to_string()).is_err()
+        {
             let _ = std::fs::remove_dir(&dir);
             return None;
         }
@@ -976,9 +1002,32 @@ impl Cgroup {
     }
 }
 
+/// SIGKILLs every process in the cgroup folder `dir` until none is left (a process that
+/// forks while being killed is caught on a later round).
+fn kill_members(dir: &Path) {
+    for _ in 0..50 {
+        let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
+            return;
+        };
+        let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            if pid > 1 {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 impl Drop for Cgroup {
     fn drop(&mut self) {
-        // The jail's processes die with its init, a moment after the outer bwrap is reaped.
+        // A jail's processes die with its init, a moment after the outer bwrap is reaped;
+        // an unjailed process's daemons only die here.
+        kill_members(&self.dir);
         let dir = std::mem::take(&mut self.dir);
         if std::fs::remove_dir(&dir).is_ok() {
             return;

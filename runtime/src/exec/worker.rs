@@ -177,6 +177,7 @@ impl Worker {
             entry: launch.entry_name.clone(),
             closed: closed_tx,
             jail: jail.clone(),
+            tracker: spawned.tracker.take(),
         };
         tokio::spawn(reader(read, ctx));
         Ok(Arc::new(Worker {
@@ -552,6 +553,9 @@ struct ReaderCtx {
     entry: String,
     closed: watch::Sender<bool>,
     jail: Option<Arc<Running>>,
+    /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
+    /// daemons its calls started.
+    tracker: Option<super::sandbox::Cgroup>,
 }
 
 /// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
@@ -704,6 +708,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         },
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
+    drop(ctx.tracker.take());
 
     let secrets = ctx.shared.secrets();
     let stderr = {
