@@ -190,6 +190,10 @@ pub struct SandboxArgs {
     /// Memory per tool process in MiB, RLIMIT_DATA; 0 = unlimited [default: 1024]
     #[arg(long, value_name = "MIB")]
     pub memory: Option<u64>,
+    /// Memory of all of a call's (or worker's) processes together in MiB, a memory
+    /// cgroup where one can be made; 0 = unlimited [default: 2048]
+    #[arg(long, value_name = "MIB")]
+    pub call_memory: Option<u64>,
     /// CPU seconds per call; 0 = unlimited [default: 300]
     #[arg(long, value_name = "SECS")]
     pub cpu: Option<u64>,
@@ -235,6 +239,7 @@ impl SandboxArgs {
         };
         let limits = SandboxLimits {
             memory: some(self.memory, d.memory, 1 << 20),
+            call_memory: some(self.call_memory, d.call_memory, 1 << 20),
             cpu: match self.cpu {
                 None => d.cpu,
                 Some(0) => None,

@@ -947,3 +947,37 @@ async fn unjailed_calls_end_with_everything_they_started() {
         );
     }
 }
+
+#[tokio::test]
+async fn processes_of_one_call_share_one_memory_limit() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "many_mallocs",
+        "bash",
+        "",
+        "for i in 1 2 3 4; do python3 -c \"b = b'x' * (400 << 20); import time; time.sleep(5)\" & done\nfail=0\nfor j in $(jobs -p); do wait $j || fail=1; done\nexit $fail\n",
+    );
+    let exec = lab.executor(lab.policy().limits(SandboxLimits {
+        call_memory: Some(1 << 30),
+        ..SandboxLimits::default()
+    }));
+    let status = exec.sandbox_status(&[]).to_string();
+    if status.contains("memory per call NOT bounded") {
+        eprintln!("skipped: {status}");
+        return;
+    }
+    // Each process stays under the 1 GiB per-process limit; together they pass 1 GiB.
+    let r = call(&exec, &t, json!({})).await;
+    let text = r.text_content();
+    assert_eq!(
+        r.stop,
+        toolbind::StopReason::LimitExceeded {
+            limit: toolbind::Limit::Memory
+        },
+        "{text}"
+    );
+    assert!(
+        text.contains("memory limit per call (1024 MiB") && text.contains("--call-memory"),
+        "{text}"
+    );
+}

@@ -100,6 +100,7 @@ pub(crate) fn spawn(
         .and_then(|j| j.cgroup_fd())
         .or_else(|| tracker.as_ref().map(|c| c.procs.as_raw_fd()))
         .unwrap_or(-1);
+    let memory_raw = jail.as_ref().and_then(|j| j.memory_fd()).unwrap_or(-1);
     let unjailed = jail.is_none();
     // SAFETY: getpid cannot fail.
     let parent = unsafe { libc::getpid() };
@@ -139,6 +140,9 @@ pub(crate) fn spawn(
             // Before the dup2s below, which may reuse the cgroup file's descriptor number.
             if cgroup_raw >= 0 {
                 join_cgroup(cgroup_raw)?;
+            }
+            if memory_raw >= 0 {
+                join_cgroup(memory_raw)?;
             }
             if dup_stdout && libc_dup2(2, 1) < 0 {
                 return Err(std::io::Error::last_os_error());

@@ -101,6 +101,10 @@ pub struct SandboxLimits {
     pub processes: Option<u64>,
     /// Size of the jail's private `/tmp` and of its `/dev/shm`. Default 256 MiB.
     pub tmp_size: u64,
+    /// Bytes of memory of all the jail's processes together (and what they keep in its
+    /// `/tmp`): a `memory` cgroup where one is writable, else not bounded (the per-process
+    /// [`memory`](Self::memory) limit still holds). Default 2 GiB.
+    pub call_memory: Option<u64>,
 }
 
 impl Default for SandboxLimits {
@@ -112,6 +116,7 @@ impl Default for SandboxLimits {
             file_size: Some(1 << 30),
             processes: Some(256),
             tmp_size: 256 << 20,
+            call_memory: Some(2 << 30),
         }
     }
 }
@@ -339,6 +344,13 @@ impl Sandbox {
             (Some(_), None) => {
                 "processes NOT bounded (root and no writable pids cgroup)".to_owned()
             }
+        };
+        let procs = match (self.policy.limits.call_memory, memory_cgroup_root()) {
+            (None, _) => procs,
+            (Some(_), Some(_)) => format!("{procs}; memory per call bounded by a memory cgroup"),
+            (Some(_), None) => format!(
+                "{procs}; memory per call NOT bounded (no writable memory cgroup; only per process)"
+            ),
         };
         SandboxStatus {
             mode,
@@ -772,6 +784,8 @@ pub(crate) struct Jail {
     pub(crate) env: Vec<(String, OsString)>,
     pub(crate) limits: SandboxLimits,
     pub(crate) cgroup: Option<Cgroup>,
+    /// The memory cgroup bounding all of the jail's processes together.
+    pub(crate) memory: Option<MemoryCgroup>,
     /// `RLIMIT_NPROC` when no cgroup bounds processes and the runtime is not root.
     pub(crate) nproc: Option<u64>,
     /// A warm worker: its CPU limit is a soft limit re-armed at each call, with no hard
@@ -875,6 +889,7 @@ fn build(
         ("PYTHONNOUSERSITE".to_owned(), "1".into()),
     ];
     let cgroup = policy.limits.processes.and_then(Cgroup::create);
+    let memory = policy.limits.call_memory.and_then(MemoryCgroup::create);
     let nproc = match (policy.limits.processes, &cgroup) {
         (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),
         _ => None,
@@ -886,6 +901,7 @@ fn build(
         env,
         limits: policy.limits.clone(),
         cgroup,
+        memory,
         nproc,
         warm: false,
     })
@@ -1043,10 +1059,122 @@ impl Drop for Cgroup {
     }
 }
 
+/// The v1 `memory` hierarchy's toolbind folder, when this process may create cgroups
+/// there.
+fn memory_cgroup_root() -> Option<&'static Path> {
+    static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = Path::new("/sys/fs/cgroup/memory/toolbind");
+        if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+            return None;
+        }
+        match std::fs::create_dir(root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some((pid, _)) = name.split_once('-')
+                && pid.parse::<u32>().is_ok()
+                && !Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+        Some(root.to_path_buf())
+    })
+    .as_deref()
+}
+
+/// A `memory` cgroup bounding one jail's processes together: the kernel's OOM killer
+/// ends the jail's largest process when they pass the limit. Removed once empty.
+pub(crate) struct MemoryCgroup {
+    dir: PathBuf,
+    limit: u64,
+    /// `cgroup.procs`, opened for writing: the child writes `0` (itself) to it.
+    pub(crate) procs: OwnedFd,
+}
+
+impl MemoryCgroup {
+    fn create(limit: u64) -> Option<MemoryCgroup> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let root = memory_cgroup_root()?;
+        let dir = root.join(format!(
+            "{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir).ok()?;
+        let limited = std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string())
+            .is_ok()
+            // Swap counts too where the kernel accounts it, so memory cannot go to swap.
+            && (std::fs::write(dir.join("memory.memsw.limit_in_bytes"), limit.to_string())
+                .is_ok()
+                || !dir.join("memory.memsw.limit_in_bytes").exists());
+        let procs = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.procs"))
+            .ok()
+            .filter(|_| limited);
+        let Some(procs) = procs else {
+            let _ = std::fs::remove_dir(&dir);
+            return None;
+        };
+        Some(MemoryCgroup {
+            dir,
+            limit,
+            procs: procs.into(),
+        })
+    }
+
+    /// Whether the kernel refused memory to the jail or OOM-killed one of its processes.
+    fn hit(&self) -> bool {
+        let oom = std::fs::read_to_string(self.dir.join("memory.oom_control")).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.strip_prefix("oom_kill ")
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)
+            })
+        });
+        oom || std::fs::read_to_string(self.dir.join("memory.failcnt"))
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .is_some_and(|n| n > 0)
+            && std::fs::read_to_string(self.dir.join("memory.max_usage_in_bytes"))
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .is_some_and(|n| n + (8 << 20) >= self.limit)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        kill_members(&self.dir);
+        let dir = std::mem::take(&mut self.dir);
+        if std::fs::remove_dir(&dir).is_ok() {
+            return;
+        }
+        std::thread::spawn(move || {
+            for _ in 0..100 {
+                if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+    }
+}
+
 impl Jail {
     /// The raw fd of the cgroup's `cgroup.procs`, for the child to join before exec.
     pub(crate) fn cgroup_fd(&self) -> Option<i32> {
         self.cgroup.as_ref().map(|c| c.procs.as_raw_fd())
+    }
+
+    /// The raw fd of the memory cgroup's `cgroup.procs`.
+    pub(crate) fn memory_fd(&self) -> Option<i32> {
+        self.memory.as_ref().map(|c| c.procs.as_raw_fd())
     }
 
     /// `(resource, soft, hard)` for `setrlimit` in the child before exec.
@@ -1082,6 +1210,7 @@ impl Jail {
             bwrap_pid,
             limits: self.limits,
             cgroup: self.cgroup,
+            memory: self.memory,
             cpu_base: Mutex::new(None),
             armed: Mutex::new(None),
         }
@@ -1094,6 +1223,7 @@ pub(crate) struct Running {
     bwrap_pid: i32,
     limits: SandboxLimits,
     cgroup: Option<Cgroup>,
+    memory: Option<MemoryCgroup>,
     /// The tool process's host pid, once found.
     cpu_base: Mutex<Option<i32>>,
     /// When the CPU limit was last re-armed.
@@ -1201,6 +1331,17 @@ impl Running {
             return Some((
                 StopReason::JailFailed,
                 format!("the sandbox could not start the tool: {line}"),
+            ));
+        }
+        if self.memory.as_ref().is_some_and(MemoryCgroup::hit) {
+            return Some((
+                StopReason::LimitExceeded {
+                    limit: Limit::Memory,
+                },
+                format!(
+                    "the tool hit the sandbox's memory limit per call ({} for all its processes together, a memory cgroup); raise it with `--call-memory MIB` or `SandboxLimits::call_memory`",
+                    self.limits.call_memory.map_or("unlimited".into(), mib)
+                ),
             ));
         }
         let limit = if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
