@@ -100,7 +100,7 @@ pub fn private_dir(dir: &Path) -> Result<(), String> {
 /// [`private_dir`], then each of `below` (each one normal path component) inside it,
 /// created and checked the same way without following a link. Returns the folder's path
 /// (absolute, with only the user's prefix above `root` resolved) for a bind mount.
-pub(crate) fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, String> {
+pub fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, String> {
     let mut fd = open_private(root)?;
     let mut path = resolved_prefix(root)?;
     for name in below {
