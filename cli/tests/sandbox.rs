@@ -237,3 +237,71 @@ fn list_says_which_sandbox_is_in_force() {
         stdout(&o)
     );
 }
+
+/// `toolbind call` with no `HOME` and no `XDG_*` variables, so every folder of toolbind's
+/// falls back into `TMPDIR`.
+fn call_without_home(cwd: &Path, tmpdir: &str, tool: &str) -> std::process::Output {
+    toolbind()
+        .current_dir(cwd)
+        .env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("TMPDIR", tmpdir)
+        .args(["call", tool, "--sandbox", "required", "--args"])
+        .arg(r#"{"name": "Ada", "steps": 1}"#)
+        .arg("--dir")
+        .arg(common::fixture("tools"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn without_home_folders_are_per_user_and_a_relative_tmpdir_works() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cwd.path().join("rel-tmp")).unwrap();
+    for tool in ["hello_ts", "hello_py", "hello_sh"] {
+        let o = call_without_home(cwd.path(), "rel-tmp", tool);
+        assert_code(&o, 0);
+        assert!(
+            stdout(&o).starts_with("Hello, Ada!"),
+            "{tool}: {}",
+            stderr(&o)
+        );
+    }
+    let euid = nix::unistd::geteuid().as_raw();
+    let root = cwd.path().join(format!("rel-tmp/toolbind-{euid}"));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&root).unwrap().mode() & 0o777, 0o700);
+    assert!(root.join("state").is_dir(), "no per-user state root");
+    assert!(!cwd.path().join("rel-tmp/toolbind-state").exists());
+}
+
+#[test]
+fn a_per_user_folder_planted_by_another_user_is_refused() {
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped: only root can hand a folder to another user");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let planted = tmp.path().join("toolbind-0");
+    std::fs::create_dir_all(planted.join("state")).unwrap();
+    std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
+    let o = call_without_home(tmp.path(), tmp.path().to_str().unwrap(), "hello_sh");
+    assert_code(&o, 1);
+    let err = stderr(&o) + &stdout(&o);
+    assert!(err.contains("owned by uid 4242"), "{err}");
+    // A symlink planted in its place is refused too, not followed.
+    std::fs::remove_dir_all(&planted).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), &planted).unwrap();
+    let o = call_without_home(tmp.path(), tmp.path().to_str().unwrap(), "hello_sh");
+    let err = stderr(&o) + &stdout(&o);
+    assert!(err.contains("symlink"), "{err}");
+    assert!(
+        std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
+}

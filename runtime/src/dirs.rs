@@ -117,40 +117,62 @@ pub fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// `dir` with its parent resolved (the user's prefix) and its own name kept: `dir` itself
-/// has just been opened without following a link, so this is where it really is.
+/// Where the trusted prefix of `abs` ends: for a folder inside the per-user fallback
+/// (`$TMPDIR/toolbind-<euid>/...`) the temp folder, so the per-user folder and every one
+/// below it are checked (another user can create `toolbind-<euid>` in a shared `/tmp`);
+/// otherwise the folder's parent (the user's own `$HOME`, `$XDG_*`, or the folder the
+/// caller named).
+fn trusted_prefix(abs: &Path) -> PathBuf {
+    let tmp = temp_dir();
+    if abs.starts_with(fallback(tmp.clone(), euid())) {
+        return tmp;
+    }
+    abs.parent().unwrap_or(Path::new("/")).to_path_buf()
+}
+
+/// `dir` with its trusted prefix resolved and the rest kept: the rest has just been
+/// opened without following a link, so this is where it really is.
 fn resolved_prefix(dir: &Path) -> Result<PathBuf, String> {
     let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
-        return Ok(abs);
-    };
-    let parent = parent
+    let prefix = trusted_prefix(&abs);
+    let rest = abs.strip_prefix(&prefix).unwrap_or(Path::new(""));
+    let real = prefix
         .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", parent.display()))?;
-    Ok(parent.join(name))
+        .map_err(|e| format!("cannot resolve {}: {e}", prefix.display()))?;
+    Ok(real.join(rest))
 }
 
 fn open_private(dir: &Path) -> Result<OwnedFd, String> {
     let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let Some(name) = abs.file_name() else {
+    if abs.file_name().is_none() {
         return Err(format!(
             "refusing {} as a private folder: it has no name of its own",
             abs.display()
         ));
-    };
+    }
     if abs.components().any(|c| c == Component::ParentDir) {
         return Err(format!(
             "refusing {} as a private folder: its path holds `..`",
             abs.display()
         ));
     }
-    let parent = abs.parent().unwrap_or(Path::new("/"));
-    if let Err(e) = std::fs::create_dir_all(parent) {
-        return Err(format!("cannot create {}: {e}", parent.display()));
+    let prefix = trusted_prefix(&abs);
+    if let Err(e) = std::fs::create_dir_all(&prefix) {
+        return Err(format!("cannot create {}: {e}", prefix.display()));
     }
-    let pfd = open_dir(None, parent, libc::O_PATH)
-        .map_err(|e| format!("cannot open {}: {e}", parent.display()))?;
-    open_checked(Some(&pfd), &abs, name.as_bytes().as_ref())
+    let mut fd = open_dir(None, &prefix, libc::O_PATH)
+        .map_err(|e| format!("cannot open {}: {e}", prefix.display()))?;
+    let mut path = prefix.clone();
+    for c in abs
+        .strip_prefix(&prefix)
+        .unwrap_or(Path::new(""))
+        .components()
+    {
+        let name = c.as_os_str();
+        path.push(name);
+        fd = open_checked(Some(&fd), &path, name.as_bytes())?;
+    }
+    Ok(fd)
 }
 
 /// Creates `name` under `parent` (`0700`) if missing, opens it without following a link,
