@@ -165,9 +165,11 @@ impl Diagnostic {
                 }
             }
             None => {
+                // `char_column` is the 1-based column as shown (annotate-snippets itself
+                // passes `start.char + 1`): the same number as `plain()` and `to_json()`.
                 let origin = annotate_snippets::Origin::path(path.as_str())
                     .line(self.pos.line as usize)
-                    .char_column(self.pos.column.saturating_sub(1) as usize);
+                    .char_column(self.pos.column as usize);
                 let g = title.element(origin);
                 match &self.hint {
                     Some(h) => g.element(Level::HELP.message(h.as_str())),

@@ -36,10 +36,13 @@ pub use config::{Config, Error, Generated};
 #[doc(hidden)]
 pub use diagnostic::suggest;
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
-pub use file::{read_regular_file, read_regular_file_no_follow};
+pub use file::{
+    FolderFileError, FolderFileErrorKind, MAX_TOOL_FILE_BYTES, find_entry, read_folder_file,
+    read_regular_file, read_regular_file_no_follow, read_tool_file, resolve_in_folder,
+};
 pub use model::{Input, InputType, Language, OutputField, OutputType, ToolSpec};
-pub use parse::read_version;
-pub use validate::{Options, check_set};
+pub use parse::{read_name, read_version};
+pub use validate::{Options, check_set, folder_name_warnings};
 
 use std::path::{Path, PathBuf};
 
@@ -62,20 +65,19 @@ pub fn parse_tool_md(
 }
 
 /// Parses and validates the tool in folder `dir` (`dir/TOOL.md` plus its entry file).
+/// TOOL.md is read with [`read_tool_file`]: a symlink out of the folder, a special file or
+/// a file over [`MAX_TOOL_FILE_BYTES`] is an error naming the file, and nothing of it is
+/// read or quoted.
 pub fn parse_tool_dir(dir: impl AsRef<Path>, opts: &Options) -> Result<ToolSpec, Vec<Diagnostic>> {
     let dir = dir.as_ref();
     let file = dir.join(TOOL_FILE);
-    match read_regular_file(&file) {
+    match read_tool_file(dir) {
         Ok(bytes) => parse_tool_md(&file, dir, &bytes, opts),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(vec![
+        Err(e) if e.is_not_found() => Err(vec![
             Diagnostic::new(dir, Pos::NONE, "tool folder has no TOOL.md")
                 .hint("add a TOOL.md (YAML frontmatter + Markdown docs) beside the entry file, or move the folder out of the tools folder"),
         ]),
-        Err(e) => Err(vec![Diagnostic::new(
-            &file,
-            Pos::NONE,
-            format!("cannot read TOOL.md: {e}"),
-        )]),
+        Err(e) => Err(vec![e.to_diagnostic()]),
     }
 }
 

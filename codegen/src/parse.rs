@@ -549,6 +549,84 @@ fn parsed_version(text: &str) -> Option<u64> {
     }
 }
 
+/// Reads only the tool `name` of a TOOL.md, as cheaply as [`read_version`]: what sync
+/// needs to tell two seed folders claiming one name apart without validating either.
+/// `None` when there is no readable frontmatter or no usable name. For a file the
+/// validator accepts, always the name it reads.
+///
+/// A plain `name: web_fetch` line (letters, digits, `_`, `-`, starting with a letter or
+/// `_`, not a YAML keyword) with only one-line keys above it is read by a line scan;
+/// anything else by the YAML parser.
+pub fn read_name(text: &str) -> Option<String> {
+    let text = unify_line_ends(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let text = &*text;
+    match scan_name(text) {
+        NameScan::Name(n) => Some(n.to_owned()),
+        NameScan::None => None,
+        NameScan::Unsure => parsed_name(text),
+    }
+}
+
+enum NameScan<'a> {
+    Name(&'a str),
+    None,
+    Unsure,
+}
+
+fn scan_name(text: &str) -> NameScan<'_> {
+    let mut lines = text.split('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
+        return NameScan::None;
+    }
+    for line in lines {
+        let line = line.trim_end();
+        if line == "---" {
+            return NameScan::None;
+        }
+        if let Some(rest) = line.strip_prefix("name:") {
+            let v = match rest.split_once(" #") {
+                Some((v, _)) => v,
+                None => rest,
+            };
+            let v = v.trim_matches(' ');
+            let plain = v.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            let keyword = matches!(
+                v.to_ascii_lowercase().as_str(),
+                "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+            );
+            return if plain && !keyword && rest.starts_with(' ') {
+                NameScan::Name(v)
+            } else {
+                NameScan::Unsure
+            };
+        }
+        if !one_line_entry(line) {
+            return NameScan::Unsure;
+        }
+    }
+    NameScan::None
+}
+
+/// The name as the parser and validator read it: a non-empty string (trimmed at the end),
+/// or a number as written.
+fn parsed_name(text: &str) -> Option<String> {
+    let doc = parse_document(Path::new(crate::TOOL_FILE), Arc::from(text)).ok()?;
+    let root = doc.frontmatter?;
+    let YValue::Map(entries) = &root.value else {
+        return None;
+    };
+    let (_, v) = entries
+        .iter()
+        .find(|(k, _)| matches!(&k.value, YValue::Str(s) if s == "name"))?;
+    match &v.value {
+        YValue::Str(s) if !s.trim().is_empty() => Some(s.trim_end().to_owned()),
+        YValue::UInt(_) | YValue::Int(_) => v.raw.clone(),
+        _ => None,
+    }
+}
+
 /// A version written as a string (`version: "2"`): its digits, surrounding spaces
 /// ignored. The validator reads it so (with a warning) and sync's fast read agrees.
 pub(crate) fn version_from_text(s: &str) -> Option<u64> {
@@ -667,6 +745,57 @@ mod tests {
                 "---\nname: x\ndescription: \"a \\\" b\"\nlabel: 'it''s'\nenv: [A, B]\nversion: 7\n---\n"
             ),
             Scan::Version(7)
+        ));
+    }
+
+    #[test]
+    fn name_fast_path_agrees_with_the_validator() {
+        let opts = crate::Options {
+            require_entry: false,
+            portable_names: false,
+        };
+        for front in [
+            "name: web_fetch",
+            "name: web_fetch # the fetcher",
+            "name: \"web_fetch\"",
+            "name: 'it''s'",
+            "name: 42",
+            "name: web-fetch   ",
+            "\"name\": quoted_key",
+            "label: \"a\nname: fake\n b\"\nname: real",
+            "prompt_snippet: 'a\nname: fake\n b'\nname: real",
+            "name: >\n  folded",
+        ] {
+            let text = format!("---\n{front}\ndescription: d\n---\n");
+            let spec = crate::parse_tool_md(
+                Path::new("t/TOOL.md"),
+                Path::new("t"),
+                text.as_bytes(),
+                &opts,
+            )
+            .unwrap_or_else(|e| panic!("{front:?}: {e:#?}"));
+            assert_eq!(
+                read_name(&text).as_deref(),
+                Some(spec.name.as_str()),
+                "{front:?}"
+            );
+        }
+        // No usable name: what the validator refuses.
+        for front in [
+            "name: true",
+            "name: null",
+            "name: ''",
+            "name: [a]",
+            "label: x",
+        ] {
+            let text = format!("---\n{front}\ndescription: d\n---\n");
+            assert_eq!(read_name(&text), None, "{front:?}");
+        }
+        assert_eq!(read_name("no frontmatter"), None);
+        // The common file never reaches the parser.
+        assert!(matches!(
+            scan_name("---\ndescription: \"a b\"\nname: x_1\n---\n"),
+            NameScan::Name("x_1")
         ));
     }
 }

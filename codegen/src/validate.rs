@@ -526,14 +526,29 @@ pub fn tool_from_document(
         prompt_guidelines.push(g);
     }
 
-    let found = language
-        .entry_candidates()
-        .iter()
-        .find(|c| dir.join(c).is_file())
-        .map(|c| (*c).to_owned());
+    // Only a regular file inside the folder is an entry file (a symlink out of the folder,
+    // a FIFO, a folder are not, and are never opened); one that is there as such a file is
+    // reported as what it is, not as missing. Without `require_entry` the caller looks
+    // (the loader asks `find_entry` itself, to say why it skips the tool).
+    let (found, refused) = match crate::file::find_entry(dir, language.entry_candidates()) {
+        Ok(found) => (found, None),
+        Err(e) => (None, Some(e)),
+    };
+    if let Some(e) = &refused
+        && opts.require_entry
+        && !language_invalid
+    {
+        let pos = language_pos.unwrap_or(fence);
+        let d = cx.err_at(
+            pos,
+            3,
+            format!("the {language} tool's entry file cannot be used: {e}"),
+        );
+        d.hint = e.hint();
+    }
     // An unknown language already has its error; guessing its entry file would add a
     // second, misleading one.
-    if opts.require_entry && found.is_none() && !language_invalid {
+    if opts.require_entry && found.is_none() && refused.is_none() && !language_invalid {
         let files = language.entry_candidates().join(", ");
         let pos = language_pos.unwrap_or(fence);
         let how = match language {
@@ -820,6 +835,23 @@ fn snake_suggestion(s: &str) -> String {
 }
 
 fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -> (String, String) {
+    // A tool's name is a folder name (its state folder, its synced folder, its caches):
+    // one that is not one plain path component is refused whatever the other rules say.
+    if let Some(why) = crate::model::path_component_problem(name) {
+        cx.err(
+            node,
+            format!(
+                "tool name `{}` cannot be used: {why}; a tool name becomes a folder name (its \
+                 state folder, its synced folder)",
+                name.escape_debug()
+            ),
+        )
+        .hint = Some(format!(
+            "name the tool with letters, digits and `_`, e.g. `{}`",
+            snake_suggestion(name)
+        ));
+        return (String::new(), String::new());
+    }
     if opts.portable_names && !Dialect::PROVIDERS.iter().any(|d| d.accepts_tool_name(name)) {
         cx.err(node, format!("invalid tool name `{name}`: model providers accept only letters, digits, `_` and `-`, 1 to 64 characters"))
             .hint = Some(format!("use snake_case, e.g. `{}`", snake_suggestion(name)));
@@ -1648,6 +1680,42 @@ fn number_from_text(s: &str) -> Option<Value> {
     serde_json::Number::from_f64(f).map(Value::Number)
 }
 
+/// A warning for each tool whose folder is named differently from the tool, as the
+/// runtime's loader reports it (`toolbind list`): when two folders claim one tool name, the
+/// loader and sync keep the one named after the tool, so a renamed folder can lose to, or
+/// shadow, another. Located at the `name:` value.
+pub fn folder_name_warnings(tools: &[ToolSpec]) -> Vec<Diagnostic> {
+    tools
+        .iter()
+        .filter_map(|t| {
+            let folder = t.dir.file_name()?.to_string_lossy();
+            if folder == t.name.as_str() {
+                return None;
+            }
+            let (pos, source) = name_pos(&t.file);
+            Some(
+                Diagnostic::new(
+                    &t.file,
+                    pos,
+                    format!(
+                        "folder {} holds the tool `{}`: the folder is named differently from the tool",
+                        t.dir.to_string_lossy().escape_debug(),
+                        t.name
+                    ),
+                )
+                .hint(format!(
+                    "rename the folder to `{}`: when two folders claim one tool name, the \
+                     runtime keeps the one named after the tool",
+                    t.name
+                ))
+                .len(t.name.chars().count())
+                .source(source)
+                .warning(),
+            )
+        })
+        .collect()
+}
+
 /// Rules across tools, in load order. A duplicate tool name is an error (one of the two
 /// could never be called). Two tools whose Rust module or `ToolCall` variant would be the
 /// same get numbered fallbacks, with a warning pushed onto the later tool's
@@ -1715,8 +1783,9 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
 /// Where `name:`'s value is in a TOOL.md, and the text for a snippet; read again only to
 /// report a cross-file diagnostic.
 fn name_pos(file: &Path) -> (Pos, Arc<str>) {
-    let text = crate::read_regular_file(file)
-        .ok()
+    let text = file
+        .parent()
+        .and_then(|dir| crate::file::read_folder_file(dir, file, crate::MAX_TOOL_FILE_BYTES).ok())
         .and_then(|b| crate::parse::decode(file, &b).ok())
         .unwrap_or_else(|| Arc::from(""));
     let pos = text
