@@ -138,6 +138,15 @@ pub enum LoadWarningKind {
         /// The entry file names that language accepts.
         expected: &'static [&'static str],
     },
+    /// TOOL.md or the entry file cannot be used as a file of the folder: a symlink out of
+    /// the tool folder (never followed), a FIFO, device or other special file (never
+    /// opened), a TOOL.md over [`toolbind_codegen::MAX_TOOL_FILE_BYTES`] (refused from its
+    /// size, unread), or an error reading it. The diagnostic names the file and says which;
+    /// it never quotes the file.
+    Unreadable {
+        /// The file and what is wrong with it.
+        diagnostic: Diagnostic,
+    },
     /// TOOL.md is malformed.
     Malformed {
         /// Every error found in the file.
@@ -201,6 +210,13 @@ impl fmt::Display for LoadWarning {
                 "skipped {path}: tool `{tool}` has no entry file (a {language} tool needs {})",
                 expected.join(" or ")
             ),
+            LoadWarningKind::Unreadable { diagnostic } => {
+                write!(f, "skipped {path}: {}", diagnostic.message)?;
+                if let Some(h) = &diagnostic.hint {
+                    write!(f, " (help: {h})")?;
+                }
+                Ok(())
+            }
             LoadWarningKind::Malformed { diagnostics } => {
                 write!(f, "skipped {path}: malformed {TOOL_FILE}")?;
                 for d in diagnostics {
@@ -252,13 +268,17 @@ enum Hook {
 /// (colon-separated, empty entries ignored), explicit folders first. Each tools folder's
 /// sub-folders are tools (hidden ones and plain files are ignored). A tool folder is skipped
 /// with a [`LoadWarning`] when it has no TOOL.md, no entry file for its language, a
-/// TOOL.md with errors (the warning carries the diagnostics), or a name with control
-/// characters. A TOOL.md with only *warnings* (extra keys, names some provider rejects...)
-/// is loaded, and its warnings reported ([`LoadWarningKind::Warnings`]): the runtime never
-/// skips a tool for a warning. A folder whose name differs from its tool's name is
-/// reported too. When two folders claim one tool name, the one whose folder is named after
-/// the tool wins, else the first in load order, and the loser is reported with the reason:
-/// a tool is never shadowed silently. Loading only reads files: it never runs a tool.
+/// TOOL.md with errors (the warning carries the diagnostics; a tool name that is not one
+/// plain folder name, such as `..`, is one), a TOOL.md or entry file that is a symlink out
+/// of the tool folder, a special file or (TOOL.md) over 1 MiB
+/// ([`LoadWarningKind::Unreadable`]: never followed, opened or quoted), or a folder name
+/// with control characters. A TOOL.md with only *warnings* (extra keys, names some
+/// provider rejects...) is loaded, and its warnings reported
+/// ([`LoadWarningKind::Warnings`]): the runtime never skips a tool for a warning. A
+/// folder whose name differs from its tool's name is reported too. When two folders claim
+/// one tool name, the one whose folder is named after the tool wins, else the first in
+/// load order, and the loser is reported with the reason: a tool is never shadowed
+/// silently. Loading only reads files: it never runs a tool.
 ///
 /// Warnings are returned and, by default, also printed to stderr as
 /// `toolbind: warning: ...`; [`Loader::on_warning`] replaces the printing,
@@ -475,19 +495,14 @@ pub fn load<P: AsRef<Path>>(dirs: &[P]) -> Loaded {
 
 fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
     let file = folder.join(TOOL_FILE);
-    let bytes = match toolbind_codegen::read_regular_file(&file) {
+    // The rule every command shares: no symlink out of the folder, no special file, no
+    // TOOL.md over the size limit; the error names the file and quotes nothing of it.
+    let bytes = match toolbind_codegen::read_tool_file(folder) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(LoadWarningKind::NoToolFile);
-        }
+        Err(e) if e.is_not_found() => return Err(LoadWarningKind::NoToolFile),
         Err(e) => {
-            let d = Diagnostic::new(
-                &file,
-                toolbind_codegen::model::Pos::new(1, 1),
-                format!("cannot read {TOOL_FILE}: {e}"),
-            );
-            return Err(LoadWarningKind::Malformed {
-                diagnostics: vec![d],
+            return Err(LoadWarningKind::Unreadable {
+                diagnostic: e.to_diagnostic(),
             });
         }
     };
@@ -498,10 +513,16 @@ fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
     let spec = toolbind_codegen::parse_tool_md(&file, folder, &bytes, &opts)
         .map_err(|diagnostics| LoadWarningKind::Malformed { diagnostics })?;
     if spec.entry.is_none() {
-        return Err(LoadWarningKind::NoEntryFile {
-            tool: spec.name.clone(),
-            language: spec.language,
-            expected: spec.language.entry_candidates(),
+        let candidates = spec.language.entry_candidates();
+        return Err(match toolbind_codegen::find_entry(folder, candidates) {
+            Err(e) => LoadWarningKind::Unreadable {
+                diagnostic: e.to_diagnostic(),
+            },
+            Ok(_) => LoadWarningKind::NoEntryFile {
+                tool: spec.name.clone(),
+                language: spec.language,
+                expected: candidates,
+            },
         });
     }
     Ok(spec)

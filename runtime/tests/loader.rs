@@ -323,3 +323,157 @@ fn a_tool_folder_given_as_a_tools_folder_is_its_own_kind() {
         "{w}"
     );
 }
+
+/// Issue 22: a tool named `..` or `.` would get its state root (or the state folder
+/// itself) as its state folder. The loader skips it, loudly, with the reason.
+#[test]
+fn a_tool_named_dot_dot_or_dot_is_skipped_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tool(tmp.path(), "up", "'..'", "Reaches the state root.");
+    write_tool(tmp.path(), "here", "'.'", "Replaces its siblings.");
+    write_tool(tmp.path(), "hidden", "'.cache'", "Hides.");
+    write_tool(tmp.path(), "fine", "fine", "Fine.");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let loaded = Loader::new()
+        .dir(tmp.path())
+        .on_warning(move |w| sink.lock().unwrap().push(w.to_string()))
+        .load();
+    let names: Vec<&str> = loaded.registry.names().collect();
+    assert_eq!(names, ["fine"], "{:#?}", loaded.warnings);
+    for (folder, name) in [("up", ".."), ("here", "."), ("hidden", ".cache")] {
+        let w = loaded
+            .warnings
+            .iter()
+            .find(|w| w.path == tmp.path().join(folder))
+            .unwrap_or_else(|| panic!("{folder} not reported: {:#?}", loaded.warnings));
+        assert!(w.skipped(), "{w}");
+        let LoadWarningKind::Malformed { diagnostics } = &w.kind else {
+            panic!("{w:#?}")
+        };
+        assert!(diagnostics[0].is_error(), "{w}");
+        let text = w.to_string();
+        assert!(
+            text.contains(&format!("tool name `{name}` cannot be used")),
+            "{text}"
+        );
+        assert!(text.contains("becomes a folder name"), "{text}");
+        // The hook (and by default stderr) got it too: loud.
+        assert!(seen.lock().unwrap().contains(&text));
+    }
+}
+
+/// Issue 22: a TOOL.md that is a symlink out of its folder (to `/etc/shadow`, to
+/// `/proc/self/environ`) is never read; the warning names the file and quotes nothing.
+#[test]
+fn a_tool_md_symlinked_out_of_the_folder_is_skipped_unread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("shadow");
+    std::fs::write(&secret, "root:$6$SECRETHASH$x:19000::::::\n").unwrap();
+    let tools = tmp.path().join("tools");
+    for (folder, target) in [
+        ("shadow", secret.clone()),
+        ("environ", PathBuf::from("/proc/self/environ")),
+    ] {
+        let dir = tools.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("index.sh"), "cat\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("TOOL.md")).unwrap();
+    }
+    // An entry file leading out of the folder: never run.
+    write_tool(&tools, "runner", "runner", "Runs a foreign script.");
+    std::fs::write(tmp.path().join("foreign.sh"), "cat /etc/shadow\n").unwrap();
+    std::fs::remove_file(tools.join("runner/index.sh")).unwrap();
+    std::os::unix::fs::symlink("../../foreign.sh", tools.join("runner/index.sh")).unwrap();
+
+    let loaded = Loader::new().dir(&tools).quiet().load();
+    assert!(
+        loaded.registry.is_empty(),
+        "{:?}",
+        loaded.registry.names().collect::<Vec<_>>()
+    );
+    for (folder, file) in [
+        ("shadow", "TOOL.md"),
+        ("environ", "TOOL.md"),
+        ("runner", "index.sh"),
+    ] {
+        let w = loaded
+            .warnings
+            .iter()
+            .find(|w| w.path == tools.join(folder))
+            .unwrap_or_else(|| panic!("{folder}: {:#?}", loaded.warnings));
+        let LoadWarningKind::Unreadable { diagnostic } = &w.kind else {
+            panic!("{w:#?}")
+        };
+        assert_eq!(diagnostic.file, tools.join(folder).join(file));
+        let text = w.to_string();
+        assert!(
+            text.contains(&format!("{file} is a symlink out of the tool folder")),
+            "{text}"
+        );
+        for leak in ["root:", "SECRETHASH", "PATH=", "HOME=", "cat /etc/shadow"] {
+            assert!(!text.contains(leak), "quoted `{leak}`: {text}");
+        }
+    }
+}
+
+/// Issue 22: a 200 MB TOOL.md is refused from its size, not read (it took 4 GB before).
+#[test]
+fn a_huge_tool_md_is_refused_without_reading_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tool(tmp.path(), "huge", "huge", "Huge.");
+    std::fs::File::options()
+        .write(true)
+        .open(tmp.path().join("huge/TOOL.md"))
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    let start = std::time::Instant::now();
+    let loaded = Loader::new().dir(tmp.path()).quiet().load();
+    assert!(start.elapsed() < std::time::Duration::from_millis(500));
+    let [w] = &loaded.warnings[..] else {
+        panic!("{:#?}", loaded.warnings)
+    };
+    assert!(
+        matches!(w.kind, LoadWarningKind::Unreadable { .. }),
+        "{w:#?}"
+    );
+    let text = w.to_string();
+    assert!(
+        text.contains("TOOL.md is 209715200 bytes, over the limit of 1048576 bytes (1 MiB)"),
+        "{text}"
+    );
+}
+
+/// Issue 22, finding 9: a FIFO entry file is reported as a FIFO, not as missing, and the
+/// load does not block on it.
+#[test]
+fn a_fifo_entry_file_is_reported_as_a_fifo_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tool(tmp.path(), "piped", "piped", "Piped.");
+    let entry = tmp.path().join("piped/index.sh");
+    std::fs::remove_file(&entry).unwrap();
+    let c = std::ffi::CString::new(entry.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { nix::libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let dir = tmp.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(Loader::new().dir(dir).quiet().load());
+    });
+    let loaded = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the load blocked on the FIFO");
+    let [w] = &loaded.warnings[..] else {
+        panic!("{:#?}", loaded.warnings)
+    };
+    assert!(
+        matches!(w.kind, LoadWarningKind::Unreadable { .. }),
+        "{w:#?}"
+    );
+    let text = w.to_string();
+    assert!(
+        text.contains("index.sh is a FIFO (named pipe), not a regular file"),
+        "{text}"
+    );
+    assert!(!text.contains("no entry file"), "{text}");
+}
