@@ -8,8 +8,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use toolbind_codegen::Diagnostic;
-use toolbind_codegen::{Options, TOOL_FILE, read_version};
+use toolbind_codegen::model::path_component_problem;
+use toolbind_codegen::{Diagnostic, FolderFileErrorKind};
+use toolbind_codegen::{Options, TOOL_FILE, read_name, read_tool_file, read_version};
 
 /// The lock file every sync of a data folder holds for its whole run.
 pub const LOCK_FILE: &str = ".toolbind-sync.lock";
@@ -226,10 +227,23 @@ pub enum SkipReason {
     /// The seed TOOL.md (or its tool folder) is malformed; nothing was replaced.
     Malformed(Vec<Diagnostic>),
     /// This path is a symlink resolving outside the seed folder (or the seed tool's own
-    /// folder, for TOOL.md and the entry file).
+    /// folder, for TOOL.md; an entry file that is one is refused by the validator, as
+    /// [`SkipReason::Malformed`] with a diagnostic naming it).
     SymlinkOutside(PathBuf),
     /// The installed tool folder is a symlink or not a folder: it is left as it is.
     TargetNotAFolder(PathBuf),
+    /// Another seed folder's TOOL.md declares the same tool name and wins by the loader's
+    /// rule (the folder named after the tool, else the one that sorts first): two copies
+    /// of one tool are never both synced. A copy installed by an earlier sync is left as
+    /// it is (and the loader reports the duplicate).
+    Duplicate {
+        /// The tool name both declare.
+        name: String,
+        /// The seed folder that is synced instead.
+        kept: String,
+        /// Why that one wins.
+        why: &'static str,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -254,6 +268,12 @@ impl fmt::Display for SkipReason {
                 f,
                 "{} is a symlink or not a folder; left as it is",
                 p.display()
+            ),
+            SkipReason::Duplicate { name, kept, why } => write!(
+                f,
+                "duplicate tool name `{name}`: the seed folder `{}` declares it too and wins \
+                 ({why}); not synced",
+                kept.escape_debug()
             ),
         }
     }
@@ -324,7 +344,12 @@ fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
 /// # Guarantees
 ///
 /// - **Fast when up to date**: only the `version:` line of each TOOL.md (seed and installed)
-///   is read, with [`toolbind_codegen::read_version`]; nothing is parsed or copied.
+///   and the `name:` line of each seed are read, with [`toolbind_codegen::read_version`]
+///   and [`toolbind_codegen::read_name`]; nothing is validated or copied.
+/// - **One folder per tool name**: when two seed folders' TOOL.md declare one tool name,
+///   only one is synced, by the loader's rule — the folder named after the tool, else the
+///   one that sorts first — and the other is [`SkipReason::Duplicate`], naming the folder
+///   that won. Never both.
 /// - **Validated before installing**: a seed tool that would be installed or updated is
 ///   first parsed and validated in full (entry file included). A malformed one is skipped
 ///   with its diagnostics and never replaces the installed copy.
@@ -345,7 +370,8 @@ fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
 ///   as a regular file only if it resolves inside that seed tool's folder; symlinked
 ///   directories, symlinks pointing elsewhere and special files are not copied and are
 ///   listed in [`SyncReport::ignored`]. If TOOL.md or the entry file is such a symlink, the
-///   tool is skipped.
+///   tool is skipped, and nothing of what TOOL.md points to is read. A TOOL.md over
+///   [`toolbind_codegen::MAX_TOOL_FILE_BYTES`] is skipped as malformed, unread.
 /// - Installed tools that have no seed are left alone.
 /// - **Skipped is not failed**: a tool left alone by rule is [`SyncOutcome::Skipped`]; one
 ///   that could not be installed because of an error (a full disk, an I/O error) is
@@ -409,11 +435,25 @@ fn sync_paths(
         report,
         warnings: Vec::new(),
     };
+    // Every seed's TOOL.md is read first: which tool name each folder claims decides, as
+    // in the loader, which of two folders claiming one name is synced.
+    let mut seeds = Vec::new();
     for (name, kind) in candidates(seed_dir, opts)? {
-        let outcome = match kind {
-            Candidate::Invalid(why) => SyncOutcome::Skipped(SkipReason::InvalidName(why)),
-            Candidate::Missing => SyncOutcome::Skipped(SkipReason::NotInSeed),
-            Candidate::Dir { symlink } => cx.sync_tool(&name, symlink),
+        let seed = match kind {
+            Candidate::Invalid(why) => Err(SyncOutcome::Skipped(SkipReason::InvalidName(why))),
+            Candidate::Missing => Err(SyncOutcome::Skipped(SkipReason::NotInSeed)),
+            Candidate::Dir { symlink } => cx.read_seed(&name, symlink),
+        };
+        seeds.push((name, seed));
+    }
+    let claims = cx.claims(&seeds)?;
+    for (name, seed) in seeds {
+        let outcome = match seed {
+            Err(outcome) => outcome,
+            Ok(seed) => match duplicate_of(&name, seed.claim.as_deref(), &claims) {
+                Some(reason) => SyncOutcome::Skipped(reason),
+                None => cx.sync_tool(&name, seed),
+            },
         };
         let warnings = std::mem::take(&mut cx.warnings);
         cx.report.tools.push(ToolSync {
@@ -430,6 +470,51 @@ enum Candidate {
     Dir { symlink: bool },
     Invalid(String),
     Missing,
+}
+
+/// A seed tool whose TOOL.md was read.
+struct Seed {
+    /// The folder whose insides are copied (a symlinked seed folder's target).
+    tool: PathBuf,
+    /// The folder symlinks inside must stay in, when already resolved.
+    root: Option<PathBuf>,
+    /// `tool/TOOL.md`.
+    file: PathBuf,
+    /// Its bytes.
+    text: Vec<u8>,
+    /// The tool name it declares, by [`read_name`] (`None` when unreadable).
+    claim: Option<String>,
+}
+
+/// The loader's rule for two folders claiming one tool name, applied to seed folders:
+/// the folder named after the tool wins, else the one that sorts (and so loads) first.
+/// `Some` for the loser of `folder`, claiming `claim`, against every `(folder, claim)`.
+fn duplicate_of(
+    folder: &str,
+    claim: Option<&str>,
+    claims: &[(String, String)],
+) -> Option<SkipReason> {
+    let claim = claim?;
+    if folder == claim {
+        return None;
+    }
+    let rivals = claims
+        .iter()
+        .filter(|(f, c)| c == claim && f != folder)
+        .map(|(f, _)| f.as_str());
+    let (kept, why) = if rivals.clone().any(|f| f == claim) {
+        (claim, "its folder is named after the tool")
+    } else {
+        (
+            rivals.filter(|f| *f < folder).min()?,
+            "it sorts first, and the loader keeps the first",
+        )
+    };
+    Some(SkipReason::Duplicate {
+        name: claim.to_owned(),
+        kept: kept.to_owned(),
+        why,
+    })
 }
 
 /// The seed tools to consider, sorted by name.
@@ -474,35 +559,16 @@ fn candidates(seed_dir: &Path, opts: &SyncOptions) -> Result<Vec<(String, Candid
 }
 
 /// A tool name must be one plain, visible path component, so `data_dir/<name>` is a direct
-/// child of `data_dir` and never one of the sync's own dot-files.
+/// child of `data_dir` and never one of the sync's own dot-files: the rule every path made
+/// of a tool name follows ([`path_component_problem`]), and valid UTF-8.
 fn check_name(name: &OsStr) -> Result<(), String> {
     let Some(s) = name.to_str() else {
         return Err("not valid UTF-8".to_owned());
     };
-    if s.is_empty() {
-        return Err("empty".to_owned());
+    match path_component_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
-    if s.starts_with('.') {
-        return Err(format!(
-            "`{s}` starts with `.` (reserved; it could also escape the data folder)"
-        ));
-    }
-    if s.chars().any(char::is_control) {
-        return Err(format!(
-            "`{}` contains control characters (a newline would forge report lines)",
-            s.escape_debug()
-        ));
-    }
-    if s.contains(['/', '\\', '\0']) {
-        return Err(format!(
-            "`{}` contains a path separator or NUL; a tool name must be a single folder name inside the data folder",
-            s.escape_debug()
-        ));
-    }
-    if s.len() > 200 {
-        return Err("longer than 200 bytes".to_owned());
-    }
-    Ok(())
 }
 
 struct Cx<'a> {
@@ -525,42 +591,84 @@ fn io_failed(path: &Path, e: io::Error) -> SyncOutcome {
 }
 
 impl Cx<'_> {
-    fn sync_tool(&mut self, name: &str, symlink: bool) -> SyncOutcome {
+    /// Reads a seed tool's TOOL.md (never through a symlink out of the seed folder or the
+    /// tool's own folder, never a special file, never over the size limit).
+    fn read_seed(&mut self, name: &str, symlink: bool) -> Result<Seed, SyncOutcome> {
         let link = self.seed_dir.join(name);
         // The folder whose insides are copied, and the root symlinks inside must stay in.
-        let (seed_tool, root) = if symlink {
-            let canon = match self.seed_canon() {
-                Ok(c) => c,
-                Err(e) => return io_failed(self.seed_dir, e),
-            };
+        let (tool, root) = if symlink {
+            let canon = self.seed_canon().map_err(|e| io_failed(self.seed_dir, e))?;
             match fs::canonicalize(&link) {
                 Ok(real) if real.starts_with(&canon) && real.is_dir() => (real.clone(), Some(real)),
-                _ => return SyncOutcome::Skipped(SkipReason::SymlinkOutside(link)),
+                _ => return Err(SyncOutcome::Skipped(SkipReason::SymlinkOutside(link))),
             }
         } else {
             (link, None)
         };
-
-        let seed_file = seed_tool.join(TOOL_FILE);
-        let seed_text = match read_no_follow(&seed_file) {
+        let file = tool.join(TOOL_FILE);
+        let text = match read_tool_file(&tool) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return SyncOutcome::Skipped(SkipReason::NoToolFile);
+            Err(e) => {
+                return Err(match e.kind {
+                    FolderFileErrorKind::NotFound => SyncOutcome::Skipped(SkipReason::NoToolFile),
+                    FolderFileErrorKind::SymlinkOutside => {
+                        SyncOutcome::Skipped(SkipReason::SymlinkOutside(file))
+                    }
+                    FolderFileErrorKind::TooLarge { .. } => {
+                        SyncOutcome::Skipped(SkipReason::Malformed(vec![e.to_diagnostic()]))
+                    }
+                    _ => io_failed(&file, e.into_io()),
+                });
             }
-            // TOOL.md is a symlink: read it only if it stays inside the tool folder.
-            Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
-                let inside =
-                    fs::canonicalize(&seed_tool).is_ok_and(|r| escapes(&seed_file, &r).is_none());
-                if !inside {
-                    return SyncOutcome::Skipped(SkipReason::SymlinkOutside(seed_file));
-                }
-                match toolbind_codegen::read_regular_file(&seed_file) {
-                    Ok(b) => b,
-                    Err(e) => return io_failed(&seed_file, e),
-                }
-            }
-            Err(e) => return io_failed(&seed_file, e),
         };
+        let claim = std::str::from_utf8(&text).ok().and_then(read_name);
+        Ok(Seed {
+            tool,
+            root,
+            file,
+            text,
+            claim,
+        })
+    }
+
+    /// `(folder, claimed name)` of every seed folder whose TOOL.md names a tool. With
+    /// [`SyncOptions::only`], the folders not asked for are read too when one asked for
+    /// claims a name other than its folder's: that folder may lose to one of them.
+    fn claims(
+        &mut self,
+        seeds: &[(String, Result<Seed, SyncOutcome>)],
+    ) -> Result<Vec<(String, String)>, SyncError> {
+        let of = |seeds: &[(String, Result<Seed, SyncOutcome>)]| -> Vec<(String, String)> {
+            seeds
+                .iter()
+                .filter_map(|(f, s)| Some((f.clone(), s.as_ref().ok()?.claim.clone()?)))
+                .collect()
+        };
+        let mut claims = of(seeds);
+        let renamed = claims.iter().any(|(f, c)| f != c);
+        if self.opts.only.is_some() && renamed {
+            let mut others = Vec::new();
+            for (name, kind) in candidates(self.seed_dir, &SyncOptions::default())? {
+                if let Candidate::Dir { symlink } = kind
+                    && !seeds.iter().any(|(f, _)| *f == name)
+                {
+                    let seed = self.read_seed(&name, symlink);
+                    others.push((name, seed));
+                }
+            }
+            claims.extend(of(&others));
+        }
+        Ok(claims)
+    }
+
+    fn sync_tool(&mut self, name: &str, seed: Seed) -> SyncOutcome {
+        let Seed {
+            tool: seed_tool,
+            root,
+            file: seed_file,
+            text: seed_text,
+            ..
+        } = seed;
         let seed_version = std::str::from_utf8(&seed_text).ok().and_then(read_version);
 
         let target = self.data_dir.join(name);
@@ -571,7 +679,7 @@ impl Cx<'_> {
                 return SyncOutcome::Skipped(SkipReason::TargetNotAFolder(target));
             }
             Ok(_) => Some(
-                toolbind_codegen::read_regular_file(&target.join(TOOL_FILE))
+                read_tool_file(&target)
                     .ok()
                     .and_then(|b| String::from_utf8(b).ok())
                     .and_then(|t| read_version(&t))
@@ -592,9 +700,8 @@ impl Cx<'_> {
                 Err(e) => return io_failed(&seed_tool, e),
             },
         };
-        if let Some(outside) = escapes(&seed_file, &root) {
-            return SyncOutcome::Skipped(SkipReason::SymlinkOutside(outside));
-        }
+        // TOOL.md was read only from inside the folder; the entry file is checked by the
+        // validator (a symlink out of the folder or a special file is an error there).
         let spec = match toolbind_codegen::parse_tool_md(
             &seed_file,
             &seed_tool,
@@ -620,11 +727,6 @@ impl Cx<'_> {
                 installed,
                 seed: spec.version,
             };
-        }
-        if let Some(entry) = spec.entry_path()
-            && let Some(outside) = escapes(&entry, &root)
-        {
-            return SyncOutcome::Skipped(SkipReason::SymlinkOutside(outside));
         }
 
         let n = STAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -669,17 +771,6 @@ impl Cx<'_> {
         let c = fs::canonicalize(self.seed_dir)?;
         self.seed_canon = Some(c.clone());
         Ok(c)
-    }
-}
-
-/// `Some(path)` when `path` is a symlink that resolves outside `root` (or dangles).
-fn escapes(path: &Path, root: &Path) -> Option<PathBuf> {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(path) {
-            Ok(real) if real.starts_with(root) => None,
-            _ => Some(path.to_path_buf()),
-        },
-        _ => None,
     }
 }
 
@@ -796,12 +887,6 @@ fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
     io::copy(&mut src, &mut dst)?;
     dst.set_permissions(src.metadata()?.permissions())?;
     dst.sync_all()
-}
-
-/// Reads a regular file, failing with `ELOOP` when it is a symlink and refusing special
-/// files (a FIFO would block) without opening them.
-fn read_no_follow(path: &Path) -> io::Result<Vec<u8>> {
-    toolbind_codegen::read_regular_file_no_follow(path)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {

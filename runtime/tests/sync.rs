@@ -360,7 +360,11 @@ fn symlinks_never_lead_out_of_the_seed_folder() {
     symlink("missing", a.join("dangling")).unwrap();
     // A seed tool folder that is a symlink out of the seed folder.
     symlink(outside.join("foreign"), seed.join("foreign")).unwrap();
-    // A seed tool folder that is a symlink to another seed tool: allowed.
+    // A seed tool folder that is a symlink inside the seed folder: allowed.
+    small_tool(&seed.join(".store"), "delta", 1, "d.txt");
+    symlink(seed.join(".store/delta"), seed.join("delta")).unwrap();
+    // One that is a symlink to another seed tool is followed too, but it is a second
+    // folder claiming that tool's name: only the folder named after the tool is synced.
     small_tool(&seed, "gamma", 1, "g.txt");
     symlink(seed.join("gamma"), seed.join("gamma_alias")).unwrap();
     // TOOL.md itself pointing out of the tool.
@@ -424,8 +428,21 @@ fn symlinks_never_lead_out_of_the_seed_folder() {
         )))
     );
     assert_eq!(
-        report.get("gamma_alias"),
+        report.get("delta"),
         Some(&SyncOutcome::Installed { version: 1 })
+    );
+    assert!(data.join("delta/d.txt").is_file());
+    assert_eq!(
+        report.get("gamma"),
+        Some(&SyncOutcome::Installed { version: 1 })
+    );
+    assert_eq!(
+        report.get("gamma_alias"),
+        Some(&SyncOutcome::Skipped(SkipReason::Duplicate {
+            name: "gamma".into(),
+            kept: "gamma".into(),
+            why: "its folder is named after the tool",
+        }))
     );
     assert!(!data.join("foreign").exists() && !data.join("sneaky").exists());
     let all = tree(&data);
@@ -869,4 +886,152 @@ fn folder_names_with_control_characters_and_mismatched_names_are_reported() {
         text.contains("\n  warning: ") && text.contains("unknown key `tags` is ignored"),
         "{text}"
     );
+}
+
+/// Writes a bash seed tool in `seed/<folder>` whose TOOL.md declares `name`.
+fn claiming_tool(seed: &Path, folder: &str, name: &str, description: &str) {
+    let t = seed.join(folder);
+    fs::create_dir_all(&t).unwrap();
+    fs::write(
+        t.join("TOOL.md"),
+        format!("---\nname: {name}\ndescription: {description}\nversion: 1\nlanguage: bash\n---\n"),
+    )
+    .unwrap();
+    fs::write(t.join("index.sh"), format!("echo {description}\n")).unwrap();
+}
+
+/// Issue 22, finding 6: two seed folders claiming one tool name are never both installed;
+/// the loader's rule picks the one synced, and the report names the other.
+#[test]
+fn two_seed_folders_claiming_one_name_are_never_both_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seed, data) = (tmp.path().join("seed"), tmp.path().join("data"));
+    // `aaa` sorts first and claims `web_fetch`, the tool of the folder named after it.
+    claiming_tool(&seed, "aaa", "web_fetch", "impostor");
+    claiming_tool(&seed, "web_fetch", "web_fetch", "owner");
+    // Neither named after the tool: the first in order wins, as in the loader.
+    claiming_tool(&seed, "m_one", "mailer", "first");
+    claiming_tool(&seed, "m_two", "mailer", "second");
+
+    let report = sync(&seed, &data).unwrap();
+    let text = report.to_string();
+    assert_eq!(
+        report.get("web_fetch"),
+        Some(&SyncOutcome::Installed { version: 1 }),
+        "{text}"
+    );
+    assert_eq!(
+        report.get("aaa"),
+        Some(&SyncOutcome::Skipped(SkipReason::Duplicate {
+            name: "web_fetch".into(),
+            kept: "web_fetch".into(),
+            why: "its folder is named after the tool",
+        })),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "skipped aaa: duplicate tool name `web_fetch`: the seed folder `web_fetch` declares it too and wins (its folder is named after the tool); not synced"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        report.get("m_one"),
+        Some(&SyncOutcome::Installed { version: 1 }),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            report.get("m_two"),
+            Some(SyncOutcome::Skipped(SkipReason::Duplicate { kept, .. })) if kept == "m_one"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped m_two: duplicate tool name `mailer`: the seed folder `m_one`"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("2 installed, 0 updated, 0 unchanged, 2 skipped"),
+        "{text}"
+    );
+    assert!(!data.join("aaa").exists() && !data.join("m_two").exists());
+
+    // What the loader then finds: one tool per name, the owner's, and no duplicate.
+    let loaded = toolbind::Loader::new().dir(&data).quiet().load();
+    assert_eq!(
+        loaded.registry.get("web_fetch").unwrap().description,
+        "owner"
+    );
+    assert_eq!(loaded.registry.get("mailer").unwrap().description, "first");
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| matches!(w.kind, toolbind::LoadWarningKind::Duplicate { .. })),
+        "{:#?}",
+        loaded.warnings
+    );
+
+    // Asking for the impostor alone does not sneak it in either.
+    let only = SyncOptions {
+        only: Some(vec!["aaa".into()]),
+        ..Default::default()
+    };
+    let report = sync_with(&seed, tmp.path().join("data2"), &only).unwrap();
+    assert!(
+        matches!(
+            report.get("aaa"),
+            Some(SyncOutcome::Skipped(SkipReason::Duplicate { kept, .. })) if kept == "web_fetch"
+        ),
+        "{report}"
+    );
+    assert!(!tmp.path().join("data2/aaa").exists());
+}
+
+/// Issue 22: a seed TOOL.md over 1 MiB is refused from its size, unread; a seed TOOL.md
+/// symlinked to a secret out of the folder is never read, and the report quotes nothing.
+#[test]
+fn a_huge_or_symlinked_seed_tool_md_is_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seed, data) = (tmp.path().join("seed"), tmp.path().join("data"));
+    small_tool(&seed, "huge", 1, "x.txt");
+    fs::File::options()
+        .write(true)
+        .open(seed.join("huge/TOOL.md"))
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    fs::write(tmp.path().join("shadow"), "root:$6$SECRETHASH$x:1::::::\n").unwrap();
+    small_tool(&seed, "leaky", 1, "x.txt");
+    fs::remove_file(seed.join("leaky/TOOL.md")).unwrap();
+    symlink(tmp.path().join("shadow"), seed.join("leaky/TOOL.md")).unwrap();
+
+    let start = Instant::now();
+    let report = sync(&seed, &data).unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    let text = report.to_string();
+    let Some(SyncOutcome::Skipped(SkipReason::Malformed(d))) = report.get("huge") else {
+        panic!("{text}")
+    };
+    assert!(
+        d[0].message
+            .contains("TOOL.md is 209715200 bytes, over the limit of 1048576 bytes (1 MiB)"),
+        "{text}"
+    );
+    assert_eq!(
+        report.get("leaky"),
+        Some(&SyncOutcome::Skipped(SkipReason::SymlinkOutside(
+            seed.join("leaky/TOOL.md")
+        )))
+    );
+    assert!(
+        !text.contains("SECRETHASH") && !text.contains("root:"),
+        "{text}"
+    );
+    assert!(!data.join("huge").exists() && !data.join("leaky").exists());
 }
