@@ -10,9 +10,15 @@ use crate::exit::{Code, Outcome};
 pub fn run(args: &CheckArgs) -> Outcome {
     let dirs = crate::tools::dirs(&args.dirs);
     let result = load_tools(&dirs, &Options::default());
-    // Errors and warnings together, or the warnings of a set that loads.
+    // Errors and warnings together, or the warnings of a set that loads; with them, as
+    // `toolbind list` reports it, each folder named differently from its tool.
     let (diags, tools) = match result {
-        Ok(tools) => (toolbind_codegen::warnings(&tools), Some(tools)),
+        Ok(tools) => {
+            let mut d = toolbind_codegen::warnings(&tools);
+            d.0.extend(toolbind_codegen::folder_name_warnings(&tools));
+            d.sort();
+            (d, Some(tools))
+        }
         Err(d) => (d, None),
     };
     let failed = tools.is_none() || (args.deny_warnings && !diags.is_empty());
