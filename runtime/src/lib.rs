@@ -35,9 +35,9 @@ compile_error!(
 mod args;
 mod batch;
 mod cancel;
-mod dispatch;
 #[doc(hidden)]
 pub mod dirs;
+mod dispatch;
 pub mod exec;
 mod executor;
 mod loader;
