@@ -1091,7 +1091,8 @@ fn memory_cgroup_root() -> Option<&'static Path> {
 /// ends the jail's largest process when they pass the limit. Removed once empty.
 pub(crate) struct MemoryCgroup {
     dir: PathBuf,
-    limit: u64,
+    /// OOM kills already reported.
+    seen: AtomicU64,
     /// `cgroup.procs`, opened for writing: the child writes `0` (itself) to it.
     pub(crate) procs: OwnedFd,
 }
@@ -1123,28 +1124,26 @@ impl MemoryCgroup {
         };
         Some(MemoryCgroup {
             dir,
-            limit,
+            seen: AtomicU64::new(0),
             procs: procs.into(),
         })
     }
 
-    /// Whether the kernel refused memory to the jail or OOM-killed one of its processes.
+    /// Whether the kernel's OOM killer ended one of the jail's processes since the last
+    /// time this was asked: a warm worker whose child was killed once must not have every
+    /// later error of its calls blamed on memory. (A refused charge alone, `failcnt`, is
+    /// not a hit: reclaiming page cache at the limit counts there too.)
     fn hit(&self) -> bool {
-        let oom = std::fs::read_to_string(self.dir.join("memory.oom_control")).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.strip_prefix("oom_kill ")
-                    .and_then(|n| n.trim().parse::<u64>().ok())
-                    .is_some_and(|n| n > 0)
-            })
-        });
-        oom || std::fs::read_to_string(self.dir.join("memory.failcnt"))
+        let kills = std::fs::read_to_string(self.dir.join("memory.oom_control"))
             .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-            .is_some_and(|n| n > 0)
-            && std::fs::read_to_string(self.dir.join("memory.max_usage_in_bytes"))
-                .ok()
-                .and_then(|t| t.trim().parse::<u64>().ok())
-                .is_some_and(|n| n + (8 << 20) >= self.limit)
+            .and_then(|t| {
+                t.lines().find_map(|l| {
+                    l.strip_prefix("oom_kill ")
+                        .and_then(|n| n.trim().parse::<u64>().ok())
+                })
+            })
+            .unwrap_or(0);
+        kills > self.seen.swap(kills, Ordering::Relaxed)
     }
 }
 
