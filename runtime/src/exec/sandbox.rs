@@ -50,10 +50,14 @@ pub enum SandboxMode {
     /// the jail cannot run on this machine.
     Required,
     /// Jail when bwrap works here with the interpreters in use; otherwise warn once per
-    /// process and run with process-group isolation only.
+    /// process and run unjailed, as [`Off`](Self::Off).
     #[default]
     Auto,
-    /// Never jail: process-group isolation only, no limits.
+    /// Never jail, no limits: a tool sees what the agent's user sees. Each tool process
+    /// still dies with the runtime (`PR_SET_PDEATHSIG`) and its process group is killed
+    /// when the call ends; where a `pids` cgroup can be made, everything the call started
+    /// (a `setsid` daemon included) is killed too. Without one, a process that leaves the
+    /// group survives: [`SandboxStatus::reason`] says which case applies.
     Off,
 }
 
@@ -175,7 +179,7 @@ impl SandboxPolicy {
         Self::default()
     }
 
-    /// No jail at all (process groups only).
+    /// No jail at all; see [`SandboxMode::Off`] for what still holds.
     pub fn off() -> Self {
         Self::default().mode(SandboxMode::Off)
     }
@@ -266,7 +270,7 @@ impl std::fmt::Display for SandboxStatus {
         let what = if self.jailed {
             "bubblewrap jail"
         } else {
-            "no jail (process groups only)"
+            "no jail"
         };
         write!(f, "{} -> {what}: {}", self.mode, self.reason)
     }
@@ -393,7 +397,7 @@ impl Sandbox {
             Err(e) => {
                 WARNED.call_once(|| {
                     eprintln!(
-                        "warning: toolbind runs tools WITHOUT a sandbox (process groups only): {e}; {}",
+                        "warning: toolbind runs tools WITHOUT a sandbox: {e}; {}",
                         unjailed_guarantee()
                     )
                 });
