@@ -840,6 +840,48 @@ mod doors {
         }
     }
 
+    #[tokio::test]
+    async fn a_typescript_module_linked_out_of_the_folder_is_never_read_on_the_host() {
+        let lab = Lab::new();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(
+            outside.path().join("env.ts"),
+            "export const k = 'ts-secret-6620';\n",
+        )
+        .unwrap();
+        std::fs::create_dir(outside.path().join("lib")).unwrap();
+        std::fs::write(
+            outside.path().join("lib/x.ts"),
+            "export const k = 'ts-secret-6621';\n",
+        )
+        .unwrap();
+        for (name, import) in [("leak_file", "./env.ts"), ("leak_dir", "./lib/x.ts")] {
+            let t = lab.tool(name, "typescript", "", "");
+            std::fs::remove_file(t.dir.join("index.mjs")).unwrap();
+            std::fs::write(
+                t.dir.join("index.ts"),
+                format!("import {{ k }} from '{import}';\nexport async function execute() {{ return k; }}\n"),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink(outside.path().join("env.ts"), t.dir.join("env.ts"))
+                .unwrap();
+            std::os::unix::fs::symlink(outside.path().join("lib"), t.dir.join("lib")).unwrap();
+            let mut t = t.clone();
+            t.entry = Some("index.ts".into());
+            let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
+            let text = r.text_content();
+            assert!(r.is_error, "{name}: {text}");
+            assert!(text.contains("out of the tool folder"), "{name}: {text}");
+            assert!(!text.contains("ts-secret"), "{name}: {text}");
+            // Nothing of it reached the cache the jail is shown.
+            let cached = walk(&lab.path().join("cache"))
+                .into_iter()
+                .filter(|p| p.is_file())
+                .any(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("ts-secret")));
+            assert!(!cached, "{name}: the secret was transpiled into the cache");
+        }
+    }
+
     fn walk(dir: &Path) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {

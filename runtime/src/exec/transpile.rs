@@ -56,10 +56,15 @@ pub(crate) fn prepare(
         h.write(b"\0");
         h.write(rel.as_os_str().as_encoded_bytes());
         if is_ts(rel) {
-            let text = toolbind_codegen::read_regular_file(&dir.join(rel))
-                .map_err(|e| format!("cannot read {}: {e}", dir.join(rel).display()))?;
-            h.write(b"\x01");
-            h.write(&text);
+            // A module that cannot be used (outside the folder, too large, special) is
+            // keyed by that fact; transpiling fails on it only if the entry imports it.
+            match read_module(&dir, rel) {
+                Ok(text) => {
+                    h.write(b"\x01");
+                    h.write(&text);
+                }
+                Err(_) => h.write(b"\x02"),
+            }
         }
     }
     let key = h.hex();
@@ -116,8 +121,7 @@ fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
             continue;
         }
         let src = dir.join(&rel);
-        let text = toolbind_codegen::read_regular_file(&src)
-            .map_err(|e| e.to_string())
+        let text = read_module(dir, &rel)
             .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
             .map_err(|e| format!("cannot read {}: {e}", src.display()))?;
         let (code, deps) = transpile(&src, &text, dir)?;
@@ -230,6 +234,25 @@ fn list_files(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> std::io::Result
         }
     }
     Ok(())
+}
+
+/// The largest TypeScript module transpiled (or hashed).
+const MAX_MODULE_BYTES: u64 = 8 << 20;
+
+/// The text of the module `rel` of the canonical tool folder `dir`, read on the host only
+/// when it really is a regular file of that folder: a symlink (of the file or of a folder
+/// on the way) that leads out of it is refused, so a tool cannot have the host read a file
+/// it was never granted into its transpiled mirror.
+fn read_module(dir: &Path, rel: &Path) -> Result<Vec<u8>, String> {
+    let src = dir.join(rel);
+    let real = src.canonicalize().map_err(|e| e.to_string())?;
+    if !real.starts_with(dir) {
+        return Err(
+            "it leads out of the tool folder through a symlink; a TypeScript module must be a file of the tool's own folder"
+                .to_owned(),
+        );
+    }
+    toolbind_codegen::read_folder_file(dir, &real, MAX_MODULE_BYTES).map_err(|e| e.to_string())
 }
 
 fn is_ts(p: &Path) -> bool {
