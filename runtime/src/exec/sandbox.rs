@@ -934,33 +934,94 @@ fn processes_of_uid() -> u64 {
 /// The v1 `pids` hierarchy's toolbind folder, when this process may create cgroups there.
 pub(crate) fn pids_cgroup_root() -> Option<&'static Path> {
     static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let root = Path::new("/sys/fs/cgroup/pids/toolbind");
-        if !Path::new("/sys/fs/cgroup/pids/pids.max").exists()
-            && !Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists()
+    ROOT.get_or_init(|| cgroup_root("pids", "pids.max"))
+        .as_deref()
+}
+
+/// `<this process's own cgroup of controller>/toolbind` in the v1 hierarchy of
+/// `controller` (one that has `file`), created when missing; `None` where there is no such
+/// hierarchy or it is not writable. Under the runtime's own cgroup, not the hierarchy's
+/// root, so tools stay inside whatever limit the agent itself runs under (a service's
+/// `MemoryMax`, a container's cgroup). Cgroups left by runtimes that died are emptied
+/// (their processes killed) and removed.
+fn cgroup_root(controller: &str, file: &str) -> Option<PathBuf> {
+    let mount = Path::new("/sys/fs/cgroup").join(controller);
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
+            names
+                .split(',')
+                .any(|n| n == controller)
+                .then(|| path.trim_start_matches('/').to_owned())
+        })?;
+    let own = mount.join(own);
+    if !own.join(file).exists() && !own.join("cgroup.procs").exists() {
+        return None;
+    }
+    let root = own.join("toolbind");
+    match std::fs::create_dir(&root) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some((pid, _)) = name.split_once('-')
+            && pid.parse::<u32>().is_ok()
+            && !Path::new("/proc").join(pid).exists()
         {
-            return None;
+            // A runtime that was SIGKILLed left its unjailed tools' daemons here.
+            kill_members(&e.path());
+            let _ = std::fs::remove_dir(e.path());
         }
-        match std::fs::create_dir(root) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
+    }
+    Some(root)
+}
+
+/// Once per process, before the first unjailed process is tracked: a watchdog (`sh`, its
+/// own session) blocked reading a pipe whose only write end this process holds. When
+/// this process dies in any way, SIGKILL included, the read returns and the watchdog kills
+/// whatever is left in this process's cgroups — the daemons of unjailed tools, which
+/// `PR_SET_PDEATHSIG` does not reach — and removes them.
+fn start_watchdog(root: &Path) {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        const SCRIPT: &str = r#"read -r _
+i=0
+while [ $i -lt 40 ]; do
+  left=
+  for d in "$2"/"$1"-*; do
+    [ -d "$d" ] || continue
+    for p in $(cat "$d/cgroup.procs" 2>/dev/null); do left=1; kill -9 "$p" 2>/dev/null; done
+    rmdir "$d" 2>/dev/null
+  done
+  [ -n "$left" ] || exit 0
+  i=$((i+1))
+  sleep 0.05
+done"#;
+        let Ok((r, w)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
+            return;
+        };
+        use std::os::unix::process::CommandExt;
+        let started = std::process::Command::new("/bin/sh")
+            .args(["-c", SCRIPT, "sh"])
+            .arg(std::process::id().to_string())
+            .arg(root)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::from(r))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn();
+        if started.is_ok() {
+            // The write end lives as long as this process.
+            std::mem::forget(w);
         }
-        // Empty cgroups of runtimes that exited before removing theirs.
-        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some((pid, _)) = name.split_once('-')
-                && pid.parse::<u32>().is_ok()
-                && !Path::new("/proc").join(pid).exists()
-            {
-                // A runtime that was SIGKILLed left its unjailed tools' daemons here.
-                kill_members(&e.path());
-                let _ = std::fs::remove_dir(e.path());
-            }
-        }
-        Some(root.to_path_buf())
-    })
-    .as_deref()
+    });
 }
 
 /// A `pids` cgroup for one jail (bwrap joins it before it execs, so every process of the
@@ -977,6 +1038,7 @@ impl Cgroup {
     /// A cgroup that tracks an unjailed process and all it starts (no limit), where a
     /// `pids` hierarchy is writable.
     pub(crate) fn track() -> Option<Cgroup> {
+        start_watchdog(pids_cgroup_root()?);
         Cgroup::make(None)
     }
 
@@ -1067,28 +1129,8 @@ impl Drop for Cgroup {
 /// there.
 fn memory_cgroup_root() -> Option<&'static Path> {
     static ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let root = Path::new("/sys/fs/cgroup/memory/toolbind");
-        if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
-            return None;
-        }
-        match std::fs::create_dir(root) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some((pid, _)) = name.split_once('-')
-                && pid.parse::<u32>().is_ok()
-                && !Path::new("/proc").join(pid).exists()
-            {
-                let _ = std::fs::remove_dir(e.path());
-            }
-        }
-        Some(root.to_path_buf())
-    })
-    .as_deref()
+    ROOT.get_or_init(|| cgroup_root("memory", "memory.limit_in_bytes"))
+        .as_deref()
 }
 
 /// A `memory` cgroup bounding one jail's processes together: the kernel's OOM killer
