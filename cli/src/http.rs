@@ -792,7 +792,10 @@ fn generated_token(path: &Path) -> Result<(String, bool), Failure> {
     })?;
     let existing = || {
         let m = std::fs::symlink_metadata(path).ok()?;
-        let text = std::fs::read_to_string(path).ok()?;
+        // Never a FIFO or a link: a FIFO named http-token would block the start.
+        let text = toolbind_codegen::read_regular_file_no_follow(path)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())?;
         let token = text.trim();
         (m.is_file()
             && m.uid() == me
@@ -985,6 +988,23 @@ mod tests {
             drain_timeout: None,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn a_fifo_where_the_generated_token_lives_is_replaced_not_read() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("toolbind");
+        std::fs::create_dir(&dir).unwrap();
+        let path = dir.join("http-token");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Reading a FIFO with no writer would block here forever.
+        let (token, new) = generated_token(&path).unwrap();
+        assert!(new && token.len() >= 32);
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
     }
 
     #[test]

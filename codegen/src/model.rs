@@ -547,7 +547,7 @@ impl Default for Fnv {
 /// Why `name` cannot be used as one path component (a tool's state folder, its synced
 /// folder, a cache or spill name are `<root>/<name>`), or `None` when it can: empty, `.`,
 /// `..`, a name starting with `.`, one holding `/`, `\`, NUL or a control character, or
-/// longer than 200 bytes would escape its root, hide, or forge output lines. The codegen
+/// longer than 128 bytes would escape its root, hide, or forge output lines. The codegen
 /// checks, the loader, sync and the runtime's folders all use this one rule.
 #[doc(hidden)]
 pub fn path_component_problem(name: &str) -> Option<String> {
@@ -576,8 +576,10 @@ pub fn path_component_problem(name: &str) -> Option<String> {
             name.escape_debug()
         ));
     }
-    if name.len() > 200 {
-        return Some("it is longer than 200 bytes".to_owned());
+    // A cache entry is `<name>-<64 hex digits>`: 128 + 65 stays well under the 255-byte
+    // limit of a file name.
+    if name.len() > 128 {
+        return Some("it is longer than 128 bytes".to_owned());
     }
     None
 }
@@ -593,7 +595,8 @@ mod path_component_tests {
         ] {
             assert!(p(bad).is_some(), "{bad:?} passed");
         }
-        assert!(p(&"x".repeat(201)).is_some());
+        assert!(p(&"x".repeat(129)).is_some());
+        assert_eq!(p(&"x".repeat(128)), None);
         for good in ["web_fetch", "a-b", "A1", "café", "a.b"] {
             assert_eq!(p(good), None, "{good:?}");
         }

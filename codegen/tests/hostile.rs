@@ -105,7 +105,7 @@ fn a_tool_name_that_is_not_one_folder_name_is_an_error_always() {
             assert!(!d.plain().contains('\n'), "{:?}", d.plain());
         }
     }
-    let long = "a".repeat(201);
+    let long = "a".repeat(129);
     let src = format!("---\nname: {long}\ndescription: d\n---\n");
     let opts = Options {
         portable_names: false,
@@ -118,7 +118,7 @@ fn a_tool_name_that_is_not_one_folder_name_is_an_error_always() {
         &opts,
     )
     .unwrap_err();
-    assert!(e[0].message.contains("longer than 200 bytes"), "{e:#?}");
+    assert!(e[0].message.contains("longer than 128 bytes"), "{e:#?}");
 }
 
 #[test]

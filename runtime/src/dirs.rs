@@ -133,13 +133,29 @@ fn trusted_prefix(abs: &Path) -> PathBuf {
 /// `dir` with its trusted prefix resolved and the rest kept: the rest has just been
 /// opened without following a link, so this is where it really is.
 fn resolved_prefix(dir: &Path) -> Result<PathBuf, String> {
-    let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let abs = normalized(&std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?);
     let prefix = trusted_prefix(&abs);
     let rest = abs.strip_prefix(&prefix).unwrap_or(Path::new(""));
     let real = prefix
         .canonicalize()
         .map_err(|e| format!("cannot resolve {}: {e}", prefix.display()))?;
     Ok(real.join(rest))
+}
+
+/// `abs` with `.` and `..` taken out by the text alone (`--state-dir ../state` names the
+/// folder the user means; the walk below then checks every component for links).
+fn normalized(abs: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn open_private(dir: &Path) -> Result<OwnedFd, String> {
@@ -150,12 +166,7 @@ fn open_private(dir: &Path) -> Result<OwnedFd, String> {
             abs.display()
         ));
     }
-    if abs.components().any(|c| c == Component::ParentDir) {
-        return Err(format!(
-            "refusing {} as a private folder: its path holds `..`",
-            abs.display()
-        ));
-    }
+    let abs = normalized(&abs);
     let prefix = trusted_prefix(&abs);
     if let Err(e) = std::fs::create_dir_all(&prefix) {
         return Err(format!("cannot create {}: {e}", prefix.display()));
@@ -333,6 +344,14 @@ mod tests {
         let err = private_subdir(&root, &["h", "tool"]).unwrap_err();
         assert!(err.contains("symlink"), "{err}");
         assert!(fs::read_dir(&other).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn dot_dot_in_a_root_means_what_it_says() {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir(t.path().join("x")).unwrap();
+        let p = private_subdir(&t.path().join("x/../state"), &["tool"]).unwrap();
+        assert_eq!(p, t.path().canonicalize().unwrap().join("state/tool"));
     }
 
     #[test]

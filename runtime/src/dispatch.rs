@@ -732,6 +732,13 @@ fn spill(
     use std::os::unix::fs::OpenOptionsExt;
     static SEQ: AtomicU64 = AtomicU64::new(0);
     crate::dirs::private_dir(dir)?;
+    // A tool of a hand-built registry skipped the loader's name rule: its name is not
+    // joined as it is.
+    let tool = if toolbind_codegen::model::path_component_problem(tool).is_none() {
+        tool
+    } else {
+        "tool"
+    };
     let id: String = tool_call_id
         .chars()
         .map(|c| {

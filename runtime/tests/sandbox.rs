@@ -928,14 +928,27 @@ mod doors {
                 t.name
             );
         }
-        // A path that does not exist on the host gets no such note.
-        let r = call(&hidden, &tools[1], json!({"arg": "/nonexistent-3318"})).await;
-        assert!(r.is_error);
-        assert!(
-            !r.text_content().contains("--allow-read"),
-            "{}",
-            r.text_content()
-        );
+        // A path that does not exist on the host gets no such note, and no grant of `/`
+        // or of what the jail has its own of is ever suggested.
+        for arg in ["/nonexistent-3318", "/", "/proc/self/nonexistent"] {
+            let r = call(&hidden, &tools[1], json!({ "arg": arg })).await;
+            assert!(r.is_error, "{arg}");
+            assert!(
+                !r.text_content().contains("--allow-read"),
+                "{arg}: {}",
+                r.text_content()
+            );
+        }
+        // Run from inside the tool's own (read-only, not granted) folder: the tool runs in
+        // its state folder, so a relative name does not find the tool's files.
+        let in_tool = SubprocessExecutor::new(ExecConfig {
+            cache_dir: lab.path().join("cache"),
+            cwd: Some(tools[1].dir.clone()),
+            sandbox: lab.policy(),
+            ..ExecConfig::default()
+        });
+        let r = call(&in_tool, &tools[1], json!({"arg": "TOOL.md"})).await;
+        assert!(r.is_error, "ran in the tool folder: {}", r.text_content());
     }
 }
 

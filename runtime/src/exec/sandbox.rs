@@ -431,23 +431,30 @@ impl Sandbox {
         params: &serde_json::Map<String, serde_json::Value>,
         cwd: Option<&Path>,
     ) -> Option<String> {
-        if self.policy.mode == SandboxMode::Off
-            || !self
-                .probes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&(kind, program.to_owned()))
-                .is_some_and(Result::is_ok)
-        {
+        if self.policy.mode == SandboxMode::Off {
             return None;
         }
+        let Some(Ok(interp)) = self
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(kind, program.to_owned()))
+            .cloned()
+        else {
+            return None;
+        };
         let mut strings = Vec::new();
         collect_strings(params.values(), &mut strings);
-        let mut shown: Vec<PathBuf> = ["/usr", "/bin", "/sbin", "/lib", "/lib64"]
-            .iter()
-            .chain(ETC)
-            .map(PathBuf::from)
-            .collect();
+        // What the jail shows, and what no grant should be suggested for (the jail has its
+        // own /proc, /dev, /tmp; /sys is not the tool's business).
+        let mut shown: Vec<PathBuf> = [
+            "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys",
+        ]
+        .iter()
+        .chain(ETC)
+        .map(PathBuf::from)
+        .collect();
+        shown.extend(interp.prefixes);
         let real = |p: &Path| p.canonicalize().ok();
         shown.extend(
             self.policy
@@ -467,7 +474,8 @@ impl Sandbox {
                     _ => PathBuf::from(s),
                 };
                 let host = real(&p)?;
-                (!shown.iter().any(|r| host.starts_with(r))).then(|| format!("`{s}`"))
+                (host != Path::new("/") && !shown.iter().any(|r| host.starts_with(r)))
+                    .then(|| format!("`{s}`"))
             })
             .take(8)
             .collect();
@@ -860,7 +868,14 @@ fn build(
     // mounted (not recursive: /tmp, /dev/shm, the state folder and write grants stay
     // writable, each with its own bound).
     push(&mut o, ["--remount-ro", "/"]);
-    let inside = |p: &Path| mounts.iter().any(|(_, d, _)| p.starts_with(d));
+    // A granted directory only: not the tool's own read-only folder, not a harness bind.
+    let granted: Vec<PathBuf> = policy
+        .read
+        .iter()
+        .chain(&policy.write)
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let inside = |p: &Path| granted.iter().any(|d| p.starts_with(d));
     let chdir = match cwd.and_then(|c| c.canonicalize().ok()) {
         Some(c) if inside(&c) => c,
         _ => state.clone(),

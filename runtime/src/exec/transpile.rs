@@ -68,6 +68,11 @@ pub(crate) fn prepare(
         }
     }
     let key = h.hex();
+    if let Some(why) = toolbind_codegen::model::path_component_problem(tool_name) {
+        return Err(format!(
+            "tool name {tool_name:?} cannot name a cache folder: {why}"
+        ));
+    }
     let root = crate::dirs::private_subdir(cache, &["ts"])?;
     let out = root.join(format!("{tool_name}-{key}"));
     let entry_out = out.join(mjs_name(Path::new(entry)));
