@@ -244,6 +244,15 @@ pub enum SkipReason {
         /// Why that one wins.
         why: &'static str,
     },
+    /// A folder of the data folder that no seed folder has (installed by hand, or by an
+    /// earlier sync from a folder since renamed) already declares this tool name: a seed
+    /// folder of another name is not installed beside it, where it could shadow it.
+    AlreadyInstalled {
+        /// The tool name both declare.
+        name: String,
+        /// The data folder's folder that declares it.
+        folder: String,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -268,6 +277,11 @@ impl fmt::Display for SkipReason {
                 f,
                 "{} is a symlink or not a folder; left as it is",
                 p.display()
+            ),
+            SkipReason::AlreadyInstalled { name, folder } => write!(
+                f,
+                "tool `{name}` is already installed as the folder `{}` of the data folder; a seed folder of another name is not synced beside it",
+                folder.escape_debug()
             ),
             SkipReason::Duplicate { name, kept, why } => write!(
                 f,
@@ -447,12 +461,24 @@ fn sync_paths(
         seeds.push((name, seed));
     }
     let claims = cx.claims(&seeds)?;
+    let installed = installed_claims(data_dir, &seeds);
     for (name, seed) in seeds {
         let outcome = match seed {
             Err(outcome) => outcome,
             Ok(seed) => match duplicate_of(&name, seed.claim.as_deref(), &claims) {
                 Some(reason) => SyncOutcome::Skipped(reason),
-                None => cx.sync_tool(&name, seed),
+                None => match seed.claim.as_deref().and_then(|c| {
+                    installed
+                        .iter()
+                        .find(|(f, n)| n == c && *f != name)
+                        .map(|(f, _)| (c, f))
+                }) {
+                    Some((c, f)) => SyncOutcome::Skipped(SkipReason::AlreadyInstalled {
+                        name: c.to_owned(),
+                        folder: f.clone(),
+                    }),
+                    None => cx.sync_tool(&name, seed),
+                },
             },
         };
         let warnings = std::mem::take(&mut cx.warnings);
@@ -515,6 +541,34 @@ fn duplicate_of(
         kept: kept.to_owned(),
         why,
     })
+}
+
+/// `(folder, tool name)` of the data folder's tools that no seed folder of the same name
+/// has: what a seed folder of another name must not be installed beside.
+fn installed_claims(
+    data_dir: &Path,
+    seeds: &[(String, Result<Seed, SyncOutcome>)],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(data_dir).into_iter().flatten().flatten() {
+        let folder = e.file_name().to_string_lossy().into_owned();
+        if folder.starts_with('.')
+            || seeds.iter().any(|(f, _)| *f == folder)
+            || !e.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        let Ok(bytes) = toolbind_codegen::read_tool_file(&e.path()) else {
+            continue;
+        };
+        if let Some(name) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(toolbind_codegen::read_name)
+        {
+            out.push((folder, name));
+        }
+    }
+    out
 }
 
 /// The seed tools to consider, sorted by name.

@@ -989,6 +989,46 @@ fn two_seed_folders_claiming_one_name_are_never_both_installed() {
     assert!(!tmp.path().join("data2/aaa").exists());
 }
 
+/// Issue 22 (review): a seed folder never lands beside a tool of the data folder that
+/// already declares its name, where it could shadow the installed one.
+#[test]
+fn a_seed_never_shadows_a_tool_already_installed_under_another_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seed, data) = (tmp.path().join("seed"), tmp.path().join("data"));
+    claiming_tool(&data, "my_fetch", "web_fetch", "installed");
+    claiming_tool(&seed, "aaa", "web_fetch", "impostor");
+    let report = sync(&seed, &data).unwrap();
+    assert_eq!(
+        report.get("aaa"),
+        Some(&SyncOutcome::Skipped(SkipReason::AlreadyInstalled {
+            name: "web_fetch".into(),
+            folder: "my_fetch".into(),
+        })),
+        "{report}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("already installed as the folder `my_fetch`")
+    );
+    assert!(!data.join("aaa").exists());
+    let loaded = toolbind::Loader::new().dir(&data).quiet().load();
+    assert_eq!(
+        loaded.registry.get("web_fetch").unwrap().description,
+        "installed"
+    );
+    // Its own folder is updated as ever.
+    claiming_tool(&seed, "my_fetch", "web_fetch", "seeded");
+    let report = sync(&seed, &data).unwrap();
+    assert!(
+        !matches!(
+            report.get("my_fetch"),
+            Some(SyncOutcome::Skipped(SkipReason::AlreadyInstalled { .. }))
+        ),
+        "{report}"
+    );
+}
+
 /// Issue 22: a seed TOOL.md over 1 MiB is refused from its size, unread; a seed TOOL.md
 /// symlinked to a secret out of the folder is never read, and the report quotes nothing.
 #[test]
