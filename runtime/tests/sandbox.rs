@@ -773,6 +773,23 @@ mod doors {
     }
 
     #[tokio::test]
+    async fn a_state_dir_holding_toolbinds_own_state_root_is_refused() {
+        let lab = Lab::new();
+        let t = lab.tool("spill", "bash", "", "echo ran\n");
+        let own = toolbind::dirs::state_root();
+        for dir in [own.clone(), own.parent().unwrap().to_path_buf()] {
+            let exec = lab.executor(lab.policy().state_dir(&dir));
+            let r = call(&exec, &t, json!({})).await;
+            assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
+            assert!(
+                r.text_content().contains("choose a folder of its own"),
+                "{}",
+                r.text_content()
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn a_state_folder_of_another_user_is_refused() {
         if nix::unistd::geteuid().as_raw() != 0 {
             eprintln!("skipped: only root can hand a folder to another user");

@@ -247,6 +247,22 @@ impl SandboxPolicy {
     /// its path as the bind mount takes it.
     fn checked_state_dir(&self, tool: &ToolSpec) -> Result<PathBuf, String> {
         let (root, below) = self.state_location(tool);
+        if self.state_dir.is_some() {
+            // `<DIR>/<tool>`: a DIR holding toolbind's own state root would hand a tool
+            // named `spill`, `http-token`'s folder or a hash folder what is not its own.
+            let real = |p: &Path| {
+                p.canonicalize()
+                    .unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.into()))
+            };
+            let own = real(&crate::dirs::state_root());
+            if own.starts_with(real(&root)) {
+                return Err(format!(
+                    "the state folder root {} holds toolbind's own state folder {} (spill files, the generated HTTP token, the state of other tools folders): choose a folder of its own for `state_dir` / `--state-dir`",
+                    root.display(),
+                    own.display()
+                ));
+            }
+        }
         let below: Vec<&str> = below.iter().map(String::as_str).collect();
         crate::dirs::private_subdir(&root, &below)
             .map_err(|e| format!("cannot use the state folder of `{}`: {e}", tool.name))
