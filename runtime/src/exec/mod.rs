@@ -697,7 +697,9 @@ impl Executor for SubprocessExecutor {
             *checked = now;
             return *has;
         }
-        let has = toolbind_codegen::read_regular_file(&entry)
+        // The folder-file rule (no link out of the folder, no special file) and a size cap:
+        // an entry larger than any module the transpiler takes is not searched.
+        let has = toolbind_codegen::read_folder_file(&tool.dir, &entry, 8 << 20)
             .is_ok_and(|b| b.windows(word.len()).any(|w| w == word.as_bytes()));
         cache.insert(entry, (now, stamp, has));
         has
