@@ -58,13 +58,23 @@ pub(crate) fn cache_root_from(
     tmp: PathBuf,
     euid: u32,
 ) -> PathBuf {
+    root_from(xdg, home, ".cache/toolbind", fallback(tmp, euid))
+}
+
+/// `$XDG_.../toolbind`, else `$HOME/<under_home>`, else `otherwise`.
+fn root_from(
+    xdg: Option<OsString>,
+    home: Option<OsString>,
+    under_home: &str,
+    otherwise: PathBuf,
+) -> PathBuf {
     if let Some(x) = xdg.filter(|x| !x.is_empty()) {
         return PathBuf::from(x).join("toolbind");
     }
     if let Some(h) = home.filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".cache").join("toolbind");
+        return PathBuf::from(h).join(under_home);
     }
-    fallback(tmp, euid)
+    otherwise
 }
 
 /// The state root (tools' state folders, spill files, the generated HTTP token):
@@ -80,13 +90,12 @@ pub(crate) fn state_root_from(
     tmp: PathBuf,
     euid: u32,
 ) -> PathBuf {
-    if let Some(x) = xdg.filter(|x| !x.is_empty()) {
-        return PathBuf::from(x).join("toolbind");
-    }
-    if let Some(h) = home.filter(|h| !h.is_empty()) {
-        return PathBuf::from(h).join(".local/state/toolbind");
-    }
-    fallback(tmp, euid).join("state")
+    root_from(
+        xdg,
+        home,
+        ".local/state/toolbind",
+        fallback(tmp, euid).join("state"),
+    )
 }
 
 /// Creates `dir` (`0700`) if needed and verifies it is a folder of ours that no one else

@@ -1078,14 +1078,7 @@ impl Cgroup {
     }
 
     fn make(max: Option<u64>) -> Option<Cgroup> {
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let root = pids_cgroup_root()?;
-        let dir = root.join(format!(
-            "{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir).ok()?;
+        let dir = new_cgroup(pids_cgroup_root()?)?;
         // bwrap itself needs three slots (its monitor, the namespace's init, the command).
         if let Some(max) = max
             && std::fs::write(dir.join("pids.max"), (max + 3).to_string()).is_err()
@@ -1136,23 +1129,41 @@ fn kill_members(dir: &Path) {
     }
 }
 
+/// A new cgroup `<pid>-<n>` under `root` (the name lets a later runtime, and the
+/// watchdog, find the cgroups of a runtime that died).
+fn new_cgroup(root: &Path) -> Option<PathBuf> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = root.join(format!(
+        "{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&dir).ok()?;
+    Some(dir)
+}
+
+/// Kills what is left in the cgroup folder `dir`, then removes it once the kernel has
+/// let the last process go (a moment after it is reaped; retried off this thread).
+fn remove_cgroup(dir: PathBuf) {
+    kill_members(&dir);
+    if std::fs::remove_dir(&dir).is_ok() {
+        return;
+    }
+    std::thread::spawn(move || {
+        for _ in 0..100 {
+            if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+}
+
 impl Drop for Cgroup {
     fn drop(&mut self) {
         // A jail's processes die with its init, a moment after the outer bwrap is reaped;
         // an unjailed process's daemons only die here.
-        kill_members(&self.dir);
-        let dir = std::mem::take(&mut self.dir);
-        if std::fs::remove_dir(&dir).is_ok() {
-            return;
-        }
-        std::thread::spawn(move || {
-            for _ in 0..100 {
-                if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
+        remove_cgroup(std::mem::take(&mut self.dir));
     }
 }
 
@@ -1176,14 +1187,7 @@ pub(crate) struct MemoryCgroup {
 
 impl MemoryCgroup {
     fn create(limit: u64) -> Option<MemoryCgroup> {
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let root = memory_cgroup_root()?;
-        let dir = root.join(format!(
-            "{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir).ok()?;
+        let dir = new_cgroup(memory_cgroup_root()?)?;
         let limited = std::fs::write(dir.join("memory.limit_in_bytes"), limit.to_string())
             .is_ok()
             // Swap counts too where the kernel accounts it, so memory cannot go to swap.
@@ -1226,19 +1230,7 @@ impl MemoryCgroup {
 
 impl Drop for MemoryCgroup {
     fn drop(&mut self) {
-        kill_members(&self.dir);
-        let dir = std::mem::take(&mut self.dir);
-        if std::fs::remove_dir(&dir).is_ok() {
-            return;
-        }
-        std::thread::spawn(move || {
-            for _ in 0..100 {
-                if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
+        remove_cgroup(std::mem::take(&mut self.dir));
     }
 }
 
