@@ -163,7 +163,7 @@ fn bad_tool_names() {
         "invalid tool name `Web Search`",
         Some("`web_search`"),
     );
-    let long = "a".repeat(129);
+    let long = "a".repeat(65);
     one(
         &format!("---\nname: {long}\ndescription: d\n---\n"),
         2,
