@@ -163,12 +163,14 @@ fn bad_tool_names() {
         "invalid tool name `Web Search`",
         Some("`web_search`"),
     );
-    let long = "a".repeat(65);
+    // Past every provider's length (MCP's 128) a name also fails the folder-name rule,
+    // which speaks first.
+    let long = "a".repeat(129);
     one(
         &format!("---\nname: {long}\ndescription: d\n---\n"),
         2,
         7,
-        "invalid tool name",
+        "longer than 128 bytes",
         None,
     );
     let t = parse("---\nname: 42\ndescription: d\n---\n").unwrap();
