@@ -1000,16 +1000,39 @@ fn cgroup_root(controller: &str, file: &str) -> Option<PathBuf> {
     }
     for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if let Some((pid, _)) = name.split_once('-')
-            && pid.parse::<u32>().is_ok()
-            && !Path::new("/proc").join(pid).exists()
-        {
+        if owner_is_gone(&name) {
             // A runtime that was SIGKILLed left its unjailed tools' daemons here.
             kill_members(&e.path());
             let _ = std::fs::remove_dir(e.path());
         }
     }
     Some(root)
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22):
+/// with the pid it names one process, even after the pid is reused.
+fn start_time(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.rfind(')')?;
+    // After the name: state is field 3, so the start time is the 20th from there.
+    stat[close + 2..].split(' ').nth(19)?.parse().ok()
+}
+
+/// Whether the runtime that made cgroup `name` (`<pid>-<start time>-<n>`, or an older
+/// `<pid>-<n>`) is gone: no such pid, or a pid now used by a later process.
+fn owner_is_gone(name: &str) -> bool {
+    let mut parts = name.split('-');
+    let (Some(pid), Some(second)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    if pid.parse::<u32>().is_err() {
+        return false;
+    }
+    match (start_time(pid), parts.next()) {
+        (None, _) => true,
+        (Some(now), Some(_)) => second.parse::<u64>().is_ok_and(|then| then != now),
+        (Some(_), None) => false,
+    }
 }
 
 /// Once per process, before the first unjailed process is tracked: a watchdog (`sh`, its
@@ -1129,12 +1152,14 @@ fn kill_members(dir: &Path) {
     }
 }
 
-/// A new cgroup `<pid>-<n>` under `root` (the name lets a later runtime, and the
-/// watchdog, find the cgroups of a runtime that died).
+/// A new cgroup `<pid>-<start time>-<n>` under `root` (the name lets a later runtime,
+/// and the watchdog, find the cgroups of a runtime that died, even once its pid is reused).
 fn new_cgroup(root: &Path) -> Option<PathBuf> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    static START: OnceLock<u64> = OnceLock::new();
+    let start = START.get_or_init(|| start_time("self").unwrap_or(0));
     let dir = root.join(format!(
-        "{}-{}",
+        "{}-{start}-{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     ));
@@ -1531,6 +1556,23 @@ mod tests {
             ..SandboxLimits::default()
         };
         assert!(text_limit("MemoryError", &none).is_none());
+    }
+
+    #[test]
+    fn a_cgroup_is_stale_when_its_runtime_is_gone_or_its_pid_reused() {
+        let me = std::process::id().to_string();
+        let start = start_time("self").unwrap();
+        assert!(!owner_is_gone(&format!("{me}-{start}-0")));
+        assert!(
+            owner_is_gone(&format!("{me}-{}-0", start + 1)),
+            "pid reused"
+        );
+        assert!(
+            !owner_is_gone(&format!("{me}-3")),
+            "an older name of a live pid"
+        );
+        assert!(owner_is_gone("4194304999-1-0"), "no such pid");
+        assert!(!owner_is_gone("toolbind") && !owner_is_gone("x-1"));
     }
 
     #[test]
