@@ -328,11 +328,16 @@ async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
     let lab = Lab::new();
     let tools = detachers(&lab);
     // One-shot and warm: both end the whole jail with the call / worker.
-    let exec = lab.executor(lab.policy());
-    for t in &tools {
+    detached_children_die(&lab.executor(lab.policy()), &tools).await;
+}
+
+/// Each of `tools` started a detached child; it must be gone after a return (and
+/// `shutdown` of the warm worker), a timeout and a cancel.
+async fn detached_children_die(exec: &SubprocessExecutor, tools: &[ToolSpec]) {
+    for t in tools {
         // Normal return (one-shot bash; the warm worker is stopped by shutdown below).
         let m = marker();
-        let r = call(&exec, t, json!({"arg": "return", "secs": m})).await;
+        let r = call(exec, t, json!({"arg": "return", "secs": m})).await;
         assert_eq!(r.text_content(), "done", "{}", t.name);
         exec.shutdown();
         assert_eq!(
@@ -345,7 +350,7 @@ async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
         // Timeout.
         let m = marker();
         let r = run(
-            &exec,
+            exec,
             t,
             json!({"arg": "wait", "secs": m}),
             CancelToken::new(),
@@ -371,7 +376,7 @@ async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
         let cancel = CancelToken::new();
         let (sink, _) = exec_common::cancel_on_first_update(cancel.clone());
         let r = run(
-            &exec,
+            exec,
             t,
             json!({"arg": "wait", "secs": m}),
             cancel,
@@ -984,40 +989,7 @@ async fn unjailed_calls_end_with_everything_they_started() {
     }
     let lab = Lab::new();
     let tools = detachers(&lab);
-    let exec = lab.executor(SandboxPolicy::off());
-    for t in &tools {
-        let m = marker();
-        let r = run(
-            &exec,
-            t,
-            json!({"arg": "wait", "secs": m}),
-            CancelToken::new(),
-            None,
-            Some(Duration::from_secs(2)),
-        )
-        .await;
-        assert!(
-            r.text_content().contains("timed out"),
-            "{}",
-            r.text_content()
-        );
-        assert_eq!(
-            gone(&m).await,
-            Vec::<i32>::new(),
-            "{}: survived a timeout",
-            t.name
-        );
-        let m = marker();
-        let r = call(&exec, t, json!({"arg": "return", "secs": m})).await;
-        assert_eq!(r.text_content(), "done", "{}", t.name);
-        exec.shutdown();
-        assert_eq!(
-            gone(&m).await,
-            Vec::<i32>::new(),
-            "{}: survived a return",
-            t.name
-        );
-    }
+    detached_children_die(&lab.executor(SandboxPolicy::off()), &tools).await;
 }
 
 #[tokio::test]
