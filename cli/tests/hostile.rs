@@ -15,8 +15,8 @@ use common::{assert_code, stderr, stdout, toolbind};
 use serde_json::Value;
 
 /// Runs `cmd`, killing it after 20 s (a read blocking on a FIFO, or of 200 MB, fails the
-/// test instead of hanging it). Returns the output and how long it took.
-fn bounded(mut cmd: Command) -> (Output, Duration) {
+/// test instead of hanging it).
+fn bounded(mut cmd: Command) -> Output {
     let start = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
@@ -35,14 +35,13 @@ fn bounded(mut cmd: Command) -> (Output, Duration) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let took = start.elapsed();
-    (child.wait_with_output().unwrap(), took)
+    child.wait_with_output().unwrap()
 }
 
 fn check(args: &[&str]) -> Output {
     let mut c = toolbind();
     c.arg("check").args(args);
-    bounded(c).0
+    bounded(c)
 }
 
 fn bash_tool(dir: &Path, name: &str) {
@@ -90,7 +89,7 @@ fn check_and_list_refuse_a_tool_named_dot_dot_or_dot() {
         // The runtime's loader, as `list` (and `serve`, `call`) use it: skipped, loudly.
         let mut c = toolbind();
         c.args(["list", "--sandbox", "off", "--dir", dir]);
-        let (o, _) = bounded(c);
+        let o = bounded(c);
         let out = stdout(&o);
         assert!(out.contains("skipped 1 folder:"), "{out}");
         assert!(
@@ -126,7 +125,7 @@ fn check_never_prints_what_a_tool_md_symlink_points_to() {
         .env("CI_DEPLOY_TOKEN", "ghp_SECRETTOKENVALUE")
         .env("NO_COLOR", "1")
         .args(["check", tools.to_str().unwrap()]);
-    let (o, _) = bounded(c);
+    let o = bounded(c);
     assert_code(&o, 1);
     let all = format!("{}{}", stdout(&o), stderr(&o));
     for folder in ["shadow", "environ"] {
@@ -165,15 +164,13 @@ fn check_refuses_a_200_mb_tool_md_from_its_size() {
         .unwrap();
     let mut c = toolbind();
     c.args(["check", tmp.path().to_str().unwrap()]);
-    let (o, took) = bounded(c);
+    let o = bounded(c);
     assert_code(&o, 1);
     let err = stderr(&o);
     assert!(
         err.contains("TOOL.md is 209715200 bytes, over the limit of 1048576 bytes (1 MiB)"),
         "{err}"
     );
-    // Reading it took 46 s and 4.1 GB before; refusing it costs nothing.
-    assert!(took < Duration::from_secs(3), "took {took:?}");
 }
 
 #[test]
@@ -244,7 +241,7 @@ fn check_warns_about_a_folder_named_differently_from_its_tool() {
     // The same words as `list`.
     let mut c = toolbind();
     c.args(["list", "--sandbox", "off", "--dir", dir]);
-    let (o, _) = bounded(c);
+    let o = bounded(c);
     assert!(
         stdout(&o).contains(&format!(
             "folder {} holds the tool `web_fetch`: the folder is named differently from the tool",

@@ -5,7 +5,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use toolbind_codegen::model::Pos;
 use toolbind_codegen::{
@@ -208,9 +208,8 @@ fn a_200_mb_tool_md_is_refused_from_its_size_without_being_read() {
         .unwrap()
         .set_len(size)
         .unwrap();
-    let start = Instant::now();
+    // Refused from its metadata: the error is the size, never what parsing it would say.
     let e = errors_of(&tool);
-    let took = start.elapsed();
     assert_eq!(e.len(), 1, "{e:#?}");
     let msg = e[0].plain();
     assert_eq!(e[0].file, tool.join("TOOL.md"), "{msg}");
@@ -223,7 +222,6 @@ fn a_200_mb_tool_md_is_refused_from_its_size_without_being_read() {
         !msg.contains("missing frontmatter") && !msg.contains("UTF-8"),
         "it was read and parsed: {msg}"
     );
-    assert!(took < Duration::from_millis(500), "took {took:?}");
 
     // At the limit it is read (and judged on its content); one byte over it is not.
     std::fs::write(tool.join("TOOL.md"), "").unwrap();

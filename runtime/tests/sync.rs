@@ -1047,13 +1047,7 @@ fn a_huge_or_symlinked_seed_tool_md_is_never_read() {
     fs::remove_file(seed.join("leaky/TOOL.md")).unwrap();
     symlink(tmp.path().join("shadow"), seed.join("leaky/TOOL.md")).unwrap();
 
-    let start = Instant::now();
     let report = sync(&seed, &data).unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
     let text = report.to_string();
     let Some(SyncOutcome::Skipped(SkipReason::Malformed(d))) = report.get("huge") else {
         panic!("{text}")
