@@ -66,18 +66,18 @@ pub fn rust_at(tools: &[ToolSpec], generator: Generator, runtime: &str) -> Strin
     w.line("/// Static facts (name, version, schema, prompt line) about every compiled tool, in");
     w.line("/// folder order.");
     if tools.is_empty() {
-        w.line("pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[];");
+        w.line("pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[];");
     } else {
-        w.open("pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[");
+        w.open("pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[");
         for t in tools {
             let one = format!(
-                "::toolbind::__private::ToolInfo::of::<{}::Tool>(),",
+                "::toolbind::__private::CompiledTool::of::<{}::Tool>(),",
                 t.rust_module
             );
             if w.fits(&one) {
                 w.line(&one);
             } else {
-                w.open("::toolbind::__private::ToolInfo::of::<");
+                w.open("::toolbind::__private::CompiledTool::of::<");
                 w.line(&format!("{}::Tool,", t.rust_module));
                 w.close(">(),");
             }

@@ -19,13 +19,8 @@ use crate::schema::Dialect;
 /// Rules a caller may relax. The defaults are strict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// Reject tool and parameter names that no model provider accepts (see
-    /// [`Dialect::accepts_tool_name`] and [`Dialect::accepts_param_name`]). A name only
-    /// some providers reject is a warning either way. Default `true`.
-    pub portable_names: bool,
-    /// Require the entry file (`index.ts`, `index.py`, `index.sh`...) beside TOOL.md.
-    /// Default `true`.
-    pub require_entry: bool,
+    pub(crate) portable_names: bool,
+    pub(crate) require_entry: bool,
 }
 
 impl Default for Options {
@@ -34,6 +29,34 @@ impl Default for Options {
             portable_names: true,
             require_entry: true,
         }
+    }
+}
+
+impl Options {
+    /// Reject tool and parameter names that no model provider accepts (see
+    /// [`Dialect::accepts_tool_name`] and [`Dialect::accepts_param_name`]). A name only
+    /// some providers reject is a warning either way; a name that is not a single path
+    /// component is an error either way. Default `true`.
+    pub fn portable_names(mut self, on: bool) -> Self {
+        self.portable_names = on;
+        self
+    }
+
+    /// Require the entry file (`index.ts`, `index.py`, `index.sh`...) beside TOOL.md.
+    /// Default `true`.
+    pub fn require_entry(mut self, on: bool) -> Self {
+        self.require_entry = on;
+        self
+    }
+
+    /// See [`portable_names`](Self::portable_names).
+    pub fn get_portable_names(&self) -> bool {
+        self.portable_names
+    }
+
+    /// See [`require_entry`](Self::require_entry).
+    pub fn get_require_entry(&self) -> bool {
+        self.require_entry
     }
 }
 

@@ -1,4 +1,4 @@
-// The documentation of this private module is on `toolbind::validate_args`.
+//! Checking a model's arguments against a tool's inputs: [`validate`] and what it returns.
 
 use std::fmt;
 
@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use toolbind_codegen::model::{Input, InputType, ToolSpec};
 use toolbind_codegen::suggest;
 
+use crate::ToolInfo;
 use crate::secret::REDACTED;
 
 /// Arguments that passed [`validate`]: coerced, defaulted, ready for an executor.
@@ -14,14 +15,14 @@ use crate::secret::REDACTED;
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ValidArgs<'a> {
-    spec: &'a ToolSpec,
+    tool: &'a ToolInfo,
     params: Map<String, Value>,
 }
 
 impl<'a> ValidArgs<'a> {
     /// The tool the arguments were validated against.
-    pub fn spec(&self) -> &'a ToolSpec {
-        self.spec
+    pub fn tool(&self) -> &'a ToolInfo {
+        self.tool
     }
 
     /// The validated params (sensitive values included: the tool needs them).
@@ -37,14 +38,14 @@ impl<'a> ValidArgs<'a> {
     /// The params with every sensitive input's value replaced by `"[REDACTED]"`: what to
     /// log or display.
     pub fn redacted(&self) -> Map<String, Value> {
-        redact(self.spec, &self.params)
+        redact(self.tool.spec(), &self.params)
     }
 }
 
 impl fmt::Debug for ValidArgs<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ValidArgs")
-            .field("tool", &self.spec.name)
+            .field("tool", &self.tool.name())
             .field("params", &self.redacted())
             .finish()
     }
@@ -52,7 +53,7 @@ impl fmt::Debug for ValidArgs<'_> {
 
 /// `params` with the value of every input the spec marks sensitive replaced by
 /// `"[REDACTED]"`.
-pub fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String, Value> {
     params
         .iter()
         .map(|(k, v)| {
@@ -234,23 +235,26 @@ impl std::error::Error for ArgsError {}
 ///
 /// ```
 /// use serde_json::json;
-/// use toolbind::validate_args as validate;
+/// use toolbind::ToolInfo;
+/// use toolbind::args::validate;
 /// # let dir = std::env::temp_dir();
 /// let spec = toolbind_codegen::parse_tool_md(
 ///     &dir.join("TOOL.md"),
 ///     &dir,
 ///     b"---\nname: search\ndescription: Search.\ninputs:\n  query:\n    type: string\n    description: Terms.\n  limit:\n    type: number\n    description: Max hits.\n    default: 10\n---\n",
-///     &toolbind_codegen::Options { require_entry: false, ..Default::default() },
+///     &toolbind_codegen::Options::default().require_entry(false),
 /// )
 /// .unwrap();
+/// let tool = ToolInfo::from(spec);
 ///
-/// let ok = validate(&spec, json!({"query": "rust"})).unwrap();
+/// let ok = validate(&tool, json!({"query": "rust"})).unwrap();
 /// assert_eq!(ok.params()["limit"], json!(10));
 ///
-/// let err = validate(&spec, json!({"query": "rust", "limit": "ten"})).unwrap_err();
+/// let err = validate(&tool, json!({"query": "rust", "limit": "ten"})).unwrap_err();
 /// assert!(err.to_string().contains("`limit`: expected a number, received the string \"ten\""));
 /// ```
-pub fn validate(spec: &ToolSpec, args: Value) -> Result<ValidArgs<'_>, ArgsError> {
+pub fn validate(tool: &ToolInfo, args: Value) -> Result<ValidArgs<'_>, ArgsError> {
+    let spec = tool.spec();
     let mut params = match root_object(args) {
         Ok(map) => map,
         Err(received) => {
@@ -315,7 +319,7 @@ pub fn validate(spec: &ToolSpec, args: Value) -> Result<ValidArgs<'_>, ArgsError
     }
 
     if problems.is_empty() {
-        Ok(ValidArgs { spec, params })
+        Ok(ValidArgs { tool, params })
     } else {
         Err(ArgsError {
             tool: spec.name.clone(),

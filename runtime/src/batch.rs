@@ -1,4 +1,5 @@
-// The documentation of this private module is on `toolbind::Batch`.
+//! A model turn's parallel tool calls run as one [`Batch`]
+//! ([`Runtime::call_batch`](crate::Runtime::call_batch)).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -12,7 +13,7 @@ use tokio::sync::Semaphore;
 use toolbind_codegen::model::Execution;
 
 use crate::cancel::CancelToken;
-use crate::dispatch::{CallOptions, Runtime};
+use crate::runtime::{CallOptions, Runtime};
 use crate::result::ToolResult;
 
 /// One tool call a model asked for, as a batch runs it.
@@ -75,14 +76,10 @@ impl ToolCallRequest {
 
 /// How a batch runs.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct BatchOptions {
-    /// How many calls run at the same time (at least 1; default [`BatchOptions::DEFAULT_CONCURRENCY`]).
-    pub concurrency: usize,
-    /// Cancels every call of the batch, running or waiting.
-    pub cancel: CancelToken,
-    /// Overrides each call's timeout.
-    pub timeout: Option<Duration>,
+    pub(crate) concurrency: usize,
+    pub(crate) cancel: CancelToken,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl Default for BatchOptions {
@@ -106,22 +103,38 @@ impl BatchOptions {
         Self::default()
     }
 
-    /// Sets [`concurrency`](Self::concurrency) (0 counts as 1).
+    /// How many calls run at the same time (0 counts as 1). Default
+    /// [`BatchOptions::DEFAULT_CONCURRENCY`].
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
         self
     }
 
-    /// Uses `token` to cancel the batch.
+    /// Uses `token` to cancel every call of the batch, running or waiting.
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cancel = token;
         self
     }
 
-    /// Sets every call's timeout.
+    /// Overrides every call's timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// See [`concurrency`](Self::concurrency).
+    pub fn get_concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    /// See [`cancel`](Self::cancel).
+    pub fn get_cancel(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// See [`timeout`](Self::timeout); `None`: each call's own.
+    pub fn get_timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 
@@ -248,7 +261,7 @@ impl Runtime {
         let sequential = self
             .registry()
             .get(&call.name)
-            .is_some_and(|s| s.execution == Execution::Sequential);
+            .is_some_and(|t| t.spec().execution == Execution::Sequential);
         let queue = sequential.then(|| self.sequential.get(&call.name));
         let _turn = match &queue {
             Some(q) => Some(q.lock().await),

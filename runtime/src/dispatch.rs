@@ -1,4 +1,5 @@
-// The documentation of this private module is on `toolbind::Runtime`.
+//! The [`Runtime`]: loaded tools plus an executor; how it is built
+//! ([`RuntimeBuilder`], [`RuntimeConfig`]) and where truncated output is spilled.
 
 use std::fmt;
 use std::fs::File;
@@ -9,42 +10,75 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use toolbind_codegen::model::ToolSpec;
 use toolbind_codegen::suggest;
 
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
+use crate::ToolInfo;
 use crate::loader::Registry;
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
-use crate::{OutputCheck, OutputError, OutputViolation, Tool, Typed};
+use crate::Tool;
+use crate::output::{OutputCheck, OutputError, OutputViolation, Typed};
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeConfig {
+    pub(crate) default_timeout: Duration,
+    pub(crate) truncation: TruncateOptions,
+    pub(crate) spill_dir: Option<PathBuf>,
+}
+
+impl RuntimeConfig {
     /// The timeout of a call when neither the call nor the tool's `timeout:` sets one
-    /// (default [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT), 120 s). The runtime resolves
-    /// each call's timeout once — the call's, else the tool's, else this — and the
-    /// executor enforces exactly that ([`ExecCall::timeout`]).
-    pub default_timeout: Duration,
+    /// (default [`DEFAULT_TIMEOUT`](crate::exec::DEFAULT_TIMEOUT), 120 s). The runtime
+    /// resolves each call's timeout once — the call's, else the tool's, else this — and
+    /// the executor enforces exactly that ([`ExecCall::timeout`]).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
     /// Limits applied to every text block of every result (default 50 KB / 2000 lines).
-    pub truncation: TruncateOptions,
+    pub fn truncation(mut self, limits: TruncateOptions) -> Self {
+        self.truncation = limits;
+        self
+    }
+
     /// Where the full text of a truncated block is saved. The folder is created 0700 and
     /// must be private (a symlink, or a folder owned by another user, is refused; one of
     /// ours that is too open is tightened); files are 0600, hold at most
     /// [`MAX_SPILL_FILE_BYTES`], and are pruned by the retention rule of
     /// [`SPILL_RETENTION`] and [`MAX_SPILL_DIR_BYTES`] each time one is written. The
-    /// truncation note gives the file's path. `None`: the cut text is dropped.
+    /// truncation note gives the file's path. Default none: the cut text is dropped.
     /// [`default_spill_dir`] is what the CLI uses.
-    pub spill_dir: Option<PathBuf>,
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
+    /// See [`default_timeout`](Self::default_timeout).
+    pub fn get_default_timeout(&self) -> Duration {
+        self.default_timeout
+    }
+
+    /// See [`truncation`](Self::truncation).
+    pub fn get_truncation(&self) -> TruncateOptions {
+        self.truncation
+    }
+
+    /// See [`spill_dir`](Self::spill_dir); `None`: cut text is dropped.
+    pub fn get_spill_dir(&self) -> Option<&Path> {
+        self.spill_dir.as_deref()
+    }
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
-            default_timeout: crate::DEFAULT_TIMEOUT,
+            default_timeout: crate::exec::DEFAULT_TIMEOUT,
             truncation: TruncateOptions::default(),
             spill_dir: None,
         }
@@ -68,18 +102,11 @@ pub fn default_spill_dir() -> PathBuf {
 /// Per-call options for [`Runtime::call`].
 #[derive(Clone, Default)]
 pub struct CallOptions {
-    /// The model's tool call id, passed to the tool as `toolCallId`. Empty: the runtime
-    /// makes one up (`call_<n>`).
-    pub tool_call_id: String,
-    /// Cancels the call (the tool's `AbortSignal`).
-    pub cancel: CancelToken,
-    /// Receives the tool's `onUpdate` progress.
-    pub progress: Option<ProgressSink>,
-    /// Receives the tool's stderr lines (redacted like everything else that leaves the
-    /// call); see [`LogSink`] for when a line is attributed to a call.
-    pub log: Option<LogSink>,
-    /// Overrides the tool's and the runtime's timeout.
-    pub timeout: Option<Duration>,
+    pub(crate) tool_call_id: String,
+    pub(crate) cancel: CancelToken,
+    pub(crate) progress: Option<ProgressSink>,
+    pub(crate) log: Option<LogSink>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl CallOptions {
@@ -88,35 +115,65 @@ impl CallOptions {
         Self::default()
     }
 
-    /// Sets the tool call id.
+    /// The model's tool call id, passed to the tool as `toolCallId`. Default empty: the
+    /// runtime makes one up (`call_<n>`).
     pub fn id(mut self, tool_call_id: impl Into<String>) -> Self {
         self.tool_call_id = tool_call_id.into();
         self
     }
 
-    /// Uses `token` to cancel the call.
+    /// Uses `token` to cancel the call (the tool's `AbortSignal`).
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cancel = token;
         self
     }
 
-    /// Sends progress updates to `sink`.
+    /// Sends the tool's `onUpdate` progress to `sink`.
     pub fn progress(mut self, sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(sink));
         self
     }
 
-    /// Sends the tool's stderr lines to `sink`, one line per call of it. The sink runs on
-    /// the executor's I/O tasks: it must not block.
+    /// Sends progress to a sink already shared as an `Arc` (see
+    /// [`progress`](Self::progress)).
+    pub fn progress_sink(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Sends the tool's stderr lines to `sink`, one line per call of it, redacted like
+    /// everything else that leaves the call; see [`LogSink`] for when a line is
+    /// attributed to a call. The sink runs on the executor's I/O tasks: it must not block.
     pub fn log(mut self, sink: impl Fn(String) + Send + Sync + 'static) -> Self {
         self.log = Some(Arc::new(sink));
         self
     }
 
-    /// Sets this call's timeout.
+    /// Sends stderr lines to a sink already shared as an `Arc` (see [`log`](Self::log)).
+    pub fn log_sink(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
+        self
+    }
+
+    /// Overrides the tool's and the runtime's timeout for this call.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// See [`id`](Self::id).
+    pub fn get_id(&self) -> &str {
+        &self.tool_call_id
+    }
+
+    /// See [`cancel`](Self::cancel).
+    pub fn get_cancel(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// See [`timeout`](Self::timeout); `None`: the tool's, else the runtime's.
+    pub fn get_timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 
@@ -133,7 +190,7 @@ impl fmt::Debug for CallOptions {
 }
 
 /// What the runtime does with a result whose `details` break its tool's `outputs:`.
-type ViolationHook = Arc<dyn Fn(&ToolSpec, &[OutputViolation]) + Send + Sync>;
+type ViolationHook = Arc<dyn Fn(&ToolInfo, &[OutputViolation]) + Send + Sync>;
 
 /// Loaded tools plus an executor: validates a model's calls and runs them.
 ///
@@ -183,7 +240,7 @@ pub struct RuntimeBuilder {
     registry: Registry,
     config: RuntimeConfig,
     executor: Option<Arc<dyn Executor>>,
-    sandbox: Option<crate::exec::SandboxPolicy>,
+    sandbox: Option<crate::sandbox::SandboxPolicy>,
     on_output_violation: Option<ViolationHook>,
 }
 
@@ -219,7 +276,7 @@ impl RuntimeBuilder {
     }
 
     /// The sandbox the default executor runs tools in (mode, grants, network, limits);
-    /// [`SandboxPolicy::default`](crate::exec::SandboxPolicy) (`auto`) when not set. With
+    /// [`SandboxPolicy::default`](crate::sandbox::SandboxPolicy) (`auto`) when not set. With
     /// [`executor`](Self::executor), set the executor's own `ExecConfig::sandbox` instead:
     /// this setter only configures the executor `build` creates.
     ///
@@ -231,7 +288,7 @@ impl RuntimeBuilder {
     ///     .build();
     /// # drop(runtime);
     /// ```
-    pub fn sandbox(mut self, policy: crate::exec::SandboxPolicy) -> Self {
+    pub fn sandbox(mut self, policy: crate::sandbox::SandboxPolicy) -> Self {
         self.sandbox = Some(policy);
         self
     }
@@ -247,7 +304,7 @@ impl RuntimeBuilder {
     /// let runtime = Runtime::builder()
     ///     .on_output_violation(|tool, violations| {
     ///         for v in violations {
-    ///             eprintln!("tool `{}` broke its outputs: {v}", tool.name);
+    ///             eprintln!("tool `{}` broke its outputs: {v}", tool.name());
     ///         }
     ///     })
     ///     .build();
@@ -255,7 +312,7 @@ impl RuntimeBuilder {
     /// ```
     pub fn on_output_violation(
         mut self,
-        hook: impl Fn(&ToolSpec, &[OutputViolation]) + Send + Sync + 'static,
+        hook: impl Fn(&ToolInfo, &[OutputViolation]) + Send + Sync + 'static,
     ) -> Self {
         self.on_output_violation = Some(Arc::new(hook));
         self
@@ -292,9 +349,9 @@ impl RuntimeBuilder {
 
 /// The sensitive values in a model's raw arguments (before validation), to redact from an
 /// error that may quote them.
-fn raw_secrets(spec: &ToolSpec, args: &Value) -> Vec<String> {
+fn raw_secrets(tool: &ToolInfo, args: &Value) -> Vec<String> {
     match args {
-        Value::Object(m) => secret::secrets_of(spec, m),
+        Value::Object(m) => secret::secrets_of(tool.spec(), m),
         _ => Vec::new(),
     }
 }
@@ -360,8 +417,8 @@ impl Runtime {
     async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
         match self.check(name, args) {
             Ok(valid) => {
-                let spec = valid.spec();
-                self.execute(spec, valid.into_params(), opts).await
+                let tool = valid.tool();
+                self.execute(tool, valid.into_params(), opts).await
             }
             Err(result) => result,
         }
@@ -400,18 +457,18 @@ impl Runtime {
     /// `Params` value) on the executor and truncates the result.
     async fn execute(
         &self,
-        spec: &ToolSpec,
+        tool: &ToolInfo,
         params: serde_json::Map<String, Value>,
         opts: CallOptions,
     ) -> ToolResult {
-        let name = &spec.name;
+        let name = tool.name();
         if opts.cancel.is_cancelled() {
             return ToolResult::stopped(
                 StopReason::Cancelled,
                 format!("tool `{name}` was cancelled before it started"),
             );
         }
-        let timeout = self.timeout_of(spec, &opts);
+        let timeout = self.timeout_of(tool, &opts);
         let tool_call_id = if opts.tool_call_id.is_empty() {
             format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed))
         } else {
@@ -420,7 +477,7 @@ impl Runtime {
         // The one choke point for secrets: everything that leaves the call (progress, result
         // text, details, error text, and so spill files and whatever the CLI, MCP or a
         // provider adapter makes of them) passes through this redactor.
-        let redactor = Redactor::new(&secret::secrets_of(spec, &params));
+        let redactor = Redactor::new(&secret::secrets_of(tool.spec(), &params));
         let progress = match opts.progress {
             Some(sink) if !redactor.is_empty() => {
                 let r = redactor.clone();
@@ -438,7 +495,7 @@ impl Runtime {
             }
             other => other,
         };
-        let mut call = ExecCall::new(spec, params)
+        let mut call = ExecCall::new(tool, params)
             .tool_call_id(&tool_call_id)
             .cancel(opts.cancel)
             .timeout(timeout);
@@ -446,24 +503,25 @@ impl Runtime {
         call.log = log;
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
-        self.truncate_result(spec, &tool_call_id, &mut result);
-        self.check_outputs(spec, &mut result);
+        self.truncate_result(tool, &tool_call_id, &mut result);
+        self.check_outputs(tool, &mut result);
         result
     }
 
     /// A call's timeout, resolved here and only here: the call's, else the tool's
     /// `timeout:`, else [`RuntimeConfig::default_timeout`]; capped at a year, so a deadline
     /// `now + timeout` cannot overflow.
-    fn timeout_of(&self, spec: &ToolSpec, opts: &CallOptions) -> Duration {
+    fn timeout_of(&self, spec: &ToolInfo, opts: &CallOptions) -> Duration {
         opts.timeout
             .or_else(|| spec.timeout())
             .unwrap_or(self.config.default_timeout)
-            .min(crate::MAX_TIMEOUT)
+            .min(crate::exec::MAX_TIMEOUT)
     }
 
     /// Checks a completed result's `details` against the tool's declared `outputs:`,
     /// marks the result and reports what breaks them.
-    fn check_outputs(&self, spec: &ToolSpec, result: &mut ToolResult) {
+    fn check_outputs(&self, tool: &ToolInfo, result: &mut ToolResult) {
+        let spec = tool.spec();
         if spec.outputs.is_empty() || result.is_error || result.stop != StopReason::Completed {
             return;
         }
@@ -474,7 +532,7 @@ impl Runtime {
         }
         result.output_check = OutputCheck::Broken;
         match &self.on_output_violation {
-            Some(hook) => hook(spec, &violations),
+            Some(hook) => hook(tool, &violations),
             None => {
                 let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
                 eprintln!(
@@ -531,7 +589,7 @@ impl Runtime {
         };
         match params {
             Ok(Value::Object(mut params)) => {
-                args::typed_defaults(spec, &mut params);
+                args::typed_defaults(spec.spec(), &mut params);
                 self.execute(spec, params, opts).await
             }
             Ok(other) => ToolResult::stopped(
@@ -580,7 +638,7 @@ impl Runtime {
     /// what is wrong), or when they do not fit the compiled type
     /// ([`OutputError::Mismatch`]).
     pub fn output<T: Tool>(&self, result: &ToolResult) -> Result<T::Output, OutputError> {
-        crate::output::typed::<T>(self.registry.get(T::NAME), result)
+        crate::output::typed::<T>(self.registry.get(T::NAME).map(ToolInfo::spec), result)
     }
 
     /// Whether the loaded tool `T::NAME` has the contract `T` was compiled against; the
@@ -590,10 +648,7 @@ impl Runtime {
     }
 
     fn drift_check_of(&self, tool: &Compiled) -> Result<(), ToolResult> {
-        let (Some(spec), Some(fp)) = (
-            self.registry.get(tool.name),
-            self.registry.fingerprint(tool.name),
-        ) else {
+        let Some(spec) = self.registry.get(tool.name) else {
             let mut r = self.unknown_tool(tool.name);
             if let Some(Content::Text { text }) = r.content.first_mut() {
                 text.insert_str(
@@ -603,6 +658,7 @@ impl Runtime {
             }
             return Err(r);
         };
+        let fp = spec.fingerprint();
         if fp == tool.fingerprint {
             return Ok(());
         }
@@ -616,8 +672,8 @@ impl Runtime {
              the program was built for. (contract fingerprint on disk {fp:016x}, compiled \
              {cfp:016x})",
                 name = tool.name,
-                file = spec.file.display(),
-                disk = spec.version,
+                file = spec.file().display(),
+                disk = spec.version(),
                 compiled = tool.version,
                 cfp = tool.fingerprint,
             ),
@@ -647,7 +703,7 @@ impl Runtime {
     /// truncated by the runtime: ...]`, which gives the tool's real totals) is kept as it
     /// is, outside the budget, and this truncation's own note says that it counts only what
     /// the executor kept.
-    pub fn truncate_result(&self, tool: &ToolSpec, tool_call_id: &str, result: &mut ToolResult) {
+    pub fn truncate_result(&self, tool: &ToolInfo, tool_call_id: &str, result: &mut ToolResult) {
         let mut budget = self.config.truncation;
         let executor_cut = result
             .content
@@ -670,7 +726,7 @@ impl Runtime {
                 .config
                 .spill_dir
                 .as_deref()
-                .map(|dir| spill(dir, &tool.name, tool_call_id, i, text));
+                .map(|dir| spill(dir, tool.name(), tool_call_id, i, text));
             let mut out = String::with_capacity(t.content.len() + 120);
             if !t.content.is_empty() {
                 out.push_str(t.content);

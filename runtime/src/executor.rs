@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use toolbind_codegen::model::ToolSpec;
+use crate::ToolInfo;
 
 use crate::cancel::CancelToken;
 use crate::result::{Progress, ToolResult};
@@ -29,7 +29,7 @@ pub const MAX_LOG_LINE_BYTES: usize = 4096;
 #[non_exhaustive]
 pub struct ExecCall<'a> {
     /// The tool to run (its loaded TOOL.md).
-    pub tool: &'a ToolSpec,
+    pub tool: &'a ToolInfo,
     /// The provider's id for this call (`toolCallId`), passed to the tool.
     pub tool_call_id: &'a str,
     /// The validated arguments, defaults filled in.
@@ -58,7 +58,7 @@ impl<'a> ExecCall<'a> {
     /// A call of `tool` with `params` (validated and defaulted by the caller): call id
     /// `""`, a fresh cancel token, no progress sink, the tool's `timeout:` else
     /// [`DEFAULT_TIMEOUT`].
-    pub fn new(tool: &'a ToolSpec, params: Map<String, Value>) -> Self {
+    pub fn new(tool: &'a ToolInfo, params: Map<String, Value>) -> Self {
         ExecCall {
             tool,
             tool_call_id: "",
@@ -123,7 +123,7 @@ pub trait Executor: Send + Sync {
     /// they are.
     fn prepare<'a>(
         &'a self,
-        tool: &'a ToolSpec,
+        tool: &'a ToolInfo,
         args: Value,
         timeout: Duration,
     ) -> PrepareFuture<'a> {
@@ -133,7 +133,7 @@ pub trait Executor: Send + Sync {
 
     /// Whether `tool` has a `prepareArguments` for [`prepare`](Self::prepare) to run. The
     /// default is `false`.
-    fn prepares(&self, tool: &ToolSpec) -> bool {
+    fn prepares(&self, tool: &ToolInfo) -> bool {
         let _ = tool;
         false
     }

@@ -32,56 +32,48 @@ compile_error!(
      Linux and other Unix systems only"
 );
 
-mod args;
-mod batch;
+pub mod args;
+pub mod batch;
 mod cancel;
 #[doc(hidden)]
 pub mod dirs;
-mod dispatch;
+#[path = "dispatch.rs"]
+pub mod runtime;
 pub mod exec;
 mod executor;
-mod loader;
+pub mod loader;
 mod os_error;
-mod output;
-mod provider;
-mod result;
+pub mod output;
+pub mod provider;
+pub mod result;
 #[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
 pub mod rig;
-mod secret;
-mod sync;
-mod tool;
+pub mod secret;
+#[path = "sync.rs"]
+pub mod syncing;
+pub mod tool;
 pub mod truncate;
 
-pub use args::{ArgProblem, ArgsError, ValidArgs, validate as validate_args};
-pub use batch::{Answered, Batch, BatchOptions, ToolCallRequest};
-pub use cancel::CancelToken;
-pub use dispatch::{
-    CallOptions, MAX_SPILL_DIR_BYTES, MAX_SPILL_FILE_BYTES, Runtime, RuntimeBuilder, RuntimeConfig,
-    SPILL_RETENTION, default_spill_dir,
-};
-pub use executor::{
-    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, MAX_TIMEOUT,
-    PrepareFuture, ProgressSink,
-};
-pub use loader::{
-    LoadWarning, LoadWarningKind, Loaded, Loader, Registry, TOOLS_DIRS_ENV, WarningHook, load,
-    parse_tools_dirs,
-};
-pub use os_error::OsError;
-pub use output::{OutputCheck, OutputError, OutputViolation, Typed};
-pub use provider::Provider;
-pub use result::{Content, Limit, Progress, StopReason, ToolResult};
-pub use secret::{MIN_REDACTED_CHARS, REDACTED, Secret};
-pub use sync::{
-    Ignored, LOCK_FILE, SkipReason, SyncCounts, SyncError, SyncOptions, SyncOutcome, SyncReport,
-    ToolSync, sync, sync_with,
-};
-pub use toolbind_codegen::model::{Language, ToolSpec};
-#[cfg(feature = "macros")]
-pub use toolbind_macros::{tool, tools};
-pub use truncate::{TruncateOptions, Truncation, truncate_head};
+/// The sandbox tool processes run in: [`SandboxPolicy`](sandbox::SandboxPolicy) (mode,
+/// grants, network, limits) for [`ExecConfig::sandbox`](exec::ExecConfig::sandbox) and
+/// [`RuntimeBuilder::sandbox`](runtime::RuntimeBuilder::sandbox), and
+/// [`SandboxStatus`](sandbox::SandboxStatus), what is in force and why.
+pub mod sandbox {
+    pub use crate::exec::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus};
+}
 
-pub use tool::{CallError, Tool, ToolInfo};
+pub use cancel::CancelToken;
+pub use loader::{Loader, Registry};
+pub use os_error::OsError;
+pub use result::{Content, Progress, StopReason, ToolResult};
+pub use runtime::{CallOptions, Runtime};
+pub use secret::Secret;
+pub use syncing::sync;
+pub use tool::{Tool, ToolInfo};
+#[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
+pub use toolbind_macros::{tool, tools};
 
 /// Checks that generated bindings were written for this runtime's `__private` interface
 /// (`toolbind_codegen::emit::BINDINGS_VERSION`); generated code calls it first.

@@ -1,4 +1,6 @@
-// The documentation of this private module is on `toolbind::Loader`.
+//! Loading tool folders: the [`Loader`](crate::Loader) builds a
+//! [`Registry`](crate::Registry) from tools folders and `PI_TOOLS_DIRS`, and says what it
+//! skipped and why ([`LoadWarning`]).
 
 use crate::OsError;
 use std::collections::HashMap;
@@ -9,6 +11,8 @@ use std::sync::Arc;
 use toolbind_codegen::Diagnostic;
 use toolbind_codegen::model::{Language, ToolSpec};
 use toolbind_codegen::{Options, TOOL_FILE};
+
+use crate::ToolInfo;
 
 /// The environment variable listing tools folders, colon-separated (seed 000).
 pub const TOOLS_DIRS_ENV: &str = "PI_TOOLS_DIRS";
@@ -33,14 +37,8 @@ pub fn parse_tools_dirs(value: &str) -> Vec<PathBuf> {
 /// The loaded tools, by name, in load order.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
-    tools: Vec<Entry>,
+    tools: Vec<ToolInfo>,
     index: HashMap<String, usize>,
-}
-
-#[derive(Debug, Clone)]
-struct Entry {
-    spec: ToolSpec,
-    fingerprint: u64,
 }
 
 impl Registry {
@@ -50,35 +48,30 @@ impl Registry {
     }
 
     /// Adds a tool. A tool of the same name already present wins: the new one is given back.
-    #[allow(clippy::result_large_err)] // the rejected spec is handed back, not an error
-    pub fn insert(&mut self, spec: ToolSpec) -> Result<(), ToolSpec> {
-        if self.index.contains_key(&spec.name) {
-            return Err(spec);
+    #[allow(clippy::result_large_err)] // the rejected tool is handed back, not an error
+    pub fn insert(&mut self, tool: impl Into<ToolInfo>) -> Result<(), ToolInfo> {
+        let tool = tool.into();
+        if self.index.contains_key(tool.name()) {
+            return Err(tool);
         }
-        self.index.insert(spec.name.clone(), self.tools.len());
-        let fingerprint = spec.fingerprint();
-        self.tools.push(Entry { spec, fingerprint });
+        self.index.insert(tool.name().to_owned(), self.tools.len());
+        self.tools.push(tool);
         Ok(())
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.index.get(name).map(|i| &self.tools[*i].spec)
-    }
-
-    /// The [`ToolSpec::fingerprint`] of the loaded tool `name` (computed once, at load).
-    pub fn fingerprint(&self, name: &str) -> Option<u64> {
-        self.index.get(name).map(|i| self.tools[*i].fingerprint)
+    pub fn get(&self, name: &str) -> Option<&ToolInfo> {
+        self.index.get(name).map(|i| &self.tools[*i])
     }
 
     /// Tool names in load order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.spec.name.as_str())
+        self.tools.iter().map(|t| t.name())
     }
 
     /// Tools in load order.
-    pub fn iter(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.tools.iter().map(|t| &t.spec)
+    pub fn iter(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.tools.iter()
     }
 
     /// How many tools are loaded.
@@ -92,9 +85,9 @@ impl Registry {
     }
 }
 
-impl FromIterator<ToolSpec> for Registry {
-    /// Collects specs; on a duplicate name the first wins.
-    fn from_iter<I: IntoIterator<Item = ToolSpec>>(iter: I) -> Self {
+impl<T: Into<ToolInfo>> FromIterator<T> for Registry {
+    /// Collects tools; on a duplicate name the first wins.
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut r = Registry::new();
         for spec in iter {
             let _ = r.insert(spec);
@@ -506,10 +499,7 @@ fn load_folder(folder: &Path) -> Result<ToolSpec, LoadWarningKind> {
             });
         }
     };
-    let opts = Options {
-        require_entry: false,
-        ..Options::default()
-    };
+    let opts = Options::default().require_entry(false);
     let spec = toolbind_codegen::parse_tool_md(&file, folder, &bytes, &opts)
         .map_err(|diagnostics| LoadWarningKind::Malformed { diagnostics })?;
     if spec.entry.is_none() {

@@ -248,10 +248,7 @@ mod tests {
 
     fn outputs(yaml: &str) -> Vec<OutputField> {
         let md = format!("---\nname: t\ndescription: d\noutputs:\n{yaml}---\n");
-        let opts = toolbind_codegen::Options {
-            require_entry: false,
-            ..Default::default()
-        };
+        let opts = toolbind_codegen::Options::default().require_entry(false);
         toolbind_codegen::parse_tool_md(
             Path::new("t/TOOL.md"),
             Path::new("t"),

@@ -4,7 +4,8 @@
 pub use ::serde;
 pub use ::serde_json;
 
-pub use crate::{CallError, Language, Secret, Tool, ToolInfo};
+pub use crate::tool::{CallError, CompiledTool, Language};
+pub use crate::{Secret, Tool};
 
 /// A string that is none of an enum's values (`FromStr` of a generated enum).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-// The documentation of this private module is on `toolbind::Provider`.
+//! Model providers' wire formats: tool definitions, tool calls and results for OpenAI
+//! (Chat Completions and Responses), Anthropic and Gemini ([`Provider`]).
 
 use serde_json::{Map, Value, json};
 use toolbind_codegen::schema::{self, Dialect};
@@ -105,8 +106,8 @@ impl Provider {
         let dialect = self.dialect(strict);
         let defs: Vec<Value> = registry
             .iter()
-            .filter(|t| dialect.rejects(t).is_none())
-            .map(|t| schema::tool_definition(t, dialect))
+            .filter(|t| dialect.rejects(t.spec()).is_none())
+            .map(|t| schema::tool_definition(t.spec(), dialect))
             .collect();
         match self {
             Provider::Gemini => json!([{ "functionDeclarations": defs }]),

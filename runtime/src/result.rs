@@ -134,13 +134,13 @@ pub struct ToolResult {
     #[serde(skip)]
     pub stop: StopReason,
     /// Whether the result's `details` keep the tool's declared TOOL.md `outputs:`. A broken
-    /// contract ([`OutputCheck::Broken`](crate::OutputCheck)) is a bug in the tool, not a
+    /// contract ([`OutputCheck::Broken`](crate::output::OutputCheck)) is a bug in the tool, not a
     /// failed call (its side effects already happened): the result is kept as the tool
     /// returned it (`is_error` false, `stop` [`StopReason::Completed`]), the runtime reports
     /// each violation, and `toolbind serve` leaves out its `structuredContent`. Never
     /// serialised.
     #[serde(skip)]
-    pub output_check: crate::OutputCheck,
+    pub output_check: crate::output::OutputCheck,
 }
 
 impl ToolResult {
@@ -173,7 +173,7 @@ impl ToolResult {
             is_error: false,
             terminate: false,
             stop: StopReason::Completed,
-            output_check: crate::OutputCheck::Unchecked,
+            output_check: crate::output::OutputCheck::Unchecked,
         }
     }
 
@@ -185,7 +185,7 @@ impl ToolResult {
             is_error: true,
             terminate: false,
             stop: StopReason::ToolError,
-            output_check: crate::OutputCheck::Unchecked,
+            output_check: crate::output::OutputCheck::Unchecked,
         }
     }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use rig_core::message::{ImageMediaType, MimeType, ToolName, ToolResultContent};
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 
-use crate::dispatch::{CallOptions, Runtime};
+use crate::runtime::{CallOptions, Runtime};
 use crate::result::{Content, ToolResult};
 
 /// Every loaded tool as a rig `DynamicTool` with its portable JSON Schema, in load order.

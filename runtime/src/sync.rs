@@ -1,4 +1,5 @@
-// The documentation of this private module is on `toolbind::sync`.
+//! Sync-by-version of seed tools into a data folder at startup: [`sync`](crate::sync),
+//! [`sync_with`] and the [`SyncReport`] they return.
 
 use crate::OsError;
 use std::ffi::OsStr;
@@ -20,15 +21,41 @@ const OLD_PREFIX: &str = ".old-";
 /// Choices for [`sync_with`]. The default syncs every seed tool.
 #[derive(Debug, Clone)]
 pub struct SyncOptions {
+    pub(crate) only: Option<Vec<String>>,
+    pub(crate) atomic_exchange: bool,
+}
+
+impl SyncOptions {
     /// Sync only these tool names (seed folder names). A name that is not a plain folder
-    /// name, or has no seed, is reported as skipped. `None` syncs all seed tools.
-    pub only: Option<Vec<String>>,
+    /// name, or has no seed, is reported as skipped. Default: every seed tool.
+    pub fn only<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Swap an updated tool into place with one atomic `renameat2(RENAME_EXCHANGE)` where
     /// supported (default `true`). With `false`, or where it is unsupported, two renames are
     /// used (old folder away, new one in): still crash-safe through the recovery at the
     /// start of the next sync, but a reader that does not take the lock can, for a moment,
     /// find the tool missing.
-    pub atomic_exchange: bool,
+    pub fn atomic_exchange(mut self, on: bool) -> Self {
+        self.atomic_exchange = on;
+        self
+    }
+
+    /// See [`only`](Self::only); `None`: every seed tool.
+    pub fn get_only(&self) -> Option<&[String]> {
+        self.only.as_deref()
+    }
+
+    /// See [`atomic_exchange`](Self::atomic_exchange).
+    pub fn get_atomic_exchange(&self) -> bool {
+        self.atomic_exchange
+    }
 }
 
 impl Default for SyncOptions {

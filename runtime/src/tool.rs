@@ -1,8 +1,18 @@
-// The documentation of this private module is on `toolbind::Tool`.
+//! Tools as the runtime knows them: [`ToolInfo`](crate::ToolInfo) (a loaded tool's
+//! description), [`Tool`](crate::Tool) (a tool known at compile time) and what generated
+//! bindings use ([`CompiledTool`], [`CallError`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use toolbind_codegen::model::Language;
+use serde_json::Value;
+use toolbind_codegen::model::ToolSpec;
+
+/// The language of a tool's entry file (`language:` in TOOL.md).
+pub use toolbind_codegen::model::Language;
 
 /// A tool known at compile time. Generated code implements it on one marker type per tool
 /// (`web_fetch::Tool`); agents use it for the typed call path.
@@ -29,14 +39,14 @@ pub trait Tool {
     const PROMPT: &'static str;
     /// The Markdown body of TOOL.md.
     const DOCS: &'static str;
-    /// [`ToolSpec::fingerprint`](crate::ToolSpec::fingerprint) of the TOOL.md this code was generated from.
+    /// [`ToolInfo::fingerprint`] of the TOOL.md this code was generated from.
     const FINGERPRINT: u64;
 }
 
 /// Static facts about one compiled tool, collected by the generated `TOOLS` slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ToolInfo {
+pub struct CompiledTool {
     /// The name a model calls the tool by.
     pub name: &'static str,
     /// The display name.
@@ -55,10 +65,10 @@ pub struct ToolInfo {
     pub fingerprint: u64,
 }
 
-impl ToolInfo {
+impl CompiledTool {
     /// The facts of a [`Tool`] implementation.
     pub const fn of<T: Tool>() -> Self {
-        ToolInfo {
+        CompiledTool {
             name: T::NAME,
             label: T::LABEL,
             description: T::DESCRIPTION,
@@ -69,6 +79,186 @@ impl ToolInfo {
             fingerprint: T::FINGERPRINT,
         }
     }
+}
+
+/// A loaded tool, as the runtime describes it: what [`Registry::get`](crate::Registry::get)
+/// returns and what an [`Executor`](crate::exec::Executor) is handed. Cheap to clone (the
+/// description is shared).
+///
+/// ```
+/// # fn demo(registry: &toolbind::Registry) {
+/// if let Some(tool) = registry.get("web_fetch") {
+///     println!("{} (v{}): {}", tool.label(), tool.version(), tool.description());
+///     println!("{}", tool.input_schema());
+/// }
+/// # }
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ToolInfo {
+    spec: Arc<ToolSpec>,
+    fingerprint: u64,
+    input_schema: Arc<OnceLock<Value>>,
+    output_schema: Arc<OnceLock<Option<Value>>>,
+}
+
+impl std::fmt::Debug for ToolInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolInfo")
+            .field("name", &self.spec.name)
+            .field("version", &self.spec.version)
+            .field("language", &self.spec.language)
+            .field("dir", &self.spec.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for ToolInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+}
+
+impl From<ToolSpec> for ToolInfo {
+    /// The description of a tool parsed by `toolbind_codegen` (what the
+    /// [`Loader`](crate::Loader) does for every tool folder it loads).
+    fn from(spec: ToolSpec) -> Self {
+        ToolInfo {
+            fingerprint: spec.fingerprint(),
+            spec: Arc::new(spec),
+            input_schema: Arc::default(),
+            output_schema: Arc::default(),
+        }
+    }
+}
+
+impl ToolInfo {
+    /// The name a model calls the tool by (`name:`).
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The display name (`label:`; the name when TOOL.md has none).
+    pub fn label(&self) -> &str {
+        &self.spec.label
+    }
+
+    /// What the tool does, for the model (`description:`).
+    pub fn description(&self) -> &str {
+        &self.spec.description
+    }
+
+    /// The tool's version (`version:`, default 0).
+    pub fn version(&self) -> u64 {
+        self.spec.version
+    }
+
+    /// The entry's language (`language:`).
+    pub fn language(&self) -> Language {
+        self.spec.language
+    }
+
+    /// The portable JSON Schema of the tool's params (what the MCP dialect and the
+    /// generated `SCHEMA` constant give), computed once.
+    pub fn input_schema(&self) -> &Value {
+        self.input_schema
+            .get_or_init(|| toolbind_codegen::schema::portable(&self.spec))
+    }
+
+    /// The JSON Schema of the result's `details` the tool promises (TOOL.md `outputs:`),
+    /// or `None` for a tool that declares none.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema
+            .get_or_init(|| toolbind_codegen::schema::output_schema(&self.spec))
+            .as_ref()
+    }
+
+    /// The behaviour hints of TOOL.md `annotations:`.
+    pub fn annotations(&self) -> Annotations {
+        let a = &self.spec.annotations;
+        Annotations {
+            read_only: a.read_only,
+            destructive: a.destructive,
+            idempotent: a.idempotent,
+            open_world: a.open_world,
+        }
+    }
+
+    /// The tool's line of the system prompt's "Available tools" section
+    /// (`prompt_snippet:`, else the description).
+    pub fn prompt_line(&self) -> &str {
+        self.spec.snippet()
+    }
+
+    /// The lines TOOL.md `prompt_guidelines:` adds to the system prompt's "Guidelines".
+    pub fn prompt_guidelines(&self) -> &[String] {
+        &self.spec.prompt_guidelines
+    }
+
+    /// The Markdown documentation after the frontmatter.
+    pub fn docs(&self) -> &str {
+        &self.spec.body.markdown
+    }
+
+    /// The tool's own timeout (`timeout:`), if it sets one.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.spec.timeout()
+    }
+
+    /// The names of agent environment variables the tool may read (`env:`).
+    pub fn env(&self) -> &[String] {
+        &self.spec.env
+    }
+
+    /// The tool folder.
+    pub fn dir(&self) -> &Path {
+        &self.spec.dir
+    }
+
+    /// The TOOL.md file.
+    pub fn file(&self) -> &Path {
+        &self.spec.file
+    }
+
+    /// The entry file (`index.ts`, `index.py`, `index.sh`, ...), when the folder has one.
+    pub fn entry(&self) -> Option<PathBuf> {
+        self.spec.entry_path()
+    }
+
+    /// A hash of everything in TOOL.md that generated bindings depend on (name, inputs,
+    /// outputs, ...), computed once at load; [`Tool::FINGERPRINT`] is the same hash of the
+    /// TOOL.md the bindings were generated from.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// Top-level TOOL.md keys toolbind does not use (`category:`, `tags:`, ...), as JSON.
+    pub fn metadata(&self) -> &std::collections::BTreeMap<String, Value> {
+        &self.spec.metadata
+    }
+
+    /// The whole parsed TOOL.md, in toolbind-codegen's model. Not a stable API: it
+    /// changes with the code generator (toolbind's own executors and CLI read it).
+    #[doc(hidden)]
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+}
+
+/// The behaviour hints of a tool (TOOL.md `annotations:`; MCP's tool annotations). `None`:
+/// the tool does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Annotations {
+    /// The tool does not change its environment (MCP `readOnlyHint`).
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data (MCP `destructiveHint`).
+    pub destructive: Option<bool>,
+    /// Calling again with the same arguments has no further effect (MCP `idempotentHint`);
+    /// the runtime may retry such a call once on a fresh worker.
+    pub idempotent: Option<bool>,
+    /// The tool reaches the outside world, e.g. the web (MCP `openWorldHint`).
+    pub open_world: Option<bool>,
 }
 
 /// Why `ToolCall::from_call(name, args)` rejected a model's call.

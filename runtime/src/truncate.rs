@@ -21,10 +21,8 @@ pub const DEFAULT_MAX_LINES: usize = 2000;
 /// Limits for [`truncate_head`]. Both apply; whichever is reached first cuts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TruncateOptions {
-    /// The most bytes of UTF-8 kept (the note is not counted).
-    pub max_bytes: usize,
-    /// The most lines kept.
-    pub max_lines: usize,
+    pub(crate) max_bytes: usize,
+    pub(crate) max_lines: usize,
 }
 
 impl TruncateOptions {
@@ -34,6 +32,29 @@ impl TruncateOptions {
             max_bytes,
             max_lines,
         }
+    }
+
+    /// The most bytes of UTF-8 kept (the note is not counted). Default
+    /// [`DEFAULT_MAX_BYTES`].
+    pub const fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// The most lines kept. Default [`DEFAULT_MAX_LINES`].
+    pub const fn max_lines(mut self, lines: usize) -> Self {
+        self.max_lines = lines;
+        self
+    }
+
+    /// See [`max_bytes`](Self::max_bytes).
+    pub const fn get_max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// See [`max_lines`](Self::max_lines).
+    pub const fn get_max_lines(&self) -> usize {
+        self.max_lines
     }
 }
 

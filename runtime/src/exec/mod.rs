@@ -87,10 +87,11 @@
 
 mod bash;
 mod cache;
+mod config;
 mod process;
 mod protocol;
 mod pump;
-mod sandbox;
+pub(crate) mod sandbox;
 mod stop;
 #[cfg(feature = "typescript")]
 mod transpile;
@@ -102,104 +103,26 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
-use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
+use toolbind_codegen::model::{Language, ToolSpec};
 
-use crate::executor::{ExecCall, ExecFuture, Executor, PrepareFuture};
 use crate::result::{StopReason, ToolResult};
 use serde_json::Value;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
 
-pub use sandbox::{SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus};
+pub use crate::executor::{
+    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, MAX_TIMEOUT,
+    PrepareFuture, ProgressSink,
+};
+pub use config::ExecConfig;
+use crate::ToolInfo;
+use sandbox::SandboxStatus;
+pub use toolbind_codegen::model::WorkerMode;
 
 /// The Node harness (ES module), embedded in the crate.
-pub const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
+pub(crate) const NODE_HARNESS: &str = include_str!("../../harness/node.mjs");
 /// The Python harness, embedded in the crate.
-pub const PYTHON_HARNESS: &str = include_str!("../../harness/python.py");
-
-/// Settings of a [`SubprocessExecutor`].
-#[derive(Debug, Clone)]
-pub struct ExecConfig {
-    /// How long a cancelled or timed-out call may take to stop after its abort signal
-    /// before its process group is killed. Default 2 s.
-    pub grace: Duration,
-    /// Whether Node and Python tools keep a warm process; [`WorkerMode::Default`] means
-    /// warm. A tool's own `worker` setting takes precedence. Default warm.
-    pub worker_mode: WorkerMode,
-    /// A warm worker with no call for this long is stopped. Default 5 minutes.
-    pub idle_timeout: Duration,
-    /// Names of agent environment variables every tool may see, on top of the basics.
-    pub env_allow: Vec<String>,
-    /// Variables set for every tool (overriding inherited ones), e.g. integration config.
-    pub env_set: Vec<(String, String)>,
-    /// The tools' working directory; `None` keeps the agent's.
-    pub cwd: Option<PathBuf>,
-    /// Where harness files and transpiled TypeScript are cached.
-    /// Default `$XDG_CACHE_HOME/toolbind`, else `~/.cache/toolbind`, else
-    /// `$TMPDIR/toolbind-<euid>`. Code found there runs as this user, so the folder must be
-    /// private: it is created 0700, and a folder that is a symlink or owned by another user
-    /// is refused (one of ours that is too open is tightened to 0700).
-    pub cache_dir: PathBuf,
-    /// The longest protocol message accepted from a harness. Default 16 MiB.
-    pub max_line_bytes: usize,
-    /// The most result (or progress) text kept per call; more is cut with a note.
-    /// Default 4 MiB. (Dispatch applies the model-facing 50 KB / 2000 lines limit.)
-    pub max_text_bytes: usize,
-    /// How much of a process's stderr is kept for error messages: half from the start,
-    /// half from the end. Default 64 KiB.
-    pub max_log_bytes: usize,
-    /// The Node binary. Default `node`.
-    pub node: String,
-    /// The Python binary. Default `python3`.
-    pub python: String,
-    /// The bash binary. Default `bash`.
-    pub bash: String,
-    /// The shortest time between two progress updates forwarded to a call's sink. Updates
-    /// wait in small bounded queues (8 updates, 1 MiB of text; past that the oldest is
-    /// dropped, so memory never grows and the latest always arrives), and whatever is
-    /// still queued is forwarded, in order, before the result. Default 50 ms.
-    pub progress_interval: Duration,
-    /// The longest progress line a bash tool may write to fd 3; a longer one ends the call
-    /// with an error naming the limit. Default 1 MiB.
-    pub max_progress_line_bytes: usize,
-    /// The jail tools run in: mode, grants, network, limits. Default
-    /// [`SandboxMode::Auto`] with the default limits; see [`SandboxPolicy`].
-    pub sandbox: SandboxPolicy,
-}
-
-impl Default for ExecConfig {
-    fn default() -> Self {
-        ExecConfig {
-            grace: Duration::from_secs(2),
-            worker_mode: WorkerMode::Warm,
-            idle_timeout: Duration::from_secs(300),
-            env_allow: Vec::new(),
-            env_set: Vec::new(),
-            cwd: None,
-            cache_dir: default_cache_dir(),
-            max_line_bytes: 16 << 20,
-            max_text_bytes: 4 << 20,
-            max_log_bytes: 64 << 10,
-            node: "node".into(),
-            python: "python3".into(),
-            bash: "bash".into(),
-            progress_interval: Duration::from_millis(50),
-            max_progress_line_bytes: 1 << 20,
-            sandbox: SandboxPolicy::default(),
-        }
-    }
-}
-
-impl ExecConfig {
-    /// The defaults; see each field.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-fn default_cache_dir() -> PathBuf {
-    crate::dirs::cache_root()
-}
+pub(crate) const PYTHON_HARNESS: &str = include_str!("../../harness/python.py");
 
 /// The byte limits, sanitised.
 #[derive(Debug, Clone, Copy)]
@@ -345,10 +268,10 @@ impl SubprocessExecutor {
     }
 
     async fn run(&self, call: &ExecCall<'_>) -> ToolResult {
-        let tool = call.tool;
+        let tool = call.tool.spec();
         let config = &self.inner.config;
         // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
-        let timeout = call.timeout.min(crate::MAX_TIMEOUT);
+        let timeout = call.timeout.min(MAX_TIMEOUT);
         let secrets = crate::secret::secrets_of(tool, &call.params);
         let mode = match tool.worker {
             WorkerMode::Default => config.worker_mode,
@@ -639,12 +562,12 @@ impl Executor for SubprocessExecutor {
         Box::pin(async move {
             let mut result = self.run(&call).await;
             if result.stop == StopReason::ToolError {
-                let (kind, program) = self.interpreter(call.tool.language);
+                let (kind, program) = self.interpreter(call.tool.language());
                 let cwd = self.caller_dir();
                 if let Some(note) = self.inner.sandbox.hidden_paths_note(
                     kind,
                     &program,
-                    call.tool,
+                    call.tool.spec(),
                     &call.params,
                     cwd.as_deref(),
                 ) {
@@ -657,11 +580,11 @@ impl Executor for SubprocessExecutor {
 
     fn prepare<'a>(
         &'a self,
-        tool: &'a ToolSpec,
+        tool: &'a ToolInfo,
         args: Value,
         timeout: Duration,
     ) -> PrepareFuture<'a> {
-        Box::pin(self.prepare_args(tool, args, timeout))
+        Box::pin(self.prepare_args(tool.spec(), args, timeout))
     }
 
     /// A node or python entry whose source names `prepareArguments` (node) or
@@ -670,7 +593,8 @@ impl Executor for SubprocessExecutor {
     /// stamped at most once a second, so a busy tool's calls do not each pay a `stat`. A
     /// false positive (the word in a comment) costs one round trip that returns the
     /// arguments unchanged.
-    fn prepares(&self, tool: &ToolSpec) -> bool {
+    fn prepares(&self, tool: &ToolInfo) -> bool {
+        let tool = tool.spec();
         let word = match tool.language {
             Language::TypeScript => "prepareArguments",
             Language::Python => "prepare_arguments",
@@ -719,7 +643,7 @@ impl SubprocessExecutor {
             .entry_path()
             .filter(|p| p.is_file())
             .ok_or_else(|| format!("tool `{}` has no entry file", tool.name))?;
-        let timeout = timeout.min(crate::MAX_TIMEOUT);
+        let timeout = timeout.min(MAX_TIMEOUT);
         let config = &self.inner.config;
         let mode = match tool.worker {
             WorkerMode::Default => config.worker_mode,

@@ -89,26 +89,109 @@ impl std::fmt::Display for SandboxMode {
 }
 
 /// Resource limits of one jailed call (one-shot) or worker (warm). `None`: unlimited.
+/// Start from [`SandboxLimits::default`] and change what you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use toolbind::sandbox::SandboxLimits;
+/// let limits = SandboxLimits::default()
+///     .cpu(Duration::from_secs(30))
+///     .memory(None)
+///     .processes(64);
+/// assert_eq!(limits.get_processes(), Some(64));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxLimits {
+    pub(crate) memory: Option<u64>,
+    pub(crate) cpu: Option<Duration>,
+    pub(crate) open_files: u64,
+    pub(crate) file_size: Option<u64>,
+    pub(crate) processes: Option<u64>,
+    pub(crate) tmp_size: u64,
+    pub(crate) call_memory: Option<u64>,
+}
+
+impl SandboxLimits {
     /// Bytes of private writable memory per process (`RLIMIT_DATA`). Default 1 GiB.
-    pub memory: Option<u64>,
+    pub fn memory(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.memory = bytes.into();
+        self
+    }
+
     /// CPU time per call (`RLIMIT_CPU`, re-armed at each call of a warm worker).
     /// Default 300 s.
-    pub cpu: Option<Duration>,
+    pub fn cpu(mut self, time: impl Into<Option<Duration>>) -> Self {
+        self.cpu = time.into();
+        self
+    }
+
     /// Open files per process (`RLIMIT_NOFILE`); at least 256. Default 1024.
-    pub open_files: u64,
+    pub fn open_files(mut self, n: u64) -> Self {
+        self.open_files = n;
+        self
+    }
+
     /// The largest file a tool may write (`RLIMIT_FSIZE`). Default 1 GiB.
-    pub file_size: Option<u64>,
+    pub fn file_size(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.file_size = bytes.into();
+        self
+    }
+
     /// Processes (and threads) in the jail at once: a `pids` cgroup where one is
     /// writable, else `RLIMIT_NPROC` for a non-root runtime. Default 256.
-    pub processes: Option<u64>,
+    pub fn processes(mut self, n: impl Into<Option<u64>>) -> Self {
+        self.processes = n.into();
+        self
+    }
+
     /// Size of the jail's private `/tmp` and of its `/dev/shm`. Default 256 MiB.
-    pub tmp_size: u64,
+    pub fn tmp_size(mut self, bytes: u64) -> Self {
+        self.tmp_size = bytes;
+        self
+    }
+
     /// Bytes of memory of all the jail's processes together (and what they keep in its
     /// `/tmp`): a `memory` cgroup where one is writable, else not bounded (the per-process
     /// [`memory`](Self::memory) limit still holds). Default 2 GiB.
-    pub call_memory: Option<u64>,
+    pub fn call_memory(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.call_memory = bytes.into();
+        self
+    }
+
+    /// See [`memory`](Self::memory).
+    pub fn get_memory(&self) -> Option<u64> {
+        self.memory
+    }
+
+    /// See [`cpu`](Self::cpu).
+    pub fn get_cpu(&self) -> Option<Duration> {
+        self.cpu
+    }
+
+    /// See [`open_files`](Self::open_files).
+    pub fn get_open_files(&self) -> u64 {
+        self.open_files
+    }
+
+    /// See [`file_size`](Self::file_size).
+    pub fn get_file_size(&self) -> Option<u64> {
+        self.file_size
+    }
+
+    /// See [`processes`](Self::processes).
+    pub fn get_processes(&self) -> Option<u64> {
+        self.processes
+    }
+
+    /// See [`tmp_size`](Self::tmp_size).
+    pub fn get_tmp_size(&self) -> u64 {
+        self.tmp_size
+    }
+
+    /// See [`call_memory`](Self::call_memory).
+    pub fn get_call_memory(&self) -> Option<u64> {
+        self.call_memory
+    }
 }
 
 impl Default for SandboxLimits {
@@ -128,35 +211,23 @@ impl Default for SandboxLimits {
 /// What a tool process may reach: the sandbox mode, grants, network and limits.
 ///
 /// ```
-/// use toolbind::exec::{SandboxMode, SandboxPolicy};
+/// use toolbind::sandbox::{SandboxMode, SandboxPolicy};
 /// let policy = SandboxPolicy::new()
 ///     .mode(SandboxMode::Required)
 ///     .allow_read("/srv/mail/sample.db")
 ///     .allow_write("/srv/audio")
 ///     .network(false);
-/// assert_eq!(policy.write.len(), 1);
+/// assert_eq!(policy.get_write().len(), 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
-    /// Default [`SandboxMode::Auto`].
-    pub mode: SandboxMode,
-    /// Network access (default on; seed tools fetch the web). A tool's TOOL.md
-    /// `sandbox: {network: false}` turns it off for that tool.
-    pub network: bool,
-    /// Host paths every tool may read.
-    pub read: Vec<PathBuf>,
-    /// Host paths every tool may read and write.
-    pub write: Vec<PathBuf>,
-    /// Resource limits inside the jail.
-    pub limits: SandboxLimits,
-    /// Where the per-tool state folders live (`<state_dir>/<tool>`). `None`:
-    /// `$XDG_STATE_HOME/toolbind/<hash of the tools folder>/`, else
-    /// `~/.local/state/toolbind/<hash>/`, else `$TMPDIR/toolbind-<euid>/state/<hash>/`.
-    /// Every folder from this root down is created `0700` and checked before each jailed
-    /// process starts: a symlink, or a folder owned by another user, is refused.
-    pub state_dir: Option<PathBuf>,
-    /// The bubblewrap binary. Default `bwrap` (looked up on `PATH`).
-    pub bwrap: PathBuf,
+    pub(crate) mode: SandboxMode,
+    pub(crate) network: bool,
+    pub(crate) read: Vec<PathBuf>,
+    pub(crate) write: Vec<PathBuf>,
+    pub(crate) limits: SandboxLimits,
+    pub(crate) state_dir: Option<PathBuf>,
+    pub(crate) bwrap: PathBuf,
 }
 
 impl Default for SandboxPolicy {
@@ -184,13 +255,14 @@ impl SandboxPolicy {
         Self::default().mode(SandboxMode::Off)
     }
 
-    /// Sets [`mode`](Self::mode).
+    /// The sandbox mode. Default [`SandboxMode::Auto`].
     pub fn mode(mut self, mode: SandboxMode) -> Self {
         self.mode = mode;
         self
     }
 
-    /// Sets [`network`](Self::network).
+    /// Network access (default on; seed tools fetch the web). A tool's TOOL.md
+    /// `sandbox: {network: false}` turns it off for that tool.
     pub fn network(mut self, on: bool) -> Self {
         self.network = on;
         self
@@ -208,16 +280,61 @@ impl SandboxPolicy {
         self
     }
 
-    /// Sets [`limits`](Self::limits).
+    /// Resource limits inside the jail. Default [`SandboxLimits::default`].
     pub fn limits(mut self, limits: SandboxLimits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Sets [`state_dir`](Self::state_dir).
+    /// Where the per-tool state folders live (`<state_dir>/<tool>`). Default:
+    /// `$XDG_STATE_HOME/toolbind/<hash of the tools folder>/`, else
+    /// `~/.local/state/toolbind/<hash>/`, else `$TMPDIR/toolbind-<euid>/state/<hash>/`.
+    /// Every folder from this root down is created `0700` and checked before each jailed
+    /// process starts: a symlink, or a folder owned by another user, is refused.
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
         self
+    }
+
+    /// The bubblewrap binary. Default `bwrap` (looked up on `PATH`).
+    pub fn bwrap(mut self, program: impl Into<PathBuf>) -> Self {
+        self.bwrap = program.into();
+        self
+    }
+
+    /// See [`mode`](Self::mode).
+    pub fn get_mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// See [`network`](Self::network).
+    pub fn get_network(&self) -> bool {
+        self.network
+    }
+
+    /// The paths every tool may read ([`allow_read`](Self::allow_read)).
+    pub fn get_read(&self) -> &[PathBuf] {
+        &self.read
+    }
+
+    /// The paths every tool may read and write ([`allow_write`](Self::allow_write)).
+    pub fn get_write(&self) -> &[PathBuf] {
+        &self.write
+    }
+
+    /// See [`limits`](Self::limits).
+    pub fn get_limits(&self) -> &SandboxLimits {
+        &self.limits
+    }
+
+    /// See [`state_dir`](Self::state_dir); `None`: the default location.
+    pub fn get_state_dir(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
+    }
+
+    /// See [`bwrap`](Self::bwrap).
+    pub fn get_bwrap(&self) -> &Path {
+        &self.bwrap
     }
 
     /// The state folder of `tool`: writable in the jail, its `HOME`, kept between calls.
