@@ -229,27 +229,26 @@ impl SandboxArgs {
     }
 
     /// The runtime's sandbox policy from these flags.
-    pub fn policy(&self) -> toolbind::exec::SandboxPolicy {
-        use toolbind::exec::{SandboxLimits, SandboxMode, SandboxPolicy};
+    pub fn policy(&self) -> toolbind::sandbox::SandboxPolicy {
+        use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
         let d = SandboxLimits::default();
         let some = |v: Option<u64>, default: Option<u64>, scale: u64| match v {
             None => default,
             Some(0) => None,
             Some(n) => Some(n.saturating_mul(scale)),
         };
-        let limits = SandboxLimits {
-            memory: some(self.memory, d.memory, 1 << 20),
-            call_memory: some(self.call_memory, d.call_memory, 1 << 20),
-            cpu: match self.cpu {
-                None => d.cpu,
+        let limits = d
+            .clone()
+            .memory(some(self.memory, d.get_memory(), 1 << 20))
+            .call_memory(some(self.call_memory, d.get_call_memory(), 1 << 20))
+            .cpu(match self.cpu {
+                None => d.get_cpu(),
                 Some(0) => None,
                 Some(n) => Some(std::time::Duration::from_secs(n)),
-            },
-            processes: some(self.max_processes, d.processes, 1),
-            file_size: some(self.max_file_size, d.file_size, 1 << 20),
-            open_files: self.max_open_files.unwrap_or(d.open_files).max(256),
-            ..d
-        };
+            })
+            .processes(some(self.max_processes, d.get_processes(), 1))
+            .file_size(some(self.max_file_size, d.get_file_size(), 1 << 20))
+            .open_files(self.max_open_files.unwrap_or(d.get_open_files()).max(256));
         let mut p = SandboxPolicy::new()
             .mode(SandboxMode::from_name(&self.mode).unwrap_or_default())
             .network(!self.no_network)
@@ -302,7 +301,7 @@ impl SpillArg {
     pub fn dir(&self) -> PathBuf {
         self.spill_dir
             .clone()
-            .unwrap_or_else(toolbind::default_spill_dir)
+            .unwrap_or_else(toolbind::runtime::default_spill_dir)
     }
 }
 

@@ -58,12 +58,12 @@ fn parse_args(args: Option<&str>) -> Result<Value, Failure> {
 }
 
 async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) -> Outcome {
-    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
-        // One call per process: nothing to keep warm for.
-        worker_mode: WorkerMode::OneShot,
-        sandbox: args.sandbox.policy(),
-        ..ExecConfig::default()
-    }));
+    let executor = Arc::new(SubprocessExecutor::new(
+        ExecConfig::default()
+            // One call per process: nothing to keep warm for.
+            .worker_mode(WorkerMode::OneShot)
+            .sandbox(args.sandbox.policy()),
+    ));
     let runtime = Runtime::builder()
         .registry(registry)
         .executor(executor.clone())
@@ -248,7 +248,7 @@ fn warn_secrets_in_argv(args: &CallArgs, call_args: &Value, registry: &toolbind:
     let Some(spec) = registry.get(&args.name) else {
         return;
     };
-    for input in spec.inputs.iter().filter(|i| i.sensitive) {
+    for input in spec.spec().inputs.iter().filter(|i| i.sensitive) {
         if call_args.get(&input.name).is_some_and(|v| !v.is_null()) {
             eprintln!(
                 "warning: `{}` is sensitive, and --args put it on this command line where other users can see it; pass the arguments with `--args -` on stdin instead",

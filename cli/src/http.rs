@@ -203,7 +203,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     if !drained {
         state.shutdown.cancel();
         let _ = tokio::time::timeout(
-            state.executor.config().grace + Duration::from_secs(2),
+            state.executor.config().get_grace() + Duration::from_secs(2),
             count.wait_for(|n| *n == 0),
         )
         .await;

@@ -37,8 +37,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{
-    CallOptions, CancelToken, Content, OutputCheck, Progress, Runtime, ToolResult, ToolSpec,
+    CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult, output::OutputCheck,
 };
+use toolbind_codegen::ToolSpec;
 use toolbind_codegen::schema::{self, Dialect};
 
 use crate::args::ServeArgs;
@@ -129,10 +130,9 @@ async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
 pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<State> {
     let spill_dir = args.spill.dir();
     let timeout = args.timeout;
-    let executor = Arc::new(SubprocessExecutor::new(ExecConfig {
-        sandbox: args.sandbox.policy(),
-        ..ExecConfig::default()
-    }));
+    let executor = Arc::new(SubprocessExecutor::new(
+        ExecConfig::default().sandbox(args.sandbox.policy()),
+    ));
     let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
     log(&format!(
         "serving {} tool{} from {} over {over}",
@@ -236,7 +236,7 @@ impl Snapshot {
             log(&format!("warning: {w}"));
         }
         let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
-        let specs: Vec<ToolSpec> = loaded.registry.iter().cloned().collect();
+        let specs: Vec<ToolSpec> = loaded.registry.iter().map(|t| t.spec().clone()).collect();
         let docs = surface::Docs::of(&specs);
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
@@ -250,7 +250,7 @@ impl Snapshot {
                 log(&format!(
                     "warning: tool `{}` returned details that break its declared outputs (a bug \
                      in the tool; the result is sent without structuredContent): {}",
-                    tool.name,
+                    tool.name(),
                     list.join("; ")
                 ));
             });
@@ -271,7 +271,8 @@ impl Snapshot {
 /// The MCP `Tool` of a spec: the MCP dialect's definition (name, title, description,
 /// inputSchema, outputSchema, annotations), so `serve` and `toolbind schema --dialect mcp`
 /// agree.
-fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
+fn mcp_tool(tool: &ToolInfo) -> Option<Tool> {
+    let spec = tool.spec();
     if let Some(why) = Dialect::Mcp.rejects(spec) {
         log(&format!(
             "warning: tool `{}` left out: MCP hosts reject its {why}",

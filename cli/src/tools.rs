@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use toolbind::{Loaded, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
+use toolbind::{Loader, loader::Loaded, loader::TOOLS_DIRS_ENV, loader::parse_tools_dirs};
 
 use crate::args::{DirsArg, ListArgs};
 use crate::exit::{Code, Outcome};
@@ -43,10 +43,10 @@ pub fn list(args: &ListArgs) -> Outcome {
         .iter()
         .map(|t| {
             [
-                t.name.clone(),
-                t.version.to_string(),
-                t.language.to_string(),
-                t.dir.display().to_string(),
+                t.name().to_owned(),
+                t.version().to_string(),
+                t.language().to_string(),
+                t.dir().display().to_string(),
             ]
         })
         .collect();
@@ -102,16 +102,15 @@ pub fn list(args: &ListArgs) -> Outcome {
 
 /// The sandbox mode in force for these tools' languages, and why.
 fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
-    let mut languages: Vec<toolbind::Language> = Vec::new();
+    let mut languages: Vec<toolbind::tool::Language> = Vec::new();
     for t in loaded.registry.iter() {
-        if !languages.contains(&t.language) {
-            languages.push(t.language);
+        if !languages.contains(&t.language()) {
+            languages.push(t.language());
         }
     }
-    let executor = toolbind::exec::SubprocessExecutor::new(toolbind::exec::ExecConfig {
-        sandbox: args.sandbox.policy(),
-        ..toolbind::exec::ExecConfig::default()
-    });
+    let executor = toolbind::exec::SubprocessExecutor::new(
+        toolbind::exec::ExecConfig::default().sandbox(args.sandbox.policy()),
+    );
     executor.sandbox_status(&languages).to_string()
 }
 
@@ -121,8 +120,8 @@ fn exit_code(loaded: &Loaded) -> Code {
     let unreadable = loaded.warnings.iter().any(|w| {
         matches!(
             w.kind,
-            toolbind::LoadWarningKind::UnreadableDir { .. }
-                | toolbind::LoadWarningKind::NotAToolsFolder { .. }
+            toolbind::loader::LoadWarningKind::UnreadableDir { .. }
+                | toolbind::loader::LoadWarningKind::NotAToolsFolder { .. }
         )
     });
     if unreadable { Code::Failed } else { Code::Ok }
@@ -136,25 +135,25 @@ fn list_json(loaded: &Loaded) -> serde_json::Value {
         .iter()
         .map(|t| {
             json!({
-                "name": t.name,
-                "label": t.label,
-                "version": t.version,
-                "language": t.language.as_str(),
-                "folder": t.dir.display().to_string(),
-                "description": t.description,
-                "warnings": t.warnings.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
+                "name": t.name(),
+                "label": t.label(),
+                "version": t.version(),
+                "language": t.language().as_str(),
+                "folder": t.dir().display().to_string(),
+                "description": t.description(),
+                "warnings": t.spec().warnings.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
             })
         })
         .collect();
     let (skipped, notes): (Vec<_>, Vec<_>) = loaded.warnings.iter().partition(|w| w.skipped());
-    let entry = |w: &&toolbind::LoadWarning, key: &str| json!({"path": w.path.display().to_string(), key: w.to_string()});
+    let entry = |w: &&toolbind::loader::LoadWarning, key: &str| json!({"path": w.path.display().to_string(), key: w.to_string()});
     json!({
         "tools": tools,
         "skipped": skipped.iter().map(|w| entry(w, "reason")).collect::<Vec<_>>(),
         "sandbox": null,
         "notes": notes
             .iter()
-            .filter(|w| !matches!(w.kind, toolbind::LoadWarningKind::Warnings { .. }))
+            .filter(|w| !matches!(w.kind, toolbind::loader::LoadWarningKind::Warnings { .. }))
             .map(|w| entry(w, "message"))
             .collect::<Vec<_>>(),
     })

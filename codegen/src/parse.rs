@@ -750,10 +750,9 @@ mod tests {
 
     #[test]
     fn name_fast_path_agrees_with_the_validator() {
-        let opts = crate::Options {
-            require_entry: false,
-            portable_names: false,
-        };
+        let opts = crate::Options::default()
+            .require_entry(false)
+            .portable_names(false);
         for front in [
             "name: web_fetch",
             "name: web_fetch # the fetcher",

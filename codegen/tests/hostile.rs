@@ -63,10 +63,9 @@ fn bash_tool(dir: &Path, tool_md: &str) {
 #[test]
 fn a_tool_name_that_is_not_one_folder_name_is_an_error_always() {
     for portable_names in [true, false] {
-        let opts = Options {
-            portable_names,
-            require_entry: false,
-        };
+        let opts = Options::default()
+            .portable_names(portable_names)
+            .require_entry(false);
         for (name, why) in [
             ("'..'", "`..` names a folder itself or its parent"),
             ("'.'", "`.` names a folder itself or its parent"),
@@ -107,10 +106,9 @@ fn a_tool_name_that_is_not_one_folder_name_is_an_error_always() {
     }
     let long = "a".repeat(129);
     let src = format!("---\nname: {long}\ndescription: d\n---\n");
-    let opts = Options {
-        portable_names: false,
-        require_entry: false,
-    };
+    let opts = Options::default()
+        .portable_names(false)
+        .require_entry(false);
     let e = parse_tool_md(
         Path::new("t/TOOL.md"),
         Path::new("t"),
@@ -293,10 +291,7 @@ fn an_entry_file_symlinked_out_of_the_folder_is_refused() {
     );
     assert!(!msg.contains("cat /etc/shadow"), "{msg}");
     // Without `require_entry` the TOOL.md alone is fine: the entry is just not there.
-    let opts = Options {
-        require_entry: false,
-        ..Options::default()
-    };
+    let opts = Options::default().require_entry(false);
     let t = parse_tool_dir(&tool, &opts).unwrap();
     assert_eq!(t.entry, None);
     // The shared rule, for the loader to say why it skips the tool.

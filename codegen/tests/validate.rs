@@ -6,10 +6,7 @@ use toolbind_codegen::model::{InputType, Pos};
 use toolbind_codegen::{Diagnostic, Options, Severity, ToolSpec, parse_tool_md};
 
 fn opts() -> Options {
-    Options {
-        require_entry: false,
-        ..Options::default()
-    }
+    Options::default().require_entry(false)
 }
 
 fn parse(src: &str) -> Result<ToolSpec, Vec<Diagnostic>> {
@@ -255,10 +252,9 @@ fn provider_valid_tool_names_load_with_warnings() {
 
 #[test]
 fn relaxed_names_are_mapped_not_rejected() {
-    let o = Options {
-        portable_names: false,
-        require_entry: false,
-    };
+    let o = Options::default()
+        .portable_names(false)
+        .require_entry(false);
     let t = parse_tool_md(Path::new("t/TOOL.md"), Path::new("t"), b"---\nname: web.search\ndescription: d\ninputs:\n  x-y:\n    type: string\n    description: d\n---\n", &o).unwrap();
     assert_eq!(t.rust_module, "web_search");
     assert_eq!(t.inputs[0].rust_name, "x_y");

@@ -77,7 +77,7 @@ use toolbind_codegen::{Config, Diagnostic, Options};
 ///     toolbind::tools!("../tools", "../vendor/tools");
 /// }
 ///
-/// fn handle(name: &str, args: serde_json::Value) -> Result<String, toolbind::CallError> {
+/// fn handle(name: &str, args: serde_json::Value) -> Result<String, toolbind::tool::CallError> {
 ///     // A new tool in the folder is a new variant: this match stops compiling until
 ///     // it is handled.
 ///     Ok(match tools::ToolCall::from_call(name, args)? {
@@ -153,7 +153,7 @@ pub fn tools(input: TokenStream) -> TokenStream {
             }
         }
         /// A stand-in: the tools folder has errors (reported above).
-        pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[];
+        pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[];
     }
     .into()
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{Answered, Batch, BatchOptions};
-use toolbind::{CallOptions, Loader, Provider, Runtime, ToolResult};
+use toolbind::{CallOptions, Loader, Runtime, ToolResult, provider::Provider};
+use toolbind::{batch::Answered, batch::Batch, batch::BatchOptions};
 
 const TOOL_MD: &str = "---\nname: nap\ndescription: Sleeps.\nlanguage: typescript\ninputs:\n  ms:\n    type: number\n    description: How long.\n---\n# Nap\n";
 const TOOL_TS: &str = "export async function execute(toolCallId: string, params: { ms: number }) {\n  await new Promise((r) => setTimeout(r, params.ms));\n  return { content: [{ type: 'text', text: `slept ${params.ms}` }] };\n}\n";
@@ -50,10 +50,7 @@ async fn main() {
     std::fs::write(dir.join("index.ts"), TOOL_TS).unwrap();
     let loaded = Loader::new().dir(tmp.path().join("tools")).quiet().load();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    let exec = SubprocessExecutor::new(ExecConfig {
-        cache_dir: tmp.path().join("cache"),
-        ..ExecConfig::default()
-    });
+    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(tmp.path().join("cache")));
     let rt = Runtime::builder()
         .registry(loaded.registry)
         .executor(std::sync::Arc::new(exec))

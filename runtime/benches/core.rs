@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolbind::args::validate;
 use toolbind::sync;
-use toolbind::validate_args as validate;
 use toolbind::{CallOptions, Loader, Runtime, ToolResult};
-use toolbind::{ExecCall, ExecFuture, Executor};
+use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
 use toolbind_codegen::{Options, ToolSpec};
 
 const TOOLS: usize = 1000;
@@ -138,12 +138,10 @@ fn main() {
         &dir.join("TOOL.md"),
         &dir,
         tool_md("tool_0000", 1).as_bytes(),
-        &Options {
-            require_entry: false,
-            ..Options::default()
-        },
+        &Options::default().require_entry(false),
     )
     .unwrap();
+    let spec = toolbind::ToolInfo::from(spec);
     let budget = Duration::from_micros(20);
     let pct = |d: Duration| {
         format!(

@@ -68,10 +68,7 @@ async fn main() {
         std::fs::write(d.join("bare.mjs"), NODE_BARE).unwrap();
         std::fs::write(d.join("bare.py"), PY_BARE).unwrap();
     }
-    let exec = SubprocessExecutor::new(ExecConfig {
-        cache_dir: root.join("cache"),
-        ..ExecConfig::default()
-    });
+    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(root.join("cache")));
     let payload = serde_json::to_string(&params()).unwrap();
 
     println!(

@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
 mod common;
 
 use common::{NODE_TOOL, PY_TOOL, SH_TOOL, median, ms, one_call, spec};
@@ -37,20 +38,21 @@ async fn main() {
     .trim()
     .to_owned();
     let executor = |mode: SandboxMode, name: &str, processes: Option<u64>| {
-        let mut policy = SandboxPolicy::new()
-            .mode(mode)
-            .state_dir(root.join("state").join(name));
-        policy.limits.processes = processes;
+        let mut limits = SandboxLimits::default().processes(processes);
         // "No cgroups": neither the pids nor the memory cgroup.
         if processes.is_none() {
-            policy.limits.call_memory = None;
+            limits = limits.call_memory(None);
         }
-        SubprocessExecutor::new(ExecConfig {
-            cache_dir: root.join("cache"),
-            python: python.clone(),
-            sandbox: policy,
-            ..ExecConfig::default()
-        })
+        let policy = SandboxPolicy::new()
+            .mode(mode)
+            .state_dir(root.join("state").join(name))
+            .limits(limits);
+        SubprocessExecutor::new(
+            ExecConfig::default()
+                .cache_dir(root.join("cache"))
+                .python(python.clone())
+                .sandbox(policy),
+        )
     };
     let jailed = executor(SandboxMode::Required, "jailed", Some(256));
     // The same jail without its cgroups (pids, memory): joining a cgroup v1 costs a few ms.

@@ -13,8 +13,8 @@ use tokio::sync::Semaphore;
 use toolbind_codegen::model::Execution;
 
 use crate::cancel::CancelToken;
-use crate::runtime::{CallOptions, Runtime};
 use crate::result::ToolResult;
+use crate::runtime::{CallOptions, Runtime};
 
 /// One tool call a model asked for, as a batch runs it.
 #[derive(Debug, Clone, PartialEq)]

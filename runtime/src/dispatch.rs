@@ -12,16 +12,16 @@ use std::time::Duration;
 use serde_json::Value;
 use toolbind_codegen::suggest;
 
+use crate::Tool;
+use crate::ToolInfo;
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
 use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
-use crate::ToolInfo;
 use crate::loader::Registry;
+use crate::output::{OutputCheck, OutputError, OutputViolation, Typed};
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 use crate::truncate::{TruncateOptions, truncate_head};
-use crate::Tool;
-use crate::output::{OutputCheck, OutputError, OutputViolation, Typed};
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, PartialEq)]

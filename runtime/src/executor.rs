@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
 use crate::ToolInfo;
+use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
 use crate::result::{Progress, ToolResult};

@@ -37,8 +37,6 @@ pub mod batch;
 mod cancel;
 #[doc(hidden)]
 pub mod dirs;
-#[path = "dispatch.rs"]
-pub mod runtime;
 pub mod exec;
 mod executor;
 pub mod loader;
@@ -49,6 +47,8 @@ pub mod result;
 #[cfg(feature = "rig")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
 pub mod rig;
+#[path = "dispatch.rs"]
+pub mod runtime;
 pub mod secret;
 #[path = "sync.rs"]
 pub mod syncing;

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use rig_core::message::{ImageMediaType, MimeType, ToolName, ToolResultContent};
 use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 
-use crate::runtime::{CallOptions, Runtime};
 use crate::result::{Content, ToolResult};
+use crate::runtime::{CallOptions, Runtime};
 
 /// Every loaded tool as a rig `DynamicTool` with its portable JSON Schema, in load order.
 pub fn dynamic_tools(runtime: &Arc<Runtime>) -> Vec<DynamicTool> {
@@ -34,13 +34,13 @@ pub fn dynamic_tools(runtime: &Arc<Runtime>) -> Vec<DynamicTool> {
         .iter()
         .filter_map(|spec| {
             // Loaded tools have non-empty names; `ToolName` refuses only empty ones.
-            let name = ToolName::new(spec.name.clone()).ok()?;
+            let name = ToolName::new(spec.name().to_owned()).ok()?;
             let rt = Arc::clone(runtime);
-            let tool = spec.name.clone();
+            let tool = spec.name().to_owned();
             Some(DynamicTool::new(
                 name,
-                spec.description.clone(),
-                toolbind_codegen::schema::portable(spec),
+                spec.description().to_owned(),
+                spec.input_schema().clone(),
                 move |args| {
                     let rt = Arc::clone(&rt);
                     let tool = tool.clone();

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use toolbind::{
-    CallOptions, CancelToken, Content, Language, Loader, Runtime, Secret, Tool, ToolResult,
-    TruncateOptions,
+    CallOptions, CancelToken, Content, Loader, Runtime, Secret, Tool, ToolResult, tool::Language,
+    truncate::TruncateOptions,
 };
-use toolbind::{ExecCall, ExecFuture, Executor};
+use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
 
 /// A secret no message may ever contain.
 const SECRET: &str = "SECRET-zx81-do-not-log";
@@ -57,7 +57,7 @@ impl Executor for Recorder {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
         Box::pin(async move {
             self.seen.lock().unwrap().push(Seen {
-                tool: call.tool.name.clone(),
+                tool: call.tool.name().to_owned(),
                 id: call.tool_call_id.to_owned(),
                 params: call.params.clone(),
                 timeout: call.timeout,
@@ -317,15 +317,16 @@ async fn defaults_are_filled_exactly_as_json_has_them() {
 
 #[test]
 fn enum_values_sent_as_numbers_or_booleans_match_their_text() {
-    use toolbind::validate_args as validate;
+    use toolbind::args::validate;
     let dir = Path::new("/nonexistent/pick");
     let spec = toolbind_codegen::parse_tool_md(
         &dir.join("TOOL.md"),
         dir,
         b"---\nname: pick\ndescription: Pick.\ninputs:\n  n:\n    type: enum\n    values: 1, 2, true\n    description: N.\n---\n",
-        &toolbind_codegen::Options { require_entry: false, ..Default::default() },
+        &toolbind_codegen::Options::default().require_entry(false),
     )
     .unwrap();
+    let spec = toolbind::ToolInfo::from(spec);
     assert_eq!(
         validate(&spec, json!({"n": 2})).unwrap().params()["n"],
         json!("2")
@@ -383,7 +384,7 @@ async fn call_options_reach_the_executor() {
         .executor(exec.clone())
         .build();
     plain.call("ping", json!({}), CallOptions::new()).await;
-    assert_eq!(exec.last().timeout, toolbind::DEFAULT_TIMEOUT);
+    assert_eq!(exec.last().timeout, toolbind::exec::DEFAULT_TIMEOUT);
 
     let token = CancelToken::new();
     token.cancel();
@@ -450,10 +451,7 @@ async fn truncation_limits_are_configurable_and_can_spill() {
     let rt = Runtime::builder()
         .registry(Loader::new().dir(tools_dir()).quiet().load().registry)
         .executor(exec)
-        .truncation(TruncateOptions {
-            max_bytes: 1000,
-            max_lines: 10_000,
-        })
+        .truncation(TruncateOptions::default().max_bytes(1000).max_lines(10_000))
         .spill_dir(&spill)
         .build();
     let r = rt
@@ -700,7 +698,7 @@ fn check_validates_without_running() {
     let exec = Recorder::echo();
     let rt = runtime(exec.clone());
     let ok = rt.check("search", json!({"query": "q"})).unwrap();
-    assert_eq!(ok.spec().name, "search");
+    assert_eq!(ok.tool().name(), "search");
     assert_eq!(ok.params()["mode"], json!("web"));
     assert!(rt.check("nope", json!({})).unwrap_err().is_error);
     assert!(exec.calls().is_empty());
@@ -708,7 +706,7 @@ fn check_validates_without_running() {
 
 #[test]
 fn args_errors_are_structured() {
-    use toolbind::{ArgProblem, validate_args as validate};
+    use toolbind::{args::ArgProblem, args::validate};
     let rt = runtime(Recorder::echo());
     let spec = rt.registry().get("search").unwrap();
     let err = validate(spec, json!({"querry": 1, "mode": "x"})).unwrap_err();

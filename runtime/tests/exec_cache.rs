@@ -11,15 +11,12 @@ use serde_json::json;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind_codegen::model::Language;
 
-fn ts() -> toolbind::ToolSpec {
+fn ts() -> toolbind::ToolInfo {
     spec("seed_example", Language::TypeScript, "index.ts")
 }
 
 fn with_cache(dir: &Path) -> SubprocessExecutor {
-    SubprocessExecutor::new(ExecConfig {
-        cache_dir: dir.to_path_buf(),
-        ..ExecConfig::default()
-    })
+    SubprocessExecutor::new(ExecConfig::default().cache_dir(dir.to_path_buf()))
 }
 
 fn mirrors(cache: &Path) -> Vec<PathBuf> {

@@ -8,24 +8,24 @@ use std::time::{Duration, Instant};
 
 use exec_common::*;
 use serde_json::json;
-use toolbind::{CancelToken, Executor};
+use toolbind::{CancelToken, exec::Executor};
 use toolbind_codegen::model::{Language, WorkerMode};
 
-fn js() -> toolbind::ToolSpec {
+fn js() -> toolbind::ToolInfo {
     spec("js_tool", Language::TypeScript, "index.mjs")
 }
 
-fn py() -> toolbind::ToolSpec {
+fn py() -> toolbind::ToolInfo {
     spec("py_sync", Language::Python, "index.py")
 }
 
-fn sh() -> toolbind::ToolSpec {
+fn sh() -> toolbind::ToolInfo {
     spec("sh_tool", Language::Bash, "index.sh")
 }
 
 #[tokio::test]
 async fn cancelled_call_sees_its_signal_and_returns_within_the_grace_period() {
-    let (exec, _cache) = executor(|c| c.grace = Duration::from_secs(3));
+    let (exec, _cache) = executor(|c| c.grace(Duration::from_secs(3)));
     let cases = [
         (js(), "saw abort: true"),
         (py(), "saw abort: True"),
@@ -51,13 +51,13 @@ async fn cancelled_call_sees_its_signal_and_returns_within_the_grace_period() {
             (r.is_error, r.text_content().as_str()),
             (false, expected),
             "{}",
-            tool.name
+            tool.name()
         );
         assert_eq!(*seen.lock().unwrap(), vec!["started".to_owned()]);
         assert!(
             start.elapsed() < Duration::from_secs(2),
             "{}: {:?}",
-            tool.name,
+            tool.name(),
             start.elapsed()
         );
         // The worker survives a cooperative cancel.
@@ -69,13 +69,13 @@ async fn cancelled_call_sees_its_signal_and_returns_within_the_grace_period() {
 /// Runs `tool` in `ignore_abort` (or bash `ignore_term`) mode, stopped by `stop`, and
 /// checks the error and that nothing of its process group survives.
 async fn killed_with_grandchildren(
-    tool: toolbind::ToolSpec,
+    tool: toolbind::ToolInfo,
     mode: &str,
     timeout: Option<Duration>,
     cancel: bool,
     expect: &str,
 ) {
-    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let (exec, _cache) = executor(|c| c.grace(Duration::from_millis(300)));
     let token = CancelToken::new();
     let (sink, seen) = if cancel {
         cancel_on_first_update(token.clone())
@@ -93,16 +93,16 @@ async fn killed_with_grandchildren(
     )
     .await;
     let elapsed = start.elapsed();
-    assert!(r.is_error, "{} {mode}: {r:?}", tool.name);
+    assert!(r.is_error, "{} {mode}: {r:?}", tool.name());
     assert!(
         r.text_content().contains(expect),
         "{} {mode}: expected `{expect}` in {r:?}",
-        tool.name
+        tool.name()
     );
     assert!(
         elapsed < Duration::from_secs(4),
         "{} {mode}: took {elapsed:?}",
-        tool.name
+        tool.name()
     );
     let info = json(&seen.lock().unwrap()[0]);
     let pgid = info["pgid"].as_i64().unwrap() as i32;
@@ -110,13 +110,13 @@ async fn killed_with_grandchildren(
     assert!(
         left.is_empty(),
         "{} {mode}: survivors in group {pgid}: {left:?}",
-        tool.name
+        tool.name()
     );
     if let Some(gc) = info["grandchild"].as_i64() {
         assert!(
             !alive(gc as i32),
             "{} {mode}: grandchild {gc} survived",
-            tool.name
+            tool.name()
         );
     }
 }
@@ -132,7 +132,7 @@ async fn tool_ignoring_abort_is_killed_with_its_grandchildren() {
 
 #[tokio::test]
 async fn other_calls_on_a_killed_warm_worker_are_told_why() {
-    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let (exec, _cache) = executor(|c| c.grace(Duration::from_millis(300)));
     let tool = js();
     let stubborn = run(
         &exec,
@@ -158,7 +158,7 @@ async fn other_calls_on_a_killed_warm_worker_are_told_why() {
 
 #[tokio::test]
 async fn a_dropped_call_is_aborted_then_killed_if_it_ignores_the_abort() {
-    let (exec, _cache) = executor(|c| c.grace = Duration::from_millis(300));
+    let (exec, _cache) = executor(|c| c.grace(Duration::from_millis(300)));
     let tool = js();
     let pid = |r: toolbind::ToolResult| json(&r.text_content())["pid"].clone();
 
@@ -218,9 +218,13 @@ async fn the_executor_enforces_the_timeout_it_is_given() {
     // The caller resolves the timeout (`ExecCall::new`: the tool's, else 120 s; the
     // runtime: the call's, the tool's, its default — see dispatch.rs); the executor
     // enforces exactly that, whatever the tool says.
-    let (exec, _cache) = executor(|_| {});
-    let mut tool = sh();
-    tool.timeout_secs = Some(0.6);
+    let (exec, _cache) = executor(|c| c);
+    let tool = sh();
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.timeout_secs = Some(0.6);
+        s
+    });
     let start = Instant::now();
     let r = call(&exec, &tool, json!({"mode": "sleep"})).await;
     assert!(r.text_content().contains("timed out after 0.6 s"), "{r:?}");
@@ -232,7 +236,7 @@ async fn the_executor_enforces_the_timeout_it_is_given() {
     );
     let p = params(json!({"mode": "sleep"}));
     let r = exec
-        .execute(toolbind::ExecCall::new(&tool, p).timeout(Duration::from_millis(400)))
+        .execute(toolbind::exec::ExecCall::new(&tool, p).timeout(Duration::from_millis(400)))
         .await;
     assert!(r.text_content().contains("timed out after 0.4 s"), "{r:?}");
     assert!(start.elapsed() < Duration::from_secs(5));
@@ -243,13 +247,17 @@ async fn environment_is_scrubbed_and_cwd_configured() {
     let cwd = tempfile::tempdir().unwrap();
     let cwd_path = cwd.path().canonicalize().unwrap();
     let (exec, _cache) = executor(|c| {
-        c.cwd = Some(cwd_path.clone());
-        c.env_set = vec![("INTEGRATION_URL".into(), "http://x".into())];
+        c.cwd(cwd_path.clone())
+            .env_set([("INTEGRATION_URL", "http://x")])
     });
     // cargo sets CARGO_PKG_NAME and CARGO_MANIFEST_DIR for the test process.
     assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
-    let mut tool = js();
-    tool.env = vec!["CARGO_PKG_NAME".into()];
+    let tool = js();
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.env = vec!["CARGO_PKG_NAME".into()];
+        s
+    });
     let out = json(
         &call(&exec, &tool, json!({"mode": "env"}))
             .await
@@ -285,9 +293,13 @@ async fn environment_is_scrubbed_and_cwd_configured() {
 #[tokio::test]
 async fn sensitive_values_never_reach_argv_or_error_text() {
     let secret = "sk-live-7f3a9c1e5b2d";
-    let (exec, _cache) = executor(|c| c.worker_mode = WorkerMode::OneShot);
-    let mut tool = js();
-    tool.inputs = vec![sensitive_input("token")];
+    let (exec, _cache) = executor(|c| c.worker_mode(WorkerMode::OneShot));
+    let tool = js();
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![sensitive_input("token")];
+        s
+    });
     let cancel = CancelToken::new();
     let c2 = cancel.clone();
     let (sink, seen) = recorder();

@@ -17,7 +17,7 @@ fn peak_rss_kib() -> u64 {
 
 #[tokio::test]
 async fn flooding_output_keeps_memory_bounded() {
-    let (exec, _cache) = executor(|c| c.max_text_bytes = 1 << 20);
+    let (exec, _cache) = executor(|c| c.max_text_bytes(1 << 20));
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     // Warm up: start the worker and let the runtime allocate what it always needs.

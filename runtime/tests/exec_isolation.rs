@@ -11,18 +11,18 @@ use toolbind::ToolResult;
 use toolbind::exec::SubprocessExecutor;
 use toolbind_codegen::model::Language;
 
-fn js() -> toolbind::ToolSpec {
+fn js() -> toolbind::ToolInfo {
     spec("js_tool", Language::TypeScript, "index.mjs")
 }
 
-fn py() -> toolbind::ToolSpec {
+fn py() -> toolbind::ToolInfo {
     spec("py_sync", Language::Python, "index.py")
 }
 
 /// Two slow calls and, while they are in flight, `bad`: returns (bad, [slow, slow]).
 async fn beside_two_slow_calls(
     exec: &SubprocessExecutor,
-    tool: &toolbind::ToolSpec,
+    tool: &toolbind::ToolInfo,
     bad: Value,
 ) -> (ToolResult, [ToolResult; 2]) {
     let slow = || call(exec, tool, json!({"mode": "sleep", "ms": 800}));
@@ -40,7 +40,7 @@ fn pid_of(r: &ToolResult) -> Value {
 
 #[tokio::test]
 async fn a_python_result_with_no_json_form_fails_only_its_own_call() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = py();
     let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
     for mode in ["nan", "inf", "bigint"] {
@@ -60,7 +60,7 @@ async fn a_python_result_with_no_json_form_fails_only_its_own_call() {
 
 #[tokio::test]
 async fn a_python_tools_child_cannot_write_into_the_protocol() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = py();
     let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
     let (child, others) = beside_two_slow_calls(&exec, &tool, json!({"mode": "fd3_child"})).await;
@@ -74,7 +74,7 @@ async fn a_python_tools_child_cannot_write_into_the_protocol() {
 
 #[tokio::test]
 async fn a_node_exception_after_execute_returned_is_charged_to_no_call() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = js();
     let before = pid_of(&call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await);
     let (late, others) = beside_two_slow_calls(&exec, &tool, json!({"mode": "late_throw"})).await;
@@ -96,7 +96,7 @@ async fn a_node_exception_after_execute_returned_is_charged_to_no_call() {
 
 #[tokio::test]
 async fn a_dead_harness_is_noticed_even_when_a_daemon_holds_its_channel() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = py();
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("daemon.pid");
@@ -143,11 +143,15 @@ async fn a_dead_harness_is_noticed_even_when_a_daemon_holds_its_channel() {
 
 #[tokio::test]
 async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     // Same tool folder, so the same worker; only the first is annotated idempotent.
     let plain = py();
-    let mut tool = py();
-    tool.annotations.idempotent = Some(true);
+    let tool = py();
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.annotations.idempotent = Some(true);
+        s
+    });
     call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
     let slow = call(&exec, &tool, json!({"mode": "sleep", "ms": 1500}));
     let crash = async {
@@ -162,7 +166,7 @@ async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
 // Item 10: results are what they claim.
 #[tokio::test]
 async fn a_python_tools_child_cannot_forge_a_result() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let py = py();
     for _ in 0..3 {
         let r = call(&exec, &py, json!({"mode": "forge"})).await;
@@ -172,7 +176,7 @@ async fn a_python_tools_child_cannot_forge_a_result() {
 
 #[tokio::test]
 async fn a_non_boolean_is_error_is_a_malformed_result_not_success() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let py = py();
     let r = call(&exec, &py, json!({"mode": "is_error_string"})).await;
     assert!(r.is_error, "{r:?}");

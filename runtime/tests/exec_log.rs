@@ -11,7 +11,7 @@ use exec_common::*;
 use serde_json::json;
 use toolbind::Registry;
 use toolbind::{CallOptions, Runtime};
-use toolbind::{ExecCall, Executor, LogSink};
+use toolbind::{exec::ExecCall, exec::Executor, exec::LogSink};
 use toolbind_codegen::model::Language;
 
 fn sink() -> (LogSink, Arc<Mutex<Vec<String>>>) {
@@ -23,7 +23,7 @@ fn sink() -> (LogSink, Arc<Mutex<Vec<String>>>) {
 
 async fn logged_call(
     exec: &toolbind::exec::SubprocessExecutor,
-    tool: &toolbind::ToolSpec,
+    tool: &toolbind::ToolInfo,
     p: serde_json::Value,
     log: LogSink,
 ) -> toolbind::ToolResult {
@@ -48,7 +48,7 @@ async fn settle(seen: &Arc<Mutex<Vec<String>>>, n: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn a_warm_worker_serving_one_call_forwards_every_line_in_order() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     let (log, seen) = sink();
     let r = logged_call(
@@ -66,7 +66,7 @@ async fn a_warm_worker_serving_one_call_forwards_every_line_in_order() {
 
 #[tokio::test]
 async fn lines_of_calls_sharing_a_worker_never_reach_the_wrong_caller() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     // Warm the worker first, so both calls share it.
     call(&exec, &js, json!({"mode": "counter"})).await;
@@ -103,7 +103,7 @@ async fn lines_of_calls_sharing_a_worker_never_reach_the_wrong_caller() {
 
 #[tokio::test]
 async fn every_stderr_line_of_a_bash_tool_is_forwarded() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     let (log, seen) = sink();
     let r = logged_call(&exec, &sh, json!({"mode": "fail"}), log).await;
@@ -113,14 +113,18 @@ async fn every_stderr_line_of_a_bash_tool_is_forwarded() {
 
 #[tokio::test]
 async fn runtime_call_redacts_secrets_from_stderr_lines() {
-    let mut tool = spec("js_tool", Language::TypeScript, "index.mjs");
+    let tool = spec("js_tool", Language::TypeScript, "index.mjs");
     let mut mode = sensitive_input("mode");
     mode.sensitive = false;
     let mut lines = sensitive_input("lines");
     lines.sensitive = false;
     lines.ty = toolbind_codegen::model::InputType::Number;
-    tool.inputs = vec![mode, sensitive_input("tag"), lines];
-    let (exec, _cache) = executor(|_| {});
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![mode, sensitive_input("tag"), lines];
+        s
+    });
+    let (exec, _cache) = executor(|c| c);
     let mut registry = Registry::default();
     registry.insert(tool).unwrap();
     let rt = Runtime::builder()

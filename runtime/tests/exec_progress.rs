@@ -11,7 +11,7 @@ use std::time::Duration;
 use exec_common::*;
 use serde_json::json;
 use toolbind::Progress;
-use toolbind::ProgressSink;
+use toolbind::exec::ProgressSink;
 use toolbind_codegen::model::Language;
 
 fn peak_rss_kib() -> u64 {
@@ -30,7 +30,7 @@ fn flood_mb() -> u64 {
 
 #[tokio::test]
 async fn a_progress_flood_grows_neither_the_harness_nor_the_runtime() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     call(&exec, &js, json!({"mode": "counter"})).await;
     let before = peak_rss_kib();
@@ -72,7 +72,7 @@ async fn a_progress_flood_grows_neither_the_harness_nor_the_runtime() {
 
 #[tokio::test]
 async fn updates_are_coalesced_in_order_and_the_latest_arrives() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     for tool in [
         spec("js_tool", Language::TypeScript, "index.mjs"),
         spec("py_sync", Language::Python, "index.py"),
@@ -96,16 +96,16 @@ async fn updates_are_coalesced_in_order_and_the_latest_arrives() {
         assert!(
             steps.windows(2).all(|w| w[0] < w[1]),
             "{}: {steps:?}",
-            tool.name
+            tool.name()
         );
-        assert_eq!(steps.last(), Some(&1999), "{}", tool.name);
-        assert!(steps.len() < 2000, "{}: nothing was coalesced", tool.name);
+        assert_eq!(steps.last(), Some(&1999), "{}", tool.name());
+        assert!(steps.len() < 2000, "{}: nothing was coalesced", tool.name());
     }
 }
 
 #[tokio::test]
 async fn an_over_long_bash_progress_line_is_an_error_naming_the_limit() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     let (sink, _seen) = recorder();
     let r = run(
@@ -125,7 +125,7 @@ async fn an_over_long_bash_progress_line_is_an_error_naming_the_limit() {
 
 #[tokio::test]
 async fn a_bash_progress_line_can_never_become_the_result() {
-    let (exec, _cache) = executor(|c| c.progress_interval = Duration::ZERO);
+    let (exec, _cache) = executor(|c| c.progress_interval(Duration::ZERO));
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     let (sink, seen) = recorder();
     let r = run(

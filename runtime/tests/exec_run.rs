@@ -11,17 +11,17 @@ use exec_common::*;
 use serde_json::json;
 use toolbind_codegen::model::{Language, WorkerMode};
 
-fn js() -> toolbind::ToolSpec {
+fn js() -> toolbind::ToolInfo {
     spec("js_tool", Language::TypeScript, "index.mjs")
 }
 
-fn py() -> toolbind::ToolSpec {
+fn py() -> toolbind::ToolInfo {
     spec("py_sync", Language::Python, "index.py")
 }
 
 #[tokio::test]
 async fn seed_000_example_runs_unchanged() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = spec("seed_example", Language::TypeScript, "index.ts");
     let (sink, seen) = recorder();
     let r = run(
@@ -43,7 +43,7 @@ async fn seed_000_example_runs_unchanged() {
 
 #[tokio::test]
 async fn typescript_features_and_source_maps() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = spec("ts_features", Language::TypeScript, "index.ts");
     let r = call(&exec, &tool, json!({"words": "ab cde f"})).await;
     assert!(!r.is_error, "{r:?}");
@@ -63,7 +63,7 @@ async fn typescript_features_and_source_maps() {
 
 #[tokio::test]
 async fn typescript_syntax_error_names_file_line_and_column() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = spec("ts_broken", Language::TypeScript, "index.ts");
     let r = call(&exec, &tool, json!({})).await;
     assert!(r.is_error);
@@ -76,7 +76,7 @@ async fn typescript_syntax_error_names_file_line_and_column() {
 
 #[tokio::test]
 async fn python_sync_and_async_entries() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let r = call(&exec, &py(), json!({"mode": "echo", "x": [1, 2]})).await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(
@@ -102,7 +102,7 @@ async fn python_sync_and_async_entries() {
 
 #[tokio::test]
 async fn bash_entry_gets_json_on_stdin_and_reports_progress_on_fd3() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let tool = spec("sh_tool", Language::Bash, "index.sh");
     let (sink, seen) = recorder();
     let r = run(
@@ -134,7 +134,7 @@ async fn bash_entry_gets_json_on_stdin_and_reports_progress_on_fd3() {
 
 #[tokio::test]
 async fn progress_arrives_in_order_before_the_result() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     for tool in [js(), py()] {
         let (sink, seen) = recorder();
         let r = run(
@@ -154,7 +154,7 @@ async fn progress_arrives_in_order_before_the_result() {
         assert!(
             seen.iter().all(|s| rest.any(|e| e == s)),
             "{}: {seen:?}",
-            tool.name
+            tool.name()
         );
         assert_eq!(seen.last().map(String::as_str), Some("step 199"));
     }
@@ -162,7 +162,7 @@ async fn progress_arrives_in_order_before_the_result() {
 
 #[tokio::test]
 async fn thrown_errors_become_error_results_with_the_message() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let r = call(&exec, &js(), json!({"mode": "throw", "value": 7})).await;
     assert!(r.is_error);
     assert_eq!(r.text_content(), "bad input: 7");
@@ -178,7 +178,7 @@ async fn thrown_errors_become_error_results_with_the_message() {
 
 #[tokio::test]
 async fn crashes_of_every_kind_name_their_cause() {
-    let (exec, _cache) = executor(|c| c.worker_mode = WorkerMode::OneShot);
+    let (exec, _cache) = executor(|c| c.worker_mode(WorkerMode::OneShot));
     let sh = spec("sh_tool", Language::Bash, "index.sh");
     let cases = [
         (js(), json!({"mode": "uncaught"}), vec!["boom-uncaught"]),
@@ -228,14 +228,22 @@ async fn crashes_of_every_kind_name_their_cause() {
     ];
     for (tool, p, needles) in cases {
         let r = call(&exec, &tool, p.clone()).await;
-        assert!(r.is_error, "{} {p}: {r:?}", tool.name);
+        assert!(r.is_error, "{} {p}: {r:?}", tool.name());
         let t = r.text_content();
         for n in needles {
-            assert!(t.contains(n), "{} {p}: expected `{n}` in:\n{t}", tool.name);
+            assert!(
+                t.contains(n),
+                "{} {p}: expected `{n}` in:\n{t}",
+                tool.name()
+            );
         }
     }
-    let mut missing = js();
-    missing.entry = Some("nope.mjs".into());
+    let missing = js();
+    let missing = toolbind::ToolInfo::from({
+        let mut s = missing.spec().clone();
+        s.entry = Some("nope.mjs".into());
+        s
+    });
     let r = call(&exec, &missing, json!({})).await;
     assert!(
         r.is_error && r.text_content().contains("has no entry file"),
@@ -245,7 +253,7 @@ async fn crashes_of_every_kind_name_their_cause() {
 
 #[tokio::test]
 async fn console_output_does_not_break_the_protocol() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let r = call(&exec, &js(), json!({"mode": "console"})).await;
     assert_eq!(
         (r.is_error, r.text_content().as_str()),
@@ -260,32 +268,29 @@ async fn console_output_does_not_break_the_protocol() {
 
 #[tokio::test]
 async fn results_too_long_for_the_protocol_are_cut_not_fatal() {
-    let (exec, _cache) = executor(|c| {
-        c.max_text_bytes = 1000;
-        c.max_line_bytes = 4096;
-    });
+    let (exec, _cache) = executor(|c| c.max_text_bytes(1000).max_line_bytes(4096));
     for tool in [js(), py()] {
         let first = call(&exec, &tool, json!({"mode": "counter"})).await;
         let r = call(&exec, &tool, json!({"mode": "escapes", "n": 800})).await;
-        assert!(!r.is_error, "{}: {r:?}", tool.name);
+        assert!(!r.is_error, "{}: {r:?}", tool.name());
         let text = r.text_content();
         assert!(
             text.contains("over the 4096-byte protocol limit")
                 && text.contains("details are dropped"),
             "{}: {text}",
-            tool.name
+            tool.name()
         );
         assert_eq!(r.details, None);
         // The worker survived: same process, state kept.
         let after = call(&exec, &tool, json!({"mode": "counter"})).await;
         let (a, b) = (json(&first.text_content()), json(&after.text_content()));
-        assert_eq!(a["pid"], b["pid"], "{}", tool.name);
+        assert_eq!(a["pid"], b["pid"], "{}", tool.name());
     }
 }
 
 #[tokio::test]
 async fn the_text_cap_is_one_budget_and_never_edits_the_tools_objects() {
-    let (exec, _cache) = executor(|c| c.max_text_bytes = 1000);
+    let (exec, _cache) = executor(|c| c.max_text_bytes(1000));
     let r = call(&exec, &js(), json!({"mode": "escapes", "n": 300})).await;
     assert_eq!(
         r.content.len(),
@@ -308,7 +313,7 @@ async fn the_text_cap_is_one_budget_and_never_edits_the_tools_objects() {
 
 #[tokio::test]
 async fn wrapped_async_python_and_default_export_js_entries_run() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let r = call(
         &exec,
         &spec("py_wrapped", Language::Python, "index.py"),
@@ -333,7 +338,7 @@ async fn wrapped_async_python_and_default_export_js_entries_run() {
 
 #[tokio::test]
 async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("lib")).unwrap();
     std::fs::write(
@@ -349,10 +354,15 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
         .unwrap();
     };
     write_v("v1");
-    let mut tool = spec("helper", Language::TypeScript, "index.ts");
-    tool.dir = dir.path().to_path_buf();
-    tool.file = dir.path().join("TOOL.md");
-    std::fs::write(&tool.file, "---\nname: helper\ndescription: d\n---\n").unwrap();
+    let tool = toolbind::ToolInfo::from({
+        let mut s = spec("helper", Language::TypeScript, "index.ts")
+            .spec()
+            .clone();
+        s.dir = dir.path().to_path_buf();
+        s.file = dir.path().join("TOOL.md");
+        s
+    });
+    std::fs::write(tool.file(), "---\nname: helper\ndescription: d\n---\n").unwrap();
     let out = |r: toolbind::ToolResult| r.text_content();
     let first = out(call(&exec, &tool, json!({})).await);
     assert!(first.starts_with("v1 "), "{first}");
@@ -368,7 +378,7 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
     assert!(second.starts_with("v2-longer "), "{second}");
     tokio::time::sleep(Duration::from_millis(1100)).await;
     std::fs::write(
-        &tool.file,
+        tool.file(),
         "---\nname: helper\ndescription: d\nenv: [X]\n---\n",
     )
     .unwrap();
@@ -381,7 +391,7 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
 
 #[tokio::test]
 async fn a_lone_surrogate_in_a_js_result_does_not_break_the_worker() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let first = json(
         &call(&exec, &js(), json!({"mode": "counter"}))
             .await
@@ -405,7 +415,7 @@ async fn a_lone_surrogate_in_a_js_result_does_not_break_the_worker() {
 #[tokio::test]
 async fn warm_worker_keeps_state_and_one_shot_does_not() {
     for tool in [js(), py()] {
-        let (exec, _cache) = executor(|_| {});
+        let (exec, _cache) = executor(|c| c);
         let mut pids = Vec::new();
         for n in 1..=3 {
             let out = json(
@@ -413,21 +423,25 @@ async fn warm_worker_keeps_state_and_one_shot_does_not() {
                     .await
                     .text_content(),
             );
-            assert_eq!(out["counter"], n, "{}", tool.name);
+            assert_eq!(out["counter"], n, "{}", tool.name());
             pids.push(out["pid"].clone());
         }
         assert!(pids.windows(2).all(|w| w[0] == w[1]), "{pids:?}");
         assert_eq!(exec.warm_workers(), 1);
 
-        let mut one_shot = tool.clone();
-        one_shot.worker = WorkerMode::OneShot;
+        let one_shot = tool.clone();
+        let one_shot = toolbind::ToolInfo::from({
+            let mut s = one_shot.spec().clone();
+            s.worker = WorkerMode::OneShot;
+            s
+        });
         for _ in 0..2 {
             let out = json(
                 &call(&exec, &one_shot, json!({"mode": "counter"}))
                     .await
                     .text_content(),
             );
-            assert_eq!(out["counter"], 1, "{}", tool.name);
+            assert_eq!(out["counter"], 1, "{}", tool.name());
             assert_ne!(out["pid"], pids[0]);
         }
     }
@@ -436,7 +450,7 @@ async fn warm_worker_keeps_state_and_one_shot_does_not() {
 #[tokio::test]
 async fn warm_worker_serves_concurrent_calls() {
     for tool in [js(), py()] {
-        let (exec, _cache) = executor(|_| {});
+        let (exec, _cache) = executor(|c| c);
         // Start the worker first so the timing below measures the calls only.
         call(&exec, &tool, json!({"mode": "counter"})).await;
         let start = Instant::now();
@@ -451,7 +465,7 @@ async fn warm_worker_serves_concurrent_calls() {
         assert!(
             elapsed < Duration::from_millis(1500),
             "{}: 8 x 300 ms took {elapsed:?}",
-            tool.name
+            tool.name()
         );
     }
 }
@@ -459,7 +473,7 @@ async fn warm_worker_serves_concurrent_calls() {
 #[tokio::test]
 async fn dead_worker_fails_calls_in_flight_and_is_restarted() {
     for tool in [js(), py()] {
-        let (exec, _cache) = executor(|_| {});
+        let (exec, _cache) = executor(|c| c);
         let first = json(
             &call(&exec, &tool, json!({"mode": "counter"}))
                 .await
@@ -485,9 +499,10 @@ async fn dead_worker_fails_calls_in_flight_and_is_restarted() {
                 .text_content(),
         );
         assert_eq!(
-            again["counter"], 1,
+            again["counter"],
+            1,
             "{}: a fresh worker starts from scratch",
-            tool.name
+            tool.name()
         );
         assert_ne!(again["pid"], first["pid"]);
     }
@@ -495,7 +510,7 @@ async fn dead_worker_fails_calls_in_flight_and_is_restarted() {
 
 #[tokio::test]
 async fn idle_workers_are_reaped() {
-    let (exec, _cache) = executor(|c| c.idle_timeout = Duration::from_millis(150));
+    let (exec, _cache) = executor(|c| c.idle_timeout(Duration::from_millis(150)));
     let out = json(
         &call(&exec, &js(), json!({"mode": "counter"}))
             .await
@@ -510,7 +525,7 @@ async fn idle_workers_are_reaped() {
 
 #[tokio::test]
 async fn dropping_the_executor_kills_its_workers() {
-    let (exec, _cache) = executor(|_| {});
+    let (exec, _cache) = executor(|c| c);
     let out = json(
         &call(&exec, &py(), json!({"mode": "counter"}))
             .await

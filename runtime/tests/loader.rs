@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use toolbind::{LoadWarningKind, Loader, TOOLS_DIRS_ENV, parse_tools_dirs};
+use toolbind::{Loader, loader::LoadWarningKind, loader::TOOLS_DIRS_ENV, loader::parse_tools_dirs};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/core/loader")
@@ -170,8 +170,8 @@ fn bad_folders_are_skipped_with_their_reason() {
 fn first_folder_wins_a_duplicate_name() {
     let loaded = Loader::new().dirs([second(), first()]).quiet().load();
     let dup = loaded.registry.get("dup").unwrap();
-    assert_eq!(dup.dir, second().join("dup_b"));
-    assert_eq!(dup.description, "Tool dup_b.");
+    assert_eq!(dup.dir(), second().join("dup_b"));
+    assert_eq!(dup.description(), "Tool dup_b.");
     let w = loaded
         .warnings
         .iter()
@@ -187,10 +187,9 @@ fn registry_lookups() {
     assert_eq!(r.len(), 2);
     assert!(!r.is_empty());
     let alpha = r.get("alpha").unwrap();
-    assert_eq!(alpha.entry.as_deref(), Some("index.sh"));
-    assert_eq!(r.fingerprint("alpha"), Some(alpha.fingerprint()));
+    assert_eq!(alpha.entry(), Some(alpha.dir().join("index.sh")));
+    assert_eq!(alpha.fingerprint(), alpha.spec().fingerprint());
     assert!(r.get("broken").is_none());
-    assert!(r.fingerprint("nope").is_none());
     let mut copy = r.clone();
     assert!(copy.insert(alpha.clone()).is_err(), "a name is taken once");
 }
@@ -202,7 +201,7 @@ fn loader_child() {
     if std::env::var_os("TOOLBIND_LOADER_CHILD").is_none() {
         return;
     }
-    let loaded = toolbind::load(&[first()]);
+    let loaded = toolbind::loader::load(&[first()]);
     println!("loaded {}", loaded.registry.len());
 }
 
@@ -251,7 +250,7 @@ fn a_tool_is_never_shadowed_silently() {
     write_tool(tmp.path(), "shadowed", "shadowed", "The real one.");
     let loaded = Loader::new().dir(tmp.path()).quiet().load();
     let t = loaded.registry.get("shadowed").unwrap();
-    assert_eq!(t.description, "The real one.");
+    assert_eq!(t.description(), "The real one.");
     let texts: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
     // Loud: the impostor's folder is named, and why the other one won.
     assert!(
@@ -277,7 +276,7 @@ fn a_tool_is_never_shadowed_silently() {
         .quiet()
         .load();
     assert_eq!(
-        loaded.registry.get("shadowed").unwrap().description,
+        loaded.registry.get("shadowed").unwrap().description(),
         "The real one."
     );
 }
@@ -437,7 +436,7 @@ fn a_huge_tool_md_is_refused_without_reading_it() {
 
 /// The load's one warning, which must say a file was unreadable; its text.
 #[track_caller]
-fn the_unreadable_warning(loaded: &toolbind::Loaded) -> String {
+fn the_unreadable_warning(loaded: &toolbind::loader::Loaded) -> String {
     let [w] = &loaded.warnings[..] else {
         panic!("{:#?}", loaded.warnings)
     };

@@ -9,23 +9,24 @@ use std::sync::Arc;
 use exec_common::*;
 use serde_json::json;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Language, Registry, Runtime};
+use toolbind::{CallOptions, Registry, Runtime, tool::Language};
 use toolbind_codegen::model::InputType;
 
 #[tokio::test]
 async fn the_executors_note_with_the_real_total_survives_truncation() {
     let cache = tempfile::tempdir().unwrap();
-    let mut tool = spec("sh_tool", Language::Bash, "index.sh");
+    let tool = spec("sh_tool", Language::Bash, "index.sh");
     let mut mode = sensitive_input("mode");
     mode.sensitive = false;
     mode.ty = InputType::String;
-    tool.inputs = vec![mode];
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![mode];
+        s
+    });
     let mut registry = Registry::new();
     registry.insert(tool).unwrap();
-    let exec = SubprocessExecutor::new(ExecConfig {
-        cache_dir: cache.path().to_path_buf(),
-        ..ExecConfig::default()
-    });
+    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(cache.path().to_path_buf()));
     let rt = Runtime::builder()
         .registry(registry)
         .executor(Arc::new(exec))
@@ -55,18 +56,21 @@ async fn the_executors_note_with_the_real_total_survives_truncation() {
     // kept, not "the full output".
     let spill = tempfile::tempdir().unwrap();
     let mut registry = Registry::new();
-    let mut tool = spec("sh_tool", Language::Bash, "index.sh");
+    let tool = spec("sh_tool", Language::Bash, "index.sh");
     let mut mode = sensitive_input("mode");
     mode.sensitive = false;
     mode.ty = InputType::String;
-    tool.inputs = vec![mode];
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![mode];
+        s
+    });
     registry.insert(tool).unwrap();
     let rt = Runtime::builder()
         .registry(registry)
-        .executor(Arc::new(SubprocessExecutor::new(ExecConfig {
-            cache_dir: cache.path().to_path_buf(),
-            ..ExecConfig::default()
-        })))
+        .executor(Arc::new(SubprocessExecutor::new(
+            ExecConfig::default().cache_dir(cache.path().to_path_buf()),
+        )))
         .spill_dir(spill.path())
         .build();
     let r = rt

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use toolbind::{
-    CallOptions, Loader, OutputCheck, OutputError, OutputViolation, Runtime, StopReason, Tool,
-    ToolResult,
+    CallOptions, Loader, Runtime, StopReason, Tool, ToolResult, output::OutputCheck,
+    output::OutputError, output::OutputViolation,
 };
-use toolbind::{ExecCall, ExecFuture, Executor};
+use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
 
 // Generated bindings for the fixtures, as an agent compiles them.
 mod generated {
@@ -43,7 +43,9 @@ fn runtime(reply: ToolResult) -> (Runtime, Seen) {
         .registry(loaded.registry)
         .executor(Arc::new(Reply(reply)))
         .on_output_violation(move |tool, v| {
-            sink.lock().unwrap().push((tool.name.clone(), v.to_vec()));
+            sink.lock()
+                .unwrap()
+                .push((tool.name().to_owned(), v.to_vec()));
         })
         .build();
     (rt, seen)
@@ -215,7 +217,7 @@ async fn a_real_python_tool_returning_its_declared_details() {
     let loaded = Loader::new().dir(tools_dir()).quiet().load();
     let rt = Runtime::builder()
         .registry(loaded.registry)
-        .sandbox(toolbind::exec::SandboxPolicy::new().mode(toolbind::exec::SandboxMode::Off))
+        .sandbox(toolbind::sandbox::SandboxPolicy::new().mode(toolbind::sandbox::SandboxMode::Off))
         .build();
     let typed = rt
         .call_output::<generated::lookup::Tool>(params(), CallOptions::new())

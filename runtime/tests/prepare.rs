@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbind::Executor;
+use toolbind::exec::Executor;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CallOptions, Content, Loader, Runtime, ToolResult};
 
@@ -69,10 +69,7 @@ fn tool(root: &Path, name: &str, lang: &str, worker: &str, file: &str, code: &st
 }
 
 fn runtime(root: &Path, cache: &Path) -> Runtime {
-    let exec = SubprocessExecutor::new(ExecConfig {
-        cache_dir: cache.to_path_buf(),
-        ..ExecConfig::default()
-    });
+    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(cache.to_path_buf()));
     Runtime::builder()
         .registry(Loader::new().dir(root).quiet().load().registry)
         .executor(Arc::new(exec))

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolbind::{Batch, BatchOptions, ToolCallRequest};
-use toolbind::{CancelToken, Content, Loader, Provider, Runtime, ToolResult};
-use toolbind::{ExecCall, ExecFuture, Executor};
+use toolbind::{CancelToken, Content, Loader, Runtime, ToolResult, provider::Provider};
+use toolbind::{batch::Batch, batch::BatchOptions, batch::ToolCallRequest};
+use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
 
 const SECRET: &str = "SECRET-provider-zx81";
 /// A 1x1 PNG, base64.
@@ -68,7 +68,7 @@ impl Executor for Sleeper {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
         Box::pin(async move {
             let p: Map<String, Value> = call.params;
-            let tool = call.tool.name.clone();
+            let tool = call.tool.name().to_owned();
             let tag = p
                 .get("tag")
                 .and_then(Value::as_str)

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use exec_common::*;
 use serde_json::{Value, json};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Language, Registry, Runtime, ToolResult};
+use toolbind::{CallOptions, Registry, Runtime, ToolResult, tool::Language};
 use toolbind_codegen::model::InputType;
 
 /// JSON-special characters and a non-ASCII one, so escaped forms differ from the raw one.
@@ -18,7 +18,7 @@ const TOKEN: &str = "sk-\"live\"\\ü-9Q7XwZ31";
 const TAIL: &str = "9Q7XwZ31";
 
 fn runtime(cache: &std::path::Path, spill: &std::path::Path) -> Runtime {
-    let mut tool = spec("py_sync", Language::Python, "index.py");
+    let tool = spec("py_sync", Language::Python, "index.py");
     let plain = |name: &str, ty: InputType| {
         let mut i = sensitive_input(name);
         i.sensitive = false;
@@ -26,17 +26,18 @@ fn runtime(cache: &std::path::Path, spill: &std::path::Path) -> Runtime {
         i.ty = ty;
         i
     };
-    tool.inputs = vec![
-        plain("mode", InputType::String),
-        plain("what", InputType::String),
-        sensitive_input("token"),
-    ];
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![
+            plain("mode", InputType::String),
+            plain("what", InputType::String),
+            sensitive_input("token"),
+        ];
+        s
+    });
     let mut registry = Registry::new();
     registry.insert(tool).unwrap();
-    let exec = SubprocessExecutor::new(ExecConfig {
-        cache_dir: cache.to_path_buf(),
-        ..ExecConfig::default()
-    });
+    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(cache.to_path_buf()));
     Runtime::builder()
         .registry(registry)
         .executor(Arc::new(exec))
@@ -130,13 +131,13 @@ async fn values_too_short_to_redact_are_left_alone() {
         )
         .await;
     // Redacting every "ab12" would corrupt ordinary text; documented at
-    // `toolbind::MIN_REDACTED_CHARS`.
+    // `toolbind::secret::MIN_REDACTED_CHARS`.
     assert!(r.text_content().contains("bad token ab12"), "{r:?}");
 }
 
 #[tokio::test]
 async fn a_secret_sent_in_the_wrong_field_is_not_echoed_by_the_validation_error() {
-    let mut tool = spec("py_sync", Language::Python, "index.py");
+    let tool = spec("py_sync", Language::Python, "index.py");
     let mut level = sensitive_input("level");
     level.sensitive = false;
     level.ty = InputType::Enum;
@@ -144,7 +145,11 @@ async fn a_secret_sent_in_the_wrong_field_is_not_echoed_by_the_validation_error(
         wire: "low".into(),
         rust: "Low".into(),
     }];
-    tool.inputs = vec![level, sensitive_input("token")];
+    let tool = toolbind::ToolInfo::from({
+        let mut s = tool.spec().clone();
+        s.inputs = vec![level, sensitive_input("token")];
+        s
+    });
     let mut registry = Registry::new();
     registry.insert(tool).unwrap();
     let rt = Runtime::builder().registry(registry).build();

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use exec_common::{call, run};
 use serde_json::json;
-use toolbind::exec::{ExecConfig, SandboxLimits, SandboxMode, SandboxPolicy, SubprocessExecutor};
-use toolbind::{CancelToken, ToolSpec};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
+use toolbind::{CancelToken, ToolInfo};
 
 /// A tools folder of tools written by the test, plus a state folder and caches.
 struct Lab {
@@ -34,7 +35,7 @@ impl Lab {
     }
 
     /// Writes `tools/<name>/TOOL.md` (with `extra` frontmatter) and its entry, and loads it.
-    fn tool(&self, name: &str, language: &str, extra: &str, code: &str) -> ToolSpec {
+    fn tool(&self, name: &str, language: &str, extra: &str, code: &str) -> ToolInfo {
         // Every call is bounded: 30 s unless the test sets its own `timeout:`.
         let bounded = if extra.contains("timeout:") {
             ""
@@ -75,12 +76,12 @@ impl Lab {
     }
 
     fn executor(&self, policy: SandboxPolicy) -> SubprocessExecutor {
-        SubprocessExecutor::new(ExecConfig {
-            cache_dir: self.path().join("cache"),
-            grace: Duration::from_millis(500),
-            sandbox: policy,
-            ..ExecConfig::default()
-        })
+        SubprocessExecutor::new(
+            ExecConfig::default()
+                .cache_dir(self.path().join("cache"))
+                .grace(Duration::from_millis(500))
+                .sandbox(policy),
+        )
     }
 }
 
@@ -88,7 +89,7 @@ const NODE_READ: &str = "import { readFileSync } from 'node:fs';\nexport async f
 const PY_READ: &str = "def execute(i, p, s, u):\n    return open(p['arg']).read()\n";
 const SH_READ: &str = "arg=$(sed -E 's/.*\"arg\": *\"([^\"]*)\".*/\\1/')\ncat -- \"$arg\"\n";
 
-fn readers(lab: &Lab) -> Vec<ToolSpec> {
+fn readers(lab: &Lab) -> Vec<ToolInfo> {
     vec![
         lab.tool("read_js", "typescript", "", NODE_READ),
         lab.tool("read_py", "python", "", PY_READ),
@@ -107,22 +108,22 @@ async fn a_planted_file_outside_the_grants_cannot_be_read() {
     let jailed = lab.executor(lab.policy());
     for t in &tools {
         let r = call(&jailed, t, json!({"arg": secret})).await;
-        assert!(r.is_error, "{} read it: {}", t.name, r.text_content());
+        assert!(r.is_error, "{} read it: {}", t.name(), r.text_content());
         assert!(
             !r.text_content().contains("planted-secret-7731"),
             "{}",
-            t.name
+            t.name()
         );
     }
     // Granted read-only: readable.
     let granted = lab.executor(lab.policy().allow_read(outside.path()));
     for t in &tools {
         let r = call(&granted, t, json!({"arg": secret})).await;
-        assert!(!r.is_error, "{}: {}", t.name, r.text_content());
+        assert!(!r.is_error, "{}: {}", t.name(), r.text_content());
         assert!(
             r.text_content().contains("planted-secret-7731"),
             "{}",
-            t.name
+            t.name()
         );
     }
 }
@@ -138,7 +139,7 @@ async fn the_seed_folder_and_the_agents_home_are_invisible() {
         assert!(
             r.is_error,
             "{} read the seed folder: {}",
-            t.name,
+            t.name(),
             r.text_content()
         );
     }
@@ -176,28 +177,33 @@ async fn writes_outside_the_grants_fail_and_the_tool_folder_is_read_only() {
     ];
     let jailed = lab.executor(lab.policy());
     for t in &tools {
-        let target = outside.path().join(format!("{}.txt", t.name));
+        let target = outside.path().join(format!("{}.txt", t.name()));
         let r = call(&jailed, t, json!({"arg": target})).await;
-        assert!(r.is_error, "{}: {}", t.name, r.text_content());
-        assert!(!target.exists(), "{} wrote outside its grants", t.name);
+        assert!(r.is_error, "{}: {}", t.name(), r.text_content());
+        assert!(!target.exists(), "{} wrote outside its grants", t.name());
         // Its own folder is read-only.
-        let own = t.dir.join("planted-by-tool");
+        let own = t.dir().join("planted-by-tool");
         let r = call(&jailed, t, json!({"arg": own})).await;
-        assert!(r.is_error, "{}: {}", t.name, r.text_content());
-        assert!(!own.exists(), "{} wrote into its own folder", t.name);
+        assert!(r.is_error, "{}: {}", t.name(), r.text_content());
+        assert!(!own.exists(), "{} wrote into its own folder", t.name());
         // The jail's own root is read-only: a tool cannot fill the host's memory by writing
         // to `/` or `/etc` (bwrap's root is a tmpfs as large as half the RAM).
         for path in ["/planted-by-tool", "/etc/planted-by-tool"] {
             let r = call(&jailed, t, json!({"arg": path})).await;
-            assert!(r.is_error, "{} wrote {path}: {}", t.name, r.text_content());
+            assert!(
+                r.is_error,
+                "{} wrote {path}: {}",
+                t.name(),
+                r.text_content()
+            );
         }
     }
     let granted = lab.executor(lab.policy().allow_write(outside.path()));
     for t in &tools {
-        let target = outside.path().join(format!("{}.txt", t.name));
+        let target = outside.path().join(format!("{}.txt", t.name()));
         let r = call(&granted, t, json!({"arg": target})).await;
-        assert!(!r.is_error, "{}: {}", t.name, r.text_content());
-        assert!(target.exists(), "{}", t.name);
+        assert!(!r.is_error, "{}: {}", t.name(), r.text_content());
+        assert!(target.exists(), "{}", t.name());
     }
 }
 
@@ -230,14 +236,14 @@ async fn network_false_and_no_network_block_a_loopback_connect() {
     let jailed = lab.executor(lab.policy());
     for t in &open {
         let r = call(&jailed, t, json!({"arg": port})).await;
-        assert_eq!(r.text_content(), "connected", "{}", t.name);
+        assert_eq!(r.text_content(), "connected", "{}", t.name());
     }
     for t in &closed {
         let r = call(&jailed, t, json!({"arg": port})).await;
         assert!(
             r.text_content().starts_with("refused"),
             "{}: {}",
-            t.name,
+            t.name(),
             r.text_content()
         );
     }
@@ -254,7 +260,7 @@ async fn network_false_and_no_network_block_a_loopback_connect() {
         assert!(
             r.text_content().starts_with("refused"),
             "{}: {}",
-            t.name,
+            t.name(),
             r.text_content()
         );
     }
@@ -290,7 +296,7 @@ async fn gone(marker: &str) -> Vec<i32> {
 
 /// Tools that start a detached `sleep <marker>` (its own session) and then either return
 /// at once (`arg` = "return") or wait forever.
-fn detachers(lab: &Lab) -> Vec<ToolSpec> {
+fn detachers(lab: &Lab) -> Vec<ToolInfo> {
     vec![
         lab.tool(
             "detach_sh",
@@ -333,18 +339,18 @@ async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
 
 /// Each of `tools` started a detached child; it must be gone after a return (and
 /// `shutdown` of the warm worker), a timeout and a cancel.
-async fn detached_children_die(exec: &SubprocessExecutor, tools: &[ToolSpec]) {
+async fn detached_children_die(exec: &SubprocessExecutor, tools: &[ToolInfo]) {
     for t in tools {
         // Normal return (one-shot bash; the warm worker is stopped by shutdown below).
         let m = marker();
         let r = call(exec, t, json!({"arg": "return", "secs": m})).await;
-        assert_eq!(r.text_content(), "done", "{}", t.name);
+        assert_eq!(r.text_content(), "done", "{}", t.name());
         exec.shutdown();
         assert_eq!(
             gone(&m).await,
             Vec::<i32>::new(),
             "{}: survived a return",
-            t.name
+            t.name()
         );
 
         // Timeout.
@@ -361,14 +367,14 @@ async fn detached_children_die(exec: &SubprocessExecutor, tools: &[ToolSpec]) {
         assert!(
             r.text_content().contains("timed out"),
             "{}: {}",
-            t.name,
+            t.name(),
             r.text_content()
         );
         assert_eq!(
             gone(&m).await,
             Vec::<i32>::new(),
             "{}: survived a timeout",
-            t.name
+            t.name()
         );
 
         // Cancel, once the tool said it started its child.
@@ -387,14 +393,14 @@ async fn detached_children_die(exec: &SubprocessExecutor, tools: &[ToolSpec]) {
         assert!(
             r.text_content().contains("cancel"),
             "{}: {}",
-            t.name,
+            t.name(),
             r.text_content()
         );
         assert_eq!(
             gone(&m).await,
             Vec::<i32>::new(),
             "{}: survived a cancel",
-            t.name
+            t.name()
         );
     }
 }
@@ -445,13 +451,13 @@ async fn a_3_gib_allocation_ends_with_the_memory_limits_error() {
     for t in &tools {
         let r = call(&exec, t, json!({})).await;
         let text = r.text_content();
-        assert!(r.is_error, "{}: {text}", t.name);
+        assert!(r.is_error, "{}: {text}", t.name());
         assert!(
             text.contains("memory limit (1024 MiB"),
             "{}: {text}",
-            t.name
+            t.name()
         );
-        assert!(text.contains("--memory"), "{}: {text}", t.name);
+        assert!(text.contains("--memory"), "{}: {text}", t.name());
     }
 }
 
@@ -477,10 +483,7 @@ async fn a_bounded_fork_bomb_hits_the_process_limit() {
         "",
         "import subprocess\ndef execute(i, p, s, u):\n    kids = []\n    for _ in range(400):\n        kids.append(subprocess.Popen(['sleep', '30']))\n    return 'started %d' % len(kids)\n",
     );
-    let limits = SandboxLimits {
-        processes: Some(32),
-        ..SandboxLimits::default()
-    };
+    let limits = SandboxLimits::default().processes(Some(32));
     let exec = lab.executor(lab.policy().limits(limits));
     let baseline = host_processes();
     let peak = Arc::new(AtomicUsize::new(0));
@@ -517,10 +520,7 @@ async fn cpu_limit_ends_a_busy_call_and_is_rearmed_per_warm_call() {
         "",
         "import time\ndef execute(i, p, s, u):\n    end = time.process_time() + float(p['arg'])\n    while time.process_time() < end:\n        pass\n    return 'burnt'\n",
     );
-    let limits = SandboxLimits {
-        cpu: Some(Duration::from_secs(2)),
-        ..SandboxLimits::default()
-    };
+    let limits = SandboxLimits::default().cpu(Some(Duration::from_secs(2)));
     let exec = lab.executor(lab.policy().limits(limits));
     // Three calls of ~1.2 s CPU each on one warm worker: 3.6 s in total, each within 2 s.
     for _ in 0..3 {
@@ -542,10 +542,7 @@ async fn every_call_on_a_worker_killed_by_a_limit_says_so() {
         "",
         "import time\ndef execute(i, p, s, u):\n    if p['arg'] == 'sleep':\n        time.sleep(20)\n        return 'slept'\n    end = time.process_time() + 30\n    while time.process_time() < end:\n        pass\n",
     );
-    let limits = SandboxLimits {
-        cpu: Some(Duration::from_secs(1)),
-        ..SandboxLimits::default()
-    };
+    let limits = SandboxLimits::default().cpu(Some(Duration::from_secs(1)));
     let exec = lab.executor(lab.policy().limits(limits));
     let (a, b) = tokio::join!(call(&exec, &t, json!({"arg": "sleep"})), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -566,8 +563,7 @@ async fn required_fails_closed_and_auto_falls_back_without_bwrap() {
     let lab = Lab::new();
     let t = lab.tool("hello", "bash", "", "echo hello\n");
     let missing = PathBuf::from("/nonexistent/bwrap");
-    let mut policy = lab.policy();
-    policy.bwrap = missing.clone();
+    let policy = lab.policy().bwrap(missing.clone());
     let r = call(&lab.executor(policy.clone()), &t, json!({})).await;
     assert!(r.is_error);
     let text = r.text_content();
@@ -578,15 +574,16 @@ async fn required_fails_closed_and_auto_falls_back_without_bwrap() {
 
     let auto = lab.executor(policy.mode(SandboxMode::Auto));
     assert_eq!(call(&auto, &t, json!({})).await.text_content(), "hello");
-    let status = auto.sandbox_status(&[toolbind::Language::Bash]);
+    let status = auto.sandbox_status(&[toolbind::tool::Language::Bash]);
     assert!(
         !status.jailed && status.reason.contains("not installed"),
         "{status}"
     );
 
-    let status = lab
-        .executor(lab.policy())
-        .sandbox_status(&[toolbind::Language::Bash, toolbind::Language::Python]);
+    let status = lab.executor(lab.policy()).sandbox_status(&[
+        toolbind::tool::Language::Bash,
+        toolbind::tool::Language::Python,
+    ]);
     assert!(status.jailed, "{status}");
 }
 
@@ -613,8 +610,7 @@ async fn runtime_builder_sandbox_configures_the_default_executor() {
         .quiet()
         .load()
         .registry;
-    let mut policy = lab.policy();
-    policy.bwrap = PathBuf::from("/nonexistent/bwrap");
+    let policy = lab.policy().bwrap("/nonexistent/bwrap");
     let rt = toolbind::Runtime::builder()
         .registry(registry.clone())
         .sandbox(policy)
@@ -714,8 +710,9 @@ mod doors {
         let honest = lab.tool("lister", "python", "", LS_HOME);
         let exec = lab.executor(lab.policy());
         for name in ["..", ".", "a/../..", ""] {
-            let mut evil = honest.clone();
-            evil.name = name.to_owned();
+            let mut spec = honest.spec().clone();
+            spec.name = name.to_owned();
+            let evil = ToolInfo::from(spec);
             let r = call(&exec, &evil, json!({})).await;
             let text = r.text_content();
             assert!(r.is_error, "{name:?} ran: {text}");
@@ -731,8 +728,9 @@ mod doors {
         }
         // The default state root too (no `state_dir`): the hash folder is not reachable.
         let exec = lab.executor(SandboxPolicy::new().mode(SandboxMode::Required));
-        let mut evil = honest.clone();
-        evil.name = "..".into();
+        let mut spec = honest.spec().clone();
+        spec.name = "..".into();
+        let evil = ToolInfo::from(spec);
         let r = call(&exec, &evil, json!({})).await;
         assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
         // The honest tool sees only its own, empty HOME.
@@ -879,17 +877,21 @@ mod doors {
         .unwrap();
         for (name, import) in [("leak_file", "./env.ts"), ("leak_dir", "./lib/x.ts")] {
             let t = lab.tool(name, "typescript", "", "");
-            std::fs::remove_file(t.dir.join("index.mjs")).unwrap();
+            std::fs::remove_file(t.dir().join("index.mjs")).unwrap();
             std::fs::write(
-                t.dir.join("index.ts"),
+                t.dir().join("index.ts"),
                 format!("import {{ k }} from '{import}';\nexport async function execute() {{ return k; }}\n"),
             )
             .unwrap();
-            std::os::unix::fs::symlink(outside.path().join("env.ts"), t.dir.join("env.ts"))
+            std::os::unix::fs::symlink(outside.path().join("env.ts"), t.dir().join("env.ts"))
                 .unwrap();
-            std::os::unix::fs::symlink(outside.path().join("lib"), t.dir.join("lib")).unwrap();
-            let mut t = t.clone();
-            t.entry = Some("index.ts".into());
+            std::os::unix::fs::symlink(outside.path().join("lib"), t.dir().join("lib")).unwrap();
+            let t = t.clone();
+            let t = toolbind::ToolInfo::from({
+                let mut s = t.spec().clone();
+                s.entry = Some("index.ts".into());
+                s
+            });
             let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
             let text = r.text_content();
             assert!(r.is_error, "{name}: {text}");
@@ -922,32 +924,32 @@ mod doors {
         let work = tempfile::tempdir().unwrap();
         std::fs::write(work.path().join("input.txt"), "input-4417").unwrap();
         let tools = readers(&lab);
-        let granted = SubprocessExecutor::new(ExecConfig {
-            cache_dir: lab.path().join("cache"),
-            cwd: Some(work.path().to_path_buf()),
-            sandbox: lab.policy().allow_read(work.path()),
-            ..ExecConfig::default()
-        });
+        let granted = SubprocessExecutor::new(
+            ExecConfig::default()
+                .cache_dir(lab.path().join("cache"))
+                .cwd(work.path().to_path_buf())
+                .sandbox(lab.policy().allow_read(work.path())),
+        );
         for t in &tools {
             let r = call(&granted, t, json!({"arg": "input.txt"})).await;
-            assert_eq!(r.text_content(), "input-4417", "{}", t.name);
+            assert_eq!(r.text_content(), "input-4417", "{}", t.name());
         }
         // Not granted: the tool runs in its state folder, and the error says why the
         // file is missing and how to grant it.
-        let hidden = SubprocessExecutor::new(ExecConfig {
-            cache_dir: lab.path().join("cache"),
-            cwd: Some(work.path().to_path_buf()),
-            sandbox: lab.policy(),
-            ..ExecConfig::default()
-        });
+        let hidden = SubprocessExecutor::new(
+            ExecConfig::default()
+                .cache_dir(lab.path().join("cache"))
+                .cwd(work.path().to_path_buf())
+                .sandbox(lab.policy()),
+        );
         for t in &tools {
             let r = call(&hidden, t, json!({"arg": "input.txt"})).await;
             let text = r.text_content();
-            assert!(r.is_error, "{}: {text}", t.name);
+            assert!(r.is_error, "{}: {text}", t.name());
             assert!(
                 text.contains("`input.txt`") && text.contains("--allow-read"),
                 "{}: {text}",
-                t.name
+                t.name()
             );
         }
         // A path that does not exist on the host gets no such note, and no grant of `/`
@@ -963,12 +965,12 @@ mod doors {
         }
         // Run from inside the tool's own (read-only, not granted) folder: the tool runs in
         // its state folder, so a relative name does not find the tool's files.
-        let in_tool = SubprocessExecutor::new(ExecConfig {
-            cache_dir: lab.path().join("cache"),
-            cwd: Some(tools[1].dir.clone()),
-            sandbox: lab.policy(),
-            ..ExecConfig::default()
-        });
+        let in_tool = SubprocessExecutor::new(
+            ExecConfig::default()
+                .cache_dir(lab.path().join("cache"))
+                .cwd(tools[1].dir())
+                .sandbox(lab.policy()),
+        );
         let r = call(&in_tool, &tools[1], json!({"arg": "TOOL.md"})).await;
         assert!(r.is_error, "ran in the tool folder: {}", r.text_content());
     }
@@ -1001,10 +1003,10 @@ async fn processes_of_one_call_share_one_memory_limit() {
         "",
         "for i in 1 2 3 4; do python3 -c \"b = b'x' * (400 << 20); import time; time.sleep(5)\" & done\nfail=0\nfor j in $(jobs -p); do wait $j || fail=1; done\nexit $fail\n",
     );
-    let exec = lab.executor(lab.policy().limits(SandboxLimits {
-        call_memory: Some(1 << 30),
-        ..SandboxLimits::default()
-    }));
+    let exec = lab.executor(
+        lab.policy()
+            .limits(SandboxLimits::default().call_memory(Some(1 << 30))),
+    );
     let status = exec.sandbox_status(&[]).to_string();
     if status.contains("memory per call NOT bounded") {
         eprintln!("skipped: {status}");
@@ -1016,7 +1018,7 @@ async fn processes_of_one_call_share_one_memory_limit() {
     assert_eq!(
         r.stop,
         toolbind::StopReason::LimitExceeded {
-            limit: toolbind::Limit::Memory
+            limit: toolbind::result::Limit::Memory
         },
         "{text}"
     );

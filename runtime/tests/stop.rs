@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use toolbind::exec::{SandboxLimits, SandboxMode, SandboxPolicy};
+use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
 use toolbind::{CallOptions, CancelToken, Loader, Runtime, StopReason};
 
 fn tool(root: &Path, name: &str, lang: &str, file: &str, code: &str) {
@@ -70,10 +70,7 @@ async fn each_way_a_call_ends_has_its_reason() {
         "index.sh",
         "python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'\n",
     );
-    let limits = SandboxLimits {
-        memory: Some(128 << 20),
-        ..SandboxLimits::default()
-    };
+    let limits = SandboxLimits::default().memory(Some(128 << 20));
     let rt = runtime(
         root,
         SandboxPolicy::new()
@@ -116,7 +113,7 @@ async fn each_way_a_call_ends_has_its_reason() {
     assert_eq!(
         hog.stop,
         StopReason::LimitExceeded {
-            limit: toolbind::Limit::Memory
+            limit: toolbind::result::Limit::Memory
         },
         "{}",
         hog.text_content()

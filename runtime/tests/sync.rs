@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use toolbind::{LOCK_FILE, SkipReason, SyncOptions, SyncOutcome, sync, sync_with};
+use toolbind::{
+    sync, syncing::LOCK_FILE, syncing::SkipReason, syncing::SyncOptions, syncing::SyncOutcome,
+    syncing::sync_with,
+};
 
 /// Writes a small valid bash tool `dir/<folder>` at `version`, with one extra file.
 fn small_tool(dir: &Path, folder: &str, version: u64, extra: &str) {
@@ -118,10 +121,7 @@ fn upgrade_replaces_the_whole_folder() {
         let report = sync_with(
             &seed,
             &data,
-            &SyncOptions {
-                atomic_exchange: exchange,
-                ..Default::default()
-            },
+            &SyncOptions::default().atomic_exchange(exchange),
         )
         .unwrap();
         if exchange {
@@ -149,10 +149,7 @@ fn upgrade_replaces_the_whole_folder() {
     // The two-rename path does the same.
     small_tool(&seed, "alpha", 3, "third.txt");
     fs::remove_file(seed.join("alpha/new-only.txt")).unwrap();
-    let opts = SyncOptions {
-        atomic_exchange: false,
-        ..Default::default()
-    };
+    let opts = SyncOptions::default().atomic_exchange(false);
     let report = sync_with(&seed, &data, &opts).unwrap();
     assert_eq!(
         report.get("alpha"),
@@ -270,10 +267,7 @@ fn names_escaping_the_data_folder_are_refused() {
         "ok\\..\\x",
         "ok",
     ];
-    let opts = SyncOptions {
-        only: Some(names.iter().map(|s| (*s).to_owned()).collect()),
-        ..Default::default()
-    };
+    let opts = SyncOptions::default().only(names);
     let report = sync_with(&seed, &data, &opts).unwrap();
     for name in &names[..names.len() - 1] {
         assert!(
@@ -304,10 +298,7 @@ fn names_escaping_the_data_folder_are_refused() {
         "ok + the lock file"
     );
 
-    let only_missing = SyncOptions {
-        only: Some(vec!["nope".into()]),
-        ..Default::default()
-    };
+    let only_missing = SyncOptions::default().only(["nope"]);
     let report = sync_with(&seed, &data, &only_missing).unwrap();
     assert_eq!(
         report.get("nope"),
@@ -515,10 +506,7 @@ fn sync_child() {
     let dirs = dirs.to_string_lossy().into_owned();
     let (seed, rest) = dirs.split_once('\n').unwrap();
     let (data, exchange) = rest.split_once('\n').unwrap();
-    let opts = SyncOptions {
-        atomic_exchange: exchange == "exchange",
-        ..Default::default()
-    };
+    let opts = SyncOptions::default().atomic_exchange(exchange == "exchange");
     let report = sync_with(Path::new(seed), Path::new(data), &opts).unwrap();
     let c = report.counts();
     println!(
@@ -875,7 +863,7 @@ fn folder_names_with_control_characters_and_mismatched_names_are_reported() {
     let renamed = report.tools.iter().find(|t| t.name == "renamed").unwrap();
     assert!(matches!(
         renamed.outcome,
-        toolbind::SyncOutcome::Installed { version: 1 }
+        toolbind::syncing::SyncOutcome::Installed { version: 1 }
     ));
     assert!(
         renamed.warnings[0].contains("the folder `renamed` holds the tool `other_name`"),
@@ -960,24 +948,24 @@ fn two_seed_folders_claiming_one_name_are_never_both_installed() {
     // What the loader then finds: one tool per name, the owner's, and no duplicate.
     let loaded = toolbind::Loader::new().dir(&data).quiet().load();
     assert_eq!(
-        loaded.registry.get("web_fetch").unwrap().description,
+        loaded.registry.get("web_fetch").unwrap().description(),
         "owner"
     );
-    assert_eq!(loaded.registry.get("mailer").unwrap().description, "first");
+    assert_eq!(
+        loaded.registry.get("mailer").unwrap().description(),
+        "first"
+    );
     assert!(
         !loaded
             .warnings
             .iter()
-            .any(|w| matches!(w.kind, toolbind::LoadWarningKind::Duplicate { .. })),
+            .any(|w| matches!(w.kind, toolbind::loader::LoadWarningKind::Duplicate { .. })),
         "{:#?}",
         loaded.warnings
     );
 
     // Asking for the impostor alone does not sneak it in either.
-    let only = SyncOptions {
-        only: Some(vec!["aaa".into()]),
-        ..Default::default()
-    };
+    let only = SyncOptions::default().only(["aaa"]);
     let report = sync_with(&seed, tmp.path().join("data2"), &only).unwrap();
     assert!(
         matches!(
@@ -1014,7 +1002,7 @@ fn a_seed_never_shadows_a_tool_already_installed_under_another_folder() {
     assert!(!data.join("aaa").exists());
     let loaded = toolbind::Loader::new().dir(&data).quiet().load();
     assert_eq!(
-        loaded.registry.get("web_fetch").unwrap().description,
+        loaded.registry.get("web_fetch").unwrap().description(),
         "installed"
     );
     // Its own folder is updated as ever.

@@ -12,7 +12,7 @@ fn numbered(n: usize) -> String {
 #[test]
 fn defaults_are_seed_002s() {
     let d = TruncateOptions::default();
-    assert_eq!((d.max_bytes, d.max_lines), (50 * 1024, 2000));
+    assert_eq!((d.get_max_bytes(), d.get_max_lines()), (50 * 1024, 2000));
     assert_eq!((DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES), (51200, 2000));
 }
 

@@ -1598,20 +1598,20 @@ impl ToolCall {
 }
 /// Static facts (name, version, schema, prompt line) about every compiled tool, in
 /// folder order.
-pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[
-    ::toolbind::__private::ToolInfo::of::<_3d_render::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<gmail::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<aliases::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<calculator::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<core_tool::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<crate_::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<dotted_params::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<lossless_defaults::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<metadata_keys::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<self_::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<std_tool::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<tool_name::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<toolbind_tool::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<web_search::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<web_search_2::Tool>(),
+pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[
+    ::toolbind::__private::CompiledTool::of::<_3d_render::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<gmail::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<aliases::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<calculator::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<core_tool::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<crate_::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<dotted_params::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<lossless_defaults::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<metadata_keys::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<self_::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<std_tool::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<tool_name::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<toolbind_tool::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<web_search::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<web_search_2::Tool>(),
 ];

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use toolbind::{ArgProblem, validate_args};
+use toolbind::{args::ArgProblem, args::validate as validate_args};
 use toolbind_codegen::emit::{self, Generator};
 use toolbind_codegen::model::{InputType, Pos};
 use toolbind_codegen::schema::{self, Dialect};
@@ -38,10 +38,9 @@ pub fn front_end(bytes: &[u8]) -> Option<ToolSpec> {
 fn front_end_with(bytes: &[u8], portable_names: bool) -> Option<ToolSpec> {
     let dir = Path::new(FUZZ_DIR);
     let file = dir.join("TOOL.md");
-    let opts = Options {
-        portable_names,
-        require_entry: false,
-    };
+    let opts = Options::default()
+        .portable_names(portable_names)
+        .require_entry(false);
     match parse_tool_md(&file, dir, bytes, &opts) {
         Ok(spec) => {
             accepted(&spec, bytes, &opts);
@@ -205,7 +204,8 @@ pub fn portable_validator(spec: &ToolSpec) -> jsonschema::Validator {
 /// Returns whether the runtime accepted.
 pub fn check_args(spec: &ToolSpec, validator: &jsonschema::Validator, args: &Value) -> bool {
     let schema_ok = validator.is_valid(args);
-    match validate_args(spec, args.clone()) {
+    let tool = toolbind::ToolInfo::from(spec.clone());
+    match validate_args(&tool, args.clone()) {
         Ok(valid) => {
             let params = Value::Object(valid.params().clone());
             // The arguments with only the defaults added: what the runtime hands on when
@@ -346,7 +346,8 @@ pub fn check_typed(r: &Representative, args: &Value, runtime_ok: bool) {
         ),
     }
     if let Ok(typed) = typed {
-        let runtime = validate_args(&r.spec, args.clone()).expect("accepted above");
+        let tool = toolbind::ToolInfo::from(r.spec.clone());
+        let runtime = validate_args(&tool, args.clone()).expect("accepted above");
         let runtime = Value::Object(runtime.into_params());
         assert!(
             same_params(&typed, &runtime),

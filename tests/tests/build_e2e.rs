@@ -1,7 +1,7 @@
 //! The build.rs path over the shipped tools/ folder, used the way an agent uses it.
 
 use serde_json::json;
-use toolbind::{CallError, Secret, Tool};
+use toolbind::{Secret, Tool, tool::CallError};
 use toolbind_tests::golden::kitchen_sink;
 use toolbind_tests::shipped::{self, ToolCall, todo, web_fetch};
 
@@ -218,7 +218,7 @@ fn tool_consts_describe_the_tool() {
     assert_eq!(todo::Tool::NAME, "todo");
     assert_eq!(
         <todo::Tool as Tool>::LANGUAGE,
-        toolbind::Language::TypeScript
+        toolbind::tool::Language::TypeScript
     );
     assert!(todo::Tool::PROMPT.starts_with("- todo: "));
     assert!(todo::Tool::DOCS.starts_with("# "));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use toolbind::{CallOptions, Runtime};
-use toolbind::{LoadWarningKind, Loader};
+use toolbind::{Loader, loader::LoadWarningKind};
 use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{Config, Options, load_tools, prompt};
 use toolbind_tests::{compat, compat_macro};
@@ -81,9 +81,9 @@ fn the_runtime_loads_every_tool_and_skips_none() {
     assert_eq!(with_warnings, folders().len() - 3, "{:#?}", loaded.warnings);
     // The extra keys are metadata a program can read.
     let m = loaded.registry.get("metadata_keys").unwrap();
-    assert_eq!(m.metadata["tags"], json!(["search", "web"]));
-    assert_eq!(m.metadata["metadata"]["stars"], json!(12));
-    assert_eq!(m.inputs[0].metadata["example"], json!("rust agents"));
+    assert_eq!(m.metadata()["tags"], json!(["search", "web"]));
+    assert_eq!(m.metadata()["metadata"]["stars"], json!(12));
+    assert_eq!(m.spec().inputs[0].metadata["example"], json!("rust agents"));
 }
 
 #[test]

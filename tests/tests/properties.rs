@@ -590,10 +590,7 @@ fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
 fn accepted(text: &str) -> toolbind_codegen::ToolSpec {
     fuzzing::front_end(text.as_bytes()).unwrap_or_else(|| {
         let dir = std::path::Path::new(fuzzing::FUZZ_DIR);
-        let opts = toolbind_codegen::Options {
-            require_entry: false,
-            ..Default::default()
-        };
+        let opts = toolbind_codegen::Options::default().require_entry(false);
         let errors = match toolbind_codegen::parse_tool_md(
             &dir.join("TOOL.md"),
             dir,

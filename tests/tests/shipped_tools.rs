@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolbind::Loader;
-use toolbind::exec::{ExecConfig, SandboxMode, SandboxPolicy, SubprocessExecutor};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::sandbox::{SandboxMode, SandboxPolicy};
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -26,8 +27,9 @@ fn tools_dir() -> PathBuf {
 /// A runtime over the shipped `tools/` folder with `config`'s executor, always in the
 /// jail (`required`): the shipped tools must work sandboxed, with only the grants each
 /// test gives (the README's grants for each tool).
-fn runtime(mut config: ExecConfig) -> Runtime {
-    config.sandbox.mode = SandboxMode::Required;
+fn runtime(config: ExecConfig) -> Runtime {
+    let sandbox = config.get_sandbox().clone().mode(SandboxMode::Required);
+    let config = config.sandbox(sandbox);
     let loaded = Loader::new().dir(tools_dir()).load();
     assert!(
         loaded.warnings.is_empty(),
@@ -78,7 +80,7 @@ fn ok(r: &ToolResult) -> String {
     // successful result must keep that contract.
     assert_ne!(
         r.output_check,
-        toolbind::OutputCheck::Broken,
+        toolbind::output::OutputCheck::Broken,
         "the details break the tool's declared outputs (see the warning above):\n{:#?}",
         r.details
     );
@@ -227,7 +229,7 @@ async fn web_fetch_turns_html_into_text_with_links_and_without_scripts() {
     assert_eq!(d["format"], "text");
     // Typed: web_fetch's TOOL.md `outputs:` as the generated `Output`.
     use toolbind_tests::shipped::web_fetch;
-    assert_eq!(r.output_check, toolbind::OutputCheck::Held);
+    assert_eq!(r.output_check, toolbind::output::OutputCheck::Held);
     let out = rt.output::<web_fetch::Tool>(&r).unwrap();
     assert_eq!(out.status, 200.0);
     assert_eq!(out.final_url, format!("{base}/page"));
@@ -268,10 +270,7 @@ async fn web_fetch_writes_output_path_only_inside_a_granted_folder() {
     let _ = call(&rt, "web_fetch", args.clone()).await;
     assert!(!target.exists(), "wrote outside its grants");
 
-    let rt = runtime(ExecConfig {
-        sandbox: writable(out.path()),
-        ..ExecConfig::default()
-    });
+    let rt = runtime(ExecConfig::default().sandbox(writable(out.path())));
     let (r, _) = call(&rt, "web_fetch", args).await;
     ok(&r);
     assert!(
@@ -455,12 +454,12 @@ fn sample_db() -> EmailDb {
 }
 
 fn email_runtime(db: &Path) -> Runtime {
-    runtime(ExecConfig {
-        // Its database, read-only (the folder: the tests also point it at missing files).
-        sandbox: SandboxPolicy::new().allow_read(db.parent().unwrap()),
-        env_set: vec![("EMAIL_DB_PATH".into(), db.display().to_string())],
-        ..ExecConfig::default()
-    })
+    runtime(
+        ExecConfig::default()
+            // Its database, read-only (the folder: the tests also point it at missing files).
+            .sandbox(SandboxPolicy::new().allow_read(db.parent().unwrap()))
+            .env_set([("EMAIL_DB_PATH", db.display().to_string())]),
+    )
 }
 
 /// An independent count with python3's sqlite3, to check the tool's totals against.
@@ -689,10 +688,7 @@ async fn email_db_without_a_database_is_a_clear_error() {
         contains(&text, "make_sample_db.py");
     }
 
-    let rt = runtime(ExecConfig {
-        env_set: vec![("EMAIL_DB_PATH".into(), "".into())],
-        ..ExecConfig::default()
-    });
+    let rt = runtime(ExecConfig::default().env_set(vec![("EMAIL_DB_PATH", "")]));
     let (r, _) = call(&rt, "email_db", json!({})).await;
     contains(&err(&r), "EMAIL_DB_PATH is not set");
 
@@ -780,10 +776,7 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("tone.wav");
     write_wav(&wav, 2.0);
-    let rt = runtime(ExecConfig {
-        sandbox: writable(dir.path()),
-        ..ExecConfig::default()
-    });
+    let rt = runtime(ExecConfig::default().sandbox(writable(dir.path())));
 
     // Default output path: next to the input.
     let (r, progress) = call(
@@ -925,10 +918,7 @@ async fn convert_audio_to_mp3_refuses_to_overwrite_unless_asked() {
     write_wav(&wav, 0.5);
     let out = dir.path().join("out.mp3");
     std::fs::write(&out, b"an earlier result").unwrap();
-    let rt = runtime(ExecConfig {
-        sandbox: writable(dir.path()),
-        ..ExecConfig::default()
-    });
+    let rt = runtime(ExecConfig::default().sandbox(writable(dir.path())));
     let args = json!({
         "input_path": wav.display().to_string(),
         "output_path": out.display().to_string(),
@@ -964,10 +954,7 @@ async fn convert_audio_to_mp3_refuses_to_overwrite_unless_asked() {
 #[tokio::test]
 async fn convert_audio_to_mp3_input_errors_are_error_results() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(ExecConfig {
-        sandbox: writable(dir.path()),
-        ..ExecConfig::default()
-    });
+    let rt = runtime(ExecConfig::default().sandbox(writable(dir.path())));
 
     let missing = dir.path().join("missing.wav");
     let (r, _) = call(
@@ -1049,12 +1036,12 @@ async fn convert_audio_to_mp3_without_ffmpeg_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("in.wav");
     write_wav(&wav, 0.2);
-    let rt = runtime(ExecConfig {
-        sandbox: writable(dir.path()).allow_read(bin.path()),
-        env_set: vec![("PATH".into(), bin.path().display().to_string())],
-        bash: bin.path().join("bash").display().to_string(),
-        ..ExecConfig::default()
-    });
+    let rt = runtime(
+        ExecConfig::default()
+            .sandbox(writable(dir.path()).allow_read(bin.path()))
+            .env_set(vec![("PATH", bin.path().display().to_string())])
+            .bash(bin.path().join("bash").display().to_string()),
+    );
     let (r, _) = call(
         &rt,
         "convert_audio_to_mp3",

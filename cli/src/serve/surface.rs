@@ -16,7 +16,7 @@ use rmcp::model::{
     GetPromptResult, Prompt, PromptMessage, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
-use toolbind::ToolSpec;
+use toolbind_codegen::ToolSpec;
 use toolbind_codegen::prompt;
 
 /// The scheme and path every tool's documentation lives under.

@@ -1517,13 +1517,13 @@ impl ToolCall {
 }
 /// Static facts (name, version, schema, prompt line) about every compiled tool, in
 /// folder order.
-pub static TOOLS: &[::toolbind::__private::ToolInfo] = &[
-    ::toolbind::__private::ToolInfo::of::<crlf_bom::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<enum_lookalikes::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<kitchen_sink::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<py_tool::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<sh_tool::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<tool_name::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<typed_outputs::Tool>(),
-    ::toolbind::__private::ToolInfo::of::<unicode_tool::Tool>(),
+pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[
+    ::toolbind::__private::CompiledTool::of::<crlf_bom::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<enum_lookalikes::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<kitchen_sink::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<py_tool::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<sh_tool::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<tool_name::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<typed_outputs::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<unicode_tool::Tool>(),
 ];

@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolbind::BatchOptions;
-use toolbind::{Provider, Runtime};
+use toolbind::batch::BatchOptions;
+use toolbind::{Runtime, provider::Provider};
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone, PartialEq)]

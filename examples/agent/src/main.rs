@@ -23,7 +23,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolbind::Loader;
-use toolbind::exec::{ExecConfig, SandboxPolicy, SubprocessExecutor};
+use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::sandbox::SandboxPolicy;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
 toolbind::include_tools!();
@@ -68,10 +69,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for t in loaded.registry.iter() {
         println!(
             "{:<22} v{:<3} {:<11} {}",
-            t.name,
-            t.version,
-            t.language,
-            t.dir.display()
+            t.name(),
+            t.version(),
+            t.language(),
+            t.dir().display()
         );
     }
 
@@ -90,16 +91,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The jail (auto: bubblewrap when it works here) sees only what is granted:
     // convert_audio_to_mp3 reads and writes the work folder, email_db reads its database
     // (read-only, although it lies inside the work folder), web_fetch has the network.
-    let executor = SubprocessExecutor::new(ExecConfig {
-        env_set: vec![("EMAIL_DB_PATH".into(), db.display().to_string())],
-        cwd: Some(workdir.clone()),
-        sandbox: SandboxPolicy::new().allow_write(&workdir).allow_read(&db),
-        ..ExecConfig::default()
-    });
-    let mut languages: Vec<toolbind::Language> = Vec::new();
+    let executor = SubprocessExecutor::new(
+        ExecConfig::default()
+            .env_set([("EMAIL_DB_PATH", db.display().to_string())])
+            .cwd(workdir.clone())
+            .sandbox(SandboxPolicy::new().allow_write(&workdir).allow_read(&db)),
+    );
+    let mut languages: Vec<toolbind::tool::Language> = Vec::new();
     for t in loaded.registry.iter() {
-        if !languages.contains(&t.language) {
-            languages.push(t.language);
+        if !languages.contains(&t.language()) {
+            languages.push(t.language());
         }
     }
     println!("sandbox: {}", executor.sandbox_status(&languages));

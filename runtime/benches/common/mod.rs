@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use toolbind::exec::SubprocessExecutor;
-use toolbind::{ExecCall, Executor};
+use toolbind::{exec::ExecCall, exec::Executor};
 
-use toolbind_codegen::model::{Language, ToolSpec, WorkerMode};
+use toolbind::ToolInfo;
+use toolbind_codegen::model::{Language, WorkerMode};
 
 /// An echo tool in each language: its params back as text.
 pub const NODE_TOOL: &str = "export async function execute(toolCallId, params) {\n  return { content: [{ type: 'text', text: JSON.stringify(params) }] };\n}\n";
@@ -15,19 +16,16 @@ pub const PY_TOOL: &str = "import json\n\ndef execute(tool_call_id, params, sign
 pub const SH_TOOL: &str = "cat\n";
 
 /// The spec of the echo tool of `language` in `dir`, parsed from TOOL.md text.
-pub fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolSpec {
+pub fn spec(dir: &Path, language: Language, entry: &str, worker: WorkerMode) -> ToolInfo {
     let md = format!(
         "---\nname: echo_{language}\nlabel: echo\ndescription: echo\nversion: 1\nlanguage: {language}\n---\n"
     );
-    let opts = toolbind_codegen::Options {
-        require_entry: false,
-        ..toolbind_codegen::Options::default()
-    };
+    let opts = toolbind_codegen::Options::default().require_entry(false);
     let mut spec = toolbind_codegen::parse_tool_md(&dir.join("TOOL.md"), dir, md.as_bytes(), &opts)
         .expect("the echo TOOL.md parses");
     spec.entry = Some(entry.into());
     spec.worker = worker;
-    spec
+    spec.into()
 }
 
 /// The echo tools' params.
@@ -39,7 +37,7 @@ pub fn params() -> Map<String, Value> {
 }
 
 /// One call through the executor, timed; panics on a wrong answer.
-pub async fn one_call(exec: &SubprocessExecutor, tool: &ToolSpec) -> Duration {
+pub async fn one_call(exec: &SubprocessExecutor, tool: &ToolInfo) -> Duration {
     let start = Instant::now();
     let r = exec
         .execute(ExecCall::new(tool, params()).tool_call_id("bench"))

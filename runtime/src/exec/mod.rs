@@ -110,12 +110,12 @@ use serde_json::Value;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
 
+use crate::ToolInfo;
 pub use crate::executor::{
     DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, MAX_TIMEOUT,
     PrepareFuture, ProgressSink,
 };
 pub use config::ExecConfig;
-use crate::ToolInfo;
 use sandbox::SandboxStatus;
 pub use toolbind_codegen::model::WorkerMode;
 

@@ -1668,10 +1668,7 @@ mod tests {
             "{m}"
         );
         assert!(text_limit("TypeError: x is undefined", &l).is_none());
-        let none = SandboxLimits {
-            memory: None,
-            ..SandboxLimits::default()
-        };
+        let none = SandboxLimits::default().memory(None);
         assert!(text_limit("MemoryError", &none).is_none());
     }
 

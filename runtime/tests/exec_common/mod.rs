@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CancelToken, Progress, ToolResult};
-use toolbind::{ExecCall, Executor, ProgressSink};
-use toolbind_codegen::model::{Input, Language, ToolSpec};
+use toolbind::{CancelToken, Progress, ToolInfo, ToolResult};
+use toolbind::{exec::ExecCall, exec::Executor, exec::ProgressSink};
+use toolbind_codegen::model::{Input, Language};
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,21 +20,20 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// A tool named `name` in fixture folder `name`, running `entry`: parsed from TOOL.md
 /// text, as users get one (the model types cannot be built field by field).
-pub fn spec(name: &str, language: Language, entry: &str) -> ToolSpec {
+pub fn spec(name: &str, language: Language, entry: &str) -> ToolInfo {
     let dir = fixture(name);
     let md = format!(
         "---\nname: {name}\ndescription: fixture {name}\nversion: 1\nlanguage: {language}\n---\n"
     );
-    let opts = toolbind_codegen::Options {
-        require_entry: false,
-        portable_names: false,
-    };
+    let opts = toolbind_codegen::Options::default()
+        .require_entry(false)
+        .portable_names(false);
     let mut spec =
         toolbind_codegen::parse_tool_md(&dir.join("TOOL.md"), &dir, md.as_bytes(), &opts)
             .unwrap_or_else(|d| panic!("fixture spec {name}: {d:?}"));
     spec.entry = Some(entry.to_owned());
     spec.label = name.to_owned();
-    spec
+    spec.into()
 }
 
 /// A required string input marked `sensitive: true`.
@@ -42,10 +41,7 @@ pub fn sensitive_input(name: &str) -> Input {
     let md = format!(
         "---\nname: holder\ndescription: d\nlanguage: bash\ninputs:\n  {name}:\n    type: string\n    description: a secret\n    sensitive: true\n---\n"
     );
-    let opts = toolbind_codegen::Options {
-        require_entry: false,
-        ..toolbind_codegen::Options::default()
-    };
+    let opts = toolbind_codegen::Options::default().require_entry(false);
     let mut spec = toolbind_codegen::parse_tool_md(
         std::path::Path::new("holder/TOOL.md"),
         std::path::Path::new("holder"),
@@ -61,16 +57,15 @@ pub fn sensitive_input(name: &str) -> Input {
 /// The sandbox is off here: these tests check the process model itself (process groups,
 /// pids a tool reports, the agent's cwd), and in the jail a tool sees namespace-local pids
 /// and no host cwd. `tests/sandbox.rs` runs the same kinds of tools in the jail.
-pub fn executor(tweak: impl FnOnce(&mut ExecConfig)) -> (SubprocessExecutor, tempfile::TempDir) {
+pub fn executor(
+    tweak: impl FnOnce(ExecConfig) -> ExecConfig,
+) -> (SubprocessExecutor, tempfile::TempDir) {
     let cache = tempfile::tempdir().unwrap();
-    let mut config = ExecConfig {
-        cache_dir: cache.path().to_path_buf(),
-        grace: Duration::from_millis(500),
-        sandbox: toolbind::exec::SandboxPolicy::off(),
-        ..ExecConfig::default()
-    };
-    tweak(&mut config);
-    (SubprocessExecutor::new(config), cache)
+    let config = ExecConfig::default()
+        .cache_dir(cache.path().to_path_buf())
+        .grace(Duration::from_millis(500))
+        .sandbox(toolbind::sandbox::SandboxPolicy::off());
+    (SubprocessExecutor::new(tweak(config)), cache)
 }
 
 pub fn params(v: Value) -> Map<String, Value> {
@@ -80,13 +75,13 @@ pub fn params(v: Value) -> Map<String, Value> {
     }
 }
 
-pub async fn call(exec: &SubprocessExecutor, tool: &ToolSpec, p: Value) -> ToolResult {
+pub async fn call(exec: &SubprocessExecutor, tool: &ToolInfo, p: Value) -> ToolResult {
     run(exec, tool, p, CancelToken::new(), None, None).await
 }
 
 pub async fn run(
     exec: &SubprocessExecutor,
-    tool: &ToolSpec,
+    tool: &ToolInfo,
     p: Value,
     cancel: CancelToken,
     progress: Option<ProgressSink>,
