@@ -36,9 +36,8 @@ use serde_json::Value;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{
-    CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult, output::OutputCheck,
-};
+use toolbind::output::OutputCheck;
+use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult};
 use toolbind_codegen::ToolSpec;
 use toolbind_codegen::schema::{self, Dialect};
 

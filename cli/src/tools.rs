@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use toolbind::{Loader, loader::Loaded, loader::TOOLS_DIRS_ENV, loader::parse_tools_dirs};
+use toolbind::Loader;
+
+use toolbind::loader::{Loaded, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 use crate::args::{DirsArg, ListArgs};
 use crate::exit::{Code, Outcome};

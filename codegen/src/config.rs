@@ -211,7 +211,9 @@ impl Config {
         self
     }
 
-    /// Which shell the output is for (the proc-macro passes [`Generator::Macro`]).
+    /// Which shell the output is for (the proc-macro passes [`Generator::Macro`]). Not
+    /// public API: toolbind's own proc-macro sets it.
+    #[doc(hidden)]
     pub fn generator(&mut self, generator: Generator) -> &mut Self {
         self.generator = generator;
         self

@@ -1,17 +1,6 @@
 #![warn(missing_docs)]
-//! # toolbind-codegen
-//!
-//! Turns a folder of agent tools (`tools/<name>/TOOL.md` + an entry file) into a validated
-//! model and, from it, Rust bindings, JSON Schemas for model providers, and system-prompt
-//! text. One pipeline — `parse -> validate -> model -> emit` — behind three thin shells: the
-//! [`Config`] build.rs API, the `toolbind::tools!` proc-macro and the `toolbind` CLI.
-//!
-//! ```no_run
-//! // build.rs
-//! fn main() -> Result<(), toolbind_codegen::Error> {
-//!     toolbind_codegen::Config::new().tools_dir("tools").compile()
-//! }
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![doc = include_str!("../README.md")]
 
 mod diagnostic;
 mod file;
@@ -27,9 +16,11 @@ mod validate;
 #[cfg(feature = "rust")]
 mod config;
 #[cfg(feature = "rust")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rust")))]
 pub mod emit;
 
 #[cfg(feature = "rust")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rust")))]
 pub use config::{Config, Error, Generated};
 
 /// Not public API: "did you mean" for the runtime's messages.
@@ -38,11 +29,17 @@ pub use diagnostic::suggest;
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 pub use file::{
     FolderFileError, FolderFileErrorKind, MAX_TOOL_FILE_BYTES, find_entry, read_folder_file,
-    read_regular_file, read_regular_file_no_follow, read_tool_file, resolve_in_folder,
+    read_tool_file, resolve_in_folder,
 };
+/// Not public API: the file rules toolbind's own runtime and CLI share.
+#[doc(hidden)]
+pub use file::{read_regular_file, read_regular_file_no_follow};
 pub use model::{Input, InputType, Language, OutputField, OutputType, ToolSpec};
 pub use parse::{read_name, read_version};
-pub use validate::{Options, check_set, folder_name_warnings};
+/// Not public API: the cross-tool checks, for toolbind's fuzz targets.
+#[doc(hidden)]
+pub use validate::check_set;
+pub use validate::{Options, folder_name_warnings};
 
 use std::path::{Path, PathBuf};
 

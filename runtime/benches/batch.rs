@@ -13,9 +13,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use toolbind::batch::{Answered, Batch, BatchOptions};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Loader, Runtime, ToolResult, provider::Provider};
-use toolbind::{batch::Answered, batch::Batch, batch::BatchOptions};
+use toolbind::provider::Provider;
+use toolbind::{CallOptions, Loader, Runtime, ToolResult};
 
 const TOOL_MD: &str = "---\nname: nap\ndescription: Sleeps.\nlanguage: typescript\ninputs:\n  ms:\n    type: number\n    description: How long.\n---\n# Nap\n";
 const TOOL_TS: &str = "export async function execute(toolCallId: string, params: { ms: number }) {\n  await new Promise((r) => setTimeout(r, params.ms));\n  return { content: [{ type: 'text', text: `slept ${params.ms}` }] };\n}\n";

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolbind::args::validate;
+use toolbind::exec::{ExecCall, ExecFuture, Executor};
 use toolbind::sync;
 use toolbind::{CallOptions, Loader, Runtime, ToolResult};
-use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
 use toolbind_codegen::{Options, ToolSpec};
 
 const TOOLS: usize = 1000;

@@ -214,7 +214,7 @@ impl std::error::Error for ArgsError {}
 ///
 /// Validation of a model's arguments against a tool's inputs, before anything runs.
 ///
-/// [`validate`] checks the arguments directly against the [`ToolSpec`] (no schema is built
+/// [`validate`] checks the arguments directly against the tool's inputs (no schema is built
 /// per call), tolerates the argument quirks models are known for, fills in defaults and
 /// reports **every** problem at once in a text a model can act on: the field, what was
 /// expected, what was received, and the valid fields or values.

@@ -166,7 +166,7 @@ pub struct Answered {
 ///
 /// ```no_run
 /// use serde_json::json;
-/// use toolbind::{BatchOptions, ToolCallRequest};
+/// use toolbind::batch::{BatchOptions, ToolCallRequest};
 /// # async fn demo(runtime: toolbind::Runtime) {
 /// let calls = vec![
 ///     ToolCallRequest::new("call_1", "todo", json!({"action": "list"})),

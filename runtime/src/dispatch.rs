@@ -282,7 +282,7 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// use toolbind::Runtime;
-    /// use toolbind::exec::{SandboxMode, SandboxPolicy};
+    /// use toolbind::sandbox::{SandboxMode, SandboxPolicy};
     /// let runtime = Runtime::builder()
     ///     .sandbox(SandboxPolicy::new().mode(SandboxMode::Required).allow_write("/tmp/out"))
     ///     .build();

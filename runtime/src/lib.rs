@@ -1,30 +1,30 @@
 #![warn(missing_docs)]
-//! # toolbind
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![doc = include_str!("../README.md")]
 //!
-//! The runtime for TOOL.md tool folders: what generated bindings and agents use.
+//! ## Where things are
 //!
-//! - [`Tool`]: implemented by generated marker types (one per tool), carrying the tool's
-//!   name, version, JSON Schema and prompt text as constants.
-//! - [`Secret`]: the wrapper generated for `sensitive: true` inputs.
-//! - [`ToolResult`] / [`Content`] / [`Progress`]: results in the seed's JSON shape;
-//!   [`Runtime::call_output`] / [`Runtime::output`]: a result's `details` as the tool's
-//!   generated `Output` type, checked against its TOOL.md `outputs:`
-//!   ([`OutputCheck`], [`OutputViolation`]).
-//! - [`Executor`]: the contract executors implement; [`exec::SubprocessExecutor`] runs
-//!   tools under node, python3 and bash, in a bubblewrap jail.
-//! - [`sync()`]: sync-by-version of seed tools into a data folder at startup.
-//! - [`Loader`]: builds a [`Registry`] from tool folders and `PI_TOOLS_DIRS`.
-//! - [`Runtime`]: validates a model's calls ([`validate_args`]), runs them on an executor
-//!   and truncates the output ([`truncate`]).
-//! - [`Batch`]: a model turn's parallel calls run concurrently ([`Runtime::call_batch`]).
-//! - [`Provider`]: tool definitions, tool calls and results in OpenAI (Chat Completions
-//!   and Responses), Anthropic and Gemini wire formats.
-//! - `rig` (feature `rig`): every loaded tool as a rig 0.44 `DynamicTool`.
+//! The crate root holds what an agent touches: [`Runtime`], [`CallOptions`],
+//! [`ToolResult`], [`Content`], [`Progress`], [`StopReason`], [`CancelToken`], [`Loader`],
+//! [`Registry`], [`ToolInfo`], [`Tool`], [`Secret`], [`sync()`] and the macros. The rest
+//! lives in short modules:
 //!
-//! Features: `typescript` (default) transpiles `index.ts` in Rust so TypeScript tools run
-//! on Node 20; `macros` (default) re-exports the `tools!` and `tool!` proc-macros — turn
-//! it off on the build.rs path and toolbind-macros is not compiled; `rig` adds the rig
-//! adapter. toolbind runs tools as Unix process groups: it builds on Unix only.
+//! - [`runtime`]: [`RuntimeBuilder`](runtime::RuntimeBuilder),
+//!   [`RuntimeConfig`](runtime::RuntimeConfig) and the spill folder of truncated output;
+//! - [`loader`]: what loading returns and the warnings it gives;
+//! - [`syncing`]: [`SyncOptions`](syncing::SyncOptions) and the [`SyncReport`](syncing::SyncReport);
+//! - [`args`]: validating a model's arguments without running them;
+//! - [`batch`]: a model turn's parallel calls;
+//! - [`provider`]: OpenAI, Anthropic and Gemini wire formats;
+//! - [`output`]: results' `details` checked against TOOL.md `outputs:`, typed;
+//! - [`exec`]: the [`Executor`](exec::Executor) contract and the
+//!   [`SubprocessExecutor`](exec::SubprocessExecutor) that runs node, python3 and bash;
+//! - [`sandbox`]: the jail's policy and limits;
+//! - [`truncate`], [`secret`], [`result`], [`tool`]: the parts those build on;
+//! - `rig` (feature `rig`): every loaded tool as a rig `DynamicTool`.
+//!
+//! Every options type is built the same way: `Default`, then consuming setters named after
+//! the setting (`ExecConfig::default().grace(d)`); `get_` getters read a setting back.
 
 #[cfg(not(unix))]
 compile_error!(

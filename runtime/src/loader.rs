@@ -22,7 +22,7 @@ pub const TOOLS_DIRS_ENV: &str = "PI_TOOLS_DIRS";
 /// ```
 /// use std::path::PathBuf;
 /// assert_eq!(
-///     toolbind::parse_tools_dirs("/data/tools::./more:"),
+///     toolbind::loader::parse_tools_dirs("/data/tools::./more:"),
 ///     vec![PathBuf::from("/data/tools"), PathBuf::from("./more")],
 /// );
 /// ```

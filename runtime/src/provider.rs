@@ -23,8 +23,8 @@ use crate::result::{Content, ToolResult};
 ///
 /// ```no_run
 /// use serde_json::{Value, json};
-/// use toolbind::BatchOptions;
-/// use toolbind::Provider;
+/// use toolbind::batch::BatchOptions;
+/// use toolbind::provider::Provider;
 /// # async fn post(_: &Value) -> Value { unimplemented!() }
 /// # async fn demo(runtime: toolbind::Runtime) {
 /// let p = Provider::OpenAiChat;

@@ -379,7 +379,7 @@ fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
 /// for tool in &report.tools {
 ///     println!("{tool}"); // "updated web_fetch 2 -> 3", "skipped broken: ..."
 /// }
-/// # Ok::<(), toolbind::SyncError>(())
+/// # Ok::<(), toolbind::syncing::SyncError>(())
 /// ```
 ///
 /// # Guarantees
@@ -433,12 +433,12 @@ pub fn sync(
 ///
 /// ```no_run
 /// use std::path::Path;
-/// use toolbind::{sync_with, SyncOptions};
+/// use toolbind::syncing::{SyncOptions, sync_with};
 ///
-/// let opts = SyncOptions { only: Some(vec!["web_fetch".into()]), ..Default::default() };
+/// let opts = SyncOptions::default().only(["web_fetch"]);
 /// let report = sync_with(Path::new("seed/tools"), Path::new("/data/tools"), &opts)?;
 /// println!("{report}");
-/// # Ok::<(), toolbind::SyncError>(())
+/// # Ok::<(), toolbind::syncing::SyncError>(())
 /// ```
 pub fn sync_with(
     seed_dir: impl AsRef<Path>,

@@ -116,7 +116,7 @@ impl Truncation<'_> {
 /// ```
 /// use toolbind::truncate::{truncate_head, TruncateOptions};
 ///
-/// let opts = TruncateOptions { max_bytes: 5, max_lines: 100 };
+/// let opts = TruncateOptions::new(5, 100);
 /// let t = truncate_head("ééé\nabc", opts);
 /// assert_eq!(t.content, "éé"); // 4 bytes: a third `é` would need 6
 /// assert!(t.truncated);

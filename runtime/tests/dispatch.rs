@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use toolbind::{
-    CallOptions, CancelToken, Content, Loader, Runtime, Secret, Tool, ToolResult, tool::Language,
-    truncate::TruncateOptions,
-};
-use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
+use toolbind::exec::{ExecCall, ExecFuture, Executor};
+use toolbind::tool::Language;
+use toolbind::truncate::TruncateOptions;
+use toolbind::{CallOptions, CancelToken, Content, Loader, Runtime, Secret, Tool, ToolResult};
 
 /// A secret no message may ever contain.
 const SECRET: &str = "SECRET-zx81-do-not-log";
@@ -706,7 +705,7 @@ fn check_validates_without_running() {
 
 #[test]
 fn args_errors_are_structured() {
-    use toolbind::{args::ArgProblem, args::validate};
+    use toolbind::args::{ArgProblem, validate};
     let rt = runtime(Recorder::echo());
     let spec = rt.registry().get("search").unwrap();
     let err = validate(spec, json!({"querry": 1, "mode": "x"})).unwrap_err();

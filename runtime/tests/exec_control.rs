@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use exec_common::*;
 use serde_json::json;
-use toolbind::{CancelToken, exec::Executor};
+use toolbind::CancelToken;
+use toolbind::exec::Executor;
 use toolbind_codegen::model::{Language, WorkerMode};
 
 fn js() -> toolbind::ToolInfo {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use exec_common::*;
 use serde_json::json;
 use toolbind::Registry;
+use toolbind::exec::{ExecCall, Executor, LogSink};
 use toolbind::{CallOptions, Runtime};
-use toolbind::{exec::ExecCall, exec::Executor, exec::LogSink};
 use toolbind_codegen::model::Language;
 
 fn sink() -> (LogSink, Arc<Mutex<Vec<String>>>) {

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use toolbind::{Loader, loader::LoadWarningKind, loader::TOOLS_DIRS_ENV, loader::parse_tools_dirs};
+use toolbind::Loader;
+
+use toolbind::loader::{LoadWarningKind, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/core/loader")
@@ -471,4 +473,41 @@ fn a_fifo_entry_file_is_reported_as_a_fifo_without_blocking() {
         "{text}"
     );
     assert!(!text.contains("no entry file"), "{text}");
+}
+
+/// `Registry::get` describes a loaded tool in the runtime's own terms: every getter reads
+/// what TOOL.md says, and the schema is the portable one the generated `SCHEMA` carries.
+#[test]
+fn tool_info_describes_the_loaded_tool() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/core/tools");
+    let loaded = Loader::new().dir(&dir).quiet().load();
+    let search = loaded.registry.get("search").expect("search loads");
+    assert_eq!(search.name(), "search");
+    assert_eq!(search.label(), "Web Search");
+    assert_eq!(
+        search.description(),
+        "Search the web and return the top results."
+    );
+    assert_eq!(search.version(), 2);
+    assert_eq!(search.language(), toolbind::tool::Language::Python);
+    assert_eq!(search.timeout(), Some(std::time::Duration::from_secs(30)));
+    assert_eq!(search.dir(), dir.join("search"));
+    assert_eq!(search.file(), dir.join("search/TOOL.md"));
+    assert_eq!(search.entry(), Some(dir.join("search/index.py")));
+    assert_eq!(search.prompt_line(), search.description());
+    assert!(search.output_schema().is_none(), "search declares no outputs");
+    let schema = search.input_schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], serde_json::json!(["query"]));
+    assert_eq!(schema["properties"]["mode"]["enum"], serde_json::json!(["web", "news", "images"]));
+    assert_eq!(
+        *schema,
+        toolbind_codegen::schema::portable(search.spec()),
+        "the one portable schema"
+    );
+    assert_eq!(search.fingerprint(), search.spec().fingerprint());
+    assert_eq!(search.annotations(), toolbind::tool::Annotations::default());
+    // Iteration hands out the same descriptions, in load order.
+    let names: Vec<&str> = loaded.registry.iter().map(|t| t.name()).collect();
+    assert_eq!(names, loaded.registry.names().collect::<Vec<_>>());
 }

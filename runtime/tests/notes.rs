@@ -9,7 +9,8 @@ use std::sync::Arc;
 use exec_common::*;
 use serde_json::json;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Registry, Runtime, tool::Language};
+use toolbind::tool::Language;
+use toolbind::{CallOptions, Registry, Runtime};
 use toolbind_codegen::model::InputType;
 
 #[tokio::test]

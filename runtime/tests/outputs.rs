@@ -7,11 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use toolbind::{
-    CallOptions, Loader, Runtime, StopReason, Tool, ToolResult, output::OutputCheck,
-    output::OutputError, output::OutputViolation,
-};
-use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
+use toolbind::exec::{ExecCall, ExecFuture, Executor};
+use toolbind::output::{OutputCheck, OutputError, OutputViolation};
+use toolbind::{CallOptions, Loader, Runtime, StopReason, Tool, ToolResult};
 
 // Generated bindings for the fixtures, as an agent compiles them.
 mod generated {

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolbind::{CancelToken, Content, Loader, Runtime, ToolResult, provider::Provider};
-use toolbind::{batch::Batch, batch::BatchOptions, batch::ToolCallRequest};
-use toolbind::{exec::ExecCall, exec::ExecFuture, exec::Executor};
+use toolbind::batch::{Batch, BatchOptions, ToolCallRequest};
+use toolbind::exec::{ExecCall, ExecFuture, Executor};
+use toolbind::provider::Provider;
+use toolbind::{CancelToken, Content, Loader, Runtime, ToolResult};
 
 const SECRET: &str = "SECRET-provider-zx81";
 /// A 1x1 PNG, base64.

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use exec_common::*;
 use serde_json::{Value, json};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Registry, Runtime, ToolResult, tool::Language};
+use toolbind::tool::Language;
+use toolbind::{CallOptions, Registry, Runtime, ToolResult};
 use toolbind_codegen::model::InputType;
 
 /// JSON-special characters and a non-ASCII one, so escaped forms differ from the raw one.

@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use toolbind::{
-    sync, syncing::LOCK_FILE, syncing::SkipReason, syncing::SyncOptions, syncing::SyncOutcome,
-    syncing::sync_with,
-};
+use toolbind::sync;
+
+use toolbind::syncing::{LOCK_FILE, SkipReason, SyncOptions, SyncOutcome, sync_with};
 
 /// Writes a small valid bash tool `dir/<folder>` at `version`, with one extra file.
 fn small_tool(dir: &Path, folder: &str, version: u64, extra: &str) {

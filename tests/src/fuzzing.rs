@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
-use toolbind::{args::ArgProblem, args::validate as validate_args};
+use toolbind::args::{ArgProblem, validate as validate_args};
 use toolbind_codegen::emit::{self, Generator};
 use toolbind_codegen::model::{InputType, Pos};
 use toolbind_codegen::schema::{self, Dialect};

@@ -1,7 +1,8 @@
 //! The build.rs path over the shipped tools/ folder, used the way an agent uses it.
 
 use serde_json::json;
-use toolbind::{Secret, Tool, tool::CallError};
+use toolbind::tool::CallError;
+use toolbind::{Secret, Tool};
 use toolbind_tests::golden::kitchen_sink;
 use toolbind_tests::shipped::{self, ToolCall, todo, web_fetch};
 

@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use toolbind::Loader;
+use toolbind::loader::LoadWarningKind;
 use toolbind::{CallOptions, Runtime};
-use toolbind::{Loader, loader::LoadWarningKind};
 use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{Config, Options, load_tools, prompt};
 use toolbind_tests::{compat, compat_macro};

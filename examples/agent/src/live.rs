@@ -12,8 +12,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use toolbind::Runtime;
 use toolbind::batch::BatchOptions;
-use toolbind::{Runtime, provider::Provider};
+use toolbind::provider::Provider;
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone, PartialEq)]

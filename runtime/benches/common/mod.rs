@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use toolbind::exec::SubprocessExecutor;
-use toolbind::{exec::ExecCall, exec::Executor};
+use toolbind::exec::{ExecCall, Executor};
 
 use toolbind::ToolInfo;
 use toolbind_codegen::model::{Language, WorkerMode};

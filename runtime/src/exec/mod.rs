@@ -71,9 +71,9 @@
 //! # Example
 //!
 //! ```no_run
-//! # async fn demo(spec: toolbind::ToolSpec) {
+//! # async fn demo(spec: toolbind::ToolInfo) {
 //! use toolbind::exec::{ExecConfig, SubprocessExecutor};
-//! use toolbind::{ExecCall, Executor};
+//! use toolbind::exec::{ExecCall, Executor};
 //!
 //! let executor = SubprocessExecutor::new(ExecConfig::default());
 //! let mut params = serde_json::Map::new();

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+use toolbind::exec::{ExecCall, Executor, ProgressSink};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CancelToken, Progress, ToolInfo, ToolResult};
-use toolbind::{exec::ExecCall, exec::Executor, exec::ProgressSink};
 use toolbind_codegen::model::{Input, Language};
 
 pub fn fixture(name: &str) -> PathBuf {

@@ -1,7 +1,9 @@
 //! The seed's example frontmatter (tool_name), through the single-tool form.
 #![deny(warnings)]
 
-use toolbind::{Language, Secret, Tool};
+use toolbind::{Secret, Tool};
+
+use toolbind::tool::Language;
 
 toolbind::tool!("../../../codegen/tests/fixtures/valid/tool_name");
 
