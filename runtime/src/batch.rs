@@ -219,7 +219,7 @@ impl Queues {
 }
 
 impl Runtime {
-    /// Runs a model's tool calls concurrently (see [`Batch`](crate::Batch)):
+    /// Runs a model's tool calls concurrently (see [`Batch`]):
     /// results in call order, one cancel for all, at most `opts.concurrency` at a time,
     /// `execution: sequential` tools one call at a time. Every call goes through
     /// [`Runtime::call`] (the same validation and error results); a call whose arguments

@@ -388,7 +388,7 @@ impl Runtime {
         })
     }
 
-    /// Runs a model's call: look the tool up, validate `args` (see [`validate_args`](crate::validate_args)), run it
+    /// Runs a model's call: look the tool up, validate `args` (see [`validate_args`](crate::args::validate)), run it
     /// on the executor, truncate every text block.
     ///
     /// The values of the tool's sensitive inputs are redacted (as `[REDACTED]`, raw and in

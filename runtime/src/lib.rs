@@ -20,7 +20,7 @@
 //! - [`exec`]: the [`Executor`](exec::Executor) contract and the
 //!   [`SubprocessExecutor`](exec::SubprocessExecutor) that runs node, python3 and bash;
 //! - [`sandbox`]: the jail's policy and limits;
-//! - [`truncate`], [`secret`], [`result`], [`tool`]: the parts those build on;
+//! - [`truncate`], [`secret`], [`result`], [`tool`](mod@tool): the parts those build on;
 //! - `rig` (feature `rig`): every loaded tool as a rig `DynamicTool`.
 //!
 //! Every options type is built the same way: `Default`, then consuming setters named after

@@ -1,5 +1,5 @@
-//! Loading tool folders: the [`Loader`](crate::Loader) builds a
-//! [`Registry`](crate::Registry) from tools folders and `PI_TOOLS_DIRS`, and says what it
+//! Loading tool folders: the [`Loader`] builds a
+//! [`Registry`] from tools folders and `PI_TOOLS_DIRS`, and says what it
 //! skipped and why ([`LoadWarning`]).
 
 use crate::OsError;

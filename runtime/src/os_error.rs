@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 /// An operating system's error, kept whole: the [`io::Error`] itself (its
 /// [`kind`](io::Error::kind), its `raw_os_error`), shared so that the reports holding one
-/// ([`SyncError`](crate::SyncError), [`SyncOutcome::Failed`](crate::SyncOutcome::Failed),
-/// [`LoadWarningKind::UnreadableDir`](crate::LoadWarningKind::UnreadableDir)) stay `Clone`.
+/// ([`SyncError`](crate::syncing::SyncError), [`SyncOutcome::Failed`](crate::syncing::SyncOutcome::Failed),
+/// [`LoadWarningKind::UnreadableDir`](crate::loader::LoadWarningKind::UnreadableDir)) stay `Clone`.
 /// Two are equal when their kind and message are.
 #[derive(Debug, Clone)]
 pub struct OsError(Arc<io::Error>);

@@ -5,7 +5,7 @@
 //! call: the call's side effects already happened. The runtime keeps the result as the
 //! tool returned it (not `isError`, [`StopReason::Completed`](crate::StopReason)), marks
 //! it ([`OutputCheck::Broken`]) and reports each violation (see
-//! [`RuntimeBuilder::on_output_violation`](crate::RuntimeBuilder::on_output_violation)).
+//! [`RuntimeBuilder::on_output_violation`](crate::runtime::RuntimeBuilder::on_output_violation)).
 //! `toolbind serve` then leaves out the result's `structuredContent`.
 
 use std::fmt;
@@ -53,7 +53,7 @@ pub enum OutputCheck {
     /// `structuredContent`).
     Held,
     /// The details break them: a bug in the tool, reported field by field when the call
-    /// ended ([`RuntimeBuilder::on_output_violation`](crate::RuntimeBuilder::on_output_violation)),
+    /// ended ([`RuntimeBuilder::on_output_violation`](crate::runtime::RuntimeBuilder::on_output_violation)),
     /// and by [`Runtime::output`](crate::Runtime::output).
     Broken,
 }

@@ -17,7 +17,7 @@ use crate::result::{Content, ToolResult};
 /// Everything is plain [`serde_json::Value`], so any HTTP client works: send
 /// [`Provider::definitions`] as the request's tools, read the response body as JSON, append
 /// [`Provider::model_turn`] to the conversation, run [`Provider::tool_calls`] as a
-/// [batch](crate::Batch), append [`Provider::results`], ask again; stop when the model
+/// [batch](crate::batch::Batch), append [`Provider::results`], ask again; stop when the model
 /// makes no call ([`Provider::text`] is its answer) or the batch says
 /// [`terminate`](crate::batch::Batch::terminate).
 ///

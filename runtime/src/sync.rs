@@ -1,4 +1,4 @@
-//! Sync-by-version of seed tools into a data folder at startup: [`sync`](crate::sync),
+//! Sync-by-version of seed tools into a data folder at startup: [`sync()`],
 //! [`sync_with`] and the [`SyncReport`] they return.
 
 use crate::OsError;

@@ -1,5 +1,5 @@
-//! Tools as the runtime knows them: [`ToolInfo`](crate::ToolInfo) (a loaded tool's
-//! description), [`Tool`](crate::Tool) (a tool known at compile time) and what generated
+//! Tools as the runtime knows them: [`ToolInfo`] (a loaded tool's
+//! description), [`Tool`] (a tool known at compile time) and what generated
 //! bindings use ([`CompiledTool`], [`CallError`]).
 
 use std::path::{Path, PathBuf};

@@ -18,7 +18,7 @@
 //! - Every tool process leads its own process group. Cancelling a call fires the tool's
 //!   `AbortSignal` (SIGTERM to the group for bash); if the call has not returned after
 //!   [`ExecConfig::grace`], the whole group — grandchildren included — gets SIGKILL. The
-//!   call's timeout ([`ExecCall::timeout`](crate::ExecCall::timeout), resolved once by
+//!   call's timeout ([`ExecCall::timeout`](crate::exec::ExecCall::timeout), resolved once by
 //!   the runtime) does the same and returns an error result saying it timed out after N s.
 //!   One state machine owns both endings for bash and for warm workers alike.
 //! - A tool sees a scrubbed environment: `PATH`, `HOME`, `LANG`, `LC_ALL`, `TMPDIR`, `TZ`,
@@ -44,7 +44,7 @@
 //!   per call, dropping the oldest; at most one update per
 //!   [`ExecConfig::progress_interval`] is forwarded, and what is queued goes out, in order,
 //!   before the result. A tool reporting now and then loses nothing; a flood is coalesced.
-//! - A call's stderr lines go to its [`LogSink`](crate::executor::LogSink), when it has
+//! - A call's stderr lines go to its [`LogSink`], when it has
 //!   one: every line of a bash tool; a warm node or python worker's lines while it serves
 //!   that one call alone (and for a moment after, for what it wrote just before
 //!   returning). Lines written while several calls share the worker are not forwarded: a
@@ -60,12 +60,12 @@
 //! - Dropping the executor kills every worker's process group; a harness whose runtime
 //!   disappears (its fd 3 closes) kills its own group.
 //! - Every process runs in a bubblewrap jail ([`ExecConfig::sandbox`], a
-//!   [`SandboxPolicy`]): its own PID namespace (nothing it starts outlives it or the
+//!   [`SandboxPolicy`](crate::sandbox::SandboxPolicy)): its own PID namespace (nothing it starts outlives it or the
 //!   agent), a read-only view of the system, the interpreter and the tool folder, a
 //!   writable per-tool state folder as `HOME` and working directory, a private `/tmp`,
 //!   the granted paths, the network unless turned off, and limits (memory, CPU,
 //!   processes, file size, open files) that end a runaway tool with an error naming the
-//!   limit. [`SandboxMode::Auto`] (the default) falls back to process groups with one
+//!   limit. [`SandboxMode::Auto`](crate::sandbox::SandboxMode::Auto) (the default) falls back to process groups with one
 //!   warning where bwrap cannot run; see the README's "Sandbox" section.
 //!
 //! # Example
