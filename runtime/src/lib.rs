@@ -9,17 +9,17 @@
 //! [`Registry`], [`ToolInfo`], [`Tool`], [`Secret`], [`sync()`] and the macros. The rest
 //! lives in short modules:
 //!
-//! - [`runtime`]: [`RuntimeBuilder`](runtime::RuntimeBuilder),
+//! - [`runtime`][]: [`RuntimeBuilder`](runtime::RuntimeBuilder),
 //!   [`RuntimeConfig`](runtime::RuntimeConfig) and the spill folder of truncated output;
-//! - [`loader`]: what loading returns and the warnings it gives;
-//! - [`syncing`]: [`SyncOptions`](syncing::SyncOptions) and the [`SyncReport`](syncing::SyncReport);
-//! - [`args`]: validating a model's arguments without running them;
-//! - [`batch`]: a model turn's parallel calls;
-//! - [`provider`]: OpenAI, Anthropic and Gemini wire formats;
-//! - [`output`]: results' `details` checked against TOOL.md `outputs:`, typed;
-//! - [`exec`]: the [`Executor`](exec::Executor) contract and the
+//! - [`loader`][]: what loading returns and the warnings it gives;
+//! - [`syncing`][]: [`SyncOptions`](syncing::SyncOptions) and the [`SyncReport`](syncing::SyncReport);
+//! - [`args`][]: validating a model's arguments without running them;
+//! - [`batch`][]: a model turn's parallel calls;
+//! - [`provider`][]: OpenAI, Anthropic and Gemini wire formats;
+//! - [`output`][]: results' `details` checked against TOOL.md `outputs:`, typed;
+//! - [`exec`][]: the [`Executor`](exec::Executor) contract and the
 //!   [`SubprocessExecutor`](exec::SubprocessExecutor) that runs node, python3 and bash;
-//! - [`sandbox`]: the jail's policy and limits;
+//! - [`sandbox`][]: the jail's policy and limits;
 //! - [`truncate`], [`secret`], [`result`], [`tool`](mod@tool): the parts those build on;
 //! - `rig` (feature `rig`): every loaded tool as a rig `DynamicTool`.
 //!
