@@ -9,7 +9,6 @@ use serde_json::Value;
 #[non_exhaustive]
 pub enum Content {
     /// `{type: "text", text}`
-    /// `{type: "text", text}`
     Text {
         /// The text.
         text: String,
