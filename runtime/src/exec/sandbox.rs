@@ -6,7 +6,9 @@
 //! `process::spawn`, the single place a tool process is started.
 //!
 //! What the jail is made of (and why each piece is there) is in the README's "Sandbox"
-//! section; measured facts behind the choices are in the design notes. In short:
+//! section, and what it costs per call in BENCHMARKS.md's. The measured facts behind the
+//! choices (which rlimit each interpreter survives, when `--die-with-parent` fires) are
+//! stated here and at the code they shaped. In short:
 //!
 //! - bwrap's PID, IPC, UTS, user (and unless allowed, network) namespaces, a new session,
 //!   `--die-with-parent` (every descendant dies with the call or worker, and with the agent
