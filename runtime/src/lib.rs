@@ -24,12 +24,14 @@
 //! Features: `typescript` (default) transpiles `index.ts` in Rust so TypeScript tools run
 //! on Node 20; `macros` (default) re-exports the `tools!` and `tool!` proc-macros — turn
 //! it off on the build.rs path and toolbind-macros is not compiled; `rig` adds the rig
-//! adapter. toolbind runs tools as Unix process groups: it builds on Unix only.
+//! adapter. toolbind runs tools with what Linux alone has (bubblewrap's namespaces,
+//! cgroups, `prctl(PR_SET_PDEATHSIG)`, `prlimit`, `close_range`, `/proc`): it builds on
+//! Linux only.
 
-#[cfg(not(unix))]
+#[cfg(not(target_os = "linux"))]
 compile_error!(
-    "toolbind runs tools as Unix process groups (setsid, killpg, socketpairs): it supports \
-     Linux and other Unix systems only"
+    "toolbind runs tools with what Linux alone has (bubblewrap's namespaces, cgroups, \
+     prctl(PR_SET_PDEATHSIG), prlimit, close_range, /proc): it supports Linux only"
 );
 
 mod args;
