@@ -1,5 +1,5 @@
 //! Calls sharing a warm worker are isolated: a call that misbehaves gets the error, the
-//! calls in flight beside it complete (issue 13, item 2).
+//! calls in flight beside it complete.
 
 mod exec_common;
 
