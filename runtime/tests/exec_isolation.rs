@@ -159,7 +159,8 @@ async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
     assert!(!slow.is_error, "retried on a fresh worker: {slow:?}");
 }
 
-// Item 10: results are what they claim.
+// Results are what they claim: a tool's child cannot forge one, and one that is not
+// well-formed is not taken for success.
 #[tokio::test]
 async fn a_python_tools_child_cannot_forge_a_result() {
     let (exec, _cache) = executor(|_| {});
