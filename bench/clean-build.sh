@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The clean build of a minimal agent (issue 15): a binary that generates the bindings of
-# the shipped tools/ in build.rs, includes them, loads the folder and makes one call.
+# The clean build of a minimal agent, to measure what the default features cost: a binary
+# that generates the bindings of the shipped tools/ in build.rs, includes them, loads the
+# folder and makes one call.
 # Built twice from nothing (empty target folder, dependencies already downloaded, debug,
 # the default `-j`), once with the runtime's default features (`typescript`: oxc, to run
 # TypeScript tools on Node 20; `macros`: the proc-macros, so syn) and once with

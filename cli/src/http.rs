@@ -34,6 +34,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -444,7 +445,7 @@ impl App {
                 return Err(rpc_error(
                     StatusCode::BAD_REQUEST,
                     Value::Null,
-                    -32700,
+                    ErrorCode::PARSE_ERROR,
                     &format!("Parse error: {e}"),
                 ));
             }
@@ -530,15 +531,18 @@ impl App {
     }
 }
 
-/// JSON-RPC error codes of the HTTP layer (the server-defined range).
-const BUSY: i64 = -32000;
-const UNAUTHORIZED: i64 = -32001;
-const FORBIDDEN: i64 = -32003;
+/// JSON-RPC error codes of the HTTP layer, which rmcp has no constants for. JSON-RPC 2.0
+/// (section 5.1, "Error object") reserves -32000 to -32099 for implementation-defined
+/// server errors; these three are this server's own picks from that range, and its HTTP
+/// status says the same thing to a client that does not read the body.
+const BUSY: ErrorCode = ErrorCode(-32000);
+const UNAUTHORIZED: ErrorCode = ErrorCode(-32001);
+const FORBIDDEN: ErrorCode = ErrorCode(-32003);
 
-fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response<HttpBody> {
+fn rpc_error(status: StatusCode, id: Value, code: ErrorCode, message: &str) -> Response<HttpBody> {
     json_response(
         status,
-        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}}),
     )
 }
 
@@ -573,7 +577,7 @@ async fn read_body(
         let mut r = rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
             Value::Null,
-            -32600,
+            ErrorCode::INVALID_REQUEST,
             &format!(
                 "Invalid Request: the request body is longer than the server's limit of {max} bytes (toolbind serve --max-request-bytes)"
             ),

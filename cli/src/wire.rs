@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest,
-    RequestId, ServerJsonRpcMessage,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage,
+    JsonRpcRequest, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
 use serde::Deserialize;
@@ -49,16 +49,20 @@ pub enum Verdict {
 }
 
 /// A JSON-RPC error response.
-fn error(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+fn error(id: Value, code: ErrorCode, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}})
 }
 
 /// The answer to a line over the limit, with the request's id when the line's start shows
 /// it (`{"jsonrpc": "2.0", "id": 7, ...`).
 pub fn too_long(max: usize, id: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": format!(
-        "Invalid Request: the request line is longer than the server's limit of {max} bytes (toolbind serve --max-request-bytes)"
-    )}})
+    error(
+        id,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "Invalid Request: the request line is longer than the server's limit of {max} bytes (toolbind serve --max-request-bytes)"
+        ),
+    )
 }
 
 /// Checks one request line (without its newline): the message it holds, `None` for a
@@ -67,8 +71,13 @@ fn check_line(line: &[u8]) -> Result<Option<Value>, Value> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let msg: Value = serde_json::from_slice(line)
-        .map_err(|e| error(Value::Null, -32700, format!("Parse error: {e}")))?;
+    let msg: Value = serde_json::from_slice(line).map_err(|e| {
+        error(
+            Value::Null,
+            ErrorCode::PARSE_ERROR,
+            format!("Parse error: {e}"),
+        )
+    })?;
     match check_message(&msg) {
         Verdict::Forward => Ok(Some(msg)),
         Verdict::Reject(answer) => Err(answer),
@@ -86,8 +95,13 @@ pub fn check_message(msg: &Value) -> Verdict {
         return Verdict::Forward;
     };
     let params = obj.get("params").unwrap_or(&Value::Null);
-    let invalid =
-        |why: String| Verdict::Reject(error(id.clone(), -32602, format!("Invalid params: {why}")));
+    let invalid = |why: String| {
+        Verdict::Reject(error(
+            id.clone(),
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params: {why}"),
+        ))
+    };
     match method {
         "tools/call" => {
             let Some(params) = params.as_object() else {
@@ -450,7 +464,7 @@ fn parse(line: &[u8]) -> Parsed {
             } else {
                 Value::Null
             },
-            -32600,
+            ErrorCode::INVALID_REQUEST,
             format!("Invalid Request: {e}"),
         )),
     }

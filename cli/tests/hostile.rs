@@ -1,4 +1,4 @@
-//! Issue 22, at the command line, played as the attacker who publishes a tool: `check`
+//! At the command line, played as the attacker who publishes a tool: `check`
 //! (and `list`) refuse a tool named `..` or `.`, never read a TOOL.md through a symlink out
 //! of its folder (so never print `/etc/shadow` or the checker's environment), refuse a
 //! 200 MB TOOL.md from its size, say a FIFO entry file is a FIFO, agree with themselves on

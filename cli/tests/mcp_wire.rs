@@ -1,5 +1,5 @@
 //! `toolbind serve` answers every request line, on the wire itself: an over-long line, bad
-//! JSON, a malformed `tools/call`, a bad cursor (issue 13, item 5); and it writes every
+//! JSON, a malformed `tools/call`, a bad cursor; and it writes every
 //! answer before it exits.
 
 mod common;

@@ -1,6 +1,6 @@
 //! `toolbind serve` under a progress flood with a paused client, and under a flood of
-//! requests from a client that reads no answers: its memory stays bounded (issue 13, item
-//! 3). Its own test binary: it measures the server process's peak RSS.
+//! requests from a client that reads no answers: its memory stays bounded. Its own test
+//! binary: it measures the server process's peak RSS.
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! A FIFO named TOOL.md never blocks a command: `check`, `list`, `call` and `sync` refuse
-//! it with a clear error, and a later sync is not left waiting on the lock
-//! (issue 13, item 7).
+//! it with a clear error, and a later sync is not left waiting on the lock.
 
 mod common;
 

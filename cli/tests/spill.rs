@@ -1,6 +1,5 @@
 //! `toolbind call` saves the full text of a truncated result to a private spill folder by
-//! default (`--spill-dir` to choose), names the file in the note, and prunes old spills
-//! (issue 13, item 9).
+//! default (`--spill-dir` to choose), names the file in the note, and prunes old spills.
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! `toolbind sync` tells the truth: a tool that failed to install (here: a full disk,
 //! simulated with a file-size limit) makes the exit status non-zero, and the report
-//! separates failed from skipped (issue 13, item 6).
+//! separates failed from skipped.
 
 mod common;
 

@@ -90,7 +90,6 @@ impl Generated {
 pub enum Error {
     /// The tools folder has malformed files: every diagnostic of the run.
     Invalid(Diagnostics),
-    /// Writing an output failed.
     /// Writing an output failed: the file, and why.
     Write {
         /// The file.

@@ -73,7 +73,8 @@ impl Language {
         Language::ALL.into_iter().find(|l| l.as_str() == s)
     }
 
-    /// Entry file names in order of preference (seed 000: `index.ts` or `index.js`).
+    /// Entry file names in order of preference (the platform's TOOLS.md: `index.ts` or
+    /// `index.js`).
     pub const fn entry_candidates(self) -> &'static [&'static str] {
         match self {
             Language::TypeScript => &["index.ts", "index.js", "index.mjs"],
@@ -317,7 +318,7 @@ pub struct OutputField {
     pub metadata: BTreeMap<String, Value>,
 }
 
-/// MCP-style behaviour hints (seed 002 / MCP `ToolAnnotations`), all optional.
+/// MCP-style behaviour hints (the Pi tool API / MCP `ToolAnnotations`), all optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Annotations {

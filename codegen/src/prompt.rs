@@ -2,9 +2,10 @@
 //!
 //! The system prompt follows pi's layout: an "Available tools" section with one line per
 //! tool (its `prompt_snippet`, else its description), a "Guidelines" section when any tool
-//! declares `prompt_guidelines`, then each tool's TOOL.md body — the documentation seed 000
-//! says the agent sees once the tool is loaded. Sensitive values never reach any of it:
-//! a sensitive input cannot have a default, and only descriptions are printed.
+//! declares `prompt_guidelines`, then each tool's TOOL.md body — the documentation the
+//! platform's TOOLS.md says the agent sees once the tool is loaded. Sensitive values never
+//! reach any of it: a sensitive input cannot have a default, and only descriptions are
+//! printed.
 
 use std::fmt::Write;
 
@@ -91,7 +92,7 @@ fn cell(s: &str) -> String {
     one_line(s).replace('|', "\\|")
 }
 
-/// A Markdown tools table, like seed 000's "Existing Tools".
+/// A Markdown tools table, like the "Existing Tools" table of the platform's TOOLS.md.
 pub fn tools_table(tools: &[ToolSpec]) -> String {
     let mut s = String::from("| Tool | Description |\n| --- | --- |\n");
     for t in tools {

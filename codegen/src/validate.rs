@@ -892,7 +892,8 @@ fn check_tool_name(cx: &mut Ctx<'_>, name: &str, node: &YNode, opts: &Options) -
             snake_suggestion(name)
         ));
     }
-    // Seed 000 says "Use snake_case"; providers accept more, and so does toolbind.
+    // The platform's TOOLS.md says "Use snake_case"; providers accept more, and so does
+    // toolbind.
     let snake = name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()

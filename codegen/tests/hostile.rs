@@ -1,4 +1,4 @@
-//! Issue 22, played as the attacker who publishes a tool: a tool name that is a path
+//! Played as the attacker who publishes a tool: a tool name that is a path
 //! (`..`, `.`), a TOOL.md that is a symlink to a secret, a 200 MB TOOL.md, a FIFO entry
 //! file. Each is refused with a message naming the file, fast, and quoting nothing.
 

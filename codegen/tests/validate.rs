@@ -743,7 +743,7 @@ fn parameter_names_providers_reject() {
 
 #[test]
 fn rust_identifier_collisions() {
-    // Seed 002's old-name alias pattern.
+    // The Pi tool API's old-name alias pattern.
     let t = warn_one(
         &with(
             "inputs:\n  maxResults:\n    type: string\n    description: d\n  max_results:\n    type: string\n    description: d\n",

@@ -3,7 +3,7 @@
 //
 // Imports the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
-//        | {"type":"prepare","id","args"} (seed 002's prepareArguments: answered with
+//        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
 //   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
@@ -198,7 +198,7 @@ async function run(msg) {
   }
 }
 
-// Seed 002's `prepareArguments(args)`: reshapes a model's raw arguments (old argument
+// The Pi tool API's `prepareArguments(args)`: reshapes a model's raw arguments (old argument
 // shapes) before the runtime validates them. Without it the arguments come back as they are.
 async function prepare(msg) {
   try {

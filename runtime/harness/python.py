@@ -2,7 +2,7 @@
 #
 # Loads the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
 #   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
-#        | {"type":"prepare","id","args"} (seed 002's prepareArguments: answered with
+#        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 #          {"type":"prepared","id","args"} or an error)
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 #        | {"type":"error","id","message"} | {"type":"fatal","message"}
@@ -321,7 +321,7 @@ def _start(msg):
 
 
 def _prepare(msg):
-    """Seed 002's `prepareArguments`: the module's `prepare_arguments(args)` reshapes a
+    """The Pi tool API's `prepareArguments`: the module's `prepare_arguments(args)` reshapes a
     model's raw arguments (old argument shapes) before the runtime validates them."""
     call_id = msg.get("id")
     args = msg.get("args")

@@ -157,8 +157,8 @@ pub struct Answered {
 /// order. One [`CancelToken`] cancels the whole batch. A tool whose TOOL.md says
 /// `execution: sequential` runs one call at a time, in the order the calls were made, within
 /// a batch and across batches running on the same [`Runtime`] (other tools still run beside
-/// it). When every result of a batch says `terminate: true` (seed 002), [`Batch::terminate`]
-/// tells the agent loop to stop instead of asking the model again.
+/// it). When every result of a batch says `terminate: true` (the Pi tool API),
+/// [`Batch::terminate`] tells the agent loop to stop instead of asking the model again.
 ///
 /// Calls usually come from a provider's response ([`crate::provider::Provider::tool_calls`]),
 /// and the batch goes back as the provider's messages

@@ -400,8 +400,8 @@ impl Runtime {
     /// arguments, a failing tool — is an error result (`isError: true`) the model can act
     /// on; this never panics on model input.
     ///
-    /// A node or python tool whose entry exports `prepareArguments(args)` (python:
-    /// `prepare_arguments`, seed 002) has it run on the raw `args` first, in the tool's own
+    /// A node or python tool whose entry exports `prepareArguments(args)` (the Pi tool API;
+    /// python: `prepare_arguments`) has it run on the raw `args` first, in the tool's own
     /// process, so an old argument shape can be reshaped before validation. The typed path
     /// ([`call_typed`](Self::call_typed)) and [`check`](Self::check) do not run it: their
     /// params are already in the tool's current shape.
@@ -424,8 +424,8 @@ impl Runtime {
         }
     }
 
-    /// Runs the tool's `prepareArguments` (seed 002) on a model's raw arguments, when its
-    /// entry has one; otherwise returns them unchanged. An error is the result to report:
+    /// Runs the tool's `prepareArguments` (the Pi tool API) on a model's raw arguments, when
+    /// its entry has one; otherwise returns them unchanged. An error is the result to report:
     /// it threw or did not return within the call's timeout.
     async fn prepare(
         &self,

@@ -116,7 +116,7 @@ pub trait Executor: Send + Sync {
     /// never a panic or an `Err`.
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a>;
 
-    /// Seed 002's `prepareArguments`: reshapes a model's raw arguments (an old argument
+    /// The Pi tool API's `prepareArguments`: reshapes a model's raw arguments (an old argument
     /// shape, say) before the runtime validates them, in the tool's own process.
     /// [`Runtime::call`](crate::Runtime::call) calls it first when
     /// [`prepares`](Self::prepares) says the tool has it. The default returns `args` as

@@ -26,10 +26,10 @@
 //! Every options type is built the same way: `Default`, then consuming setters named after
 //! the setting (`ExecConfig::default().grace(d)`); `get_` getters read a setting back.
 
-#[cfg(not(unix))]
+#[cfg(not(target_os = "linux"))]
 compile_error!(
-    "toolbind runs tools as Unix process groups (setsid, killpg, socketpairs): it supports \
-     Linux and other Unix systems only"
+    "toolbind runs tools with what Linux alone has (bubblewrap's namespaces, cgroups, \
+     prctl(PR_SET_PDEATHSIG), prlimit, close_range, /proc): it supports Linux only"
 );
 
 pub mod args;

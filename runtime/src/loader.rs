@@ -14,7 +14,8 @@ use toolbind_codegen::{Options, TOOL_FILE};
 
 use crate::ToolInfo;
 
-/// The environment variable listing tools folders, colon-separated (seed 000).
+/// The environment variable listing tools folders, colon-separated, as in the platform's
+/// TOOLS.md.
 pub const TOOLS_DIRS_ENV: &str = "PI_TOOLS_DIRS";
 
 /// Splits a `PI_TOOLS_DIRS` value on `:`, ignoring empty entries (`a::b:` is `[a, b]`).

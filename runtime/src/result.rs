@@ -9,7 +9,6 @@ use serde_json::Value;
 #[non_exhaustive]
 pub enum Content {
     /// `{type: "text", text}`
-    /// `{type: "text", text}`
     Text {
         /// The text.
         text: String,
@@ -125,9 +124,9 @@ pub struct ToolResult {
     )]
     /// The call failed (`isError`); [`stop`](Self::stop) says why.
     pub is_error: bool,
-    /// The tool asks the agent loop to stop after this batch (seed 002's `terminate:
-    /// true`): a [`Batch`](crate::batch::Batch) reports it when every result in the batch
-    /// says so. Never sent to the model.
+    /// The tool asks the agent loop to stop after this batch (the Pi tool API's
+    /// `terminate: true`): a [`Batch`](crate::batch::Batch) reports it when every result in
+    /// the batch says so. Never sent to the model.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminate: bool,
     /// Why the call ended ([`StopReason`]); never serialised.
@@ -211,9 +210,10 @@ impl ToolResult {
     }
 }
 
-/// A progress update from `onUpdate` (seed 000: `{content: [{type, text}]}`), with an
-/// optional position: `onUpdate({content, progress: 40, total: 100})` in node and python,
-/// a `{"text", "progress", "total"}` JSON line on fd 3 in bash (see tools/README.md).
+/// A progress update from `onUpdate` (the platform's TOOLS.md: `{content: [{type, text}]}`),
+/// with an optional position: `onUpdate({content, progress: 40, total: 100})` in node and
+/// python, a `{"text", "progress", "total"}` JSON line on fd 3 in bash (see
+/// tools/README.md).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Progress {

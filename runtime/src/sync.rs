@@ -371,8 +371,8 @@ fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
 
 /// Syncs every tool of `seed_dir` into `data_dir` (created if missing).
 ///
-/// Sync-by-version at startup (seed 000's `sync-tools`): copy each seed tool into the data
-/// folder when it is missing there or has a lower `version`; never downgrade.
+/// Sync-by-version at startup (`sync-tools` in the platform's TOOLS.md): copy each seed tool
+/// into the data folder when it is missing there or has a lower `version`; never downgrade.
 ///
 /// ```no_run
 /// let report = toolbind::sync("seed/tools", "/data/tools")?;

@@ -272,7 +272,6 @@ pub enum CallError {
         /// The names of the compiled tools.
         known: &'static [&'static str],
     },
-    /// The arguments did not match the tool's params.
     /// The arguments did not match the tool's params: the tool, and serde's message.
     BadArgs {
         /// The tool called.

@@ -1,5 +1,6 @@
-//! Output truncation, following seed 002's "Output Truncation" contract: keep the head of a
-//! tool's text, at most 50 KB and 2000 lines by default, and tell the model what was cut.
+//! Output truncation, following the Pi tool API's "Output Truncation" contract: keep the
+//! head of a tool's text, at most 50 KB and 2000 lines by default, and tell the model what
+//! was cut.
 //!
 //! ```
 //! use toolbind::truncate::{truncate_head, TruncateOptions};
@@ -13,9 +14,9 @@
 
 use std::path::Path;
 
-/// Seed 002's `DEFAULT_MAX_BYTES`: 50 KB, about 10,000 tokens.
+/// The Pi tool API's `DEFAULT_MAX_BYTES`: 50 KB, about 10,000 tokens.
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
-/// Seed 002's `DEFAULT_MAX_LINES`.
+/// The Pi tool API's `DEFAULT_MAX_LINES`.
 pub const DEFAULT_MAX_LINES: usize = 2000;
 
 /// Limits for [`truncate_head`]. Both apply; whichever is reached first cuts.
@@ -59,7 +60,7 @@ impl TruncateOptions {
 }
 
 impl Default for TruncateOptions {
-    /// 50 KB and 2000 lines, seed 002's built-in limits.
+    /// 50 KB and 2000 lines, the Pi tool API's built-in limits.
     fn default() -> Self {
         TruncateOptions {
             max_bytes: DEFAULT_MAX_BYTES,
@@ -178,7 +179,7 @@ fn memchr_count(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count()
 }
 
-/// Seed 002's `formatSize`: `512B`, `49.9KB`, `3.2MB`.
+/// The Pi tool API's `formatSize`: `512B`, `49.9KB`, `3.2MB`.
 pub fn format_size(bytes: usize) -> String {
     const KB: f64 = 1024.0;
     if bytes < 1024 {

@@ -1,5 +1,5 @@
 //! The transpile cache runs code as the agent's user: it must be private and its entries
-//! verified against their source before use (issue 13, item 1).
+//! verified against their source before use.
 
 mod exec_common;
 

@@ -1,5 +1,5 @@
 //! Calls sharing a warm worker are isolated: a call that misbehaves gets the error, the
-//! calls in flight beside it complete (issue 13, item 2).
+//! calls in flight beside it complete.
 
 mod exec_common;
 
@@ -163,7 +163,8 @@ async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
     assert!(!slow.is_error, "retried on a fresh worker: {slow:?}");
 }
 
-// Item 10: results are what they claim.
+// Results are what they claim: a tool's child cannot forge one, and one that is not
+// well-formed is not taken for success.
 #[tokio::test]
 async fn a_python_tools_child_cannot_forge_a_result() {
     let (exec, _cache) = executor(|c| c);

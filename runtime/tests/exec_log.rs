@@ -1,4 +1,4 @@
-//! A call's stderr lines reach its `CallOptions::log` sink (issue 17): every line of a bash
+//! A call's stderr lines reach its `CallOptions::log` sink: every line of a bash
 //! tool, a warm worker's lines while it serves that one call, none that could belong to
 //! another call, and redacted of the call's secrets by `Runtime::call`.
 

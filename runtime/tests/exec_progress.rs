@@ -1,7 +1,7 @@
 //! Progress is bounded: a tool reporting far faster than anyone reads grows neither its
 //! harness nor the runtime; updates are coalesced and rate-limited, the latest arrives
-//! before the result, and an over-long bash progress line is an error naming the limit
-//! (issue 13, item 3). Its own test binary, so the peak-RSS measurement is this flood's.
+//! before the result, and an over-long bash progress line is an error naming the limit.
+//! Its own test binary, so the peak-RSS measurement is this flood's.
 
 mod exec_common;
 

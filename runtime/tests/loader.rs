@@ -325,7 +325,7 @@ fn a_tool_folder_given_as_a_tools_folder_is_its_own_kind() {
     );
 }
 
-/// Issue 22: a tool named `..` or `.` would get its state root (or the state folder
+/// A tool named `..` or `.` would get its state root (or the state folder
 /// itself) as its state folder. The loader skips it, loudly, with the reason.
 #[test]
 fn a_tool_named_dot_dot_or_dot_is_skipped_with_the_reason() {
@@ -364,7 +364,7 @@ fn a_tool_named_dot_dot_or_dot_is_skipped_with_the_reason() {
     }
 }
 
-/// Issue 22: a TOOL.md that is a symlink out of its folder (to `/etc/shadow`, to
+/// A TOOL.md that is a symlink out of its folder (to `/etc/shadow`, to
 /// `/proc/self/environ`) is never read; the warning names the file and quotes nothing.
 #[test]
 fn a_tool_md_symlinked_out_of_the_folder_is_skipped_unread() {
@@ -418,7 +418,7 @@ fn a_tool_md_symlinked_out_of_the_folder_is_skipped_unread() {
     }
 }
 
-/// Issue 22: a 200 MB TOOL.md is refused from its size, not read (it took 4 GB before).
+/// A 200 MB TOOL.md is refused from its size, not read (reading it took 4 GB).
 #[test]
 fn a_huge_tool_md_is_refused_without_reading_it() {
     let tmp = tempfile::tempdir().unwrap();
@@ -449,7 +449,7 @@ fn the_unreadable_warning(loaded: &toolbind::loader::Loaded) -> String {
     w.to_string()
 }
 
-/// Issue 22, finding 9: a FIFO entry file is reported as a FIFO, not as missing, and the
+/// A FIFO entry file is reported as a FIFO, not as missing, and the
 /// load does not block on it.
 #[test]
 fn a_fifo_entry_file_is_reported_as_a_fifo_without_blocking() {

@@ -1,6 +1,6 @@
 //! Truncation notes are true: when the executor already cut a tool's output, its note (with
 //! the tool's real totals) survives the model-facing truncation intact, and that
-//! truncation says what it counted (issue 13, item 9).
+//! truncation says what it counted.
 
 mod exec_common;
 

@@ -1,4 +1,4 @@
-//! Typed outputs (issue 17 item 2): a result's `details` checked against the tool's
+//! Typed outputs: a result's `details` checked against the tool's
 //! TOOL.md `outputs:`, a broken contract kept as a successful result with the violation
 //! reported, and the typed `Output` of generated code through `call_output` /
 //! `Runtime::output`.

@@ -1,6 +1,7 @@
-//! Seed 002's `prepareArguments`: a node entry may export `prepareArguments(args)`, a python
-//! entry `prepare_arguments(args)`; `Runtime::call` runs it on the model's raw arguments,
-//! in the tool's own process, before validation (issue 12, item 6).
+//! The Pi tool API's `prepareArguments`: a node entry may export `prepareArguments(args)`,
+//! a python entry `prepare_arguments(args)`; `Runtime::call` runs it on the model's raw
+//! arguments, in the tool's own process, before validation, so a tool can still take the
+//! argument shapes of its older versions.
 
 use std::path::Path;
 use std::sync::Arc;

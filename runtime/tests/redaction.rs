@@ -1,6 +1,6 @@
 //! Secrets are redacted in everything that leaves a call, at one choke point
 //! (`Runtime::call`): progress, result text, details, errors, the stderr tail, spill files,
-//! and the JSON-escaped forms of the value (issue 13, item 4).
+//! and the JSON-escaped forms of the value.
 
 mod exec_common;
 

@@ -1,5 +1,5 @@
 //! Every result says why the call ended, typed ([`StopReason`]): an agent can retry a
-//! timeout, fix bad arguments and give up on a crash without parsing text (issue 15, item 2).
+//! timeout, fix bad arguments and give up on a crash without parsing text.
 
 use std::path::Path;
 use std::time::Duration;

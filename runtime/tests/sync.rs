@@ -778,7 +778,7 @@ fn sync_child_with_a_full_disk() {
     println!("REPORT {}", report.to_string().replace('\n', " | "));
 }
 
-/// Issue 13, item 6: a failure by error is `Failed`, counted apart from `skipped`, and
+/// A failure by error is `Failed`, counted apart from `skipped`, and
 /// `sync` still returns the report so an agent can start with what did install.
 #[test]
 fn failures_are_reported_apart_from_skips() {
@@ -887,7 +887,7 @@ fn claiming_tool(seed: &Path, folder: &str, name: &str, description: &str) {
     fs::write(t.join("index.sh"), format!("echo {description}\n")).unwrap();
 }
 
-/// Issue 22, finding 6: two seed folders claiming one tool name are never both installed;
+/// Two seed folders claiming one tool name are never both installed;
 /// the loader's rule picks the one synced, and the report names the other.
 #[test]
 fn two_seed_folders_claiming_one_name_are_never_both_installed() {
@@ -976,7 +976,7 @@ fn two_seed_folders_claiming_one_name_are_never_both_installed() {
     assert!(!tmp.path().join("data2/aaa").exists());
 }
 
-/// Issue 22 (review): a seed folder never lands beside a tool of the data folder that
+/// A seed folder never lands beside a tool of the data folder that
 /// already declares its name, where it could shadow the installed one.
 #[test]
 fn a_seed_never_shadows_a_tool_already_installed_under_another_folder() {
@@ -1016,7 +1016,7 @@ fn a_seed_never_shadows_a_tool_already_installed_under_another_folder() {
     );
 }
 
-/// Issue 22: a seed TOOL.md over 1 MiB is refused from its size, unread; a seed TOOL.md
+/// A seed TOOL.md over 1 MiB is refused from its size, unread; a seed TOOL.md
 /// symlinked to a secret out of the folder is never read, and the report quotes nothing.
 #[test]
 fn a_huge_or_symlinked_seed_tool_md_is_never_read() {

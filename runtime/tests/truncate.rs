@@ -1,5 +1,5 @@
-//! Truncation of tool output (seed 002's "Output Truncation"): both limits, multi-byte text,
-//! the note.
+//! Truncation of tool output (the Pi tool API's "Output Truncation"): both limits,
+//! multi-byte text, the note.
 
 use toolbind::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncateOptions, Truncation, format_size, truncate_head,

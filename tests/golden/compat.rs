@@ -114,7 +114,7 @@ pub mod gmail {
         const FINGERPRINT: u64 = 14336129920863433715;
     }
 }
-/// `aliases` (v0, bash): Old parameter names kept beside new ones (seed 002's alias pattern), and keyword names.
+/// `aliases` (v0, bash): Old parameter names kept beside new ones (the Pi tool API's alias pattern), and keyword names.
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod aliases {
     /// Parameters of `aliases`.
@@ -295,11 +295,11 @@ pub mod aliases {
         type Output = ::toolbind::__private::serde_json::Value;
         const NAME: &'static str = "aliases";
         const LABEL: &'static str = "aliases";
-        const DESCRIPTION: &'static str = "Old parameter names kept beside new ones (seed 002's alias pattern), and keyword names.";
+        const DESCRIPTION: &'static str = "Old parameter names kept beside new ones (the Pi tool API's alias pattern), and keyword names.";
         const VERSION: u64 = 0;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::Bash;
         const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"max_results\":{\"type\":\"number\",\"description\":\"How many results.\"},\"maxResults\":{\"type\":\"number\",\"description\":\"Old name of max_results.\"},\"Self\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"],\"description\":\"A capitalised keyword.\"},\"self\":{\"type\":\"string\",\"enum\":[\"c\",\"d\"],\"description\":\"A lowercase keyword.\"}},\"required\":[],\"additionalProperties\":false}";
-        const PROMPT: &'static str = "- aliases: Old parameter names kept beside new ones (seed 002's alias pattern), and keyword names.";
+        const PROMPT: &'static str = "- aliases: Old parameter names kept beside new ones (the Pi tool API's alias pattern), and keyword names.";
         const DOCS: &'static str = "";
         const FINGERPRINT: u64 = 15048912028889919318;
     }

@@ -247,7 +247,7 @@ async fn the_tools_run_as_written() {
         text(r),
         json!({"op": "/", "unit": "MB", "mime": "image-png"})
     );
-    // Old and new names side by side (seed 002's alias pattern).
+    // Old and new names side by side (the Pi tool API's alias pattern).
     let r = runtime
         .call(
             "aliases",

@@ -830,7 +830,8 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
     // MP3 at 16 kHz tops out at 160 kbit/s.)
     let cd = dir.path().join("cd.wav");
     write_wav_at(&cd, 1.0, 44_100);
-    // Each percentage update also carries its position: N of 100 (issue 17).
+    // Each percentage update also carries its position, N of 100, so a client can show a
+    // progress bar, not only the text.
     let positions = Arc::new(Mutex::new(Vec::new()));
     let sink = positions.clone();
     let r = rt

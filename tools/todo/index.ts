@@ -1,5 +1,5 @@
-// todo: seed 002's todo tool as a TOOL.md tool. The list lives in this module, so it
-// survives between calls for as long as the runtime keeps the warm worker alive.
+// todo: the Pi tool API's todo tool as a TOOL.md tool. The list lives in this module, so
+// it survives between calls for as long as the runtime keeps the warm worker alive.
 
 type TextContent = { type: "text"; text: string };
 

@@ -7,7 +7,8 @@
 //! out as one `warning` ("N log messages dropped") as soon as there is room, so a tool
 //! flooding stderr costs the client a bounded number of messages, and it is told what it
 //! missed.
-// rmcp marks MCP logging deprecated (SEP-2577); clients still use it, and issue 17 asks for it.
+// rmcp marks MCP logging deprecated (SEP-2577), but clients still use it: it is how they
+// see a tool's stderr and the server's events.
 #![allow(deprecated)]
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};

@@ -420,9 +420,12 @@ impl SubprocessExecutor {
                     program: config.python.clone(),
                     binds: vec![harness.clone()],
                     // `-s`: no user site-packages, so no `usercustomize.py` planted in
-                    // a `HOME` runs before the tool.
+                    // a `HOME` runs before the tool. `-B`: no `__pycache__` written beside
+                    // a module the tool imports from its folder (unjailed, that folder is
+                    // writable; the jail sets PYTHONDONTWRITEBYTECODE as well).
                     args: vec![
                         "-s".into(),
+                        "-B".into(),
                         harness.into(),
                         entry.into(),
                         max_text.into(),

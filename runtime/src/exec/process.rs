@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
+use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -219,16 +220,11 @@ fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
 
 /// In the forked child, before bwrap execs: set the jail's limits and let no descriptor
 /// above fd 4 reach the jail. Async-signal-safe system calls only.
-fn jail_child(rlimits: &[(libc::__rlimit_resource_t, u64, u64)]) -> std::io::Result<()> {
+fn jail_child(rlimits: &[(Resource, u64, u64)]) -> std::io::Result<()> {
     for &(resource, soft, hard) in rlimits {
-        let lim = libc::rlimit {
-            rlim_cur: soft,
-            rlim_max: hard,
-        };
-        // SAFETY: `lim` is a valid rlimit.
-        if unsafe { libc::setrlimit(resource, &lim) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // nix's setrlimit is a plain libc::setrlimit call (no allocation), and takes the
+        // resource in whatever type this target's libc wants (glibc's is not musl's).
+        setrlimit(resource, soft, hard)?;
     }
     // Close-on-exec, not closed: std's own exec-error pipe must stay usable. Descriptors
     // leaked *into* this process thus stop here.

@@ -6,7 +6,7 @@
 //! - `{"type":"call","id":1,"toolCallId":"...","params":{...}}` — run `execute` once;
 //! - `{"type":"abort","id":1}` — fire that call's `AbortSignal`;
 //! - `{"type":"prepare","id":2,"args":<raw arguments>}` — run the entry's
-//!   `prepareArguments(args)` (seed 002; `prepare_arguments` in python), answered with
+//!   `prepareArguments(args)` (the Pi tool API; `prepare_arguments` in python), answered with
 //!   `{"type":"prepared","id":2,"args":<its return value>}` (the arguments unchanged when
 //!   the entry has none) or an `error`.
 //!
@@ -165,8 +165,8 @@ pub(crate) fn preview(bytes: &[u8]) -> String {
 }
 
 /// Turns what `execute` returned into a [`ToolResult`]: `{content, details?, isError?}` as
-/// seed 000 says, or a bare string as shorthand for one text block. Text is capped at
-/// `max_text` bytes in total, with a note saying how much was cut.
+/// the platform's TOOLS.md says, or a bare string as shorthand for one text block. Text is
+/// capped at `max_text` bytes in total, with a note saying how much was cut.
 pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
     let mut result = match value {
         Value::String(s) => ToolResult::text(s),

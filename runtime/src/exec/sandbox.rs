@@ -6,7 +6,9 @@
 //! `process::spawn`, the single place a tool process is started.
 //!
 //! What the jail is made of (and why each piece is there) is in the README's "Sandbox"
-//! section; measured facts behind the choices are in the design notes. In short:
+//! section, and what it costs per call in BENCHMARKS.md's. The measured facts behind the
+//! choices (which rlimit each interpreter survives, when `--die-with-parent` fires) are
+//! stated here and at the code they shaped. In short:
 //!
 //! - bwrap's PID, IPC, UTS, user (and unless allowed, network) namespaces, a new session,
 //!   `--die-with-parent` (every descendant dies with the call or worker, and with the agent
@@ -40,6 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use nix::sys::resource::Resource;
 use toolbind_codegen::model::{Fnv, ToolSpec};
 
 /// Whether tool processes run in the jail.
@@ -1388,11 +1391,11 @@ impl Jail {
     }
 
     /// `(resource, soft, hard)` for `setrlimit` in the child before exec.
-    pub(crate) fn rlimits(&self) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
+    pub(crate) fn rlimits(&self) -> Vec<(Resource, u64, u64)> {
         let l = &self.limits;
         let mut out = Vec::new();
         if let Some(m) = l.memory {
-            out.push((libc::RLIMIT_DATA, m, m));
+            out.push((Resource::RLIMIT_DATA, m, m));
         }
         if let Some(c) = l.cpu {
             let s = c.as_secs().max(1);
@@ -1401,15 +1404,15 @@ impl Jail {
             } else {
                 s + 5
             };
-            out.push((libc::RLIMIT_CPU, s, hard));
+            out.push((Resource::RLIMIT_CPU, s, hard));
         }
         let n = l.open_files.max(256);
-        out.push((libc::RLIMIT_NOFILE, n, n));
+        out.push((Resource::RLIMIT_NOFILE, n, n));
         if let Some(f) = l.file_size {
-            out.push((libc::RLIMIT_FSIZE, f, f));
+            out.push((Resource::RLIMIT_FSIZE, f, f));
         }
         if let Some(n) = self.nproc {
-            out.push((libc::RLIMIT_NPROC, n, n));
+            out.push((Resource::RLIMIT_NPROC, n, n));
         }
         out
     }

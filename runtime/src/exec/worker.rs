@@ -363,8 +363,8 @@ impl Worker {
 }
 
 impl Worker {
-    /// Runs the entry's `prepareArguments` (seed 002) on a model's raw arguments: what it
-    /// returns, or why it failed. Bounded by `timeout`; a worker that dies meanwhile fails
+    /// Runs the entry's `prepareArguments` (the Pi tool API) on a model's raw arguments: what
+    /// it returns, or why it failed. Bounded by `timeout`; a worker that dies meanwhile fails
     /// the preparation, not the worker's other calls.
     pub(crate) async fn prepare(&self, args: &Value, timeout: Duration) -> Result<Value, String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
