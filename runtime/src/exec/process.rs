@@ -120,7 +120,8 @@ pub(crate) fn spawn(
     }
     let dup_stdout = matches!(stdout, Stdout::ToStderr);
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (setsid, dup2, fcntl); it allocates nothing.
+    // async-signal-safe system calls (setsid, dup2, fcntl, prctl, getppid, setrlimit, the
+    // `write` that joins a cgroup, close_range); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             if libc_setsid() < 0 {
