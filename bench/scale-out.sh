@@ -10,8 +10,8 @@
 #   2. two replicas behind HAProxy;
 #   3. the same, with replica a killed (SIGKILL, a crash, not a drain) once it has answered
 #      KILL_AFTER calls of this run;
-#   4. two replicas with sessions behind a backend with session affinity (the README's
-#      HAProxy `stick` lines), the client in `initialize` mode: each session stays on the
+#   4. two replicas with sessions behind a backend with session affinity (the HAProxy
+#      `stick` lines of docs/http.md), the client in `initialize` mode: each session stays on the
 #      replica that opened it.
 # Run 3 must answer every call. HAProxy retries a request whose connection failed or
 # whose server died before answering (`retry-on conn-failure empty-response

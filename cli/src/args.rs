@@ -169,7 +169,7 @@ pub struct ListArgs {
     pub sandbox: SandboxArgs,
 }
 
-/// The jail tools run in (README, "Sandbox").
+/// The jail tools run in (docs/sandbox.md).
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Sandbox")]
 pub struct SandboxArgs {
@@ -340,7 +340,7 @@ pub struct ServeArgs {
     pub http: HttpArgs,
 }
 
-/// `serve --http`: MCP Streamable HTTP (README, "Serving over HTTP").
+/// `serve --http`: MCP Streamable HTTP (docs/http.md).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "HTTP")]
 pub struct HttpArgs {

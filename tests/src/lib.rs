@@ -76,3 +76,18 @@ pub mod fuzzing;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of the references in `docs/`, compiled the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/runtime.md")]
+pub struct RuntimeDocDoctests;
+
+/// See [`RuntimeDocDoctests`].
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/providers.md")]
+pub struct ProvidersDocDoctests;
+
+/// See [`RuntimeDocDoctests`].
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/sandbox.md")]
+pub struct SandboxDocDoctests;

@@ -26,7 +26,7 @@ fn tools_dir() -> PathBuf {
 
 /// A runtime over the shipped `tools/` folder with `config`'s executor, always in the
 /// jail (`required`): the shipped tools must work sandboxed, with only the grants each
-/// test gives (the README's grants for each tool).
+/// test gives (the grants docs/sandbox.md gives each tool).
 fn runtime(config: ExecConfig) -> Runtime {
     let sandbox = config.get_sandbox().clone().mode(SandboxMode::Required);
     let config = config.sandbox(sandbox);

@@ -66,7 +66,7 @@
 //!   the granted paths, the network unless turned off, and limits (memory, CPU,
 //!   processes, file size, open files) that end a runaway tool with an error naming the
 //!   limit. [`SandboxMode::Auto`](crate::sandbox::SandboxMode::Auto) (the default) falls back to process groups with one
-//!   warning where bwrap cannot run; see the README's "Sandbox" section.
+//!   warning where bwrap cannot run; see `docs/sandbox.md`.
 //!
 //! # Example
 //!

@@ -5,8 +5,8 @@
 //! executors call [`Sandbox::jail`] once per process they start and hand the result to
 //! `process::spawn`, the single place a tool process is started.
 //!
-//! What the jail is made of (and why each piece is there) is in the README's "Sandbox"
-//! section, and what it costs per call in BENCHMARKS.md's. The measured facts behind the
+//! What the jail is made of (and why each piece is there) is in `docs/sandbox.md`,
+//! and what it costs per call in BENCHMARKS.md's. The measured facts behind the
 //! choices (which rlimit each interpreter survives, when `--die-with-parent` fires) are
 //! stated here and at the code they shaped. In short:
 //!
