@@ -354,11 +354,7 @@ async fn a_oneshot_entry_without_it_costs_no_process_once_known() {
     for name in ["node_plain", "py_plain", "node_prepare"] {
         let md = root.join(name).join("TOOL.md");
         let text = std::fs::read_to_string(&md).unwrap();
-        std::fs::write(
-            &md,
-            text.replacen("---\n", &format!("---\nenv: [LOADS, TOOL]\n"), 1),
-        )
-        .unwrap();
+        std::fs::write(&md, text.replacen("---\n", "---\nenv: [LOADS, TOOL]\n", 1)).unwrap();
     }
     let count = |name: &str| {
         std::fs::read_to_string(loads.join(name))
