@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::result::Limit;
+use toolbind::sandbox::SandboxLimits;
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult};
 use toolbind_codegen::model::WorkerMode;
 
@@ -123,18 +125,19 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         eprintln!("killed `{}` and its processes", args.name);
         return Ok(stopped);
     };
+    let limits = executor.config().get_sandbox().get_limits();
     // Nothing ran: the command line asked for something impossible (exit 2).
     if matches!(
         result.stop,
         StopReason::BadArguments | StopReason::UnknownTool
     ) {
         if args.json {
-            print_json(&result)?;
+            print_json(&result, limits)?;
         }
         return Err(Failure::usage(result.text_content()));
     }
     if args.json {
-        print_json(&result)?;
+        print_json(&result, limits)?;
     } else {
         print_text(&result)?;
     }
@@ -148,10 +151,52 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     }
 }
 
-fn print_json(result: &ToolResult) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(result)
-        .map_err(|e| Failure::failed(format!("cannot serialise the result: {e}")))?;
+/// The result object, plus `stop`: why the call ended (see [`stop_json`]).
+fn print_json(result: &ToolResult, limits: &SandboxLimits) -> Result<(), Failure> {
+    let serialise =
+        |e: serde_json::Error| Failure::failed(format!("cannot serialise the result: {e}"));
+    let mut value = serde_json::to_value(result).map_err(serialise)?;
+    if let Value::Object(obj) = &mut value {
+        obj.insert("stop".into(), stop_json(&result.stop, limits));
+    }
+    let text = serde_json::to_string_pretty(&value).map_err(serialise)?;
     write_stdout(&format!("{text}\n"))
+}
+
+/// `stop` in `--json`: `{kind}`, the [`StopReason::kind`] name, with `timeout_ms` for a
+/// timeout, and for a limit its [`Limit::kind`] name and the value in force, as the flag
+/// that sets it counts (`null`: unlimited): `memory_mib` and `call_memory_mib` (either can
+/// end a call), `cpu_secs`, `max_file_size_mib`, `max_processes`.
+fn stop_json(stop: &StopReason, limits: &SandboxLimits) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".into(), stop.kind().into());
+    let mib = |bytes: Option<u64>| json!(bytes.map(|b| b >> 20));
+    match stop {
+        StopReason::Timeout { after } => {
+            out.insert(
+                "timeout_ms".into(),
+                json!(u64::try_from(after.as_millis()).unwrap_or(u64::MAX)),
+            );
+        }
+        StopReason::LimitExceeded { limit } => {
+            out.insert("limit".into(), limit.kind().into());
+            let values = match limit {
+                Limit::Memory => vec![
+                    ("memory_mib", mib(limits.get_memory())),
+                    ("call_memory_mib", mib(limits.get_call_memory())),
+                ],
+                Limit::CpuTime => vec![("cpu_secs", json!(limits.get_cpu().map(|d| d.as_secs())))],
+                Limit::FileSize => vec![("max_file_size_mib", mib(limits.get_file_size()))],
+                Limit::Processes => vec![("max_processes", json!(limits.get_processes()))],
+                _ => Vec::new(),
+            };
+            for (k, v) in values {
+                out.insert(k.into(), v);
+            }
+        }
+        _ => {}
+    }
+    Value::Object(out)
 }
 
 /// Success text to stdout; an error result's text to stderr.

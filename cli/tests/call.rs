@@ -216,6 +216,89 @@ fn timeout_stops_the_tool() {
     assert_no_group(&pidfile);
 }
 
+/// `--json`'s `stop`: why the call ended, named as `StopReason::kind` names it, with the
+/// timeout or the limit where there is one. Exit statuses are as without `--json`.
+#[test]
+fn json_says_why_the_call_stopped() {
+    let stop = |o: &Output| -> Value {
+        let r: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)));
+        r["stop"].clone()
+    };
+    let o = call(&["hello_ts", "--args", r#"{"name": "Ada"}"#, "--json"]);
+    assert_code(&o, 0);
+    assert_eq!(stop(&o), serde_json::json!({"kind": "completed"}));
+
+    let o = call(&[
+        "wait_ts",
+        "--args",
+        r#"{"pidfile": "/no/such/dir/pid"}"#,
+        "--json",
+    ]);
+    assert_code(&o, 1);
+    assert_eq!(stop(&o), serde_json::json!({"kind": "tool_error"}));
+
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!(r#"{{"pidfile": "{}"}}"#, dir.path().join("pid").display());
+    let o = call(&[
+        "wait_sh",
+        "--args",
+        &args,
+        "--timeout",
+        "0.5",
+        "--sandbox",
+        "off",
+        "--json",
+    ]);
+    assert_code(&o, 1);
+    assert_eq!(
+        stop(&o),
+        serde_json::json!({"kind": "timeout", "timeout_ms": 500})
+    );
+
+    // Nothing ran: exit 2, and the result still says why.
+    let o = call(&["hello_ts", "--args", r#"{"steps": "many"}"#, "--json"]);
+    assert_code(&o, 2);
+    assert_eq!(stop(&o), serde_json::json!({"kind": "bad_arguments"}));
+    let o = call(&["helo_ts", "--json"]);
+    assert_code(&o, 2);
+    assert_eq!(stop(&o), serde_json::json!({"kind": "unknown_tool"}));
+
+    // A sandbox limit: which one, and the values in force.
+    let tools = dir.path().join("tools");
+    let grab = tools.join("grab");
+    std::fs::create_dir_all(&grab).unwrap();
+    std::fs::write(
+        grab.join("TOOL.md"),
+        "---\nname: grab\ndescription: Grabs memory.\nlanguage: python\ninputs:\n  mib:\n    type: number\n    description: How much.\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        grab.join("index.py"),
+        "def execute(i, p, s, u):\n    return str(len(bytearray(int(p['mib']) << 20)))\n",
+    )
+    .unwrap();
+    let o = toolbind()
+        .args(["call", "grab", "--sandbox", "required", "--dir"])
+        .arg(&tools)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args(["--args", r#"{"mib": 300}"#, "--memory", "200", "--json"])
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_code(&o, 1);
+    assert_eq!(
+        stop(&o),
+        serde_json::json!({
+            "kind": "limit_exceeded",
+            "limit": "memory",
+            "memory_mib": 200,
+            "call_memory_mib": 2048
+        })
+    );
+}
+
 fn spawn_wait(tool: &str, pidfile: &Path, stubborn: bool) -> Child {
     let args = format!(
         r#"{{"pidfile": "{}", "stubborn": {stubborn}}}"#,

@@ -1,7 +1,10 @@
 // toolbind Node harness.
 // Usage: node [--enable-source-maps] node.mjs <module> <maxTextBytes> <entryName> <maxLineBytes>
 //
-// Imports the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
+// Imports the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
+// socket); runtime/src/exec/protocol.rs describes every message:
+//   first: {"type":"hello","protocol":1,"capabilities":{"prepare":<exports prepareArguments>}}
+//          (or a fatal, when the module cannot load)
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 //        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
@@ -50,6 +53,18 @@ try {
   const detail = err instanceof Error && err.stack ? err.stack : describe(err);
   fatal(`failed to load ${entryName}: ${detail}`);
 }
+
+// The first message: the protocol version this harness speaks and what the entry offers
+// (the runtime sends `prepare` lines only when it exports prepareArguments). Written before
+// the socket is read, so it precedes every answer.
+const PROTOCOL_VERSION = 1;
+try {
+  writeSync(3, JSON.stringify({
+    type: "hello",
+    protocol: PROTOCOL_VERSION,
+    capabilities: { prepare: typeof prepareArguments === "function" },
+  }) + "\n");
+} catch {}
 
 // A promise a tool forgot to await rejects later: log it; do not let Node 20's default
 // take down the warm worker and every call in flight on it.

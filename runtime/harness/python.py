@@ -1,6 +1,9 @@
 # toolbind Python harness. Usage: python3 python.py <index.py> <maxTextBytes>
 #
-# Loads the tool's module once, then serves JSON-lines calls on fd 3 (a socket):
+# Loads the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
+# socket); runtime/src/exec/protocol.rs describes every message:
+#   first: {"type":"hello","protocol":1,"capabilities":{"prepare":<defines prepare_arguments>}}
+#          (or a fatal, when the module cannot load)
 #   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 #        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 #          {"type":"prepared","id","args"} or an error)
@@ -207,6 +210,16 @@ _is_async = inspect.iscoroutinefunction(inspect.unwrap(_execute)) or inspect.isc
     getattr(_execute, "__call__", None))
 _calls = {}
 _loop = None
+
+# The first message: the protocol version this harness speaks and what the module offers
+# (the runtime sends `prepare` lines only when it defines prepare_arguments). Sent before
+# the socket is read, so it precedes every answer.
+PROTOCOL_VERSION = 1
+try:
+    _send({"type": "hello", "protocol": PROTOCOL_VERSION,
+           "capabilities": {"prepare": callable(getattr(_module, "prepare_arguments", None))}})
+except OSError:
+    pass  # the runtime is gone: _serve reads end-of-stream and takes the group down
 
 
 def _event_loop():

@@ -118,9 +118,9 @@ pub trait Executor: Send + Sync {
 
     /// The Pi tool API's `prepareArguments`: reshapes a model's raw arguments (an old argument
     /// shape, say) before the runtime validates them, in the tool's own process.
-    /// [`Runtime::call`](crate::Runtime::call) calls it first when
-    /// [`prepares`](Self::prepares) says the tool has it. The default returns `args` as
-    /// they are.
+    /// [`Runtime::call`](crate::Runtime::call) calls it first unless
+    /// [`prepares`](Self::prepares) says the tool has none. A tool that turns out to have
+    /// none gets `args` back as they are, as from the default.
     fn prepare<'a>(
         &'a self,
         tool: &'a ToolInfo,
@@ -131,7 +131,11 @@ pub trait Executor: Send + Sync {
         Box::pin(async move { Ok(args) })
     }
 
-    /// Whether `tool` has a `prepareArguments` for [`prepare`](Self::prepare) to run. The
+    /// Whether `tool` may have a `prepareArguments` for [`prepare`](Self::prepare) to run:
+    /// `false` lets [`Runtime::call`](crate::Runtime::call) skip [`prepare`](Self::prepare).
+    /// An executor that cannot tell yet answers `true` ("maybe") and finds out in
+    /// [`prepare`](Self::prepare) ([`SubprocessExecutor`](crate::exec::SubprocessExecutor)
+    /// learns it from the tool's harness and remembers it until the entry changes). The
     /// default is `false`.
     fn prepares(&self, tool: &ToolInfo) -> bool {
         let _ = tool;

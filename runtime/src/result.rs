@@ -81,6 +81,29 @@ pub enum StopReason {
     ProtocolError,
 }
 
+impl StopReason {
+    /// The variant's stable snake_case name: `completed`, `tool_error`, `bad_arguments`,
+    /// `unknown_tool`, `contract_drift`, `timeout`, `cancelled`, `limit_exceeded`,
+    /// `jail_failed`, `crashed`, `protocol_error`. `toolbind call --json` prints it as
+    /// `stop.kind`; these strings do not change once published (other outputs, such as
+    /// traces, reuse them), and a new variant gets a new one.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::ToolError => "tool_error",
+            StopReason::BadArguments => "bad_arguments",
+            StopReason::UnknownTool => "unknown_tool",
+            StopReason::ContractDrift => "contract_drift",
+            StopReason::Timeout { .. } => "timeout",
+            StopReason::Cancelled => "cancelled",
+            StopReason::LimitExceeded { .. } => "limit_exceeded",
+            StopReason::JailFailed => "jail_failed",
+            StopReason::Crashed => "crashed",
+            StopReason::ProtocolError => "protocol_error",
+        }
+    }
+}
+
 /// A sandbox limit a tool can hit ([`StopReason::LimitExceeded`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -102,6 +125,18 @@ impl Limit {
             Limit::Memory => "memory",
             Limit::CpuTime => "CPU time",
             Limit::FileSize => "file size",
+            Limit::Processes => "processes",
+        }
+    }
+
+    /// The limit's stable snake_case name: `memory`, `cpu_time`, `file_size`, `processes`
+    /// (`toolbind call --json` prints it as `stop.limit`); like [`StopReason::kind`], it
+    /// does not change once published.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Limit::Memory => "memory",
+            Limit::CpuTime => "cpu_time",
+            Limit::FileSize => "file_size",
             Limit::Processes => "processes",
         }
     }
@@ -255,5 +290,108 @@ impl Progress {
     pub fn text_content(&self) -> String {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant, each at its own index: a new variant fails to compile here until it
+    /// is listed, so it cannot go out without a name of its own.
+    fn all_stop_reasons() -> Vec<StopReason> {
+        let all = vec![
+            StopReason::Completed,
+            StopReason::ToolError,
+            StopReason::BadArguments,
+            StopReason::UnknownTool,
+            StopReason::ContractDrift,
+            StopReason::Timeout {
+                after: std::time::Duration::from_secs(1),
+            },
+            StopReason::Cancelled,
+            StopReason::LimitExceeded {
+                limit: Limit::Memory,
+            },
+            StopReason::JailFailed,
+            StopReason::Crashed,
+            StopReason::ProtocolError,
+        ];
+        for (i, r) in all.iter().enumerate() {
+            let index = match r {
+                StopReason::Completed => 0,
+                StopReason::ToolError => 1,
+                StopReason::BadArguments => 2,
+                StopReason::UnknownTool => 3,
+                StopReason::ContractDrift => 4,
+                StopReason::Timeout { .. } => 5,
+                StopReason::Cancelled => 6,
+                StopReason::LimitExceeded { .. } => 7,
+                StopReason::JailFailed => 8,
+                StopReason::Crashed => 9,
+                StopReason::ProtocolError => 10,
+            };
+            assert_eq!(index, i, "{r:?}");
+        }
+        all
+    }
+
+    fn all_limits() -> Vec<Limit> {
+        let all = vec![
+            Limit::Memory,
+            Limit::CpuTime,
+            Limit::FileSize,
+            Limit::Processes,
+        ];
+        for (i, l) in all.iter().enumerate() {
+            let index = match l {
+                Limit::Memory => 0,
+                Limit::CpuTime => 1,
+                Limit::FileSize => 2,
+                Limit::Processes => 3,
+            };
+            assert_eq!(index, i, "{l:?}");
+        }
+        all
+    }
+
+    fn assert_distinct_snake_case(names: &[&str]) {
+        let mut seen = std::collections::HashSet::new();
+        for n in names {
+            assert!(
+                !n.is_empty()
+                    && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                    && !n.starts_with('_')
+                    && !n.ends_with('_'),
+                "{n} is not snake_case"
+            );
+            assert!(seen.insert(*n), "{n} names two variants");
+        }
+    }
+
+    #[test]
+    fn every_stop_reason_and_limit_has_its_own_snake_case_name() {
+        let kinds: Vec<_> = all_stop_reasons().iter().map(StopReason::kind).collect();
+        assert_distinct_snake_case(&kinds);
+        // Published: they may be added to, never changed.
+        assert_eq!(
+            kinds,
+            [
+                "completed",
+                "tool_error",
+                "bad_arguments",
+                "unknown_tool",
+                "contract_drift",
+                "timeout",
+                "cancelled",
+                "limit_exceeded",
+                "jail_failed",
+                "crashed",
+                "protocol_error"
+            ]
+        );
+        let limits: Vec<_> = all_limits().into_iter().map(Limit::kind).collect();
+        assert_distinct_snake_case(&limits);
+        assert_eq!(limits, ["memory", "cpu_time", "file_size", "processes"]);
     }
 }

@@ -495,11 +495,17 @@ fn tool_info_describes_the_loaded_tool() {
     assert_eq!(search.file(), dir.join("search/TOOL.md"));
     assert_eq!(search.entry(), Some(dir.join("search/index.py")));
     assert_eq!(search.prompt_line(), search.description());
-    assert!(search.output_schema().is_none(), "search declares no outputs");
+    assert!(
+        search.output_schema().is_none(),
+        "search declares no outputs"
+    );
     let schema = search.input_schema();
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], serde_json::json!(["query"]));
-    assert_eq!(schema["properties"]["mode"]["enum"], serde_json::json!(["web", "news", "images"]));
+    assert_eq!(
+        schema["properties"]["mode"]["enum"],
+        serde_json::json!(["web", "news", "images"])
+    );
     assert_eq!(
         *schema,
         toolbind_codegen::schema::portable(search.spec()),

@@ -1,16 +1,17 @@
 //! The Pi tool API's `prepareArguments`: a node entry may export `prepareArguments(args)`,
 //! a python entry `prepare_arguments(args)`; `Runtime::call` runs it on the model's raw
 //! arguments, in the tool's own process, before validation, so a tool can still take the
-//! argument shapes of its older versions.
+//! argument shapes of its older versions. Whether an entry has one is what its
+//! harness's hello says, not a search of its text.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolbind::exec::Executor;
-use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::{CallOptions, Content, Loader, Runtime, ToolResult};
+use toolbind::exec::{ExecCall, ExecConfig, Executor, SubprocessExecutor};
+use toolbind::sandbox::SandboxPolicy;
+use toolbind::{CallOptions, Content, Loader, Runtime, StopReason, ToolResult};
 
 /// A tool whose current shape is `{query, max_results?}`; its entry maps the old shape
 /// `{q, maxResults}` onto it.
@@ -70,11 +71,17 @@ fn tool(root: &Path, name: &str, lang: &str, worker: &str, file: &str, code: &st
 }
 
 fn runtime(root: &Path, cache: &Path) -> Runtime {
-    let exec = SubprocessExecutor::new(ExecConfig::default().cache_dir(cache.to_path_buf()));
-    Runtime::builder()
+    runtime_with(root, ExecConfig::default().cache_dir(cache.to_path_buf())).0
+}
+
+/// A runtime over the tools in `root` and its executor, to ask it what it has learned.
+fn runtime_with(root: &Path, config: ExecConfig) -> (Runtime, Arc<SubprocessExecutor>) {
+    let exec = Arc::new(SubprocessExecutor::new(config));
+    let rt = Runtime::builder()
         .registry(Loader::new().dir(root).quiet().load().registry)
-        .executor(Arc::new(exec))
-        .build()
+        .executor(exec.clone())
+        .build();
+    (rt, exec)
 }
 
 fn text(r: &ToolResult) -> String {
@@ -181,31 +188,341 @@ async fn a_hanging_prepare_is_bounded_by_the_calls_timeout() {
     assert!(start.elapsed() < Duration::from_secs(20));
 }
 
-#[test]
-fn only_entries_that_define_it_pay_for_it() {
+/// Node entries that record the type of every protocol line their harness receives (the
+/// harness parses each with `JSON.parse`) and return it with their params: a `prepare`
+/// round trip shows up as a "prepare".
+const NODE_SPY: &str = r#"
+const seen = [];
+const parse = JSON.parse;
+JSON.parse = function (text, ...rest) {
+  const value = parse.call(this, text, ...rest);
+  if (value && typeof value.type === "string") seen.push(value.type);
+  return value;
+};
+export async function execute(id, params) {
+  return JSON.stringify({ params, seen });
+}
+"#;
+
+/// The same in python: the harness parses each line with `json.loads`.
+const PYTHON_SPY: &str = r#"
+import json
+seen = []
+_loads = json.loads
+def _spy(text, *args, **kwargs):
+    value = _loads(text, *args, **kwargs)
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        seen.append(value["type"])
+    return value
+json.loads = _spy
+
+def execute(tool_call_id, params, signal, on_update):
+    return json.dumps({"params": params, "seen": seen})
+"#;
+
+/// Mentions the word, in a comment and a string, and exports no such function.
+const NODE_MENTION: &str = "// This tool has no prepareArguments(args); see issue 23.\nconst note = \"prepareArguments\";\n";
+const PYTHON_MENTION: &str =
+    "# This tool has no prepare_arguments(args); see issue 23.\nNOTE = \"prepare_arguments\"\n";
+
+/// The entry exports one, spying too.
+const NODE_SPY_PREPARE: &str =
+    "export const prepareArguments = (a) => (a.q !== undefined ? { query: a.q } : a);\n";
+const PYTHON_SPY_PREPARE: &str =
+    "def prepare_arguments(a):\n    return {\"query\": a[\"q\"]} if \"q\" in a else a\n";
+
+fn seen(r: &ToolResult) -> Vec<String> {
+    serde_json::from_value(parsed(r)["seen"].clone()).unwrap()
+}
+
+#[tokio::test]
+async fn only_entries_that_export_it_get_a_prepare_round_trip() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("tools");
-    tool(&root, "node_warm", "typescript", "warm", "index.ts", NODE);
+    let node_mention = format!("{NODE_MENTION}{NODE_SPY}");
+    let py_mention = format!("{PYTHON_MENTION}{PYTHON_SPY}");
+    let node_prepare = format!("{NODE_SPY_PREPARE}{NODE_SPY}");
+    let py_prepare = format!("{PYTHON_SPY}{PYTHON_SPY_PREPARE}");
     tool(
         &root,
-        "plain",
+        "node_mention",
         "typescript",
         "warm",
         "index.mjs",
-        "export async function execute() { return 'ok'; }\n",
+        &node_mention,
+    );
+    tool(
+        &root,
+        "py_mention",
+        "python",
+        "warm",
+        "index.py",
+        &py_mention,
+    );
+    tool(
+        &root,
+        "node_prepare",
+        "typescript",
+        "warm",
+        "index.mjs",
+        &node_prepare,
+    );
+    tool(
+        &root,
+        "py_prepare",
+        "python",
+        "warm",
+        "index.py",
+        &py_prepare,
     );
     tool(&root, "sh", "bash", "warm", "index.sh", "cat\n");
-    let registry = Loader::new().dir(&root).quiet().load().registry;
-    let exec = SubprocessExecutor::new(ExecConfig::default());
-    assert!(exec.prepares(registry.get("node_warm").unwrap()));
-    assert!(!exec.prepares(registry.get("plain").unwrap()));
-    assert!(!exec.prepares(registry.get("sh").unwrap()));
-    // Edited: the cached answer follows the file (re-stamped at most once a second).
-    std::thread::sleep(Duration::from_millis(1100));
+    let (rt, exec) = runtime_with(
+        &root,
+        ExecConfig::default().cache_dir(tmp.path().join("cache")),
+    );
+    let spec = |name: &str| rt.registry().get(name).unwrap().clone();
+    // Nothing is known before a harness has said hello: "maybe", except for bash.
+    for name in ["node_mention", "py_mention", "node_prepare", "py_prepare"] {
+        assert!(exec.prepares(&spec(name)), "{name}");
+    }
+    assert!(!exec.prepares(&spec("sh")));
+    for name in ["node_mention", "py_mention"] {
+        // The first call learns from the hello of the worker it runs on: no prepare line.
+        let r = rt
+            .call(name, json!({"query": "a"}), CallOptions::new())
+            .await;
+        assert_eq!(seen(&r), ["call"], "{name}");
+        assert!(!exec.prepares(&spec(name)), "{name}");
+        let r = rt
+            .call(name, json!({"query": "b"}), CallOptions::new())
+            .await;
+        assert_eq!(seen(&r), ["call", "call"], "{name}");
+        assert_eq!(parsed(&r)["params"], json!({"query": "b"}), "{name}");
+        // Still validated as sent: nothing reshaped the old shape.
+        let r = rt.call(name, json!({"q": "c"}), CallOptions::new()).await;
+        assert_eq!(r.stop, StopReason::BadArguments, "{name}: {r:?}");
+    }
+    for name in ["node_prepare", "py_prepare"] {
+        let r = rt.call(name, json!({"q": "a"}), CallOptions::new()).await;
+        assert_eq!(seen(&r), ["prepare", "call"], "{name}");
+        assert_eq!(parsed(&r)["params"], json!({"query": "a"}), "{name}");
+        assert!(exec.prepares(&spec(name)), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_oneshot_entry_without_it_costs_no_process_once_known() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    let loads = tmp.path().join("loads");
+    std::fs::create_dir_all(&loads).unwrap();
+    let node_count = "import { appendFileSync } from \"node:fs\";\nappendFileSync(`${process.env.LOADS}/${process.env.TOOL}`, \"load\\n\");\n";
+    let py_count = "import os\nwith open(os.path.join(os.environ[\"LOADS\"], os.environ[\"TOOL\"]), \"a\") as f:\n    f.write(\"load\\n\")\n";
+    tool(
+        &root,
+        "node_plain",
+        "typescript",
+        "oneshot",
+        "index.mjs",
+        &format!("{node_count}{NODE_MENTION}{NODE_SPY}"),
+    );
+    tool(
+        &root,
+        "py_plain",
+        "python",
+        "oneshot",
+        "index.py",
+        &format!("{py_count}{PYTHON_MENTION}{PYTHON_SPY}"),
+    );
+    tool(
+        &root,
+        "node_prepare",
+        "typescript",
+        "oneshot",
+        "index.mjs",
+        &format!("{node_count}{NODE_SPY_PREPARE}{NODE_SPY}"),
+    );
+    for name in ["node_plain", "py_plain", "node_prepare"] {
+        let md = root.join(name).join("TOOL.md");
+        let text = std::fs::read_to_string(&md).unwrap();
+        std::fs::write(&md, text.replacen("---\n", "---\nenv: [LOADS, TOOL]\n", 1)).unwrap();
+    }
+    let count = |name: &str| {
+        std::fs::read_to_string(loads.join(name))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for name in ["node_plain", "py_plain", "node_prepare"] {
+        let (rt, exec) = runtime_with(
+            &root,
+            ExecConfig::default()
+                .cache_dir(tmp.path().join("cache"))
+                .env_set([
+                    ("LOADS", loads.display().to_string()),
+                    ("TOOL", name.to_owned()),
+                ])
+                .sandbox(SandboxPolicy::new().allow_write(&loads)),
+        );
+        let spec = rt.registry().get(name).unwrap().clone();
+        let r = rt
+            .call(name, json!({"query": "a"}), CallOptions::new())
+            .await;
+        // Unknown: one process to learn the answer, one for the call.
+        assert_eq!(seen(&r), ["call"], "{name}");
+        assert_eq!(count(name), 2, "{name}");
+        let r = rt
+            .call(name, json!({"query": "b"}), CallOptions::new())
+            .await;
+        assert_eq!(seen(&r), ["call"], "{name}");
+        if name == "node_prepare" {
+            // It has one: each call runs it in a process of its own first.
+            assert!(exec.prepares(&spec));
+            assert_eq!(count(name), 4, "{name}");
+        } else {
+            // Known: just the call's own process.
+            assert!(!exec.prepares(&spec), "{name}");
+            assert_eq!(count(name), 3, "{name}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_edited_entry_is_learned_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    let plain = "export async function execute(id, p) { return JSON.stringify(p); }\n";
+    tool(&root, "edited", "typescript", "warm", "index.mjs", plain);
+    tool(
+        &root,
+        "py_edited",
+        "python",
+        "warm",
+        "index.py",
+        "import json\ndef execute(i, p, s, u):\n    return json.dumps(p)\n",
+    );
+    let (rt, exec) = runtime_with(
+        &root,
+        ExecConfig::default().cache_dir(tmp.path().join("cache")),
+    );
+    for (name, file, with) in [
+        (
+            "edited",
+            "index.mjs",
+            format!("export const prepareArguments = (a) => (a.q !== undefined ? {{ query: a.q }} : a);\n{plain}"),
+        ),
+        (
+            "py_edited",
+            "index.py",
+            "import json\ndef prepare_arguments(a):\n    return {\"query\": a[\"q\"]} if \"q\" in a else a\ndef execute(i, p, s, u):\n    return json.dumps(p)\n".to_string(),
+        ),
+    ] {
+        let spec = rt.registry().get(name).unwrap().clone();
+        let r = rt.call(name, json!({"q": "x"}), CallOptions::new()).await;
+        assert_eq!(r.stop, StopReason::BadArguments, "{name}: {r:?}");
+        assert!(!exec.prepares(&spec), "{name}");
+        // Edited to add one: picked up at the next check (at most a second later).
+        std::thread::sleep(Duration::from_millis(1100));
+        std::fs::write(root.join(name).join(file), with).unwrap();
+        assert!(exec.prepares(&spec), "{name}: unknown again, so maybe");
+        let r = rt.call(name, json!({"q": "x"}), CallOptions::new()).await;
+        assert_eq!(parsed(&r), json!({"query": "x"}), "{name}");
+        assert!(exec.prepares(&spec), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn an_entry_still_loading_at_the_timeout_fails_the_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    tool(
+        &root,
+        "slow",
+        "typescript",
+        "warm",
+        "index.mjs",
+        "await new Promise((r) => setTimeout(r, 60000));\nexport async function execute() { return 'late'; }\n",
+    );
+    let rt = runtime(&root, &tmp.path().join("cache"));
+    let r = rt
+        .call(
+            "slow",
+            json!({"query": "a"}),
+            CallOptions::new().timeout(Duration::from_secs(1)),
+        )
+        .await;
+    assert!(r.is_error);
+    assert_eq!(
+        text(&r),
+        "tool `slow` did not run: index.mjs did not finish loading within 1 s"
+    );
+}
+
+/// A stand-in for the interpreter that ignores its arguments and writes `first` on fd 3 as
+/// its first protocol message: a harness from another toolbind version.
+fn fake_interpreter(dir: &Path, first: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(format!("fake-{:x}", first.len()));
     std::fs::write(
-        root.join("plain/index.mjs"),
-        "export const prepareArguments = (a) => a;\nexport async function execute() { return 'ok'; }\n",
+        &path,
+        format!("#!/bin/sh\nprintf '%s\\n' '{first}' >&3\nexec sleep 30\n"),
     )
     .unwrap();
-    assert!(exec.prepares(registry.get("plain").unwrap()));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test]
+async fn a_harness_speaking_another_protocol_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    tool(&root, "node_tool", "typescript", "warm", "index.mjs", NODE);
+    tool(&root, "py_tool", "python", "oneshot", "index.py", PYTHON);
+    let cases = [
+        (
+            r#"{"type":"hello","protocol":2,"capabilities":{"prepare":true}}"#,
+            "speaks protocol version 2, and this runtime speaks version 1".to_string(),
+        ),
+        // An older harness, without a hello: its answer to the call comes first.
+        (
+            r#"{"type":"result","id":1,"result":"hi"}"#,
+            "first message is `result`, not the hello protocol version 1 begins with".into(),
+        ),
+        (
+            r#"{"type":"greeting","protocol":1}"#,
+            "first message is not a hello (protocol version 1)".into(),
+        ),
+    ];
+    for (first, needle) in cases {
+        let fake = fake_interpreter(tmp.path(), first);
+        let (rt, exec) = runtime_with(
+            &root,
+            ExecConfig::default()
+                .cache_dir(tmp.path().join("cache"))
+                .node(fake.clone())
+                .python(fake)
+                .sandbox(SandboxPolicy::off()),
+        );
+        for (name, lang) in [("node_tool", "node"), ("py_tool", "python")] {
+            // Through the runtime: the hello is read before any prepare, and the call fails.
+            let r = rt
+                .call(name, json!({"query": "a"}), CallOptions::new())
+                .await;
+            assert_eq!(r.stop, StopReason::ProtocolError, "{name} {first}: {r:?}");
+            let t = text(&r);
+            assert!(
+                t.contains(&format!("protocol error: the {lang} harness")),
+                "{t}"
+            );
+            assert!(t.contains(&needle), "{name} {first}: {t}");
+            // Nothing learned from it.
+            let spec = rt.registry().get(name).unwrap();
+            assert!(exec.prepares(spec), "{name}");
+            // A call on the executor alone fails the same way.
+            let r = exec.execute(ExecCall::new(spec, Default::default())).await;
+            assert_eq!(r.stop, StopReason::ProtocolError, "{name} {first}: {r:?}");
+            assert!(text(&r).contains(&needle), "{name} {first}: {}", text(&r));
+        }
+        assert_eq!(exec.warm_workers(), 0);
+    }
 }

@@ -156,9 +156,18 @@ struct Inner {
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
     sandbox: sandbox::Sandbox,
-    /// Entry file -> (when it was last stamped, its stamp, whether it defines
-    /// `prepareArguments`).
-    prepares: Mutex<HashMap<PathBuf, (std::time::Instant, u64, bool)>>,
+    /// Entry file -> what a harness's hello said about it: when the entry was last found
+    /// unchanged, the stamp of the sources the harness loaded (a worker's key), whether it
+    /// exports `prepareArguments`. Learned by [`SubprocessExecutor::prepare_args`].
+    prepares: Mutex<HashMap<PathBuf, Prepares>>,
+}
+
+/// What the `prepares` cache knows of one entry.
+#[derive(Debug, Clone, Copy)]
+struct Prepares {
+    checked: std::time::Instant,
+    stamp: u64,
+    has: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -590,19 +599,19 @@ impl Executor for SubprocessExecutor {
         Box::pin(self.prepare_args(tool.spec(), args, timeout))
     }
 
-    /// A node or python entry whose source names `prepareArguments` (node) or
-    /// `prepare_arguments` (python): a text check, cached per entry file until it changes,
-    /// so tools without one never pay a round trip. As for warm workers, the file is
-    /// stamped at most once a second, so a busy tool's calls do not each pay a `stat`. A
-    /// false positive (the word in a comment) costs one round trip that returns the
-    /// arguments unchanged.
+    /// Whether a node or python entry exports `prepareArguments` (python:
+    /// `prepare_arguments`), as its harness's hello said, cached per entry and the stamp
+    /// of the sources it loaded; the stamp is checked at most once a second, as for warm
+    /// workers, so a busy tool's calls do not each walk its folder. Until a hello has told
+    /// (a first call, an edited entry) the answer is `true`, meaning "maybe":
+    /// [`prepare`](Executor::prepare) then starts the process the call needs anyway (warm)
+    /// or one for the purpose (one-shot), reads its hello, and sends no `prepare` line to an
+    /// entry without one. A bash tool has none.
     fn prepares(&self, tool: &ToolInfo) -> bool {
         let tool = tool.spec();
-        let word = match tool.language {
-            Language::TypeScript => "prepareArguments",
-            Language::Python => "prepare_arguments",
-            Language::Bash => return false,
-        };
+        if tool.language == Language::Bash {
+            return false;
+        }
         let Some(entry) = tool.entry_path() else {
             return false;
         };
@@ -612,30 +621,36 @@ impl Executor for SubprocessExecutor {
             .prepares
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some((checked, _, has)) = cache.get(&entry)
-            && now.duration_since(*checked) < Duration::from_secs(1)
+        if let Some(known) = cache.get(&entry)
+            && now.duration_since(known.checked) < Duration::from_secs(1)
         {
-            return *has;
+            return known.has;
         }
-        let stamp = entry_stamp(&entry);
-        if let Some((checked, s, has)) = cache.get_mut(&entry)
-            && *s == stamp
-        {
-            *checked = now;
-            return *has;
+        if !entry.is_file() {
+            // Nothing to prepare: the call reports the missing entry.
+            return false;
         }
-        // The folder-file rule (no link out of the folder, no special file) and a size cap:
-        // an entry larger than any module the transpiler takes is not searched.
-        let has = toolbind_codegen::read_folder_file(&tool.dir, &entry, 8 << 20)
-            .is_ok_and(|b| b.windows(word.len()).any(|w| w == word.as_bytes()));
-        cache.insert(entry, (now, stamp, has));
-        has
+        let stamp = worker_stamp(tool, &entry);
+        match cache.get_mut(&entry) {
+            Some(known) if known.stamp == stamp => {
+                known.checked = now;
+                known.has
+            }
+            _ => {
+                cache.remove(&entry);
+                true
+            }
+        }
     }
 }
 
 impl SubprocessExecutor {
     /// Runs `prepareArguments` in the tool's own process: its warm worker, or for a
-    /// one-shot tool a process started for it (the call itself then gets another).
+    /// one-shot tool a process started for it (the call itself then gets another). The
+    /// harness's hello is read first and remembered for [`prepares`](Executor::prepares):
+    /// an entry without `prepareArguments` gets its arguments back unchanged, with no
+    /// `prepare` line sent. A process that dies before its hello (the entry fails to load)
+    /// also returns them unchanged: the call itself then reports why.
     async fn prepare_args(
         &self,
         tool: &ToolSpec,
@@ -647,24 +662,51 @@ impl SubprocessExecutor {
             .filter(|p| p.is_file())
             .ok_or_else(|| format!("tool `{}` has no entry file", tool.name))?;
         let timeout = timeout.min(MAX_TIMEOUT);
+        let deadline = tokio::time::Instant::now() + timeout;
         let config = &self.inner.config;
         let mode = match tool.worker {
             WorkerMode::Default => config.worker_mode,
             m => m,
         };
-        if mode == WorkerMode::OneShot {
+        let oneshot = mode == WorkerMode::OneShot;
+        let worker = if oneshot {
             let launch = self.launch(tool, &entry).await?;
             let jail = self.jail(tool, &launch.binds)?;
-            let worker = Worker::spawn(&launch, tool, config, jail)?;
-            let prepared = worker.prepare(&args, timeout).await;
-            worker.kill();
-            prepared
+            Worker::spawn(&launch, tool, config, jail)?
         } else {
-            self.warm_worker(tool, &entry)
-                .await?
-                .prepare(&args, timeout)
-                .await
+            self.warm_worker(tool, &entry).await?
+        };
+        let prepared = match worker.hello(timeout).await {
+            Ok(caps) => {
+                self.inner
+                    .prepares
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(
+                        entry,
+                        Prepares {
+                            checked: std::time::Instant::now(),
+                            stamp: worker.key,
+                            has: caps.prepare,
+                        },
+                    );
+                if caps.prepare {
+                    worker.prepare(&args, deadline, timeout).await
+                } else {
+                    Ok(args)
+                }
+            }
+            Err(worker::NoHello::Died) => Ok(args),
+            Err(worker::NoHello::TimedOut) => Err(format!(
+                "{} did not finish loading within {}",
+                tool.entry.as_deref().unwrap_or("the entry"),
+                stop::secs(timeout)
+            )),
+        };
+        if oneshot {
+            worker.kill();
         }
+        prepared
     }
 }
 

@@ -1,14 +1,28 @@
 //! The JSON-lines protocol between the runtime and a language harness.
 //!
 //! One message per line, UTF-8 JSON, on the tool process's fd 3 (a socket; both
-//! directions). The runtime sends:
+//! directions). The protocol is versioned ([`PROTOCOL_VERSION`]): once the entry has
+//! loaded, the harness's first message is
+//!
+//! - `{"type":"hello","protocol":1,"capabilities":{"prepare":true}}` — the protocol version
+//!   it speaks and what the entry offers, found by the harness itself: `prepare` is whether
+//!   the entry exports a callable `prepareArguments` (`prepare_arguments` in python). A
+//!   capability that is absent is not offered; capability keys the runtime does not know
+//!   are ignored (a newer harness may offer more);
+//!
+//! or a `fatal` (below) when the entry cannot load. A first message of another kind, a
+//! second `hello`, or a version the runtime does not speak is a protocol error. Later
+//! versions add message kinds and capabilities; they never give an existing message
+//! another meaning. The runtime may send before the hello arrives (the harness reads its
+//! input only after sending it). The runtime sends:
 //!
 //! - `{"type":"call","id":1,"toolCallId":"...","params":{...}}` — run `execute` once;
 //! - `{"type":"abort","id":1}` — fire that call's `AbortSignal`;
 //! - `{"type":"prepare","id":2,"args":<raw arguments>}` — run the entry's
 //!   `prepareArguments(args)` (the Pi tool API; `prepare_arguments` in python), answered with
 //!   `{"type":"prepared","id":2,"args":<its return value>}` (the arguments unchanged when
-//!   the entry has none) or an `error`.
+//!   the entry has none) or an `error`. Sent only to a harness whose hello offered
+//!   `prepare`.
 //!
 //! The harness answers each call with any number of updates and then exactly one
 //! result or error:
@@ -29,10 +43,27 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use crate::result::{Content, Progress, StopReason, ToolResult};
 
+/// The protocol version this runtime speaks: the only one a harness's hello may carry.
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
+
+/// What a harness's hello says the entry offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Capabilities {
+    /// The entry exports a callable `prepareArguments` (`prepare_arguments`).
+    pub prepare: bool,
+}
+
 /// A message from a harness.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub(crate) enum FromHarness {
+    /// The first message: checked by [`hello`].
+    Hello {
+        #[serde(default)]
+        protocol: Value,
+        #[serde(default)]
+        capabilities: Value,
+    },
     Update {
         id: u64,
         #[serde(default)]
@@ -56,6 +87,66 @@ pub(crate) enum FromHarness {
         #[serde(default)]
         args: Value,
     },
+}
+
+impl FromHarness {
+    /// The message's `type`, for errors.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            FromHarness::Hello { .. } => "hello",
+            FromHarness::Update { .. } => "update",
+            FromHarness::Result { .. } => "result",
+            FromHarness::Error { .. } => "error",
+            FromHarness::Fatal { .. } => "fatal",
+            FromHarness::Prepared { .. } => "prepared",
+        }
+    }
+}
+
+/// Checks a hello's protocol version and reads its capabilities: a version other than
+/// [`PROTOCOL_VERSION`] (a harness from another toolbind version) or a known capability
+/// of the wrong type is a protocol error naming what was received; unknown capability
+/// keys are ignored. `label` is "node" or "python".
+pub(crate) fn hello(
+    label: &str,
+    protocol: &Value,
+    capabilities: &Value,
+) -> Result<Capabilities, String> {
+    match protocol.as_u64() {
+        Some(PROTOCOL_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "protocol error: the {label} harness speaks protocol version {v}, and this runtime speaks version {PROTOCOL_VERSION}; the harness is from another toolbind version"
+            ));
+        }
+        None => {
+            return Err(format!(
+                "protocol error: the {label} harness's hello carries no protocol version (`protocol` is {}); this runtime speaks version {PROTOCOL_VERSION}",
+                preview(protocol.to_string().as_bytes())
+            ));
+        }
+    }
+    let caps = match capabilities {
+        Value::Null => return Ok(Capabilities::default()),
+        Value::Object(caps) => caps,
+        other => {
+            return Err(format!(
+                "protocol error: the {label} harness's hello carries `capabilities` as {}, expected an object",
+                kind(other)
+            ));
+        }
+    };
+    let prepare = match caps.get("prepare") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "protocol error: the {label} harness's hello carries the `prepare` capability as {}, expected a boolean",
+                kind(other)
+            ));
+        }
+    };
+    Ok(Capabilities { prepare })
 }
 
 /// The `prepare` line: run the entry's `prepareArguments` (node) or `prepare_arguments`
@@ -407,6 +498,55 @@ mod tests {
         assert_eq!(salvage_id(br#"{"type":"fatal","id":1,"x":1}"#), None);
         assert_eq!(salvage_id(b"garbage"), None);
         assert_eq!(salvage_id(br#"{"type":"result","id":7x}"#), None);
+    }
+
+    #[test]
+    fn hellos_are_checked() {
+        let hello_of = |line: &str| match serde_json::from_str::<FromHarness>(line).unwrap() {
+            FromHarness::Hello {
+                protocol,
+                capabilities,
+            } => hello("node", &protocol, &capabilities),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            hello_of(r#"{"type":"hello","protocol":1,"capabilities":{"prepare":true}}"#),
+            Ok(Capabilities { prepare: true })
+        );
+        // Absent capabilities are not offered; unknown ones (a newer harness) are ignored.
+        assert_eq!(
+            hello_of(r#"{"type":"hello","protocol":1}"#),
+            Ok(Capabilities::default())
+        );
+        assert_eq!(
+            hello_of(
+                r#"{"type":"hello","protocol":1,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
+            ),
+            Ok(Capabilities { prepare: false })
+        );
+        // A version this runtime does not speak: both versions named.
+        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":{}}"#).unwrap_err();
+        assert_eq!(
+            e,
+            "protocol error: the node harness speaks protocol version 2, and this runtime speaks version 1; the harness is from another toolbind version"
+        );
+        let e = hello_of(r#"{"type":"hello","protocol":"1"}"#).unwrap_err();
+        assert!(
+            e.contains("no protocol version (`protocol` is \"1\")"),
+            "{e}"
+        );
+        assert!(e.contains("speaks version 1"), "{e}");
+        let e = hello_of(r#"{"type":"hello","capabilities":{}}"#).unwrap_err();
+        assert!(e.contains("`protocol` is null"), "{e}");
+        let e = hello_of(r#"{"type":"hello","protocol":1,"capabilities":{"prepare":"yes"}}"#)
+            .unwrap_err();
+        assert!(e.contains("`prepare` capability as a string"), "{e}");
+        let e = hello_of(r#"{"type":"hello","protocol":1,"capabilities":[]}"#).unwrap_err();
+        assert!(e.contains("`capabilities` as an array"), "{e}");
+        // Message kinds stay closed: an unknown one is not a message.
+        assert!(
+            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":1}"#).is_err()
+        );
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
 
 use super::process::{self, Capture, Stdout};
-use super::protocol::{self, FromHarness, LineError};
+use super::protocol::{self, Capabilities, FromHarness, LineError};
 use super::pump::{self, Pump};
 use super::sandbox::{Jail, Running};
 use super::stop::{Ending, Step, Stopper, secs};
@@ -128,6 +128,8 @@ pub(crate) struct Worker {
     next_id: AtomicU64,
     /// Becomes true once the reader has reaped the process.
     closed: watch::Receiver<bool>,
+    /// What the harness's hello said, once it has arrived.
+    greeted: watch::Receiver<Option<Capabilities>>,
     progress_interval: Duration,
     /// The jail the process runs in, if any.
     jail: Option<Arc<Running>>,
@@ -167,6 +169,7 @@ impl Worker {
         let (lines, rx) = mpsc::unbounded_channel();
         tokio::spawn(writer(write, rx));
         let (closed_tx, closed) = watch::channel(false);
+        let (greeted_tx, greeted) = watch::channel(None);
         let ctx = ReaderCtx {
             shared: shared.clone(),
             child: spawned.child,
@@ -176,6 +179,7 @@ impl Worker {
             label: launch.label,
             entry: launch.entry_name.clone(),
             closed: closed_tx,
+            greeted: greeted_tx,
             jail: jail.clone(),
             tracker: spawned.tracker.take(),
         };
@@ -188,6 +192,7 @@ impl Worker {
             shared,
             next_id: AtomicU64::new(1),
             closed,
+            greeted,
             progress_interval: config.progress_interval,
             jail,
         }))
@@ -362,11 +367,49 @@ impl Worker {
     }
 }
 
+/// Why a worker's hello did not arrive.
+pub(crate) enum NoHello {
+    /// The process died first (its entry failed to load, a crash, a protocol error); its
+    /// calls are told why.
+    Died,
+    /// It was still loading when the time ran out.
+    TimedOut,
+}
+
 impl Worker {
-    /// Runs the entry's `prepareArguments` (the Pi tool API) on a model's raw arguments: what
-    /// it returns, or why it failed. Bounded by `timeout`; a worker that dies meanwhile fails
-    /// the preparation, not the worker's other calls.
-    pub(crate) async fn prepare(&self, args: &Value, timeout: Duration) -> Result<Value, String> {
+    /// What the harness's hello says the entry offers, waiting for it (at most `timeout`)
+    /// when it has not arrived yet: the harness sends it once the entry has loaded.
+    pub(crate) async fn hello(&self, timeout: Duration) -> Result<Capabilities, NoHello> {
+        let mut greeted = self.greeted.clone();
+        let mut closed = self.closed.clone();
+        let wait = async {
+            tokio::select! {
+                biased;
+                caps = greeted.wait_for(Option::is_some) => caps.ok().and_then(|c| *c),
+                _ = closed.wait_for(|c| *c) => None,
+            }
+        };
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Some(caps)) => Ok(caps),
+            // A hello that came just before the end still counts.
+            Ok(None) => match *self.greeted.borrow() {
+                Some(caps) => Ok(caps),
+                None => Err(NoHello::Died),
+            },
+            Err(_) => Err(NoHello::TimedOut),
+        }
+    }
+
+    /// Runs the entry's `prepareArguments` (the Pi tool API) on a model's raw arguments: what it
+    /// returns, or why it failed. Bounded by `deadline` (the end of `timeout`, which
+    /// started before the hello was awaited); a worker that dies meanwhile fails the
+    /// preparation, not the worker's other calls.
+    pub(crate) async fn prepare(
+        &self,
+        args: &Value,
+        deadline: tokio::time::Instant,
+        timeout: Duration,
+    ) -> Result<Value, String> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(2);
         {
@@ -391,7 +434,7 @@ impl Worker {
             grace: Duration::ZERO,
         };
         let _ = self.lines.send(protocol::prepare_line(id, args));
-        let outcome = tokio::time::timeout(timeout, rx.recv()).await;
+        let outcome = tokio::time::timeout_at(deadline, rx.recv()).await;
         guard.finished = true;
         match outcome {
             Ok(Some(Event::Prepared(args))) => Ok(args),
@@ -552,6 +595,8 @@ struct ReaderCtx {
     label: &'static str,
     entry: String,
     closed: watch::Sender<bool>,
+    /// Where the hello's capabilities go.
+    greeted: watch::Sender<Option<Capabilities>>,
     jail: Option<Arc<Running>>,
     /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
     /// daemons its calls started.
@@ -567,6 +612,8 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let mut line = Vec::new();
     let mut fatal: Option<String> = None;
     let mut broken: Option<String> = None;
+    // The first message must be the hello (or a fatal): nothing else is read before it.
+    let mut greeted = false;
     // The harness's exit is noticed by itself, not only by end-of-stream: a process the
     // tool started may hold the socket open for as long as it lives. What the harness
     // wrote before exiting is still read, for a short while.
@@ -603,6 +650,15 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         }
         let msg = match serde_json::from_slice::<FromHarness>(&line) {
             Ok(m) => Some(m),
+            Err(e) if !greeted => {
+                broken = Some(format!(
+                    "protocol error: the {} harness's first message is not a hello (protocol version {}) but a line that is not a protocol message ({e}): `{}`",
+                    ctx.label,
+                    protocol::PROTOCOL_VERSION,
+                    protocol::preview(&line)
+                ));
+                break;
+            }
             Err(e) => match protocol::salvage_id(&line) {
                 // A message of one call that is not JSON fails that call, not the worker.
                 Some(("update", _)) => None,
@@ -625,7 +681,42 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
         };
         line.clear();
         let Some(msg) = msg else { continue };
+        match (&msg, greeted) {
+            (FromHarness::Hello { .. }, true) => {
+                broken = Some(format!(
+                    "protocol error: the {} harness sent a second hello",
+                    ctx.label
+                ));
+                break;
+            }
+            (FromHarness::Hello { .. } | FromHarness::Fatal { .. }, false) | (_, true) => {}
+            (other, false) => {
+                broken = Some(format!(
+                    "protocol error: the {} harness's first message is `{}`, not the hello protocol version {} begins with; the harness is from another toolbind version",
+                    ctx.label,
+                    other.kind(),
+                    protocol::PROTOCOL_VERSION
+                ));
+                break;
+            }
+        }
         let (id, event) = match msg {
+            FromHarness::Hello {
+                protocol,
+                capabilities,
+            } => {
+                match protocol::hello(ctx.label, &protocol, &capabilities) {
+                    Ok(caps) => {
+                        greeted = true;
+                        let _ = ctx.greeted.send(Some(caps));
+                    }
+                    Err(e) => {
+                        broken = Some(e);
+                        break;
+                    }
+                }
+                continue;
+            }
             FromHarness::Update { id, content } => {
                 let p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
                 let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
