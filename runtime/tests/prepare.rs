@@ -221,9 +221,9 @@ def execute(tool_call_id, params, signal, on_update):
 "#;
 
 /// Mentions the word, in a comment and a string, and exports no such function.
-const NODE_MENTION: &str = "// This tool has no prepareArguments(args); see issue 23.\nconst note = \"prepareArguments\";\n";
+const NODE_MENTION: &str = "// This tool has no prepareArguments(args); a comment only.\nconst note = \"prepareArguments\";\n";
 const PYTHON_MENTION: &str =
-    "# This tool has no prepare_arguments(args); see issue 23.\nNOTE = \"prepare_arguments\"\n";
+    "# This tool has no prepare_arguments(args); a comment only.\nNOTE = \"prepare_arguments\"\n";
 
 /// The entry exports one, spying too.
 const NODE_SPY_PREPARE: &str =
