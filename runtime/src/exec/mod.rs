@@ -160,7 +160,15 @@ struct Inner {
     /// unchanged, the stamp of the sources the harness loaded (a worker's key), whether it
     /// exports `prepareArguments`. Learned by [`SubprocessExecutor::prepare_args`].
     prepares: Mutex<HashMap<PathBuf, Prepares>>,
+    /// Entry file -> a one-shot process started to read its hello, which said the entry
+    /// has no `prepareArguments`: it has run nothing, so the call that follows takes it
+    /// instead of starting another (one process per call, as one-shot promises). Taken only
+    /// within [`SPARE_TTL`] of its start, so it cannot serve an entry edited since.
+    spares: Mutex<HashMap<PathBuf, (std::time::Instant, Arc<Worker>)>>,
 }
+
+/// How long a one-shot process started for its hello waits for its call.
+const SPARE_TTL: Duration = Duration::from_secs(1);
 
 /// What the `prepares` cache knows of one entry.
 #[derive(Debug, Clone, Copy)]
@@ -187,6 +195,7 @@ impl SubprocessExecutor {
                 harness: Mutex::new(HashMap::new()),
                 reaper: Mutex::new(false),
                 prepares: Mutex::new(HashMap::new()),
+                spares: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -316,7 +325,12 @@ impl SubprocessExecutor {
         let idempotent = tool.annotations.idempotent == Some(true);
         let mut retried = false;
         loop {
-            let worker = if mode == WorkerMode::OneShot {
+            let spare = (mode == WorkerMode::OneShot && !retried)
+                .then(|| self.take_spare(&entry))
+                .flatten();
+            let worker = if let Some(w) = spare {
+                w
+            } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
                     Err(e) => return start_failed(e),
@@ -559,11 +573,21 @@ impl Inner {
     fn lock_workers(&self) -> std::sync::MutexGuard<'_, HashMap<WorkerKey, Arc<Worker>>> {
         self.workers.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    #[allow(clippy::type_complexity)]
+    fn lock_spares(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (std::time::Instant, Arc<Worker>)>> {
+        self.spares.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         for (_, w) in self.lock_workers().drain() {
+            w.kill();
+        }
+        for (_, (_, w)) in self.lock_spares().drain() {
             w.kill();
         }
     }
@@ -676,14 +700,17 @@ impl SubprocessExecutor {
         } else {
             self.warm_worker(tool, &entry).await?
         };
+        // Whether the process read its hello and nothing else: a one-shot call can use it.
+        let mut untouched = false;
         let prepared = match worker.hello(timeout).await {
             Ok(caps) => {
+                untouched = !caps.prepare;
                 self.inner
                     .prepares
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(
-                        entry,
+                        entry.clone(),
                         Prepares {
                             checked: std::time::Instant::now(),
                             stamp: worker.key,
@@ -704,9 +731,30 @@ impl SubprocessExecutor {
             )),
         };
         if oneshot {
-            worker.kill();
+            if untouched && worker.is_alive() {
+                let old = self
+                    .inner
+                    .lock_spares()
+                    .insert(entry, (std::time::Instant::now(), worker));
+                if let Some((_, w)) = old {
+                    w.kill();
+                }
+            } else {
+                worker.kill();
+            }
         }
         prepared
+    }
+
+    /// The process started for `entry`'s hello, when it is fresh and alive.
+    fn take_spare(&self, entry: &Path) -> Option<Arc<Worker>> {
+        let (started, w) = self.inner.lock_spares().remove(entry)?;
+        if started.elapsed() < SPARE_TTL && w.is_alive() {
+            Some(w)
+        } else {
+            w.kill();
+            None
+        }
     }
 }
 
