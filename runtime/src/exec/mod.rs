@@ -156,9 +156,8 @@ struct Inner {
     harness: Mutex<HashMap<&'static str, PathBuf>>,
     reaper: Mutex<bool>,
     sandbox: sandbox::Sandbox,
-    /// Entry file -> what a harness's hello said about it: when the entry was last found
-    /// unchanged, the stamp of the sources the harness loaded (a worker's key), whether it
-    /// exports `prepareArguments`. Learned by [`SubprocessExecutor::prepare_args`].
+    /// Entry file -> what a harness's hello last said about it. Learned by
+    /// [`SubprocessExecutor::prepare_args`].
     prepares: Mutex<HashMap<PathBuf, Prepares>>,
     /// Entry file -> a one-shot process started to read its hello, which said the entry
     /// has no `prepareArguments`: it has run nothing, so the call that follows takes it
@@ -170,13 +169,17 @@ struct Inner {
 /// How long a one-shot process started for its hello waits for its call.
 const SPARE_TTL: Duration = Duration::from_secs(1);
 
-/// What the `prepares` cache knows of one entry.
+/// What the `prepares` cache knows of one entry: when a hello said it, and whether the
+/// entry exports `prepareArguments`.
 #[derive(Debug, Clone, Copy)]
 struct Prepares {
-    checked: std::time::Instant,
-    stamp: u64,
+    learned: std::time::Instant,
     has: bool,
 }
+
+/// How long a hello's answer stands without asking the process again: the once a second
+/// at which warm workers re-stamp their sources.
+const PREPARES_TTL: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct WorkerKey {
@@ -624,13 +627,13 @@ impl Executor for SubprocessExecutor {
     }
 
     /// Whether a node or python entry exports `prepareArguments` (python:
-    /// `prepare_arguments`), as its harness's hello said, cached per entry and the stamp
-    /// of the sources it loaded; the stamp is checked at most once a second, as for warm
-    /// workers, so a busy tool's calls do not each walk its folder. Until a hello has told
-    /// (a first call, an edited entry) the answer is `true`, meaning "maybe":
-    /// [`prepare`](Executor::prepare) then starts the process the call needs anyway (warm)
-    /// or one for the purpose (one-shot), reads its hello, and sends no `prepare` line to an
-    /// entry without one. A bash tool has none.
+    /// `prepare_arguments`), as its harness's hello said within the last second. Older
+    /// than that, or not known yet (a first call), the answer is `true`, meaning "maybe":
+    /// [`prepare`](Executor::prepare) then takes the process the call will use — the warm
+    /// worker, whose sources `warm_worker` stamps once a second (an edited entry gets a
+    /// new worker and so a new hello), or for a one-shot tool a process that serves the call
+    /// if its entry has none — reads its hello, and sends no `prepare` line to an entry
+    /// without one. So this never walks the tool's folder itself. A bash tool has none.
     fn prepares(&self, tool: &ToolInfo) -> bool {
         let tool = tool.spec();
         if tool.language == Language::Bash {
@@ -639,31 +642,17 @@ impl Executor for SubprocessExecutor {
         let Some(entry) = tool.entry_path() else {
             return false;
         };
-        let now = std::time::Instant::now();
-        let mut cache = self
+        let known = self
             .inner
             .prepares
             .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(known) = cache.get(&entry)
-            && now.duration_since(known.checked) < Duration::from_secs(1)
-        {
-            return known.has;
-        }
-        if !entry.is_file() {
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&entry)
+            .copied();
+        match known {
+            Some(k) if k.learned.elapsed() < PREPARES_TTL => k.has,
             // Nothing to prepare: the call reports the missing entry.
-            return false;
-        }
-        let stamp = worker_stamp(tool, &entry);
-        match cache.get_mut(&entry) {
-            Some(known) if known.stamp == stamp => {
-                known.checked = now;
-                known.has
-            }
-            _ => {
-                cache.remove(&entry);
-                true
-            }
+            _ => entry.is_file(),
         }
     }
 }
@@ -712,8 +701,7 @@ impl SubprocessExecutor {
                     .insert(
                         entry.clone(),
                         Prepares {
-                            checked: std::time::Instant::now(),
-                            stamp: worker.key,
+                            learned: std::time::Instant::now(),
                             has: caps.prepare,
                         },
                     );
