@@ -529,3 +529,47 @@ async fn a_harness_speaking_another_protocol_is_refused() {
         assert_eq!(exec.warm_workers(), 0);
     }
 }
+
+/// A one-shot process started to read a hello waits for its call a moment only: when the
+/// arguments then fail validation (no call comes), the process is killed, not left idle.
+#[tokio::test]
+async fn a_oneshot_process_whose_call_never_comes_is_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    let pids = tmp.path().join("pids");
+    // Unjailed, so the pid the tool writes is the host's.
+    let code = format!(
+        "import {{ appendFileSync }} from \"node:fs\";\nappendFileSync({:?}, `${{process.pid}}\\n`);\n{NODE_SPY}",
+        pids.display().to_string()
+    );
+    tool(&root, "lonely", "typescript", "oneshot", "index.mjs", &code);
+    let (rt, _exec) = runtime_with(
+        &root,
+        ExecConfig::default()
+            .cache_dir(tmp.path().join("cache"))
+            .sandbox(SandboxPolicy::off()),
+    );
+    let r = rt
+        .call("lonely", json!({"nope": 1}), CallOptions::new())
+        .await;
+    assert_eq!(r.stop, StopReason::BadArguments, "{r:?}");
+    let pid = std::fs::read_to_string(&pids).unwrap();
+    let pid: u32 = pid.trim().parse().unwrap();
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    // Bounded wait (this test must end), not a speed claim: it goes a second after start.
+    for _ in 0..200 {
+        if !alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the process started for the hello (pid {pid}) is still alive");
+}

@@ -720,13 +720,32 @@ impl SubprocessExecutor {
         };
         if oneshot {
             if untouched && worker.is_alive() {
-                let old = self
-                    .inner
-                    .lock_spares()
-                    .insert(entry, (std::time::Instant::now(), worker));
+                let old = self.inner.lock_spares().insert(
+                    entry.clone(),
+                    (std::time::Instant::now(), Arc::clone(&worker)),
+                );
                 if let Some((_, w)) = old {
                     w.kill();
                 }
+                // A call that never comes (its arguments failed validation) must not leave
+                // the process waiting: it is killed once it could no longer be taken.
+                let inner = Arc::downgrade(&self.inner);
+                tokio::spawn(async move {
+                    tokio::time::sleep(SPARE_TTL).await;
+                    let Some(inner) = inner.upgrade() else {
+                        return;
+                    };
+                    let mut spares = inner.lock_spares();
+                    // Still there, untaken (a call that took it owns it now).
+                    if spares
+                        .get(&entry)
+                        .is_some_and(|(_, w)| Arc::ptr_eq(w, &worker))
+                    {
+                        spares.remove(&entry);
+                        drop(spares);
+                        worker.kill();
+                    }
+                });
             } else {
                 worker.kill();
             }
