@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
+use toolbind::ToolInfo;
 use toolbind::args::{ArgProblem, validate as validate_args};
 use toolbind_codegen::emit::{self, Generator};
 use toolbind_codegen::model::{InputType, Pos};
@@ -168,7 +169,7 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
         validator.is_valid(&minimal),
         "the schema rejects the minimal call {minimal}"
     );
-    check_args(spec, &validator, &minimal);
+    check_args(&ToolInfo::from(spec.clone()), &validator, &minimal);
 }
 
 /// Generated code parses as Rust (syn, as rustc would tokenise and parse it).
@@ -202,10 +203,10 @@ pub fn portable_validator(spec: &ToolSpec) -> jsonschema::Validator {
 /// - a rejection lists problems, and never shows a sensitive input's value.
 ///
 /// Returns whether the runtime accepted.
-pub fn check_args(spec: &ToolSpec, validator: &jsonschema::Validator, args: &Value) -> bool {
+pub fn check_args(tool: &ToolInfo, validator: &jsonschema::Validator, args: &Value) -> bool {
+    let spec = tool.spec();
     let schema_ok = validator.is_valid(args);
-    let tool = toolbind::ToolInfo::from(spec.clone());
-    match validate_args(&tool, args.clone()) {
+    match validate_args(tool, args.clone()) {
         Ok(valid) => {
             let params = Value::Object(valid.params().clone());
             // The arguments with only the defaults added: what the runtime hands on when
@@ -283,9 +284,10 @@ pub fn check_args(spec: &ToolSpec, validator: &jsonschema::Validator, args: &Val
     }
 }
 
-/// One representative tool: its spec, its schema and the generated typed path.
+/// One representative tool: the runtime's description of it, its schema and the
+/// generated typed path.
 pub struct Representative {
-    pub spec: ToolSpec,
+    pub tool: ToolInfo,
     pub validator: jsonschema::Validator,
     /// `ToolCall::from_call(name, args)` then `to_args()`, from the generated code.
     pub typed: fn(&str, Value) -> Result<Value, toolbind::__private::CallError>,
@@ -306,12 +308,12 @@ pub fn representatives() -> &'static [Representative] {
         };
         let golden = load(fixtures).into_iter().map(|spec| Representative {
             validator: portable_validator(&spec),
-            spec,
+            tool: spec.into(),
             typed: |name, args| crate::golden::ToolCall::from_call(name, args).map(|c| c.to_args()),
         });
         let shipped = load(shipped).into_iter().map(|spec| Representative {
             validator: portable_validator(&spec),
-            spec,
+            tool: spec.into(),
             typed: |name, args| {
                 crate::shipped::ToolCall::from_call(name, args).map(|c| c.to_args())
             },
@@ -326,33 +328,33 @@ pub fn arguments(bytes: &[u8]) {
     let args = serde_json::from_slice::<Value>(bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
     for r in representatives() {
-        let runtime_ok = check_args(&r.spec, &r.validator, &args);
+        let runtime_ok = check_args(&r.tool, &r.validator, &args);
         check_typed(r, &args, runtime_ok);
     }
 }
 
 /// The typed path accepts exactly what the runtime accepts, and reads the same params.
 pub fn check_typed(r: &Representative, args: &Value, runtime_ok: bool) {
-    let typed = (r.typed)(&r.spec.name, args.clone());
+    let name = r.tool.name();
+    let typed = (r.typed)(name, args.clone());
     match (&typed, runtime_ok) {
         (Ok(_), true) | (Err(_), false) => {}
         (Ok(v), false) => panic!(
             "`{}`: the typed path accepts {args} (as {v}), the runtime refuses it",
-            r.spec.name
+            name
         ),
         (Err(e), true) => panic!(
             "`{}`: the runtime accepts {args}, the typed path refuses it: {e}",
-            r.spec.name
+            name
         ),
     }
     if let Ok(typed) = typed {
-        let tool = toolbind::ToolInfo::from(r.spec.clone());
-        let runtime = validate_args(&tool, args.clone()).expect("accepted above");
+        let runtime = validate_args(&r.tool, args.clone()).expect("accepted above");
         let runtime = Value::Object(runtime.into_params());
         assert!(
             same_params(&typed, &runtime),
             "`{}`: for {args} the typed path reads {typed}, the runtime {runtime}",
-            r.spec.name
+            name
         );
     }
 }

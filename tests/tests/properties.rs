@@ -659,8 +659,9 @@ proptest! {
         let text = tool.render();
         let spec = accepted(&text);
         let validator = fuzzing::portable_validator(&spec);
+        let tool = toolbind::ToolInfo::from(spec);
         for args in &calls {
-            fuzzing::check_args(&spec, &validator, args);
+            fuzzing::check_args(&tool, &validator, args);
         }
     }
 
