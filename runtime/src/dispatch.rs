@@ -265,13 +265,13 @@ impl RuntimeBuilder {
 
     /// Sets [`RuntimeConfig::default_timeout`].
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
-        self.config.default_timeout = timeout;
+        self.config = self.config.default_timeout(timeout);
         self
     }
 
     /// Sets [`RuntimeConfig::truncation`].
     pub fn truncation(mut self, limits: TruncateOptions) -> Self {
-        self.config.truncation = limits;
+        self.config = self.config.truncation(limits);
         self
     }
 
@@ -320,7 +320,7 @@ impl RuntimeBuilder {
 
     /// Sets [`RuntimeConfig::spill_dir`].
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.config.spill_dir = Some(dir.into());
+        self.config = self.config.spill_dir(dir);
         self
     }
 
@@ -330,10 +330,7 @@ impl RuntimeBuilder {
         let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
             Arc::new(crate::exec::SubprocessExecutor::new(
-                crate::exec::ExecConfig {
-                    sandbox,
-                    ..crate::exec::ExecConfig::default()
-                },
+                crate::exec::ExecConfig::default().sandbox(sandbox),
             ))
         });
         Runtime {
