@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use toolbind::Loader;
-
 use toolbind::loader::{Loaded, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 use crate::args::{DirsArg, ListArgs};

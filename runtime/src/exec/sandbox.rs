@@ -341,7 +341,12 @@ impl SandboxPolicy {
     }
 
     /// The state folder of `tool`: writable in the jail, its `HOME`, kept between calls.
-    pub fn tool_state_dir(&self, tool: &ToolSpec) -> PathBuf {
+    pub fn tool_state_dir(&self, tool: &crate::ToolInfo) -> PathBuf {
+        self.state_dir_of(tool.spec())
+    }
+
+    /// [`tool_state_dir`](Self::tool_state_dir) of codegen's model of the tool.
+    pub(crate) fn state_dir_of(&self, tool: &ToolSpec) -> PathBuf {
         let (root, below) = self.state_location(tool);
         below.iter().fold(root, |p, c| p.join(c))
     }
@@ -600,7 +605,7 @@ impl Sandbox {
                 .filter_map(|p| real(p)),
         );
         shown.extend(real(&tool.dir));
-        shown.extend(real(&self.policy.tool_state_dir(tool)));
+        shown.extend(real(&self.policy.state_dir_of(tool)));
         let hidden: Vec<String> = strings
             .into_iter()
             .filter(|s| s.len() <= 4096 && !s.contains('\n'))
