@@ -5,7 +5,6 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use toolbind::Loader;
-
 use toolbind::loader::{LoadWarningKind, TOOLS_DIRS_ENV, parse_tools_dirs};
 
 fn fixtures() -> PathBuf {

@@ -9,7 +9,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolbind::sync;
-
 use toolbind::syncing::{LOCK_FILE, SkipReason, SyncOptions, SyncOutcome, sync_with};
 
 /// Writes a small valid bash tool `dir/<folder>` at `version`, with one extra file.

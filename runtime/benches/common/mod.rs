@@ -4,10 +4,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use toolbind::ToolInfo;
 use toolbind::exec::SubprocessExecutor;
 use toolbind::exec::{ExecCall, Executor};
-
-use toolbind::ToolInfo;
 use toolbind_codegen::model::{Language, WorkerMode};
 
 /// An echo tool in each language: its params back as text.

@@ -2,7 +2,6 @@
 #![deny(warnings)]
 
 use toolbind::{Secret, Tool};
-
 use toolbind::tool::Language;
 
 toolbind::tool!("../../../codegen/tests/fixtures/valid/tool_name");
