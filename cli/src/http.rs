@@ -65,13 +65,16 @@ type HttpBody = BoxBody<Bytes, Infallible>;
 pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome {
     let opts = &args.http;
     let token = Token::load(opts)?;
-    let checks = Checks::new(opts)?;
+    // The flags are checked before the port is taken; loopback origins depend on where
+    // the server listens.
+    Checks::new(opts, false)?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| Failure::failed(format!("cannot listen on {addr}: {e}")))?;
     let local = listener
         .local_addr()
         .map_err(|e| Failure::failed(format!("cannot listen on {addr}: {e}")))?;
+    let checks = Checks::new(opts, local.ip().is_loopback())?;
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
     let mut sigterm = signal(SignalKind::terminate())
@@ -276,6 +279,37 @@ struct Refusals {
 const REFUSALS_LOGGED: u32 = 20;
 const REFUSAL_WINDOW: Duration = Duration::from_secs(10);
 
+/// The request headers MCP clients send, which a preflight may ask for.
+const CORS_HEADERS: &str = "authorization, content-type, accept, mcp-session-id, \
+     mcp-protocol-version, last-event-id, mcp-method, mcp-name";
+
+/// `Access-Control-Allow-Headers` for a preflight: the headers MCP uses, plus the
+/// `Mcp-Param-*` headers the preflight asks for (2026-07-28 clients mirror tool arguments
+/// into them, one name per argument, so they cannot be listed ahead). Never `*`, and never
+/// another header the page asks for: the browser then refuses to send it.
+fn cors_allow_headers(headers: &HeaderMap) -> HeaderValue {
+    let mut allowed = CORS_HEADERS.to_owned();
+    let asked = headers
+        .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|h| h.trim().to_ascii_lowercase());
+    for h in asked {
+        let param = h
+            .strip_prefix("mcp-param-")
+            .is_some_and(|rest| !rest.is_empty());
+        if param
+            && hyper::header::HeaderName::from_bytes(h.as_bytes()).is_ok()
+            && !allowed.split(", ").any(|a| a == h)
+        {
+            allowed.push_str(", ");
+            allowed.push_str(&h);
+        }
+    }
+    HeaderValue::from_str(&allowed).unwrap_or(HeaderValue::from_static(CORS_HEADERS))
+}
+
 impl App {
     /// One request: CORS for browser pages of an allowed Origin around [`Self::route`]. A
     /// preflight (`OPTIONS` with an Origin) is answered here, without the token (browsers
@@ -303,15 +337,16 @@ impl App {
             );
             h.insert(
                 header::ACCESS_CONTROL_ALLOW_HEADERS,
-                HeaderValue::from_static(
-                    "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id",
-                ),
+                cors_allow_headers(req.headers()),
             );
             h.insert(
                 header::ACCESS_CONTROL_MAX_AGE,
                 HeaderValue::from_static("600"),
             );
-            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            h.insert(
+                header::VARY,
+                HeaderValue::from_static("Origin, Access-Control-Request-Headers"),
+            );
             return r;
         }
         let mut r = self.route(req, peer, checked).await;
@@ -451,7 +486,14 @@ impl App {
             }
         };
         if let Verdict::Reject(answer) = wire::check_message(&msg) {
-            return Err(json_response(StatusCode::OK, &answer));
+            // A method the request's protocol revision removed (2026-07-28: 404, as rmcp
+            // answers other unknown methods there); every other rejection is in-band.
+            let status = if answer["error"]["code"] == ErrorCode::METHOD_NOT_FOUND.0 {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::OK
+            };
+            return Err(json_response(status, &answer));
         }
         let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
         else {
@@ -850,6 +892,10 @@ struct Checks {
     /// `None`: any Host (`--allowed-host '*'`).
     hosts: Option<Vec<(String, Option<u16>)>>,
     origins: Vec<OriginRule>,
+    /// The server listens on a loopback address only: pages served from this machine's
+    /// own loopback names (`http://localhost:6274`, the MCP Inspector) may call it. A
+    /// rebinding page cannot have such an origin: its origin is the attacker's name.
+    loopback_origins: bool,
 }
 
 /// `scheme://host:port`, port `None` = any (`:*`).
@@ -865,7 +911,7 @@ struct OriginRule {
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 impl Checks {
-    fn new(opts: &HttpArgs) -> Result<Checks, Failure> {
+    fn new(opts: &HttpArgs, loopback_origins: bool) -> Result<Checks, Failure> {
         let hosts = if opts.allowed_host.iter().any(|h| h.trim() == "*") {
             None
         } else {
@@ -889,7 +935,11 @@ impl Checks {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Checks { hosts, origins })
+        Ok(Checks {
+            hosts,
+            origins,
+            loopback_origins,
+        })
     }
 
     fn check(&self, headers: &HeaderMap) -> Result<(), String> {
@@ -917,15 +967,23 @@ impl Checks {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let text = origin.to_str().unwrap_or("?");
             let allowed = parse_origin(text, false).is_some_and(|o| {
-                self.origins.iter().any(|r| {
-                    r.scheme == o.scheme
-                        && r.host == o.host
-                        && (r.port.is_none() || r.port == o.port)
-                })
+                (self.loopback_origins
+                    && matches!(o.scheme.as_str(), "http" | "https")
+                    && LOOPBACK.contains(&o.host.as_str()))
+                    || self.origins.iter().any(|r| {
+                        r.scheme == o.scheme
+                            && r.host == o.host
+                            && (r.port.is_none() || r.port == o.port)
+                    })
             });
             if !allowed {
                 return Err(format!(
-                    "Forbidden: Origin `{text}` is not allowed (toolbind serve --allowed-origin)"
+                    "Forbidden: Origin `{text}` is not allowed (toolbind serve --allowed-origin{})",
+                    if self.loopback_origins {
+                        ""
+                    } else {
+                        "; loopback origins are accepted only by a server listening on a loopback address"
+                    }
                 ));
             }
         }
@@ -982,15 +1040,22 @@ mod tests {
     }
 
     fn checks(hosts: &[&str], origins: &[&str]) -> Checks {
-        Checks::new(&HttpArgs {
-            addr: Some("127.0.0.1:0".into()),
-            auth_token_file: None,
-            allowed_host: hosts.iter().map(|s| s.to_string()).collect(),
-            allowed_origin: origins.iter().map(|s| s.to_string()).collect(),
-            stateless: false,
-            max_sessions: 1,
-            drain_timeout: None,
-        })
+        checks_on(hosts, origins, false)
+    }
+
+    fn checks_on(hosts: &[&str], origins: &[&str], loopback: bool) -> Checks {
+        Checks::new(
+            &HttpArgs {
+                addr: Some("127.0.0.1:0".into()),
+                auth_token_file: None,
+                allowed_host: hosts.iter().map(|s| s.to_string()).collect(),
+                allowed_origin: origins.iter().map(|s| s.to_string()).collect(),
+                stateless: false,
+                max_sessions: 1,
+                drain_timeout: None,
+            },
+            loopback,
+        )
         .unwrap()
     }
 
@@ -1063,6 +1128,38 @@ mod tests {
             assert!(c.check(&with(bad)).is_err(), "{bad}");
         }
         assert!(checks(&[], &[]).check(&with("http://localhost")).is_err());
+    }
+
+    #[test]
+    fn a_loopback_server_accepts_loopback_origins_only() {
+        let c = checks_on(&[], &[], true);
+        let with = |o: &str| headers(&[("host", "127.0.0.1:8080"), ("origin", o)]);
+        for ok in [
+            "http://localhost:6274",
+            "http://127.0.0.1:8080",
+            "https://localhost",
+            "http://[::1]:3000",
+            "http://LocalHost:1",
+        ] {
+            assert!(c.check(&with(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example:6274",
+            "http://127.0.0.2",
+            "http://0.0.0.0:8080",
+            "file://localhost",
+            "null",
+        ] {
+            assert!(c.check(&with(bad)).is_err(), "{bad}");
+        }
+        // A foreign Host is refused whatever the Origin.
+        let evil = headers(&[("host", "evil.example"), ("origin", "http://localhost")]);
+        assert!(c.check(&evil).is_err());
+        // Listening on all interfaces: loopback origins need --allowed-origin again.
+        let wide = checks_on(&[], &[], false);
+        let e = wide.check(&with("http://localhost:6274")).unwrap_err();
+        assert!(e.contains("loopback address"), "{e}");
     }
 
     #[test]

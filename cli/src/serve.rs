@@ -19,16 +19,18 @@
 //! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
 //! the MCP service sees them (see `wire`).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -148,6 +150,8 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
     ));
     let (changed, _) = broadcast::channel(16);
     Arc::new(State {
+        // `--stateless` HTTP has no session to hold a `resources/subscribe` in.
+        subscriptions: !(args.http.addr.is_some() && args.http.stateless),
         dirs,
         spill_dir,
         timeout,
@@ -171,6 +175,9 @@ pub(crate) fn log(msg: &str) {
 
 /// What every session of one server shares: the tools, reloaded by [`watch`].
 pub(crate) struct State {
+    /// Whether sessions may subscribe to resources (`resources/subscribe`): not under
+    /// `--stateless`.
+    subscriptions: bool,
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
     /// `serve --timeout`.
@@ -204,12 +211,31 @@ impl State {
 }
 
 /// What a reload changed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Changed {
     /// The MCP tool list (`tools/list_changed`).
     tools: bool,
     /// The documentation resources (`resources/list_changed`).
     resources: bool,
+    /// The URIs of the documentation pages that changed, appeared or went
+    /// (`resources/updated` to their subscribers); `None`: unknown, any may have.
+    pages: Option<Arc<BTreeSet<String>>>,
+}
+
+impl Changed {
+    /// A receiver that fell behind missed some changes: any may have happened.
+    fn missed() -> Self {
+        Changed {
+            tools: true,
+            resources: true,
+            pages: None,
+        }
+    }
+
+    /// Whether the page at `uri` may have changed.
+    fn touches(&self, uri: &str) -> bool {
+        self.pages.as_ref().is_none_or(|p| p.contains(uri))
+    }
 }
 
 /// The loaded tools at one moment. A reload builds a new one; calls in flight keep theirs.
@@ -350,15 +376,20 @@ pub(crate) async fn watch(state: Arc<State>) {
             continue;
         };
         let summary = diff(&old.tools, &new.tools);
+        let pages = old.docs.changed_pages(&new.docs);
         let changed = Changed {
             tools: summary.is_some(),
             resources: old.docs != new.docs,
+            pages: Some(Arc::new(pages)),
         };
         *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if let Some(summary) = &summary {
             log(&format!("tool list changed: {summary}"));
         }
-        if changed.tools || changed.resources {
+        if changed.tools
+            || changed.resources
+            || changed.pages.as_ref().is_some_and(|p| !p.is_empty())
+        {
             let _ = state.changed.send(changed);
         }
     }
@@ -371,7 +402,11 @@ const SESSION_CHECK: Duration = Duration::from_secs(10);
 /// one session opened with `initialize` whenever [`watch`] reports such a change, until
 /// the session ends. (2026-07-28 sessions get them on their `subscriptions/listen` stream
 /// instead: see `listen`.)
-async fn notify_changes(mut changes: broadcast::Receiver<Changed>, peer: Peer<RoleServer>) {
+async fn notify_changes(
+    mut changes: broadcast::Receiver<Changed>,
+    peer: Peer<RoleServer>,
+    subscribed: Arc<Subscriptions>,
+) {
     loop {
         let change = tokio::select! {
             r = changes.recv() => r,
@@ -384,11 +419,8 @@ async fn notify_changes(mut changes: broadcast::Receiver<Changed>, peer: Peer<Ro
         };
         let changed = match change {
             Ok(c) => c,
-            // Missed some: say both may have changed.
-            Err(broadcast::error::RecvError::Lagged(_)) => Changed {
-                tools: true,
-                resources: true,
-            },
+            // Missed some: say everything may have changed.
+            Err(broadcast::error::RecvError::Lagged(_)) => Changed::missed(),
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let sent = async {
@@ -397,6 +429,10 @@ async fn notify_changes(mut changes: broadcast::Receiver<Changed>, peer: Peer<Ro
             }
             if changed.resources {
                 peer.notify_resource_list_changed().await?;
+            }
+            for uri in subscribed.touched_by(&changed) {
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await?;
             }
             Ok::<(), rmcp::service::ServiceError>(())
         };
@@ -453,6 +489,7 @@ fn diff(old: &[Tool], new: &[Tool]) -> Option<String> {
 pub(crate) struct Server {
     state: Arc<State>,
     logger: Arc<logging::Logger>,
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl Server {
@@ -460,14 +497,52 @@ impl Server {
         Server {
             state,
             logger: Arc::default(),
+            subscriptions: Arc::default(),
         }
+    }
+}
+
+/// Resource URIs one session subscribed to, at most this many.
+const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// One session's `resources/subscribe` URIs. Any URI may be subscribed to, one this
+/// server does not serve included (MCP leaves that to the server; such a resource never
+/// changes here, so nothing is ever sent for it), up to [`MAX_SUBSCRIPTIONS`].
+#[derive(Default)]
+struct Subscriptions(std::sync::Mutex<BTreeSet<String>>);
+
+impl Subscriptions {
+    fn add(&self, uri: String) -> Result<(), McpError> {
+        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if set.len() >= MAX_SUBSCRIPTIONS && !set.contains(&uri) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "too many resource subscriptions: a session may hold {MAX_SUBSCRIPTIONS}; \
+                     unsubscribe from some first"
+                ),
+                Some(serde_json::json!({"uri": uri})),
+            ));
+        }
+        set.insert(uri);
+        Ok(())
+    }
+
+    fn remove(&self, uri: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
+    }
+
+    /// The subscribed URIs `changed` may have touched.
+    fn touched_by(&self, changed: &Changed) -> Vec<String> {
+        let set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        set.iter().filter(|u| changed.touches(u)).cloned().collect()
     }
 }
 
 impl ServerHandler for Server {
     #[allow(deprecated)] // the logging capability: rmcp marks it deprecated (SEP-2577)
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_completions()
             .enable_logging()
             .enable_prompts()
             .enable_resources()
@@ -475,6 +550,11 @@ impl ServerHandler for Server {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.state.subscriptions
+            && let Some(resources) = capabilities.resources.as_mut()
+        {
+            resources.subscribe = Some(true);
+        }
         let mut server_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
         server_info.title = Some("toolbind: TOOL.md tools".into());
         ServerConfig::new(capabilities)
@@ -490,6 +570,43 @@ impl ServerHandler for Server {
     ) -> Result<(), McpError> {
         self.logger.set_level(request.level);
         Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.state.subscriptions {
+            return Err(McpError::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >());
+        }
+        self.subscriptions.add(request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.state.subscriptions {
+            return Err(McpError::method_not_found::<
+                rmcp::model::UnsubscribeRequestMethod,
+            >());
+        }
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Ok(CompleteResult::new(
+            self.state.current().docs.complete(&request),
+        ))
     }
 
     async fn list_resources(
@@ -600,8 +717,16 @@ impl ServerHandler for Server {
             })
         });
         // The tool's stderr lines, as `notifications/message` from a logger named after it.
+        // 2026-07-28: only a request that names a log level gets messages (the spec: a
+        // server MUST NOT send any otherwise); earlier revisions: the session's level, or
+        // the request's own.
         #[allow(deprecated)]
-        let request_level = context.meta.log_level();
+        let request_level = logging::RequestLevel {
+            level: context.meta.log_level(),
+            per_request: context
+                .protocol_version()
+                .is_some_and(|v| !v.has_initialize()),
+        };
         #[allow(deprecated)]
         if self
             .logger
@@ -707,7 +832,11 @@ impl ServerHandler for Server {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tokio::spawn(notify_changes(self.state.changed.subscribe(), context.peer));
+        tokio::spawn(notify_changes(
+            self.state.changed.subscribe(),
+            context.peer,
+            self.subscriptions.clone(),
+        ));
     }
 
     fn accepted_subscription_filter(
@@ -717,6 +846,18 @@ impl ServerHandler for Server {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
         accepted.resources_list_changed = requested.resources_list_changed.filter(|on| *on);
+        // As `resources/subscribe`: any URI, up to the same bound.
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .filter(|_| self.state.subscriptions)
+            .map(|uris| {
+                uris.iter()
+                    .take(MAX_SUBSCRIPTIONS)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .filter(|uris| !uris.is_empty());
         Some(accepted)
     }
 
@@ -728,11 +869,8 @@ impl ServerHandler for Server {
                 r = changes.recv() => {
                     let changed = match r {
                         Ok(changed) => changed,
-                        // Missed changes: both lists may have changed.
-                        Err(broadcast::error::RecvError::Lagged(_)) => Changed {
-                            tools: true,
-                            resources: true,
-                        },
+                        // Missed changes: anything may have changed.
+                        Err(broadcast::error::RecvError::Lagged(_)) => Changed::missed(),
                         Err(broadcast::error::RecvError::Closed) => return Ok(()),
                     };
                     let accepted = context.accepted();
@@ -741,6 +879,11 @@ impl ServerHandler for Server {
                     }
                     if changed.resources && accepted.resources_list_changed == Some(true) {
                         let _ = context.sink().notify_resource_list_changed().await;
+                    }
+                    for uri in accepted.resource_subscriptions.iter().flatten() {
+                        if changed.touches(uri) {
+                            let _ = context.sink().notify_resource_updated(uri.clone()).await;
+                        }
                     }
                 }
             }

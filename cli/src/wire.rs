@@ -132,6 +132,15 @@ pub fn check_message(msg: &Value) -> Verdict {
         },
         // rmcp answers params it cannot read with "method not found": a client would
         // conclude the capability is missing. Say what is wrong instead.
+        // 2026-07-28 removed `logging/setLevel`: the level travels in each request's
+        // `_meta`. A request of that revision carries its protocol version there.
+        "logging/setLevel" if modern(params) => Verdict::Reject(error(
+            id.clone(),
+            ErrorCode::METHOD_NOT_FOUND,
+            "Method not found: logging/setLevel was removed in MCP 2026-07-28; send the log \
+             level with each request, in `_meta` as `io.modelcontextprotocol/logLevel`"
+                .into(),
+        )),
         "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
             Some(l) if LOG_LEVELS.contains(&l) => Verdict::Forward,
             _ => invalid(format!(
@@ -142,10 +151,23 @@ pub fn check_message(msg: &Value) -> Verdict {
                     .map_or("nothing".into(), Value::to_string)
             )),
         },
+        "completion/complete" => match completion_problem(params) {
+            None => Verdict::Forward,
+            Some(why) => invalid(why),
+        },
         "prompts/get" => required_string(params, "name", method, invalid),
         "resources/read" => required_string(params, "uri", method, invalid),
         _ => Verdict::Forward,
     }
+}
+
+/// Whether a request's params say it is of a revision without `initialize`
+/// (2026-07-28 or later): `_meta` names its protocol version. Revisions are dates, so
+/// they compare as strings (as rmcp compares them).
+fn modern(params: &Value) -> bool {
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        .as_str()
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str())
 }
 
 /// The MCP log levels, as `logging/setLevel` takes them (RFC 5424's, lower case).
@@ -159,6 +181,46 @@ const LOG_LEVELS: [&str; 8] = [
     "alert",
     "emergency",
 ];
+
+/// What is wrong with `completion/complete` params, if anything: `ref` must be a prompt
+/// (`{type: "ref/prompt", name}`) or a resource template (`{type: "ref/resource", uri}`),
+/// and `argument` `{name, value}`, all strings.
+fn completion_problem(params: &Value) -> Option<String> {
+    let r = &params["ref"];
+    let field = match r["type"].as_str() {
+        Some("ref/prompt") => "name",
+        Some("ref/resource") => "uri",
+        _ => {
+            return Some(format!(
+                "completion/complete `ref` must be {{\"type\": \"ref/prompt\", \"name\"}} or \
+                 {{\"type\": \"ref/resource\", \"uri\"}}, got {}",
+                if r.is_null() {
+                    "nothing".into()
+                } else {
+                    r.to_string()
+                }
+            ));
+        }
+    };
+    if !r[field].is_string() {
+        return Some(format!(
+            "completion/complete `ref` of type {} needs a string `{field}`",
+            r["type"]
+        ));
+    }
+    let a = &params["argument"];
+    if !(a["name"].is_string() && a["value"].is_string()) {
+        return Some(format!(
+            "completion/complete needs `argument` {{\"name\", \"value\"}} (strings), got {}",
+            if a.is_null() {
+                "nothing".into()
+            } else {
+                a.to_string()
+            }
+        ));
+    }
+    None
+}
 
 /// Forwards a request whose `params.field` is a string; else `invalid`'s error.
 fn required_string(
@@ -619,6 +681,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"argument":{"name":"n","value":""}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/tool","name":"x"},"argument":{"name":"n","value":""}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/resource","name":"x"},"argument":{"name":"n","value":""}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":"toolbind://tools/{name}","argument":{"name":"n","value":""}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"n"}}}"#,
         ] {
             assert_eq!(
                 code(&check(bad.as_bytes())),
@@ -630,8 +697,21 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"warning"}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"system_prompt"}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"toolbind://tools/x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"toolbind://tools/{name}"},"argument":{"name":"name","value":"we"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"n","value":""}}}"#,
         ] {
             assert!(forwarded(&check(good.as_bytes())), "{good}");
+        }
+        // 2026-07-28 removed logging/setLevel: method not found, whatever its params.
+        for removed in [
+            r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"info","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        ] {
+            assert_eq!(
+                code(&check(removed.as_bytes())),
+                Some((-32601, json!(4))),
+                "{removed}"
+            );
         }
     }
 

@@ -30,7 +30,8 @@ impl Serve {
         Self::start_with(args, &[("TOOLBIND_TOKEN", TOKEN)], None)
     }
 
-    /// `tools`: a tools folder to serve instead of the fixtures.
+    /// `tools`: a tools folder to serve instead of the fixtures. `args` may name another
+    /// `--http` address.
     fn start_with(args: &[&str], env: &[(&str, &str)], tools: Option<&Path>) -> Serve {
         let tmp = tempfile::tempdir().unwrap();
         let stderr = tmp.path().join("stderr");
@@ -38,7 +39,11 @@ impl Serve {
         cmd.arg("serve")
             .arg("--dir")
             .arg(tools.map_or_else(|| fixture("tools"), Path::to_path_buf))
-            .args(["--http", "127.0.0.1:0"])
+            .args(if args.contains(&"--http") {
+                &[][..]
+            } else {
+                &["--http", "127.0.0.1:0"][..]
+            })
             .args(args)
             .env_remove("PI_TOOLS_DIRS")
             .env_remove("TOOLBIND_TOKEN")
@@ -842,4 +847,165 @@ fn unusable_and_untrusted_tokens() {
     assert_eq!(mode & 0o777, 0o700);
     let token = std::fs::read_to_string(&planted).unwrap();
     assert!(!token.contains("planted"));
+}
+
+/// The `_meta` every 2026-07-28 request carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A 2026-07-28 request's headers: MCP's, the revision, the method (and name).
+fn modern_headers(origin: &'static str, method: &str, name: Option<&str>) -> Vec<String> {
+    let mut h: Vec<String> = MCP.iter().map(|s| s.to_string()).collect();
+    h.push(origin.into());
+    h.push("MCP-Protocol-Version: 2026-07-28".into());
+    h.push(format!("Mcp-Method: {method}"));
+    if let Some(n) = name {
+        h.push(format!("Mcp-Name: {n}"));
+    }
+    h
+}
+
+#[test]
+fn a_loopback_server_serves_browser_pages_of_loopback_origins() {
+    // No --allowed-origin: the MCP Inspector's web UI (http://localhost:6274) connects
+    // to a server on loopback with the token alone.
+    let s = Serve::start(&[]);
+    const INSPECTOR: &str = "Origin: http://localhost:6274";
+    let pre = request(
+        &s.addr,
+        "OPTIONS",
+        "/mcp",
+        &[
+            INSPECTOR,
+            "Access-Control-Request-Method: POST",
+            "Access-Control-Request-Headers: authorization, content-type, mcp-protocol-version, \
+             mcp-method, mcp-name, mcp-param-region, x-evil",
+        ],
+        "",
+    );
+    assert_eq!(pre.status, 204, "{pre:?}");
+    assert_eq!(
+        pre.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    let allowed: Vec<&str> = pre
+        .header("access-control-allow-headers")
+        .unwrap()
+        .split(", ")
+        .collect();
+    for h in [
+        "authorization",
+        "content-type",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "mcp-param-region",
+    ] {
+        assert!(allowed.contains(&h), "{h}: {pre:?}");
+    }
+    // A header toolbind does not take is not allowed, and nothing is a wildcard.
+    assert!(!allowed.contains(&"x-evil"), "{pre:?}");
+    assert!(!allowed.contains(&"*"), "{pre:?}");
+    assert!(pre.header("vary").unwrap().contains("Origin"), "{pre:?}");
+
+    // 2025-11-25: initialize from the page.
+    let mut h = MCP.to_vec();
+    h.push(INSPECTOR);
+    let r = request(&s.addr, "POST", "/mcp", &h, &initialize(1));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    // 2026-07-28: no session; a request names its revision in headers and `_meta`.
+    let h = modern_headers(INSPECTOR, "tools/list", None);
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+        "params": {"_meta": modern_meta()}});
+    let r = request(&s.addr, "POST", "/mcp", &h, &body.to_string());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.body.contains("\"tools\""), "{r:?}");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+
+    // Foreign pages and hosts are still refused, preflight included.
+    for origin in [
+        "Origin: http://evil.example",
+        "Origin: http://localhost.evil.example",
+    ] {
+        let mut h = MCP.to_vec();
+        h.push(origin);
+        assert_eq!(
+            request(&s.addr, "POST", "/mcp", &h, &initialize(3)).status,
+            403
+        );
+        let pre = request(&s.addr, "OPTIONS", "/mcp", &[origin], "");
+        assert_eq!(pre.status, 403, "{pre:?}");
+        assert_eq!(pre.header("access-control-allow-origin"), None);
+    }
+    let mut h = MCP.to_vec();
+    h.extend([INSPECTOR, "Host: evil.example"]);
+    assert_eq!(
+        request(&s.addr, "POST", "/mcp", &h, &initialize(4)).status,
+        403
+    );
+}
+
+#[test]
+fn a_server_listening_on_all_interfaces_needs_allowed_origins() {
+    let s = Serve::start_with(&["--http", "0.0.0.0:0"], &[("TOOLBIND_TOKEN", TOKEN)], None);
+    let port = s.addr.rsplit(':').next().unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let mut h = MCP.to_vec();
+    h.push("Origin: http://localhost:6274");
+    let r = request(&addr, "POST", "/mcp", &h, &initialize(1));
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(r.body.contains("loopback address"), "{r:?}");
+}
+
+#[test]
+fn revision_2026_07_28_has_no_set_level_and_logs_only_when_asked() {
+    // The conformance suite's fixtures: `test_logging_tool` writes one stderr line.
+    let conformance = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/tools");
+    let s = Serve::start_with(&[], &[("TOOLBIND_TOKEN", TOKEN)], Some(&conformance));
+    // logging/setLevel was removed: 404 and -32601, whatever its params.
+    for params in [
+        json!({"level": "debug", "_meta": modern_meta()}),
+        json!({"_meta": modern_meta()}),
+    ] {
+        let h = modern_headers("X-No-Origin: 1", "logging/setLevel", None);
+        let h: Vec<&str> = h.iter().map(String::as_str).collect();
+        let body =
+            json!({"jsonrpc": "2.0", "id": 5, "method": "logging/setLevel", "params": params});
+        let r = request(&s.addr, "POST", "/mcp", &h, &body.to_string());
+        assert_eq!(r.status, 404, "{r:?}");
+        assert_eq!(r.json()["error"]["code"], -32601, "{r:?}");
+        assert_eq!(r.json()["id"], 5, "{r:?}");
+    }
+    // A call of a tool that writes to stderr: log messages only when the request names
+    // a level.
+    let logged = |meta: Value| {
+        let h = modern_headers("X-No-Origin: 1", "tools/call", Some("test_logging_tool"));
+        let h: Vec<&str> = h.iter().map(String::as_str).collect();
+        let body = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+            "params": {"name": "test_logging_tool", "arguments": {}, "_meta": meta}});
+        let r = request(&s.addr, "POST", "/mcp", &h, &body.to_string());
+        assert_eq!(r.status, 200, "{r:?}");
+        assert!(r.body.contains("\"result\""), "{r:?}");
+        r.body.contains("notifications/message")
+    };
+    assert!(
+        !logged(modern_meta()),
+        "a message without a level asked for"
+    );
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/logLevel"] = json!("debug");
+    assert!(logged(meta), "no message at level debug:\n{}", s.log());
 }

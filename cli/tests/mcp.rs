@@ -26,6 +26,8 @@ use toolbind_codegen::{Options, load_tools};
 struct Client {
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     list_changed: Arc<AtomicUsize>,
+    /// The URIs of `notifications/resources/updated`, in order.
+    updated: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Client {
@@ -39,6 +41,14 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.updated.lock().unwrap().push(params.uri);
     }
 }
 
@@ -451,6 +461,118 @@ async fn a_2026_session_gets_list_changed_on_its_listen_stream() {
     );
     // Dropping the subscription cancels the listen request; an open one would hold the
     // server's shutdown for rmcp's 5 s drain of in-flight requests.
+    drop(sub);
+    s.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)] // resources/subscribe: legacy-only in rmcp, current on 2025-11-25
+async fn completion_and_resource_subscriptions() {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    let s = start().await;
+    let caps = s.client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.completions.is_some(), "{caps:?}");
+    assert_eq!(caps.resources.as_ref().unwrap().subscribe, Some(true));
+    // The docs template's `name` completes to the tool names.
+    let peer = s.client.peer();
+    let c = peer
+        .complete_resource_argument("toolbind://tools/{name}", "name", "HELLO_", None)
+        .await
+        .unwrap();
+    assert_eq!(c.values, ["hello_py", "hello_sh", "hello_ts"]);
+    assert_eq!((c.total, c.has_more), (Some(3), Some(false)));
+    let all = peer
+        .complete_resource_simple("toolbind://tools/{name}", "name", "")
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 6, "{all:?}");
+    // What this server does not complete: no values, not an error.
+    for (values, what) in [
+        (
+            peer.complete_prompt_simple("system_prompt", "x", "")
+                .await
+                .unwrap(),
+            "the system prompt",
+        ),
+        (
+            peer.complete_prompt_simple("test_prompt_with_arguments", "arg1", "a")
+                .await
+                .unwrap(),
+            "a prompt not served",
+        ),
+        (
+            peer.complete_resource_simple("test://template/{id}", "id", "1")
+                .await
+                .unwrap(),
+            "a template not served",
+        ),
+    ] {
+        assert!(values.is_empty(), "{what}: {values:?}");
+    }
+
+    // Subscriptions: a served page and a URI this server does not serve.
+    for uri in ["toolbind://tools/hello_sh", "test://watched-resource"] {
+        peer.subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .unwrap();
+    }
+    let edit = |to: &str| {
+        let md = s.tools.join("hello_sh/TOOL.md");
+        let text = std::fs::read_to_string(&md).unwrap();
+        let (head, rest) = text.split_once("description: ").unwrap();
+        let (_, tail) = rest.split_once('\n').unwrap();
+        std::fs::write(&md, format!("{head}description: {to}\n{tail}")).unwrap();
+    };
+    edit("Says hello, edited.");
+    let updated = s.handler.updated.clone();
+    assert!(
+        eventually(5.0, || !updated.lock().unwrap().is_empty()).await,
+        "no resources/updated; server log:\n{}",
+        s.stderr.lock().unwrap()
+    );
+    // A change to another tool's page is not sent to this subscriber.
+    std::fs::remove_dir_all(s.tools.join("wait_ts")).unwrap();
+    let changed = s.handler.list_changed.clone();
+    assert!(eventually(5.0, || changed.load(Ordering::SeqCst) >= 2).await);
+    assert_eq!(*updated.lock().unwrap(), ["toolbind://tools/hello_sh"]);
+    // Unsubscribed: nothing more.
+    peer.unsubscribe(UnsubscribeRequestParams::new("toolbind://tools/hello_sh"))
+        .await
+        .unwrap();
+    edit("Says hello, edited again.");
+    assert!(eventually(5.0, || changed.load(Ordering::SeqCst) >= 3).await);
+    assert_eq!(*updated.lock().unwrap(), ["toolbind://tools/hello_sh"]);
+    s.client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_listen_stream_carries_resource_updates() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    let s = start_with(Some(rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }))
+    .await;
+    let mut sub = s
+        .client
+        .peer()
+        .listen(
+            SubscriptionFilter::builder()
+                .resource_subscriptions(["toolbind://tools/hello_py"])
+                .build(),
+        )
+        .await
+        .unwrap();
+    std::fs::remove_dir_all(s.tools.join("hello_py")).unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("no notification within 5 s")
+        .unwrap();
+    match n {
+        Some(ServerNotification::ResourceUpdatedNotification(u)) => {
+            assert_eq!(u.params.uri, "toolbind://tools/hello_py");
+        }
+        other => panic!("{other:?}"),
+    }
     drop(sub);
     s.client.cancel().await.unwrap();
 }

@@ -31,6 +31,15 @@ pub const BURST: f64 = 200.0;
 /// The level below which nothing is sent until the client sets one.
 pub const DEFAULT_LEVEL: LoggingLevel = LoggingLevel::Info;
 
+/// The log level a request asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLevel {
+    /// Its `_meta` `io.modelcontextprotocol/logLevel`.
+    pub level: Option<LoggingLevel>,
+    /// A 2026-07-28 request: no level means no messages (there is no session level).
+    pub per_request: bool,
+}
+
 /// One session's log channel to its client.
 pub struct Logger {
     level: AtomicU8,
@@ -68,10 +77,14 @@ impl Logger {
         self.level.store(rank(level), Ordering::Relaxed);
     }
 
-    /// Whether a message at `level` would be sent, against the session's level or a
-    /// request's own (`_meta` `io.modelcontextprotocol/logLevel`).
-    pub fn enabled(&self, level: LoggingLevel, request: Option<LoggingLevel>) -> bool {
-        let min = request.map_or_else(|| self.level.load(Ordering::Relaxed), rank);
+    /// Whether a message at `level` about a request would be sent, against the request's
+    /// own level (`_meta` `io.modelcontextprotocol/logLevel`), else the session's.
+    pub fn enabled(&self, level: LoggingLevel, request: RequestLevel) -> bool {
+        let min = match request.level {
+            Some(l) => rank(l),
+            None if request.per_request => return false,
+            None => self.level.load(Ordering::Relaxed),
+        };
         rank(level) >= min
     }
 

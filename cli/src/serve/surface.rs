@@ -9,12 +9,12 @@
 //!
 //! URIs: `toolbind://tools/<name>` (template `toolbind://tools/{name}`), `text/markdown`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    GetPromptResult, Prompt, PromptMessage, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, Role,
+    CompleteRequestParams, CompletionInfo, GetPromptResult, Prompt, PromptMessage,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
 };
 use toolbind_codegen::ToolSpec;
 use toolbind_codegen::prompt;
@@ -126,10 +126,48 @@ impl Docs {
                             known.join(", ")
                         }
                     ),
-                    None,
+                    // MCP: the error's data names the URI that was not found.
+                    Some(serde_json::json!({ "uri": uri })),
                 ))
             }
         }
+    }
+
+    /// The URIs of the pages that differ between `self` and `new` (changed, added or
+    /// removed): what `resources/updated` goes out for.
+    pub fn changed_pages(&self, new: &Docs) -> BTreeSet<String> {
+        let names = self.pages.keys().chain(new.pages.keys());
+        names
+            .filter(|n| self.pages.get(*n) != new.pages.get(*n))
+            .map(|n| format!("{TOOL_URI_PREFIX}{n}"))
+            .collect()
+    }
+
+    /// `completion/complete`: the `name` argument of the docs template
+    /// ([`TOOL_URI_TEMPLATE`]) completes to the tool names starting with what was typed
+    /// (ignoring case), at most [`CompletionInfo::MAX_VALUES`]. Anything else this server
+    /// does not complete (the system prompt has no arguments; other prompts and templates
+    /// are not served): no values.
+    pub fn complete(&self, request: &CompleteRequestParams) -> CompletionInfo {
+        let docs_name = matches!(&request.r#ref, Reference::Resource(r) if r.uri == TOOL_URI_TEMPLATE)
+            && request.argument.name == "name";
+        if !docs_name {
+            return CompletionInfo::default();
+        }
+        let typed = request.argument.value.to_lowercase();
+        let matching: Vec<&String> = self
+            .pages
+            .keys()
+            .filter(|n| n.to_lowercase().starts_with(&typed))
+            .collect();
+        let total = matching.len();
+        let values: Vec<String> = matching
+            .into_iter()
+            .take(CompletionInfo::MAX_VALUES)
+            .cloned()
+            .collect();
+        let more = values.len() < total;
+        CompletionInfo::with_pagination(values, u32::try_from(total).ok(), more).unwrap_or_default()
     }
 
     /// `prompts/list`: the system prompt.
