@@ -1,0 +1,293 @@
+//! The MCP project's own referee: the official conformance suite
+//! (`@modelcontextprotocol/conformance`, pinned in `tests/conformance/package.json` and
+//! installed with Node 22 by `tests/clients/install.sh`) against `toolbind serve --http` on
+//! loopback, serving the fixture tools of `tests/conformance/tools/` — ordinary TOOL.md
+//! tools written for the suite's fixture names — with `--sandbox required`.
+//!
+//! Three runs: 0.1.16 (the latest release) on 2025-11-25, and the 0.2.0 alpha's frozen
+//! requirements of 2025-11-25 and of 2026-07-28. Each run has its baseline
+//! (`tests/conformance/baseline-*.yml`, the suite's `--expected-failures`): a scenario or
+//! check that fails and is not listed fails the test, and so does one that is listed and
+//! passes (the suite's own rule), so the issue that makes it pass deletes its line.
+//!
+//! The suite sends no `Authorization` header, and `serve --http` has no token-less mode:
+//! a small proxy here adds the token and passes everything else through unchanged (Host
+//! and Origin included, so the DNS-rebinding scenario sees the server's own checks); the
+//! upstream request is dropped when the suite's connection goes away.
+
+mod common;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{bin, clients_dir, eventually};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+
+const TOKEN: &str = "conformance-token-0123456789abcdef";
+/// The longest a whole run may take; the suite's own limit is 30 s per scenario.
+const RUN_LIMIT: Duration = Duration::from_secs(600);
+
+/// The runs share the machine's two cores with nothing else: one at a time, so the
+/// suite's timing windows (a list change within 1.5 s) are not squeezed.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `tests/clients/install.sh`'s conformance folder: the suites and Node 22.
+fn suite_dir() -> PathBuf {
+    let dir = clients_dir().join("conformance");
+    assert!(
+        dir.join("node22/bin/node").exists()
+            && dir
+                .join("node_modules/conformance-0.2/dist/index.js")
+                .exists(),
+        "the MCP conformance suite is not installed in {}: run tests/clients/install.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// `toolbind serve --http 127.0.0.1:0` on the conformance fixtures and a second, empty
+/// folder that `test_trigger_tool_change` writes (granted with `--allow-write`, named by
+/// `CONFORMANCE_DYNAMIC_DIR`); killed when dropped.
+struct Serve {
+    child: std::process::Child,
+    addr: SocketAddr,
+    log: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start() -> Serve {
+        let tmp = tempfile::tempdir().unwrap();
+        let dynamic = tmp.path().join("dynamic");
+        std::fs::create_dir(&dynamic).unwrap();
+        let log = tmp.path().join("serve.log");
+        let child = std::process::Command::new(bin())
+            .arg("serve")
+            .args(["--http", "127.0.0.1:0", "--sandbox", "required"])
+            .arg("--allow-write")
+            .arg(&dynamic)
+            .arg(repo().join("tests/conformance/tools"))
+            .arg(&dynamic)
+            .env_remove("PI_TOOLS_DIRS")
+            .env("TOOLBIND_TOKEN", TOKEN)
+            .env("CONFORMANCE_DYNAMIC_DIR", &dynamic)
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .env("XDG_RUNTIME_DIR", tmp.path().join("run"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut addr = None;
+        let started = eventually(20.0, || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            addr = text
+                .split_once("at http://")
+                .and_then(|(_, rest)| rest.split_once("/mcp"))
+                .and_then(|(a, _)| a.parse().ok());
+            addr.is_some()
+        });
+        let s = Serve {
+            child,
+            addr: addr.unwrap_or_else(|| ([127, 0, 0, 1], 0).into()),
+            log,
+            _tmp: tmp,
+        };
+        assert!(started, "serve did not start:\n{}", s.log());
+        s
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The token-injecting proxy: every request to it goes to `upstream` on a connection of
+/// its own, with `Authorization: Bearer TOKEN` set and nothing else changed; the answer
+/// streams back (SSE included). When the suite drops its connection, hyper drops the
+/// answer's body, which closes the upstream connection and so the request.
+async fn proxy(listener: TcpListener, upstream: SocketAddr) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| forward(req, upstream));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+type Body = http_body_util::combinators::BoxBody<hyper::body::Bytes, hyper::Error>;
+
+async fn forward(
+    mut req: Request<Incoming>,
+    upstream: SocketAddr,
+) -> Result<Response<Body>, Infallible> {
+    use http_body_util::BodyExt;
+    req.headers_mut().insert(
+        AUTHORIZATION,
+        HeaderValue::from_str(&format!("Bearer {TOKEN}")).unwrap(),
+    );
+    let sent = async {
+        let conn = TcpStream::connect(upstream)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(conn))
+                .await
+                .map_err(|e| e.to_string())?;
+        tokio::spawn(connection);
+        sender.send_request(req).await.map_err(|e| e.to_string())
+    };
+    Ok(match sent.await {
+        Ok(r) => r.map(BodyExt::boxed),
+        Err(e) => {
+            let mut r = Response::new(
+                http_body_util::Full::new(hyper::body::Bytes::from(format!("proxy: {e}")))
+                    .map_err(|never| match never {})
+                    .boxed(),
+            );
+            *r.status_mut() = StatusCode::BAD_GATEWAY;
+            r
+        }
+    })
+}
+
+/// Runs the suite `package` (`conformance-0.1` or `-0.2`) with `args` against a fresh
+/// server, with `baseline`; panics with the unexpected results when it fails.
+async fn run(package: &str, args: &[&str], baseline: &str) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let suite = suite_dir();
+    let serve = Serve::start();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let proxied = tokio::spawn(proxy(listener, serve.addr));
+    let results = tempfile::tempdir().unwrap();
+    let baseline = repo().join("tests/conformance").join(baseline);
+    let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
+    cmd.arg(
+        suite
+            .join("node_modules")
+            .join(package)
+            .join("dist/index.js"),
+    )
+    .args(["server", "--url", &url])
+    .args(args)
+    .arg("--expected-failures")
+    .arg(&baseline)
+    .arg("-o")
+    .arg(results.path())
+    // Bounded memory: the suite is one node process.
+    .env("NODE_OPTIONS", "--max-old-space-size=1024")
+    .env("NO_COLOR", "1")
+    .stdin(Stdio::null())
+    .kill_on_drop(true);
+    let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
+        .await
+        .unwrap_or_else(|_| panic!("{package} {args:?} ran past {RUN_LIMIT:?}"))
+        .unwrap();
+    proxied.abort();
+    if out.status.success() {
+        return;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout
+        .find("=== SUMMARY ===")
+        .map_or(&stdout[..], |i| &stdout[i..]);
+    panic!(
+        "the conformance suite ({package} {}) failed against the baseline {}:\n\n\
+         checks that did not pass:\n{}\n\n{summary}\n{}\nserver log (last 40 lines):\n{}",
+        args.join(" "),
+        baseline.display(),
+        failed_checks(results.path()).join("\n"),
+        String::from_utf8_lossy(&out.stderr),
+        tail(&serve.log(), 40),
+    );
+}
+
+/// `scenario:check status message` for every check in the results that did not pass.
+fn failed_checks(results: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(results) else {
+        return lines;
+    };
+    let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(text) = std::fs::read_to_string(dir.join("checks.json")) else {
+            continue;
+        };
+        let Ok(Value::Array(checks)) = serde_json::from_str(&text) else {
+            continue;
+        };
+        let scenario = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for c in checks {
+            let status = c["status"].as_str().unwrap_or("?");
+            if matches!(status, "SUCCESS" | "SKIPPED" | "INFO") {
+                continue;
+            }
+            lines.push(format!(
+                "  {scenario} {} {status}: {}",
+                c["id"].as_str().unwrap_or("?"),
+                c["errorMessage"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    lines
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_0_1_16_on_2025_11_25() {
+    run(
+        "conformance-0.1",
+        &["--spec-version", "2025-11-25"],
+        "baseline-0.1.16.yml",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_requirements_of_2025_11_25() {
+    run(
+        "conformance-0.2",
+        &["--requirements", "2025-11-25"],
+        "baseline-2025-11-25.yml",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_requirements_of_2026_07_28() {
+    run(
+        "conformance-0.2",
+        &["--requirements", "2026-07-28"],
+        "baseline-2026-07-28.yml",
+    )
+    .await;
+}

@@ -1,0 +1,3 @@
+export async function execute(_id: string, params: { name: string }) {
+  return { content: [{ type: "text", text: `Hello, ${params.name}!` }] };
+}

@@ -1,0 +1,3 @@
+export async function execute(_id: string, params: Record<string, unknown>) {
+  return { content: [{ type: "text", text: `Received: ${JSON.stringify(params)}` }] };
+}

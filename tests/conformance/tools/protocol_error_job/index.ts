@@ -1,0 +1,4 @@
+export async function execute() {
+  process.kill(process.pid, "SIGKILL");
+  await new Promise(() => {});
+}
