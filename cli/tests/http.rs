@@ -574,6 +574,14 @@ fn stateless_mode() {
     let r = request(&s.addr, "POST", "/mcp", &MCP, &initialize(1));
     assert_eq!(r.status, 200, "{r:?}");
     assert!(r.header("mcp-session-id").is_none(), "{r:?}");
+    // Nothing to hold a resource subscription in: not offered, and refused.
+    let caps = &r.json()["result"]["capabilities"];
+    assert!(caps["resources"].is_object(), "{r:?}");
+    assert_eq!(caps["resources"].get("subscribe"), None, "{r:?}");
+    let sub = json!({"jsonrpc": "2.0", "id": 8, "method": "resources/subscribe",
+        "params": {"uri": "toolbind://tools/hello_sh"}});
+    let r = request(&s.addr, "POST", "/mcp", &MCP, &sub.to_string());
+    assert_eq!(r.json()["error"]["code"], -32601, "{r:?}");
     let r = request(
         &s.addr,
         "POST",

@@ -127,6 +127,14 @@ fn malformed_requests_get_the_right_json_rpc_errors() {
     let (id, code, msg) = error_of(&s.answer());
     assert_eq!((id, code), (json!(9), -32602), "{msg}");
 
+    // completion/complete with a ref that is neither a prompt nor a template.
+    s.send_raw(
+        br#"{"jsonrpc":"2.0","id":11,"method":"completion/complete","params":{"ref":{"type":"ref/tool","name":"x"},"argument":{"name":"n","value":""}}}"#,
+    );
+    let (id, code, msg) = error_of(&s.answer());
+    assert_eq!((id, code), (json!(11), -32602), "{msg}");
+    assert!(msg.contains("ref/prompt"), "{msg}");
+
     // A well-formed request still works after all that.
     s.send_raw(br#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#);
     let list = s.answer();
