@@ -283,12 +283,20 @@ const REFUSAL_WINDOW: Duration = Duration::from_secs(10);
 const CORS_HEADERS: &str = "authorization, content-type, accept, mcp-session-id, \
      mcp-protocol-version, last-event-id, mcp-method, mcp-name";
 
+/// The most `Mcp-Param-*` names a preflight's answer allows (a tool call mirrors one per
+/// annotated argument; the rest of a longer list is left out, and the browser refuses
+/// those headers).
+const CORS_PARAM_HEADERS: usize = 32;
+
 /// `Access-Control-Allow-Headers` for a preflight: the headers MCP uses, plus the
 /// `Mcp-Param-*` headers the preflight asks for (2026-07-28 clients mirror tool arguments
-/// into them, one name per argument, so they cannot be listed ahead). Never `*`, and never
-/// another header the page asks for: the browser then refuses to send it.
+/// into them, one name per argument, so they cannot be listed ahead), at most
+/// [`CORS_PARAM_HEADERS`]. Never `*`, and never another header the page asks for: the
+/// browser then refuses to send it. The preflight needs no token: its cost stays linear
+/// in the request.
 fn cors_allow_headers(headers: &HeaderMap) -> HeaderValue {
     let mut allowed = CORS_HEADERS.to_owned();
+    let mut params = std::collections::BTreeSet::new();
     let asked = headers
         .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
         .iter()
@@ -296,16 +304,19 @@ fn cors_allow_headers(headers: &HeaderMap) -> HeaderValue {
         .flat_map(|v| v.split(','))
         .map(|h| h.trim().to_ascii_lowercase());
     for h in asked {
+        if params.len() == CORS_PARAM_HEADERS {
+            break;
+        }
         let param = h
             .strip_prefix("mcp-param-")
             .is_some_and(|rest| !rest.is_empty());
-        if param
-            && hyper::header::HeaderName::from_bytes(h.as_bytes()).is_ok()
-            && !allowed.split(", ").any(|a| a == h)
-        {
-            allowed.push_str(", ");
-            allowed.push_str(&h);
+        if param && hyper::header::HeaderName::from_bytes(h.as_bytes()).is_ok() {
+            params.insert(h);
         }
+    }
+    for h in params {
+        allowed.push_str(", ");
+        allowed.push_str(&h);
     }
     HeaderValue::from_str(&allowed).unwrap_or(HeaderValue::from_static(CORS_HEADERS))
 }
@@ -966,8 +977,16 @@ impl Checks {
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let text = origin.to_str().unwrap_or("?");
+            // Loopback pages, when the request also came by a loopback name: not through
+            // a proxy that serves this server under another name (`--allowed-host`).
+            let loopback_host = headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_authority)
+                .is_some_and(|(h, _)| LOOPBACK.contains(&h.as_str()));
             let allowed = parse_origin(text, false).is_some_and(|o| {
                 (self.loopback_origins
+                    && loopback_host
                     && matches!(o.scheme.as_str(), "http" | "https")
                     && LOOPBACK.contains(&o.host.as_str()))
                     || self.origins.iter().any(|r| {
@@ -1153,13 +1172,51 @@ mod tests {
         ] {
             assert!(c.check(&with(bad)).is_err(), "{bad}");
         }
-        // A foreign Host is refused whatever the Origin.
+        // A foreign Host is refused whatever the Origin; an allowed non-loopback Host (a
+        // proxy serving this server under a public name) does not make loopback pages
+        // trusted.
         let evil = headers(&[("host", "evil.example"), ("origin", "http://localhost")]);
         assert!(c.check(&evil).is_err());
+        let proxied = checks_on(&["tools.example.com"], &[], true);
+        let public = headers(&[
+            ("host", "tools.example.com"),
+            ("origin", "http://localhost"),
+        ]);
+        assert!(proxied.check(&public).is_err());
+        let local = headers(&[("host", "localhost:8080"), ("origin", "http://localhost")]);
+        assert!(proxied.check(&local).is_ok());
         // Listening on all interfaces: loopback origins need --allowed-origin again.
         let wide = checks_on(&[], &[], false);
         let e = wide.check(&with("http://localhost:6274")).unwrap_err();
         assert!(e.contains("loopback address"), "{e}");
+    }
+
+    #[test]
+    fn a_preflight_allows_a_bounded_set_of_mcp_param_headers() {
+        let mut h = HeaderMap::new();
+        let many: Vec<String> = (0..20_000).map(|i| format!("Mcp-Param-P{i}")).collect();
+        h.insert(
+            header::ACCESS_CONTROL_REQUEST_HEADERS,
+            HeaderValue::from_str(&format!(
+                "x-evil, *, MCP-PARAM-Region, mcp-param-, {}",
+                many.join(",")
+            ))
+            .unwrap(),
+        );
+        let v = cors_allow_headers(&h);
+        let allowed: Vec<&str> = v.to_str().unwrap().split(", ").collect();
+        assert!(allowed.contains(&"mcp-param-region"), "{allowed:?}");
+        assert!(allowed.contains(&"mcp-method") && allowed.contains(&"mcp-name"));
+        for bad in ["x-evil", "*", "mcp-param-"] {
+            assert!(!allowed.contains(&bad), "{bad}: {allowed:?}");
+        }
+        let params = allowed
+            .iter()
+            .filter(|a| a.starts_with("mcp-param-"))
+            .count();
+        assert_eq!(params, CORS_PARAM_HEADERS);
+        // No preflight headers asked for: MCP's own.
+        assert_eq!(cors_allow_headers(&HeaderMap::new()), CORS_HEADERS);
     }
 
     #[test]

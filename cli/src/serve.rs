@@ -232,9 +232,13 @@ impl Changed {
         }
     }
 
-    /// Whether the page at `uri` may have changed.
+    /// Whether the page at `uri` may have changed (never a URI this server does not
+    /// serve).
     fn touches(&self, uri: &str) -> bool {
-        self.pages.as_ref().is_none_or(|p| p.contains(uri))
+        match &self.pages {
+            Some(p) => p.contains(uri),
+            None => uri.starts_with(surface::TOOL_URI_PREFIX),
+        }
     }
 }
 
@@ -503,7 +507,10 @@ impl Server {
 }
 
 /// Resource URIs one session subscribed to, at most this many.
-const MAX_SUBSCRIPTIONS: usize = 1024;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1024;
+/// The longest URI a subscription may name, in bytes (so a session holds at most 4 MiB of
+/// them).
+pub(crate) const MAX_SUBSCRIPTION_URI: usize = 4096;
 
 /// One session's `resources/subscribe` URIs. Any URI may be subscribed to, one this
 /// server does not serve included (MCP leaves that to the server; such a resource never
@@ -513,6 +520,15 @@ struct Subscriptions(std::sync::Mutex<BTreeSet<String>>);
 
 impl Subscriptions {
     fn add(&self, uri: String) -> Result<(), McpError> {
+        if uri.len() > MAX_SUBSCRIPTION_URI {
+            return Err(McpError::invalid_params(
+                format!(
+                    "a resource URI of {} bytes: at most {MAX_SUBSCRIPTION_URI} may be subscribed to",
+                    uri.len()
+                ),
+                None,
+            ));
+        }
         let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if set.len() >= MAX_SUBSCRIPTIONS && !set.contains(&uri) {
             return Err(McpError::invalid_params(
@@ -846,13 +862,14 @@ impl ServerHandler for Server {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
         accepted.resources_list_changed = requested.resources_list_changed.filter(|on| *on);
-        // As `resources/subscribe`: any URI, up to the same bound.
+        // As `resources/subscribe`: any URI, within the same bounds.
         accepted.resource_subscriptions = requested
             .resource_subscriptions
             .as_ref()
             .filter(|_| self.state.subscriptions)
             .map(|uris| {
                 uris.iter()
+                    .filter(|u| u.len() <= MAX_SUBSCRIPTION_URI)
                     .take(MAX_SUBSCRIPTIONS)
                     .cloned()
                     .collect::<Vec<_>>()
@@ -880,7 +897,10 @@ impl ServerHandler for Server {
                     if changed.resources && accepted.resources_list_changed == Some(true) {
                         let _ = context.sink().notify_resource_list_changed().await;
                     }
-                    for uri in accepted.resource_subscriptions.iter().flatten() {
+                    // Once per URI, however often the request named it.
+                    let uris: BTreeSet<&String> =
+                        accepted.resource_subscriptions.iter().flatten().collect();
+                    for uri in uris {
                         if changed.touches(uri) {
                             let _ = context.sink().notify_resource_updated(uri.clone()).await;
                         }

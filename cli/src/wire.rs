@@ -30,6 +30,8 @@ use rmcp::model::{
     JsonRpcRequest, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
+
+use crate::serve::{MAX_SUBSCRIPTION_URI, MAX_SUBSCRIPTIONS};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -130,8 +132,6 @@ pub fn check_message(msg: &Value) -> Verdict {
                 "unknown pagination cursor {c}: this server lists every tool on the first page"
             )),
         },
-        // rmcp answers params it cannot read with "method not found": a client would
-        // conclude the capability is missing. Say what is wrong instead.
         // 2026-07-28 removed `logging/setLevel`: the level travels in each request's
         // `_meta`. A request of that revision carries its protocol version there.
         "logging/setLevel" if modern(params) => Verdict::Reject(error(
@@ -141,6 +141,8 @@ pub fn check_message(msg: &Value) -> Verdict {
              level with each request, in `_meta` as `io.modelcontextprotocol/logLevel`"
                 .into(),
         )),
+        // rmcp answers params it cannot read with "method not found": a client would
+        // conclude the capability is missing. Say what is wrong instead.
         "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
             Some(l) if LOG_LEVELS.contains(&l) => Verdict::Forward,
             _ => invalid(format!(
@@ -152,6 +154,10 @@ pub fn check_message(msg: &Value) -> Verdict {
             )),
         },
         "completion/complete" => match completion_problem(params) {
+            None => Verdict::Forward,
+            Some(why) => invalid(why),
+        },
+        "subscriptions/listen" => match listen_problem(params) {
             None => Verdict::Forward,
             Some(why) => invalid(why),
         },
@@ -220,6 +226,35 @@ fn completion_problem(params: &Value) -> Option<String> {
         ));
     }
     None
+}
+
+/// What is wrong with a `subscriptions/listen`'s resource URIs, if anything: at most
+/// [`MAX_SUBSCRIPTIONS`] strings of at most [`MAX_SUBSCRIPTION_URI`] bytes, as for
+/// `resources/subscribe` (rmcp would otherwise hold and compare any number of them).
+fn listen_problem(params: &Value) -> Option<String> {
+    let uris = params["notifications"].get("resourceSubscriptions")?;
+    let Some(uris) = uris.as_array() else {
+        return Some("subscriptions/listen `resourceSubscriptions` must be a list of URIs".into());
+    };
+    if uris.len() > MAX_SUBSCRIPTIONS {
+        return Some(format!(
+            "subscriptions/listen names {} resources: at most {MAX_SUBSCRIPTIONS} may be subscribed to",
+            uris.len()
+        ));
+    }
+    match uris
+        .iter()
+        .find(|u| u.as_str().is_none_or(|u| u.len() > MAX_SUBSCRIPTION_URI))
+    {
+        Some(u) if u.is_string() => Some(format!(
+            "subscriptions/listen names a resource URI of more than {MAX_SUBSCRIPTION_URI} bytes"
+        )),
+        Some(u) => Some(format!(
+            "subscriptions/listen `resourceSubscriptions` must hold URIs (strings), got {}",
+            kind(u)
+        )),
+        None => None,
+    }
 }
 
 /// Forwards a request whose `params.field` is a string; else `invalid`'s error.
@@ -701,6 +736,34 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"n","value":""}}}"#,
         ] {
             assert!(forwarded(&check(good.as_bytes())), "{good}");
+        }
+        // subscriptions/listen: the resource URIs are bounded as for resources/subscribe.
+        let listen = |uris: Value| {
+            json!({"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen",
+                "params": {"notifications": {"resourceSubscriptions": uris}}})
+            .to_string()
+        };
+        let many: Vec<String> = (0..=MAX_SUBSCRIPTIONS)
+            .map(|i| format!("t://{i}"))
+            .collect();
+        for bad in [
+            listen(json!(many)),
+            listen(json!(["x".repeat(MAX_SUBSCRIPTION_URI + 1)])),
+            listen(json!([1])),
+            listen(json!("toolbind://tools/x")),
+        ] {
+            assert_eq!(
+                code(&check(bad.as_bytes())),
+                Some((-32602, json!(3))),
+                "{bad:.80}"
+            );
+        }
+        for good in [
+            listen(json!(many[..MAX_SUBSCRIPTIONS])),
+            listen(json!(["x".repeat(MAX_SUBSCRIPTION_URI)])),
+            r#"{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}"#.into(),
+        ] {
+            assert!(forwarded(&check(good.as_bytes())), "{good:.80}");
         }
         // 2026-07-28 removed logging/setLevel: method not found, whatever its params.
         for removed in [

@@ -209,6 +209,19 @@ async fn run(package: &str, args: &[&str], baseline: &str) {
         .unwrap();
     proxied.abort();
     if out.status.success() {
+        // The suite calls an entry stale only when its check ran and passed: an entry
+        // that names nothing that ran (mistyped, renamed, skipped) would pass unseen.
+        let failed = failures(results.path());
+        let unmatched: Vec<String> = baseline_entries(&baseline)
+            .into_iter()
+            .filter(|e| !failed.contains(e) && !failed.contains(&format!("{e}:*")))
+            .collect();
+        assert!(
+            unmatched.is_empty(),
+            "baseline entries of {} that no failing scenario or check matches (remove or \
+             correct them): {unmatched:?}",
+            baseline.display()
+        );
         return;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -224,6 +237,64 @@ async fn run(package: &str, args: &[&str], baseline: &str) {
         String::from_utf8_lossy(&out.stderr),
         tail(&serve.log(), 40),
     );
+}
+
+/// The entries of a baseline file: `scenario` or `scenario:check-id`.
+fn baseline_entries(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|e| e.split(" #").next().unwrap().trim().to_owned())
+        .collect()
+}
+
+/// Every failing (or warning) check as `scenario:check-id`, and its scenario as
+/// `scenario:*`.
+fn failures(results: &Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (scenario, check, status) in checks(results) {
+        if matches!(status.as_str(), "FAILURE" | "WARNING") {
+            out.insert(format!("{scenario}:{check}"));
+            out.insert(format!("{scenario}:*"));
+        }
+    }
+    out
+}
+
+/// (scenario, check id, status) of every check in a results folder. A scenario's folder is
+/// `server-<scenario>-<timestamp>`.
+fn checks(results: &Path) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(results) else {
+        return out;
+    };
+    let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let scenario = name.strip_prefix("server-").unwrap_or(&name);
+        // The timestamp: `-2026-12-02T03-26-10-791Z`, its `T` 11 bytes after the dash.
+        let stamp = scenario
+            .match_indices('-')
+            .map(|(i, _)| i)
+            .find(|&i| scenario.as_bytes().get(i + 11) == Some(&b'T'));
+        let scenario = stamp.map_or(scenario, |i| &scenario[..i]).to_owned();
+        let Ok(text) = std::fs::read_to_string(dir.join("checks.json")) else {
+            continue;
+        };
+        let Ok(Value::Array(list)) = serde_json::from_str(&text) else {
+            continue;
+        };
+        for c in list {
+            out.push((
+                scenario.clone(),
+                c["id"].as_str().unwrap_or("?").to_owned(),
+                c["status"].as_str().unwrap_or("?").to_owned(),
+            ));
+        }
+    }
+    out
 }
 
 /// `scenario:check status message` for every check in the results that did not pass.

@@ -510,12 +510,42 @@ async fn completion_and_resource_subscriptions() {
         assert!(values.is_empty(), "{what}: {values:?}");
     }
 
-    // Subscriptions: a served page and a URI this server does not serve.
-    for uri in ["toolbind://tools/hello_sh", "test://watched-resource"] {
+    // Subscriptions: served pages (wait_sh and hello_py mark the end of a batch below)
+    // and a URI this server does not serve.
+    for uri in [
+        "toolbind://tools/hello_sh",
+        "toolbind://tools/wait_sh",
+        "toolbind://tools/hello_py",
+        "test://watched-resource",
+    ] {
         peer.subscribe(SubscribeRequestParams::new(uri))
             .await
             .unwrap();
     }
+    // Bounded: 1,024 URIs per session, each at most 4 KiB.
+    let long = format!("test://{}", "x".repeat(5000));
+    let e = peer
+        .subscribe(SubscribeRequestParams::new(long))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("at most 4096"), "{e}");
+    for i in 0..1020 {
+        peer.subscribe(SubscribeRequestParams::new(format!("test://r/{i}")))
+            .await
+            .unwrap();
+    }
+    let e = peer
+        .subscribe(SubscribeRequestParams::new("test://one-too-many"))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("too many resource subscriptions"),
+        "{e}"
+    );
+    // Subscribing again to one held is not one more.
+    peer.subscribe(SubscribeRequestParams::new("test://r/7"))
+        .await
+        .unwrap();
     let edit = |to: &str| {
         let md = s.tools.join("hello_sh/TOOL.md");
         let text = std::fs::read_to_string(&md).unwrap();
@@ -530,18 +560,37 @@ async fn completion_and_resource_subscriptions() {
         "no resources/updated; server log:\n{}",
         s.stderr.lock().unwrap()
     );
-    // A change to another tool's page is not sent to this subscriber.
-    std::fs::remove_dir_all(s.tools.join("wait_ts")).unwrap();
+    // A change to a page nobody subscribed to is not sent: once the next subscribed
+    // change (a removed tool is one) has arrived, nothing came before it.
     let changed = s.handler.list_changed.clone();
+    let sent = |n: usize| {
+        let updated = updated.clone();
+        move || updated.lock().unwrap().len() >= n
+    };
+    std::fs::remove_dir_all(s.tools.join("wait_ts")).unwrap();
     assert!(eventually(5.0, || changed.load(Ordering::SeqCst) >= 2).await);
-    assert_eq!(*updated.lock().unwrap(), ["toolbind://tools/hello_sh"]);
-    // Unsubscribed: nothing more.
+    std::fs::remove_dir_all(s.tools.join("wait_sh")).unwrap();
+    assert!(eventually(5.0, sent(2)).await);
+    assert_eq!(
+        *updated.lock().unwrap(),
+        ["toolbind://tools/hello_sh", "toolbind://tools/wait_sh"]
+    );
+    // Unsubscribed: nothing more for hello_sh.
     peer.unsubscribe(UnsubscribeRequestParams::new("toolbind://tools/hello_sh"))
         .await
         .unwrap();
     edit("Says hello, edited again.");
-    assert!(eventually(5.0, || changed.load(Ordering::SeqCst) >= 3).await);
-    assert_eq!(*updated.lock().unwrap(), ["toolbind://tools/hello_sh"]);
+    assert!(eventually(5.0, || changed.load(Ordering::SeqCst) >= 4).await);
+    std::fs::remove_dir_all(s.tools.join("hello_py")).unwrap();
+    assert!(eventually(5.0, sent(3)).await);
+    assert_eq!(
+        *updated.lock().unwrap(),
+        [
+            "toolbind://tools/hello_sh",
+            "toolbind://tools/wait_sh",
+            "toolbind://tools/hello_py"
+        ]
+    );
     s.client.cancel().await.unwrap();
 }
 

@@ -119,7 +119,8 @@ impl Docs {
                     .collect();
                 Err(McpError::resource_not_found(
                     format!(
-                        "no resource `{uri}`; the resources are {}",
+                        "no resource `{}`; the resources are {}",
+                        shortened(uri),
                         if known.is_empty() {
                             "none (no tools are loaded)".to_owned()
                         } else {
@@ -198,5 +199,13 @@ impl Docs {
             self.system_prompt.clone(),
         )])
         .with_description("The system prompt for the served tools"))
+    }
+}
+
+/// `uri` as an error message quotes it: at most 200 characters.
+fn shortened(uri: &str) -> String {
+    match uri.char_indices().nth(200) {
+        Some((i, _)) => format!("{}...", &uri[..i]),
+        None => uri.to_owned(),
     }
 }
