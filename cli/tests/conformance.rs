@@ -253,18 +253,25 @@ fn baseline_entries(file: &Path) -> Vec<String> {
 /// `scenario:*`.
 fn failures(results: &Path) -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
-    for (scenario, check, status) in checks(results) {
-        if matches!(status.as_str(), "FAILURE" | "WARNING") {
-            out.insert(format!("{scenario}:{check}"));
-            out.insert(format!("{scenario}:*"));
+    for c in checks(results) {
+        if matches!(c.status.as_str(), "FAILURE" | "WARNING") {
+            out.insert(format!("{}:{}", c.scenario, c.id));
+            out.insert(format!("{}:*", c.scenario));
         }
     }
     out
 }
 
-/// (scenario, check id, status) of every check in a results folder. A scenario's folder is
-/// `server-<scenario>-<timestamp>`.
-fn checks(results: &Path) -> Vec<(String, String, String)> {
+/// One check of a run's results.
+struct Check {
+    scenario: String,
+    id: String,
+    status: String,
+    message: String,
+}
+
+/// Every check in a results folder. A scenario's folder is `server-<scenario>-<timestamp>`.
+fn checks(results: &Path) -> Vec<Check> {
     let mut out = Vec::new();
     let Ok(dirs) = std::fs::read_dir(results) else {
         return out;
@@ -287,11 +294,13 @@ fn checks(results: &Path) -> Vec<(String, String, String)> {
             continue;
         };
         for c in list {
-            out.push((
-                scenario.clone(),
-                c["id"].as_str().unwrap_or("?").to_owned(),
-                c["status"].as_str().unwrap_or("?").to_owned(),
-            ));
+            let text = |k: &str| c[k].as_str().unwrap_or("?").to_owned();
+            out.push(Check {
+                scenario: scenario.clone(),
+                id: text("id"),
+                status: text("status"),
+                message: c["errorMessage"].as_str().unwrap_or("").to_owned(),
+            });
         }
     }
     out
@@ -299,33 +308,11 @@ fn checks(results: &Path) -> Vec<(String, String, String)> {
 
 /// `scenario:check status message` for every check in the results that did not pass.
 fn failed_checks(results: &Path) -> Vec<String> {
-    let mut lines = Vec::new();
-    let Ok(dirs) = std::fs::read_dir(results) else {
-        return lines;
-    };
-    let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
-    dirs.sort();
-    for dir in dirs {
-        let Ok(text) = std::fs::read_to_string(dir.join("checks.json")) else {
-            continue;
-        };
-        let Ok(Value::Array(checks)) = serde_json::from_str(&text) else {
-            continue;
-        };
-        let scenario = dir.file_name().unwrap().to_string_lossy().into_owned();
-        for c in checks {
-            let status = c["status"].as_str().unwrap_or("?");
-            if matches!(status, "SUCCESS" | "SKIPPED" | "INFO") {
-                continue;
-            }
-            lines.push(format!(
-                "  {scenario} {} {status}: {}",
-                c["id"].as_str().unwrap_or("?"),
-                c["errorMessage"].as_str().unwrap_or("")
-            ));
-        }
-    }
-    lines
+    checks(results)
+        .into_iter()
+        .filter(|c| !matches!(c.status.as_str(), "SUCCESS" | "SKIPPED" | "INFO"))
+        .map(|c| format!("  {}:{} {}: {}", c.scenario, c.id, c.status, c.message))
+        .collect()
 }
 
 fn tail(text: &str, n: usize) -> String {
