@@ -358,8 +358,10 @@ pub struct HttpArgs {
     #[arg(long, value_name = "HOST", requires = "addr")]
     pub allowed_host: Vec<String>,
     /// Accept requests from browser pages of ORIGIN (`scheme://host` or
-    /// `scheme://host:port`, port `*` for any); repeatable. Requests with any other Origin
-    /// header get 403; requests without one (non-browser clients) are not affected
+    /// `scheme://host:port`, port `*` for any); repeatable. Pages on localhost, 127.0.0.1
+    /// and [::1] are accepted without it when serving on a loopback address. Requests with
+    /// any other Origin header get 403; requests without one (non-browser clients) are not
+    /// affected
     #[arg(long, value_name = "ORIGIN", requires = "addr")]
     pub allowed_origin: Vec<String>,
     /// No sessions: every POST is answered on its own, so any replica behind a load
