@@ -211,12 +211,23 @@ fn print_text(result: &ToolResult) -> Result<(), Failure> {
         write_stdout(&text)?;
     }
     for c in &result.content {
-        if let Content::Image { data, mime_type } = c {
-            eprintln!(
-                "note: the result has a {mime_type} image ({} bytes of base64); --json prints it",
-                data.len()
-            );
-        }
+        let what = match c {
+            Content::Image { data, mime_type } => {
+                format!("a {mime_type} image ({} bytes of base64)", data.len())
+            }
+            Content::Audio { data, mime_type } => {
+                format!("{mime_type} audio ({} bytes of base64)", data.len())
+            }
+            Content::Resource { resource } => format!(
+                "the resource {} ({}, {} bytes)",
+                resource.uri,
+                resource.mime_type.as_deref().unwrap_or("no MIME type"),
+                resource.contents.len()
+            ),
+            Content::ResourceLink(l) => format!("a link to the resource {}", l.uri),
+            _ => continue,
+        };
+        eprintln!("note: the result has {what}; --json prints it");
     }
     Ok(())
 }

@@ -924,8 +924,14 @@ fn to_mcp(r: ToolResult) -> CallToolResult {
         .map(|c| match c {
             Content::Text { text } => ContentBlock::text(text),
             Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
-            // A kind of block newer than this server: its JSON, as text.
-            other => ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
+            // Audio, embedded resources and resource links: the runtime's blocks have
+            // MCP's shapes. One rmcp cannot read (or a kind newer than this server): its
+            // JSON, as text.
+            other => {
+                let json = serde_json::to_value(&other).unwrap_or_default();
+                serde_json::from_value(json.clone())
+                    .unwrap_or_else(|_| ContentBlock::text(json.to_string()))
+            }
         })
         .collect();
     let mut out = if r.is_error {

@@ -307,6 +307,49 @@ fn describe_image(mime_type: &str, data: &str, why: &str) -> String {
     format!("[image: {mime_type}, about {bytes} bytes, not shown: {why}]")
 }
 
+/// An audio, resource or resource-link block as text, for the providers: none of them
+/// takes these in a tool result. A resource's text is given whole (it is what the tool
+/// returned: a file, a page); binary data is described. `None` for text and images,
+/// which each provider handles itself.
+pub fn describe_block(block: &Content) -> Option<String> {
+    use crate::result::ResourceContents;
+    Some(match block {
+        Content::Text { .. } | Content::Image { .. } => return None,
+        Content::Audio { data, mime_type } => format!(
+            "[audio: {mime_type}, about {} bytes, not shown: tool results take no audio]",
+            data.len() / 4 * 3
+        ),
+        Content::Resource { resource } => {
+            let mime = resource
+                .mime_type
+                .as_deref()
+                .map_or(String::new(), |m| format!(" ({m})"));
+            match &resource.contents {
+                ResourceContents::Text { text } => {
+                    format!("[resource {}{mime}]\n{text}", resource.uri)
+                }
+                ResourceContents::Blob { blob } => format!(
+                    "[resource {}{mime}: about {} bytes of binary data, not shown]",
+                    resource.uri,
+                    blob.len() / 4 * 3
+                ),
+            }
+        }
+        Content::ResourceLink(l) => {
+            let mut s = format!(
+                "[resource link: {}]({})",
+                l.title.as_deref().unwrap_or(&l.name),
+                l.uri
+            );
+            if let Some(d) = &l.description {
+                s.push_str(" — ");
+                s.push_str(d);
+            }
+            s
+        }
+    })
+}
+
 /// The result's text blocks, images described, joined by newlines; `Error: ` first for an
 /// error result when the provider has no error flag.
 fn text_of(result: &ToolResult, image_why: Option<&str>, error_prefix: bool) -> String {
@@ -319,6 +362,7 @@ fn text_of(result: &ToolResult, image_why: Option<&str>, error_prefix: bool) -> 
                     parts.push(describe_image(mime_type, data, why));
                 }
             }
+            other => parts.extend(describe_block(other)),
         }
     }
     let mut text = parts.join("\n");
@@ -361,6 +405,10 @@ fn responses_result(a: &Answered) -> Value {
                     "type": "input_image",
                     "image_url": format!("data:{mime_type};base64,{data}"),
                 }),
+                other => json!({
+                    "type": "input_text",
+                    "text": describe_block(other).unwrap_or_default(),
+                }),
             });
         }
         Value::Array(items)
@@ -390,6 +438,10 @@ fn anthropic_result(a: &Answered) -> Value {
                 "type": "text",
                 "text": describe_image(mime_type, data, "Anthropic takes jpeg, png, gif and webp only"),
             })),
+            other => content.push(json!({
+                "type": "text",
+                "text": describe_block(other).unwrap_or_default(),
+            })),
         }
     }
     let mut block = Map::new();
@@ -416,6 +468,7 @@ fn gemini_result(a: &Answered) -> Value {
                 data,
                 "Gemini takes png, jpeg and webp only",
             )),
+            other => texts.extend(describe_block(other)),
         }
     }
     let key = if a.result.is_error { "error" } else { "output" };
@@ -429,4 +482,55 @@ fn gemini_result(a: &Answered) -> Value {
         f.insert("parts".into(), Value::Array(images));
     }
     json!({ "functionResponse": f })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{EmbeddedResource, ResourceLink};
+
+    #[test]
+    fn blocks_no_provider_takes_are_described_a_resources_text_given_whole() {
+        let audio = Content::Audio {
+            data: "A".repeat(400),
+            mime_type: "audio/wav".into(),
+        };
+        assert_eq!(
+            describe_block(&audio).unwrap(),
+            "[audio: audio/wav, about 300 bytes, not shown: tool results take no audio]"
+        );
+        let text = Content::Resource {
+            resource: EmbeddedResource::text("file:///notes.md", "# Notes\nline")
+                .mime_type("text/markdown"),
+        };
+        assert_eq!(
+            describe_block(&text).unwrap(),
+            "[resource file:///notes.md (text/markdown)]\n# Notes\nline"
+        );
+        let blob = Content::Resource {
+            resource: EmbeddedResource::blob("file:///a.bin", "AAAA"),
+        };
+        assert!(
+            describe_block(&blob)
+                .unwrap()
+                .contains("about 3 bytes of binary data")
+        );
+        let mut link = ResourceLink::new("https://e.example/r", "r");
+        link.title = Some("The report".into());
+        link.description = Some("Q3".into());
+        assert_eq!(
+            describe_block(&Content::ResourceLink(link)).unwrap(),
+            "[resource link: The report](https://e.example/r) — Q3"
+        );
+        assert_eq!(describe_block(&Content::text("t")), None);
+        // A text-only result of these reads as their descriptions.
+        let r = ToolResult {
+            content: vec![Content::text("see:"), text],
+            ..ToolResult::text("")
+        };
+        assert_eq!(
+            text_of(&r, None, false),
+            "see:\n[resource file:///notes.md (text/markdown)]\n# Notes\nline"
+        );
+    }
 }

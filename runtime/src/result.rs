@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One block of a tool's output.
+/// One block of a tool's output, in MCP's shapes (`type` names the kind). A block of a
+/// kind not listed here, or one missing a field, reaches the agent as a text block holding
+/// its JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 #[non_exhaustive]
@@ -21,6 +23,24 @@ pub enum Content {
         /// The image's MIME type (`mimeType`).
         mime_type: String,
     },
+    /// `{type: "audio", data, mimeType}` — base64 data.
+    Audio {
+        /// Base64 data.
+        data: String,
+        #[serde(rename = "mimeType")]
+        /// The audio's MIME type (`mimeType`), e.g. `audio/wav`.
+        mime_type: String,
+    },
+    /// `{type: "resource", resource: {uri, mimeType?, text | blob}}` — a document or file
+    /// the tool returns whole, named by a URI.
+    Resource {
+        /// The resource: its URI, MIME type and contents.
+        resource: EmbeddedResource,
+    },
+    /// `{type: "resource_link", uri, name, title?, description?, mimeType?, size?}` — a
+    /// pointer to a resource the client may fetch, without its contents.
+    #[serde(rename = "resource_link")]
+    ResourceLink(ResourceLink),
 }
 
 impl Content {
@@ -33,7 +53,130 @@ impl Content {
     pub fn as_text(&self) -> Option<&str> {
         match self {
             Content::Text { text } => Some(text),
-            Content::Image { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// How many bytes the block carries (text, base64 data, a resource's contents).
+    pub fn size(&self) -> usize {
+        match self {
+            Content::Text { text } => text.len(),
+            Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
+            Content::Resource { resource } => resource.uri.len() + resource.contents.len(),
+            Content::ResourceLink(l) => {
+                l.uri.len()
+                    + l.name.len()
+                    + l.title.as_ref().map_or(0, String::len)
+                    + l.description.as_ref().map_or(0, String::len)
+            }
+        }
+    }
+}
+
+/// The resource of a [`Content::Resource`] block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EmbeddedResource {
+    /// Its URI.
+    pub uri: String,
+    /// Its MIME type (`mimeType`).
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its contents: `text`, or `blob` (base64).
+    #[serde(flatten)]
+    pub contents: ResourceContents,
+}
+
+impl EmbeddedResource {
+    /// A text resource.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: None,
+            contents: ResourceContents::Text { text: text.into() },
+        }
+    }
+
+    /// A binary resource, `blob` in base64.
+    pub fn blob(uri: impl Into<String>, blob: impl Into<String>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: None,
+            contents: ResourceContents::Blob { blob: blob.into() },
+        }
+    }
+
+    /// With its MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+/// What an [`EmbeddedResource`] holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum ResourceContents {
+    /// `text`: the resource as text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// `blob`: the resource's bytes, base64.
+    Blob {
+        /// Base64 data.
+        blob: String,
+    },
+}
+
+impl ResourceContents {
+    /// Its size in bytes (of the text, or of the base64 data).
+    pub fn len(&self) -> usize {
+        match self {
+            ResourceContents::Text { text } => text.len(),
+            ResourceContents::Blob { blob } => blob.len(),
+        }
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A [`Content::ResourceLink`] block: a resource named, not included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceLink {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its name (an identifier).
+    pub name: String,
+    /// A name for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type (`mimeType`).
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its size in bytes, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+impl ResourceLink {
+    /// A link to `uri`, named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
         }
     }
 }

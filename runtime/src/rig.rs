@@ -72,6 +72,10 @@ pub fn to_rig(result: ToolResult) -> Result<ToolOutput, ToolExecutionError> {
                 ImageMediaType::from_mime_type(&mime_type),
                 None,
             ),
+            // rig's tool results hold text and images only.
+            other => {
+                ToolResultContent::text(crate::provider::describe_block(&other).unwrap_or_default())
+            }
         })
         .collect();
     if blocks.is_empty() {

@@ -159,9 +159,25 @@ impl Redactor {
     }
 
     pub(crate) fn content(&self, content: &mut [crate::result::Content]) {
+        use crate::result::{Content, ResourceContents};
         for block in content {
-            if let crate::result::Content::Text { text } = block {
-                self.in_place(text);
+            match block {
+                Content::Text { text } => self.in_place(text),
+                Content::Resource { resource } => {
+                    self.in_place(&mut resource.uri);
+                    if let ResourceContents::Text { text } = &mut resource.contents {
+                        self.in_place(text);
+                    }
+                }
+                Content::ResourceLink(l) => {
+                    self.in_place(&mut l.uri);
+                    self.in_place(&mut l.name);
+                    for t in [&mut l.title, &mut l.description].into_iter().flatten() {
+                        self.in_place(t);
+                    }
+                }
+                // Base64 data: a secret in it is not its text.
+                Content::Image { .. } | Content::Audio { .. } => {}
             }
         }
     }
@@ -219,6 +235,24 @@ mod tests {
         let mut v = serde_json::json!({"pa\"ss\\wörd": [1, "a pa\"ss\\wörd"]});
         r.value(&mut v);
         assert_eq!(v, serde_json::json!({"[REDACTED]": [1, "a [REDACTED]"]}));
+    }
+
+    #[test]
+    fn secrets_are_redacted_from_resources_and_links_too() {
+        use crate::result::{Content, EmbeddedResource, ResourceLink};
+        let r = Redactor::new(&["hunter2-very-secret".into()]);
+        let mut link = ResourceLink::new("https://x/?k=hunter2-very-secret", "n");
+        link.description = Some("key hunter2-very-secret".into());
+        let mut content = vec![
+            Content::Resource {
+                resource: EmbeddedResource::text("file:///t", "the key is hunter2-very-secret"),
+            },
+            Content::ResourceLink(link),
+        ];
+        r.content(&mut content);
+        let json = serde_json::to_string(&content).unwrap();
+        assert!(!json.contains("hunter2"), "{json}");
+        assert_eq!(json.matches("[REDACTED]").count(), 3, "{json}");
     }
 
     #[test]

@@ -394,7 +394,16 @@ pub(crate) fn cap_text(content: &mut Vec<Content>, max: usize) {
     let mut budget = max;
     let mut cut = 0usize;
     for block in content.iter_mut() {
-        if let Content::Text { text } = block {
+        // Text blocks and the text of embedded resources share the budget.
+        let text = match block {
+            Content::Text { text } => Some(text),
+            Content::Resource { resource } => match &mut resource.contents {
+                crate::result::ResourceContents::Text { text } => Some(text),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(text) = text {
             if text.len() <= budget {
                 budget -= text.len();
             } else {
@@ -441,6 +450,72 @@ mod tests {
             forged.text_content().contains("`isError` as a string"),
             "{forged:?}"
         );
+    }
+
+    #[test]
+    fn rich_blocks_keep_their_kind_and_malformed_ones_become_text() {
+        use crate::result::{EmbeddedResource, ResourceLink};
+        let r = normalize_result(
+            json!({"content": [
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "A"}},
+                {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAEC"}},
+                {"type": "resource_link", "uri": "file:///c", "name": "c", "size": 3},
+                // Malformed: a resource without contents, audio without data, an
+                // unknown kind.
+                {"type": "resource", "resource": {"uri": "file:///d"}},
+                {"type": "audio", "mimeType": "audio/wav"},
+                {"type": "video", "data": "x"},
+            ]}),
+            10_000,
+        );
+        let mut link = ResourceLink::new("file:///c", "c");
+        link.size = Some(3);
+        assert_eq!(
+            r.content[..4],
+            [
+                Content::Audio {
+                    data: "UklGRg==".into(),
+                    mime_type: "audio/wav".into()
+                },
+                Content::Resource {
+                    resource: EmbeddedResource::text("file:///a.txt", "A").mime_type("text/plain")
+                },
+                Content::Resource {
+                    resource: EmbeddedResource::blob("file:///b.bin", "AAEC")
+                },
+                Content::ResourceLink(link),
+            ]
+        );
+        for (block, kind) in r.content[4..].iter().zip(["resource", "audio", "video"]) {
+            let text = block.as_text().unwrap_or_else(|| panic!("{block:?}"));
+            assert!(text.contains(kind), "{text}");
+        }
+        // Serialised back, each has MCP's shape.
+        assert_eq!(
+            serde_json::to_value(&r.content[1]).unwrap(),
+            json!({"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "A"}})
+        );
+        assert_eq!(
+            serde_json::to_value(&r.content[3]).unwrap(),
+            json!({"type": "resource_link", "uri": "file:///c", "name": "c", "size": 3})
+        );
+    }
+
+    #[test]
+    fn an_embedded_resources_text_shares_the_text_budget() {
+        let r = normalize_result(
+            json!({"content": [
+                {"type": "text", "text": "0123456789"},
+                {"type": "resource", "resource": {"uri": "u", "text": "abcdefghij"}},
+            ]}),
+            15,
+        );
+        match &r.content[1] {
+            Content::Resource { resource } => assert_eq!(resource.contents.len(), 5),
+            other => panic!("{other:?}"),
+        }
+        assert!(r.text_content().contains("5 more bytes were cut"), "{r:?}");
     }
 
     #[test]

@@ -31,14 +31,7 @@ pub(crate) struct Queue {
 
 impl Queue {
     pub(crate) fn push(&mut self, p: Progress) {
-        let size: usize = p
-            .content
-            .iter()
-            .map(|c| match c {
-                Content::Text { text } => text.len(),
-                Content::Image { data, .. } => data.len(),
-            })
-            .sum();
+        let size: usize = p.content.iter().map(Content::size).sum();
         self.items.push_back((p, size));
         self.bytes += size;
         while self.items.len() > 1 && (self.items.len() > QUEUE_ITEMS || self.bytes > QUEUE_BYTES) {
