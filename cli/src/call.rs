@@ -210,21 +210,31 @@ fn print_text(result: &ToolResult) -> Result<(), Failure> {
     } else {
         write_stdout(&text)?;
     }
+    // The tool's strings, escaped: a MIME type or URI with a newline or a terminal escape
+    // cannot forge a line on stderr.
     for c in &result.content {
         let what = match c {
             Content::Image { data, mime_type } => {
-                format!("a {mime_type} image ({} bytes of base64)", data.len())
+                let m = mime_type.escape_debug();
+                format!("a {m} image ({} bytes of base64)", data.len())
             }
             Content::Audio { data, mime_type } => {
-                format!("{mime_type} audio ({} bytes of base64)", data.len())
+                let m = mime_type.escape_debug();
+                format!("{m} audio ({} bytes of base64)", data.len())
             }
             Content::Resource { resource } => format!(
                 "the resource {} ({}, {} bytes)",
-                resource.uri,
-                resource.mime_type.as_deref().unwrap_or("no MIME type"),
+                resource.uri.escape_debug(),
+                resource
+                    .mime_type
+                    .as_deref()
+                    .unwrap_or("no MIME type")
+                    .escape_debug(),
                 resource.contents.len()
             ),
-            Content::ResourceLink(l) => format!("a link to the resource {}", l.uri),
+            Content::ResourceLink(l) => {
+                format!("a link to the resource {}", l.uri.escape_debug())
+            }
             _ => continue,
         };
         eprintln!("note: the result has {what}; --json prints it");

@@ -390,10 +390,8 @@ pub(crate) async fn watch(state: Arc<State>) {
         if let Some(summary) = &summary {
             log(&format!("tool list changed: {summary}"));
         }
-        if changed.tools
-            || changed.resources
-            || changed.pages.as_ref().is_some_and(|p| !p.is_empty())
-        {
+        // A changed page is a change of the docs: `resources` covers it.
+        if changed.tools || changed.resources {
             let _ = state.changed.send(changed);
         }
     }
@@ -862,19 +860,11 @@ impl ServerHandler for Server {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|on| *on);
         accepted.resources_list_changed = requested.resources_list_changed.filter(|on| *on);
-        // As `resources/subscribe`: any URI, within the same bounds.
+        // As `resources/subscribe`: any URI (the wire check has bounded them).
         accepted.resource_subscriptions = requested
             .resource_subscriptions
-            .as_ref()
-            .filter(|_| self.state.subscriptions)
-            .map(|uris| {
-                uris.iter()
-                    .filter(|u| u.len() <= MAX_SUBSCRIPTION_URI)
-                    .take(MAX_SUBSCRIPTIONS)
-                    .cloned()
-                    .collect::<Vec<_>>()
-            })
-            .filter(|uris| !uris.is_empty());
+            .clone()
+            .filter(|uris| self.state.subscriptions && !uris.is_empty());
         Some(accepted)
     }
 
@@ -928,8 +918,9 @@ fn to_mcp(r: ToolResult) -> CallToolResult {
             // MCP's shapes. One rmcp cannot read (or a kind newer than this server): its
             // JSON, as text.
             other => {
+                use serde::Deserialize;
                 let json = serde_json::to_value(&other).unwrap_or_default();
-                serde_json::from_value(json.clone())
+                ContentBlock::deserialize(&json)
                     .unwrap_or_else(|_| ContentBlock::text(json.to_string()))
             }
         })

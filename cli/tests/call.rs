@@ -265,28 +265,25 @@ fn json_says_why_the_call_stopped() {
     assert_eq!(stop(&o), serde_json::json!({"kind": "unknown_tool"}));
 
     // A sandbox limit: which one, and the values in force.
-    let tools = dir.path().join("tools");
-    let grab = tools.join("grab");
-    std::fs::create_dir_all(&grab).unwrap();
-    std::fs::write(
-        grab.join("TOOL.md"),
-        "---\nname: grab\ndescription: Grabs memory.\nlanguage: python\ninputs:\n  mib:\n    type: number\n    description: How much.\n---\n",
-    )
-    .unwrap();
-    std::fs::write(
-        grab.join("index.py"),
+    python_tool(
+        dir.path(),
+        "grab",
+        "inputs:\n  mib:\n    type: number\n    description: How much.\n",
         "def execute(i, p, s, u):\n    return str(len(bytearray(int(p['mib']) << 20)))\n",
-    )
-    .unwrap();
-    let o = toolbind()
-        .args(["call", "grab", "--sandbox", "required", "--dir"])
-        .arg(&tools)
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .args(["--args", r#"{"mib": 300}"#, "--memory", "200", "--json"])
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .output()
-        .unwrap();
+    );
+    let o = call_in(
+        dir.path(),
+        &[
+            "grab",
+            "--sandbox",
+            "required",
+            "--args",
+            r#"{"mib": 300}"#,
+            "--memory",
+            "200",
+            "--json",
+        ],
+    );
     assert_code(&o, 1);
     assert_eq!(
         stop(&o),
@@ -297,6 +294,34 @@ fn json_says_why_the_call_stopped() {
             "call_memory_mib": 2048
         })
     );
+}
+
+/// A python tool `name` in `dir/tools`, its TOOL.md `inputs` (YAML) and its `index.py`.
+fn python_tool(dir: &Path, name: &str, inputs: &str, index_py: &str) {
+    let tool = dir.join("tools").join(name);
+    std::fs::create_dir_all(&tool).unwrap();
+    std::fs::write(
+        tool.join("TOOL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Test tool {name}.\nlanguage: python\n{inputs}---\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(tool.join("index.py"), index_py).unwrap();
+}
+
+/// `toolbind call ARGS` on the tools of `dir/tools`, with state and cache in `dir`.
+fn call_in(dir: &Path, args: &[&str]) -> Output {
+    toolbind()
+        .arg("call")
+        .args(args)
+        .arg("--dir")
+        .arg(dir.join("tools"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .unwrap()
 }
 
 fn spawn_wait(tool: &str, pidfile: &Path, stubborn: bool) -> Child {
@@ -560,4 +585,32 @@ fn an_unjailed_tool_dies_with_a_sigkilled_toolbind_call() {
         let _ = finish(child);
         assert_no_group(&pidfile);
     }
+}
+
+#[test]
+fn rich_blocks_are_named_on_stderr_and_cannot_forge_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A URI and a MIME type holding a newline and a terminal escape.
+    python_tool(
+        dir.path(),
+        "rich",
+        "inputs: {}\n",
+        "def execute(i, p, s, u):\n    return {'content': [\n        {'type': 'text', 'text': 'ok'},\n        {'type': 'audio', 'data': 'UklGRg==', 'mimeType': 'audio/wav\\nnote: forged'},\n        {'type': 'resource', 'resource': {'uri': 'file:///x\\n\\u001b[31mnote: forged', 'text': 'abc'}},\n        {'type': 'resource_link', 'uri': 'https://e.example/r', 'name': 'r'}]}\n",
+    );
+    let o = call_in(dir.path(), &["rich", "--sandbox", "off"]);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "ok\n");
+    let err = stderr(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 3, "{err}");
+    assert!(notes[0].contains(r"audio/wav\nnote: forged audio"), "{err}");
+    assert!(
+        notes[1].contains(r"file:///x\n\u{1b}[31mnote: forged (no MIME type, 3 bytes)"),
+        "{err}"
+    );
+    assert!(
+        notes[2].contains("a link to the resource https://e.example/r"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "{err}");
 }

@@ -70,6 +70,14 @@ async fn start_with(lifecycle: Option<rmcp::ClientLifecycleMode>) -> Session {
     start_jailed(lifecycle, true).await
 }
 
+/// [`start`] for a client of the 2026-07-28 revision: `server/discover`, no session.
+async fn start_2026() -> Session {
+    start_with(Some(rmcp::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    }))
+    .await
+}
+
 /// `jailed: false` serves with `--sandbox off`: for tests that read a tool's host process
 /// group from a pidfile (in the jail, pids are the namespace's and the file unwritable).
 async fn start_jailed(lifecycle: Option<rmcp::ClientLifecycleMode>, jailed: bool) -> Session {
@@ -430,11 +438,8 @@ async fn a_changed_tools_folder_is_picked_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_session_gets_list_changed_on_its_listen_stream() {
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
-    let s = start_with(Some(rmcp::ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    }))
-    .await;
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let s = start_2026().await;
     let r = s
         .client
         .call_tool(
@@ -596,11 +601,8 @@ async fn completion_and_resource_subscriptions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_listen_stream_carries_resource_updates() {
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
-    let s = start_with(Some(rmcp::ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    }))
-    .await;
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let s = start_2026().await;
     let mut sub = s
         .client
         .peer()

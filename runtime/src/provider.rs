@@ -302,9 +302,15 @@ fn gemini_parts(response: &Value) -> std::slice::Iter<'_, Value> {
 
 /// An image block in words, for a provider (or a format) that takes no image there.
 fn describe_image(mime_type: &str, data: &str, why: &str) -> String {
-    // Base64: 4 characters per 3 bytes.
-    let bytes = data.len() / 4 * 3;
-    format!("[image: {mime_type}, about {bytes} bytes, not shown: {why}]")
+    format!(
+        "[image: {mime_type}, about {} bytes, not shown: {why}]",
+        decoded_len(data)
+    )
+}
+
+/// About how many bytes base64 `data` holds: 4 characters per 3 bytes.
+fn decoded_len(data: &str) -> usize {
+    data.len() / 4 * 3
 }
 
 /// An audio, resource or resource-link block as text, for the providers: none of them
@@ -317,7 +323,7 @@ pub fn describe_block(block: &Content) -> Option<String> {
         Content::Text { .. } | Content::Image { .. } => return None,
         Content::Audio { data, mime_type } => format!(
             "[audio: {mime_type}, about {} bytes, not shown: tool results take no audio]",
-            data.len() / 4 * 3
+            decoded_len(data)
         ),
         Content::Resource { resource } => {
             let mime = resource
@@ -331,7 +337,7 @@ pub fn describe_block(block: &Content) -> Option<String> {
                 ResourceContents::Blob { blob } => format!(
                     "[resource {}{mime}: about {} bytes of binary data, not shown]",
                     resource.uri,
-                    blob.len() / 4 * 3
+                    decoded_len(blob)
                 ),
             }
         }
