@@ -257,21 +257,52 @@ fn lit(s: &str) -> String {
     Literal::string(s).to_string()
 }
 
-fn rust_type(input: &Input) -> (String, bool) {
+/// The Rust type of a value of `input` (without the `Option` of an optional field).
+fn value_type(input: &Input) -> String {
     let base = match input.ty {
         InputType::String => "::std::string::String".to_owned(),
         InputType::Number => "f64".to_owned(),
+        InputType::Integer => "i64".to_owned(),
         InputType::Boolean => "bool".to_owned(),
-        InputType::Enum => input.enum_type_name(),
+        InputType::Enum | InputType::Object => input.enum_type_name(),
+        InputType::Array => format!(
+            "::std::vec::Vec<{}>",
+            input.items.as_deref().map_or_else(any_type, value_type)
+        ),
+        InputType::Map => format!(
+            "::std::collections::BTreeMap<::std::string::String, {}>",
+            input.items.as_deref().map_or_else(any_type, value_type)
+        ),
+        InputType::Const => match &input.constant {
+            Some(serde_json::Value::String(_)) => "::std::string::String".to_owned(),
+            Some(serde_json::Value::Bool(_)) => "bool".to_owned(),
+            Some(serde_json::Value::Number(n)) if n.is_i64() => "i64".to_owned(),
+            Some(serde_json::Value::Number(_)) => "f64".to_owned(),
+            _ => any_type(),
+        },
+        InputType::Any => any_type(),
     };
-    let base = if input.sensitive {
-        format!("::toolbind::__private::Secret<{base}>")
+    let base = if input.nullable && input.ty != InputType::Any {
+        format!("::core::option::Option<{base}>")
     } else {
         base
     };
+    if input.sensitive {
+        format!("::toolbind::__private::Secret<{base}>")
+    } else {
+        base
+    }
+}
+
+fn any_type() -> String {
+    "::toolbind::__private::serde_json::Value".to_owned()
+}
+
+fn rust_type(input: &Input) -> (String, bool) {
     // A sensitive default is applied by the runtime, never written into code: the field
-    // is an `Option` the runtime fills.
-    (base, !input.required() && input.public_default().is_none())
+    // is an `Option` the runtime fills. A nullable field is already an `Option`.
+    let optional = !input.required() && input.public_default().is_none();
+    (value_type(input), optional && !(input.nullable && !input.sensitive))
 }
 
 fn plain_name(rust_name: &str) -> &str {
@@ -286,6 +317,9 @@ fn default_value(input: &Input) -> String {
         (Some(serde_json::Value::Number(n)), InputType::Number) => {
             Literal::f64_unsuffixed(n.as_f64().unwrap_or_default()).to_string()
         }
+        (Some(serde_json::Value::Number(n)), InputType::Integer) if n.is_i64() => {
+            Literal::i64_unsuffixed(n.as_i64().unwrap_or_default()).to_string()
+        }
         (Some(serde_json::Value::Bool(b)), InputType::Boolean) => b.to_string(),
         (Some(serde_json::Value::String(s)), InputType::Enum) => {
             let variant = input
@@ -295,6 +329,9 @@ fn default_value(input: &Input) -> String {
                 .map_or("", |v| v.rust.as_str());
             format!("{}::{variant}", input.enum_type_name())
         }
+        // Objects, arrays and anything else: read from the JSON TOOL.md gave, which
+        // toolbind-codegen has checked against the input.
+        (Some(d), _) => format!("::toolbind::__private::json_default({})", lit(&d.to_string())),
         _ => "::core::default::Default::default()".to_owned(),
     };
     if input.sensitive {
@@ -306,6 +343,9 @@ fn default_value(input: &Input) -> String {
 
 fn field(w: &mut W, input: &Input) {
     let mut doc = input.description.trim().to_owned();
+    if let Some(c) = input.constraint_text() {
+        let _ = write!(doc, "\n\nAllowed: {c} (checked by the runtime).");
+    }
     if let Some(d) = input.public_default() {
         let _ = write!(doc, "\n\nDefault: `{d}`.");
     }
@@ -316,34 +356,28 @@ fn field(w: &mut W, input: &Input) {
     let (ty, optional) = rust_type(input);
     let name = &input.rust_name;
     if optional {
-        let one = format!("pub {name}: ::core::option::Option<{ty}>,");
-        if w.fits(&one) {
-            w.line(&one);
-        } else {
-            w.open(&format!("pub {name}: ::core::option::Option<"));
-            w.line(&format!("{ty},"));
-            w.close(">,");
-        }
+        typed_line(w, &format!("pub {name}: "), &format!("::core::option::Option<{ty}>"), ",");
     } else {
-        w.line(&format!("pub {name}: {ty},"));
+        typed_line(w, &format!("pub {name}: "), &ty, ",");
     }
 }
 
-/// `Serialize` for `Params` through the runtime's `Args`: the wire names, absent optional
-/// fields left out, whole numbers as JSON integers. Like `params_deserialize`, a fraction
-/// of a derive's compile time, because the generic work is shared by every tool.
-fn params_serialize(w: &mut W, tool: &ToolSpec) {
-    w.open("impl ::toolbind::__private::serde::Serialize for Params {");
+/// `Serialize` for `Params` (or a struct nested in it) through the runtime's `Args`: the
+/// wire names, absent optional fields left out, whole numbers as JSON integers. Like
+/// `fields_deserialize`, a fraction of a derive's compile time, because the generic work
+/// is shared by every tool.
+fn fields_serialize(w: &mut W, ty: &str, fields: &[Input]) {
+    w.impl_for("impl ::toolbind::__private::serde::Serialize", ty);
     w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
     w.line("&self,");
     w.line("s: S,");
     w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
     w.indent += 1;
-    if tool.inputs.is_empty() {
+    if fields.is_empty() {
         w.line("::toolbind::__private::Args::new().serialize(s)");
     } else {
         w.line("let mut a = ::toolbind::__private::Args::new();");
-        for input in &tool.inputs {
+        for input in fields {
             let one = format!("a.put({}, &self.{});", lit(&input.name), input.rust_name);
             if w.fits(&one) {
                 w.line(&one);
@@ -360,12 +394,14 @@ fn params_serialize(w: &mut W, tool: &ToolSpec) {
     w.close("}");
 }
 
-/// `Deserialize` for `Params` through the runtime's `Fields`: unknown fields rejected,
-/// missing ones reported, defaults filled. A serde derive here costs each user ~70 ms of
-/// rustc time per tool; this costs a fraction, because the generic work is shared.
-fn params_deserialize(w: &mut W, tool: &ToolSpec) {
-    w.open("impl Params {");
-    let names: Vec<String> = tool.inputs.iter().map(|i| lit(&i.name)).collect();
+/// `Deserialize` for `Params` (or a struct nested in it) through the runtime's `Fields`:
+/// unknown fields rejected, missing ones reported, defaults filled. A serde derive here
+/// costs each user ~70 ms of rustc time per tool; this costs a fraction, because the
+/// generic work is shared. `nested`: the default functions are the struct's own
+/// (`Self::__default_x`), not the module's.
+fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: bool) {
+    w.open(&format!("impl {ty} {{"));
+    let names: Vec<String> = fields.iter().map(|i| lit(&i.name)).collect();
     let one = format!(
         "const FIELDS: &'static [&'static str] = &[{}];",
         names.join(", ")
@@ -379,15 +415,20 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
         }
         w.close("];");
     }
+    if nested {
+        for input in fields.iter().filter(|i| i.public_default().is_some()) {
+            default_fn(w, input);
+        }
+    }
     w.close("}");
-    w.open_deserialize("Params");
-    if tool.inputs.is_empty() {
+    w.open_deserialize(ty);
+    if fields.is_empty() {
         w.line("::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
-        w.line("::core::result::Result::Ok(Params {})");
+        w.line(&format!("::core::result::Result::Ok({ty} {{}})"));
     } else {
         w.line("let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
-        w.open("::core::result::Result::Ok(Params {");
-        for input in &tool.inputs {
+        w.open(&format!("::core::result::Result::Ok({ty} {{"));
+        for input in fields {
             let (_, optional) = rust_type(input);
             let wire = lit(&input.name);
             let (method, args) = if optional && input.sensitive {
@@ -397,7 +438,8 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
             } else if input.sensitive {
                 ("required_secret", vec![wire])
             } else if input.public_default().is_some() {
-                let f = format!("__default_{}", plain_name(&input.rust_name));
+                let prefix = if nested { "Self::" } else { "" };
+                let f = format!("{prefix}__default_{}", plain_name(&input.rust_name));
                 ("or_default", vec![wire, f])
             } else {
                 ("required", vec![wire])
@@ -408,6 +450,63 @@ fn params_deserialize(w: &mut W, tool: &ToolSpec) {
     }
     w.close("}");
     w.close("}");
+}
+
+/// A struct for an object input nested in a tool's params, with its serde impls and `Arg`.
+fn input_struct(w: &mut W, input: &Input, path: &str) {
+    let ty = &input.rust_type;
+    let doc = match (input.description.trim(), input.name.is_empty()) {
+        ("", true) => format!("An element of `{}`.", path.trim_end_matches("[]")),
+        ("", false) => format!("The `{path}` object."),
+        (d, _) => d.to_owned(),
+    };
+    w.doc(&doc);
+    w.derive(&[
+        "::core::fmt::Debug",
+        "::core::clone::Clone",
+        "::core::cmp::PartialEq",
+    ]);
+    w.open(&format!("pub struct {ty} {{"));
+    for p in &input.properties {
+        field(w, p);
+    }
+    w.close("}");
+    fields_serialize(w, ty, &input.properties);
+    fields_deserialize(w, ty, &input.properties, true);
+    w.impl_for("impl ::toolbind::__private::Arg", ty);
+    w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
+    w.line("::toolbind::__private::arg_of(self)");
+    w.close("}");
+    w.close("}");
+}
+
+/// The enums and structs nested in a tool's inputs (and its top-level enums), in
+/// declaration order, an object before its fields' types, each with its path.
+fn input_types<'a>(inputs: &'a [Input], parent: &str, out: &mut Vec<(String, &'a Input)>) {
+    for i in inputs {
+        let path = if parent.is_empty() {
+            i.name.clone()
+        } else {
+            format!("{parent}.{}", i.name)
+        };
+        input_type(i, path, out);
+    }
+}
+
+fn input_type<'a>(i: &'a Input, path: String, out: &mut Vec<(String, &'a Input)>) {
+    match i.ty {
+        InputType::Enum => out.push((path, i)),
+        InputType::Object if !i.rust_type.is_empty() => {
+            out.push((path.clone(), i));
+            input_types(&i.properties, &path, out);
+        }
+        InputType::Array | InputType::Map => {
+            if let Some(items) = &i.items {
+                input_type(items, format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `name: f.method(args)?,` in a struct literal, broken as prettyplease breaks it.
@@ -480,6 +579,7 @@ fn output_rust_type(ty: &OutputType, in_output: bool) -> String {
     match ty {
         OutputType::String => "::std::string::String".to_owned(),
         OutputType::Number => "f64".to_owned(),
+        OutputType::Integer => "i64".to_owned(),
         OutputType::Boolean => "bool".to_owned(),
         OutputType::Enum { rust_type, .. } => nested(rust_type),
         OutputType::Object { rust_type, .. } if rust_type.is_empty() => {
@@ -628,7 +728,9 @@ fn default_fn(w: &mut W, input: &Input) {
     let value = default_value(input);
     match value.split_once('(') {
         // A call whose argument does not fit goes on its own line, as prettyplease puts it.
-        Some((callee, arg)) if !w.fits(&value) && input.ty == InputType::String => {
+        Some((callee, arg))
+            if !w.fits(&value) && (input.ty == InputType::String || !input.ty.is_scalar()) =>
+        {
             w.open(&format!("{callee}("));
             w.line(&format!("{},", arg.trim_end_matches(')')));
             w.close(")");
@@ -647,11 +749,11 @@ const VALUE_DERIVES: &[&str] = &[
     "::core::hash::Hash",
 ];
 
-fn enum_type(w: &mut W, input: &Input) {
+fn enum_type(w: &mut W, input: &Input, path: &str) {
     let name = input.enum_type_name();
     let default = input.public_default().and_then(|d| d.as_str());
-    w.doc(&format!("Allowed values of `{}`.", input.name));
-    enum_items(w, &name, &input.name, &input.values, default, true);
+    w.doc(&format!("Allowed values of `{path}`."));
+    enum_items(w, &name, path, &input.values, default, true);
 }
 
 /// An enum over `values` with its impls (`ALL`, `as_str`, `Display`, serde by the wire
@@ -801,13 +903,19 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
         }
         w.close("}");
     }
-    params_serialize(w, tool);
-    params_deserialize(w, tool);
+    fields_serialize(w, "Params", &tool.inputs);
+    fields_deserialize(w, "Params", &tool.inputs, false);
     for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
         default_fn(w, input);
     }
-    for input in tool.inputs.iter().filter(|i| i.ty == InputType::Enum) {
-        enum_type(w, input);
+    let mut nested = Vec::new();
+    input_types(&tool.inputs, "", &mut nested);
+    for (path, input) in nested {
+        if input.ty == InputType::Enum {
+            enum_type(w, input, &path);
+        } else {
+            input_struct(w, input, &path);
+        }
     }
     output_types(w, tool);
     w.doc(&format!(

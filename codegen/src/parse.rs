@@ -183,7 +183,7 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
 }
 
 /// The deepest nesting a TOOL.md frontmatter may have.
-const MAX_YAML_DEPTH: usize = 16;
+const MAX_YAML_DEPTH: usize = 28;
 /// The most YAML nodes a TOOL.md frontmatter may have, aliases counted where used
 /// (a tool of 100 inputs has about 1,500).
 const MAX_YAML_NODES: usize = 50_000;
@@ -194,7 +194,8 @@ fn parse_yaml(yaml: &str, line_offset: u32) -> Result<Option<YNode>, (Pos, Strin
         return Ok(None);
     }
     // YAML 1.2 booleans only: `values: [yes, no]` must stay strings, `y` is not `true`.
-    // Limits sized for a TOOL.md (whose deepest real node is an enum value: depth 5), far
+    // Limits sized for a TOOL.md (whose deepest real node is an enum value of an input
+    // nested as deep as inputs may be, 10 levels: depth 23), far
     // below the parser's general defaults: deserialising recurses once per level, and
     // 60 levels overflowed a 2 MiB thread stack (a test or tokio thread) in a debug
     // build; the node cap bounds alias bombs.

@@ -136,12 +136,27 @@ impl Dialect {
         if !self.accepts_tool_name(&tool.name) {
             return Some(format!("tool name `{}`", tool.name));
         }
-        let bad: Vec<String> = tool
-            .inputs
-            .iter()
-            .filter(|i| !self.accepts_param_name(&i.name))
-            .map(|i| format!("`{}`", i.name))
-            .collect();
+        let mut bad: Vec<String> = Vec::new();
+        let mut untyped = None;
+        for top in &tool.inputs {
+            top.visit(&mut |i| {
+                if !i.name.is_empty() && !self.accepts_param_name(&i.name) {
+                    bad.push(format!("`{}`", i.name));
+                }
+                let refused = match i.ty {
+                    InputType::Any => self.strict_params() || self == Dialect::Gemini,
+                    InputType::Map => self.strict_params(),
+                    _ => false,
+                };
+                if refused && untyped.is_none() {
+                    let label = if i.name.is_empty() { "items" } else { i.name.as_str() };
+                    untyped = Some(format!("{} input `{label}`", i.ty));
+                }
+            });
+        }
+        if let Some(u) = untyped {
+            return Some(u);
+        }
         match bad.len() {
             0 => None,
             1 => Some(format!("parameter name {}", bad[0])),
@@ -176,7 +191,7 @@ struct Params<'a> {
 }
 
 struct Props<'a> {
-    tool: &'a ToolSpec,
+    fields: &'a [Input],
     dialect: Dialect,
 }
 
@@ -201,38 +216,41 @@ struct Names<'a> {
     all: bool,
 }
 
-impl Serialize for Params<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let gemini = self.dialect == Dialect::Gemini;
-        let strict = self.dialect.strict_params();
-        let required = Names {
-            inputs: &self.tool.inputs,
-            all: strict,
-        };
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("type", "object")?;
+/// `properties`, `required` and `additionalProperties: false` of an object over `fields`
+/// (the arguments, or an object input), as the dialect wants them.
+fn object_entries<M: SerializeMap>(m: &mut M, fields: &[Input], dialect: Dialect) -> Result<(), M::Error> {
+    let gemini = dialect == Dialect::Gemini;
+    let strict = dialect.strict_params();
+    m.serialize_entry("properties", &Props { fields, dialect })?;
+    // Gemini rejects an empty `required`; everyone else gets it always, as an array.
+    if !gemini || fields.iter().any(Input::required) {
         m.serialize_entry(
-            "properties",
-            &Props {
-                tool: self.tool,
-                dialect: self.dialect,
+            "required",
+            &Names {
+                inputs: fields,
+                all: strict,
             },
         )?;
-        // Gemini rejects an empty `required`; everyone else gets it always, as an array.
-        if !gemini || self.tool.inputs.iter().any(Input::required) {
-            m.serialize_entry("required", &required)?;
-        }
-        if !gemini {
-            m.serialize_entry("additionalProperties", &false)?;
-        }
+    }
+    if !gemini {
+        m.serialize_entry("additionalProperties", &false)?;
+    }
+    Ok(())
+}
+
+impl Serialize for Params<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", "object")?;
+        object_entries(&mut m, &self.tool.inputs, self.dialect)?;
         m.end()
     }
 }
 
 impl Serialize for Props<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.tool.inputs.len()))?;
-        for input in &self.tool.inputs {
+        let mut m = s.serialize_map(Some(self.fields.len()))?;
+        for input in self.fields {
             m.serialize_entry(
                 &input.name,
                 &Prop {
@@ -245,20 +263,38 @@ impl Serialize for Props<'_> {
     }
 }
 
+/// A number as JSON: a whole one as an integer (`1`, not `1.0`).
+fn json_number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::from(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
 impl Serialize for Prop<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let input = self.input;
         let strict = self.dialect.strict_params();
         let gemini = self.dialect == Dialect::Gemini;
-        let nullable = strict && !input.required();
+        // An array's items are never left out; anything else optional is `null` in strict.
+        let nullable = input.nullable || (strict && !input.name.is_empty() && !input.required());
         let mut m = s.serialize_map(None)?;
-        m.serialize_entry(
-            "type",
-            &TypeKw {
-                ty: input.ty.json_type(),
-                nullable,
-            },
-        )?;
+        let ty = match (input.ty, &input.constant) {
+            (InputType::Const, Some(c)) => const_type(c),
+            (t, _) => t.json_type(),
+        };
+        if let Some(ty) = ty {
+            if gemini {
+                m.serialize_entry("type", ty)?;
+                if nullable {
+                    m.serialize_entry("nullable", &true)?;
+                }
+            } else {
+                m.serialize_entry("type", &TypeKw { ty, nullable })?;
+            }
+        }
+        let const_as_enum = input.ty == InputType::Const && (strict || gemini);
         if input.ty == InputType::Enum {
             if gemini {
                 m.serialize_entry("format", "enum")?;
@@ -267,13 +303,34 @@ impl Serialize for Prop<'_> {
                 "enum",
                 &EnumValues {
                     input,
-                    with_null: nullable,
+                    with_null: nullable && !gemini,
                 },
             )?;
+        } else if const_as_enum && let Some(c @ Value::String(_)) = &input.constant {
+            if gemini {
+                m.serialize_entry("format", "enum")?;
+            }
+            let mut values = vec![c.clone()];
+            if nullable && !gemini {
+                values.push(Value::Null);
+            }
+            m.serialize_entry("enum", &values)?;
         }
         let mut desc = std::borrow::Cow::Borrowed(input.description.as_str());
         if input.sensitive {
             desc = format!("{} ({SENSITIVE_NOTE})", desc.trim_end()).into();
+        }
+        // Strict OpenAI drops the constraints (not every strict-mode model takes them):
+        // they are said in the description, and the runtime still enforces them.
+        if strict && let Some(c) = input.constraint_text() {
+            desc = join_note(&desc, &c).into();
+        }
+        if const_as_enum && !matches!(input.constant, Some(Value::String(_))) {
+            let c = input.constant.clone().unwrap_or_default();
+            desc = join_note(&desc, &format!("always {c}")).into();
+        }
+        if gemini && input.ty == InputType::Map {
+            desc = join_note(&desc, "an object whose keys are free").into();
         }
         // Strict OpenAI and Gemini take no `default`: say it in the description instead.
         match (input.public_default(), self.dialect) {
@@ -283,7 +340,50 @@ impl Serialize for Prop<'_> {
             (Some(d), Dialect::Gemini) => desc = format!("{desc} (default: {d})").into(),
             _ => {}
         }
-        m.serialize_entry("description", &desc)?;
+        if !desc.is_empty() {
+            m.serialize_entry("description", &desc)?;
+        }
+        match input.ty {
+            InputType::Object => object_entries(&mut m, &input.properties, self.dialect)?,
+            InputType::Array => {
+                if let Some(items) = &input.items {
+                    m.serialize_entry(
+                        "items",
+                        &Prop {
+                            input: items,
+                            dialect: self.dialect,
+                        },
+                    )?;
+                }
+            }
+            InputType::Map if !gemini => {
+                if let Some(items) = &input.items {
+                    m.serialize_entry(
+                        "additionalProperties",
+                        &Prop {
+                            input: items,
+                            dialect: self.dialect,
+                        },
+                    )?;
+                }
+            }
+            InputType::Const if !const_as_enum => {
+                m.serialize_entry("const", &input.constant)?;
+            }
+            _ => {}
+        }
+        if !strict {
+            for (k, v) in [("minimum", input.minimum), ("maximum", input.maximum)] {
+                if let Some(v) = v {
+                    m.serialize_entry(k, &json_number(v))?;
+                }
+            }
+            for (k, v) in [("minItems", input.min_items), ("maxItems", input.max_items)] {
+                if let Some(v) = v {
+                    m.serialize_entry(k, &v)?;
+                }
+            }
+        }
         if !strict
             && !gemini
             && let Some(d) = input.public_default()
@@ -294,9 +394,31 @@ impl Serialize for Prop<'_> {
     }
 }
 
+/// `text (note)`, or the note alone for an empty text.
+fn join_note(text: &str, note: &str) -> String {
+    if text.trim().is_empty() {
+        note.to_owned()
+    } else {
+        format!("{} ({note})", text.trim_end())
+    }
+}
+
+/// The JSON Schema type of a constant's value.
+fn const_type(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::Null => Some("null"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some("integer"),
+        Value::Number(_) => Some("number"),
+        Value::String(_) => Some("string"),
+        Value::Array(_) => Some("array"),
+        Value::Object(_) => Some("object"),
+    }
+}
+
 impl Serialize for TypeKw {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.nullable {
+        if self.nullable && self.ty != "null" {
             [self.ty, "null"].serialize(s)
         } else {
             s.serialize_str(self.ty)

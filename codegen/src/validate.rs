@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
-use crate::model::{
+use crate::model::{MAX_DEPTH, 
     Annotations, EnumValue, Execution, Input, InputType, Language, OutputField, OutputType, Pos,
     ToolSandbox, ToolSpec, WorkerMode,
 };
@@ -92,9 +92,17 @@ pub(crate) const INPUT_KEYS: &[&str] = &[
     "type",
     "description",
     "optional",
+    "required",
     "sensitive",
     "values",
     "default",
+    "properties",
+    "items",
+    "title",
+    "minimum",
+    "maximum",
+    "min_items",
+    "max_items",
 ];
 
 /// The keys of an output spec (TOOL.md `outputs:`, an object's `properties:`, `items:`).
@@ -109,26 +117,22 @@ pub(crate) const OUTPUT_KEYS: &[&str] = &[
 
 const SANDBOX_KEYS: &[&str] = &["network"];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
-const TYPE_NAMES: &[&str] = &["string", "number", "boolean", "enum"];
+const TYPE_NAMES: &[&str] = &[
+    "string", "number", "integer", "boolean", "enum", "object", "array",
+];
 const LANGUAGE_NAMES: &[&str] = &["typescript", "python", "bash"];
 
 /// Common spellings from other schema languages, mapped to ours.
 fn type_alias(word: &str) -> Option<&'static str> {
     Some(match word.to_lowercase().as_str() {
         "str" | "text" => "string",
-        "int" | "integer" | "float" | "double" | "num" => "number",
+        "int" | "int32" | "int64" | "long" | "uint" => "integer",
+        "float" | "double" | "num" | "decimal" => "number",
         "bool" => "boolean",
         "choice" | "select" | "enumeration" => "enum",
-        _ => return None,
-    })
-}
-
-/// [`type_alias`] for outputs, plus the words other formats use for lists and objects.
-fn output_type_alias(word: &str) -> Option<&'static str> {
-    Some(match word.to_lowercase().as_str() {
         "list" | "seq" | "sequence" | "vec" | "tuple" => "array",
         "dict" | "map" | "mapping" | "struct" | "record" | "hash" => "object",
-        _ => return type_alias(word),
+        _ => return None,
     })
 }
 
@@ -600,25 +604,32 @@ pub fn tool_from_document(
             .hint = Some("remove `outputs:`, or write the tool in python or typescript, whose `execute` can return `details`".into());
     }
     // The generated module holds a struct `Output` when the tool declares outputs: an enum
-    // input that would take the name gets a fallback.
+    // or object input that would take the name gets a fallback.
     if !outputs.is_empty() {
-        for i in 0..inputs.len() {
-            if inputs[i].rust_enum != "Output" {
-                continue;
-            }
-            let taken = |c: &str| c == "Output" || inputs.iter().any(|i| i.rust_enum == c);
-            let fallback = ident::unique("Output", taken);
-            let input = &mut inputs[i];
-            cx.warn_at(
-                input.pos,
-                input.name.chars().count(),
-                format!(
-                    "enum input `{}` would be the Rust type `Output`, which holds the tool's outputs: it gets `{fallback}`",
-                    input.name
-                ),
-            )
-            .hint = Some("the values the model sends are unchanged; rename the input for a nicer Rust name".into());
-            input.rust_enum = fallback;
+        let mut taken: Vec<String> = Vec::new();
+        for i in &inputs {
+            i.visit(&mut |n| taken.push(n.rust_type.clone()));
+        }
+        for top in &mut inputs {
+            top.visit_mut(&mut |input| {
+                if input.rust_type != "Output" {
+                    return;
+                }
+                let fallback =
+                    ident::unique("Output", |c| c == "Output" || taken.iter().any(|t| t == c));
+                taken.push(fallback.clone());
+                let kind = if input.ty == InputType::Enum { "enum" } else { "object" };
+                let label = if input.name.is_empty() { "items" } else { input.name.as_str() };
+                cx.warn_at(
+                    input.pos,
+                    label.chars().count(),
+                    format!(
+                        "{kind} input `{label}` would be the Rust type `Output`, which holds the tool's outputs: it gets `{fallback}`",
+                    ),
+                )
+                .hint = Some("the values the model sends are unchanged; rename the input for a nicer Rust name".into());
+                input.rust_type = fallback;
+            });
         }
     }
 
@@ -925,6 +936,29 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
             return Vec::new();
         }
     };
+    // The Rust type names given so far in the tool's module, each with the path it was
+    // given to; the generated items come first.
+    let mut types: Vec<(String, String)> = GENERATED_TYPES
+        .iter()
+        .map(|t| ((*t).to_owned(), String::new()))
+        .collect();
+    check_fields(cx, entries, "", 2, opts, &mut types)
+}
+
+/// Type names the generated code gives in a tool's module.
+/// (`Output`, the typed outputs, is only there when the tool declares outputs.)
+const GENERATED_TYPES: &[&str] = &["Params", "Tool"];
+
+/// The fields of `inputs:` (`parent` empty, `depth` 2: the arguments object is the first
+/// level) or of an object input's `properties:`.
+fn check_fields(
+    cx: &mut Ctx<'_>,
+    entries: &[(YNode, YNode)],
+    parent: &str,
+    depth: usize,
+    opts: &Options,
+    types: &mut Vec<(String, String)>,
+) -> Vec<Input> {
     let mut inputs: Vec<Input> = Vec::new();
     for (k, spec) in entries {
         let Some(name) = key_name(k) else {
@@ -939,11 +973,12 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
                 .hint = Some(format!("rename it to `{}`", snake_suggestion(&name)));
             continue;
         }
-        let Some(input) = check_input(cx, &name, k, spec) else {
-            continue;
+        let path = if parent.is_empty() {
+            name.clone()
+        } else {
+            format!("{parent}.{name}")
         };
         // Rust identifiers are codegen's problem: a fallback, with a warning that shows it.
-        let width = name.chars().count();
         let taken: Vec<(&str, &str)> = inputs
             .iter()
             .map(|i| (i.name.as_str(), i.rust_name.as_str()))
@@ -955,37 +990,104 @@ fn check_inputs(cx: &mut Ctx<'_>, v: &YNode, opts: &Options) -> Vec<Input> {
             ["parameter", "parameters", "the names the model sends"],
             &taken,
         );
-        let mut rust_enum = String::new();
-        if input.ty == InputType::Enum {
-            let base = ident::type_name(&name);
-            rust_enum = ident::unique(&base, |c| inputs.iter().any(|i| i.rust_enum == c));
-            if rust_enum != base
-                && let Some(prev) = inputs.iter().find(|i| i.rust_enum == base)
-            {
-                let prev = prev.name.clone();
-                cx.warn_at(k.pos, width, format!("enum inputs `{prev}` and `{name}` both map to the Rust type `{base}`: `{name}` gets `{rust_enum}`"))
-                    .hint = Some("the names the model sends are unchanged; rename one for a nicer Rust name".into());
-            }
-        }
-        inputs.push(Input {
-            rust_name,
-            rust_enum,
-            ..input
-        });
+        let base = ident::type_name(&name);
+        let Some(input) = check_input(cx, &path, &name, k, spec, depth, &base, opts, types) else {
+            continue;
+        };
+        inputs.push(Input { rust_name, ..input });
     }
     inputs
 }
 
-fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Option<Input> {
+/// A Rust type name for the enum or object input at `path`, unique in the tool's module (a
+/// numbered fallback, with a warning, when two would share one).
+fn input_type_name(
+    cx: &mut Ctx<'_>,
+    key: &YNode,
+    path: &str,
+    base: &str,
+    enum_input: bool,
+    types: &mut Vec<(String, String)>,
+) -> String {
+    let name = ident::unique(base, |c| types.iter().any(|(t, _)| t == c));
+    if name != base
+        && let Some((_, prev)) = types.iter().find(|(t, _)| t == base)
+    {
+        let prev = prev.clone();
+        let width = key.width();
+        let d = if prev.is_empty() {
+            cx.warn_at(key.pos, width, format!("input `{path}` would be the Rust type `{base}`, which the generated code uses itself: it gets `{name}`"))
+        } else if enum_input && !path.contains(['.', '[']) && !prev.contains(['.', '[']) {
+            cx.warn_at(key.pos, width, format!("enum inputs `{prev}` and `{path}` both map to the Rust type `{base}`: `{path}` gets `{name}`"))
+        } else {
+            cx.warn_at(key.pos, width, format!("inputs `{prev}` and `{path}` both map to the Rust type `{base}`: `{path}` gets `{name}`"))
+        };
+        d.hint = Some(if enum_input {
+            "the names the model sends are unchanged; rename one for a nicer Rust name".into()
+        } else {
+            "the names the model sends are unchanged; give the object a `title:` or rename it for a nicer Rust name".into()
+        });
+    }
+    types.push((name.clone(), path.to_owned()));
+    name
+}
+
+/// A number written in YAML (`minimum: 1`, `maximum: 2.5`).
+fn yaml_number(node: &YNode) -> Option<f64> {
+    match &node.value {
+        YValue::UInt(u) => Some(*u as f64),
+        YValue::Int(i) => Some(*i as f64),
+        YValue::Float(f) if f.is_finite() => Some(*f),
+        _ => None,
+    }
+}
+
+/// One input spec: a named field (`name` non-empty; `path` is `a.b` for a nested one) or
+/// the `items` of an array (`name` empty, `key` the `items` key, `path` ending in `[]`).
+/// `depth` is the level of nesting of its value (2 for a parameter); `type_base` the Rust
+/// type name an enum or object here would get without a `title`.
+#[allow(clippy::too_many_arguments)]
+fn check_input(
+    cx: &mut Ctx<'_>,
+    path: &str,
+    name: &str,
+    key: &YNode,
+    spec: &YNode,
+    depth: usize,
+    type_base: &str,
+    opts: &Options,
+    types: &mut Vec<(String, String)>,
+) -> Option<Input> {
+    let is_items = name.is_empty();
+    let owner = path.trim_end_matches("[]");
+    let what = if is_items {
+        format!("`items` of `{owner}`")
+    } else {
+        format!("input `{path}`")
+    };
     let Some(entries) = map_entries(spec) else {
         let kind = spec.kind();
-        cx.err(
-            spec,
-            format!("input `{name}` must be a mapping with `type` and `description`, found {kind}"),
-        )
-        .hint = Some(format!(
-            "write `{name}:` then indented `type: string` and `description: ...` lines"
-        ));
+        if is_items {
+            let shorthand = spec
+                .as_text()
+                .filter(|t| InputType::from_name(t).is_some());
+            let d = match &spec.value {
+                YValue::Seq(_) => cx.err(spec, format!("{what} must be one input spec (a mapping with `type`), found a list")),
+                _ => cx.err(spec, format!("{what} must be a mapping with `type`, found {kind}")),
+            };
+            d.hint = Some(match shorthand {
+                Some(t) => format!("write `items: {{type: {t}}}`"),
+                None => "every element of an array has one type: write `items:` then an indented `type:` line, e.g. `items: {type: string}`; for a list of objects, `type: object` with `properties:`".into(),
+            });
+        } else {
+            cx.err(
+                spec,
+                format!("{what} must be a mapping with `type` and `description`, found {kind}"),
+            )
+            .hint = Some(format!(
+                "write `{name}:` then indented `type: string` and `description: ...` lines"
+            ));
+        }
         return None;
     };
     let before = cx.errors();
@@ -993,10 +1095,16 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
     let mut type_seen = false;
     let mut description = None;
     let mut description_seen = false;
-    let mut optional = false;
+    let mut optional = None;
+    let mut required_node: Option<(&YNode, bool)> = None;
     let mut sensitive = false;
+    let mut title = None;
     let mut values_node = None;
     let mut default_node = None;
+    let mut items_node: Option<(&YNode, &YNode)> = None;
+    let mut properties_node: Option<(&YNode, &YNode)> = None;
+    let mut bounds: [Option<(f64, &YNode)>; 2] = [None, None];
+    let mut counts: [Option<(u64, &YNode)>; 2] = [None, None];
     let mut metadata = BTreeMap::new();
     for (k, v) in entries {
         let Some(field) = key_name(k) else {
@@ -1012,12 +1120,40 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
                 description_seen = true;
                 description = cx.nonempty_string("description", v);
             }
-            "optional" => optional = cx.boolean("optional", v).unwrap_or(false),
+            "optional" => optional = cx.boolean("optional", v).map(|o| (o, v)),
+            // Other formats' spelling of the inverse of `optional`.
+            "required" => required_node = cx.boolean("required", v).map(|r| (v, r)),
             "sensitive" => sensitive = cx.boolean("sensitive", v).unwrap_or(false),
+            "title" => title = cx.nonempty_string("title", v),
             "values" => values_node = Some(v),
             "default" => default_node = Some(v),
+            "items" => items_node = Some((k, v)),
+            "properties" => properties_node = Some((k, v)),
+            "minimum" | "maximum" => {
+                let slot = usize::from(field == "maximum");
+                match yaml_number(v) {
+                    Some(n) => bounds[slot] = Some((n, v)),
+                    None => {
+                        let kind = v.kind();
+                        cx.err(v, format!("`{field}` must be a number, found {kind}"))
+                            .hint = Some(format!("write `{field}: 0`"));
+                    }
+                }
+            }
+            "min_items" | "max_items" => {
+                let slot = usize::from(field == "max_items");
+                match &v.value {
+                    YValue::UInt(u) => counts[slot] = Some((*u, v)),
+                    YValue::Int(i) if *i >= 0 => counts[slot] = Some((*i as u64, v)),
+                    _ => {
+                        let kind = v.kind();
+                        cx.err(v, format!("`{field}` must be a non-negative integer, found {kind}"))
+                            .hint = Some(format!("write `{field}: 1`"));
+                    }
+                }
+            }
             other => cx.extra_key(
-                &format!("key in input `{name}`:"),
+                &format!("key in {what}:"),
                 k,
                 v,
                 other,
@@ -1027,61 +1163,288 @@ fn check_input(cx: &mut Ctx<'_>, name: &str, key: &YNode, spec: &YNode) -> Optio
         }
     }
     if !type_seen {
-        cx.err(key, format!("input `{name}` has no `type`")).hint =
-            Some("add `type:` with one of string, number, boolean, enum".into());
+        cx.err(key, format!("{what} has no `type`")).hint = Some(format!(
+            "add `type:` with one of {}",
+            TYPE_NAMES.join(", ")
+        ));
     }
-    if !description_seen {
-        cx.err(key, format!("input `{name}` has no `description`"))
-            .hint =
+    if !description_seen && !is_items {
+        cx.err(key, format!("{what} has no `description`")).hint =
             Some("add `description:` saying what the parameter is for; the model reads it".into());
     }
-    let mut values = Vec::new();
-    match (ty, values_node) {
-        (Some(InputType::Enum), Some(vn)) => values = check_values(cx, name, vn),
-        (Some(InputType::Enum), None) => {
-            cx.err(key, format!("enum input `{name}` has no `values`"))
-                .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
+    let mut optional = optional.is_some_and(|(o, _)| o);
+    if let Some((rn, r)) = required_node {
+        match entries.iter().find(|(k, _)| key_name(k).as_deref() == Some("optional")) {
+            Some((_, ov)) if matches!(ov.value, YValue::Bool(o) if o == r) => {
+                cx.err(rn, format!("{what} says both `required: {r}` and `optional: {r}`"))
+                    .hint = Some("keep one: `optional: true` is the TOOL.md spelling".into());
+            }
+            _ => optional = optional || !r,
         }
-        (Some(t), Some(vn)) => {
-            cx.warn(
-                vn,
-                format!(
-                    "`values` is ignored: `{name}` is a {t} input, so any {} is accepted",
-                    t.json_type()
-                ),
-            )
+    }
+    if is_items && optional {
+        cx.warn(key, format!("`optional` is ignored in {what}: an array's elements are always present"));
+        optional = false;
+    }
+    let t = ty;
+    // Keys that belong to another type: ignored, with a warning saying what to do.
+    if let Some(t) = t {
+        if t != InputType::Enum
+            && let Some(vn) = values_node
+        {
+            let any = t.json_type().unwrap_or("value");
+            let msg = if is_items {
+                format!("`values` is ignored: {what} are of type {t}, so any {any} is accepted")
+            } else {
+                format!("`values` is ignored: `{path}` is a {t} input, so any {any} is accepted")
+            };
+            cx.warn(vn, msg)
             .hint = Some("to allow only these values, change `type` to `enum`".into());
         }
-        (Some(_), None) | (None, _) => {}
+        if t != InputType::Array
+            && let Some((ik, _)) = items_node
+        {
+            cx.warn(ik, format!("`items` is ignored: {what} is of type {t}, not array"))
+                .hint = Some("to declare a list, change `type` to `array`".into());
+        }
+        if t != InputType::Object
+            && let Some((pk, _)) = properties_node
+        {
+            let hint = if t == InputType::Array {
+                "for a list of objects, move `properties:` under `items:` beside `type: object`"
+            } else {
+                "to declare the fields of an object, change `type` to `object`"
+            };
+            cx.warn(pk, format!("`properties` is ignored: {what} is of type {t}, not object"))
+                .hint = Some(hint.into());
+        }
+        if !matches!(t, InputType::Number | InputType::Integer) {
+            for (n, node) in bounds.iter().flatten() {
+                let _ = n;
+                cx.warn(node, format!("`minimum`/`maximum` is ignored: {what} is of type {t}, not number or integer"));
+            }
+            bounds = [None, None];
+        }
+        if t != InputType::Array {
+            for (_, node) in counts.iter().flatten() {
+                cx.warn(node, format!("`min_items`/`max_items` is ignored: {what} is of type {t}, not array"));
+            }
+            counts = [None, None];
+        }
     }
-    let default = match (ty, default_node) {
-        (_, Some(d)) if matches!(d.value, YValue::Null) => None,
-        (Some(t), Some(d)) => check_default(cx, name, t, &values, d),
-        _ => None,
-    };
-    if sensitive
-        && default.is_some()
-        && let Some(d) = default_node
+    if let [Some((lo, _)), Some((hi, hn))] = bounds
+        && lo > hi
     {
-        cx.warn(d, format!("sensitive input `{name}` has a default: it is applied at run time only"))
-            .hint = Some("it is never written into schemas, prompts, docs or generated code; a secret is better read from an environment variable in the tool".into());
+        cx.err(hn, format!("`maximum` of {what} is below its `minimum`"));
+    }
+    if let [Some((lo, _)), Some((hi, hn))] = counts
+        && lo > hi
+    {
+        cx.err(hn, format!("`max_items` of {what} is below its `min_items`"));
+    }
+    let nests = matches!(t, Some(InputType::Object | InputType::Array));
+    if nests && depth > MAX_DEPTH {
+        cx.err(key, format!("{what} is nested {depth} levels deep (the arguments object being the first): at most {MAX_DEPTH} are allowed"))
+            .hint = Some("OpenAI's strict mode refuses deeper schemas; flatten the structure or pass the deep part as a JSON string".into());
+    }
+    let rust_base = title.as_deref().map_or_else(|| type_base.to_owned(), ident::type_name);
+    let mut values = Vec::new();
+    let mut properties = Vec::new();
+    let mut items = None;
+    let mut rust_type = String::new();
+    match t {
+        Some(InputType::Enum) => match values_node {
+            Some(vn) => {
+                values = check_values(cx, path, vn);
+                rust_type = input_type_name(cx, key, path, &rust_base, true, types);
+            }
+            None => {
+                cx.err(key, format!("enum {what} has no `values`"))
+                    .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
+            }
+        },
+        Some(InputType::Object) if depth <= MAX_DEPTH => {
+            let hint = "add `properties:` then one indented `field_name:` block per field, with `type:` and `description:`; for free-form data, take a `type: string` holding JSON";
+            match properties_node.map(|(pk, pv)| (pk, pv, &pv.value)) {
+                Some((_, _, YValue::Map(m))) if !m.is_empty() => {
+                    rust_type = input_type_name(cx, key, path, &rust_base, false, types);
+                    properties = check_fields(cx, m, path, depth + 1, opts, types);
+                }
+                Some((pk, _, YValue::Map(_) | YValue::Null)) => {
+                    cx.err(pk, format!("`properties` of {what} is empty")).hint = Some(hint.into());
+                }
+                Some((_, pv, _)) => {
+                    let kind = pv.kind();
+                    cx.err(pv, format!("`properties` of {what} must be a mapping of field names to input specs, found {kind}"))
+                        .hint = Some(hint.into());
+                }
+                None => {
+                    cx.err(key, format!("object {what} has no `properties`")).hint =
+                        Some(hint.into());
+                }
+            }
+        }
+        Some(InputType::Array) if depth <= MAX_DEPTH => match items_node {
+            Some((ik, iv)) => {
+                let base = if is_items {
+                    format!("{type_base}Item")
+                } else {
+                    item_type_base(name)
+                };
+                items = check_input(cx, &format!("{path}[]"), "", ik, iv, depth + 1, &base, opts, types)
+                    .map(Box::new);
+            }
+            None => {
+                cx.err(key, format!("array {what} has no `items`")).hint = Some(
+                    "add `items:` with the type of every element, e.g. `items: {type: string}`".into(),
+                );
+            }
+        },
+        _ => {}
     }
     if cx.errors() > before {
         return None;
     }
-    Some(Input {
-        name: name.to_owned(),
-        rust_name: String::new(),
-        rust_enum: String::new(),
-        ty: ty?,
-        description: description?,
-        optional,
-        sensitive,
-        values,
-        default,
-        pos: key.pos,
-        metadata,
-    })
+    let mut input = Input::new(name, t?);
+    input.rust_type = rust_type;
+    input.title = title;
+    input.description = description.unwrap_or_default();
+    input.optional = optional;
+    input.sensitive = sensitive;
+    input.values = values;
+    input.properties = properties;
+    input.items = items;
+    input.minimum = bounds[0].map(|(n, _)| n);
+    input.maximum = bounds[1].map(|(n, _)| n);
+    input.min_items = counts[0].map(|(n, _)| n);
+    input.max_items = counts[1].map(|(n, _)| n);
+    input.pos = key.pos;
+    input.metadata = metadata;
+    input.default = match default_node {
+        Some(d) if matches!(d.value, YValue::Null) => None,
+        Some(d) if is_items => {
+            cx.warn(d, format!("`default` is ignored in {what}: an array's elements are always given"));
+            None
+        }
+        Some(d) if input.ty.is_scalar() => {
+            check_default(cx, path, input.ty, &input.values, d).and_then(|v| {
+                match value_problem(&input, &v) {
+                    None => Some(v),
+                    Some(p) => {
+                        cx.err(d, format!("default of {what} {p}"));
+                        None
+                    }
+                }
+            })
+        }
+        Some(d) => {
+            let v = to_json(d);
+            match value_problem(&input, &v) {
+                None => Some(v),
+                Some(p) => {
+                    cx.err(d, format!("default of {what} {p}")).hint = Some(format!(
+                        "give a default that is a valid {} or remove it",
+                        input.ty
+                    ));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    if cx.errors() > before {
+        return None;
+    }
+    if sensitive
+        && input.default.is_some()
+        && let Some(d) = default_node
+    {
+        cx.warn(d, format!("sensitive {what} has a default: it is applied at run time only"))
+            .hint = Some("it is never written into schemas, prompts, docs or generated code; a secret is better read from an environment variable in the tool".into());
+    }
+    Some(input)
+}
+
+/// Why `v` is not a valid value of `input` (`is not an integer`, `has 12 items, at most 10
+/// are allowed`, ...), or `None`: the check a TOOL.md default gets, by the rules the
+/// runtime's validator applies to a model's arguments (without its tolerance of
+/// strings for numbers: a default is written by a person).
+fn value_problem(input: &Input, v: &Value) -> Option<String> {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    };
+    let wrong = |want: &str| Some(format!("must be {want}, found {}", kind(v)));
+    match (input.ty, v) {
+        (InputType::Any, _) => None,
+        (_, Value::Null) if input.nullable => None,
+        (InputType::String, Value::String(_)) | (InputType::Boolean, Value::Bool(_)) => None,
+        (InputType::Number | InputType::Integer, Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or_default();
+            if input.ty == InputType::Integer && !(n.is_i64() || n.is_u64()) {
+                return Some(format!("must be an integer, found {n}"));
+            }
+            let low = input.minimum.is_some_and(|m| f < m);
+            let high = input.maximum.is_some_and(|m| f > m);
+            (low || high).then(|| {
+                format!(
+                    "is {n}, outside the allowed range ({})",
+                    input.constraint_text().unwrap_or_default()
+                )
+            })
+        }
+        (InputType::Enum, Value::String(s)) => (!input.values.iter().any(|e| e.wire == *s))
+            .then(|| format!("`{s}` is not one of its values")),
+        (InputType::Const, _) => (input.constant.as_ref() != Some(v))
+            .then(|| format!("must be {}", input.constant.clone().unwrap_or_default())),
+        (InputType::Array, Value::Array(a)) => {
+            let n = a.len() as u64;
+            if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m)
+            {
+                return Some(format!(
+                    "has {n} items, but {} are allowed",
+                    input.constraint_text().unwrap_or_default()
+                ));
+            }
+            let items = input.items.as_deref()?;
+            a.iter().enumerate().find_map(|(i, e)| {
+                value_problem(items, e).map(|p| format!("[{i}] {p}"))
+            })
+        }
+        (InputType::Map, Value::Object(m)) => {
+            let items = input.items.as_deref()?;
+            m.iter()
+                .find_map(|(k, e)| value_problem(items, e).map(|p| format!(".{k} {p}")))
+        }
+        (InputType::Object, Value::Object(m)) => {
+            if let Some(k) = m.keys().find(|k| input.property(k).is_none()) {
+                return Some(format!("has the unknown field `{k}`"));
+            }
+            for p in &input.properties {
+                match m.get(&p.name) {
+                    None | Some(Value::Null) if p.optional || p.default.is_some() => {}
+                    None => return Some(format!("lacks the required field `{}`", p.name)),
+                    Some(e) => {
+                        if let Some(why) = value_problem(p, e) {
+                            return Some(format!(".{} {why}", p.name));
+                        }
+                    }
+                }
+            }
+            None
+        }
+        (InputType::String, _) => wrong("a string"),
+        (InputType::Number, _) => wrong("a number"),
+        (InputType::Integer, _) => wrong("an integer"),
+        (InputType::Boolean, _) => wrong("a boolean"),
+        (InputType::Enum, _) => wrong("a string"),
+        (InputType::Object | InputType::Map, _) => wrong("a mapping"),
+        (InputType::Array, _) => wrong("a list"),
+    }
 }
 
 /// TOOL.md `outputs:`: the fields of the result's `details`, each with an input's keys
@@ -1382,6 +1745,7 @@ fn check_output(
     let ty = match ty_word {
         Some("string") => Some(OutputType::String),
         Some("number") => Some(OutputType::Number),
+        Some("integer") => Some(OutputType::Integer),
         Some("boolean") => Some(OutputType::Boolean),
         Some("enum") => match values_node {
             Some(vn) => {
@@ -1465,7 +1829,7 @@ fn check_output_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<String> {
     if OutputType::NAMES.contains(&text.as_str()) {
         return Some(text);
     }
-    let guess = output_type_alias(&text).or_else(|| suggest(&text, &OutputType::NAMES));
+    let guess = type_alias(&text).or_else(|| suggest(&text, &OutputType::NAMES));
     cx.err(
         v,
         format!(
@@ -1487,18 +1851,14 @@ fn check_type(cx: &mut Ctx<'_>, v: &YNode) -> Option<InputType> {
         return Some(t);
     }
     let guess = type_alias(&text).or_else(|| suggest(&text, TYPE_NAMES));
-    let d = cx.err(
+    cx.err(
         v,
-        format!("unknown input type `{text}`, expected one of string, number, boolean, enum"),
-    );
-    d.hint = match guess {
-        Some(g) => Some(format!("did you mean `{g}`?")),
-        // Output types: a model's arguments are flat.
-        None if output_type_alias(&text).is_some() || OutputType::NAMES.contains(&text.as_str()) => Some(
-            "`object` and `array` are types of `outputs:`; an input is a string, number, boolean or enum (a list can be passed as a comma-separated string)".into(),
+        format!(
+            "unknown input type `{text}`, expected one of {}",
+            TYPE_NAMES.join(", ")
         ),
-        None => None,
-    };
+    )
+    .hint = guess.map(|g| format!("did you mean `{g}`?"));
     None
 }
 
@@ -1603,6 +1963,25 @@ fn check_default(
         (InputType::Number, YValue::Float(f)) if f.is_finite() => {
             serde_json::Number::from_f64(*f).map(Value::Number)
         }
+        (InputType::Integer, YValue::UInt(u)) => Some(Value::from(*u)),
+        (InputType::Integer, YValue::Int(i)) => Some(Value::from(*i)),
+        (InputType::Integer, YValue::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            let n = *f as i64;
+            cx.warn(d, format!("default of integer input `{name}` is written with a fraction; read as {n}"))
+                .hint = Some(format!("write `default: {n}`"));
+            Some(Value::from(n))
+        }
+        (InputType::Integer, YValue::Str(s))
+            if number_from_text(s).is_some_and(|n| n.is_i64() || n.is_u64()) =>
+        {
+            let n = number_from_text(s)?;
+            cx.warn(
+                d,
+                format!("default of integer input `{name}` is a quoted string; read as {n}"),
+            )
+            .hint = Some(format!("remove the quotes: `default: {}`", s.trim()));
+            Some(n)
+        }
         (InputType::Boolean, YValue::Bool(b)) => Some(Value::Bool(*b)),
         // Lossless conversions, from the scalar's source text: `12345` -> "12345" (and
         // `007` stays "007"), "5" -> 5, "true" -> true.
@@ -1667,15 +2046,14 @@ fn check_default(
                 (InputType::Boolean, _) => "use `true` or `false`".to_owned(),
                 _ => format!(
                     "give a {} default or change the input's `type`",
-                    ty.json_type()
+                    ty.json_type().unwrap_or(ty.as_str())
                 ),
             };
+            let want = ty.json_type().unwrap_or(ty.as_str());
+            let article = if want.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
             cx.err(
                 d,
-                format!(
-                    "default of {ty} input `{name}` must be a {}, found {kind} `{f}`",
-                    ty.json_type()
-                ),
+                format!("default of {ty} input `{name}` must be {article} {want}, found {kind} `{f}`"),
             )
             .hint = Some(hint);
             None

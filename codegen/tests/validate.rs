@@ -349,20 +349,20 @@ fn other_formats_words_for_keys_that_change_the_tool_are_errors() {
         "unknown key in input `q`: `secret`",
         Some("did you mean `sensitive`?"),
     );
+    // `required:` is read as the inverse of `optional:` (other formats' spelling), with no
+    // warning; saying both the same way is a contradiction.
+    let t = parse(&with(
+        "inputs:\n  q:\n    type: string\n    description: d\n    required: false\n  r:\n    type: string\n    description: d\n    required: true\n",
+    ))
+    .unwrap();
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert!(t.inputs[0].optional && !t.inputs[1].optional);
     one(
-        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: false\n"),
+        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: true\n    optional: true\n"),
         8,
-        5,
-        "unknown key in input `q`: `required`",
-        Some("write `optional: true`"),
-    );
-    // `required: true` says what is so already: metadata.
-    warn_one(
-        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: true\n"),
-        8,
-        5,
-        "`required` is ignored",
-        None,
+        15,
+        "input `q` says both `required: true` and `optional: true`",
+        Some("keep one"),
     );
     // Plurals of known keys and `lang: en` are metadata, not misspellings.
     let t = parse(&with("labels: internal\nnames: x\nversions: 3\nlang: en\n")).unwrap();
@@ -394,7 +394,7 @@ fn unknown_type_suggests() {
         &with("inputs:\n  q:\n    type: strin\n    description: d\n"),
         6,
         11,
-        "unknown input type `strin`, expected one of string, number, boolean, enum",
+        "unknown input type `strin`, expected one of string, number, integer, boolean, enum, object, array",
         Some("did you mean `string`?"),
     );
     one(
@@ -402,6 +402,13 @@ fn unknown_type_suggests() {
         6,
         11,
         "unknown input type `int`",
+        Some("did you mean `integer`?"),
+    );
+    one(
+        &with("inputs:\n  q:\n    type: float\n    description: d\n"),
+        6,
+        11,
+        "unknown input type `float`",
         Some("did you mean `number`?"),
     );
     one(
@@ -412,11 +419,11 @@ fn unknown_type_suggests() {
         Some("`boolean`"),
     );
     one(
-        &with("inputs:\n  q:\n    type: array\n    description: d\n"),
+        &with("inputs:\n  q:\n    type: list\n    description: d\n"),
         6,
         11,
-        "unknown input type `array`",
-        Some("`object` and `array` are types of `outputs:`"),
+        "unknown input type `list`",
+        Some("did you mean `array`?"),
     );
 }
 
@@ -767,8 +774,8 @@ fn rust_identifier_collisions() {
         ]
     );
     assert_eq!(t.inputs[1].rust_name, "self_2");
-    assert_eq!(t.inputs[0].rust_enum, "Self_");
-    assert_eq!(t.inputs[1].rust_enum, "Self2");
+    assert_eq!(t.inputs[0].rust_type, "Self_");
+    assert_eq!(t.inputs[1].rust_type, "Self2");
     let t = parse(&with("inputs:\n  type:\n    type: string\n    description: d\n  self:\n    type: string\n    description: d\n")).unwrap();
     assert_eq!(t.inputs[0].rust_name, "r#type");
     assert_eq!(t.inputs[1].rust_name, "self_");
@@ -1100,11 +1107,11 @@ fn outputs_must_be_a_mapping() {
 #[test]
 fn output_with_a_bad_type() {
     one(
-        &with("outputs:\n  n:\n    type: integer\n    description: d\n"),
+        &with("outputs:\n  n:\n    type: int\n    description: d\n"),
         6,
         11,
-        "unknown output type `integer`, expected one of string, number, boolean, enum, object, array",
-        Some("did you mean `number`?"),
+        "unknown output type `int`, expected one of string, number, integer, boolean, enum, object, array",
+        Some("did you mean `integer`?"),
     );
     one(
         &with("outputs:\n  n:\n    type: list\n    description: d\n"),
@@ -1246,8 +1253,8 @@ fn output_type_names_are_unique_and_an_input_enum_yields_output() {
             "enum input `output` would be the Rust type `Output`, which holds the tool's outputs: it gets `Output2`",
         ]
     );
-    assert_eq!(t.inputs[0].rust_enum, "Output2");
+    assert_eq!(t.inputs[0].rust_type, "Output2");
     // The input enum `Mode` and the output enum `output::Mode` live in different modules.
-    assert_eq!(t.inputs[1].rust_enum, "Mode");
+    assert_eq!(t.inputs[1].rust_type, "Mode");
     assert!(matches!(&t.outputs[0].ty, OutputType::Enum { rust_type, .. } if rust_type == "Mode"));
 }

@@ -51,21 +51,88 @@ impl fmt::Debug for ValidArgs<'_> {
     }
 }
 
-/// `params` with the value of every input the spec marks sensitive replaced by
-/// `"[REDACTED]"`.
+/// `params` with the value of every input the spec marks sensitive, at any depth, replaced
+/// by `"[REDACTED]"`.
 pub(crate) fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String, Value> {
-    params
-        .iter()
+    redact_fields(&spec.inputs, params)
+}
+
+fn redact_fields(fields: &[Input], map: &Map<String, Value>) -> Map<String, Value> {
+    map.iter()
         .map(|(k, v)| {
-            let sensitive = spec.input(k).is_some_and(|i| i.sensitive);
-            let v = if sensitive {
-                Value::String(REDACTED.to_owned())
-            } else {
-                v.clone()
+            let v = match fields.iter().find(|i| i.name == *k) {
+                Some(i) => redact_value(i, v),
+                None => v.clone(),
             };
             (k.clone(), v)
         })
         .collect()
+}
+
+fn redact_value(input: &Input, v: &Value) -> Value {
+    if input.sensitive && !v.is_null() {
+        return Value::String(REDACTED.to_owned());
+    }
+    if !input.holds_sensitive() {
+        return v.clone();
+    }
+    match (input.ty, v, input.items.as_deref()) {
+        (InputType::Object, Value::Object(m), _) => Value::Object(redact_fields(&input.properties, m)),
+        (InputType::Array, Value::Array(a), Some(items)) => {
+            Value::Array(a.iter().map(|e| redact_value(items, e)).collect())
+        }
+        (InputType::Map, Value::Object(m), Some(items)) => Value::Object(
+            m.iter()
+                .map(|(k, e)| (k.clone(), redact_value(items, e)))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
+/// The texts of every sensitive value in `params`, at any depth: a string as it is, any
+/// other value as its JSON and, for an object or array, each string and number inside it
+/// too (a tool may print one field of a secret object).
+pub(crate) fn sensitive_texts(spec: &ToolSpec, params: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for input in spec.inputs.iter().filter(|i| i.holds_sensitive()) {
+        if let Some(v) = params.get(&input.name) {
+            collect_sensitive(input, v, &mut out);
+        }
+    }
+    out
+}
+
+fn collect_sensitive(input: &Input, v: &Value, out: &mut Vec<String>) {
+    if input.sensitive {
+        leaf_texts(v, out);
+        if !matches!(v, Value::String(_) | Value::Null) {
+            out.push(v.to_string());
+        }
+        return;
+    }
+    match (v, input.items.as_deref()) {
+        (Value::Object(m), _) if input.ty == InputType::Object => {
+            for p in input.properties.iter().filter(|p| p.holds_sensitive()) {
+                if let Some(e) = m.get(&p.name) {
+                    collect_sensitive(p, e, out);
+                }
+            }
+        }
+        (Value::Array(a), Some(items)) => a.iter().for_each(|e| collect_sensitive(items, e, out)),
+        (Value::Object(m), Some(items)) => m.values().for_each(|e| collect_sensitive(items, e, out)),
+        _ => {}
+    }
+}
+
+fn leaf_texts(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Array(a) => a.iter().for_each(|e| leaf_texts(e, out)),
+        Value::Object(m) => m.values().for_each(|e| leaf_texts(e, out)),
+        Value::Null | Value::Bool(_) => {}
+    }
 }
 
 /// Why a model's arguments were rejected: every problem found, in input order.
@@ -74,9 +141,16 @@ pub(crate) fn redact(spec: &ToolSpec, params: &Map<String, Value>) -> Map<String
 pub struct ArgsError {
     /// The tool's name.
     pub tool: String,
-    /// Every problem found, in input order, unknown fields last.
+    /// The problems found, in input order (a nested object's unknown fields after its
+    /// known ones), at most [`MAX_PROBLEMS`].
     pub problems: Vec<ArgProblem>,
+    /// How many more problems were found beyond [`MAX_PROBLEMS`] (a list of 10,000 wrong
+    /// elements must not become a 10,000-line answer).
+    pub omitted: usize,
 }
+
+/// The most problems an [`ArgsError`] lists.
+pub const MAX_PROBLEMS: usize = 20;
 
 /// One thing wrong with a model's arguments. Texts (`expected`, `received`) are ready for
 /// the model and never contain a sensitive value.
@@ -104,6 +178,17 @@ pub enum ArgProblem {
         /// What it wants, in words (`a number`).
         expected: String,
         /// What was sent, in words (`the string "ten"`); only the type of a sensitive value.
+        received: String,
+    },
+    /// A number outside its `minimum`/`maximum`, or an array with too few or too many
+    /// elements.
+    OutOfRange {
+        /// The input's path.
+        field: String,
+        /// What it allows, in words (`an integer from 1 to 10`, `an array of 1\u{2013}5
+        /// items`).
+        expected: String,
+        /// What was sent, in words; only the type of a sensitive value.
         received: String,
     },
     /// An enum input outside its values.
@@ -135,6 +220,7 @@ impl ArgProblem {
             ArgProblem::NotAnObject { .. } => None,
             ArgProblem::Missing { field, .. }
             | ArgProblem::WrongType { field, .. }
+            | ArgProblem::OutOfRange { field, .. }
             | ArgProblem::NotInEnum { field, .. }
             | ArgProblem::Unknown { field, .. } => Some(field),
         }
@@ -157,6 +243,11 @@ impl fmt::Display for ArgProblem {
                 "`{field}`: missing required field, expected {expected} ({description})"
             ),
             ArgProblem::WrongType {
+                field,
+                expected,
+                received,
+            }
+            | ArgProblem::OutOfRange {
                 field,
                 expected,
                 received,
@@ -202,6 +293,9 @@ impl fmt::Display for ArgsError {
         writeln!(f, "invalid arguments for tool `{}`:", self.tool)?;
         for p in &self.problems {
             writeln!(f, "- {p}")?;
+        }
+        if self.omitted > 0 {
+            writeln!(f, "- and {} more problems", self.omitted)?;
         }
         write!(f, "Fix the arguments and call `{}` again.", self.tool)
     }
@@ -261,42 +355,103 @@ pub fn validate(tool: &ToolInfo, args: Value) -> Result<ValidArgs<'_>, ArgsError
             return Err(ArgsError {
                 tool: spec.name.clone(),
                 problems: vec![ArgProblem::NotAnObject { received }],
+                omitted: 0,
             });
         }
     };
-    let mut problems = Vec::new();
-    // How many keys of `params` are inputs: when it is all of them, there is no need to look
-    // for unknown fields (the common, allocation-free path).
-    let mut known = 0;
+    let mut out = Problems::default();
+    check_object(&spec.inputs, &mut params, &Path::Root, false, &mut out);
+    if out.list.is_empty() {
+        Ok(ValidArgs { tool, params })
+    } else {
+        Err(ArgsError {
+            tool: spec.name.clone(),
+            problems: out.list,
+            omitted: out.omitted,
+        })
+    }
+}
 
-    for input in &spec.inputs {
-        let value = params.get_mut(input.name.as_str());
-        match value {
-            Some(v) if !v.is_null() => {
+/// The problems found so far: the first [`MAX_PROBLEMS`], and a count of the rest.
+#[derive(Default)]
+struct Problems {
+    list: Vec<ArgProblem>,
+    omitted: usize,
+}
+
+impl Problems {
+    fn push(&mut self, p: impl FnOnce() -> ArgProblem) {
+        if self.list.len() < MAX_PROBLEMS {
+            self.list.push(p());
+        } else {
+            self.omitted += 1;
+        }
+    }
+}
+
+/// Where a value is in the arguments, written out only for a problem (`edits[1].old_text`).
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// Checks (and coerces, and fills the defaults of) the fields of an object: the arguments
+/// as a whole, or an object input. `hidden`: inside a sensitive value, nothing is shown.
+fn check_object(
+    fields: &[Input],
+    map: &mut Map<String, Value>,
+    at: &Path<'_>,
+    hidden: bool,
+    out: &mut Problems,
+) {
+    // How many keys of `map` are fields: when it is all of them, there is no need to look
+    // for unknown ones (the common, allocation-free path).
+    let mut known = 0;
+    for input in fields {
+        let path = Path::Field(at, &input.name);
+        let hide = hidden || input.sensitive;
+        match map.get_mut(input.name.as_str()) {
+            Some(v) if !v.is_null() || input.nullable => {
                 known += 1;
-                if let Err(p) = check_value(input, v) {
-                    problems.push(p);
-                }
+                check_value(input, v, &path, hide, out);
             }
             given => {
                 let was_null = given.is_some();
                 if let Some(default) = &input.default {
                     known += 1;
-                    params.insert(input.name.clone(), default.clone());
+                    let mut v = default.clone();
+                    // A default object or array gets the defaults of its own fields.
+                    if !input.ty.is_scalar() {
+                        check_value(input, &mut v, &path, hide, out);
+                    }
+                    map.insert(input.name.clone(), v);
                 } else if input.optional {
                     if was_null {
-                        params.remove(input.name.as_str());
+                        map.remove(input.name.as_str());
                     }
                 } else if was_null {
                     known += 1;
-                    problems.push(ArgProblem::WrongType {
-                        field: input.name.clone(),
+                    out.push(|| ArgProblem::WrongType {
+                        field: path.to_string(),
                         expected: expected(input),
                         received: "null".to_owned(),
                     });
                 } else {
-                    problems.push(ArgProblem::Missing {
-                        field: input.name.clone(),
+                    out.push(|| ArgProblem::Missing {
+                        field: path.to_string(),
                         expected: expected(input),
                         description: input.description.clone(),
                     });
@@ -304,46 +459,218 @@ pub fn validate(tool: &ToolInfo, args: Value) -> Result<ValidArgs<'_>, ArgsError
             }
         }
     }
-
-    if params.len() > known {
-        for key in params.keys() {
-            if spec.input(key).is_none() {
-                let names: Vec<&str> = spec.inputs.iter().map(|i| i.name.as_str()).collect();
-                problems.push(ArgProblem::Unknown {
-                    field: key.clone(),
+    if map.len() > known {
+        let names: Vec<&str> = fields.iter().map(|i| i.name.as_str()).collect();
+        for key in map.keys() {
+            if !names.contains(&key.as_str()) {
+                out.push(|| ArgProblem::Unknown {
+                    field: Path::Field(at, key).to_string(),
                     valid: names.iter().map(|n| (*n).to_owned()).collect(),
                     suggestion: suggest(key, &names).map(str::to_owned),
                 });
             }
         }
     }
+}
 
-    if problems.is_empty() {
-        Ok(ValidArgs { tool, params })
-    } else {
-        Err(ArgsError {
-            tool: spec.name.clone(),
-            problems,
-        })
+/// A JSON string holding an array or object, when an array or object is wanted: a model's
+/// habit, tolerated as the arguments as a whole are.
+fn decoded(v: &mut Value, want_array: bool) {
+    if let Value::String(s) = v {
+        let t = s.trim();
+        let looks = if want_array { t.starts_with('[') } else { t.starts_with('{') };
+        if looks && let Ok(parsed) = serde_json::from_str::<Value>(t) {
+            if parsed.is_array() == want_array && (want_array || parsed.is_object()) {
+                *v = parsed;
+            }
+        }
+    }
+}
+
+/// An array sent as a JSON string (`"[1, 2]"`): the quirk rule shared with the typed path.
+pub(crate) fn parse_array(s: &str) -> Option<Vec<Value>> {
+    let t = s.trim();
+    if !t.starts_with('[') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(Value::Array(a)) => Some(a),
+        _ => None,
+    }
+}
+
+fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &mut Problems) {
+    if v.is_null() && input.nullable {
+        return;
+    }
+    let ok = match input.ty {
+        InputType::Any => true,
+        InputType::String => v.is_string(),
+        InputType::Number | InputType::Integer => {
+            if let Value::String(s) = &*v
+                && let Some(n) = parse_number(s)
+            {
+                *v = Value::Number(n);
+            }
+            match v {
+                Value::Number(n) if input.ty == InputType::Number => {
+                    let f = n.as_f64().unwrap_or_default();
+                    in_range(input, f, v, at, hidden, out);
+                    true
+                }
+                Value::Number(n) => match whole(n) {
+                    Some(w) => {
+                        let f = n.as_f64().unwrap_or_default();
+                        // `5.0` is the integer 5: a tool doing `range(n)` needs an int.
+                        if !(n.is_i64() || n.is_u64()) {
+                            *v = w;
+                        }
+                        in_range(input, f, v, at, hidden, out);
+                        true
+                    }
+                    None => false,
+                },
+                _ => false,
+            }
+        }
+        InputType::Boolean => match v {
+            Value::Bool(_) => true,
+            Value::String(s) => match parse_bool(s) {
+                Some(b) => {
+                    *v = Value::Bool(b);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        },
+        InputType::Enum => {
+            if let Value::String(s) = &*v {
+                if !input.values.iter().any(|e| e.wire == *s) {
+                    out.push(|| not_in_enum(input, v, Some(s), at, hidden));
+                }
+                return;
+            }
+            if matches!(v, Value::Number(_) | Value::Bool(_)) {
+                let s = v.to_string();
+                if input.values.iter().any(|e| e.wire == s) {
+                    *v = Value::String(s);
+                } else {
+                    out.push(|| not_in_enum(input, v, None, at, hidden));
+                }
+                return;
+            }
+            false
+        }
+        InputType::Const => input.constant.as_ref() == Some(&*v),
+        InputType::Object | InputType::Map => {
+            decoded(v, false);
+            match v {
+                Value::Object(m) if input.ty == InputType::Object => {
+                    check_object(&input.properties, m, at, hidden, out);
+                    true
+                }
+                Value::Object(m) => {
+                    if let Some(items) = input.items.as_deref() {
+                        for (k, e) in m.iter_mut() {
+                            let path = Path::Field(at, k);
+                            check_value(items, e, &path, hidden || items.sensitive, out);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            }
+        }
+        InputType::Array => {
+            decoded(v, true);
+            match v {
+                Value::Array(a) => {
+                    let n = a.len() as u64;
+                    if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m) {
+                        out.push(|| ArgProblem::OutOfRange {
+                            field: at.to_string(),
+                            expected: expected(input),
+                            received: format!("an array of {n} items"),
+                        });
+                    }
+                    if let Some(items) = input.items.as_deref() {
+                        for (i, e) in a.iter_mut().enumerate() {
+                            let path = Path::Index(at, i);
+                            check_value(items, e, &path, hidden || items.sensitive, out);
+                        }
+                    }
+                    true
+                }
+                _ => false,
+            }
+        }
+    };
+    if !ok {
+        out.push(|| ArgProblem::WrongType {
+            field: at.to_string(),
+            expected: expected(input),
+            received: describe(v, hidden),
+        });
+    }
+}
+
+/// A number as an integer when it has no fraction (`5.0` -> `5`), or `None`.
+fn whole(n: &serde_json::Number) -> Option<Value> {
+    if n.is_i64() || n.is_u64() {
+        return Some(Value::Number(n.clone()));
+    }
+    let f = n.as_f64()?;
+    // Beyond 2^53 a float no longer says which integer it is.
+    (f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).then(|| Value::from(f as i64))
+}
+
+fn in_range(input: &Input, f: f64, v: &Value, at: &Path<'_>, hidden: bool, out: &mut Problems) {
+    if input.minimum.is_some_and(|m| f < m) || input.maximum.is_some_and(|m| f > m) {
+        out.push(|| ArgProblem::OutOfRange {
+            field: at.to_string(),
+            expected: expected(input),
+            received: describe(v, hidden),
+        });
     }
 }
 
 /// What [`validate`] still does for typed params: fills the defaults of inputs absent or
-/// `null` (a sensitive input's default lives only in TOOL.md, never in generated code, so
-/// the typed value leaves it out) and drops the `null` of an optional input without one.
+/// `null`, at every depth (a sensitive input's default lives only in TOOL.md, never in
+/// generated code, so the typed value leaves it out) and drops the `null` of an optional
+/// input without one.
 pub(crate) fn typed_defaults(spec: &ToolSpec, params: &mut Map<String, Value>) {
-    for input in &spec.inputs {
-        if !params.get(input.name.as_str()).is_none_or(Value::is_null) {
-            continue;
+    fill_defaults(&spec.inputs, params);
+}
+
+fn fill_defaults(fields: &[Input], map: &mut Map<String, Value>) {
+    for input in fields {
+        match map.get_mut(input.name.as_str()) {
+            Some(v) if !v.is_null() || input.nullable => fill_nested(input, v),
+            _ => match &input.default {
+                Some(default) => {
+                    let mut v = default.clone();
+                    fill_nested(input, &mut v);
+                    map.insert(input.name.clone(), v);
+                }
+                None => {
+                    map.remove(input.name.as_str());
+                }
+            },
         }
-        match &input.default {
-            Some(default) => {
-                params.insert(input.name.clone(), default.clone());
-            }
-            None => {
-                params.remove(input.name.as_str());
-            }
+    }
+}
+
+fn fill_nested(input: &Input, v: &mut Value) {
+    match (input.ty, v, input.items.as_deref()) {
+        (InputType::Object, Value::Object(m), _) => fill_defaults(&input.properties, m),
+        (InputType::Array, Value::Array(a), Some(items)) if !items.ty.is_scalar() => {
+            a.iter_mut().for_each(|e| fill_nested(items, e));
         }
+        (InputType::Map, Value::Object(m), Some(items)) if !items.ty.is_scalar() => {
+            m.values_mut().for_each(|e| fill_nested(items, e));
+        }
+        _ => {}
     }
 }
 
@@ -370,73 +697,19 @@ pub(crate) fn root_object(args: Value) -> Result<Map<String, Value>, String> {
     }
 }
 
-fn check_value(input: &Input, v: &mut Value) -> Result<(), ArgProblem> {
-    let ok = match input.ty {
-        InputType::String => v.is_string(),
-        InputType::Number => match v {
-            Value::Number(_) => true,
-            Value::String(s) => match parse_number(s) {
-                Some(n) => {
-                    *v = Value::Number(n);
-                    true
-                }
-                None => false,
-            },
-            _ => false,
-        },
-        InputType::Boolean => match v {
-            Value::Bool(_) => true,
-            Value::String(s) => match parse_bool(s) {
-                Some(b) => {
-                    *v = Value::Bool(b);
-                    true
-                }
-                None => false,
-            },
-            _ => false,
-        },
-        InputType::Enum => {
-            if let Value::String(s) = &*v {
-                if input.values.iter().any(|e| e.wire == *s) {
-                    return Ok(());
-                }
-                return Err(not_in_enum(input, v, Some(s)));
-            }
-            if matches!(v, Value::Number(_) | Value::Bool(_)) {
-                let s = v.to_string();
-                if input.values.iter().any(|e| e.wire == s) {
-                    *v = Value::String(s);
-                    return Ok(());
-                }
-                return Err(not_in_enum(input, v, None));
-            }
-            false
-        }
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(ArgProblem::WrongType {
-            field: input.name.clone(),
-            expected: expected(input),
-            received: describe(v, input.sensitive),
-        })
-    }
-}
-
-fn not_in_enum(input: &Input, v: &Value, text: Option<&str>) -> ArgProblem {
+fn not_in_enum(input: &Input, v: &Value, text: Option<&str>, at: &Path<'_>, hidden: bool) -> ArgProblem {
     let values: Vec<String> = input.values.iter().map(|e| e.wire.clone()).collect();
     let suggestion = match text {
-        Some(s) if !input.sensitive => {
+        Some(s) if !hidden => {
             let known: Vec<&str> = values.iter().map(String::as_str).collect();
             suggest(s, &known).map(str::to_owned)
         }
         _ => None,
     };
     ArgProblem::NotInEnum {
-        field: input.name.clone(),
+        field: at.to_string(),
         values,
-        received: describe(v, input.sensitive),
+        received: describe(v, hidden),
         suggestion,
     }
 }
@@ -465,16 +738,46 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// What an input wants, in words: `a string`, `a number`, `one of "a", "b"`.
+/// What an input wants, in words: `a string`, `an integer from 1 to 10`, `one of "a",
+/// "b"`, `an array of strings (1\u{2013}5 items)`.
 fn expected(input: &Input) -> String {
-    match input.ty {
+    let base = match input.ty {
         InputType::String => "a string".to_owned(),
         InputType::Number => "a number".to_owned(),
+        InputType::Integer => "an integer".to_owned(),
         InputType::Boolean => "a boolean (true or false)".to_owned(),
         InputType::Enum => {
             let values: Vec<String> = input.values.iter().map(|e| e.wire.clone()).collect();
             format!("one of {}", quoted_list(&values))
         }
+        InputType::Object => {
+            let names: Vec<&str> = input.properties.iter().map(|p| p.name.as_str()).collect();
+            format!("an object with the fields {}", names.join(", "))
+        }
+        InputType::Array => match input.items.as_deref().map(|i| i.ty) {
+            Some(InputType::String) => "an array of strings".to_owned(),
+            Some(InputType::Number) => "an array of numbers".to_owned(),
+            Some(InputType::Integer) => "an array of integers".to_owned(),
+            Some(InputType::Boolean) => "an array of booleans".to_owned(),
+            Some(InputType::Object) => "an array of objects".to_owned(),
+            _ => "an array".to_owned(),
+        },
+        InputType::Map => "an object".to_owned(),
+        InputType::Const => match &input.constant {
+            Some(c) => format!("exactly {c}"),
+            None => "null".to_owned(),
+        },
+        InputType::Any => "any JSON value".to_owned(),
+    };
+    let base = if input.nullable {
+        format!("{base} or null")
+    } else {
+        base
+    };
+    match input.constraint_text() {
+        Some(c) if input.ty == InputType::Array => format!("{base} ({c})"),
+        Some(c) => format!("{base} {c}"),
+        None => base,
     }
 }
 

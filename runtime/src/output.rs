@@ -196,6 +196,11 @@ fn value(f: &OutputField, v: &Value, path: &str, out: &mut Vec<OutputViolation>)
         (OutputType::String, Value::String(_))
         | (OutputType::Number, Value::Number(_))
         | (OutputType::Boolean, Value::Bool(_)) => {}
+        (OutputType::Integer, Value::Number(n)) => {
+            if !(n.is_i64() || n.is_u64()) {
+                push(out, path, format!("expected an integer, found {n}"));
+            }
+        }
         (OutputType::Enum { values, .. }, Value::String(s)) => {
             if !values.iter().any(|e| e.wire == *s) {
                 let list: Vec<&str> = values.iter().map(|e| e.wire.as_str()).collect();
@@ -232,6 +237,7 @@ fn expected(ty: &OutputType) -> &'static str {
     match ty {
         OutputType::String => "a string",
         OutputType::Number => "a number",
+        OutputType::Integer => "an integer",
         OutputType::Boolean => "a boolean",
         OutputType::Enum { .. } => "a string (an enum value)",
         OutputType::Object { .. } => "an object",

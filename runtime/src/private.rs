@@ -131,6 +131,13 @@ impl<E: ::serde::de::Error> Fields<E> {
         use ::serde::Deserialize as _;
         let map = match ::serde_json::Value::deserialize(d)? {
             ::serde_json::Value::Object(m) => m,
+            // A model's habit, tolerated as `Runtime::call` tolerates it: an object sent as
+            // a JSON string.
+            ::serde_json::Value::String(s)
+                if let Ok(::serde_json::Value::Object(m)) = ::serde_json::from_str(&s) =>
+            {
+                m
+            }
             other => {
                 return Err(E::custom(format_args!(
                     "expected an object of named arguments, found {}",
@@ -257,7 +264,8 @@ fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
     match v {
         Value::String(s) => crate::args::parse_bool(s)
             .map(Value::Bool)
-            .or_else(|| crate::args::parse_number(s).map(Value::Number)),
+            .or_else(|| crate::args::parse_number(s).map(Value::Number))
+            .or_else(|| crate::args::parse_array(s).map(Value::Array)),
         _ => None,
     }
 }
@@ -429,6 +437,55 @@ impl Arg for f64 {
         } else {
             ::serde_json::Value::from(*self)
         })
+    }
+}
+
+impl Arg for i64 {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(::serde_json::Value::from(*self))
+    }
+}
+
+impl Arg for ::serde_json::Value {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(self.clone())
+    }
+}
+
+/// An element that is `None` (an array of nullable values) is `null`.
+impl<T: Arg> Arg for ::std::vec::Vec<T> {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(::serde_json::Value::Array(
+            self.iter()
+                .map(|v| v.arg().unwrap_or(::serde_json::Value::Null))
+                .collect(),
+        ))
+    }
+}
+
+impl<T: Arg> Arg for ::std::collections::BTreeMap<::std::string::String, T> {
+    fn arg(&self) -> Option<::serde_json::Value> {
+        Some(::serde_json::Value::Object(
+            self.iter()
+                .map(|(k, v)| (k.clone(), v.arg().unwrap_or(::serde_json::Value::Null)))
+                .collect(),
+        ))
+    }
+}
+
+/// [`Arg`] for a generated struct nested in `Params`: its `Serialize` (through [`Args`]),
+/// as JSON.
+pub fn arg_of<T: ::serde::Serialize>(v: &T) -> ArgValue {
+    // Such a struct holds what `Arg` gives, with string keys: serialising cannot fail.
+    ::serde_json::to_value(v).ok()
+}
+
+/// A TOOL.md default of an object or array input, read from the JSON toolbind-codegen
+/// wrote after checking it against the input.
+pub fn json_default<T: ::serde::de::DeserializeOwned>(json: &str) -> T {
+    match ::serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => panic!("toolbind: a default checked by toolbind-codegen does not fit its type ({e}): {json}"),
     }
 }
 

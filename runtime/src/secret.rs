@@ -75,16 +75,8 @@ pub(crate) fn secrets_of(
     tool: &toolbind_codegen::model::ToolSpec,
     params: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<String> {
-    use serde_json::Value;
-    tool.inputs
-        .iter()
-        .filter(|i| i.sensitive)
-        .filter_map(|i| params.get(&i.name))
-        .filter_map(|v| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
+    crate::args::sensitive_texts(tool, params)
+        .into_iter()
         .filter(|s| s.chars().count() >= MIN_REDACTED_CHARS)
         .collect()
 }

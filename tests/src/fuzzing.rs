@@ -156,13 +156,7 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
     let validator = portable_validator(spec);
     let mut minimal = Map::new();
     for input in spec.inputs.iter().filter(|i| i.required()) {
-        let v = match input.ty {
-            InputType::String => Value::from("x"),
-            InputType::Number => Value::from(1),
-            InputType::Boolean => Value::from(true),
-            InputType::Enum => Value::from(input.values[0].wire.clone()),
-        };
-        minimal.insert(input.name.clone(), v);
+        minimal.insert(input.name.clone(), minimal_value(input));
     }
     let minimal = Value::Object(minimal);
     assert!(
@@ -170,6 +164,67 @@ fn accepted(spec: &ToolSpec, bytes: &[u8], opts: &Options) {
         "the schema rejects the minimal call {minimal}"
     );
     check_args(&ToolInfo::from(spec.clone()), &validator, &minimal);
+}
+
+/// The smallest plain value of `input`: its required fields only, the fewest elements
+/// allowed, a number within its bounds.
+pub fn minimal_value(input: &toolbind_codegen::model::Input) -> Value {
+    match input.ty {
+        InputType::String => Value::from("x"),
+        InputType::Number | InputType::Integer => {
+            let n = input.minimum.map_or(1.0, f64::ceil);
+            let n = input.maximum.map_or(n, |m| n.min(m.floor()));
+            Value::from(n as i64)
+        }
+        InputType::Boolean => Value::from(true),
+        InputType::Enum => Value::from(input.values[0].wire.clone()),
+        InputType::Object => Value::Object(
+            input
+                .properties
+                .iter()
+                .filter(|p| p.required())
+                .map(|p| (p.name.clone(), minimal_value(p)))
+                .collect(),
+        ),
+        InputType::Array => {
+            let n = input.min_items.unwrap_or(0) as usize;
+            let item = input.items.as_deref().map_or(Value::Null, minimal_value);
+            Value::Array(vec![item; n])
+        }
+        InputType::Map => Value::Object(Map::new()),
+        InputType::Const => input.constant.clone().unwrap_or_default(),
+        InputType::Any => Value::Null,
+    }
+}
+
+/// `map` with the defaults of absent fields filled in, at every depth: what the runtime
+/// hands on for arguments in which it coerced nothing.
+pub fn with_defaults(fields: &[toolbind_codegen::model::Input], map: &mut Map<String, Value>) {
+    for input in fields {
+        match map.get_mut(&input.name) {
+            Some(v) => nested_defaults(input, v),
+            None => {
+                if let Some(d) = &input.default {
+                    let mut d = d.clone();
+                    nested_defaults(input, &mut d);
+                    map.insert(input.name.clone(), d);
+                }
+            }
+        }
+    }
+}
+
+fn nested_defaults(input: &toolbind_codegen::model::Input, v: &mut Value) {
+    match (input.ty, v, input.items.as_deref()) {
+        (InputType::Object, Value::Object(m), _) => with_defaults(&input.properties, m),
+        (InputType::Array, Value::Array(a), Some(items)) => {
+            a.iter_mut().for_each(|e| nested_defaults(items, e));
+        }
+        (InputType::Map, Value::Object(m), Some(items)) => {
+            m.values_mut().for_each(|e| nested_defaults(items, e));
+        }
+        _ => {}
+    }
 }
 
 /// Generated code parses as Rust (syn, as rustc would tokenise and parse it).
@@ -213,11 +268,7 @@ pub fn check_args(tool: &ToolInfo, validator: &jsonschema::Validator, args: &Val
             // it coerced nothing.
             let unchanged = args.as_object().map(|a| {
                 let mut m = a.clone();
-                for input in &spec.inputs {
-                    if let (None, Some(d)) = (m.get(&input.name), &input.default) {
-                        m.insert(input.name.clone(), d.clone());
-                    }
-                }
+                with_defaults(&spec.inputs, &mut m);
                 Value::Object(m)
             });
             if schema_ok {

@@ -234,7 +234,14 @@ fn number() -> impl Strategy<Value = Value> {
 }
 
 fn input() -> impl Strategy<Value = GenInput> {
-    let ty = prop::sample::select(InputType::ALL.to_vec());
+    // The flat types; nested inputs get their own property (`nested_arguments`).
+    let ty = prop::sample::select(vec![
+        InputType::String,
+        InputType::Number,
+        InputType::Integer,
+        InputType::Boolean,
+        InputType::Enum,
+    ]);
     (
         param_name(),
         ty,
@@ -277,8 +284,10 @@ fn input() -> impl Strategy<Value = GenInput> {
                 let default = (with_default && !sensitive).then(|| match ty {
                     InputType::String => Value::String(s),
                     InputType::Number => n,
+                    InputType::Integer => Value::from(n.as_f64().unwrap_or_default() as i64),
                     InputType::Boolean => Value::Bool(b),
                     InputType::Enum => Value::String(values[pick % values.len()].clone()),
+                    other => panic!("not generated: {other}"),
                 });
                 GenInput {
                     name,
@@ -392,13 +401,15 @@ fn arg_for(input: &GenInput) -> BoxedStrategy<Value> {
     let valid: BoxedStrategy<Value> = match input.ty {
         InputType::String => "\\PC{0,10}".prop_map(Value::String).boxed(),
         InputType::Number => number().boxed(),
+        InputType::Integer => (-1_000_000i64..1_000_000).prop_map(Value::from).boxed(),
         InputType::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
         InputType::Enum => prop::sample::select(input.values.clone())
             .prop_map(Value::String)
             .boxed(),
+        other => panic!("not generated: {other}"),
     };
     let quirk: BoxedStrategy<Value> = match input.ty {
-        InputType::Number => prop_oneof![
+        InputType::Number | InputType::Integer => prop_oneof![
             number().prop_map(|n| Value::String(format!(" {n} "))),
             Just(json!("1e3")),
             Just(json!("ten")),
@@ -427,6 +438,7 @@ fn arg_for(input: &GenInput) -> BoxedStrategy<Value> {
             })
             .boxed(),
         InputType::String => prop_oneof![Just(json!("")), Just(json!(5))].boxed(),
+        other => panic!("not generated: {other}"),
     };
     prop_oneof![4 => valid, 2 => quirk, 1 => json_value()].boxed()
 }

@@ -667,6 +667,253 @@ pub mod kitchen_sink {
         const FINGERPRINT: u64 = 14299121042358586497;
     }
 }
+/// `nested_inputs` (v2, typescript): Edits a file; takes objects, arrays and integers.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
+pub mod nested_inputs {
+    /// Parameters of `nested_inputs`.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct Params {
+        /// The file to edit.
+        pub path: ::std::string::String,
+        /// The edits, applied in order.
+        ///
+        /// Allowed: 1–50 items (checked by the runtime).
+        pub edits: ::std::vec::Vec<Edit>,
+        /// How to apply the edits.
+        pub options: ::core::option::Option<EditOptions>,
+        /// At most this many lines of diff.
+        ///
+        /// Allowed: from 0 to 1000 (checked by the runtime).
+        ///
+        /// Default: `200`.
+        pub limit: i64,
+        /// Line ranges to restrict the edits to.
+        ///
+        /// Default: `[]`.
+        pub ranges: ::std::vec::Vec<::std::vec::Vec<i64>>,
+    }
+    impl ::toolbind::__private::serde::Serialize for Params {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("path", &self.path);
+            a.put("edits", &self.edits);
+            a.put("options", &self.options);
+            a.put("limit", &self.limit);
+            a.put("ranges", &self.ranges);
+            a.serialize(s)
+        }
+    }
+    impl Params {
+        const FIELDS: &'static [&'static str] = &[
+            "path",
+            "edits",
+            "options",
+            "limit",
+            "ranges",
+        ];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Params {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Params {
+                path: f.required("path")?,
+                edits: f.required("edits")?,
+                options: f.optional("options")?,
+                limit: f.or_default("limit", __default_limit)?,
+                ranges: f.or_default("ranges", __default_ranges)?,
+            })
+        }
+    }
+    fn __default_limit() -> i64 {
+        200
+    }
+    fn __default_ranges() -> ::std::vec::Vec<::std::vec::Vec<i64>> {
+        ::toolbind::__private::json_default("[]")
+    }
+    /// An element of `edits`.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct Edit {
+        /// Text to replace; must match exactly.
+        pub old_text: ::std::string::String,
+        /// The replacement.
+        pub new_text: ::std::string::String,
+        /// How many occurrences to replace.
+        ///
+        /// Allowed: at least 1 (checked by the runtime).
+        ///
+        /// Default: `1`.
+        pub count: i64,
+    }
+    impl ::toolbind::__private::serde::Serialize for Edit {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("old_text", &self.old_text);
+            a.put("new_text", &self.new_text);
+            a.put("count", &self.count);
+            a.serialize(s)
+        }
+    }
+    impl Edit {
+        const FIELDS: &'static [&'static str] = &["old_text", "new_text", "count"];
+        fn __default_count() -> i64 {
+            1
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Edit {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Edit {
+                old_text: f.required("old_text")?,
+                new_text: f.required("new_text")?,
+                count: f.or_default("count", Self::__default_count)?,
+            })
+        }
+    }
+    impl ::toolbind::__private::Arg for Edit {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::toolbind::__private::arg_of(self)
+        }
+    }
+    /// How to apply the edits.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct EditOptions {
+        /// Show the diff without writing.
+        ///
+        /// Default: `false`.
+        pub dry_run: bool,
+        /// What to do when a text is not found.
+        pub mode: ::core::option::Option<Mode>,
+        /// Labels for the change.
+        pub tags: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
+    }
+    impl ::toolbind::__private::serde::Serialize for EditOptions {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("dry_run", &self.dry_run);
+            a.put("mode", &self.mode);
+            a.put("tags", &self.tags);
+            a.serialize(s)
+        }
+    }
+    impl EditOptions {
+        const FIELDS: &'static [&'static str] = &["dry_run", "mode", "tags"];
+        fn __default_dry_run() -> bool {
+            false
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for EditOptions {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(EditOptions {
+                dry_run: f.or_default("dry_run", Self::__default_dry_run)?,
+                mode: f.optional("mode")?,
+                tags: f.optional("tags")?,
+            })
+        }
+    }
+    impl ::toolbind::__private::Arg for EditOptions {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::toolbind::__private::arg_of(self)
+        }
+    }
+    /// Allowed values of `options.mode`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+    )]
+    pub enum Mode {
+        /// `strict`
+        Strict,
+        /// `lenient`
+        Lenient,
+    }
+    impl Mode {
+        /// Every value, in TOOL.md order.
+        pub const ALL: &'static [Mode] = &[Mode::Strict, Mode::Lenient];
+        const INPUT: &'static str = "options.mode";
+        /// The value exactly as the model sends it.
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Self::Strict => "strict",
+                Self::Lenient => "lenient",
+            }
+        }
+    }
+    impl ::core::fmt::Display for Mode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::serde::Serialize for Mode {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            s.serialize_str(self.as_str())
+        }
+    }
+    impl ::toolbind::__private::Arg for Mode {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::core::option::Option::Some(self.as_str().into())
+        }
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for Mode {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            ::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)
+        }
+    }
+    impl ::core::str::FromStr for Mode {
+        type Err = ::toolbind::__private::ParseEnumError;
+        fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
+        }
+    }
+    /// The `nested_inputs` tool: pass it to `Runtime::call_typed`.
+    #[derive(
+        ::core::fmt::Debug,
+        ::core::clone::Clone,
+        ::core::marker::Copy,
+        ::core::default::Default,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::hash::Hash,
+    )]
+    pub struct Tool;
+    impl ::toolbind::__private::Tool for Tool {
+        type Params = Params;
+        type Output = ::toolbind::__private::serde_json::Value;
+        const NAME: &'static str = "nested_inputs";
+        const LABEL: &'static str = "Nested Inputs";
+        const DESCRIPTION: &'static str = "Edits a file; takes objects, arrays and integers.";
+        const VERSION: u64 = 2;
+        const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::TypeScript;
+        const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"The file to edit.\"},\"edits\":{\"type\":\"array\",\"description\":\"The edits, applied in order.\",\"items\":{\"type\":\"object\",\"properties\":{\"old_text\":{\"type\":\"string\",\"description\":\"Text to replace; must match exactly.\"},\"new_text\":{\"type\":\"string\",\"description\":\"The replacement.\"},\"count\":{\"type\":\"integer\",\"description\":\"How many occurrences to replace.\",\"minimum\":1,\"default\":1}},\"required\":[\"old_text\",\"new_text\"],\"additionalProperties\":false},\"minItems\":1,\"maxItems\":50},\"options\":{\"type\":\"object\",\"description\":\"How to apply the edits.\",\"properties\":{\"dry_run\":{\"type\":\"boolean\",\"description\":\"Show the diff without writing.\",\"default\":false},\"mode\":{\"type\":\"string\",\"enum\":[\"strict\",\"lenient\"],\"description\":\"What to do when a text is not found.\"},\"tags\":{\"type\":\"array\",\"description\":\"Labels for the change.\",\"items\":{\"type\":\"string\"}}},\"required\":[],\"additionalProperties\":false},\"limit\":{\"type\":\"integer\",\"description\":\"At most this many lines of diff.\",\"minimum\":0,\"maximum\":1000,\"default\":200},\"ranges\":{\"type\":\"array\",\"description\":\"Line ranges to restrict the edits to.\",\"items\":{\"type\":\"array\",\"description\":\"A start and an end line.\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2},\"default\":[]}},\"required\":[\"path\",\"edits\"],\"additionalProperties\":false}";
+        const PROMPT: &'static str = "- nested_inputs: Edits a file; takes objects, arrays and integers.";
+        const DOCS: &'static str = "# Nested Inputs\n\nApplies a list of edits.";
+        const FINGERPRINT: u64 = 7460730443296118095;
+    }
+}
 /// `py_tool` (v0, python): A python tool without inputs.
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 pub mod py_tool {
@@ -1376,6 +1623,8 @@ pub enum ToolCall {
     EnumLookalikes(enum_lookalikes::Params),
     /// A call of `kitchen_sink`.
     KitchenSink(kitchen_sink::Params),
+    /// A call of `nested_inputs`.
+    NestedInputs(nested_inputs::Params),
     /// A call of `py_tool`.
     PyTool(py_tool::Params),
     /// A call of `sh_tool`.
@@ -1393,6 +1642,7 @@ impl ToolCall {
         "crlf_bom",
         "enum_lookalikes",
         "kitchen_sink",
+        "nested_inputs",
         "py_tool",
         "sh_tool",
         "tool_name",
@@ -1418,6 +1668,10 @@ impl ToolCall {
             "kitchen_sink" => {
                 ::toolbind::__private::params::<kitchen_sink::Tool>(args)
                     .map(Self::KitchenSink)
+            }
+            "nested_inputs" => {
+                ::toolbind::__private::params::<nested_inputs::Tool>(args)
+                    .map(Self::NestedInputs)
             }
             "py_tool" => {
                 ::toolbind::__private::params::<py_tool::Tool>(args).map(Self::PyTool)
@@ -1446,6 +1700,7 @@ impl ToolCall {
             Self::CrlfBom(_) => "crlf_bom",
             Self::EnumLookalikes(_) => "enum_lookalikes",
             Self::KitchenSink(_) => "kitchen_sink",
+            Self::NestedInputs(_) => "nested_inputs",
             Self::PyTool(_) => "py_tool",
             Self::ShTool(_) => "sh_tool",
             Self::ToolName(_) => "tool_name",
@@ -1482,6 +1737,11 @@ impl ToolCall {
             Self::KitchenSink(p) => {
                 ::toolbind::__private::call_typed::<kitchen_sink::Tool>(runtime, p, opts)
             }
+            Self::NestedInputs(p) => {
+                ::toolbind::__private::call_typed::<
+                    nested_inputs::Tool,
+                >(runtime, p, opts)
+            }
             Self::PyTool(p) => {
                 ::toolbind::__private::call_typed::<py_tool::Tool>(runtime, p, opts)
             }
@@ -1507,6 +1767,7 @@ impl ToolCall {
             Self::CrlfBom(p) => ::toolbind::__private::to_args(p),
             Self::EnumLookalikes(p) => ::toolbind::__private::to_args(p),
             Self::KitchenSink(p) => ::toolbind::__private::to_args(p),
+            Self::NestedInputs(p) => ::toolbind::__private::to_args(p),
             Self::PyTool(p) => ::toolbind::__private::to_args(p),
             Self::ShTool(p) => ::toolbind::__private::to_args(p),
             Self::ToolName(p) => ::toolbind::__private::to_args(p),
@@ -1521,6 +1782,7 @@ pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[
     ::toolbind::__private::CompiledTool::of::<crlf_bom::Tool>(),
     ::toolbind::__private::CompiledTool::of::<enum_lookalikes::Tool>(),
     ::toolbind::__private::CompiledTool::of::<kitchen_sink::Tool>(),
+    ::toolbind::__private::CompiledTool::of::<nested_inputs::Tool>(),
     ::toolbind::__private::CompiledTool::of::<py_tool::Tool>(),
     ::toolbind::__private::CompiledTool::of::<sh_tool::Tool>(),
     ::toolbind::__private::CompiledTool::of::<tool_name::Tool>(),

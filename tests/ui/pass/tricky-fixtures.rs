@@ -14,6 +14,7 @@ fn main() {
             "crlf_bom",
             "enum_lookalikes",
             "kitchen_sink",
+            "nested_inputs",
             "py_tool",
             "sh_tool",
             "tool_name",
@@ -98,5 +99,39 @@ fn main() {
     assert_eq!(level(json!(" 2")), None);
     assert_eq!(level(json!(1.0)), None);
     assert_eq!(level(json!("True")), None);
-    assert_eq!(TOOLS.len(), 8);
+
+    // Nested inputs: structs per object (named by `title` or the field, array items in the
+    // singular), `Vec`, integers, nested defaults only where their object is given.
+    use nested_inputs::{Edit, EditOptions, Mode as EditMode};
+    let call = ToolCall::from_call(
+        "nested_inputs",
+        json!({"path": "a.md", "edits": [{"old_text": "x", "new_text": "y"}],
+               "options": {"mode": "strict"}}),
+    )
+    .unwrap();
+    let ToolCall::NestedInputs(p) = &call else {
+        panic!("{call:?}")
+    };
+    assert_eq!(
+        p.edits,
+        [Edit { old_text: "x".into(), new_text: "y".into(), count: 1 }]
+    );
+    assert_eq!(
+        p.options,
+        Some(EditOptions { dry_run: false, mode: Some(EditMode::Strict), tags: None })
+    );
+    assert_eq!((p.limit, p.ranges.len()), (200, 0));
+    assert_eq!(
+        call.to_args(),
+        json!({"path": "a.md", "edits": [{"old_text": "x", "new_text": "y", "count": 1}],
+               "options": {"dry_run": false, "mode": "strict"}, "limit": 200, "ranges": []})
+    );
+    // A wrong field at depth 2 is refused, naming it.
+    let err = ToolCall::from_call(
+        "nested_inputs",
+        json!({"path": "a.md", "edits": [{"old_txt": "x", "new_text": "y"}]}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("old_txt"), "{err}");
+    assert_eq!(TOOLS.len(), 9);
 }

@@ -1,0 +1,307 @@
+//! Nested inputs (objects, arrays, integers, constraints): what TOOL.md may say, the error
+//! for each mistake at its line and column at any depth, and the model they build.
+
+use std::path::Path;
+
+use serde_json::json;
+use toolbind_codegen::model::{InputType, MAX_DEPTH, Pos};
+use toolbind_codegen::schema::{self, Dialect};
+use toolbind_codegen::{Diagnostic, Options, Severity, ToolSpec, parse_tool_md};
+
+const OK: &str = "---\nname: t\ndescription: d\n";
+
+fn parse(src: &str) -> Result<ToolSpec, Vec<Diagnostic>> {
+    parse_tool_md(
+        Path::new("t/TOOL.md"),
+        Path::new("t"),
+        src.as_bytes(),
+        &Options::default().require_entry(false),
+    )
+}
+
+fn with(inputs: &str) -> String {
+    format!("{OK}inputs:\n{inputs}---\n")
+}
+
+/// Exactly one error, at `line:col`, containing `msg` (and `hint` in its help).
+#[track_caller]
+fn one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) {
+    let e = match parse(src) {
+        Ok(t) => panic!("expected an error, got {t:#?}"),
+        Err(d) => d,
+    };
+    let errors: Vec<&Diagnostic> = e.iter().filter(|d| d.severity == Severity::Error).collect();
+    assert_eq!(errors.len(), 1, "{e:#?}");
+    let d = errors[0];
+    assert!(d.message.contains(msg), "message {:?} lacks {msg:?}", d.message);
+    assert_eq!(d.pos, Pos::new(line, col), "{}", d.plain());
+    if let Some(h) = hint {
+        let got = d.hint.as_deref().unwrap_or_default();
+        assert!(got.contains(h), "hint {got:?} lacks {h:?}");
+    }
+}
+
+const EDITS: &str = "  edits:
+    type: array
+    description: The edits.
+    min_items: 1
+    max_items: 10
+    items:
+      type: object
+      properties:
+        old_text:
+          type: string
+          description: Text to replace.
+        count:
+          type: integer
+          description: How many.
+          minimum: 1
+          default: 1
+";
+
+#[test]
+fn objects_arrays_and_integers_build_the_model() {
+    let t = parse(&with(EDITS)).unwrap();
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    let edits = &t.inputs[0];
+    assert_eq!((edits.ty, edits.min_items, edits.max_items), (InputType::Array, Some(1), Some(10)));
+    let item = edits.items.as_deref().unwrap();
+    assert_eq!((item.ty, item.rust_type.as_str(), item.name.as_str()), (InputType::Object, "Edit", ""));
+    let count = item.property("count").unwrap();
+    assert_eq!((count.ty, count.minimum, count.default.clone()), (InputType::Integer, Some(1.0), Some(json!(1))));
+    assert_eq!(count.pos, Pos::new(16, 9));
+    assert_eq!(edits.depth(), 3);
+    assert_eq!(edits.constraint_text().as_deref(), Some("1\u{2013}10 items"));
+}
+
+#[test]
+fn an_object_needs_properties_and_an_array_one_items_spec() {
+    one(
+        &with("  o:\n    type: object\n    description: d\n"),
+        5,
+        3,
+        "object input `o` has no `properties`",
+        Some("add `properties:`"),
+    );
+    one(
+        &with("  o:\n    type: object\n    description: d\n    properties: {}\n"),
+        8,
+        5,
+        "`properties` of input `o` is empty",
+        None,
+    );
+    one(
+        &with("  a:\n    type: array\n    description: d\n"),
+        5,
+        3,
+        "array input `a` has no `items`",
+        Some("items: {type: string}"),
+    );
+    one(
+        &with("  a:\n    type: array\n    description: d\n    items: [string, number]\n"),
+        8,
+        12,
+        "`items` of `a` must be one input spec (a mapping with `type`), found a list",
+        Some("every element of an array has one type"),
+    );
+    one(
+        &with("  a:\n    type: array\n    description: d\n    items: string\n"),
+        8,
+        12,
+        "`items` of `a` must be a mapping with `type`",
+        Some("write `items: {type: string}`"),
+    );
+}
+
+#[test]
+fn mistakes_deep_inside_are_located() {
+    // A misspelt type and a missing description at depth 3, each at its own line.
+    let src = with(
+        "  a:\n    type: array\n    description: d\n    items:\n      type: object\n      properties:\n        b:\n          type: object\n          description: d\n          properties:\n            c:\n              type: strng\n              description: d\n            e:\n              type: string\n",
+    );
+    let e = parse(&src).unwrap_err();
+    let text: Vec<String> = e.iter().map(Diagnostic::plain).collect();
+    assert_eq!(e.len(), 2, "{text:#?}");
+    assert!(text[0].starts_with("t/TOOL.md:16:21: unknown input type `strng`"), "{}", text[0]);
+    assert!(text[1].starts_with("t/TOOL.md:18:13: input `a[].b.e` has no `description`"), "{}", text[1]);
+}
+
+#[test]
+fn nesting_deeper_than_openai_strict_allows_is_an_error() {
+    // Objects inside objects: the arguments are level 1, `l2` level 2, ...
+    let mut src = String::new();
+    let mut indent = String::from("  ");
+    for level in 2..=MAX_DEPTH + 1 {
+        src.push_str(&format!("{indent}l{level}:\n{indent}  type: object\n{indent}  description: d\n{indent}  properties:\n"));
+        indent.push_str("    ");
+    }
+    src.push_str(&format!("{indent}leaf:\n{indent}  type: string\n{indent}  description: d\n"));
+    let e = parse(&with(&src)).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].message.contains("is nested 11 levels deep"), "{}", e[0].message);
+    assert!(e[0].message.contains("at most 10"), "{}", e[0].message);
+    assert!(e[0].message.contains("`l2.l3.l4.l5.l6.l7.l8.l9.l10.l11`"), "{}", e[0].message);
+    // Ten levels load.
+    let ten = src.replacen("  l2:", "  l2:", 1);
+    let cut = ten.find(&format!("{}l11:", " ".repeat(2 + 4 * 9))).unwrap();
+    let mut ten = ten[..cut].to_owned();
+    let pad = " ".repeat(2 + 4 * 9);
+    ten.push_str(&format!("{pad}leaf:\n{pad}  type: string\n{pad}  description: d\n"));
+    let t = parse(&with(&ten)).unwrap();
+    assert_eq!(t.inputs[0].depth(), MAX_DEPTH - 1 + 1);
+}
+
+#[test]
+fn constraints_are_checked_and_defaults_must_satisfy_them() {
+    one(
+        &with("  n:\n    type: integer\n    description: d\n    minimum: 5\n    maximum: 1\n"),
+        9,
+        14,
+        "`maximum` of input `n` is below its `minimum`",
+        None,
+    );
+    one(
+        &with("  n:\n    type: integer\n    description: d\n    maximum: 10\n    default: 20\n"),
+        9,
+        14,
+        "default of input `n` is 20, outside the allowed range (at most 10)",
+        None,
+    );
+    one(
+        &with("  n:\n    type: integer\n    description: d\n    default: 2.5\n"),
+        8,
+        14,
+        "default of integer input `n` must be an integer, found a number `2.5`",
+        None,
+    );
+    one(
+        &with("  a:\n    type: array\n    description: d\n    min_items: 2\n    default: [x]\n    items:\n      type: string\n"),
+        9,
+        14,
+        "default of input `a` has 1 items, but at least 2 items are allowed",
+        None,
+    );
+    one(
+        &with("  a:\n    type: array\n    description: d\n    min_items: -1\n    items:\n      type: string\n"),
+        8,
+        16,
+        "`min_items` must be a non-negative integer",
+        None,
+    );
+    // A constraint on the wrong type is ignored, with a warning.
+    let t = parse(&with("  s:\n    type: string\n    description: d\n    minimum: 1\n")).unwrap();
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    assert!(t.warnings[0].message.contains("`minimum`/`maximum` is ignored"));
+    assert_eq!(t.inputs[0].minimum, None);
+}
+
+#[test]
+fn object_and_array_defaults_are_checked_against_their_spec() {
+    let o = "  o:\n    type: object\n    description: d\n    optional: true\n    properties:\n      n:\n        type: integer\n        description: d\n";
+    let t = parse(&with(&format!("{o}    default: {{n: 3}}\n"))).unwrap();
+    assert_eq!(t.inputs[0].default, Some(json!({"n": 3})));
+    one(
+        &with(&format!("{o}    default: {{m: 3}}\n")),
+        13,
+        14,
+        "default of input `o` has the unknown field `m`",
+        None,
+    );
+    one(
+        &with(&format!("{o}    default: {{n: x}}\n")),
+        13,
+        14,
+        "default of input `o` .n must be an integer, found a string",
+        None,
+    );
+}
+
+#[test]
+fn properties_named_like_keywords_are_plain_fields() {
+    let t = parse(&with(
+        "  o:\n    type: object\n    description: d\n    properties:\n      type:\n        type: string\n        description: d\n      items:\n        type: integer\n        description: d\n      properties:\n        type: boolean\n        description: d\n",
+    ))
+    .unwrap();
+    let names: Vec<&str> = t.inputs[0].properties.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["type", "items", "properties"]);
+    assert_eq!(t.inputs[0].properties[0].rust_name, "r#type");
+}
+
+#[test]
+fn colliding_rust_names_at_depth_two_get_a_fallback_with_a_warning() {
+    let t = parse(&with(
+        "  edits:\n    type: array\n    description: d\n    items:\n      type: object\n      properties:\n        oldText:\n          type: string\n          description: d\n        old_text:\n          type: string\n          description: d\n",
+    ))
+    .unwrap();
+    let item = t.inputs[0].items.as_deref().unwrap();
+    let rust: Vec<&str> = item.properties.iter().map(|p| p.rust_name.as_str()).collect();
+    assert_eq!(rust, ["old_text", "old_text_2"]);
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    assert_eq!(t.warnings[0].pos, Pos::new(14, 9));
+    assert!(t.warnings[0].message.contains("`oldText` and `old_text` both map to the Rust field `old_text`"));
+    // Two nested objects of one name: the second type gets a number.
+    let t = parse(&with(
+        "  a:\n    type: object\n    description: d\n    properties:\n      opts:\n        type: object\n        description: d\n        properties:\n          x:\n            type: string\n            description: d\n  b:\n    type: object\n    description: d\n    properties:\n      opts:\n        type: object\n        description: d\n        properties:\n          y:\n            type: string\n            description: d\n",
+    ))
+    .unwrap();
+    assert_eq!(t.inputs[1].properties[0].rust_type, "Opts2");
+    assert!(t.warnings[0].message.contains("inputs `a.opts` and `b.opts` both map to the Rust type `Opts`"), "{:#?}", t.warnings);
+}
+
+#[test]
+fn sensitive_on_an_object_covers_all_of_it() {
+    let t = parse(&with(
+        "  creds:\n    type: object\n    description: d\n    sensitive: true\n    properties:\n      user:\n        type: string\n        description: d\n      key:\n        type: string\n        description: d\n",
+    ))
+    .unwrap();
+    assert!(t.inputs[0].sensitive && t.inputs[0].holds_sensitive());
+    let s = schema::params_schema(&t, Dialect::Portable);
+    assert!(s["properties"]["creds"]["description"].as_str().unwrap().contains("Sensitive"));
+}
+
+#[test]
+fn lossless_readings_of_other_formats() {
+    // `required:` as the inverse of `optional:`, on a nested field too.
+    let t = parse(&with(
+        "  o:\n    type: object\n    description: d\n    properties:\n      a:\n        type: string\n        description: d\n        required: false\n",
+    ))
+    .unwrap();
+    assert!(t.inputs[0].properties[0].optional);
+    // `type: integer` in outputs.
+    let t = parse(&format!("{OK}outputs:\n  n:\n    type: integer\n    description: d\n---\n")).unwrap();
+    assert_eq!(schema::output_schema(&t).unwrap()["properties"]["n"]["type"], "integer");
+}
+
+#[test]
+fn every_dialect_carries_nested_inputs_its_own_way() {
+    let t = parse(&with(&format!("{EDITS}  opts:\n    type: object\n    description: d\n    optional: true\n    properties:\n      dry:\n        type: boolean\n        description: d\n"))).unwrap();
+    for d in Dialect::ALL {
+        let s = schema::params_schema(&t, d);
+        jsonschema::draft202012::meta::validate(&s).unwrap_or_else(|e| panic!("{d}: {e}"));
+        let edits = &s["properties"]["edits"];
+        let item = &edits["items"];
+        let count = &item["properties"]["count"];
+        match d {
+            Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict => {
+                // Every level closed and every key required; constraints said in words.
+                assert_eq!(item["additionalProperties"], false);
+                assert_eq!(item["required"], json!(["old_text", "count"]));
+                assert_eq!(count["type"], json!(["integer", "null"]));
+                assert!(edits.get("minItems").is_none() && count.get("minimum").is_none());
+                assert!(edits["description"].as_str().unwrap().contains("(1\u{2013}10 items)"));
+                assert!(count["description"].as_str().unwrap().contains("(at least 1)"));
+                assert_eq!(s["properties"]["opts"]["type"], json!(["object", "null"]));
+            }
+            Dialect::Gemini => {
+                assert!(item.get("additionalProperties").is_none());
+                assert_eq!((edits["minItems"].clone(), count["minimum"].clone()), (json!(1), json!(1)));
+                assert!(count.get("default").is_none());
+            }
+            _ => {
+                assert_eq!(item["additionalProperties"], false);
+                assert_eq!(item["required"], json!(["old_text"]));
+                assert_eq!((edits["maxItems"].clone(), count["default"].clone()), (json!(10), json!(1)));
+            }
+        }
+    }
+}

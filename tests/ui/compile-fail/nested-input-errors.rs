@@ -1,0 +1,3 @@
+toolbind::tools!("../fixtures/nested-errors");
+
+fn main() {}
