@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{InputType, OutputField, OutputType, ToolSpec};
+use crate::model::{Input, InputType, OutputField, OutputType, ToolSpec};
 
 /// The tool's line of the "Available tools" section: `- name: snippet`.
 pub fn tool_line(tool: &ToolSpec) -> String {
@@ -137,33 +137,7 @@ pub fn tool_reference(t: &ToolSpec, level: usize) -> String {
     }
     if !t.inputs.is_empty() {
         s.push_str("\n| Input | Type | Required | Default | Description |\n| --- | --- | --- | --- | --- |\n");
-        for i in &t.inputs {
-            let ty = match i.ty {
-                InputType::Enum => {
-                    let v: Vec<&str> = i.values.iter().map(|v| v.wire.as_str()).collect();
-                    format!("enum: {}", v.join(", "))
-                }
-                other => other.to_string(),
-            };
-            let default = match (i.public_default(), &i.default) {
-                (Some(d), _) => format!("`{d}`"),
-                (None, Some(_)) => "(hidden)".to_owned(),
-                (None, None) => String::new(),
-            };
-            let mut desc = cell(&i.description);
-            if i.sensitive {
-                desc.push_str(" (sensitive)");
-            }
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} | {} | {} |",
-                i.name,
-                cell(&ty),
-                if i.required() { "yes" } else { "no" },
-                cell(&default),
-                desc
-            );
-        }
+        input_rows(&mut s, &t.inputs, "");
     }
     if !t.outputs.is_empty() {
         s.push_str("\n| Output | Type | Required | Description |\n| --- | --- | --- | --- |\n");
@@ -176,6 +150,64 @@ pub fn tool_reference(t: &ToolSpec, level: usize) -> String {
         s.push('\n');
     }
     s
+}
+
+/// One docs table row per input, nested fields by their path (`edits[].old_text`): a
+/// field's "Required" is within the object holding it.
+fn input_rows(s: &mut String, inputs: &[Input], parent: &str) {
+    for i in inputs {
+        let path = if parent.is_empty() {
+            i.name.clone()
+        } else {
+            format!("{parent}.{}", i.name)
+        };
+        let default = match (i.public_default(), &i.default) {
+            (Some(d), _) => format!("`{d}`"),
+            (None, Some(_)) => "(hidden)".to_owned(),
+            (None, None) => String::new(),
+        };
+        let mut desc = cell(&i.description);
+        if let Some(c) = i.constraint_text() {
+            let _ = write!(desc, " ({})", cell(&c));
+        }
+        if i.sensitive {
+            desc.push_str(" (sensitive)");
+        }
+        let _ = writeln!(
+            s,
+            "| `{path}` | {} | {} | {} | {} |",
+            cell(&input_type_text(i)),
+            if i.required() { "yes" } else { "no" },
+            cell(&default),
+            desc.trim()
+        );
+        let mut inner = i;
+        let mut nested = path;
+        while let (InputType::Array | InputType::Map, Some(items)) = (inner.ty, inner.items.as_deref()) {
+            nested.push_str("[]");
+            inner = items;
+        }
+        if inner.ty == InputType::Object && !inner.properties.is_empty() {
+            input_rows(s, &inner.properties, &nested);
+        }
+    }
+}
+
+/// `string`, `enum: a, b`, `array of object`, `map of integer`...
+fn input_type_text(i: &Input) -> String {
+    match (i.ty, i.items.as_deref()) {
+        (InputType::Enum, _) => {
+            let v: Vec<&str> = i.values.iter().map(|v| v.wire.as_str()).collect();
+            format!("enum: {}", v.join(", "))
+        }
+        (InputType::Array, Some(items)) => format!("array of {}", input_type_text(items)),
+        (InputType::Map, Some(items)) => format!("map of {}", input_type_text(items)),
+        (InputType::Const, _) => match &i.constant {
+            Some(c) => format!("const {c}"),
+            None => "const".to_owned(),
+        },
+        (other, _) => other.to_string(),
+    }
 }
 
 /// One docs table row per declared output, nested fields by their path

@@ -635,6 +635,35 @@ fn in_range(input: &Input, f: f64, v: &Value, at: &Path<'_>, hidden: bool, out: 
     }
 }
 
+/// The constraints of typed params (what a Rust type cannot hold: `minimum`/`maximum`,
+/// `min_items`/`max_items`), checked as [`validate`] checks them; `Ok` when the tool has
+/// none, without a walk.
+pub(crate) fn constraints(spec: &ToolSpec, params: &Map<String, Value>) -> Result<(), ArgsError> {
+    fn constrained(i: &Input) -> bool {
+        i.minimum.is_some()
+            || i.maximum.is_some()
+            || i.min_items.is_some()
+            || i.max_items.is_some()
+            || i.properties.iter().any(constrained)
+            || i.items.as_deref().is_some_and(constrained)
+    }
+    if !spec.inputs.iter().any(constrained) {
+        return Ok(());
+    }
+    let mut out = Problems::default();
+    let mut copy = params.clone();
+    check_object(&spec.inputs, &mut copy, &Path::Root, false, &mut out);
+    if out.list.is_empty() {
+        Ok(())
+    } else {
+        Err(ArgsError {
+            tool: spec.name.clone(),
+            problems: out.list,
+            omitted: out.omitted,
+        })
+    }
+}
+
 /// What [`validate`] still does for typed params: fills the defaults of inputs absent or
 /// `null`, at every depth (a sensitive input's default lives only in TOOL.md, never in
 /// generated code, so the typed value leaves it out) and drops the `null` of an optional

@@ -249,7 +249,7 @@ fn value_with<E: ::serde::de::Error>(
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
-    if refused_a_string(&first)
+    if refused_a_quirk(&first)
         && let Some(Ok(())) = retry.map(&mut *read)
     {
         return Ok(());
@@ -257,11 +257,15 @@ fn value_with<E: ::serde::de::Error>(
     Err(field_error(name, &first, sensitive))
 }
 
-/// The same string rules as `Runtime::call`'s validation: a number or boolean sent as a
-/// string, as its JSON value.
+/// The same rules as `Runtime::call`'s validation: a number, boolean or array sent as a
+/// string, as its JSON value; a whole float (`5.0`) as the integer it is.
 fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
     use ::serde_json::Value;
     match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64()?;
+            (f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).then(|| Value::from(f as i64))
+        }
         Value::String(s) => crate::args::parse_bool(s)
             .map(Value::Bool)
             .or_else(|| crate::args::parse_number(s).map(Value::Number))
@@ -270,11 +274,12 @@ fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
     }
 }
 
-/// Only for a field that takes no string at all (a number, a boolean). An enum that
-/// refused the string refused it by its values, and the runtime does not coerce `" 2"`
-/// or `"True"` into an enum value either.
-fn refused_a_string(e: &::serde_json::Error) -> bool {
-    e.to_string().starts_with("invalid type: string")
+/// Only for a field that takes no string at all (a number, a boolean, a list), or an
+/// integer field sent a float. An enum that refused the string refused it by its values,
+/// and the runtime does not coerce `" 2"` or `"True"` into an enum value either.
+fn refused_a_quirk(e: &::serde_json::Error) -> bool {
+    let e = e.to_string();
+    e.starts_with("invalid type: string") || e.starts_with("invalid type: floating point")
 }
 
 fn field_error<E: ::serde::de::Error>(
@@ -532,9 +537,157 @@ fn bad_args(tool: &'static str, e: ::serde_json::Error) -> CallError {
     }
 }
 
-/// [`params_from_value`] for a generated tool.
+/// [`params_from_value`] for a generated tool, then the constraints types cannot hold
+/// (`minimum`/`maximum`, `min_items`/`max_items`, at any depth), read from the tool's
+/// schema: the typed path refuses what `Runtime::call` refuses.
 pub fn params<T: Tool>(args: ::serde_json::Value) -> ::core::result::Result<T::Params, CallError> {
-    params_from_value(T::NAME, args)
+    let args = nested_quirks(T::SCHEMA, args);
+    let p: T::Params = params_from_value(T::NAME, args)?;
+    if has_constraints(T::SCHEMA) {
+        // Params hold what `Arg` gives: serialising cannot fail.
+        let v = ::serde_json::to_value(&p).unwrap_or_default();
+        check_constraints(T::NAME, T::SCHEMA, &v)?;
+    }
+    Ok(p)
+}
+
+/// The portable schema of a tool, parsed once per program.
+fn parsed_schema(schema: &'static str) -> ::std::sync::Arc<::serde_json::Value> {
+    use ::std::collections::HashMap;
+    use ::std::sync::{Arc, Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<usize, Arc<::serde_json::Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    map.entry(schema.as_ptr() as usize)
+        .or_insert_with(|| Arc::new(::serde_json::from_str(schema).unwrap_or_default()))
+        .clone()
+}
+
+/// The quirks `Runtime::call` tolerates inside nested values (a number or boolean sent as
+/// a string, a whole float for an integer, an array or object sent as a JSON string),
+/// applied by the tool's schema before the typed fields read them; a flat tool's fields
+/// handle their own.
+fn nested_quirks(schema: &'static str, mut args: ::serde_json::Value) -> ::serde_json::Value {
+    if !(schema.contains("\"items\"") || schema.matches("\"properties\"").nth(1).is_some()) {
+        return args;
+    }
+    if let ::serde_json::Value::String(s) = &args
+        && let Ok(v @ ::serde_json::Value::Object(_)) = ::serde_json::from_str(s.trim())
+    {
+        args = v;
+    }
+    coerce(&parsed_schema(schema), &mut args);
+    args
+}
+
+fn coerce(schema: &::serde_json::Value, v: &mut ::serde_json::Value) {
+    use ::serde_json::Value;
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or(""),
+        _ => "",
+    };
+    match (ty, &*v) {
+        ("integer" | "number", Value::String(s)) => {
+            if let Some(n) = crate::args::parse_number(s) {
+                *v = Value::Number(n);
+            }
+        }
+        ("boolean", Value::String(s)) => {
+            if let Some(b) = crate::args::parse_bool(s) {
+                *v = Value::Bool(b);
+            }
+        }
+        ("array", Value::String(s)) => {
+            if let Some(a) = crate::args::parse_array(s) {
+                *v = Value::Array(a);
+            }
+        }
+        ("object", Value::String(s)) if s.trim_start().starts_with('{') => {
+            if let Ok(o @ Value::Object(_)) = ::serde_json::from_str(s.trim()) {
+                *v = o;
+            }
+        }
+        _ => {}
+    }
+    match v {
+        Value::Number(n) if ty == "integer" && n.is_f64() => {
+            if let Some(w) = coerced(&Value::Number(n.clone())) {
+                *v = w;
+            }
+        }
+        Value::Array(a) => {
+            if let Some(items) = schema.get("items") {
+                a.iter_mut().for_each(|e| coerce(items, e));
+            }
+        }
+        Value::Object(m) => {
+            let props = schema.get("properties");
+            let values = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, e) in m.iter_mut() {
+                if let Some(sub) = props.and_then(|p| p.get(k)).or(values) {
+                    coerce(sub, e);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn has_constraints(schema: &str) -> bool {
+    ["\"minimum\"", "\"maximum\"", "\"minItems\"", "\"maxItems\""]
+        .iter()
+        .any(|k| schema.contains(k))
+}
+
+fn check_constraints(
+    tool: &'static str,
+    schema: &'static str,
+    v: &::serde_json::Value,
+) -> ::core::result::Result<(), CallError> {
+    match constraint_problem(&parsed_schema(schema), v, "") {
+        None => Ok(()),
+        Some(message) => Err(CallError::BadArgs { tool, message }),
+    }
+}
+
+/// The first value under `v` outside a `minimum`/`maximum`/`minItems`/`maxItems` of
+/// `schema`, in words.
+fn constraint_problem(
+    schema: &::serde_json::Value,
+    v: &::serde_json::Value,
+    path: &str,
+) -> Option<String> {
+    use ::serde_json::Value;
+    let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            let low = bound("minimum").is_some_and(|m| f < m);
+            let high = bound("maximum").is_some_and(|m| f > m);
+            (low || high).then(|| format!("`{path}`: {n} is outside the allowed range"))
+        }
+        Value::Array(a) => {
+            let n = a.len() as f64;
+            if bound("minItems").is_some_and(|m| n < m) || bound("maxItems").is_some_and(|m| n > m) {
+                return Some(format!("`{path}`: {} items is not an allowed number", a.len()));
+            }
+            let items = schema.get("items")?;
+            a.iter()
+                .enumerate()
+                .find_map(|(i, e)| constraint_problem(items, e, &format!("{path}[{i}]")))
+        }
+        Value::Object(m) => {
+            let props = schema.get("properties");
+            let values = schema.get("additionalProperties").filter(|a| a.is_object());
+            m.iter().find_map(|(k, e)| {
+                let sub = props.and_then(|p| p.get(k)).or(values)?;
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                constraint_problem(sub, e, &p)
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The error for a call of a tool that was not compiled in.

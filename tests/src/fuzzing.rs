@@ -271,18 +271,19 @@ pub fn check_args(tool: &ToolInfo, validator: &jsonschema::Validator, args: &Val
                 with_defaults(&spec.inputs, &mut m);
                 Value::Object(m)
             });
+            // Numbers compare by value: an integer input's `5.0` (an integer to JSON
+            // Schema too) reaches the tool as `5`, which a Python `range(n)` needs.
+            let same = unchanged.as_ref().is_some_and(|u| same_params(&params, u));
             if schema_ok {
-                assert_eq!(
-                    Some(&params),
-                    unchanged.as_ref(),
-                    "the runtime changed arguments the schema accepts ({})",
+                assert!(
+                    same,
+                    "the runtime changed arguments the schema accepts ({}): {params} for {unchanged:?}",
                     spec.name
                 );
             } else {
                 // No quirk was coerced, so the verdicts must be the same.
-                assert_ne!(
-                    Some(&params),
-                    unchanged.as_ref(),
+                assert!(
+                    !same,
                     "the runtime accepts {args} as it is, the schema of `{}` rejects it",
                     spec.name
                 );
@@ -418,6 +419,9 @@ fn same_params(a: &Value, b: &Value) -> bool {
             x.len() == y.len()
                 && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| same_params(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_params(v, w))
         }
         _ => a == b,
     }

@@ -616,6 +616,89 @@ fn accepted(text: &str) -> toolbind_codegen::ToolSpec {
     })
 }
 
+/// A value for a nested input: right for its spec at this level (and recursively below),
+/// a quirk the runtime tolerates (a JSON string for an object or array, a whole float or a
+/// numeric string for an integer), or any JSON.
+fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStrategy<Value> {
+    use toolbind_codegen::model::Input;
+    let valid: BoxedStrategy<Value> = match input.ty {
+        InputType::String => "\\PC{0,6}".prop_map(Value::String).boxed(),
+        InputType::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
+        InputType::Number => number().boxed(),
+        InputType::Integer => {
+            let lo = input.minimum.map_or(-50, |m| m as i64);
+            let hi = input.maximum.map_or(1_200, |m| m as i64);
+            prop_oneof![
+                (lo - 2..hi + 3).prop_map(Value::from),
+                (lo..hi + 1).prop_map(|n| json!(n as f64)),
+                (lo..hi + 1).prop_map(|n| Value::String(n.to_string())),
+                Just(json!(2.5)),
+            ]
+            .boxed()
+        }
+        InputType::Enum => prop::sample::select(
+            input.values.iter().map(|v| v.wire.clone()).collect::<Vec<_>>(),
+        )
+        .prop_map(Value::String)
+        .boxed(),
+        InputType::Object => {
+            let fields: Vec<(String, bool, BoxedStrategy<Value>)> = input
+                .properties
+                .iter()
+                .map(|p: &Input| (p.name.clone(), p.required(), nested_value(p, depth + 1)))
+                .collect();
+            let strategies: Vec<BoxedStrategy<Option<(String, Value)>>> = fields
+                .into_iter()
+                .map(|(name, required, st)| {
+                    let n = name.clone();
+                    let absent = if required { 1 } else { 3 };
+                    prop_oneof![
+                        6 => st.prop_map(move |v| Some((n.clone(), v))),
+                        absent => Just(None),
+                        1 => Just(Some((name, Value::Null))),
+                    ]
+                    .boxed()
+                })
+                .collect();
+            let extra = prop::option::weighted(0.1, ("[a-z_]{1,8}", Just(json!(1))));
+            (strategies, extra)
+                .prop_map(|(fields, extra)| {
+                    let mut m: Map<String, Value> = fields.into_iter().flatten().collect();
+                    if let Some((k, v)) = extra {
+                        m.insert(k, v);
+                    }
+                    Value::Object(m)
+                })
+                .boxed()
+        }
+        InputType::Array => {
+            let items = input.items.as_deref().expect("an array has items");
+            let max = input.max_items.map_or(4, |m| m as usize + 2).min(6);
+            prop::collection::vec(nested_value(items, depth + 1), 0..max)
+                .prop_map(Value::Array)
+                .boxed()
+        }
+        _ => json_value().boxed(),
+    };
+    let stringly = if matches!(input.ty, InputType::Object | InputType::Array) {
+        valid.clone().prop_map(|v| Value::String(v.to_string())).boxed()
+    } else {
+        json_value().boxed()
+    };
+    prop_oneof![8 => valid, 1 => stringly, 1 => json_value()].boxed()
+}
+
+/// Arguments for the nested fixture (`codegen/tests/fixtures/valid/nested_inputs`).
+fn nested_args() -> BoxedStrategy<Value> {
+    let r = fuzzing::representatives()
+        .iter()
+        .find(|r| r.tool.name() == "nested_inputs")
+        .expect("the nested fixture");
+    let mut root = toolbind_codegen::model::Input::new("", InputType::Object);
+    root.properties = r.tool.spec().inputs.clone();
+    nested_value(&root, 1)
+}
+
 fn config(cases: u32) -> Config {
     Config {
         cases: std::env::var("PROPTEST_CASES")
@@ -674,6 +757,22 @@ proptest! {
         let tool = toolbind::ToolInfo::from(spec);
         for args in &calls {
             fuzzing::check_args(&tool, &validator, args);
+        }
+    }
+
+    /// Nested arguments (right at every level, with quirks, or anything) for the nested
+    /// fixture: the schema, the runtime and the generated typed path agree at every depth.
+    #[test]
+    fn schema_runtime_and_typed_path_agree_on_nested_arguments(
+        args in prop::collection::vec(nested_args(), 8)
+    ) {
+        let r = fuzzing::representatives()
+            .iter()
+            .find(|r| r.tool.name() == "nested_inputs")
+            .expect("the nested fixture");
+        for a in &args {
+            let ok = fuzzing::check_args(&r.tool, &r.validator, a);
+            fuzzing::check_typed(r, a, ok);
         }
     }
 
