@@ -336,6 +336,17 @@ pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
+/// [`suggest`] held to a closer match: what an unknown key must be to be taken for a typo
+/// of a known one (an error) rather than metadata (a warning). `section` is three edits
+/// from `execution`, a suggestion but not a typo.
+pub(crate) fn near_miss<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let k = suggest(word, known)?;
+    let word_l = word.to_lowercase();
+    let close = (word_l.len() >= 3 && k.starts_with(&word_l))
+        || edit_distance(&word_l, k) <= (k.len().max(word.len()) / 4).max(1);
+    close.then_some(k)
+}
+
 /// Optimal string alignment distance: Levenshtein plus adjacent transpositions (`alpah`).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();

@@ -302,7 +302,10 @@ fn rust_type(input: &Input) -> (String, bool) {
     // A sensitive default is applied by the runtime, never written into code: the field
     // is an `Option` the runtime fills. A nullable field is already an `Option`.
     let optional = !input.required() && input.public_default().is_none();
-    (value_type(input), optional && !(input.nullable && !input.sensitive))
+    (
+        value_type(input),
+        optional && !(input.nullable && !input.sensitive),
+    )
 }
 
 fn plain_name(rust_name: &str) -> &str {
@@ -331,7 +334,10 @@ fn default_value(input: &Input) -> String {
         }
         // Objects, arrays and anything else: read from the JSON TOOL.md gave, which
         // toolbind-codegen has checked against the input.
-        (Some(d), _) => format!("::toolbind::__private::json_default({})", lit(&d.to_string())),
+        (Some(d), _) => format!(
+            "::toolbind::__private::json_default({})",
+            lit(&d.to_string())
+        ),
         _ => "::core::default::Default::default()".to_owned(),
     };
     if input.sensitive {
@@ -356,7 +362,12 @@ fn field(w: &mut W, input: &Input) {
     let (ty, optional) = rust_type(input);
     let name = &input.rust_name;
     if optional {
-        typed_line(w, &format!("pub {name}: "), &format!("::core::option::Option<{ty}>"), ",");
+        typed_line(
+            w,
+            &format!("pub {name}: "),
+            &format!("::core::option::Option<{ty}>"),
+            ",",
+        );
     } else {
         typed_line(w, &format!("pub {name}: "), &ty, ",");
     }

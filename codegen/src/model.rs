@@ -353,13 +353,16 @@ impl Input {
     /// 10`, `at least 0`, `1–10 items`, `at most 5 items`; `None` when there are none.
     pub fn constraint_text(&self) -> Option<String> {
         let num = |f: f64| {
-            serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| {
-                if f.fract() == 0.0 && f.abs() < 9.0e15 {
-                    format!("{}", f as i64)
-                } else {
-                    n.to_string()
-                }
-            })
+            serde_json::Number::from_f64(f).map_or_else(
+                || f.to_string(),
+                |n| {
+                    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                        format!("{}", f as i64)
+                    } else {
+                        n.to_string()
+                    }
+                },
+            )
         };
         let range = match (self.minimum, self.maximum) {
             (Some(a), Some(b)) => Some(format!("from {} to {}", num(a), num(b))),

@@ -546,6 +546,7 @@ fn parsed_version(text: &str) -> Option<u64> {
         Some(YValue::UInt(u)) => Some(*u),
         Some(YValue::Int(i)) => u64::try_from(*i).ok(),
         Some(YValue::Str(s)) => version_from_text(s),
+        Some(YValue::Float(f)) => version_from_float(*f),
         Some(_) => None,
     }
 }
@@ -632,10 +633,20 @@ fn parsed_name(text: &str) -> Option<String> {
 /// ignored. The validator reads it so (with a warning) and sync's fast read agrees.
 pub(crate) fn version_from_text(s: &str) -> Option<u64> {
     let t = s.trim();
+    // `"2.0"` is the whole number 2, as `"2"` is: lossless. `"2.1"` is not a version.
+    let t = match t.split_once('.') {
+        Some((whole, zeros)) if !zeros.is_empty() && zeros.bytes().all(|b| b == b'0') => whole,
+        _ => t,
+    };
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     t.parse().ok()
+}
+
+/// A YAML float that is a whole, non-negative version (`version: 2.0`).
+pub(crate) fn version_from_float(f: f64) -> Option<u64> {
+    (f.fract() == 0.0 && (0.0..9.0e15).contains(&f)).then_some(f as u64)
 }
 
 #[cfg(test)]

@@ -183,7 +183,9 @@ fn input_rows(s: &mut String, inputs: &[Input], parent: &str) {
         );
         let mut inner = i;
         let mut nested = path;
-        while let (InputType::Array | InputType::Map, Some(items)) = (inner.ty, inner.items.as_deref()) {
+        while let (InputType::Array | InputType::Map, Some(items)) =
+            (inner.ty, inner.items.as_deref())
+        {
             nested.push_str("[]");
             inner = items;
         }

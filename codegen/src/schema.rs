@@ -149,7 +149,11 @@ impl Dialect {
                     _ => false,
                 };
                 if refused && untyped.is_none() {
-                    let label = if i.name.is_empty() { "items" } else { i.name.as_str() };
+                    let label = if i.name.is_empty() {
+                        "items"
+                    } else {
+                        i.name.as_str()
+                    };
                     untyped = Some(format!("{} input `{label}`", i.ty));
                 }
             });
@@ -218,7 +222,11 @@ struct Names<'a> {
 
 /// `properties`, `required` and `additionalProperties: false` of an object over `fields`
 /// (the arguments, or an object input), as the dialect wants them.
-fn object_entries<M: SerializeMap>(m: &mut M, fields: &[Input], dialect: Dialect) -> Result<(), M::Error> {
+fn object_entries<M: SerializeMap>(
+    m: &mut M,
+    fields: &[Input],
+    dialect: Dialect,
+) -> Result<(), M::Error> {
     let gemini = dialect == Dialect::Gemini;
     let strict = dialect.strict_params();
     m.serialize_entry("properties", &Props { fields, dialect })?;

@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
-use crate::model::{MAX_DEPTH, 
-    Annotations, EnumValue, Execution, Input, InputType, Language, OutputField, OutputType, Pos,
-    ToolSandbox, ToolSpec, WorkerMode,
+use crate::model::{
+    Annotations, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH, OutputField,
+    OutputType, Pos, ToolSandbox, ToolSpec, WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -261,6 +261,7 @@ impl Ctx<'_> {
         // A plural of a known key (`labels`, `names`) is another word, most likely metadata.
         let guess = suggest(name, known).filter(|g| name != format!("{g}s"));
         if let Some(g) = guess
+            && crate::diagnostic::near_miss(name, known) == Some(g)
             && has_shape_of(g, value)
         {
             self.err(key, format!("unknown {what} `{name}`")).hint =
@@ -313,6 +314,7 @@ fn has_shape_of(key: &str, value: &YNode) -> bool {
         "version" => match &value.value {
             YValue::UInt(_) | YValue::Int(_) => true,
             YValue::Str(s) => crate::parse::version_from_text(s).is_some(),
+            YValue::Float(f) => crate::parse::version_from_float(*f).is_some(),
             _ => false,
         },
         "timeout" => matches!(
@@ -670,12 +672,24 @@ fn check_version(cx: &mut Ctx<'_>, v: &YNode) -> Option<u64> {
         YValue::Int(i) if *i >= 0 => Some(*i as u64),
         YValue::Str(s) if crate::parse::version_from_text(s).is_some() => {
             let n = crate::parse::version_from_text(s);
+            let n = n.unwrap_or(0);
+            let hint = if s.trim().parse::<u64>().is_ok() {
+                format!("remove the quotes: `version: {n}`")
+            } else {
+                format!("write `version: {n}`")
+            };
+            cx.warn(v, format!("`version` is a quoted string; read as {n}"))
+                .hint = Some(hint);
+            Some(n)
+        }
+        YValue::Float(f) if crate::parse::version_from_float(*f).is_some() => {
+            let n = crate::parse::version_from_float(*f).unwrap_or(0);
             cx.warn(
                 v,
-                format!("`version` is a quoted string; read as {}", n.unwrap_or(0)),
+                format!("`version` is written with a fraction; read as {n}"),
             )
-            .hint = Some(format!("remove the quotes: `version: {}`", s.trim()));
-            n
+            .hint = Some(format!("versions are whole numbers: write `version: {n}`"));
+            Some(n)
         }
         _ => {
             let found = v.as_text().unwrap_or_else(|| v.kind().to_owned());
@@ -707,6 +721,11 @@ fn check_language(cx: &mut Ctx<'_>, v: &YNode) -> Option<Language> {
     };
     if let Some(l) = Language::from_name(&text) {
         return Some(l);
+    }
+    // JavaScript is what a typescript tool's `index.js`/`index.mjs` entry already is: the
+    // same runner, so the word is read as it is meant.
+    if matches!(text.to_lowercase().as_str(), "javascript" | "js") {
+        return Some(Language::TypeScript);
     }
     let guess = language_alias(&text).or_else(|| suggest(&text, LANGUAGE_NAMES));
     cx.err(
@@ -1068,12 +1087,16 @@ fn check_input(
     let Some(entries) = map_entries(spec) else {
         let kind = spec.kind();
         if is_items {
-            let shorthand = spec
-                .as_text()
-                .filter(|t| InputType::from_name(t).is_some());
+            let shorthand = spec.as_text().filter(|t| InputType::from_name(t).is_some());
             let d = match &spec.value {
-                YValue::Seq(_) => cx.err(spec, format!("{what} must be one input spec (a mapping with `type`), found a list")),
-                _ => cx.err(spec, format!("{what} must be a mapping with `type`, found {kind}")),
+                YValue::Seq(_) => cx.err(
+                    spec,
+                    format!("{what} must be one input spec (a mapping with `type`), found a list"),
+                ),
+                _ => cx.err(
+                    spec,
+                    format!("{what} must be a mapping with `type`, found {kind}"),
+                ),
             };
             d.hint = Some(match shorthand {
                 Some(t) => format!("write `items: {{type: {t}}}`"),
@@ -1147,8 +1170,11 @@ fn check_input(
                     YValue::Int(i) if *i >= 0 => counts[slot] = Some((*i as u64, v)),
                     _ => {
                         let kind = v.kind();
-                        cx.err(v, format!("`{field}` must be a non-negative integer, found {kind}"))
-                            .hint = Some(format!("write `{field}: 1`"));
+                        cx.err(
+                            v,
+                            format!("`{field}` must be a non-negative integer, found {kind}"),
+                        )
+                        .hint = Some(format!("write `{field}: 1`"));
                     }
                 }
             }
@@ -1163,10 +1189,8 @@ fn check_input(
         }
     }
     if !type_seen {
-        cx.err(key, format!("{what} has no `type`")).hint = Some(format!(
-            "add `type:` with one of {}",
-            TYPE_NAMES.join(", ")
-        ));
+        cx.err(key, format!("{what} has no `type`")).hint =
+            Some(format!("add `type:` with one of {}", TYPE_NAMES.join(", ")));
     }
     if !description_seen && !is_items {
         cx.err(key, format!("{what} has no `description`")).hint =
@@ -1174,16 +1198,25 @@ fn check_input(
     }
     let mut optional = optional.is_some_and(|(o, _)| o);
     if let Some((rn, r)) = required_node {
-        match entries.iter().find(|(k, _)| key_name(k).as_deref() == Some("optional")) {
+        match entries
+            .iter()
+            .find(|(k, _)| key_name(k).as_deref() == Some("optional"))
+        {
             Some((_, ov)) if matches!(ov.value, YValue::Bool(o) if o == r) => {
-                cx.err(rn, format!("{what} says both `required: {r}` and `optional: {r}`"))
-                    .hint = Some("keep one: `optional: true` is the TOOL.md spelling".into());
+                cx.err(
+                    rn,
+                    format!("{what} says both `required: {r}` and `optional: {r}`"),
+                )
+                .hint = Some("keep one: `optional: true` is the TOOL.md spelling".into());
             }
             _ => optional = optional || !r,
         }
     }
     if is_items && optional {
-        cx.warn(key, format!("`optional` is ignored in {what}: an array's elements are always present"));
+        cx.warn(
+            key,
+            format!("`optional` is ignored in {what}: an array's elements are always present"),
+        );
         optional = false;
     }
     let t = ty;
@@ -1198,14 +1231,17 @@ fn check_input(
             } else {
                 format!("`values` is ignored: `{path}` is a {t} input, so any {any} is accepted")
             };
-            cx.warn(vn, msg)
-            .hint = Some("to allow only these values, change `type` to `enum`".into());
+            cx.warn(vn, msg).hint =
+                Some("to allow only these values, change `type` to `enum`".into());
         }
         if t != InputType::Array
             && let Some((ik, _)) = items_node
         {
-            cx.warn(ik, format!("`items` is ignored: {what} is of type {t}, not array"))
-                .hint = Some("to declare a list, change `type` to `array`".into());
+            cx.warn(
+                ik,
+                format!("`items` is ignored: {what} is of type {t}, not array"),
+            )
+            .hint = Some("to declare a list, change `type` to `array`".into());
         }
         if t != InputType::Object
             && let Some((pk, _)) = properties_node
@@ -1215,8 +1251,11 @@ fn check_input(
             } else {
                 "to declare the fields of an object, change `type` to `object`"
             };
-            cx.warn(pk, format!("`properties` is ignored: {what} is of type {t}, not object"))
-                .hint = Some(hint.into());
+            cx.warn(
+                pk,
+                format!("`properties` is ignored: {what} is of type {t}, not object"),
+            )
+            .hint = Some(hint.into());
         }
         if !matches!(t, InputType::Number | InputType::Integer) {
             for (n, node) in bounds.iter().flatten() {
@@ -1227,7 +1266,10 @@ fn check_input(
         }
         if t != InputType::Array {
             for (_, node) in counts.iter().flatten() {
-                cx.warn(node, format!("`min_items`/`max_items` is ignored: {what} is of type {t}, not array"));
+                cx.warn(
+                    node,
+                    format!("`min_items`/`max_items` is ignored: {what} is of type {t}, not array"),
+                );
             }
             counts = [None, None];
         }
@@ -1240,14 +1282,19 @@ fn check_input(
     if let [Some((lo, _)), Some((hi, hn))] = counts
         && lo > hi
     {
-        cx.err(hn, format!("`max_items` of {what} is below its `min_items`"));
+        cx.err(
+            hn,
+            format!("`max_items` of {what} is below its `min_items`"),
+        );
     }
     let nests = matches!(t, Some(InputType::Object | InputType::Array));
     if nests && depth > MAX_DEPTH {
         cx.err(key, format!("{what} is nested {depth} levels deep (the arguments object being the first): at most {MAX_DEPTH} are allowed"))
             .hint = Some("OpenAI's strict mode refuses deeper schemas; flatten the structure or pass the deep part as a JSON string".into());
     }
-    let rust_base = title.as_deref().map_or_else(|| type_base.to_owned(), ident::type_name);
+    let rust_base = title
+        .as_deref()
+        .map_or_else(|| type_base.to_owned(), ident::type_name);
     let mut values = Vec::new();
     let mut properties = Vec::new();
     let mut items = None;
@@ -1259,8 +1306,8 @@ fn check_input(
                 rust_type = input_type_name(cx, key, path, &rust_base, true, types);
             }
             None => {
-                cx.err(key, format!("enum {what} has no `values`"))
-                    .hint = Some("add `values: first,second` (comma-separated) or a YAML list".into());
+                cx.err(key, format!("enum {what} has no `values`")).hint =
+                    Some("add `values: first,second` (comma-separated) or a YAML list".into());
             }
         },
         Some(InputType::Object) if depth <= MAX_DEPTH => {
@@ -1279,8 +1326,8 @@ fn check_input(
                         .hint = Some(hint.into());
                 }
                 None => {
-                    cx.err(key, format!("object {what} has no `properties`")).hint =
-                        Some(hint.into());
+                    cx.err(key, format!("object {what} has no `properties`"))
+                        .hint = Some(hint.into());
                 }
             }
         }
@@ -1291,12 +1338,23 @@ fn check_input(
                 } else {
                     item_type_base(name)
                 };
-                items = check_input(cx, &format!("{path}[]"), "", ik, iv, depth + 1, &base, opts, types)
-                    .map(Box::new);
+                items = check_input(
+                    cx,
+                    &format!("{path}[]"),
+                    "",
+                    ik,
+                    iv,
+                    depth + 1,
+                    &base,
+                    opts,
+                    types,
+                )
+                .map(Box::new);
             }
             None => {
                 cx.err(key, format!("array {what} has no `items`")).hint = Some(
-                    "add `items:` with the type of every element, e.g. `items: {type: string}`".into(),
+                    "add `items:` with the type of every element, e.g. `items: {type: string}`"
+                        .into(),
                 );
             }
         },
@@ -1323,20 +1381,20 @@ fn check_input(
     input.default = match default_node {
         Some(d) if matches!(d.value, YValue::Null) => None,
         Some(d) if is_items => {
-            cx.warn(d, format!("`default` is ignored in {what}: an array's elements are always given"));
+            cx.warn(
+                d,
+                format!("`default` is ignored in {what}: an array's elements are always given"),
+            );
             None
         }
-        Some(d) if input.ty.is_scalar() => {
-            check_default(cx, path, input.ty, &input.values, d).and_then(|v| {
-                match value_problem(&input, &v) {
-                    None => Some(v),
-                    Some(p) => {
-                        cx.err(d, format!("default of {what} {p}"));
-                        None
-                    }
+        Some(d) if input.ty.is_scalar() => check_default(cx, path, input.ty, &input.values, d)
+            .and_then(|v| match value_problem(&input, &v) {
+                None => Some(v),
+                Some(p) => {
+                    cx.err(d, format!("default of {what} {p}"));
+                    None
                 }
-            })
-        }
+            }),
         Some(d) => {
             let v = to_json(d);
             match value_problem(&input, &v) {
@@ -1403,17 +1461,16 @@ fn value_problem(input: &Input, v: &Value) -> Option<String> {
             .then(|| format!("must be {}", input.constant.clone().unwrap_or_default())),
         (InputType::Array, Value::Array(a)) => {
             let n = a.len() as u64;
-            if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m)
-            {
+            if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m) {
                 return Some(format!(
                     "has {n} items, but {} are allowed",
                     input.constraint_text().unwrap_or_default()
                 ));
             }
             let items = input.items.as_deref()?;
-            a.iter().enumerate().find_map(|(i, e)| {
-                value_problem(items, e).map(|p| format!("[{i}] {p}"))
-            })
+            a.iter()
+                .enumerate()
+                .find_map(|(i, e)| value_problem(items, e).map(|p| format!("[{i}] {p}")))
         }
         (InputType::Map, Value::Object(m)) => {
             let items = input.items.as_deref()?;
@@ -1967,8 +2024,13 @@ fn check_default(
         (InputType::Integer, YValue::Int(i)) => Some(Value::from(*i)),
         (InputType::Integer, YValue::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
             let n = *f as i64;
-            cx.warn(d, format!("default of integer input `{name}` is written with a fraction; read as {n}"))
-                .hint = Some(format!("write `default: {n}`"));
+            cx.warn(
+                d,
+                format!(
+                    "default of integer input `{name}` is written with a fraction; read as {n}"
+                ),
+            )
+            .hint = Some(format!("write `default: {n}`"));
             Some(Value::from(n))
         }
         (InputType::Integer, YValue::Str(s))
@@ -2050,10 +2112,16 @@ fn check_default(
                 ),
             };
             let want = ty.json_type().unwrap_or(ty.as_str());
-            let article = if want.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            let article = if want.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
             cx.err(
                 d,
-                format!("default of {ty} input `{name}` must be {article} {want}, found {kind} `{f}`"),
+                format!(
+                    "default of {ty} input `{name}` must be {article} {want}, found {kind} `{f}`"
+                ),
             )
             .hint = Some(hint);
             None

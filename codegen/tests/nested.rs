@@ -33,7 +33,11 @@ fn one(src: &str, line: u32, col: u32, msg: &str, hint: Option<&str>) {
     let errors: Vec<&Diagnostic> = e.iter().filter(|d| d.severity == Severity::Error).collect();
     assert_eq!(errors.len(), 1, "{e:#?}");
     let d = errors[0];
-    assert!(d.message.contains(msg), "message {:?} lacks {msg:?}", d.message);
+    assert!(
+        d.message.contains(msg),
+        "message {:?} lacks {msg:?}",
+        d.message
+    );
     assert_eq!(d.pos, Pos::new(line, col), "{}", d.plain());
     if let Some(h) = hint {
         let got = d.hint.as_deref().unwrap_or_default();
@@ -64,14 +68,26 @@ fn objects_arrays_and_integers_build_the_model() {
     let t = parse(&with(EDITS)).unwrap();
     assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
     let edits = &t.inputs[0];
-    assert_eq!((edits.ty, edits.min_items, edits.max_items), (InputType::Array, Some(1), Some(10)));
+    assert_eq!(
+        (edits.ty, edits.min_items, edits.max_items),
+        (InputType::Array, Some(1), Some(10))
+    );
     let item = edits.items.as_deref().unwrap();
-    assert_eq!((item.ty, item.rust_type.as_str(), item.name.as_str()), (InputType::Object, "Edit", ""));
+    assert_eq!(
+        (item.ty, item.rust_type.as_str(), item.name.as_str()),
+        (InputType::Object, "Edit", "")
+    );
     let count = item.property("count").unwrap();
-    assert_eq!((count.ty, count.minimum, count.default.clone()), (InputType::Integer, Some(1.0), Some(json!(1))));
+    assert_eq!(
+        (count.ty, count.minimum, count.default.clone()),
+        (InputType::Integer, Some(1.0), Some(json!(1)))
+    );
     assert_eq!(count.pos, Pos::new(16, 9));
     assert_eq!(edits.depth(), 3);
-    assert_eq!(edits.constraint_text().as_deref(), Some("1\u{2013}10 items"));
+    assert_eq!(
+        edits.constraint_text().as_deref(),
+        Some("1\u{2013}10 items")
+    );
 }
 
 #[test]
@@ -122,8 +138,16 @@ fn mistakes_deep_inside_are_located() {
     let e = parse(&src).unwrap_err();
     let text: Vec<String> = e.iter().map(Diagnostic::plain).collect();
     assert_eq!(e.len(), 2, "{text:#?}");
-    assert!(text[0].starts_with("t/TOOL.md:16:21: unknown input type `strng`"), "{}", text[0]);
-    assert!(text[1].starts_with("t/TOOL.md:18:13: input `a[].b.e` has no `description`"), "{}", text[1]);
+    assert!(
+        text[0].starts_with("t/TOOL.md:16:21: unknown input type `strng`"),
+        "{}",
+        text[0]
+    );
+    assert!(
+        text[1].starts_with("t/TOOL.md:18:13: input `a[].b.e` has no `description`"),
+        "{}",
+        text[1]
+    );
 }
 
 #[test]
@@ -135,18 +159,30 @@ fn nesting_deeper_than_openai_strict_allows_is_an_error() {
         src.push_str(&format!("{indent}l{level}:\n{indent}  type: object\n{indent}  description: d\n{indent}  properties:\n"));
         indent.push_str("    ");
     }
-    src.push_str(&format!("{indent}leaf:\n{indent}  type: string\n{indent}  description: d\n"));
+    src.push_str(&format!(
+        "{indent}leaf:\n{indent}  type: string\n{indent}  description: d\n"
+    ));
     let e = parse(&with(&src)).unwrap_err();
     assert_eq!(e.len(), 1, "{e:#?}");
-    assert!(e[0].message.contains("is nested 11 levels deep"), "{}", e[0].message);
+    assert!(
+        e[0].message.contains("is nested 11 levels deep"),
+        "{}",
+        e[0].message
+    );
     assert!(e[0].message.contains("at most 10"), "{}", e[0].message);
-    assert!(e[0].message.contains("`l2.l3.l4.l5.l6.l7.l8.l9.l10.l11`"), "{}", e[0].message);
+    assert!(
+        e[0].message.contains("`l2.l3.l4.l5.l6.l7.l8.l9.l10.l11`"),
+        "{}",
+        e[0].message
+    );
     // Ten levels load.
     let ten = src.replacen("  l2:", "  l2:", 1);
     let cut = ten.find(&format!("{}l11:", " ".repeat(2 + 4 * 9))).unwrap();
     let mut ten = ten[..cut].to_owned();
     let pad = " ".repeat(2 + 4 * 9);
-    ten.push_str(&format!("{pad}leaf:\n{pad}  type: string\n{pad}  description: d\n"));
+    ten.push_str(&format!(
+        "{pad}leaf:\n{pad}  type: string\n{pad}  description: d\n"
+    ));
     let t = parse(&with(&ten)).unwrap();
     assert_eq!(t.inputs[0].depth(), MAX_DEPTH - 1 + 1);
 }
@@ -175,23 +211,34 @@ fn constraints_are_checked_and_defaults_must_satisfy_them() {
         None,
     );
     one(
-        &with("  a:\n    type: array\n    description: d\n    min_items: 2\n    default: [x]\n    items:\n      type: string\n"),
+        &with(
+            "  a:\n    type: array\n    description: d\n    min_items: 2\n    default: [x]\n    items:\n      type: string\n",
+        ),
         9,
         14,
         "default of input `a` has 1 items, but at least 2 items are allowed",
         None,
     );
     one(
-        &with("  a:\n    type: array\n    description: d\n    min_items: -1\n    items:\n      type: string\n"),
+        &with(
+            "  a:\n    type: array\n    description: d\n    min_items: -1\n    items:\n      type: string\n",
+        ),
         8,
         16,
         "`min_items` must be a non-negative integer",
         None,
     );
     // A constraint on the wrong type is ignored, with a warning.
-    let t = parse(&with("  s:\n    type: string\n    description: d\n    minimum: 1\n")).unwrap();
+    let t = parse(&with(
+        "  s:\n    type: string\n    description: d\n    minimum: 1\n",
+    ))
+    .unwrap();
     assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
-    assert!(t.warnings[0].message.contains("`minimum`/`maximum` is ignored"));
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("`minimum`/`maximum` is ignored")
+    );
     assert_eq!(t.inputs[0].minimum, None);
 }
 
@@ -222,7 +269,11 @@ fn properties_named_like_keywords_are_plain_fields() {
         "  o:\n    type: object\n    description: d\n    properties:\n      type:\n        type: string\n        description: d\n      items:\n        type: integer\n        description: d\n      properties:\n        type: boolean\n        description: d\n",
     ))
     .unwrap();
-    let names: Vec<&str> = t.inputs[0].properties.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = t.inputs[0]
+        .properties
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     assert_eq!(names, ["type", "items", "properties"]);
     assert_eq!(t.inputs[0].properties[0].rust_name, "r#type");
 }
@@ -234,18 +285,32 @@ fn colliding_rust_names_at_depth_two_get_a_fallback_with_a_warning() {
     ))
     .unwrap();
     let item = t.inputs[0].items.as_deref().unwrap();
-    let rust: Vec<&str> = item.properties.iter().map(|p| p.rust_name.as_str()).collect();
+    let rust: Vec<&str> = item
+        .properties
+        .iter()
+        .map(|p| p.rust_name.as_str())
+        .collect();
     assert_eq!(rust, ["old_text", "old_text_2"]);
     assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
     assert_eq!(t.warnings[0].pos, Pos::new(14, 9));
-    assert!(t.warnings[0].message.contains("`oldText` and `old_text` both map to the Rust field `old_text`"));
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("`oldText` and `old_text` both map to the Rust field `old_text`")
+    );
     // Two nested objects of one name: the second type gets a number.
     let t = parse(&with(
         "  a:\n    type: object\n    description: d\n    properties:\n      opts:\n        type: object\n        description: d\n        properties:\n          x:\n            type: string\n            description: d\n  b:\n    type: object\n    description: d\n    properties:\n      opts:\n        type: object\n        description: d\n        properties:\n          y:\n            type: string\n            description: d\n",
     ))
     .unwrap();
     assert_eq!(t.inputs[1].properties[0].rust_type, "Opts2");
-    assert!(t.warnings[0].message.contains("inputs `a.opts` and `b.opts` both map to the Rust type `Opts`"), "{:#?}", t.warnings);
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("inputs `a.opts` and `b.opts` both map to the Rust type `Opts`"),
+        "{:#?}",
+        t.warnings
+    );
 }
 
 #[test]
@@ -256,7 +321,12 @@ fn sensitive_on_an_object_covers_all_of_it() {
     .unwrap();
     assert!(t.inputs[0].sensitive && t.inputs[0].holds_sensitive());
     let s = schema::params_schema(&t, Dialect::Portable);
-    assert!(s["properties"]["creds"]["description"].as_str().unwrap().contains("Sensitive"));
+    assert!(
+        s["properties"]["creds"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("Sensitive")
+    );
 }
 
 #[test]
@@ -267,9 +337,39 @@ fn lossless_readings_of_other_formats() {
     ))
     .unwrap();
     assert!(t.inputs[0].properties[0].optional);
+    // `language: javascript` is what a typescript tool's `index.js` is.
+    let t = parse(&format!("{OK}language: javascript\n---\n")).unwrap();
+    assert_eq!(t.language, toolbind_codegen::model::Language::TypeScript);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    // `version: "2.0"` and `version: 2.0` are 2, with a warning, as `"2"` is.
+    for v in ["\"2.0\"", "2.0", "'2'"] {
+        let t = parse(&format!("{OK}version: {v}\n---\n")).unwrap();
+        assert_eq!(t.version, 2, "{v}");
+        assert_eq!(t.warnings.len(), 1, "{v}: {:#?}", t.warnings);
+        assert_eq!(
+            toolbind_codegen::read_version(&format!("{OK}version: {v}\n---\n")),
+            Some(2),
+            "sync's reader agrees for {v}"
+        );
+    }
+    assert!(parse(&format!("{OK}version: \"2.1\"\n---\n")).is_err());
+    // `section:` is three edits from `execution`: metadata, not a typo.
+    let t = parse(&format!("{OK}section: tools\n---\n")).unwrap();
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    assert!(t.metadata.contains_key("section"));
+    assert!(
+        parse(&format!("{OK}executon: sequential\n---\n")).is_err(),
+        "one edit is a typo"
+    );
     // `type: integer` in outputs.
-    let t = parse(&format!("{OK}outputs:\n  n:\n    type: integer\n    description: d\n---\n")).unwrap();
-    assert_eq!(schema::output_schema(&t).unwrap()["properties"]["n"]["type"], "integer");
+    let t = parse(&format!(
+        "{OK}outputs:\n  n:\n    type: integer\n    description: d\n---\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        schema::output_schema(&t).unwrap()["properties"]["n"]["type"],
+        "integer"
+    );
 }
 
 #[test]
@@ -288,19 +388,35 @@ fn every_dialect_carries_nested_inputs_its_own_way() {
                 assert_eq!(item["required"], json!(["old_text", "count"]));
                 assert_eq!(count["type"], json!(["integer", "null"]));
                 assert!(edits.get("minItems").is_none() && count.get("minimum").is_none());
-                assert!(edits["description"].as_str().unwrap().contains("(1\u{2013}10 items)"));
-                assert!(count["description"].as_str().unwrap().contains("(at least 1)"));
+                assert!(
+                    edits["description"]
+                        .as_str()
+                        .unwrap()
+                        .contains("(1\u{2013}10 items)")
+                );
+                assert!(
+                    count["description"]
+                        .as_str()
+                        .unwrap()
+                        .contains("(at least 1)")
+                );
                 assert_eq!(s["properties"]["opts"]["type"], json!(["object", "null"]));
             }
             Dialect::Gemini => {
                 assert!(item.get("additionalProperties").is_none());
-                assert_eq!((edits["minItems"].clone(), count["minimum"].clone()), (json!(1), json!(1)));
+                assert_eq!(
+                    (edits["minItems"].clone(), count["minimum"].clone()),
+                    (json!(1), json!(1))
+                );
                 assert!(count.get("default").is_none());
             }
             _ => {
                 assert_eq!(item["additionalProperties"], false);
                 assert_eq!(item["required"], json!(["old_text"]));
-                assert_eq!((edits["maxItems"].clone(), count["default"].clone()), (json!(10), json!(1)));
+                assert_eq!(
+                    (edits["maxItems"].clone(), count["default"].clone()),
+                    (json!(10), json!(1))
+                );
             }
         }
     }

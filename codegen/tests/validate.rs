@@ -358,7 +358,9 @@ fn other_formats_words_for_keys_that_change_the_tool_are_errors() {
     assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
     assert!(t.inputs[0].optional && !t.inputs[1].optional);
     one(
-        &with("inputs:\n  q:\n    type: string\n    description: d\n    required: true\n    optional: true\n"),
+        &with(
+            "inputs:\n  q:\n    type: string\n    description: d\n    required: true\n    optional: true\n",
+        ),
         8,
         15,
         "input `q` says both `required: true` and `optional: true`",

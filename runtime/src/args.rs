@@ -77,7 +77,9 @@ fn redact_value(input: &Input, v: &Value) -> Value {
         return v.clone();
     }
     match (input.ty, v, input.items.as_deref()) {
-        (InputType::Object, Value::Object(m), _) => Value::Object(redact_fields(&input.properties, m)),
+        (InputType::Object, Value::Object(m), _) => {
+            Value::Object(redact_fields(&input.properties, m))
+        }
         (InputType::Array, Value::Array(a), Some(items)) => {
             Value::Array(a.iter().map(|e| redact_value(items, e)).collect())
         }
@@ -120,7 +122,9 @@ fn collect_sensitive(input: &Input, v: &Value, out: &mut Vec<String>) {
             }
         }
         (Value::Array(a), Some(items)) => a.iter().for_each(|e| collect_sensitive(items, e, out)),
-        (Value::Object(m), Some(items)) => m.values().for_each(|e| collect_sensitive(items, e, out)),
+        (Value::Object(m), Some(items)) => {
+            m.values().for_each(|e| collect_sensitive(items, e, out))
+        }
         _ => {}
     }
 }
@@ -478,7 +482,11 @@ fn check_object(
 fn decoded(v: &mut Value, want_array: bool) {
     if let Value::String(s) = v {
         let t = s.trim();
-        let looks = if want_array { t.starts_with('[') } else { t.starts_with('{') };
+        let looks = if want_array {
+            t.starts_with('[')
+        } else {
+            t.starts_with('{')
+        };
         if looks && let Ok(parsed) = serde_json::from_str::<Value>(t) {
             if parsed.is_array() == want_array && (want_array || parsed.is_object()) {
                 *v = parsed;
@@ -587,7 +595,9 @@ fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &
             match v {
                 Value::Array(a) => {
                     let n = a.len() as u64;
-                    if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m) {
+                    if input.min_items.is_some_and(|m| n < m)
+                        || input.max_items.is_some_and(|m| n > m)
+                    {
                         out.push(|| ArgProblem::OutOfRange {
                             field: at.to_string(),
                             expected: expected(input),
@@ -726,7 +736,13 @@ pub(crate) fn root_object(args: Value) -> Result<Map<String, Value>, String> {
     }
 }
 
-fn not_in_enum(input: &Input, v: &Value, text: Option<&str>, at: &Path<'_>, hidden: bool) -> ArgProblem {
+fn not_in_enum(
+    input: &Input,
+    v: &Value,
+    text: Option<&str>,
+    at: &Path<'_>,
+    hidden: bool,
+) -> ArgProblem {
     let values: Vec<String> = input.values.iter().map(|e| e.wire.clone()).collect();
     let suggestion = match text {
         Some(s) if !hidden => {

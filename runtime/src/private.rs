@@ -490,7 +490,9 @@ pub fn arg_of<T: ::serde::Serialize>(v: &T) -> ArgValue {
 pub fn json_default<T: ::serde::de::DeserializeOwned>(json: &str) -> T {
     match ::serde_json::from_str(json) {
         Ok(v) => v,
-        Err(e) => panic!("toolbind: a default checked by toolbind-codegen does not fit its type ({e}): {json}"),
+        Err(e) => panic!(
+            "toolbind: a default checked by toolbind-codegen does not fit its type ({e}): {json}"
+        ),
     }
 }
 
@@ -584,7 +586,11 @@ fn coerce(schema: &::serde_json::Value, v: &mut ::serde_json::Value) {
     use ::serde_json::Value;
     let ty = match schema.get("type") {
         Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or(""),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or(""),
         _ => "",
     };
     match (ty, &*v) {
@@ -669,8 +675,12 @@ fn constraint_problem(
         }
         Value::Array(a) => {
             let n = a.len() as f64;
-            if bound("minItems").is_some_and(|m| n < m) || bound("maxItems").is_some_and(|m| n > m) {
-                return Some(format!("`{path}`: {} items is not an allowed number", a.len()));
+            if bound("minItems").is_some_and(|m| n < m) || bound("maxItems").is_some_and(|m| n > m)
+            {
+                return Some(format!(
+                    "`{path}`: {} items is not an allowed number",
+                    a.len()
+                ));
             }
             let items = schema.get("items")?;
             a.iter()
@@ -682,7 +692,11 @@ fn constraint_problem(
             let values = schema.get("additionalProperties").filter(|a| a.is_object());
             m.iter().find_map(|(k, e)| {
                 let sub = props.and_then(|p| p.get(k)).or(values)?;
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 constraint_problem(sub, e, &p)
             })
         }

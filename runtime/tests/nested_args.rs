@@ -123,7 +123,10 @@ fn nested_defaults_apply_only_inside_a_given_object() {
 #[test]
 fn each_problem_names_its_path() {
     let p = problems(json!({"path": "p", "edits": [edit(), {"old_text": 42, "new_text": "b"}]}));
-    assert_eq!(p, ["`edits[1].old_text`: expected a string, received the number 42"]);
+    assert_eq!(
+        p,
+        ["`edits[1].old_text`: expected a string, received the number 42"]
+    );
     // `null` for a required nested field.
     let p = problems(json!({"path": "p", "edits": [{"old_text": null, "new_text": "b"}]}));
     assert_eq!(p, ["`edits[0].old_text`: expected a string, received null"]);
@@ -141,7 +144,9 @@ fn each_problem_names_its_path() {
     let p = problems(json!({"path": "p", "edits": "not a list"}));
     assert_eq!(
         p,
-        ["`edits`: expected an array of objects (1\u{2013}50 items), received the string \"not a list\""]
+        [
+            "`edits`: expected an array of objects (1\u{2013}50 items), received the string \"not a list\""
+        ]
     );
 }
 
@@ -150,20 +155,33 @@ fn integers_and_ranges() {
     let t = tool();
     let with = |limit: Value| json!({"path": "p", "edits": [edit()], "limit": limit});
     // `5.0` and `"7"` are whole numbers: they reach the tool as integers.
-    assert_eq!(validate(&t, with(json!(5.0))).unwrap().params()["limit"], json!(5));
-    assert_eq!(validate(&t, with(json!("7"))).unwrap().params()["limit"], json!(7));
+    assert_eq!(
+        validate(&t, with(json!(5.0))).unwrap().params()["limit"],
+        json!(5)
+    );
+    assert_eq!(
+        validate(&t, with(json!("7"))).unwrap().params()["limit"],
+        json!(7)
+    );
     assert_eq!(
         problems(with(json!(2.5))),
         ["`limit`: expected an integer from 0 to 1000, received the number 2.5"]
     );
     let e = validate(&t, with(json!(5000))).unwrap_err();
-    assert!(matches!(e.problems[0], ArgProblem::OutOfRange { .. }), "{e:?}");
+    assert!(
+        matches!(e.problems[0], ArgProblem::OutOfRange { .. }),
+        "{e:?}"
+    );
     assert_eq!(
         e.problems[0].to_string(),
         "`limit`: expected an integer from 0 to 1000, received the number 5000"
     );
-    let p = problems(json!({"path": "p", "edits": [{"old_text": "a", "new_text": "b", "count": 0}]}));
-    assert_eq!(p, ["`edits[0].count`: expected an integer at least 1, received the number 0"]);
+    let p =
+        problems(json!({"path": "p", "edits": [{"old_text": "a", "new_text": "b", "count": 0}]}));
+    assert_eq!(
+        p,
+        ["`edits[0].count`: expected an integer at least 1, received the number 0"]
+    );
 }
 
 #[test]
@@ -178,10 +196,7 @@ fn objects_and_arrays_sent_as_json_strings_are_read() {
     assert_eq!(ok.params()["edits"][0]["count"], json!(1));
     assert_eq!(ok.params()["options"], json!({"dry_run": true}));
     // A string that is not the JSON of an array is still a wrong type.
-    assert_eq!(
-        problems(json!({"path": "p", "edits": "[oops"})).len(),
-        1
-    );
+    assert_eq!(problems(json!({"path": "p", "edits": "[oops"})).len(), 1);
 }
 
 #[test]
@@ -195,11 +210,24 @@ fn ten_thousand_items_are_bounded_and_so_is_the_answer() {
     );
     // 10,000 wrong elements: the first MAX_PROBLEMS are listed, the rest counted.
     let wrong: Vec<Value> = (0..10_000).map(|i| json!(format!("n{i}"))).collect();
-    let e = validate(&tool(), json!({"path": "p", "edits": [edit()], "numbers": wrong})).unwrap_err();
-    assert_eq!((e.problems.len(), e.omitted), (MAX_PROBLEMS, 10_000 - MAX_PROBLEMS));
+    let e = validate(
+        &tool(),
+        json!({"path": "p", "edits": [edit()], "numbers": wrong}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.problems.len(), e.omitted),
+        (MAX_PROBLEMS, 10_000 - MAX_PROBLEMS)
+    );
     let text = e.to_string();
-    assert!(text.contains("`numbers[0]`: expected a number, received the string \"n0\""), "{text}");
-    assert!(text.contains(&format!("- and {} more problems", 10_000 - MAX_PROBLEMS)), "{text}");
+    assert!(
+        text.contains("`numbers[0]`: expected a number, received the string \"n0\""),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("- and {} more problems", 10_000 - MAX_PROBLEMS)),
+        "{text}"
+    );
     assert!(text.lines().count() < 30, "{text}");
 }
 
@@ -209,18 +237,30 @@ fn nested_secrets_are_hidden_and_redacted() {
     let args = json!({"path": "p", "edits": [edit()],
         "options": {"creds": {"user": "alice", "token": "tok-123456"}, "note": "hush-hush"}});
     let ok = validate(&t, args).unwrap();
-    assert_eq!(ok.params()["options"]["creds"]["token"], "tok-123456", "the tool gets the value");
+    assert_eq!(
+        ok.params()["options"]["creds"]["token"],
+        "tok-123456",
+        "the tool gets the value"
+    );
     let red = Value::Object(ok.redacted());
-    assert_eq!(red["options"]["creds"], "[REDACTED]", "a sensitive object is hidden whole");
+    assert_eq!(
+        red["options"]["creds"], "[REDACTED]",
+        "a sensitive object is hidden whole"
+    );
     assert_eq!(red["options"]["note"], "[REDACTED]");
     assert_eq!(red["options"]["dry_run"], false, "the rest stays readable");
     let shown = format!("{ok:?}");
-    assert!(!shown.contains("tok-123456") && !shown.contains("hush-hush"), "{shown}");
+    assert!(
+        !shown.contains("tok-123456") && !shown.contains("hush-hush"),
+        "{shown}"
+    );
     // A wrong value inside a secret is described by its type only.
     let p = problems(json!({"path": "p", "edits": [edit()],
         "options": {"creds": {"user": "alice", "token": 1234567}}}));
     assert_eq!(
         p,
-        ["`options.creds.token`: expected a string, received a number (value hidden: sensitive input)"]
+        [
+            "`options.creds.token`: expected a string, received a number (value hidden: sensitive input)"
+        ]
     );
 }

@@ -637,7 +637,11 @@ fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStra
             .boxed()
         }
         InputType::Enum => prop::sample::select(
-            input.values.iter().map(|v| v.wire.clone()).collect::<Vec<_>>(),
+            input
+                .values
+                .iter()
+                .map(|v| v.wire.clone())
+                .collect::<Vec<_>>(),
         )
         .prop_map(Value::String)
         .boxed(),
@@ -681,7 +685,10 @@ fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStra
         _ => json_value().boxed(),
     };
     let stringly = if matches!(input.ty, InputType::Object | InputType::Array) {
-        valid.clone().prop_map(|v| Value::String(v.to_string())).boxed()
+        valid
+            .clone()
+            .prop_map(|v| Value::String(v.to_string()))
+            .boxed()
     } else {
         json_value().boxed()
     };

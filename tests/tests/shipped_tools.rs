@@ -1119,6 +1119,33 @@ async fn todo_keeps_its_list_across_calls_in_the_warm_worker() {
     let (r, _) = call(&rt, "todo", json!({"action": "list"})).await;
     assert_eq!(ok(&r), "Todo list is empty");
     assert!(todos(&r).is_empty());
+
+    // Several at once (a nested input: an array of strings), also sent as a JSON string.
+    let (r, _) = call(
+        &rt,
+        "todo",
+        json!({"action": "add", "items": ["Book the room", " Send the invite "]}),
+    )
+    .await;
+    assert_eq!(ok(&r), "Added 2 items (total 2 item(s))");
+    let (r, _) = call(
+        &rt,
+        "todo",
+        json!({"action": "add", "items": "[\"Order food\"]"}),
+    )
+    .await;
+    assert_eq!(ok(&r), "Added 1 items (total 3 item(s))");
+    assert_eq!(
+        todos(&r),
+        ["Book the room", "Send the invite", "Order food"]
+    );
+    // The bounds are the validator's: no call with an empty list reaches the tool.
+    let (r, progress) = call(&rt, "todo", json!({"action": "add", "items": []})).await;
+    contains(
+        &err(&r),
+        "`items`: expected an array of strings (1\u{2013}50 items), received an array of 0 items",
+    );
+    assert!(progress.is_empty(), "{progress:?}");
 }
 
 #[tokio::test]
@@ -1134,7 +1161,7 @@ async fn todo_errors_are_error_results_and_keep_the_list() {
         let (r, _) = call(&rt, "todo", args.clone()).await;
         contains(
             &err(&r),
-            "The add action requires a text parameter (the item to add)",
+            "The add action requires a text parameter (the item to add) or items",
         );
     }
     let (r, _) = call(&rt, "todo", json!({"action": "done"})).await;

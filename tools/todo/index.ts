@@ -8,6 +8,7 @@ type Action = "list" | "add" | "done";
 interface Params {
   action: Action;
   text?: string;
+  items?: string[];
 }
 
 interface TodoResult {
@@ -60,8 +61,15 @@ export async function execute(
       return result(todos.length === 0 ? "Todo list is empty" : render());
 
     case "add": {
+      const many = (params.items ?? []).map((i) => i.trim()).filter((i) => i !== "");
+      if (many.length > 0) {
+        todos.push(...many);
+        return result(`Added ${many.length} items (total ${todos.length} item(s))`);
+      }
       if (!text) {
-        throw new Error("The add action requires a text parameter (the item to add)");
+        throw new Error(
+          "The add action requires a text parameter (the item to add) or items (several to add)",
+        );
       }
       todos.push(text);
       return result(`Added: ${text} (total ${todos.length} item(s))`);
