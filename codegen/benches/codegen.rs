@@ -2,9 +2,11 @@
 //! inputs each, split by phase, against a baseline in the same run (reading the same files).
 //! With `--compile`, also how long rustc takes to build the bindings of 100 such tools;
 //! `--outputs` gives those 100 tools typed `outputs:` too (an enum, a number and a list
-//! of objects each), to measure what the generated `Output` types cost.
+//! of objects each), to measure what the generated `Output` types cost; `--nested` gives
+//! each a nested object input too (a string, an integer with a default and a list of
+//! strings), to measure what the generated nested `Params` structs cost.
 //!
-//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile [--outputs]]`
+//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile [--outputs] [--nested]]`
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,10 @@ use toolbind_codegen::{Options, load_tools, prompt};
 /// What `--outputs` adds to each of the 100 tools of the rustc measurement.
 const OUTPUTS: &str = "outputs:\n  count:\n    type: number\n    description: How many items.\n  state:\n    type: enum\n    values: ok, partial, failed\n    description: How it went.\n  items:\n    type: array\n    description: The items.\n    items:\n      type: object\n      properties:\n        id:\n          type: string\n          description: The item's id.\n        score:\n          type: number\n          optional: true\n          description: Its score.\n        tags:\n          type: array\n          description: Its tags.\n          items:\n            type: string\n";
 
-fn write_tools(dir: &Path, n: usize, outputs: bool) {
+/// What `--nested` adds to each of the 100 tools: a ninth input, a nested object.
+const NESTED: &str = "  options:\n    type: object\n    description: How to run it.\n    optional: true\n    properties:\n      label:\n        type: string\n        description: A label.\n      retries:\n        type: integer\n        description: How many retries.\n        minimum: 0\n        default: 2\n      tags:\n        type: array\n        description: Tags.\n        optional: true\n        items:\n          type: string\n";
+
+fn write_tools(dir: &Path, n: usize, outputs: bool, nested: bool) {
     for i in 0..n {
         let t = dir.join(format!("tool_{i:04}"));
         std::fs::create_dir_all(&t).unwrap();
@@ -38,6 +43,9 @@ fn write_tools(dir: &Path, n: usize, outputs: bool) {
                 ),
             };
             md.push_str(&format!("  input{j}:\n{spec}"));
+        }
+        if nested {
+            md.push_str(NESTED);
         }
         if outputs {
             md.push_str(OUTPUTS);
@@ -77,7 +85,7 @@ fn main() {
     let compile = std::env::args().any(|a| a == "--compile");
     let tmp = std::env::temp_dir().join(format!("toolbind-bench-{}", std::process::id()));
     let tools_dir = tmp.join("tools");
-    write_tools(&tools_dir, 1000, false);
+    write_tools(&tools_dir, 1000, false, false);
     let dirs = vec![tools_dir.clone()];
     let opts = Options::default();
     let runs = 7;
@@ -121,7 +129,11 @@ fn main() {
     row("**total, all emitters**", total);
 
     if compile {
-        compile_bench(&tmp, std::env::args().any(|a| a == "--outputs"));
+        compile_bench(
+            &tmp,
+            std::env::args().any(|a| a == "--outputs"),
+            std::env::args().any(|a| a == "--nested"),
+        );
     }
     if std::env::var_os("TOOLBIND_BENCH_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -131,7 +143,7 @@ fn main() {
 /// rustc's cost for the bindings of 100 tools: a non-incremental debug build of a crate
 /// that includes them, against the same crate with no tools (dependencies already built,
 /// both measured here); then an incremental rebuild after one tool changed.
-fn compile_bench(tmp: &Path, outputs: bool) {
+fn compile_bench(tmp: &Path, outputs: bool, nested: bool) {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -148,7 +160,7 @@ fn compile_bench(tmp: &Path, outputs: bool) {
     .unwrap();
     std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
     let hundred = tmp.join("hundred");
-    write_tools(&hundred, 100, outputs);
+    write_tools(&hundred, 100, outputs, nested);
     let tools = load_tools(&[hundred], &Options::default()).unwrap();
     let bindings = emit::rust(&tools, Generator::Build);
     let empty = emit::rust(&[], Generator::Build);
@@ -192,11 +204,13 @@ fn compile_bench(tmp: &Path, outputs: bool) {
         edit.push(build_with(&edited, "1"));
     }
     let edit = median(edit);
-    let with = if outputs {
-        " + typed outputs (an enum, a number, a list of objects)"
-    } else {
-        ""
-    };
+    let mut with = String::new();
+    if nested {
+        with.push_str(" + a nested object input");
+    }
+    if outputs {
+        with.push_str(" + typed outputs (an enum, a number, a list of objects)");
+    }
     println!(
         "\n## rustc: debug build of the bindings of 100 tools x 8 inputs{with} (median of 3)\n"
     );

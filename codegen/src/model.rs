@@ -652,6 +652,19 @@ pub enum Execution {
     Sequential,
 }
 
+/// What a bash tool's stdout is (TOOL.md `output:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BashOutput {
+    /// `output: text` (the default): stdout is the result's one text block.
+    #[default]
+    Text,
+    /// `output: json`: stdout is the whole result object, as a node or python tool's
+    /// `execute` returns it (`{content: [...], details?, isError?}`), so a bash tool can
+    /// return images, audio, resources and links. fd 3 stays progress.
+    Json,
+}
+
 /// A `##` section of the Markdown body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -712,6 +725,8 @@ pub struct ToolSpec {
     pub sandbox: ToolSandbox,
     /// Whether a batch may run this tool's calls concurrently (`execution:`).
     pub execution: Execution,
+    /// What a bash tool's stdout is (`output:`; `text` unless it says `json`).
+    pub bash_output: BashOutput,
     /// The Markdown documentation after the frontmatter.
     pub body: Body,
     /// The tool folder.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH, OutputField,
+    Annotations, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH, OutputField,
     OutputType, Pos, ToolSandbox, ToolSpec, WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
@@ -76,6 +76,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "worker",
     "sandbox",
     "execution",
+    "output",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change
@@ -407,6 +408,7 @@ pub fn tool_from_document(
     let mut annotations = Annotations::default();
     let mut worker = WorkerMode::Default;
     let mut execution = Execution::Parallel;
+    let mut bash_output: Option<(BashOutput, &YNode)> = None;
     let mut metadata = BTreeMap::new();
     let mut sandbox = ToolSandbox::default();
 
@@ -475,6 +477,17 @@ pub fn tool_from_document(
                 }
             },
             "sandbox" => sandbox = check_sandbox(&mut cx, v),
+            "output" => match v.as_text().map(|t| t.to_lowercase()).as_deref() {
+                Some("text") => bash_output = Some((BashOutput::Text, v)),
+                Some("json") => bash_output = Some((BashOutput::Json, v)),
+                other => {
+                    let found = other.unwrap_or(v.kind()).to_owned();
+                    cx.err(v, format!("unknown output mode `{found}`")).hint = Some(
+                        "expected `text` (stdout is the result's text, the default) or `json` (stdout is the whole result object)"
+                            .into(),
+                    );
+                }
+            },
             "execution" => match v.as_text().map(|t| t.to_lowercase()).as_deref() {
                 Some("parallel") => execution = Execution::Parallel,
                 Some("sequential") => execution = Execution::Sequential,
@@ -598,6 +611,12 @@ pub fn tool_from_document(
     }
     let entry = found;
 
+    if let Some((_, v)) = bash_output
+        && language != Language::Bash
+    {
+        cx.warn(v, format!("`output` is ignored: it says what a bash tool's stdout is, and this is a {language} tool"))
+            .hint = Some("a typescript or python tool returns its result object from `execute`; remove `output:`".into());
+    }
     if let Some(key) = &outputs_key
         && language == Language::Bash
         && !outputs.is_empty()
@@ -655,6 +674,7 @@ pub fn tool_from_document(
         worker,
         sandbox,
         execution,
+        bash_output: bash_output.map_or(BashOutput::Text, |(o, _)| o),
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
         file: file.to_path_buf(),

@@ -1260,3 +1260,27 @@ fn output_type_names_are_unique_and_an_input_enum_yields_output() {
     assert_eq!(t.inputs[1].rust_type, "Mode");
     assert!(matches!(&t.outputs[0].ty, OutputType::Enum { rust_type, .. } if rust_type == "Mode"));
 }
+
+#[test]
+fn bash_output_mode() {
+    use toolbind_codegen::model::BashOutput;
+    let t = parse(&with("language: bash\noutput: json\n")).unwrap();
+    assert_eq!(t.bash_output, BashOutput::Json);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert_eq!(parse(&with("language: bash\n")).unwrap().bash_output, BashOutput::Text);
+    one(
+        &with("language: bash\noutput: xml\n"),
+        5,
+        9,
+        "unknown output mode `xml`",
+        Some("`json`"),
+    );
+    let t = warn_one(
+        &with("output: json\n"),
+        4,
+        9,
+        "`output` is ignored: it says what a bash tool's stdout is, and this is a typescript tool",
+        None,
+    );
+    assert_eq!(t.bash_output, BashOutput::Json, "kept, but only bash reads it");
+}

@@ -557,7 +557,7 @@ impl Runtime {
     ///
     /// ```ignore
     /// toolbind::include_tools!(); // generated from tools/todo/TOOL.md by build.rs
-    /// let params = todo::Params { action: todo::Action::Add, text: Some("ship it".into()) };
+    /// let params = todo::Params { action: todo::Action::Add, text: Some("ship it".into()), items: None };
     /// let result = runtime.call_typed::<todo::Tool>(params, CallOptions::new()).await;
     /// ```
     pub fn call_typed<T: Tool>(

@@ -569,3 +569,52 @@ async fn futures_join_all<F: std::future::Future>(
     out.extend(slots.into_iter().map(|s| s.unwrap()));
     out
 }
+
+/// A bash tool with `output: json`: its stdout is the whole result, so it can return any
+/// content block (repaired where the meaning is clear) and `details`; fd 3 stays progress.
+#[tokio::test]
+async fn bash_output_json_returns_a_whole_result() {
+    use toolbind::Content;
+    let (exec, _cache) = executor(|c| c);
+    let dir = fixture("sh_json");
+    let md = "---\nname: sh_json\ndescription: d\nlanguage: bash\noutput: json\ninputs:\n  mode:\n    type: string\n    description: d\n---\n";
+    let spec = toolbind_codegen::parse_tool_md(
+        &dir.join("TOOL.md"),
+        &dir,
+        md.as_bytes(),
+        &toolbind_codegen::Options::default().require_entry(false),
+    )
+    .unwrap();
+    let mut spec = spec;
+    spec.entry = Some("index.sh".into());
+    let tool = toolbind::ToolInfo::from(spec);
+    let (sink, seen) = recorder();
+    let r = run(&exec, &tool, json!({"mode": "ok"}), Default::default(), Some(sink), None).await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.content.len(), 3, "{r:?}");
+    assert_eq!(r.content[0].as_text(), Some("converted"));
+    // The data: URL's prefix is taken off and names the MIME type the tool left null.
+    assert_eq!(
+        r.content[1],
+        Content::Image {
+            data: "UE5HREFUQQ==".into(),
+            mime_type: "image/png".into()
+        }
+    );
+    let Content::ResourceLink(link) = &r.content[2] else {
+        panic!("{:?}", r.content[2])
+    };
+    assert_eq!((link.uri.as_str(), link.size), ("file:///tmp/out.mp3", Some(1234)));
+    assert_eq!(r.details, Some(json!({"ok": true})));
+    assert!(!seen.lock().unwrap().is_empty(), "fd 3 is still progress");
+
+    let r = call(&exec, &tool, json!({"mode": "error"})).await;
+    assert!(r.is_error && r.text_content() == "no such file", "{r:?}");
+    let r = call(&exec, &tool, json!({"mode": "bad"})).await;
+    assert_eq!(r.stop, toolbind::StopReason::ProtocolError, "{r:?}");
+    assert!(
+        r.text_content().contains("has `output: json`, but its stdout is not a JSON result"),
+        "{}",
+        r.text_content()
+    );
+}

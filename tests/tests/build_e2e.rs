@@ -91,7 +91,8 @@ fn model_quirks_for_empty_args_and_strict_nulls() {
         p,
         ToolCall::Todo(todo::Params {
             action: todo::Action::List,
-            text: None
+            text: None,
+            items: None,
         })
     );
     let ks = ToolCall::from_call(

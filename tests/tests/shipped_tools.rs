@@ -796,6 +796,15 @@ async fn convert_audio_to_mp3_encodes_at_the_chosen_bitrate_with_progress() {
     let bytes = std::fs::read(&mp3).unwrap();
     assert!(is_mp3(&bytes), "not an MP3: {:02x?}", &bytes[..4]);
     contains(&text, &format!("size: {} bytes", bytes.len()));
+    // A link to the MP3 beside the text (`output: json`).
+    let Some(toolbind::Content::ResourceLink(link)) = r.content.get(1) else {
+        panic!("no resource link: {:?}", r.content)
+    };
+    assert_eq!(link.uri, format!("file://{}", mp3.display()));
+    assert_eq!(
+        (link.name.as_str(), link.mime_type.as_deref(), link.size),
+        ("tone.mp3", Some("audio/mpeg"), Some(bytes.len() as u64))
+    );
     if let Some((codec, bit_rate)) = ffprobe(&mp3) {
         assert_eq!(codec, "mp3");
         assert_eq!(bit_rate, 64_000);

@@ -170,7 +170,14 @@ if [[ -n $duration_us ]]; then
   seconds=$(python3 -c 'import sys; print(f"{int(sys.argv[1]) / 1e6:.1f}")' "$duration_us")
 fi
 progress "Done"
-printf 'Converted %s -> %s\n' "$input_path" "$output_path"
-printf 'Bitrate: %s, size: %s bytes' "$bitrate" "$size"
-[[ -n $seconds ]] && printf ', duration: %s s' "$seconds"
-printf '\n'
+text=$(printf 'Converted %s -> %s\nBitrate: %s, size: %s bytes' "$input_path" "$output_path" "$bitrate" "$size")
+[[ -n $seconds ]] && text+=", duration: $seconds s"
+# `output: json` (TOOL.md): the result is the summary text and a link to the MP3, which a
+# client can open or fetch (MCP `resource_link`).
+python3 -c '
+import json, os, sys, urllib.parse
+text, path, size = sys.argv[1], os.path.abspath(sys.argv[2]), int(sys.argv[3])
+link = {"type": "resource_link", "uri": "file://" + urllib.parse.quote(path),
+        "name": os.path.basename(path), "mimeType": "audio/mpeg", "size": size}
+print(json.dumps({"content": [{"type": "text", "text": text}, link]}))
+' "$text" "$output_path" "$size"

@@ -2,7 +2,9 @@
 //!
 //! The script runs as `bash index.sh` in its own process group. Its params arrive as one
 //! JSON object on stdin (never in argv or the environment); whatever it prints on stdout
-//! becomes the result's text (one trailing newline removed); exit status 0 is success and
+//! becomes the result's text (one trailing newline removed) or, with TOOL.md `output: json`,
+//! is the whole result object (`{content, details?, isError?}`, any content block); exit
+//! status 0 is success and
 //! any other status an error result carrying the tail of stderr. Each line written to
 //! fd 3 is a progress update:
 //!
@@ -32,7 +34,7 @@ use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::{LogSink, ProgressSink};
 use crate::result::{Content, StopReason, ToolResult};
-use toolbind_codegen::model::ToolSpec;
+use toolbind_codegen::model::{BashOutput, ToolSpec};
 
 /// Kills the group if the call's future is dropped before the process was reaped.
 /// Kills the script's process group (while armed), then, through the tracking cgroup of
@@ -85,7 +87,15 @@ pub(crate) async fn run(
             let _ = stdin.write_all(&input).await;
         });
     }
-    let out = Arc::new(Mutex::new(Capture::new(limits.text, 0)));
+    // `output: json`: stdout is one result object, bounded as a harness's result message
+    // is (a result with an image is larger than the text limit).
+    let json_output = tool.bash_output == BashOutput::Json;
+    let out_cap = if json_output {
+        config.max_line_bytes.max(1024)
+    } else {
+        limits.text
+    };
+    let out = Arc::new(Mutex::new(Capture::new(out_cap, 0)));
     let err = Arc::new(Mutex::new(Capture::new(limits.log / 2, limits.log / 2)));
     let out_task = spawned
         .child
@@ -192,6 +202,26 @@ pub(crate) async fn run(
     match (stopper.ending(), status) {
         (Some(Ending::TimedOut), _) => with_stderr(stopper.describe(Ending::TimedOut, &how))
             .with_stop(stopper.reason(Ending::TimedOut)),
+        (_, Some(s)) if s.success() && json_output => {
+            let c = out.lock().unwrap_or_else(|e| e.into_inner());
+            if c.total() > out_cap as u64 {
+                return with_stderr(format!(
+                    "{entry_name} has `output: json`, and its stdout ({} bytes) is longer than the {} limit for a result (ExecConfig::max_line_bytes)",
+                    c.total(),
+                    human_bytes(out_cap)
+                ))
+                .with_stop(StopReason::ProtocolError);
+            }
+            let text = c.render();
+            match serde_json::from_str::<Value>(text.trim()) {
+                Ok(v) => protocol::normalize_result(v, limits.text),
+                Err(e) => with_stderr(format!(
+                    "{entry_name} has `output: json`, but its stdout is not a JSON result ({e}); print one object such as {{\"content\": [{{\"type\": \"text\", \"text\": \"...\"}}]}}: {}",
+                    protocol::preview(text.as_bytes())
+                ))
+                .with_stop(StopReason::ProtocolError),
+            }
+        }
         (_, Some(s)) if s.success() => {
             let c = out.lock().unwrap_or_else(|e| e.into_inner());
             let mut text = c.render();

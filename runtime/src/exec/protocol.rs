@@ -41,7 +41,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use crate::result::{Content, Progress, StopReason, ToolResult};
+use crate::result::{Content, EmbeddedResource, Progress, ResourceContents, StopReason, ToolResult};
 
 /// The protocol version this runtime speaks: the only one a harness's hello may carry.
 pub(crate) const PROTOCOL_VERSION: u64 = 1;
@@ -366,20 +366,190 @@ pub(crate) fn progress_line(line: String, max_text: usize) -> Progress {
     normalize_progress(Value::String(line), max_text)
 }
 
+/// One content block as a tool returned it. A well-formed block is kept as it is; a block
+/// whose meaning is clear is repaired (base64 with a `data:` prefix, line breaks, the
+/// URL-safe alphabet or no padding; a missing `mimeType` the `data:` prefix names); any
+/// other is replaced by a text block saying what was wrong, holding the block's JSON, so
+/// nothing the tool returned is dropped without a word.
 fn content_block(v: Value) -> Content {
     match v {
         Value::String(s) => Content::text(s),
-        Value::Object(ref obj) => {
-            if let Ok(c) = serde_json::from_value::<Content>(v.clone()) {
-                return c;
+        Value::Object(mut obj) => match checked_block(&mut obj) {
+            Ok(c) => c,
+            Err(why) => {
+                let json = Value::Object(obj).to_string();
+                Content::text(format!("[toolbind: {why}; kept as its JSON] {json}"))
             }
-            match obj.get("text") {
-                Some(Value::String(t)) => Content::text(t.clone()),
-                _ => Content::text(v.to_string()),
-            }
-        }
+        },
         other => Content::text(other.to_string()),
     }
+}
+
+fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
+    let ty = match obj.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        // A `{text}` object without a type: the platform's older tools write that.
+        None if matches!(obj.get("text"), Some(Value::String(_))) => "text".to_owned(),
+        None => return Err("a content block without `type`".to_owned()),
+        Some(other) => return Err(format!("a content block whose `type` is {}", kind(other))),
+    };
+    match ty.as_str() {
+        "text" => match obj.remove("text") {
+            Some(Value::String(text)) => Ok(Content::Text { text }),
+            other => {
+                if let Some(o) = other {
+                    obj.insert("text".into(), o);
+                }
+                Err("a text block without a string `text`".to_owned())
+            }
+        },
+        "image" | "audio" => {
+            let what = format!("an {ty} block");
+            let data = match obj.get("data") {
+                Some(Value::String(d)) => d.as_str(),
+                _ => return Err(format!("{what} without base64 `data`")),
+            };
+            let (data, prefix_mime) = base64_text(data).map_err(|e| format!("{what} whose `data` {e}"))?;
+            let mime_type = match (obj.get("mimeType"), prefix_mime) {
+                (Some(Value::String(m)), _) if !m.trim().is_empty() => m.clone(),
+                (None | Some(Value::Null), Some(m)) => m,
+                _ => {
+                    let example = if ty == "image" { "image/png" } else { "audio/wav" };
+                    return Err(format!("{what} without `mimeType` (e.g. \"{example}\")"));
+                }
+            };
+            Ok(if ty == "image" {
+                Content::Image { data, mime_type }
+            } else {
+                Content::Audio { data, mime_type }
+            })
+        }
+        "resource" => {
+            let Some(Value::Object(r)) = obj.get("resource") else {
+                return Err("a resource block without a `resource` object".to_owned());
+            };
+            let uri = match r.get("uri") {
+                Some(Value::String(u)) if is_uri(u) => u.clone(),
+                Some(Value::String(_)) => return Err("a resource whose `uri` is not a URI (it needs a scheme, e.g. file:///report.pdf)".to_owned()),
+                _ => return Err("a resource without `uri`".to_owned()),
+            };
+            let mime_type = match r.get("mimeType") {
+                Some(Value::String(m)) => Some(m.clone()),
+                None | Some(Value::Null) => None,
+                Some(_) => return Err("a resource whose `mimeType` is not a string".to_owned()),
+            };
+            let contents = match (r.get("text"), r.get("blob")) {
+                (Some(_), Some(_)) => {
+                    return Err("a resource with both `text` and `blob` (it has one or the other)".to_owned());
+                }
+                (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
+                (None, Some(Value::String(b))) => {
+                    let (blob, _) = base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
+                    ResourceContents::Blob { blob }
+                }
+                _ => return Err("a resource without a string `text` or base64 `blob`".to_owned()),
+            };
+            Ok(Content::Resource {
+                resource: EmbeddedResource {
+                    uri,
+                    mime_type,
+                    contents,
+                },
+            })
+        }
+        "resource_link" => {
+            if let Some(Value::Number(n)) = obj.get("size")
+                && !n.is_u64()
+            {
+                return Err(format!("a resource link whose `size` is {n}, not a byte count"));
+            }
+            match obj.get("uri") {
+                Some(Value::String(u)) if is_uri(u) => {}
+                Some(Value::String(_)) => return Err("a resource link whose `uri` is not a URI (it needs a scheme, e.g. file:///out.mp3)".to_owned()),
+                _ => return Err("a resource link without `uri`".to_owned()),
+            }
+            serde_json::from_value::<Content>(Value::Object(obj.clone()))
+                .map_err(|e| format!("a malformed resource link ({e})"))
+        }
+        other => Err(format!("a content block of unknown type `{}`", other.escape_debug())),
+    }
+}
+
+/// Whether `s` starts with a URI scheme (`file:`, `https:`, `toolbind:` ...), as RFC 3986
+/// writes it, and holds no whitespace or control character.
+fn is_uri(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
+    scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// Base64 text in the standard alphabet with padding, from what a tool wrote: a `data:`
+/// URL's prefix is taken off (its MIME type returned), line breaks and spaces removed, the
+/// URL-safe alphabet and missing padding accepted. Anything else is not base64: the
+/// error says where.
+pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String> {
+    let (data, mime) = match data.strip_prefix("data:") {
+        Some(rest) => match rest.split_once(',') {
+            Some((head, body)) if head.ends_with(";base64") => {
+                let mime = head.trim_end_matches(";base64").split(';').next().unwrap_or("");
+                (body, (!mime.is_empty()).then(|| mime.to_owned()))
+            }
+            _ => return Err("is a data: URL that is not base64 (`;base64,` missing)".to_owned()),
+        },
+        None => (data, None),
+    };
+    let clean = data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+    let mut out = if clean {
+        data.to_owned()
+    } else {
+        let (mut url_safe, mut standard) = (false, false);
+        let mut out = String::with_capacity(data.len());
+        for (i, c) in data.char_indices() {
+            match c {
+                'A'..='Z' | 'a'..='z' | '0'..='9' | '=' => out.push(c),
+                '+' | '/' => {
+                    standard = true;
+                    out.push(c);
+                }
+                '-' => {
+                    url_safe = true;
+                    out.push('+');
+                }
+                '_' => {
+                    url_safe = true;
+                    out.push('/');
+                }
+                ' ' | '\n' | '\r' | '\t' => {}
+                other => {
+                    return Err(format!(
+                        "is not base64: byte {i} is {:?}",
+                        other.escape_debug().to_string()
+                    ));
+                }
+            }
+        }
+        if url_safe && standard {
+            return Err("is not base64: it mixes the standard (`+`, `/`) and URL-safe (`-`, `_`) alphabets".to_owned());
+        }
+        out
+    };
+    let body = out.trim_end_matches('=');
+    if body.contains('=') || out.len() - body.len() > 2 {
+        return Err("is not base64: `=` padding inside the data or more than two".to_owned());
+    }
+    match body.len() % 4 {
+        1 => return Err(format!("is not base64: {} characters cannot be whole bytes", body.len())),
+        0 => {}
+        rest => {
+            let len = body.len();
+            out.truncate(len);
+            out.push_str(&"==="[..4 - rest]);
+        }
+    }
+    Ok((out, mime))
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -503,11 +673,58 @@ mod tests {
     }
 
     #[test]
+    fn unambiguous_base64_is_repaired_and_the_rest_refused_with_a_reason() {
+        let block = |b: Value| {
+            normalize_result(json!({"content": [b]}), 1 << 20)
+                .content
+                .remove(0)
+        };
+        let image = |data: &str| Content::Image {
+            data: data.into(),
+            mime_type: "image/png".into(),
+        };
+        // A data: URL names the MIME type; line breaks, the URL-safe alphabet and missing
+        // padding are read as what they mean.
+        assert_eq!(
+            block(json!({"type": "image", "data": "data:image/png;base64,iVBO\nRw0K"})),
+            image("iVBORw0K")
+        );
+        assert_eq!(
+            block(json!({"type": "image", "data": "-_8", "mimeType": "image/png"})),
+            image("+/8=")
+        );
+        assert_eq!(
+            block(json!({"type": "image", "data": "AAEC\r\nAw", "mimeType": "image/png"})),
+            image("AAECAw==")
+        );
+        let refused = |b: Value, why: &str| {
+            let c = block(b.clone());
+            let text = c.as_text().unwrap_or_else(|| panic!("{b} was kept as {c:?}"));
+            assert!(text.starts_with("[toolbind: ") && text.contains(why), "{text}");
+            assert!(text.contains(&b.to_string()), "the block's JSON is kept: {text}");
+        };
+        refused(json!({"type": "image", "data": "AA%C", "mimeType": "image/png"}), "byte 2 is \"%\"");
+        refused(json!({"type": "image", "data": "A+B_", "mimeType": "image/png"}), "mixes the standard");
+        refused(json!({"type": "image", "data": "AAAAA", "mimeType": "image/png"}), "cannot be whole bytes");
+        refused(json!({"type": "image", "data": "AAAA"}), "without `mimeType` (e.g. \"image/png\")");
+        refused(json!({"type": "audio", "data": "AAAA", "mimeType": ""}), "audio/wav");
+        refused(
+            json!({"type": "resource", "resource": {"uri": "file:///a", "text": "t", "blob": "AAAA"}}),
+            "both `text` and `blob`",
+        );
+        refused(json!({"type": "resource", "resource": {"uri": "a.txt", "text": "t"}}), "not a URI");
+        refused(json!({"type": "resource_link", "uri": "out mp3", "name": "o"}), "not a URI");
+        refused(json!({"type": "resource_link", "uri": "file:///o", "name": "o", "size": -1}), "`size` is -1");
+        refused(json!({"type": "video", "data": "AAAA"}), "unknown type `video`");
+        refused(json!({"kind": "text", "text": 1}), "without `type`");
+    }
+
+    #[test]
     fn an_embedded_resources_text_shares_the_text_budget() {
         let r = normalize_result(
             json!({"content": [
                 {"type": "text", "text": "0123456789"},
-                {"type": "resource", "resource": {"uri": "u", "text": "abcdefghij"}},
+                {"type": "resource", "resource": {"uri": "test://u", "text": "abcdefghij"}},
             ]}),
             15,
         );
