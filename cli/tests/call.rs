@@ -602,7 +602,10 @@ fn rich_blocks_are_named_on_stderr_and_cannot_forge_a_line() {
     // A URI holding a newline is not a URI: that block is kept as text saying so, its
     // JSON escaped (no raw control character reaches the terminal).
     let out = stdout(&o);
-    assert!(out.starts_with("ok\n[toolbind: a resource whose `uri` is not a URI"), "{out}");
+    assert!(
+        out.starts_with("ok\n[toolbind: a resource whose `uri` is not a URI"),
+        "{out}"
+    );
     assert!(out.contains(r"file:///x\n\u001b[31mnote: forged"), "{out}");
     assert!(!out.contains('\u{1b}'), "{out}");
     let err = stderr(&o);

@@ -304,7 +304,7 @@ fn rust_type(input: &Input) -> (String, bool) {
     let optional = !input.required() && input.public_default().is_none();
     (
         value_type(input),
-        optional && !(input.nullable && !input.sensitive),
+        optional && (!input.nullable || input.sensitive),
     )
 }
 

@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH, OutputField,
-    OutputType, Pos, ToolSandbox, ToolSpec, WorkerMode,
+    Annotations, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH,
+    OutputField, OutputType, Pos, ToolSandbox, ToolSpec, WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -537,7 +537,15 @@ pub fn tool_from_document(
         _ => (String::new(), String::new()),
     };
     if let Some(n) = &name {
-        for input in &inputs {
+        let mut named: Vec<&Input> = Vec::new();
+        for top in &inputs {
+            top.visit(&mut |i| {
+                if !i.name.is_empty() {
+                    named.push(i);
+                }
+            });
+        }
+        for input in named {
             if let Some((rejecting, those)) = rejected_by(|d| d.accepts_param_name(&input.name)) {
                 cx.warn_at(
                     input.pos,

@@ -176,7 +176,7 @@ fn nesting_deeper_than_openai_strict_allows_is_an_error() {
         e[0].message
     );
     // Ten levels load.
-    let ten = src.replacen("  l2:", "  l2:", 1);
+    let ten = src.clone();
     let cut = ten.find(&format!("{}l11:", " ".repeat(2 + 4 * 9))).unwrap();
     let mut ten = ten[..cut].to_owned();
     let pad = " ".repeat(2 + 4 * 9);
@@ -184,7 +184,7 @@ fn nesting_deeper_than_openai_strict_allows_is_an_error() {
         "{pad}leaf:\n{pad}  type: string\n{pad}  description: d\n"
     ));
     let t = parse(&with(&ten)).unwrap();
-    assert_eq!(t.inputs[0].depth(), MAX_DEPTH - 1 + 1);
+    assert_eq!(t.inputs[0].depth(), MAX_DEPTH, "nine objects and the leaf");
 }
 
 #[test]
@@ -420,4 +420,23 @@ fn every_dialect_carries_nested_inputs_its_own_way() {
             }
         }
     }
+}
+
+#[test]
+fn a_nested_name_a_provider_rejects_is_warned_about_and_leaves_the_tool_out_there() {
+    let t = parse(&with(
+        "  o:\n    type: object\n    description: d\n    properties:\n      page.size:\n        type: integer\n        description: d\n",
+    ))
+    .unwrap();
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("parameter name `page.size` is rejected by"),
+        "{}",
+        t.warnings[0].message
+    );
+    assert_eq!(t.warnings[0].pos, Pos::new(9, 7));
+    assert!(Dialect::OpenAi.rejects(&t).is_some());
+    assert!(Dialect::Anthropic.rejects(&t).is_none());
 }

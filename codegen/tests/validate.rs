@@ -1267,7 +1267,10 @@ fn bash_output_mode() {
     let t = parse(&with("language: bash\noutput: json\n")).unwrap();
     assert_eq!(t.bash_output, BashOutput::Json);
     assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
-    assert_eq!(parse(&with("language: bash\n")).unwrap().bash_output, BashOutput::Text);
+    assert_eq!(
+        parse(&with("language: bash\n")).unwrap().bash_output,
+        BashOutput::Text
+    );
     one(
         &with("language: bash\noutput: xml\n"),
         5,
@@ -1282,5 +1285,9 @@ fn bash_output_mode() {
         "`output` is ignored: it says what a bash tool's stdout is, and this is a typescript tool",
         None,
     );
-    assert_eq!(t.bash_output, BashOutput::Json, "kept, but only bash reads it");
+    assert_eq!(
+        t.bash_output,
+        BashOutput::Json,
+        "kept, but only bash reads it"
+    );
 }

@@ -487,10 +487,12 @@ fn decoded(v: &mut Value, want_array: bool) {
         } else {
             t.starts_with('{')
         };
-        if looks && let Ok(parsed) = serde_json::from_str::<Value>(t) {
-            if parsed.is_array() == want_array && (want_array || parsed.is_object()) {
-                *v = parsed;
-            }
+        if looks
+            && let Ok(parsed) = serde_json::from_str::<Value>(t)
+            && parsed.is_array() == want_array
+            && (want_array || parsed.is_object())
+        {
+            *v = parsed;
         }
     }
 }

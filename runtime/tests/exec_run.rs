@@ -589,7 +589,15 @@ async fn bash_output_json_returns_a_whole_result() {
     spec.entry = Some("index.sh".into());
     let tool = toolbind::ToolInfo::from(spec);
     let (sink, seen) = recorder();
-    let r = run(&exec, &tool, json!({"mode": "ok"}), Default::default(), Some(sink), None).await;
+    let r = run(
+        &exec,
+        &tool,
+        json!({"mode": "ok"}),
+        Default::default(),
+        Some(sink),
+        None,
+    )
+    .await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(r.content.len(), 3, "{r:?}");
     assert_eq!(r.content[0].as_text(), Some("converted"));
@@ -604,7 +612,10 @@ async fn bash_output_json_returns_a_whole_result() {
     let Content::ResourceLink(link) = &r.content[2] else {
         panic!("{:?}", r.content[2])
     };
-    assert_eq!((link.uri.as_str(), link.size), ("file:///tmp/out.mp3", Some(1234)));
+    assert_eq!(
+        (link.uri.as_str(), link.size),
+        ("file:///tmp/out.mp3", Some(1234))
+    );
     assert_eq!(r.details, Some(json!({"ok": true})));
     assert!(!seen.lock().unwrap().is_empty(), "fd 3 is still progress");
 
@@ -613,7 +624,8 @@ async fn bash_output_json_returns_a_whole_result() {
     let r = call(&exec, &tool, json!({"mode": "bad"})).await;
     assert_eq!(r.stop, toolbind::StopReason::ProtocolError, "{r:?}");
     assert!(
-        r.text_content().contains("has `output: json`, but its stdout is not a JSON result"),
+        r.text_content()
+            .contains("has `output: json`, but its stdout is not a JSON result"),
         "{}",
         r.text_content()
     );

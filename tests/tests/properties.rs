@@ -619,7 +619,7 @@ fn accepted(text: &str) -> toolbind_codegen::ToolSpec {
 /// A value for a nested input: right for its spec at this level (and recursively below),
 /// a quirk the runtime tolerates (a JSON string for an object or array, a whole float or a
 /// numeric string for an integer), or any JSON.
-fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStrategy<Value> {
+fn nested_value(input: &toolbind_codegen::model::Input) -> BoxedStrategy<Value> {
     use toolbind_codegen::model::Input;
     let valid: BoxedStrategy<Value> = match input.ty {
         InputType::String => "\\PC{0,6}".prop_map(Value::String).boxed(),
@@ -649,7 +649,7 @@ fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStra
             let fields: Vec<(String, bool, BoxedStrategy<Value>)> = input
                 .properties
                 .iter()
-                .map(|p: &Input| (p.name.clone(), p.required(), nested_value(p, depth + 1)))
+                .map(|p: &Input| (p.name.clone(), p.required(), nested_value(p)))
                 .collect();
             let strategies: Vec<BoxedStrategy<Option<(String, Value)>>> = fields
                 .into_iter()
@@ -678,7 +678,7 @@ fn nested_value(input: &toolbind_codegen::model::Input, depth: u32) -> BoxedStra
         InputType::Array => {
             let items = input.items.as_deref().expect("an array has items");
             let max = input.max_items.map_or(4, |m| m as usize + 2).min(6);
-            prop::collection::vec(nested_value(items, depth + 1), 0..max)
+            prop::collection::vec(nested_value(items), 0..max)
                 .prop_map(Value::Array)
                 .boxed()
         }
@@ -703,7 +703,7 @@ fn nested_args() -> BoxedStrategy<Value> {
         .expect("the nested fixture");
     let mut root = toolbind_codegen::model::Input::new("", InputType::Object);
     root.properties = r.tool.spec().inputs.clone();
-    nested_value(&root, 1)
+    nested_value(&root)
 }
 
 fn config(cases: u32) -> Config {

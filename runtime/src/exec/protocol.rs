@@ -41,7 +41,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use crate::result::{Content, EmbeddedResource, Progress, ResourceContents, StopReason, ToolResult};
+use crate::result::{
+    Content, EmbeddedResource, Progress, ResourceContents, StopReason, ToolResult,
+};
 
 /// The protocol version this runtime speaks: the only one a harness's hello may carry.
 pub(crate) const PROTOCOL_VERSION: u64 = 1;
@@ -409,12 +411,17 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                 Some(Value::String(d)) => d.as_str(),
                 _ => return Err(format!("{what} without base64 `data`")),
             };
-            let (data, prefix_mime) = base64_text(data).map_err(|e| format!("{what} whose `data` {e}"))?;
+            let (data, prefix_mime) =
+                base64_text(data).map_err(|e| format!("{what} whose `data` {e}"))?;
             let mime_type = match (obj.get("mimeType"), prefix_mime) {
                 (Some(Value::String(m)), _) if !m.trim().is_empty() => m.clone(),
                 (None | Some(Value::Null), Some(m)) => m,
                 _ => {
-                    let example = if ty == "image" { "image/png" } else { "audio/wav" };
+                    let example = if ty == "image" {
+                        "image/png"
+                    } else {
+                        "audio/wav"
+                    };
                     return Err(format!("{what} without `mimeType` (e.g. \"{example}\")"));
                 }
             };
@@ -440,11 +447,15 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
             };
             let contents = match (r.get("text"), r.get("blob")) {
                 (Some(_), Some(_)) => {
-                    return Err("a resource with both `text` and `blob` (it has one or the other)".to_owned());
+                    return Err(
+                        "a resource with both `text` and `blob` (it has one or the other)"
+                            .to_owned(),
+                    );
                 }
                 (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
                 (None, Some(Value::String(b))) => {
-                    let (blob, _) = base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
+                    let (blob, _) =
+                        base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
                     ResourceContents::Blob { blob }
                 }
                 _ => return Err("a resource without a string `text` or base64 `blob`".to_owned()),
@@ -461,7 +472,9 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
             if let Some(Value::Number(n)) = obj.get("size")
                 && !n.is_u64()
             {
-                return Err(format!("a resource link whose `size` is {n}, not a byte count"));
+                return Err(format!(
+                    "a resource link whose `size` is {n}, not a byte count"
+                ));
             }
             match obj.get("uri") {
                 Some(Value::String(u)) if is_uri(u) => {}
@@ -471,7 +484,10 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
             serde_json::from_value::<Content>(Value::Object(obj.clone()))
                 .map_err(|e| format!("a malformed resource link ({e})"))
         }
-        other => Err(format!("a content block of unknown type `{}`", other.escape_debug())),
+        other => Err(format!(
+            "a content block of unknown type `{}`",
+            other.escape_debug()
+        )),
     }
 }
 
@@ -482,7 +498,9 @@ fn is_uri(s: &str) -> bool {
         return false;
     };
     scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
@@ -494,14 +512,20 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
     let (data, mime) = match data.strip_prefix("data:") {
         Some(rest) => match rest.split_once(',') {
             Some((head, body)) if head.ends_with(";base64") => {
-                let mime = head.trim_end_matches(";base64").split(';').next().unwrap_or("");
+                let mime = head
+                    .trim_end_matches(";base64")
+                    .split(';')
+                    .next()
+                    .unwrap_or("");
                 (body, (!mime.is_empty()).then(|| mime.to_owned()))
             }
             _ => return Err("is a data: URL that is not base64 (`;base64,` missing)".to_owned()),
         },
         None => (data, None),
     };
-    let clean = data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+    let clean = data
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
     let mut out = if clean {
         data.to_owned()
     } else {
@@ -532,7 +556,10 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
             }
         }
         if url_safe && standard {
-            return Err("is not base64: it mixes the standard (`+`, `/`) and URL-safe (`-`, `_`) alphabets".to_owned());
+            return Err(
+                "is not base64: it mixes the standard (`+`, `/`) and URL-safe (`-`, `_`) alphabets"
+                    .to_owned(),
+            );
         }
         out
     };
@@ -541,7 +568,12 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
         return Err("is not base64: `=` padding inside the data or more than two".to_owned());
     }
     match body.len() % 4 {
-        1 => return Err(format!("is not base64: {} characters cannot be whole bytes", body.len())),
+        1 => {
+            return Err(format!(
+                "is not base64: {} characters cannot be whole bytes",
+                body.len()
+            ));
+        }
         0 => {}
         rest => {
             let len = body.len();
@@ -699,23 +731,58 @@ mod tests {
         );
         let refused = |b: Value, why: &str| {
             let c = block(b.clone());
-            let text = c.as_text().unwrap_or_else(|| panic!("{b} was kept as {c:?}"));
-            assert!(text.starts_with("[toolbind: ") && text.contains(why), "{text}");
-            assert!(text.contains(&b.to_string()), "the block's JSON is kept: {text}");
+            let text = c
+                .as_text()
+                .unwrap_or_else(|| panic!("{b} was kept as {c:?}"));
+            assert!(
+                text.starts_with("[toolbind: ") && text.contains(why),
+                "{text}"
+            );
+            assert!(
+                text.contains(&b.to_string()),
+                "the block's JSON is kept: {text}"
+            );
         };
-        refused(json!({"type": "image", "data": "AA%C", "mimeType": "image/png"}), "byte 2 is \"%\"");
-        refused(json!({"type": "image", "data": "A+B_", "mimeType": "image/png"}), "mixes the standard");
-        refused(json!({"type": "image", "data": "AAAAA", "mimeType": "image/png"}), "cannot be whole bytes");
-        refused(json!({"type": "image", "data": "AAAA"}), "without `mimeType` (e.g. \"image/png\")");
-        refused(json!({"type": "audio", "data": "AAAA", "mimeType": ""}), "audio/wav");
+        refused(
+            json!({"type": "image", "data": "AA%C", "mimeType": "image/png"}),
+            "byte 2 is \"%\"",
+        );
+        refused(
+            json!({"type": "image", "data": "A+B_", "mimeType": "image/png"}),
+            "mixes the standard",
+        );
+        refused(
+            json!({"type": "image", "data": "AAAAA", "mimeType": "image/png"}),
+            "cannot be whole bytes",
+        );
+        refused(
+            json!({"type": "image", "data": "AAAA"}),
+            "without `mimeType` (e.g. \"image/png\")",
+        );
+        refused(
+            json!({"type": "audio", "data": "AAAA", "mimeType": ""}),
+            "audio/wav",
+        );
         refused(
             json!({"type": "resource", "resource": {"uri": "file:///a", "text": "t", "blob": "AAAA"}}),
             "both `text` and `blob`",
         );
-        refused(json!({"type": "resource", "resource": {"uri": "a.txt", "text": "t"}}), "not a URI");
-        refused(json!({"type": "resource_link", "uri": "out mp3", "name": "o"}), "not a URI");
-        refused(json!({"type": "resource_link", "uri": "file:///o", "name": "o", "size": -1}), "`size` is -1");
-        refused(json!({"type": "video", "data": "AAAA"}), "unknown type `video`");
+        refused(
+            json!({"type": "resource", "resource": {"uri": "a.txt", "text": "t"}}),
+            "not a URI",
+        );
+        refused(
+            json!({"type": "resource_link", "uri": "out mp3", "name": "o"}),
+            "not a URI",
+        );
+        refused(
+            json!({"type": "resource_link", "uri": "file:///o", "name": "o", "size": -1}),
+            "`size` is -1",
+        );
+        refused(
+            json!({"type": "video", "data": "AAAA"}),
+            "unknown type `video`",
+        );
         refused(json!({"kind": "text", "text": 1}), "without `type`");
     }
 
