@@ -264,6 +264,9 @@ fn value_type(input: &Input) -> String {
         InputType::Number => "f64".to_owned(),
         InputType::Integer => "i64".to_owned(),
         InputType::Boolean => "bool".to_owned(),
+        InputType::Object if input.rust_type.is_empty() => {
+            "::toolbind::__private::JsonObject".to_owned()
+        }
         InputType::Enum | InputType::Object => input.enum_type_name(),
         InputType::Array => format!(
             "::std::vec::Vec<{}>",
@@ -435,29 +438,55 @@ fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: bool) {
     w.open_deserialize(ty);
     if fields.is_empty() {
         w.line("::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
-        w.line(&format!("::core::result::Result::Ok({ty} {{}})"));
+        // `Self`, not the name: a struct named `D` would be the type parameter here.
+        let name = if nested { "Self" } else { ty };
+        w.line(&format!("::core::result::Result::Ok({name} {{}})"));
     } else {
         w.line("let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
-        w.open(&format!("::core::result::Result::Ok({ty} {{"));
-        for input in fields {
-            let (_, optional) = rust_type(input);
-            let wire = lit(&input.name);
-            let (method, args) = if optional && input.sensitive {
-                ("optional_secret", vec![wire])
-            } else if optional {
-                ("optional", vec![wire])
-            } else if input.sensitive {
-                ("required_secret", vec![wire])
-            } else if input.public_default().is_some() {
-                let prefix = if nested { "Self::" } else { "" };
-                let f = format!("{prefix}__default_{}", plain_name(&input.rust_name));
-                ("or_default", vec![wire, f])
-            } else {
-                ("required", vec![wire])
-            };
-            field_call(w, &input.rust_name, method, &args);
+        let name = if nested { "Self" } else { ty };
+        let calls: Vec<(&str, &str, Vec<String>)> = fields
+            .iter()
+            .map(|input| {
+                let (_, optional) = rust_type(input);
+                let wire = lit(&input.name);
+                // A nullable field is an `Option` already: one that may be absent is read
+                // as optional too.
+                let optional = optional
+                    || (input.nullable && input.optional && input.public_default().is_none());
+                let (method, args) = if optional && input.sensitive {
+                    ("optional_secret", vec![wire])
+                } else if optional {
+                    ("optional", vec![wire])
+                } else if input.sensitive {
+                    ("required_secret", vec![wire])
+                } else if input.public_default().is_some() {
+                    let prefix = if nested { "Self::" } else { "" };
+                    let f = format!("{prefix}__default_{}", plain_name(&input.rust_name));
+                    ("or_default", vec![wire, f])
+                } else {
+                    ("required", vec![wire])
+                };
+                (input.rust_name.as_str(), method, args)
+            })
+            .collect();
+        // prettyplease keeps a struct literal that fits on one line.
+        let inline: Vec<String> = calls
+            .iter()
+            .map(|(field, method, args)| format!("{field}: f.{method}({})?", args.join(", ")))
+            .collect();
+        let one = format!(
+            "::core::result::Result::Ok({name} {{ {} }})",
+            inline.join(", ")
+        );
+        if w.fits(&one) {
+            w.line(&one);
+        } else {
+            w.open(&format!("::core::result::Result::Ok({name} {{"));
+            for (field, method, args) in &calls {
+                field_call(w, field, method, args);
+            }
+            w.close("})");
         }
-        w.close("})");
     }
     w.close("}");
     w.close("}");
@@ -633,7 +662,8 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
     w.close("}");
     w.open_deserialize(name);
     w.line("let mut f = ::toolbind::__private::Record::new(d)?;");
-    w.open(&format!("::core::result::Result::Ok({name} {{"));
+    // `Self`, not the name: a struct named `D` would be the type parameter here.
+    w.open("::core::result::Result::Ok(Self {");
     for f in fields {
         let method = if f.optional { "optional" } else { "required" };
         field_call(w, &f.rust_name, method, &[lit(&f.name)]);

@@ -263,8 +263,9 @@ pub struct Input {
     /// `null` is a value of this input (a JSON Schema type list with `"null"`); an optional
     /// input takes `null` for "not given" whatever this says. Not spelled in TOOL.md.
     pub nullable: bool,
-    /// `sensitive: true`: the value is a secret (for an object or array, all of it); it is
-    /// redacted from every text the runtime builds and wrapped in `Secret` in Rust.
+    /// `sensitive: true`: the value is a secret (for an object or array, all of it: every
+    /// input inside a sensitive one is sensitive too); it is redacted from every text the
+    /// runtime builds and wrapped in `Secret` in Rust.
     pub sensitive: bool,
     /// Allowed values, for [`InputType::Enum`] only.
     pub values: Vec<EnumValue>,
@@ -328,7 +329,8 @@ impl Input {
     /// The default as it may be shown: in schemas, prompts, docs and generated code. A
     /// sensitive input's default is applied by the runtime only, so this is `None` for it.
     pub fn public_default(&self) -> Option<&Value> {
-        if self.sensitive {
+        // An object's default holds its fields' values: a sensitive field's among them.
+        if self.holds_sensitive() {
             None
         } else {
             self.default.as_ref()
@@ -436,7 +438,7 @@ impl Input {
             h.write(b"\x01");
             h.write(v.wire.as_bytes());
         }
-        match (&self.default, self.sensitive) {
+        match (&self.default, self.holds_sensitive()) {
             // Generated code embeds the fingerprint: a secret default must not be
             // recoverable from it, so only its presence counts.
             (Some(_), true) => h.write(b"\x03"),

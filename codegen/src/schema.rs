@@ -145,7 +145,8 @@ impl Dialect {
                 }
                 let refused = match i.ty {
                     InputType::Any => self.strict_params() || self == Dialect::Gemini,
-                    InputType::Map => self.strict_params(),
+                    // Gemini has no `additionalProperties`: an object without properties is refused.
+                    InputType::Map => self.strict_params() || self == Dialect::Gemini,
                     _ => false,
                 };
                 if refused && untyped.is_none() {
@@ -303,6 +304,9 @@ impl Serialize for Prop<'_> {
             }
         }
         let const_as_enum = input.ty == InputType::Const && (strict || gemini);
+        // Strict takes an enum of any JSON values; Gemini's enums are strings only.
+        let enum_const =
+            const_as_enum && (strict || matches!(input.constant, Some(Value::String(_))));
         if input.ty == InputType::Enum {
             if gemini {
                 m.serialize_entry("format", "enum")?;
@@ -314,7 +318,7 @@ impl Serialize for Prop<'_> {
                     with_null: nullable && !gemini,
                 },
             )?;
-        } else if const_as_enum && let Some(c @ Value::String(_)) = &input.constant {
+        } else if enum_const && let Some(c) = &input.constant {
             if gemini {
                 m.serialize_entry("format", "enum")?;
             }
@@ -333,7 +337,7 @@ impl Serialize for Prop<'_> {
         if strict && let Some(c) = input.constraint_text() {
             desc = join_note(&desc, &c).into();
         }
-        if const_as_enum && !matches!(input.constant, Some(Value::String(_))) {
+        if const_as_enum && !enum_const {
             let c = input.constant.clone().unwrap_or_default();
             desc = join_note(&desc, &format!("always {c}")).into();
         }

@@ -1400,6 +1400,15 @@ fn check_input(
     input.values = values;
     input.properties = properties;
     input.items = items;
+    if sensitive {
+        // Everything inside a secret is secret: its fields' defaults, values and errors.
+        for p in &mut input.properties {
+            p.visit_mut(&mut |i| i.sensitive = true);
+        }
+        if let Some(items) = &mut input.items {
+            items.visit_mut(&mut |i| i.sensitive = true);
+        }
+    }
     input.minimum = bounds[0].map(|(n, _)| n);
     input.maximum = bounds[1].map(|(n, _)| n);
     input.min_items = counts[0].map(|(n, _)| n);
@@ -1441,7 +1450,7 @@ fn check_input(
     if cx.errors() > before {
         return None;
     }
-    if sensitive
+    if input.holds_sensitive()
         && input.default.is_some()
         && let Some(d) = default_node
     {
@@ -1471,8 +1480,11 @@ fn value_problem(input: &Input, v: &Value) -> Option<String> {
         (InputType::String, Value::String(_)) | (InputType::Boolean, Value::Bool(_)) => None,
         (InputType::Number | InputType::Integer, Value::Number(n)) => {
             let f = n.as_f64().unwrap_or_default();
-            if input.ty == InputType::Integer && !(n.is_i64() || n.is_u64()) {
-                return Some(format!("must be an integer, found {n}"));
+            // An integer is an `i64` in Rust: a larger one could not reach a typed caller.
+            if input.ty == InputType::Integer && !n.is_i64() {
+                return Some(format!(
+                    "must be an integer of at most 19 digits, found {n}"
+                ));
             }
             let low = input.minimum.is_some_and(|m| f < m);
             let high = input.maximum.is_some_and(|m| f > m);
@@ -2048,7 +2060,7 @@ fn check_default(
         (InputType::Number, YValue::Float(f)) if f.is_finite() => {
             serde_json::Number::from_f64(*f).map(Value::Number)
         }
-        (InputType::Integer, YValue::UInt(u)) => Some(Value::from(*u)),
+        (InputType::Integer, YValue::UInt(u)) if i64::try_from(*u).is_ok() => Some(Value::from(*u)),
         (InputType::Integer, YValue::Int(i)) => Some(Value::from(*i)),
         (InputType::Integer, YValue::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
             let n = *f as i64;

@@ -327,6 +327,44 @@ fn sensitive_on_an_object_covers_all_of_it() {
             .unwrap()
             .contains("Sensitive")
     );
+    assert!(
+        t.inputs[0].properties.iter().all(|p| p.sensitive),
+        "everything inside is secret"
+    );
+
+    // A field's default inside a secret, and an object default holding a secret field,
+    // are never written into schemas, docs or code.
+    let t = parse(&with(
+        "  creds:\n    type: object\n    description: d\n    sensitive: true\n    properties:\n      key:\n        type: string\n        description: d\n        default: s3cr3t-value\n  plain:\n    type: object\n    description: d\n    optional: true\n    default: {token: t0ken-value}\n    properties:\n      token:\n        type: string\n        description: d\n        sensitive: true\n",
+    ))
+    .unwrap();
+    // The object default holding a secret is said to be applied at run time only.
+    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    let one_tool = std::slice::from_ref(&t);
+    let everything = format!(
+        "{}{}{}{}",
+        schema::definitions_json(one_tool, Dialect::Portable),
+        schema::definitions_json(one_tool, Dialect::OpenAiStrict),
+        toolbind_codegen::prompt::docs(one_tool),
+        toolbind_codegen::emit::rust(one_tool, toolbind_codegen::emit::Generator::Build)
+    );
+    assert!(
+        !everything.contains("s3cr3t") && !everything.contains("t0ken"),
+        "{everything}"
+    );
+    assert!(t.inputs[0].properties[0].public_default().is_none());
+    assert!(t.inputs[1].public_default().is_none());
+}
+
+#[test]
+fn integers_stay_within_what_rust_holds() {
+    one(
+        &with("  n:\n    type: integer\n    description: d\n    default: 10000000000000000000\n"),
+        8,
+        14,
+        "default of integer input `n` must be an integer",
+        None,
+    );
 }
 
 #[test]

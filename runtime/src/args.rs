@@ -532,10 +532,23 @@ fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &
                     Some(w) => {
                         let f = n.as_f64().unwrap_or_default();
                         // `5.0` is the integer 5: a tool doing `range(n)` needs an int.
-                        if !(n.is_i64() || n.is_u64()) {
+                        if !n.is_i64() {
                             *v = w;
                         }
                         in_range(input, f, v, at, hidden, out);
+                        true
+                    }
+                    // A whole number no 64-bit integer holds (`1e20`, 2^63): JSON Schema
+                    // calls it an integer, Rust and most tools cannot take it.
+                    None if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                        out.push(|| ArgProblem::OutOfRange {
+                            field: at.to_string(),
+                            expected: format!(
+                                "{} that fits in 64 bits ({INTEGER_RANGE})",
+                                expected(input)
+                            ),
+                            received: describe(v, hidden),
+                        });
                         true
                     }
                     None => false,
@@ -627,10 +640,19 @@ fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &
     }
 }
 
+/// The integers an integer input takes: an `i64`'s, and no more than 2^53 in magnitude
+/// when written as a float (beyond it a float no longer names one integer).
+pub const INTEGER_RANGE: &str =
+    "at most 9223372036854775807 in magnitude as an integer, 9007199254740992 as a float";
+
 /// A number as an integer when it has no fraction (`5.0` -> `5`), or `None`.
 fn whole(n: &serde_json::Number) -> Option<Value> {
-    if n.is_i64() || n.is_u64() {
+    // An integer input is an `i64` in Rust: one beyond it could not reach a typed caller.
+    if n.is_i64() {
         return Some(Value::Number(n.clone()));
+    }
+    if n.is_u64() {
+        return None;
     }
     let f = n.as_f64()?;
     // Beyond 2^53 a float no longer says which integer it is.

@@ -197,8 +197,13 @@ fn value(f: &OutputField, v: &Value, path: &str, out: &mut Vec<OutputViolation>)
         | (OutputType::Number, Value::Number(_))
         | (OutputType::Boolean, Value::Bool(_)) => {}
         (OutputType::Integer, Value::Number(n)) => {
-            if !(n.is_i64() || n.is_u64()) {
-                push(out, path, format!("expected an integer, found {n}"));
+            // The generated `Output` holds an `i64`.
+            if !n.is_i64() {
+                push(
+                    out,
+                    path,
+                    format!("expected an integer (64-bit), found {n}"),
+                );
             }
         }
         (OutputType::Enum { values, .. }, Value::String(s)) => {

@@ -268,7 +268,11 @@ fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
         }
         Value::String(s) => crate::args::parse_bool(s)
             .map(Value::Bool)
-            .or_else(|| crate::args::parse_number(s).map(Value::Number))
+            .or_else(|| {
+                // `"5.0"` for an integer: the number it names, as a whole one.
+                let n = Value::Number(crate::args::parse_number(s)?);
+                Some(coerced(&n).unwrap_or(n))
+            })
             .or_else(|| crate::args::parse_array(s).map(Value::Array)),
         _ => None,
     }
@@ -570,7 +574,10 @@ fn parsed_schema(schema: &'static str) -> ::std::sync::Arc<::serde_json::Value> 
 /// applied by the tool's schema before the typed fields read them; a flat tool's fields
 /// handle their own.
 fn nested_quirks(schema: &'static str, mut args: ::serde_json::Value) -> ::serde_json::Value {
-    if !(schema.contains("\"items\"") || schema.matches("\"properties\"").nth(1).is_some()) {
+    if !(schema.contains("\"items\"")
+        || schema.contains("\"additionalProperties\":{")
+        || schema.matches("\"properties\"").nth(1).is_some())
+    {
         return args;
     }
     if let ::serde_json::Value::String(s) = &args
@@ -671,7 +678,8 @@ fn constraint_problem(
             let f = n.as_f64()?;
             let low = bound("minimum").is_some_and(|m| f < m);
             let high = bound("maximum").is_some_and(|m| f > m);
-            (low || high).then(|| format!("`{path}`: {n} is outside the allowed range"))
+            // The value is not shown: it may be a secret's.
+            (low || high).then(|| format!("`{path}`: a number outside the allowed range"))
         }
         Value::Array(a) => {
             let n = a.len() as f64;
@@ -759,6 +767,15 @@ mod tests {
 
     fn fields(v: Value) -> Fields<E> {
         Fields::new(v, &["n", "b", "s", "k"]).unwrap()
+    }
+
+    #[test]
+    fn an_integer_field_takes_a_whole_number_sent_as_a_float_or_a_string() {
+        let mut f = fields(json!({"n": 5.0, "b": "7.0", "s": "1e2", "k": 2.5}));
+        assert_eq!(f.required::<i64>("n").unwrap(), 5);
+        assert_eq!(f.required::<i64>("b").unwrap(), 7);
+        assert_eq!(f.required::<i64>("s").unwrap(), 100);
+        assert!(f.required::<i64>("k").is_err());
     }
 
     #[test]

@@ -59,9 +59,15 @@ impl<T: Serialize> Serialize for Secret<T> {
     }
 }
 
+/// A value that does not fit is refused without quoting it: serde's message would (`invalid
+/// type: integer \`123456789\``), and a secret inside a list or object has no field of its
+/// own to hide it.
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Secret<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(d).map(Secret)
+        use serde::de::Error as _;
+        T::deserialize(d)
+            .map(Secret)
+            .map_err(|_| D::Error::custom("invalid value (sensitive, not shown)"))
     }
 }
 
@@ -245,6 +251,25 @@ mod tests {
         let json = serde_json::to_string(&content).unwrap();
         assert!(!json.contains("hunter2"), "{json}");
         assert_eq!(json.matches("[REDACTED]").count(), 3, "{json}");
+    }
+
+    #[test]
+    fn a_value_that_does_not_fit_is_refused_without_quoting_it() {
+        for v in [
+            serde_json::json!(123456789),
+            serde_json::json!(["hunter22"]),
+        ] {
+            let e = serde_json::from_value::<Secret<String>>(v.clone())
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains("123456789") && !e.contains("hunter22"), "{e}");
+            assert!(e.contains("sensitive, not shown"), "{e}");
+        }
+        // Inside a list, where no field of its own hides it.
+        let e = serde_json::from_value::<Vec<Secret<String>>>(serde_json::json!(["ok", 987654321]))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("987654321"), "{e}");
     }
 
     #[test]

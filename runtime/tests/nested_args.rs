@@ -176,6 +176,14 @@ fn integers_and_ranges() {
         e.problems[0].to_string(),
         "`limit`: expected an integer from 0 to 1000, received the number 5000"
     );
+    // A whole number no 64-bit integer holds: out of range, saying the range.
+    for big in [json!(1e20), json!(9_223_372_036_854_775_808u64)] {
+        let e = validate(&t, with(big)).unwrap_err();
+        assert!(
+            matches!(&e.problems[0], ArgProblem::OutOfRange { expected, .. } if expected.contains("fits in 64 bits")),
+            "{e}"
+        );
+    }
     let p =
         problems(json!({"path": "p", "edits": [{"old_text": "a", "new_text": "b", "count": 0}]}));
     assert_eq!(

@@ -27,9 +27,7 @@ pub mod _3d_render {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params {
-                q: f.required("q")?,
-            })
+            ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
     /// The `3d_render` tool: pass it to `Runtime::call_typed`.
@@ -84,9 +82,7 @@ pub mod gmail {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params {
-                q: f.required("q")?,
-            })
+            ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
     /// The `Gmail` tool: pass it to `Runtime::call_typed`.
@@ -937,9 +933,7 @@ pub mod metadata_keys {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params {
-                query: f.required("query")?,
-            })
+            ::core::result::Result::Ok(Params { query: f.required("query")? })
         }
     }
     /// The `metadata_keys` tool: pass it to `Runtime::call_typed`.
@@ -1280,9 +1274,7 @@ pub mod web_search {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params {
-                q: f.required("q")?,
-            })
+            ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
     /// The `web-search` tool: pass it to `Runtime::call_typed`.
@@ -1337,9 +1329,7 @@ pub mod web_search_2 {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params {
-                q: f.required("q")?,
-            })
+            ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
     /// The `webSearch` tool: pass it to `Runtime::call_typed`.

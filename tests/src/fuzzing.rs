@@ -300,8 +300,14 @@ pub fn check_args(tool: &ToolInfo, validator: &jsonschema::Validator, args: &Val
             true
         }
         Err(e) => {
+            // The one documented difference: JSON Schema's `integer` has no size, toolbind's
+            // is 64 bits (`toolbind::args::INTEGER_RANGE`), so `1e20` passes the schema and
+            // is refused, as out of range, by the runtime.
+            let only_too_big = e.problems.iter().all(|p| {
+                matches!(p, ArgProblem::OutOfRange { expected, .. } if expected.contains("fits in 64 bits"))
+            });
             assert!(
-                !schema_ok,
+                !schema_ok || only_too_big,
                 "the schema of `{}` accepts {args}, the runtime refuses it:\n{e}",
                 spec.name
             );

@@ -687,6 +687,8 @@ pub mod nested_inputs {
         ///
         /// Default: `200`.
         pub limit: i64,
+        /// An object whose Rust type is `D`, the name serde's deserializer parameter has.
+        pub d: ::core::option::Option<D>,
         /// Line ranges to restrict the edits to.
         ///
         /// Default: `[]`.
@@ -702,6 +704,7 @@ pub mod nested_inputs {
             a.put("edits", &self.edits);
             a.put("options", &self.options);
             a.put("limit", &self.limit);
+            a.put("d", &self.d);
             a.put("ranges", &self.ranges);
             a.serialize(s)
         }
@@ -712,6 +715,7 @@ pub mod nested_inputs {
             "edits",
             "options",
             "limit",
+            "d",
             "ranges",
         ];
     }
@@ -725,6 +729,7 @@ pub mod nested_inputs {
                 edits: f.required("edits")?,
                 options: f.optional("options")?,
                 limit: f.or_default("limit", __default_limit)?,
+                d: f.optional("d")?,
                 ranges: f.or_default("ranges", __default_ranges)?,
             })
         }
@@ -772,7 +777,7 @@ pub mod nested_inputs {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Edit {
+            ::core::result::Result::Ok(Self {
                 old_text: f.required("old_text")?,
                 new_text: f.required("new_text")?,
                 count: f.or_default("count", Self::__default_count)?,
@@ -819,7 +824,7 @@ pub mod nested_inputs {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(EditOptions {
+            ::core::result::Result::Ok(Self {
                 dry_run: f.or_default("dry_run", Self::__default_dry_run)?,
                 mode: f.optional("mode")?,
                 tags: f.optional("tags")?,
@@ -889,6 +894,38 @@ pub mod nested_inputs {
             ::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)
         }
     }
+    /// An object whose Rust type is `D`, the name serde's deserializer parameter has.
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
+    pub struct D {
+        /// Anything.
+        pub x: ::std::string::String,
+    }
+    impl ::toolbind::__private::serde::Serialize for D {
+        fn serialize<S: ::toolbind::__private::serde::Serializer>(
+            &self,
+            s: S,
+        ) -> ::core::result::Result<S::Ok, S::Error> {
+            let mut a = ::toolbind::__private::Args::new();
+            a.put("x", &self.x);
+            a.serialize(s)
+        }
+    }
+    impl D {
+        const FIELDS: &'static [&'static str] = &["x"];
+    }
+    impl<'de> ::toolbind::__private::serde::Deserialize<'de> for D {
+        fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(
+            d: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
+            ::core::result::Result::Ok(Self { x: f.required("x")? })
+        }
+    }
+    impl ::toolbind::__private::Arg for D {
+        fn arg(&self) -> ::toolbind::__private::ArgValue {
+            ::toolbind::__private::arg_of(self)
+        }
+    }
     /// The `nested_inputs` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -908,10 +945,10 @@ pub mod nested_inputs {
         const DESCRIPTION: &'static str = "Edits a file; takes objects, arrays and integers.";
         const VERSION: u64 = 2;
         const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::TypeScript;
-        const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"The file to edit.\"},\"edits\":{\"type\":\"array\",\"description\":\"The edits, applied in order.\",\"items\":{\"type\":\"object\",\"properties\":{\"old_text\":{\"type\":\"string\",\"description\":\"Text to replace; must match exactly.\"},\"new_text\":{\"type\":\"string\",\"description\":\"The replacement.\"},\"count\":{\"type\":\"integer\",\"description\":\"How many occurrences to replace.\",\"minimum\":1,\"default\":1}},\"required\":[\"old_text\",\"new_text\"],\"additionalProperties\":false},\"minItems\":1,\"maxItems\":50},\"options\":{\"type\":\"object\",\"description\":\"How to apply the edits.\",\"properties\":{\"dry_run\":{\"type\":\"boolean\",\"description\":\"Show the diff without writing.\",\"default\":false},\"mode\":{\"type\":\"string\",\"enum\":[\"strict\",\"lenient\"],\"description\":\"What to do when a text is not found.\"},\"tags\":{\"type\":\"array\",\"description\":\"Labels for the change.\",\"items\":{\"type\":\"string\"}}},\"required\":[],\"additionalProperties\":false},\"limit\":{\"type\":\"integer\",\"description\":\"At most this many lines of diff.\",\"minimum\":0,\"maximum\":1000,\"default\":200},\"ranges\":{\"type\":\"array\",\"description\":\"Line ranges to restrict the edits to.\",\"items\":{\"type\":\"array\",\"description\":\"A start and an end line.\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2},\"default\":[]}},\"required\":[\"path\",\"edits\"],\"additionalProperties\":false}";
+        const SCHEMA: &'static str = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\",\"description\":\"The file to edit.\"},\"edits\":{\"type\":\"array\",\"description\":\"The edits, applied in order.\",\"items\":{\"type\":\"object\",\"properties\":{\"old_text\":{\"type\":\"string\",\"description\":\"Text to replace; must match exactly.\"},\"new_text\":{\"type\":\"string\",\"description\":\"The replacement.\"},\"count\":{\"type\":\"integer\",\"description\":\"How many occurrences to replace.\",\"minimum\":1,\"default\":1}},\"required\":[\"old_text\",\"new_text\"],\"additionalProperties\":false},\"minItems\":1,\"maxItems\":50},\"options\":{\"type\":\"object\",\"description\":\"How to apply the edits.\",\"properties\":{\"dry_run\":{\"type\":\"boolean\",\"description\":\"Show the diff without writing.\",\"default\":false},\"mode\":{\"type\":\"string\",\"enum\":[\"strict\",\"lenient\"],\"description\":\"What to do when a text is not found.\"},\"tags\":{\"type\":\"array\",\"description\":\"Labels for the change.\",\"items\":{\"type\":\"string\"}}},\"required\":[],\"additionalProperties\":false},\"limit\":{\"type\":\"integer\",\"description\":\"At most this many lines of diff.\",\"minimum\":0,\"maximum\":1000,\"default\":200},\"d\":{\"type\":\"object\",\"description\":\"An object whose Rust type is `D`, the name serde's deserializer parameter has.\",\"properties\":{\"x\":{\"type\":\"string\",\"description\":\"Anything.\"}},\"required\":[\"x\"],\"additionalProperties\":false},\"ranges\":{\"type\":\"array\",\"description\":\"Line ranges to restrict the edits to.\",\"items\":{\"type\":\"array\",\"description\":\"A start and an end line.\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2},\"default\":[]}},\"required\":[\"path\",\"edits\"],\"additionalProperties\":false}";
         const PROMPT: &'static str = "- nested_inputs: Edits a file; takes objects, arrays and integers.";
         const DOCS: &'static str = "# Nested Inputs\n\nApplies a list of edits.";
-        const FINGERPRINT: u64 = 7460730443296118095;
+        const FINGERPRINT: u64 = 8428692658566523729;
     }
 }
 /// `py_tool` (v0, python): A python tool without inputs.
@@ -1291,7 +1328,7 @@ pub mod typed_outputs {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Record::new(d)?;
-            ::core::result::Result::Ok(Output {
+            ::core::result::Result::Ok(Self {
                 count: f.required("count")?,
                 complete: f.required("complete")?,
                 mode: f.required("mode")?,
@@ -1377,7 +1414,7 @@ pub mod typed_outputs {
                 d: D,
             ) -> ::core::result::Result<Self, D::Error> {
                 let mut f = ::toolbind::__private::Record::new(d)?;
-                ::core::result::Result::Ok(Summary {
+                ::core::result::Result::Ok(Self {
                     first: f.required("first")?,
                     score: f.optional("score")?,
                 })
@@ -1398,7 +1435,7 @@ pub mod typed_outputs {
                 d: D,
             ) -> ::core::result::Result<Self, D::Error> {
                 let mut f = ::toolbind::__private::Record::new(d)?;
-                ::core::result::Result::Ok(Entry {
+                ::core::result::Result::Ok(Self {
                     id: f.required("id")?,
                     labels: f.required("labels")?,
                     matrix: f.optional("matrix")?,

@@ -415,7 +415,8 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                 base64_text(data).map_err(|e| format!("{what} whose `data` {e}"))?;
             let mime_type = match (obj.get("mimeType"), prefix_mime) {
                 (Some(Value::String(m)), _) if !m.trim().is_empty() => m.clone(),
-                (None | Some(Value::Null), Some(m)) => m,
+                // Absent, null or empty: the `data:` prefix names it.
+                (None | Some(Value::Null | Value::String(_)), Some(m)) => m,
                 _ => {
                     let example = if ty == "image" {
                         "image/png"
@@ -454,9 +455,15 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                 }
                 (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
                 (None, Some(Value::String(b))) => {
-                    let (blob, _) =
+                    let (blob, prefix) =
                         base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
-                    ResourceContents::Blob { blob }
+                    return Ok(Content::Resource {
+                        resource: EmbeddedResource {
+                            uri,
+                            mime_type: mime_type.or(prefix),
+                            contents: ResourceContents::Blob { blob },
+                        },
+                    });
                 }
                 _ => return Err("a resource without a string `text` or base64 `blob`".to_owned()),
             };
@@ -567,19 +574,24 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
     if body.contains('=') || out.len() - body.len() > 2 {
         return Err("is not base64: `=` padding inside the data or more than two".to_owned());
     }
-    match body.len() % 4 {
+    if body.is_empty() {
+        return Err("is empty".to_owned());
+    }
+    // The padding a decoder wants, whatever was written (none, too little, too much).
+    let pad = match body.len() % 4 {
         1 => {
             return Err(format!(
                 "is not base64: {} characters cannot be whole bytes",
                 body.len()
             ));
         }
-        0 => {}
-        rest => {
-            let len = body.len();
-            out.truncate(len);
-            out.push_str(&"==="[..4 - rest]);
-        }
+        0 => 0,
+        rest => 4 - rest,
+    };
+    let len = body.len();
+    if out.len() != len + pad {
+        out.truncate(len);
+        out.push_str(&"=="[..pad]);
     }
     Ok((out, mime))
 }
@@ -743,6 +755,32 @@ mod tests {
                 "the block's JSON is kept: {text}"
             );
         };
+        // Padding rebuilt to what a decoder wants; an empty mimeType beside a prefix.
+        assert_eq!(
+            block(json!({"type": "image", "data": "AAAA=", "mimeType": "image/png"})),
+            image("AAAA")
+        );
+        assert_eq!(
+            block(json!({"type": "image", "data": "AAA==", "mimeType": "image/png"})),
+            image("AAA=")
+        );
+        assert_eq!(
+            block(json!({"type": "image", "data": "data:image/png;base64,AAAA", "mimeType": ""})),
+            image("AAAA")
+        );
+        let r = block(
+            json!({"type": "resource", "resource": {"uri": "file:///a.png", "blob": "data:image/png;base64,AAAA"}}),
+        );
+        assert_eq!(
+            r,
+            Content::Resource {
+                resource: EmbeddedResource::blob("file:///a.png", "AAAA").mime_type("image/png")
+            }
+        );
+        refused(
+            json!({"type": "image", "data": "", "mimeType": "image/png"}),
+            "is empty",
+        );
         refused(
             json!({"type": "image", "data": "AA%C", "mimeType": "image/png"}),
             "byte 2 is \"%\"",
