@@ -95,3 +95,26 @@ fn the_python_sdk_sees_docs_prompts_logging_and_progress_totals() {
         );
     }
 }
+
+#[test]
+fn the_python_sdk_sees_nested_inputs_and_every_content_block_type() {
+    let (out, err, ok) = python(
+        "rich_and_nested.py",
+        &[bin().as_ref(), fixture("mcp_rich").as_os_str()],
+        Duration::from_secs(120),
+    );
+    assert!(
+        ok,
+        "the client failed\n--- stdout\n{out}\n--- stderr\n{err}"
+    );
+    for check in [
+        "ok: tools/list: a nested input's schema",
+        "ok: tools/call: text, image, audio, embedded text and blob resources, a resource link",
+        "ok: tools/call: a nested mistake is an isError result naming its path",
+    ] {
+        assert!(
+            out.contains(check),
+            "missing `{check}`\n--- stdout\n{out}\n--- stderr\n{err}"
+        );
+    }
+}
