@@ -1402,11 +1402,21 @@ fn check_input(
     input.items = items;
     if sensitive {
         // Everything inside a secret is secret: its fields' defaults, values and errors.
+        let mut defaulted = Vec::new();
         for p in &mut input.properties {
-            p.visit_mut(&mut |i| i.sensitive = true);
+            p.visit_mut(&mut |i| {
+                i.sensitive = true;
+                if i.default.is_some() {
+                    defaulted.push(i.name.clone());
+                }
+            });
         }
         if let Some(items) = &mut input.items {
             items.visit_mut(&mut |i| i.sensitive = true);
+        }
+        if !defaulted.is_empty() {
+            cx.warn(key, format!("sensitive {what} holds fields with defaults ({}): they are applied at run time only", defaulted.join(", ")))
+                .hint = Some("they are never written into schemas, prompts, docs or generated code".into());
         }
     }
     input.minimum = bounds[0].map(|(n, _)| n);

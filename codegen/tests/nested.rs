@@ -338,8 +338,15 @@ fn sensitive_on_an_object_covers_all_of_it() {
         "  creds:\n    type: object\n    description: d\n    sensitive: true\n    properties:\n      key:\n        type: string\n        description: d\n        default: s3cr3t-value\n  plain:\n    type: object\n    description: d\n    optional: true\n    default: {token: t0ken-value}\n    properties:\n      token:\n        type: string\n        description: d\n        sensitive: true\n",
     ))
     .unwrap();
-    // The object default holding a secret is said to be applied at run time only.
-    assert_eq!(t.warnings.len(), 1, "{:#?}", t.warnings);
+    // Both are said to be applied at run time only.
+    assert_eq!(t.warnings.len(), 2, "{:#?}", t.warnings);
+    assert!(
+        t.warnings[0]
+            .message
+            .contains("holds fields with defaults (key)"),
+        "{:#?}",
+        t.warnings
+    );
     let one_tool = std::slice::from_ref(&t);
     let everything = format!(
         "{}{}{}{}",

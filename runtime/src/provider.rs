@@ -300,6 +300,38 @@ fn gemini_parts(response: &Value) -> std::slice::Iter<'_, Value> {
     array(gemini_content(response).get("parts"))
 }
 
+/// An image: an image block, or an embedded resource whose blob is an image (a tool
+/// returning a screenshot file); its MIME type and base64 data.
+fn image_of(block: &Content) -> Option<(&str, &str)> {
+    use crate::result::ResourceContents;
+    match block {
+        Content::Image { data, mime_type } => Some((mime_type, data)),
+        Content::Resource { resource } => match (&resource.mime_type, &resource.contents) {
+            (Some(m), ResourceContents::Blob { blob }) if m.starts_with("image/") => {
+                Some((m, blob))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An embedded binary resource that is not an image (a PDF a tool returns whole): its MIME
+/// type, base64 data and a file name from its URI, for the providers that take files.
+fn file_of(block: &Content) -> Option<(&str, &str, &str)> {
+    use crate::result::ResourceContents;
+    match block {
+        Content::Resource { resource } => match (&resource.mime_type, &resource.contents) {
+            (Some(m), ResourceContents::Blob { blob }) if !m.starts_with("image/") => {
+                let name = resource.uri.rsplit('/').next().filter(|n| !n.is_empty());
+                Some((m, blob, name.unwrap_or("file")))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// An image block in words, for a provider (or a format) that takes no image there.
 fn describe_image(mime_type: &str, data: &str, why: &str) -> String {
     format!(
@@ -394,24 +426,31 @@ fn chat_result(a: &Answered) -> Value {
 }
 
 fn responses_result(a: &Answered) -> Value {
-    let has_image = a
+    // `function_call_output.output` takes `input_text`, `input_image` and `input_file`
+    // parts: images (and image resources) and binary resources go as themselves.
+    let has_part = a
         .result
         .content
         .iter()
-        .any(|c| matches!(c, Content::Image { .. }));
-    let output = if has_image {
+        .any(|c| image_of(c).is_some() || file_of(c).is_some());
+    let output = if has_part {
         let mut items = Vec::new();
         if a.result.is_error {
             items.push(json!({"type": "input_text", "text": "Error:"}));
         }
         for block in &a.result.content {
-            items.push(match block {
-                Content::Text { text } => json!({"type": "input_text", "text": text}),
-                Content::Image { data, mime_type } => json!({
+            items.push(match (block, image_of(block), file_of(block)) {
+                (Content::Text { text }, _, _) => json!({"type": "input_text", "text": text}),
+                (_, Some((mime_type, data)), _) => json!({
                     "type": "input_image",
                     "image_url": format!("data:{mime_type};base64,{data}"),
                 }),
-                other => json!({
+                (_, _, Some((mime_type, data, filename))) => json!({
+                    "type": "input_file",
+                    "file_data": format!("data:{mime_type};base64,{data}"),
+                    "filename": filename,
+                }),
+                (other, None, None) => json!({
                     "type": "input_text",
                     "text": describe_block(other).unwrap_or_default(),
                 }),
@@ -434,16 +473,21 @@ fn anthropic_result(a: &Answered) -> Value {
             // The API refuses empty text blocks.
             Content::Text { text } if text.is_empty() => {}
             Content::Text { text } => content.push(json!({"type": "text", "text": text})),
-            Content::Image { data, mime_type } if ANTHROPIC_IMAGES.contains(&mime_type.as_str()) => {
-                content.push(json!({
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": mime_type, "data": data},
-                }));
+            // `tool_result` content takes text, image and search-result blocks.
+            _ if image_of(block).is_some() => {
+                let (mime_type, data) = image_of(block).unwrap_or_default();
+                if ANTHROPIC_IMAGES.contains(&mime_type) {
+                    content.push(json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": mime_type, "data": data},
+                    }));
+                } else {
+                    content.push(json!({
+                        "type": "text",
+                        "text": describe_image(mime_type, data, "Anthropic takes jpeg, png, gif and webp only"),
+                    }));
+                }
             }
-            Content::Image { data, mime_type } => content.push(json!({
-                "type": "text",
-                "text": describe_image(mime_type, data, "Anthropic takes jpeg, png, gif and webp only"),
-            })),
             other => content.push(json!({
                 "type": "text",
                 "text": describe_block(other).unwrap_or_default(),
@@ -466,14 +510,18 @@ fn gemini_result(a: &Answered) -> Value {
     for block in &a.result.content {
         match block {
             Content::Text { text } => texts.push(text.clone()),
-            Content::Image { data, mime_type } if GEMINI_IMAGES.contains(&mime_type.as_str()) => {
-                images.push(json!({"inlineData": {"mimeType": mime_type, "data": data}}));
+            _ if image_of(block).is_some() => {
+                let (mime_type, data) = image_of(block).unwrap_or_default();
+                if GEMINI_IMAGES.contains(&mime_type) {
+                    images.push(json!({"inlineData": {"mimeType": mime_type, "data": data}}));
+                } else {
+                    texts.push(describe_image(
+                        mime_type,
+                        data,
+                        "Gemini takes png, jpeg and webp only",
+                    ));
+                }
             }
-            Content::Image { data, mime_type } => texts.push(describe_image(
-                mime_type,
-                data,
-                "Gemini takes png, jpeg and webp only",
-            )),
             other => texts.extend(describe_block(other)),
         }
     }
@@ -537,6 +585,56 @@ mod tests {
         assert_eq!(
             text_of(&r, None, false),
             "see:\n[resource file:///notes.md (text/markdown)]\n# Notes\nline"
+        );
+    }
+
+    /// An image resource goes as an image wherever images go; a PDF resource as a file to
+    /// OpenAI Responses (`input_file`), described elsewhere.
+    #[test]
+    fn image_and_file_resources_go_where_each_provider_takes_them() {
+        let shot = Content::Resource {
+            resource: EmbeddedResource::blob("file:///tmp/shot.png", "iVBORw0K")
+                .mime_type("image/png"),
+        };
+        let pdf = Content::Resource {
+            resource: EmbeddedResource::blob("file:///tmp/report.pdf", "JVBERi0x")
+                .mime_type("application/pdf"),
+        };
+        let answered = Answered {
+            call: crate::batch::ToolCallRequest::new("c1", "t", serde_json::json!({})),
+            result: ToolResult {
+                content: vec![Content::text("here"), shot, pdf],
+                ..ToolResult::text("")
+            },
+        };
+        let out = &responses_result(&answered)["output"];
+        assert_eq!(
+            out,
+            &serde_json::json!([
+                {"type": "input_text", "text": "here"},
+                {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K"},
+                {"type": "input_file", "file_data": "data:application/pdf;base64,JVBERi0x", "filename": "report.pdf"},
+            ])
+        );
+        let a = anthropic_result(&answered);
+        assert_eq!(a["content"][1]["source"]["media_type"], "image/png");
+        assert!(
+            a["content"][2]["text"]
+                .as_str()
+                .unwrap()
+                .contains("report.pdf"),
+            "{a}"
+        );
+        let g = gemini_result(&answered);
+        assert_eq!(
+            g["functionResponse"]["parts"][0]["inlineData"]["mimeType"],
+            "image/png"
+        );
+        assert!(
+            g["functionResponse"]["response"]["output"]
+                .as_str()
+                .unwrap()
+                .contains("report.pdf")
         );
     }
 }
