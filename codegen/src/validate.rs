@@ -1262,32 +1262,9 @@ fn check_input(
             cx.warn(vn, msg).hint =
                 Some("to allow only these values, change `type` to `enum`".into());
         }
-        if t != InputType::Array
-            && let Some((ik, _)) = items_node
-        {
-            cx.warn(
-                ik,
-                format!("`items` is ignored: {what} is of type {t}, not array"),
-            )
-            .hint = Some("to declare a list, change `type` to `array`".into());
-        }
-        if t != InputType::Object
-            && let Some((pk, _)) = properties_node
-        {
-            let hint = if t == InputType::Array {
-                "for a list of objects, move `properties:` under `items:` beside `type: object`"
-            } else {
-                "to declare the fields of an object, change `type` to `object`"
-            };
-            cx.warn(
-                pk,
-                format!("`properties` is ignored: {what} is of type {t}, not object"),
-            )
-            .hint = Some(hint.into());
-        }
+        misplaced_structure(cx, &what, t.as_str(), items_node, properties_node);
         if !matches!(t, InputType::Number | InputType::Integer) {
-            for (n, node) in bounds.iter().flatten() {
-                let _ = n;
+            for (_, node) in bounds.iter().flatten() {
                 cx.warn(node, format!("`minimum`/`maximum` is ignored: {what} is of type {t}, not number or integer"));
             }
             bounds = [None, None];
@@ -1551,6 +1528,40 @@ fn value_problem(input: &Input, v: &Value) -> Option<String> {
         (InputType::Enum, _) => wrong("a string"),
         (InputType::Object | InputType::Map, _) => wrong("a mapping"),
         (InputType::Array, _) => wrong("a list"),
+    }
+}
+
+/// `items:` on a spec that is not an array, `properties:` on one that is not an object (of
+/// type `ty`): ignored, with a warning saying where they belong. Inputs and outputs alike.
+fn misplaced_structure(
+    cx: &mut Ctx<'_>,
+    what: &str,
+    ty: &str,
+    items: Option<(&YNode, &YNode)>,
+    properties: Option<(&YNode, &YNode)>,
+) {
+    if ty != "array"
+        && let Some((ik, _)) = items
+    {
+        cx.warn(
+            ik,
+            format!("`items` is ignored: {what} is of type {ty}, not array"),
+        )
+        .hint = Some("to declare a list, change `type` to `array`".into());
+    }
+    if ty != "object"
+        && let Some((pk, _)) = properties
+    {
+        let hint = if ty == "array" {
+            "for a list of objects, move `properties:` under `items:` beside `type: object`"
+        } else {
+            "to declare the fields of an object, change `type` to `object`"
+        };
+        cx.warn(
+            pk,
+            format!("`properties` is ignored: {what} is of type {ty}, not object"),
+        )
+        .hint = Some(hint.into());
     }
 }
 
@@ -1825,29 +1836,7 @@ fn check_output(
             )
             .hint = Some("to allow only these values, change `type` to `enum`".into());
         }
-        if t != "array"
-            && let Some((ik, _)) = items_node
-        {
-            cx.warn(
-                ik,
-                format!("`items` is ignored: {what} is of type {t}, not array"),
-            )
-            .hint = Some("to declare a list, change `type` to `array`".into());
-        }
-        if t != "object"
-            && let Some((pk, _)) = properties_node
-        {
-            let hint = if t == "array" {
-                "for a list of objects, move `properties:` under `items:` beside `type: object`"
-            } else {
-                "to declare the fields of an object, change `type` to `object`"
-            };
-            cx.warn(
-                pk,
-                format!("`properties` is ignored: {what} is of type {t}, not object"),
-            )
-            .hint = Some(hint.into());
-        }
+        misplaced_structure(cx, &what, t, items_node, properties_node);
     }
     let ty = match ty_word {
         Some("string") => Some(OutputType::String),
