@@ -547,25 +547,53 @@ fn bad_args(tool: &'static str, e: ::serde_json::Error) -> CallError {
 /// (`minimum`/`maximum`, `min_items`/`max_items`, at any depth), read from the tool's
 /// schema: the typed path refuses what `Runtime::call` refuses.
 pub fn params<T: Tool>(args: ::serde_json::Value) -> ::core::result::Result<T::Params, CallError> {
-    let args = nested_quirks(T::SCHEMA, args);
+    let facts = schema_facts(T::SCHEMA);
+    let args = if facts.nested {
+        nested_quirks(&facts.schema, args)
+    } else {
+        args
+    };
     let p: T::Params = params_from_value(T::NAME, args)?;
-    if has_constraints(T::SCHEMA) {
+    if facts.constrained {
         // Params hold what `Arg` gives: serialising cannot fail.
         let v = ::serde_json::to_value(&p).unwrap_or_default();
-        check_constraints(T::NAME, T::SCHEMA, &v)?;
+        if let Some(message) = constraint_problem(&facts.schema, &v, "") {
+            return Err(CallError::BadArgs {
+                tool: T::NAME,
+                message,
+            });
+        }
     }
     Ok(p)
 }
 
-/// The portable schema of a tool, parsed once per program.
-fn parsed_schema(schema: &'static str) -> ::std::sync::Arc<::serde_json::Value> {
+/// What the typed path needs to know of a tool's portable schema, read once per program:
+/// the schema, whether it nests (objects or arrays inside the arguments) and whether it
+/// has constraints types cannot hold.
+struct SchemaFacts {
+    schema: ::serde_json::Value,
+    nested: bool,
+    constrained: bool,
+}
+
+fn schema_facts(schema: &'static str) -> ::std::sync::Arc<SchemaFacts> {
     use ::std::collections::HashMap;
     use ::std::sync::{Arc, Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<usize, Arc<::serde_json::Value>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<usize, Arc<SchemaFacts>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
     map.entry(schema.as_ptr() as usize)
-        .or_insert_with(|| Arc::new(::serde_json::from_str(schema).unwrap_or_default()))
+        .or_insert_with(|| {
+            Arc::new(SchemaFacts {
+                schema: ::serde_json::from_str(schema).unwrap_or_default(),
+                nested: schema.contains("\"items\"")
+                    || schema.contains("\"additionalProperties\":{")
+                    || schema.matches("\"properties\"").nth(1).is_some(),
+                constrained: ["\"minimum\"", "\"maximum\"", "\"minItems\"", "\"maxItems\""]
+                    .iter()
+                    .any(|k| schema.contains(k)),
+            })
+        })
         .clone()
 }
 
@@ -573,19 +601,16 @@ fn parsed_schema(schema: &'static str) -> ::std::sync::Arc<::serde_json::Value> 
 /// a string, a whole float for an integer, an array or object sent as a JSON string),
 /// applied by the tool's schema before the typed fields read them; a flat tool's fields
 /// handle their own.
-fn nested_quirks(schema: &'static str, mut args: ::serde_json::Value) -> ::serde_json::Value {
-    if !(schema.contains("\"items\"")
-        || schema.contains("\"additionalProperties\":{")
-        || schema.matches("\"properties\"").nth(1).is_some())
-    {
-        return args;
-    }
+fn nested_quirks(
+    schema: &::serde_json::Value,
+    mut args: ::serde_json::Value,
+) -> ::serde_json::Value {
     if let ::serde_json::Value::String(s) = &args
         && let Ok(v @ ::serde_json::Value::Object(_)) = ::serde_json::from_str(s.trim())
     {
         args = v;
     }
-    coerce(&parsed_schema(schema), &mut args);
+    coerce(schema, &mut args);
     args
 }
 
@@ -644,23 +669,6 @@ fn coerce(schema: &::serde_json::Value, v: &mut ::serde_json::Value) {
             }
         }
         _ => {}
-    }
-}
-
-fn has_constraints(schema: &str) -> bool {
-    ["\"minimum\"", "\"maximum\"", "\"minItems\"", "\"maxItems\""]
-        .iter()
-        .any(|k| schema.contains(k))
-}
-
-fn check_constraints(
-    tool: &'static str,
-    schema: &'static str,
-    v: &::serde_json::Value,
-) -> ::core::result::Result<(), CallError> {
-    match constraint_problem(&parsed_schema(schema), v, "") {
-        None => Ok(()),
-        Some(message) => Err(CallError::BadArgs { tool, message }),
     }
 }
 
