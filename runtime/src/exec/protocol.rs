@@ -407,12 +407,12 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
         },
         "image" | "audio" => {
             let what = format!("an {ty} block");
-            let data = match obj.get("data") {
-                Some(Value::String(d)) => d.as_str(),
+            let (fix, prefix_mime) = match obj.get("data") {
+                Some(Value::String(d)) => {
+                    base64_text(d).map_err(|e| format!("{what} whose `data` {e}"))?
+                }
                 _ => return Err(format!("{what} without base64 `data`")),
             };
-            let (data, prefix_mime) =
-                base64_text(data).map_err(|e| format!("{what} whose `data` {e}"))?;
             let mime_type = match (obj.get("mimeType"), prefix_mime) {
                 (Some(Value::String(m)), _) if !m.trim().is_empty() => m.clone(),
                 // Absent, null or empty: the `data:` prefix names it.
@@ -426,6 +426,7 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                     return Err(format!("{what} without `mimeType` (e.g. \"{example}\")"));
                 }
             };
+            let data = fix.apply(obj.get_mut("data"));
             Ok(if ty == "image" {
                 Content::Image { data, mime_type }
             } else {
@@ -433,7 +434,7 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
             })
         }
         "resource" => {
-            let Some(Value::Object(r)) = obj.get("resource") else {
+            let Some(Value::Object(r)) = obj.get_mut("resource") else {
                 return Err("a resource block without a `resource` object".to_owned());
             };
             let uri = match r.get("uri") {
@@ -455,8 +456,9 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                 }
                 (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
                 (None, Some(Value::String(b))) => {
-                    let (blob, prefix) =
+                    let (fix, prefix) =
                         base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
+                    let blob = fix.apply(r.get_mut("blob"));
                     return Ok(Content::Resource {
                         resource: EmbeddedResource {
                             uri,
@@ -511,12 +513,39 @@ fn is_uri(s: &str) -> bool {
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// What [`base64_text`] found: the data as written is base64 once its `data:` prefix (of
+/// this many bytes) is taken off, or it was repaired into this text.
+pub(crate) enum Base64Fix {
+    Keep(usize),
+    Replace(String),
+}
+
+impl Base64Fix {
+    /// The base64 text, taking the tool's string out of its block when it needs no repair
+    /// (a 16 MiB image is moved, not copied).
+    fn apply(self, field: Option<&mut Value>) -> String {
+        let taken = match field {
+            Some(Value::String(s)) => std::mem::take(s),
+            _ => String::new(),
+        };
+        match self {
+            Base64Fix::Keep(0) => taken,
+            Base64Fix::Keep(prefix) => {
+                let mut s = taken;
+                s.drain(..prefix);
+                s
+            }
+            Base64Fix::Replace(s) => s,
+        }
+    }
+}
+
 /// Base64 text in the standard alphabet with padding, from what a tool wrote: a `data:`
 /// URL's prefix is taken off (its MIME type returned), line breaks and spaces removed, the
 /// URL-safe alphabet and missing padding accepted. Anything else is not base64: the
 /// error says where.
-pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String> {
-    let (data, mime) = match data.strip_prefix("data:") {
+pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), String> {
+    let (data, mime) = match written.strip_prefix("data:") {
         Some(rest) => match rest.split_once(',') {
             Some((head, body)) if head.ends_with(";base64") => {
                 let mime = head
@@ -528,11 +557,24 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
             }
             _ => return Err("is a data: URL that is not base64 (`;base64,` missing)".to_owned()),
         },
-        None => (data, None),
+        None => (written, None),
     };
     let clean = data
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+    let prefix = written.len() - data.len();
+    if clean {
+        // The common case, checked without a copy: canonical padding.
+        let body = data.trim_end_matches('=');
+        let pad = data.len() - body.len();
+        if !body.is_empty()
+            && !body.contains('=')
+            && body.len() % 4 != 1
+            && pad == (4 - body.len() % 4) % 4
+        {
+            return Ok((Base64Fix::Keep(prefix), mime));
+        }
+    }
     let mut out = if clean {
         data.to_owned()
     } else {
@@ -593,7 +635,7 @@ pub(crate) fn base64_text(data: &str) -> Result<(String, Option<String>), String
         out.truncate(len);
         out.push_str(&"=="[..pad]);
     }
-    Ok((out, mime))
+    Ok((Base64Fix::Replace(out), mime))
 }
 
 fn kind(v: &Value) -> &'static str {
