@@ -669,24 +669,17 @@ fn in_range(input: &Input, f: f64, v: &Value, at: &Path<'_>, hidden: bool, out: 
     }
 }
 
-/// The constraints of typed params (what a Rust type cannot hold: `minimum`/`maximum`,
-/// `min_items`/`max_items`), checked as [`validate`] checks them; `Ok` when the tool has
-/// none, without a walk.
-pub(crate) fn constraints(spec: &ToolSpec, params: &Map<String, Value>) -> Result<(), ArgsError> {
-    fn constrained(i: &Input) -> bool {
-        i.minimum.is_some()
-            || i.maximum.is_some()
-            || i.min_items.is_some()
-            || i.max_items.is_some()
-            || i.properties.iter().any(constrained)
-            || i.items.as_deref().is_some_and(constrained)
-    }
-    if !spec.inputs.iter().any(constrained) {
-        return Ok(());
-    }
+/// What [`validate`] still does for typed params, in place: fills the defaults of inputs
+/// absent or `null`, at every depth (a sensitive input's default lives only in TOOL.md,
+/// never in generated code, so the typed value leaves it out), drops the `null` of an
+/// optional input without one, and checks what a Rust type cannot hold (`minimum`,
+/// `max_items`, ...). The types saw to the rest, so only those can fail.
+pub(crate) fn typed_check(
+    spec: &ToolSpec,
+    params: &mut Map<String, Value>,
+) -> Result<(), ArgsError> {
     let mut out = Problems::default();
-    let mut copy = params.clone();
-    check_object(&spec.inputs, &mut copy, &Path::Root, false, &mut out);
+    check_object(&spec.inputs, params, &Path::Root, false, &mut out);
     if out.list.is_empty() {
         Ok(())
     } else {
@@ -695,45 +688,6 @@ pub(crate) fn constraints(spec: &ToolSpec, params: &Map<String, Value>) -> Resul
             problems: out.list,
             omitted: out.omitted,
         })
-    }
-}
-
-/// What [`validate`] still does for typed params: fills the defaults of inputs absent or
-/// `null`, at every depth (a sensitive input's default lives only in TOOL.md, never in
-/// generated code, so the typed value leaves it out) and drops the `null` of an optional
-/// input without one.
-pub(crate) fn typed_defaults(spec: &ToolSpec, params: &mut Map<String, Value>) {
-    fill_defaults(&spec.inputs, params);
-}
-
-fn fill_defaults(fields: &[Input], map: &mut Map<String, Value>) {
-    for input in fields {
-        match map.get_mut(input.name.as_str()) {
-            Some(v) if !v.is_null() || input.nullable => fill_nested(input, v),
-            _ => match &input.default {
-                Some(default) => {
-                    let mut v = default.clone();
-                    fill_nested(input, &mut v);
-                    map.insert(input.name.clone(), v);
-                }
-                None => {
-                    map.remove(input.name.as_str());
-                }
-            },
-        }
-    }
-}
-
-fn fill_nested(input: &Input, v: &mut Value) {
-    match (input.ty, v, input.items.as_deref()) {
-        (InputType::Object, Value::Object(m), _) => fill_defaults(&input.properties, m),
-        (InputType::Array, Value::Array(a), Some(items)) if !items.ty.is_scalar() => {
-            a.iter_mut().for_each(|e| fill_nested(items, e));
-        }
-        (InputType::Map, Value::Object(m), Some(items)) if !items.ty.is_scalar() => {
-            m.values_mut().for_each(|e| fill_nested(items, e));
-        }
-        _ => {}
     }
 }
 

@@ -586,10 +586,9 @@ impl Runtime {
         };
         match params {
             Ok(Value::Object(mut params)) => {
-                args::typed_defaults(spec.spec(), &mut params);
                 // Types hold every rule but the constraints (`minimum`, `max_items`, ...):
                 // the runtime still enforces them, as for a model's call.
-                if let Err(e) = args::constraints(spec.spec(), &params) {
+                if let Err(e) = args::typed_check(spec.spec(), &mut params) {
                     return ToolResult::stopped(StopReason::BadArguments, e.to_string());
                 }
                 self.execute(spec, params, opts).await
