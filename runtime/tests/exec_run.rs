@@ -629,4 +629,14 @@ async fn bash_output_json_returns_a_whole_result() {
         "{}",
         r.text_content()
     );
+    // A result larger than the bound (here 1 MiB) is refused, not read whole.
+    let (small, _cache2) = executor(|c| c.max_line_bytes(1 << 20));
+    let r = call(&small, &tool, json!({"mode": "flood"})).await;
+    assert_eq!(r.stop, toolbind::StopReason::ProtocolError, "{r:?}");
+    assert!(
+        r.text_content()
+            .contains("is longer than the 1 MiB limit for a result"),
+        "{}",
+        r.text_content()
+    );
 }
