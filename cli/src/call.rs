@@ -64,7 +64,8 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         ExecConfig::default()
             // One call per process: nothing to keep warm for.
             .worker_mode(WorkerMode::OneShot)
-            .sandbox(args.sandbox.policy()),
+            .sandbox(args.sandbox.policy())
+            .spill_dir(args.spill.dir()),
     ));
     let runtime = Runtime::builder()
         .registry(registry)

@@ -132,7 +132,9 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
     let spill_dir = args.spill.dir();
     let timeout = args.timeout;
     let executor = Arc::new(SubprocessExecutor::new(
-        ExecConfig::default().sandbox(args.sandbox.policy()),
+        ExecConfig::default()
+            .sandbox(args.sandbox.policy())
+            .spill_dir(&spill_dir),
     ));
     let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
     log(&format!(
@@ -648,6 +650,9 @@ impl ServerHandler for Server {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(name) = request.uri.strip_prefix(SPILL_URI_PREFIX) {
+            return read_spill(&self.state.spill_dir, name, &request.uri).await;
+        }
         self.state
             .current()
             .docs
@@ -842,7 +847,7 @@ impl ServerHandler for Server {
                     .log(&context.peer, level, "toolbind", Value::String(event));
             }
         }
-        Ok(to_mcp(result).into())
+        Ok(to_mcp(result, &self.state.spill_dir).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -901,18 +906,74 @@ impl ServerHandler for Server {
     }
 }
 
+/// Where `serve` names what the runtime saved to the spill folder.
+const SPILL_URI_PREFIX: &str = "toolbind://spill/";
+
+/// `resources/read` of `toolbind://spill/<name>`: the file, as text (a truncated block's
+/// full text) or a base64 blob, off the async threads. `name` is the client's: one a spill
+/// file has, or resource-not-found.
+async fn read_spill(dir: &Path, name: &str, uri: &str) -> Result<ReadResourceResponse, McpError> {
+    let (dir, owned) = (dir.to_path_buf(), name.to_owned());
+    let read = tokio::task::spawn_blocking(move || toolbind::spill::read_spill(&dir, &owned))
+        .await
+        .map_err(|e| {
+            McpError::internal_error(format!("reading the spill file failed: {e}"), None)
+        })?;
+    match read {
+        Ok((bytes, mime)) => {
+            let contents = if mime == "text/plain" {
+                rmcp::model::ResourceContents::text(
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                    uri,
+                )
+            } else {
+                rmcp::model::ResourceContents::blob(toolbind::spill::base64_encode(&bytes), uri)
+            };
+            Ok(rmcp::model::ReadResourceResult::new(vec![contents.with_mime_type(mime)]).into())
+        }
+        Err(
+            e @ (toolbind::spill::ReadError::NotASpillName | toolbind::spill::ReadError::NotFound),
+        ) => Err(McpError::resource_not_found(
+            format!("no resource `{}`: {e}", surface::shortened(uri)),
+            Some(serde_json::json!({ "uri": uri })),
+        )),
+        Err(e) => Err(McpError::internal_error(
+            format!("cannot read `{}`: {e}", surface::shortened(uri)),
+            None,
+        )),
+    }
+}
+
 /// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`. For a tool
 /// that declares `outputs:`, a result whose details passed the runtime's check
 /// ([`OutputCheck::Held`]) also carries them as `structuredContent`, as the MCP spec asks of a
 /// tool with an `outputSchema`; one whose details break the contract goes without it (the
 /// runtime has logged why).
-fn to_mcp(r: ToolResult) -> CallToolResult {
+///
+/// What the runtime saved to the spill folder is named by a `toolbind://spill/<name>`
+/// resource (readable with `resources/read`, with the same token): a binary block's
+/// `file://` link and the path in a truncation note are server-side paths a remote client
+/// cannot open.
+fn to_mcp(r: ToolResult, spill_dir: &Path) -> CallToolResult {
     let structured = r.output_check == OutputCheck::Held;
+    let note_path = format!("saved to: {}/", spill_dir.display());
     let content = r
         .content
         .into_iter()
         .map(|c| match c {
+            Content::Text { text } if text.contains(&note_path) => ContentBlock::text(
+                text.replace(&note_path, &format!("saved to: {SPILL_URI_PREFIX}")),
+            ),
             Content::Text { text } => ContentBlock::text(text),
+            Content::ResourceLink(mut link) => {
+                if let Some(name) = toolbind::spill::spill_name(spill_dir, &link.uri) {
+                    link.uri = format!("{SPILL_URI_PREFIX}{name}");
+                }
+                let json = serde_json::to_value(Content::ResourceLink(link)).unwrap_or_default();
+                use serde::Deserialize;
+                ContentBlock::deserialize(&json)
+                    .unwrap_or_else(|_| ContentBlock::text(json.to_string()))
+            }
             Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
             // Audio, embedded resources and resource links: the runtime's blocks have
             // MCP's shapes. One rmcp cannot read (or a kind newer than this server): its

@@ -98,9 +98,14 @@ fn the_python_sdk_sees_docs_prompts_logging_and_progress_totals() {
 
 #[test]
 fn the_python_sdk_sees_nested_inputs_and_every_content_block_type() {
+    let spill = tempfile::tempdir().unwrap();
     let (out, err, ok) = python(
         "rich_and_nested.py",
-        &[bin().as_ref(), fixture("mcp_rich").as_os_str()],
+        &[
+            bin().as_ref(),
+            fixture("mcp_rich").as_os_str(),
+            spill.path().as_os_str(),
+        ],
         Duration::from_secs(120),
     );
     assert!(
@@ -111,6 +116,9 @@ fn the_python_sdk_sees_nested_inputs_and_every_content_block_type() {
         "ok: tools/list: a nested input's schema",
         "ok: tools/call: text, image, audio, embedded text and blob resources, a resource link",
         "ok: tools/call: a nested mistake is an isError result naming its path",
+        "ok: tools/call: an image over the bound is a toolbind://spill/ link, and resources/read serves it whole",
+        "ok: tools/call: a truncated text's note names a toolbind://spill/ resource holding it whole",
+        "ok: resources/read: a spill name that is a path, hidden, partial or unknown is not found",
     ] {
         assert!(
             out.contains(check),

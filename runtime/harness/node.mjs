@@ -3,13 +3,15 @@
 //
 // Imports the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 // socket); runtime/src/exec/protocol.rs describes every message:
-//   first: {"type":"hello","protocol":1,"capabilities":{"prepare":<exports prepareArguments>}}
+//   first: {"type":"hello","protocol":2,"capabilities":{"prepare":<exports prepareArguments>}}
 //          (or a fatal, when the module cannot load)
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 //        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
 //   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
+//        | {"type":"data","id","ref","data"} (a piece of a long base64 string, sent ahead
+//          of the result that names it {"ref": n})
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { writeSync } from "node:fs";
@@ -57,7 +59,7 @@ try {
 // The first message: the protocol version this harness speaks and what the entry offers
 // (the runtime sends `prepare` lines only when it exports prepareArguments). Written before
 // the socket is read, so it precedes every answer.
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 try {
   writeSync(3, JSON.stringify({
     type: "hello",
@@ -206,11 +208,44 @@ async function run(msg) {
   try {
     const result = await owner.run(msg.id, () =>
       execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate));
-    finish(msg.id, { type: "result", id: msg.id, result: capText(result ?? null) });
+    const sent = await pieces(msg.id, capText(result ?? null));
+    finish(msg.id, { type: "result", id: msg.id, result: sent });
   } catch (err) {
     if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     finish(msg.id, { type: "error", id: msg.id, message: describe(err) });
   }
+}
+
+// A base64 string longer than this (an image's or audio's `data`, a resource's `blob`)
+// goes ahead of its result in `data` pieces of this many characters, each line well inside
+// the line limit even if every character were escaped; the result names it {"ref": n}.
+// The socket is drained between pieces: a 200 MB image is never queued whole twice.
+const PIECE = Math.max(64, Math.min(1 << 20, Math.floor((maxLine - 256) / 6)));
+const isLong = (v) => typeof v === "string" && v.length > PIECE;
+
+async function pieces(id, value) {
+  if (!value || !Array.isArray(value.content)) return value;
+  let refs = 0;
+  const ahead = async (text) => {
+    const ref = refs++;
+    for (let i = 0; i < text.length && calls.has(id); i += PIECE) {
+      send({ type: "data", id, ref, data: text.slice(i, i + PIECE) });
+      if (sock.writableNeedDrain) await new Promise((resolve) => sock.once("drain", resolve));
+    }
+    return { ref };
+  };
+  const content = [];
+  // Copies: a warm tool returning cached state must not see it changed.
+  for (const block of value.content) {
+    if ((block?.type === "image" || block?.type === "audio") && isLong(block.data)) {
+      content.push({ ...block, data: await ahead(block.data) });
+    } else if (block?.type === "resource" && isLong(block.resource?.blob)) {
+      content.push({ ...block, resource: { ...block.resource, blob: await ahead(block.resource.blob) } });
+    } else {
+      content.push(block);
+    }
+  }
+  return refs ? { ...value, content } : value;
 }
 
 // The Pi tool API's `prepareArguments(args)`: reshapes a model's raw arguments (old argument

@@ -2,7 +2,7 @@
 #
 # Loads the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 # socket); runtime/src/exec/protocol.rs describes every message:
-#   first: {"type":"hello","protocol":1,"capabilities":{"prepare":<defines prepare_arguments>}}
+#   first: {"type":"hello","protocol":2,"capabilities":{"prepare":<defines prepare_arguments>}}
 #          (or a fatal, when the module cannot load)
 #   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 #        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
@@ -214,7 +214,7 @@ _loop = None
 # The first message: the protocol version this harness speaks and what the module offers
 # (the runtime sends `prepare` lines only when it defines prepare_arguments). Sent before
 # the socket is read, so it precedes every answer.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 try:
     _send({"type": "hello", "protocol": PROTOCOL_VERSION,
            "capabilities": {"prepare": callable(getattr(_module, "prepare_arguments", None))}})
@@ -260,11 +260,51 @@ def _pool_thread(job):
         job = _jobs.get()
 
 
+# A base64 string longer than this (an image's or audio's `data`, a resource's `blob`)
+# goes ahead of its result in `data` pieces of this many characters, each line well inside
+# the line limit even if every character were escaped; the result names it {"ref": n}.
+_PIECE = max(64, min(1 << 20, (_max_line - 256) // 6))
+
+
+def _long(v):
+    return isinstance(v, str) and len(v) > _PIECE
+
+
+def _pieces(call_id, value):
+    if not isinstance(value, dict) or not isinstance(value.get("content"), list):
+        return value
+    refs = [0]
+
+    def ahead(text):
+        n = refs[0]
+        refs[0] += 1
+        for i in range(0, len(text), _PIECE):
+            if call_id not in _calls:
+                break
+            _send({"type": "data", "id": call_id, "ref": n, "data": text[i:i + _PIECE]})
+        return {"ref": n}
+
+    content = []
+    for block in value["content"]:
+        # Copies: a warm tool returning cached state must not see it changed.
+        if isinstance(block, dict) and block.get("type") in ("image", "audio") and _long(block.get("data")):
+            block = dict(block, data=ahead(block["data"]))
+        elif (isinstance(block, dict) and block.get("type") == "resource"
+              and isinstance(block.get("resource"), dict) and _long(block["resource"].get("blob"))):
+            block = dict(block, resource=dict(block["resource"], blob=ahead(block["resource"]["blob"])))
+        content.append(block)
+    return dict(value, content=content) if refs[0] else value
+
+
 def _finish(call_id, value=None, exc=None):
-    _calls.pop(call_id, None)
     if exc is None:
-        _send({"type": "result", "id": call_id, "result": _cap(value)})
+        if call_id not in _calls:
+            return
+        result = _pieces(call_id, _cap(value))
+        _calls.pop(call_id, None)
+        _send({"type": "result", "id": call_id, "result": result})
         return
+    _calls.pop(call_id, None)
     if isinstance(exc, SystemExit):
         sys.stdout.flush()
         sys.stderr.write("%s: execute() called sys.exit(%s)\n" % (_entry_name, exc.code))

@@ -2,8 +2,6 @@
 //! ([`RuntimeBuilder`], [`RuntimeConfig`]) and where truncated output is spilled.
 
 use std::fmt;
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -329,9 +327,11 @@ impl RuntimeBuilder {
     pub fn build(self) -> Runtime {
         let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
-            Arc::new(crate::exec::SubprocessExecutor::new(
-                crate::exec::ExecConfig::default().sandbox(sandbox),
-            ))
+            let mut exec = crate::exec::ExecConfig::default().sandbox(sandbox);
+            if let Some(dir) = &self.config.spill_dir {
+                exec = exec.spill_dir(dir);
+            }
+            Arc::new(crate::exec::SubprocessExecutor::new(exec))
         });
         Runtime {
             registry: self.registry,
@@ -723,11 +723,16 @@ impl Runtime {
             if !t.truncated {
                 continue;
             }
-            let spilled = self
-                .config
-                .spill_dir
-                .as_deref()
-                .map(|dir| spill(dir, tool.name(), tool_call_id, i, text));
+            let spilled = self.config.spill_dir.as_deref().map(|dir| {
+                crate::spill::spill_text(
+                    dir,
+                    tool.name(),
+                    tool_call_id,
+                    i,
+                    text,
+                    MAX_SPILL_FILE_BYTES,
+                )
+            });
             let mut out = String::with_capacity(t.content.len() + 120);
             if !t.content.is_empty() {
                 out.push_str(t.content);
@@ -772,104 +777,6 @@ fn is_executor_note(text: &str) -> bool {
     text.starts_with("[output truncated by the runtime:")
         && text.len() <= 400
         && !text.contains('\n')
-}
-
-/// Writes a full output (at most [`MAX_SPILL_FILE_BYTES`]) to a new file
-/// `dir/<tool>-<call id>-<block>-<pid>-<n>.txt`, owner-readable only, in a folder verified
-/// private, then applies the retention rule. `create_new` never follows or reuses an
-/// existing path, and the pid and counter keep runs and calls from overwriting each
-/// other's output.
-fn spill(
-    dir: &Path,
-    tool: &str,
-    tool_call_id: &str,
-    block: usize,
-    text: &str,
-) -> Result<PathBuf, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    crate::dirs::private_dir(dir)?;
-    // A tool of a hand-built registry skipped the loader's name rule: its name is not
-    // joined as it is.
-    let tool = if toolbind_codegen::model::path_component_problem(tool).is_none() {
-        tool
-    } else {
-        "tool"
-    };
-    let id: String = tool_call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    let pid = std::process::id();
-    let path = dir.join(format!("{tool}-{id}-{block}-{pid}-{n}.txt"));
-    let mut end = text.len().min(MAX_SPILL_FILE_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .and_then(|mut f: File| {
-            f.write_all(&text.as_bytes()[..end])?;
-            if end < text.len() {
-                write!(
-                    f,
-                    "\n[spill file cut at {MAX_SPILL_FILE_BYTES} bytes of {}]\n",
-                    text.len()
-                )?;
-            }
-            Ok(())
-        });
-    written.map_err(|e| format!("{}: {e}", path.display()))?;
-    prune_spills(dir, &path);
-    Ok(path)
-}
-
-/// The retention rule: spill files older than [`SPILL_RETENTION`] go, then the oldest
-/// until the folder holds at most [`MAX_SPILL_DIR_BYTES`]. `keep` (the file just written)
-/// stays. Only regular `.txt` files are touched.
-fn prune_spills(dir: &Path, keep: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = std::time::SystemTime::now();
-    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if !meta.is_file() || path.extension().is_none_or(|x| x != "txt") || path == keep {
-            continue;
-        }
-        let modified = meta.modified().unwrap_or(now);
-        if now.duration_since(modified).unwrap_or_default() > SPILL_RETENTION {
-            let _ = std::fs::remove_file(&path);
-            continue;
-        }
-        files.push((modified, meta.len(), path));
-    }
-    let kept = std::fs::metadata(keep).map_or(0, |m| m.len());
-    let mut total: u64 = files.iter().map(|f| f.1).sum::<u64>() + kept;
-    files.sort();
-    for (_, len, path) in files {
-        if total <= MAX_SPILL_DIR_BYTES {
-            break;
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
-        }
-    }
 }
 
 /// What generated code knows of a compiled-in tool: the part of [`Tool`] the typed path

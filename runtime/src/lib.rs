@@ -50,6 +50,7 @@ pub mod rig;
 #[path = "dispatch.rs"]
 pub mod runtime;
 pub mod secret;
+pub mod spill;
 #[path = "sync.rs"]
 pub mod syncing;
 pub mod tool;

@@ -203,7 +203,7 @@ impl Docs {
 }
 
 /// `uri` as an error message quotes it: at most 200 characters.
-fn shortened(uri: &str) -> String {
+pub(crate) fn shortened(uri: &str) -> String {
     match uri.char_indices().nth(200) {
         Some((i, _)) => format!("{}...", &uri[..i]),
         None => uri.to_owned(),

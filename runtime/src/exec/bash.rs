@@ -25,6 +25,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 
+use super::blobs::Binary;
 use super::process::{self, Capture, Stdout};
 use super::protocol;
 use super::pump::{self, Pump};
@@ -55,6 +56,7 @@ pub(crate) async fn run(
     tool: &ToolSpec,
     entry: &std::path::Path,
     config: &ExecConfig,
+    tool_call_id: &str,
     params: &Map<String, Value>,
     cancel: &CancelToken,
     timeout: Duration,
@@ -214,7 +216,16 @@ pub(crate) async fn run(
             }
             let text = c.render();
             match serde_json::from_str::<Value>(text.trim()) {
-                Ok(v) => protocol::normalize_result(v, limits.text),
+                Ok(v) => {
+                    let mut binary = Binary {
+                        dir: config.spill_dir.as_deref(),
+                        tool: &tool.name,
+                        tool_call_id,
+                        bound: limits.binary,
+                        blobs: Default::default(),
+                    };
+                    protocol::normalize_result_with(v, limits.text, &mut binary)
+                }
                 Err(e) => with_stderr(format!(
                     "{entry_name} has `output: json`, but its stdout is not a JSON result ({e}); print one object such as {{\"content\": [{{\"type\": \"text\", \"text\": \"...\"}}]}}: {}",
                     protocol::preview(text.as_bytes())

@@ -32,6 +32,8 @@ pub struct ExecConfig {
     pub(crate) cache_dir: PathBuf,
     pub(crate) max_line_bytes: usize,
     pub(crate) max_text_bytes: usize,
+    pub(crate) max_binary_bytes: usize,
+    pub(crate) spill_dir: Option<PathBuf>,
     pub(crate) max_log_bytes: usize,
     pub(crate) node: String,
     pub(crate) python: String,
@@ -53,6 +55,8 @@ impl Default for ExecConfig {
             cache_dir: crate::dirs::cache_root(),
             max_line_bytes: 16 << 20,
             max_text_bytes: 4 << 20,
+            max_binary_bytes: 16 << 20,
+            spill_dir: None,
             max_log_bytes: 64 << 10,
             node: "node".into(),
             python: "python3".into(),
@@ -148,6 +152,33 @@ impl ExecConfig {
         self
     }
 
+    /// The most binary data a result holds in memory: the base64 text of its images,
+    /// audio and resource blobs, counted in order. A block that would go past it is
+    /// decoded into a file in the [spill folder](Self::spill_dir) while the tool is still
+    /// sending it (memory holds one 1 MiB piece of it at a time) and replaced by a
+    /// `resource_link` to that file, with its MIME type and size; without a spill folder
+    /// it is replaced by a text block saying why. Binary data is bounded apart from text
+    /// ([`max_text_bytes`](Self::max_text_bytes)) and from the line limit: a harness
+    /// sends long base64 strings in pieces. At most 256 MiB of a call's binary data is
+    /// saved; past that a block is refused. Default 16 MiB.
+    pub fn max_binary_bytes(mut self, bytes: usize) -> Self {
+        self.max_binary_bytes = bytes;
+        self
+    }
+
+    /// Where binary blocks over [`max_binary_bytes`](Self::max_binary_bytes) are saved:
+    /// the same folder, with the same rules, as
+    /// [`RuntimeConfig::spill_dir`](crate::runtime::RuntimeConfig::spill_dir) (created
+    /// 0700 and verified private; files 0600, named
+    /// `<tool>-<call id>-<block>-<pid>-<n>.<ext>` with the extension of the block's MIME
+    /// type, written as `.part` until whole; pruned after 7 days or past 256 MiB in all).
+    /// Default none. A [`Runtime`](crate::Runtime) built without its own executor passes
+    /// its spill folder here.
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
     /// How much of a process's stderr is kept for error messages: half from the start,
     /// half from the end. Default 64 KiB.
     pub fn max_log_bytes(mut self, bytes: usize) -> Self {
@@ -240,6 +271,16 @@ impl ExecConfig {
     /// See [`max_text_bytes`](Self::max_text_bytes).
     pub fn get_max_text_bytes(&self) -> usize {
         self.max_text_bytes
+    }
+
+    /// See [`max_binary_bytes`](Self::max_binary_bytes).
+    pub fn get_max_binary_bytes(&self) -> usize {
+        self.max_binary_bytes
+    }
+
+    /// See [`spill_dir`](Self::spill_dir); `None`: binary blocks over the bound are refused.
+    pub fn get_spill_dir(&self) -> Option<&Path> {
+        self.spill_dir.as_deref()
     }
 
     /// See [`max_log_bytes`](Self::max_log_bytes).

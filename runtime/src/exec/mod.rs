@@ -86,6 +86,7 @@
 //! ```
 
 mod bash;
+mod blobs;
 mod cache;
 mod config;
 mod process;
@@ -130,6 +131,7 @@ pub(crate) struct Limits {
     pub line: usize,
     pub text: usize,
     pub log: usize,
+    pub binary: usize,
 }
 
 impl From<&ExecConfig> for Limits {
@@ -138,6 +140,7 @@ impl From<&ExecConfig> for Limits {
             line: c.max_line_bytes.max(1024),
             text: c.max_text_bytes.max(1),
             log: c.max_log_bytes.max(64),
+            binary: c.max_binary_bytes,
         }
     }
 }
@@ -315,6 +318,7 @@ impl SubprocessExecutor {
                 tool,
                 &entry,
                 config,
+                call.tool_call_id,
                 &call.params,
                 &call.cancel,
                 timeout,

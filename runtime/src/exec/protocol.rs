@@ -4,7 +4,7 @@
 //! directions). The protocol is versioned ([`PROTOCOL_VERSION`]): once the entry has
 //! loaded, the harness's first message is
 //!
-//! - `{"type":"hello","protocol":1,"capabilities":{"prepare":true}}` — the protocol version
+//! - `{"type":"hello","protocol":2,"capabilities":{"prepare":true}}` — the protocol version
 //!   it speaks and what the entry offers, found by the harness itself: `prepare` is whether
 //!   the entry exports a callable `prepareArguments` (`prepare_arguments` in python). A
 //!   capability that is absent is not offered; capability keys the runtime does not know
@@ -28,6 +28,12 @@
 //! result or error:
 //!
 //! - `{"type":"update","id":1,"content":[{"type":"text","text":"..."}]}` — `onUpdate`;
+//! - `{"type":"data","id":1,"ref":0,"data":"<base64 text>"}` — (version 2) a piece of a
+//!   long base64 string of the coming result (an image's or audio's `data`, a resource's
+//!   `blob`), in order; the result then holds `{"ref":0}` in that field. A string longer
+//!   than the line limit travels this way, and the runtime bounds it apart from text
+//!   (`ExecConfig::max_binary_bytes`), saving one over the bound to the spill folder as
+//!   its pieces arrive (exec/blobs.rs);
 //! - `{"type":"result","id":1,"result":<what execute returned>}`;
 //! - `{"type":"error","id":1,"message":"..."}` — `execute` threw;
 //! - `{"type":"fatal","message":"..."}` — the harness cannot serve calls at all (the entry
@@ -41,12 +47,13 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
+use super::blobs::{Binary, Kept, file_url};
 use crate::result::{
-    Content, EmbeddedResource, Progress, ResourceContents, StopReason, ToolResult,
+    Content, EmbeddedResource, Progress, ResourceContents, ResourceLink, StopReason, ToolResult,
 };
 
 /// The protocol version this runtime speaks: the only one a harness's hello may carry.
-pub(crate) const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 2;
 
 /// What a harness's hello says the entry offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +96,14 @@ pub(crate) enum FromHarness {
         #[serde(default)]
         args: Value,
     },
+    /// A piece of a long base64 string of call `id`'s result, sent ahead of it; the
+    /// result names the whole as `{"ref": <ref>}`.
+    Data {
+        id: u64,
+        #[serde(rename = "ref")]
+        index: u64,
+        data: String,
+    },
 }
 
 impl FromHarness {
@@ -101,6 +116,7 @@ impl FromHarness {
             FromHarness::Error { .. } => "error",
             FromHarness::Fatal { .. } => "fatal",
             FromHarness::Prepared { .. } => "prepared",
+            FromHarness::Data { .. } => "data",
         }
     }
 }
@@ -257,15 +273,30 @@ pub(crate) fn preview(bytes: &[u8]) -> String {
     s
 }
 
+/// [`normalize_result_with`], every binary block kept in memory (tests).
+#[cfg(test)]
+pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
+    normalize_result_with(value, max_text, &mut Binary::unbounded())
+}
+
 /// Turns what `execute` returned into a [`ToolResult`]: `{content, details?, isError?}` as
 /// the platform's TOOLS.md says, or a bare string as shorthand for one text block. Text is
-/// capped at `max_text` bytes in total, with a note saying how much was cut.
-pub(crate) fn normalize_result(value: Value, max_text: usize) -> ToolResult {
+/// capped at `max_text` bytes in total, with a note saying how much was cut. Binary data
+/// (sent ahead in pieces, or inline) is kept within `binary`'s bound, the rest saved to
+/// its spill folder as `resource_link`s.
+pub(crate) fn normalize_result_with(
+    value: Value,
+    max_text: usize,
+    binary: &mut Binary<'_>,
+) -> ToolResult {
     let mut result = match value {
         Value::String(s) => ToolResult::text(s),
         Value::Object(mut obj) => match obj.remove("content") {
             Some(Value::Array(items)) => ToolResult {
-                content: items.into_iter().map(content_block).collect(),
+                content: items
+                    .into_iter()
+                    .map(|b| content_block(b, binary))
+                    .collect(),
                 details: obj.remove("details").filter(|d| !d.is_null()),
                 is_error: match obj.get("isError") {
                     None | Some(Value::Null) => false,
@@ -326,7 +357,10 @@ pub(crate) fn normalize_progress(value: Value, max_text: usize) -> Progress {
     let mut progress = None;
     let mut total = None;
     let mut content = match value {
-        Value::Array(items) => items.into_iter().map(content_block).collect(),
+        Value::Array(items) => items
+            .into_iter()
+            .map(|b| content_block(b, &mut Binary::unbounded()))
+            .collect(),
         Value::Object(mut obj) => {
             progress = obj
                 .remove("progress")
@@ -337,16 +371,19 @@ pub(crate) fn normalize_progress(value: Value, max_text: usize) -> Progress {
                 .and_then(|v| v.as_f64())
                 .filter(|t| t.is_finite() && *t > 0.0);
             match obj.remove("content") {
-                Some(Value::Array(items)) => items.into_iter().map(content_block).collect(),
-                Some(other) => vec![content_block(other)],
+                Some(Value::Array(items)) => items
+                    .into_iter()
+                    .map(|b| content_block(b, &mut Binary::unbounded()))
+                    .collect(),
+                Some(other) => vec![content_block(other, &mut Binary::unbounded())],
                 // `{progress, total}` alone: a position without text.
                 None if obj.is_empty() => Vec::new(),
-                None => vec![content_block(Value::Object(obj))],
+                None => vec![content_block(Value::Object(obj), &mut Binary::unbounded())],
             }
         }
         Value::String(s) => vec![Content::text(s)],
         Value::Null => Vec::new(),
-        other => vec![content_block(other)],
+        other => vec![content_block(other, &mut Binary::unbounded())],
     };
     cap_text(&mut content, max_text);
     Progress {
@@ -373,10 +410,10 @@ pub(crate) fn progress_line(line: String, max_text: usize) -> Progress {
 /// URL-safe alphabet or no padding; a missing `mimeType` the `data:` prefix names); any
 /// other is replaced by a text block saying what was wrong, holding the block's JSON, so
 /// nothing the tool returned is dropped without a word.
-fn content_block(v: Value) -> Content {
+fn content_block(v: Value, binary: &mut Binary<'_>) -> Content {
     match v {
         Value::String(s) => Content::text(s),
-        Value::Object(mut obj) => match checked_block(&mut obj) {
+        Value::Object(mut obj) => match checked_block(&mut obj, binary) {
             Ok(c) => c,
             Err(why) => {
                 let json = Value::Object(obj).to_string();
@@ -387,7 +424,7 @@ fn content_block(v: Value) -> Content {
     }
 }
 
-fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
+fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Result<Content, String> {
     let ty = match obj.get("type") {
         Some(Value::String(t)) => t.clone(),
         // A `{text}` object without a type: the platform's older tools write that.
@@ -407,31 +444,43 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
         },
         "image" | "audio" => {
             let what = format!("an {ty} block");
-            let (fix, prefix_mime) = match obj.get("data") {
-                Some(Value::String(d)) => {
-                    base64_text(d).map_err(|e| format!("{what} whose `data` {e}"))?
-                }
-                _ => return Err(format!("{what} without base64 `data`")),
+            let declared = match obj.get("mimeType") {
+                Some(Value::String(m)) if !m.trim().is_empty() => Some(m.clone()),
+                _ => None,
             };
-            let mime_type = match (obj.get("mimeType"), prefix_mime) {
-                (Some(Value::String(m)), _) if !m.trim().is_empty() => m.clone(),
-                // Absent, null or empty: the `data:` prefix names it.
-                (None | Some(Value::Null | Value::String(_)), Some(m)) => m,
-                _ => {
-                    let example = if ty == "image" {
-                        "image/png"
-                    } else {
-                        "audio/wav"
-                    };
-                    return Err(format!("{what} without `mimeType` (e.g. \"{example}\")"));
-                }
-            };
-            let data = fix.apply(obj.get_mut("data"));
-            Ok(if ty == "image" {
-                Content::Image { data, mime_type }
+            let example = if ty == "image" {
+                "image/png"
             } else {
-                Content::Audio { data, mime_type }
-            })
+                "audio/wav"
+            };
+            let no_mime = || format!("{what} without `mimeType` (e.g. \"{example}\")");
+            match binary_field(obj.get_mut("data"), declared.as_deref(), binary)
+                .map_err(|e| format!("{what} whose `data` {e}"))?
+            {
+                Field::Missing => Err(format!("{what} without base64 `data`")),
+                Field::Inline(data, prefix_mime) => {
+                    let Some(mime_type) = declared.or(prefix_mime) else {
+                        // The block's JSON is kept in the note: the data goes back.
+                        obj.insert("data".into(), Value::String(data));
+                        return Err(no_mime());
+                    };
+                    Ok(if ty == "image" {
+                        Content::Image { data, mime_type }
+                    } else {
+                        Content::Audio { data, mime_type }
+                    })
+                }
+                Field::Spilled {
+                    path,
+                    bytes,
+                    prefix_mime,
+                } => {
+                    let mime_type = declared.or(prefix_mime).ok_or_else(|| {
+                        format!("{}; its data is saved to {}", no_mime(), path.display())
+                    })?;
+                    Ok(spilled_link(&path, bytes, mime_type, &what, binary.bound))
+                }
+            }
         }
         "resource" => {
             let Some(Value::Object(r)) = obj.get_mut("resource") else {
@@ -455,17 +504,34 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
                     );
                 }
                 (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
-                (None, Some(Value::String(b))) => {
-                    let (fix, prefix) =
-                        base64_text(b).map_err(|e| format!("a resource whose `blob` {e}"))?;
-                    let blob = fix.apply(r.get_mut("blob"));
-                    return Ok(Content::Resource {
-                        resource: EmbeddedResource {
-                            uri,
-                            mime_type: mime_type.or(prefix),
-                            contents: ResourceContents::Blob { blob },
-                        },
-                    });
+                (None, Some(Value::String(_) | Value::Object(_))) => {
+                    let field = binary_field(r.get_mut("blob"), mime_type.as_deref(), binary)
+                        .map_err(|e| format!("a resource whose `blob` {e}"))?;
+                    return match field {
+                        Field::Missing => {
+                            Err("a resource without a string `text` or base64 `blob`".to_owned())
+                        }
+                        Field::Inline(blob, prefix) => Ok(Content::Resource {
+                            resource: EmbeddedResource {
+                                uri,
+                                mime_type: mime_type.or(prefix),
+                                contents: ResourceContents::Blob { blob },
+                            },
+                        }),
+                        Field::Spilled {
+                            path,
+                            bytes,
+                            prefix_mime,
+                        } => Ok(spilled_link(
+                            &path,
+                            bytes,
+                            mime_type
+                                .or(prefix_mime)
+                                .unwrap_or_else(|| "application/octet-stream".to_owned()),
+                            &format!("the resource {}", shortened(&uri)),
+                            binary.bound,
+                        )),
+                    };
                 }
                 _ => return Err("a resource without a string `text` or base64 `blob`".to_owned()),
             };
@@ -497,6 +563,120 @@ fn checked_block(obj: &mut Map<String, Value>) -> Result<Content, String> {
             "a content block of unknown type `{}`",
             other.escape_debug()
         )),
+    }
+}
+
+/// A binary field (`data`, `blob`) as found in a block.
+enum Field {
+    Missing,
+    /// Standard base64, in memory; the MIME type a `data:` prefix named.
+    Inline(String, Option<String>),
+    Spilled {
+        path: std::path::PathBuf,
+        bytes: u64,
+        prefix_mime: Option<String>,
+    },
+}
+
+/// Reads a binary field: a base64 string, or `{"ref": n}` naming pieces the harness sent
+/// ahead. Kept in memory within the call's bound (repaired as [`base64_text`] says), or
+/// saved to the spill folder. An error completes "an image whose `data` …".
+fn binary_field(
+    field: Option<&mut Value>,
+    declared: Option<&str>,
+    binary: &mut Binary<'_>,
+) -> Result<Field, String> {
+    let Some(field) = field else {
+        return Ok(Field::Missing);
+    };
+    // Pieces held in memory were counted against the bound as they arrived.
+    let mut counted = false;
+    let text = match field {
+        Value::String(s) => std::mem::take(s),
+        Value::Object(r) => {
+            counted = true;
+            let Some(n) = r
+                .get("ref")
+                .and_then(Value::as_u64)
+                .filter(|_| r.len() == 1)
+            else {
+                return Ok(Field::Missing);
+            };
+            match binary.take(n, declared)? {
+                Kept::Memory(s) => s,
+                Kept::Spilled {
+                    path,
+                    bytes,
+                    prefix_mime,
+                } => {
+                    return Ok(Field::Spilled {
+                        path,
+                        bytes,
+                        prefix_mime,
+                    });
+                }
+            }
+        }
+        _ => return Ok(Field::Missing),
+    };
+    let (fix, prefix) = match base64_text(&text) {
+        Ok(found) => found,
+        Err(e) => {
+            // The block's JSON is kept in the note: the text goes back where it was.
+            *field = Value::String(text);
+            return Err(e);
+        }
+    };
+    let mut slot = Value::String(text);
+    let data = fix.apply(Some(&mut slot));
+    if counted {
+        return Ok(Field::Inline(data, prefix));
+    }
+    match binary.inline(data, declared.or(prefix.as_deref()))? {
+        Kept::Memory(data) => Ok(Field::Inline(data, prefix)),
+        Kept::Spilled {
+            path,
+            bytes,
+            prefix_mime,
+        } => Ok(Field::Spilled {
+            path,
+            bytes,
+            prefix_mime: prefix_mime.or(prefix),
+        }),
+    }
+}
+
+/// The `resource_link` that replaces a binary block saved to the spill folder.
+fn spilled_link(
+    path: &std::path::Path,
+    bytes: u64,
+    mime_type: String,
+    what: &str,
+    bound: usize,
+) -> Content {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut link = ResourceLink::new(file_url(path), name);
+    link.description = Some(format!(
+        "{what} of {bytes} bytes, over the {bound}-byte bound for binary data a result holds: saved to the spill folder"
+    ));
+    link.mime_type = Some(mime_type);
+    link.size = Some(bytes);
+    Content::ResourceLink(link)
+}
+
+/// A URI cut to 200 bytes for a message.
+fn shortened(uri: &str) -> String {
+    let mut end = uri.len().min(200);
+    while !uri.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < uri.len() {
+        format!("{}...", &uri[..end])
+    } else {
+        uri.to_owned()
     }
 }
 
@@ -949,42 +1129,42 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":1,"capabilities":{"prepare":true}}"#),
+            hello_of(r#"{"type":"hello","protocol":2,"capabilities":{"prepare":true}}"#),
             Ok(Capabilities { prepare: true })
         );
         // Absent capabilities are not offered; unknown ones (a newer harness) are ignored.
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":1}"#),
+            hello_of(r#"{"type":"hello","protocol":2}"#),
             Ok(Capabilities::default())
         );
         assert_eq!(
             hello_of(
-                r#"{"type":"hello","protocol":1,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
+                r#"{"type":"hello","protocol":2,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
             ),
             Ok(Capabilities { prepare: false })
         );
         // A version this runtime does not speak: both versions named.
-        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":{}}"#).unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":{}}"#).unwrap_err();
         assert_eq!(
             e,
-            "protocol error: the node harness speaks protocol version 2, and this runtime speaks version 1; the harness is from another toolbind version"
+            "protocol error: the node harness speaks protocol version 3, and this runtime speaks version 2; the harness is from another toolbind version"
         );
         let e = hello_of(r#"{"type":"hello","protocol":"1"}"#).unwrap_err();
         assert!(
             e.contains("no protocol version (`protocol` is \"1\")"),
             "{e}"
         );
-        assert!(e.contains("speaks version 1"), "{e}");
+        assert!(e.contains("speaks version 2"), "{e}");
         let e = hello_of(r#"{"type":"hello","capabilities":{}}"#).unwrap_err();
         assert!(e.contains("`protocol` is null"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":1,"capabilities":{"prepare":"yes"}}"#)
+        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":{"prepare":"yes"}}"#)
             .unwrap_err();
         assert!(e.contains("`prepare` capability as a string"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":1,"capabilities":[]}"#).unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":[]}"#).unwrap_err();
         assert!(e.contains("`capabilities` as an array"), "{e}");
         // Message kinds stay closed: an unknown one is not a message.
         assert!(
-            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":1}"#).is_err()
+            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":2}"#).is_err()
         );
     }
 

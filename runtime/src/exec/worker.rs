@@ -14,6 +14,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
 
+use super::blobs::{Binary, Blobs};
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, Capabilities, FromHarness, LineError};
 use super::pump::{self, Pump};
@@ -76,6 +77,8 @@ struct Pending {
     progress: Arc<pump::Slot>,
     /// Where the call's stderr lines go, when its caller wants them.
     log: Option<LogSink>,
+    /// The call's id, naming its spill files.
+    tool_call_id: String,
 }
 
 #[derive(Default)]
@@ -182,6 +185,8 @@ impl Worker {
             greeted: greeted_tx,
             jail: jail.clone(),
             tracker: spawned.tracker.take(),
+            spill_dir: config.spill_dir.clone(),
+            tool: tool.name.clone(),
         };
         tokio::spawn(reader(read, ctx));
         Ok(Arc::new(Worker {
@@ -261,6 +266,7 @@ impl Worker {
                     done: tx,
                     progress: updates.clone(),
                     log: log.cloned(),
+                    tool_call_id: tool_call_id.to_owned(),
                 },
             );
             st.last_log = None;
@@ -423,6 +429,7 @@ impl Worker {
                     done: tx,
                     progress: pump::Slot::new(),
                     log: None,
+                    tool_call_id: String::new(),
                 },
             );
             st.in_flight += 1;
@@ -601,6 +608,10 @@ struct ReaderCtx {
     /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
     /// daemons its calls started.
     tracker: Option<super::sandbox::Cgroup>,
+    /// Where binary blocks over the bound are saved.
+    spill_dir: Option<std::path::PathBuf>,
+    /// The tool's name, naming its spill files.
+    tool: String,
 }
 
 /// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
@@ -619,6 +630,8 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     // wrote before exiting is still read, for a short while.
     let mut status: Option<Option<std::process::ExitStatus>> = None;
     let mut drain_until: Option<tokio::time::Instant> = None;
+    // The binary pieces each call in flight has sent ahead of its result.
+    let mut blobs: HashMap<u64, (String, Blobs)> = HashMap::new();
     loop {
         let next = tokio::select! {
             r = protocol::read_line(&mut read, &mut line, ctx.limits.line) => r,
@@ -725,11 +738,63 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 }
                 continue;
             }
-            FromHarness::Result { id, result } => (
-                id,
-                Event::Done(protocol::normalize_result(result, ctx.limits.text + SLACK)),
-            ),
+            FromHarness::Data { id, index, data } => {
+                let call_id = {
+                    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                    st.pending.get(&id).map(|c| c.tool_call_id.clone())
+                };
+                // Pieces of a call that is no longer waiting are dropped (their file too).
+                let Some(call_id) = call_id else {
+                    blobs.remove(&id);
+                    continue;
+                };
+                blobs
+                    .entry(id)
+                    .or_insert_with(|| (call_id, Blobs::default()));
+                let Some((call_id, held)) = blobs.get_mut(&id) else {
+                    continue;
+                };
+                let mut binary = Binary {
+                    dir: ctx.spill_dir.as_deref(),
+                    tool: &ctx.tool,
+                    tool_call_id: call_id,
+                    bound: ctx.limits.binary,
+                    blobs: std::mem::take(held),
+                };
+                binary.piece(index, &data);
+                *held = binary.blobs;
+                continue;
+            }
+            FromHarness::Result { id, result } => {
+                let (call_id, held) = blobs.remove(&id).unwrap_or_default();
+                let call_id = if call_id.is_empty() {
+                    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+                    st.pending
+                        .get(&id)
+                        .map(|c| c.tool_call_id.clone())
+                        .unwrap_or_default()
+                } else {
+                    call_id
+                };
+                let mut binary = Binary {
+                    dir: ctx.spill_dir.as_deref(),
+                    tool: &ctx.tool,
+                    tool_call_id: &call_id,
+                    bound: ctx.limits.binary,
+                    blobs: held,
+                };
+                (
+                    id,
+                    Event::Done(protocol::normalize_result_with(
+                        result,
+                        ctx.limits.text + SLACK,
+                        &mut binary,
+                    )),
+                )
+            }
             FromHarness::Error { id, mut message } => {
+                // Pieces sent ahead of a result that never came: their files go.
+                blobs.remove(&id);
                 // A thrown error is the tool's failure, unless a limit caused it or the
                 // runtime salvaged a message that was not JSON.
                 let mut why = if message.starts_with("protocol error") {
