@@ -10,8 +10,8 @@
 //          {"type":"prepared","id","args"} or an error)
 //   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
-//        | {"type":"data","id","ref","data"} (a piece of a long base64 string, sent ahead
-//          of the result that names it {"ref": n})
+//        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
+//          sent ahead of the result that names it {"ref": n}; the first gives its length)
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { writeSync } from "node:fs";
@@ -229,7 +229,9 @@ async function pieces(id, value) {
   const ahead = async (text) => {
     const ref = refs++;
     for (let i = 0; i < text.length && calls.has(id); i += PIECE) {
-      send({ type: "data", id, ref, data: text.slice(i, i + PIECE) });
+      const piece = { type: "data", id, ref, data: text.slice(i, i + PIECE) };
+      if (i === 0) piece.size = text.length;
+      send(piece);
       if (sock.writableNeedDrain) await new Promise((resolve) => sock.once("drain", resolve));
     }
     return { ref };

@@ -281,7 +281,10 @@ def _pieces(call_id, value):
         for i in range(0, len(text), _PIECE):
             if call_id not in _calls:
                 break
-            _send({"type": "data", "id": call_id, "ref": n, "data": text[i:i + _PIECE]})
+            piece = {"type": "data", "id": call_id, "ref": n, "data": text[i:i + _PIECE]}
+            if i == 0:
+                piece["size"] = len(text)
+            _send(piece)
         return {"ref": n}
 
     content = []

@@ -87,15 +87,25 @@ fn over_spill() -> String {
 }
 
 impl Binary<'_> {
-    /// One piece of block `r`, in order.
-    pub(crate) fn piece(&mut self, r: u64, data: &str) {
-        let blobs = &mut self.blobs;
-        if !blobs.items.contains_key(&r) {
-            if blobs.items.len() >= MAX_BLOBS {
+    /// One piece of block `r`, in order; `size`, on the first, is the whole block's
+    /// length as the harness announced it. A block announced too large for the bound is
+    /// saved from its first byte; one that fits is held without regrowing (a harness that
+    /// sends more than it announced is bounded all the same).
+    pub(crate) fn piece(&mut self, r: u64, data: &str, size: Option<u64>) {
+        if !self.blobs.items.contains_key(&r) {
+            if self.blobs.items.len() >= MAX_BLOBS {
                 return;
             }
-            blobs.items.insert(r, Blob::Memory(String::new()));
+            let announced = size.and_then(|s| usize::try_from(s).ok());
+            let blob = match announced {
+                Some(n) if self.blobs.kept.saturating_add(n) > self.bound => self.spill_file(r),
+                // Reserved, not yet counted: a piece counts once it arrives.
+                Some(n) => Blob::Memory(String::with_capacity(n.min(self.bound))),
+                None => Blob::Memory(String::new()),
+            };
+            self.blobs.items.insert(r, blob);
         }
+        let blobs = &mut self.blobs;
         let Some(blob) = blobs.items.get_mut(&r) else {
             return;
         };
@@ -108,20 +118,7 @@ impl Binary<'_> {
                 }
                 let held = std::mem::take(s);
                 blobs.kept -= held.len();
-                *blob = match self.dir {
-                    None => Blob::Refused(over_bound(self.bound)),
-                    Some(dir) => match BinarySpill::create(
-                        dir,
-                        self.tool,
-                        self.tool_call_id,
-                        &format!("b{r}"),
-                    ) {
-                        Ok(w) => Blob::Spill(w),
-                        Err(e) => {
-                            Blob::Refused(format!("could not be saved to the spill folder: {e}"))
-                        }
-                    },
-                };
+                *blob = spill_file(self.dir, self.tool, self.tool_call_id, self.bound, r);
                 if let Blob::Spill(w) = blob {
                     let before = w.bytes;
                     let written = w.write(&held).and_then(|()| w.write(data));
@@ -145,6 +142,10 @@ impl Binary<'_> {
             }
             Blob::Refused(_) => {}
         }
+    }
+
+    fn spill_file(&self, r: u64) -> Blob {
+        spill_file(self.dir, self.tool, self.tool_call_id, self.bound, r)
     }
 
     /// Block `r`, sent ahead in pieces, once the result that names it has arrived;
@@ -195,6 +196,17 @@ impl Binary<'_> {
             path,
             prefix_mime,
         })
+    }
+}
+
+/// A new spill file for block `r`, or why there is none.
+fn spill_file(dir: Option<&Path>, tool: &str, tool_call_id: &str, bound: usize, r: u64) -> Blob {
+    match dir {
+        None => Blob::Refused(over_bound(bound)),
+        Some(dir) => match BinarySpill::create(dir, tool, tool_call_id, &format!("b{r}")) {
+            Ok(w) => Blob::Spill(w),
+            Err(e) => Blob::Refused(format!("could not be saved to the spill folder: {e}")),
+        },
     }
 }
 

@@ -28,9 +28,10 @@
 //! result or error:
 //!
 //! - `{"type":"update","id":1,"content":[{"type":"text","text":"..."}]}` — `onUpdate`;
-//! - `{"type":"data","id":1,"ref":0,"data":"<base64 text>"}` — (version 2) a piece of a
-//!   long base64 string of the coming result (an image's or audio's `data`, a resource's
-//!   `blob`), in order; the result then holds `{"ref":0}` in that field. A string longer
+//! - `{"type":"data","id":1,"ref":0,"data":"<base64 text>","size":<n>}` — (version 2) a
+//!   piece of a long base64 string of the coming result (an image's or audio's `data`, a
+//!   resource's `blob`), in order, the first one carrying the whole string's length as
+//!   `size`; the result then holds `{"ref":0}` in that field. A string longer
 //!   than the line limit travels this way, and the runtime bounds it apart from text
 //!   (`ExecConfig::max_binary_bytes`), saving one over the bound to the spill folder as
 //!   its pieces arrive (exec/blobs.rs);
@@ -103,6 +104,10 @@ pub(crate) enum FromHarness {
         #[serde(rename = "ref")]
         index: u64,
         data: String,
+        /// On the first piece: the whole string's length, so the runtime can save a block
+        /// that will not fit from its first byte (and hold one that will without regrowing).
+        #[serde(default)]
+        size: Option<u64>,
     },
 }
 

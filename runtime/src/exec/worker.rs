@@ -738,7 +738,12 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 }
                 continue;
             }
-            FromHarness::Data { id, index, data } => {
+            FromHarness::Data {
+                id,
+                index,
+                data,
+                size,
+            } => {
                 let call_id = {
                     let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
                     st.pending.get(&id).map(|c| c.tool_call_id.clone())
@@ -761,7 +766,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                     bound: ctx.limits.binary,
                     blobs: std::mem::take(held),
                 };
-                binary.piece(index, &data);
+                binary.piece(index, &data, size);
                 *held = binary.blobs;
                 continue;
             }
