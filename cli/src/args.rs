@@ -289,9 +289,9 @@ pub struct CallArgs {
 
 #[derive(Debug, Args)]
 pub struct SpillArg {
-    /// Where the full text of a truncated result is saved (a private 0700 folder, 0600
-    /// files, pruned after 7 days or past 256 MiB) [default: $XDG_STATE_HOME/toolbind/spill,
-    /// else ~/.local/state/toolbind/spill]
+    /// Where the full text of a truncated result, and binary blocks over 16 MiB, are saved
+    /// (a private 0700 folder, 0600 files, pruned after 7 days or past 256 MiB) [default:
+    /// $XDG_STATE_HOME/toolbind/spill, else ~/.local/state/toolbind/spill]
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
 }
