@@ -54,7 +54,7 @@ async fn a_blob_far_over_the_bound_does_not_grow_the_runtime() {
     assert_eq!(on_disk, n as u64);
     println!(
         "spilled: a {mb} MiB blob ({} MiB of base64) grew the runtime's peak RSS by {} KiB",
-        n.div_ceil(3) * 4 >> 20,
+        (n.div_ceil(3) * 4) >> 20,
         grown
     );
     // A bound on memory, not on time: the blob is never held, so growth stays far below
