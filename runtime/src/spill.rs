@@ -639,5 +639,23 @@ mod tests {
             Err(ReadError::NotASpillName)
         );
         assert_eq!(read_spill(dir.path(), "gone.txt"), Err(ReadError::NotFound));
+        // A name with a newline; a FIFO and a folder planted under names the runtime writes
+        // (the open does not block on the FIFO, and neither is a file).
+        assert_eq!(
+            read_spill(dir.path(), "a\nb.txt"),
+            Err(ReadError::NotASpillName)
+        );
+        let fifo = dir.path().join("t-1-0-2-4.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        assert_eq!(
+            read_spill(dir.path(), "t-1-0-2-4.png"),
+            Err(ReadError::NotASpillName)
+        );
+        std::fs::create_dir(dir.path().join("t-1-0-2-5.txt")).unwrap();
+        assert_eq!(
+            read_spill(dir.path(), "t-1-0-2-5.txt"),
+            Err(ReadError::NotASpillName)
+        );
     }
 }
