@@ -72,6 +72,9 @@ a token, for load balancers. SIGTERM or Ctrl-C stops accepting, lets the calls i
 finish for up to --drain-timeout, then cancels the rest."
     )]
     Serve(ServeArgs),
+    /// Snapshot MCP servers' tool lists, and check servers against their snapshots
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Example: toolbind completions bash > ~/.local/share/bash-completion/completions/toolbind"
@@ -132,6 +135,73 @@ pub struct SchemaArgs {
 fn dialect_parser() -> impl TypedValueParser<Value = Dialect> {
     PossibleValuesParser::new(Dialect::ALL.map(Dialect::as_str))
         .map(|s| Dialect::from_name(&s).unwrap_or(Dialect::Portable))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Connect to MCP servers and write their tool lists as snapshots (mcp/<server>.json)
+    #[command(
+        after_help = "A snapshot is canonical JSON, like a lock file: the server's name and \
+version, the protocol version, and its tools sorted by name, each with a `contract` hash \
+(name and schemas without their descriptions) and a `docs` hash. It never holds the \
+command, environment, headers or tokens. Check it in; build.rs generates typed bindings \
+from it (toolbind_codegen::Config::mcp_snapshot) and `toolbind mcp check` compares a live \
+server with it.\n\n\
+Examples:\n  toolbind mcp snapshot --config .mcp.json            every server of the config\n  \
+toolbind mcp snapshot --config .mcp.json fs         one of them\n  \
+toolbind mcp snapshot --name fs -- npx -y @modelcontextprotocol/server-filesystem .\n\n\
+Exit status: 0 when every snapshot was written (or is unchanged), 1 otherwise."
+    )]
+    Snapshot(McpSnapshotArgs),
+    /// Compare a server's live tool list with its snapshot; exit 1 on a breaking change
+    #[command(
+        after_help = "The server is the one of the snapshot's name in --config (or \
+--server), or the command after `--`. A removed tool or a changed contract (a property \
+added, removed, retyped, made required) is an error; a new tool or a changed description \
+is a warning.\n\n\
+Exit status: 0 when nothing a caller relies on changed, 1 on a breaking change or when the \
+server cannot be listed."
+    )]
+    Check(McpCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpSnapshotArgs {
+    /// An `mcpServers` JSON config (.mcp.json, Claude Desktop's), with ${VAR} and
+    /// ${VAR:-default} expanded from the environment
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The servers of --config to snapshot [default: all of them]
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+    /// The folder snapshots are written to, as <server>.json
+    #[arg(long, value_name = "DIR", default_value = "mcp")]
+    pub out_dir: PathBuf,
+    /// The file to write, for one server (`-` for stdout)
+    #[arg(long, value_name = "FILE", conflicts_with = "out_dir")]
+    pub out: Option<PathBuf>,
+    /// The snapshot's name for a server given after `--` [default: the server's own name]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// A stdio server to start instead of --config: the command and its arguments
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct McpCheckArgs {
+    /// The snapshot file
+    #[arg(value_name = "SNAPSHOT")]
+    pub snapshot: PathBuf,
+    /// The `mcpServers` JSON config that names the server
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The server's name in --config [default: the snapshot's name]
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// A stdio server to start instead of --config: the command and its arguments
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

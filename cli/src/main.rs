@@ -10,6 +10,7 @@ mod check;
 mod emit;
 mod exit;
 mod http;
+mod mcp;
 mod serve;
 mod sync;
 mod tools;
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Command::List(a) => tools::list(&a),
         Command::Call(a) => call::run(a),
         Command::Serve(a) => serve::run(&a),
+        Command::Mcp(a) => mcp::run(a),
         Command::Completions(a) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(a.shell, &mut cmd, "toolbind", &mut std::io::stdout());

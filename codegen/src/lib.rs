@@ -7,6 +7,8 @@ mod file;
 /// Not public API: how TOOL.md names become Rust identifiers (used by property tests).
 #[doc(hidden)]
 pub mod ident;
+mod json;
+pub mod mcp;
 pub mod model;
 mod parse;
 pub mod prompt;

@@ -40,6 +40,7 @@ pub mod dirs;
 pub mod exec;
 mod executor;
 pub mod loader;
+pub mod mcp;
 mod os_error;
 pub mod output;
 pub mod provider;

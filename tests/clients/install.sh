@@ -4,6 +4,8 @@
 #   $TOOLBIND_CLIENTS (default ~/.cache/toolbind/clients)
 #     py/    a venv with the Python SDK (requirements.txt); tests run py/bin/python
 #     node/  node_modules with the TypeScript SDK (package.json)
+#     servers/  the official MCP reference servers (tests/mcp-servers/package.json), whose
+#               tool lists the snapshot tests take live; bins in node_modules/.bin
 #     conformance/  the official MCP conformance suite (tests/conformance/package.json)
 #                   and the Node 22 it needs (node22/), which runs the suite only: tools
 #                   keep the machine's Node 20
@@ -33,6 +35,15 @@ if ! cmp -s "$here/package.json" "$dest/node/installed.json"; then
   (cd "$dest/node" && npm install --silent --no-audit --no-fund >/dev/null)
   cp "$here/package.json" "$dest/node/installed.json"
 fi
+servers="$here/../mcp-servers/package.json"
+if ! cmp -s "$servers" "$dest/servers/installed.json"; then
+  echo "installing the MCP reference servers into $dest/servers"
+  rm -rf "$dest/servers"
+  mkdir -p "$dest/servers"
+  cp "$servers" "$dest/servers/package.json"
+  (cd "$dest/servers" && npm install --silent --no-audit --no-fund >/dev/null)
+  cp "$servers" "$dest/servers/installed.json"
+fi
 # The conformance suite needs Node 22 or later; take it from the npm registry (as .ci/run
 # takes Node 20), pinned, for the suite alone.
 case "$(uname -m)" in
@@ -54,4 +65,4 @@ if ! { cmp -s "$suite" "$dest/conformance/installed.json" \
   echo "$node22" > "$dest/conformance/node22.txt"
   cp "$suite" "$dest/conformance/installed.json"
 fi
-echo "MCP clients: $("$dest/py/bin/python" -c 'import importlib.metadata as m; print("python mcp", m.version("mcp"))'), typescript sdk $(node -p "require('$dest/node/node_modules/@modelcontextprotocol/sdk/package.json').version"), conformance suite $(cd "$dest/conformance/node_modules" && node -p "require('./conformance-0.1/package.json').version + ' and ' + require('./conformance-0.2/package.json').version") on node $("$dest/conformance/node22/bin/node" --version)"
+echo "MCP clients: $("$dest/py/bin/python" -c 'import importlib.metadata as m; print("python mcp", m.version("mcp"))'), typescript sdk $(node -p "require('$dest/node/node_modules/@modelcontextprotocol/sdk/package.json').version"), reference servers $(cd "$dest/servers/node_modules/@modelcontextprotocol" && node -p "['everything','filesystem','memory'].map(s => s + ' ' + require('./server-' + s + '/package.json').version).join(', ')"), conformance suite $(cd "$dest/conformance/node_modules" && node -p "require('./conformance-0.1/package.json').version + ' and ' + require('./conformance-0.2/package.json').version") on node $("$dest/conformance/node22/bin/node" --version)"

@@ -1,0 +1,241 @@
+//! `toolbind mcp snapshot` and `toolbind mcp check`: MCP servers' tool lists as
+//! checked-in snapshots.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use toolbind::mcp::{ListLimits, ServerConfig, Snapshot, diff, list_tools, read_config};
+
+use crate::args::{McpCheckArgs, McpCommand, McpSnapshotArgs};
+use crate::check::color_stderr;
+use crate::exit::{Code, Failure, Outcome};
+
+pub fn run(cmd: McpCommand) -> Outcome {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
+    match cmd {
+        McpCommand::Snapshot(a) => rt.block_on(snapshot(a)),
+        McpCommand::Check(a) => rt.block_on(check(a)),
+    }
+}
+
+/// The servers to reach: by name, from --config or the command after `--`.
+fn servers(
+    config: Option<&Path>,
+    names: &[String],
+    command: &[String],
+    name: Option<&str>,
+) -> Result<Vec<(Option<String>, ServerConfig)>, Failure> {
+    match (config, command.split_first()) {
+        (Some(_), Some(_)) => Err(Failure::usage(
+            "give either --config or a server command after `--`, not both",
+        )),
+        (None, Some((program, args))) => {
+            if !names.is_empty() {
+                return Err(Failure::usage(
+                    "SERVER names pick servers of --config; with a command after `--`, name the snapshot with --name",
+                ));
+            }
+            Ok(vec![(
+                name.map(str::to_owned),
+                ServerConfig::stdio(program, args),
+            )])
+        }
+        (config, None) => {
+            if name.is_some() {
+                return Err(Failure::usage(
+                    "--name names the server given after `--`; a --config server's snapshot is named by its key",
+                ));
+            }
+            let default = Path::new(".mcp.json");
+            let file = config.unwrap_or(default);
+            if config.is_none() && !default.exists() {
+                return Err(Failure::usage(
+                    "no server given: pass --config FILE (an mcpServers JSON), or the server's command after `--`",
+                ));
+            }
+            let mut all: BTreeMap<String, ServerConfig> =
+                read_config(file).map_err(|e| Failure::failed(e.to_string()))?;
+            if names.is_empty() {
+                if all.is_empty() {
+                    return Err(Failure::failed(format!(
+                        "{}: `mcpServers` lists no servers",
+                        file.display()
+                    )));
+                }
+                return Ok(all.into_iter().map(|(n, c)| (Some(n), c)).collect());
+            }
+            names
+                .iter()
+                .map(|n| {
+                    all.remove(n).map(|c| (Some(n.clone()), c)).ok_or_else(|| {
+                        let known: Vec<String> = read_config(file)
+                            .map(|m| m.into_keys().collect())
+                            .unwrap_or_default();
+                        Failure::usage(format!(
+                            "{} has no server `{n}` (it has: {})",
+                            file.display(),
+                            if known.is_empty() {
+                                "none".into()
+                            } else {
+                                known.join(", ")
+                            }
+                        ))
+                    })
+                })
+                .collect()
+        }
+    }
+}
+
+async fn snapshot(a: McpSnapshotArgs) -> Outcome {
+    let list = servers(
+        a.config.as_deref(),
+        &a.servers,
+        &a.command,
+        a.name.as_deref(),
+    )?;
+    if a.out.is_some() && list.len() > 1 {
+        return Err(Failure::usage(format!(
+            "--out writes one snapshot, but {} servers were asked for: use --out-dir, or name one server",
+            list.len()
+        )));
+    }
+    let limits = ListLimits::default();
+    let mut failed = 0;
+    for (name, config) in list {
+        let started = Instant::now();
+        let shown = name.clone().unwrap_or_else(|| "the server".into());
+        let listing = match list_tools(&config, &limits).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: {shown}: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        let name = name.unwrap_or_else(|| listing.server.name.clone());
+        let snap = match listing.into_snapshot(&name) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {name}: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        let text = snap.to_json();
+        let secs = started.elapsed().as_secs_f64();
+        let what = format!(
+            "{name}: {} tools from {} {} (protocol {}) in {secs:.1} s",
+            snap.tools.len(),
+            snap.server.name,
+            snap.server.version,
+            snap.protocol_version
+        );
+        if a.out.as_deref() == Some(Path::new("-")) {
+            print!("{text}");
+            eprintln!("{what}");
+            continue;
+        }
+        let path = a
+            .out
+            .clone()
+            .unwrap_or_else(|| a.out_dir.join(format!("{name}.json")));
+        match write_atomic(&path, &text) {
+            Ok(true) => eprintln!("{what}: wrote {}", path.display()),
+            Ok(false) => eprintln!("{what}: {} unchanged", path.display()),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                failed += 1;
+            }
+        }
+    }
+    Ok(if failed > 0 { Code::Failed } else { Code::Ok })
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a rename, so
+/// an interrupted snapshot never leaves a half-written file; `false` when the file already
+/// held exactly this.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(false);
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let file = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file path"))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{file}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| true)
+}
+
+async fn check(a: McpCheckArgs) -> Outcome {
+    let (old, warnings) = match Snapshot::read(&a.snapshot) {
+        Ok(s) => s,
+        Err(diags) => {
+            for d in diags {
+                eprintln!("{}", d.render(color_stderr()));
+            }
+            return Err(Failure::silent());
+        }
+    };
+    for d in warnings {
+        eprintln!("{}", d.render(color_stderr()));
+    }
+    let server = a.server.clone().unwrap_or_else(|| old.name.clone());
+    let names = if a.command.is_empty() {
+        vec![server.clone()]
+    } else {
+        Vec::new()
+    };
+    if a.config.is_none() && a.command.is_empty() && !Path::new(".mcp.json").exists() {
+        return Err(Failure::usage(
+            "no server given: pass --config FILE (the mcpServers JSON that names the snapshot's server), or the server's command after `--`",
+        ));
+    }
+    let list = servers(a.config.as_deref(), &names, &a.command, None)?;
+    let (_, config) = list.into_iter().next().expect("one server");
+    let listing = list_tools(&config, &ListLimits::default())
+        .await
+        .map_err(|e| Failure::failed(format!("{server}: {e}")))?;
+    let new = listing
+        .into_snapshot(&old.name)
+        .map_err(|e| Failure::failed(format!("{server}: {e}")))?;
+    let changes = diff(&old, &new);
+    let file = a.snapshot.display();
+    let breaking = changes.iter().filter(|c| c.breaks()).count();
+    for c in &changes {
+        let level = if c.breaks() { "error" } else { "warning" };
+        eprintln!("{level}: {file}: {c}");
+    }
+    if breaking > 0 {
+        eprintln!(
+            "error: {file}: {breaking} breaking change(s) against {} {}: review them, then take the snapshot again (`toolbind mcp snapshot`) and rebuild",
+            new.server.name, new.server.version
+        );
+        return Ok(Code::Failed);
+    }
+    let note = if changes.is_empty() {
+        "no changes".to_owned()
+    } else {
+        format!("{} change(s), none breaking", changes.len())
+    };
+    eprintln!(
+        "{file}: {} tools match {} {} ({note})",
+        old.tools.len(),
+        new.server.name,
+        new.server.version
+    );
+    Ok(Code::Ok)
+}

@@ -1,0 +1,350 @@
+//! The `mcpServers` JSON that MCP hosts already use (`.mcp.json`, Claude Desktop's and
+//! Cursor's config files), with `${VAR}` and `${VAR:-default}` expansion.
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+//!           "env": {"DEBUG": "${DEBUG:-0}"}},
+//!   "api": {"type": "http", "url": "https://example.com/mcp",
+//!           "headers": {"Authorization": "Bearer ${API_TOKEN}"}}
+//! }}
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The largest config file read.
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// How to reach one MCP server.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerConfig {
+    /// A server toolbind starts and speaks to over its stdin and stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set in its environment, on top of the inherited ones.
+        env: BTreeMap<String, String>,
+        /// Its working folder (`cwd`), when set.
+        cwd: Option<PathBuf>,
+    },
+    /// A server reached over Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request (an `Authorization` header among them).
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl ServerConfig {
+    /// A stdio server: `command` with `args`, no extra environment.
+    pub fn stdio(
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        ServerConfig::Stdio {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+
+    /// A Streamable HTTP server at `url`, no headers.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig::Http {
+            url: url.into(),
+            headers: BTreeMap::new(),
+        }
+    }
+}
+
+// Environment values and headers hold secrets (tokens, keys): Debug names them only.
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            ServerConfig::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+/// Why an `mcpServers` config could not be read. The message names the file, the server
+/// and the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reads an `mcpServers` config file, expanding variables from the process environment.
+pub fn read_config(file: &Path) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
+    let shown = file.display();
+    let len = std::fs::metadata(file)
+        .map_err(|e| ConfigError(format!("cannot read {shown}: {e}")))?
+        .len();
+    if len > MAX_CONFIG_BYTES {
+        return Err(ConfigError(format!(
+            "{shown} is {len} bytes, over the {MAX_CONFIG_BYTES}-byte limit for an mcpServers config"
+        )));
+    }
+    let bytes = toolbind_codegen::read_regular_file(file)
+        .map_err(|e| ConfigError(format!("cannot read {shown}: {e}")))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| ConfigError(format!("{shown} is not UTF-8 text")))?;
+    parse_config(&text, &shown.to_string(), &|name| std::env::var(name).ok())
+}
+
+/// Parses an `mcpServers` config; `origin` names it in errors and `var` looks variables
+/// up. Servers are returned by name.
+pub fn parse_config(
+    text: &str,
+    origin: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
+    let err = |m: String| ConfigError(format!("{origin}: {m}"));
+    let v: Value = serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let servers = match v.get("mcpServers") {
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(err("`mcpServers` is not an object".into())),
+        None => {
+            return Err(err(
+                "no `mcpServers` object: expected {\"mcpServers\": {\"<name>\": {\"command\": ...}}}"
+                    .into(),
+            ));
+        }
+    };
+    let mut out = BTreeMap::new();
+    for (name, s) in servers {
+        let err = |m: String| ConfigError(format!("{origin}: server `{name}`: {m}"));
+        let Value::Object(s) = s else {
+            return Err(err("is not an object".into()));
+        };
+        let string = |key: &str| -> Result<Option<String>, ConfigError> {
+            match s.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(t)) => expand(t, var)
+                    .map(Some)
+                    .map_err(|m| err(format!("`{key}`: {m}"))),
+                Some(_) => Err(err(format!("`{key}` is not a string"))),
+            }
+        };
+        let strings = |key: &str| -> Result<BTreeMap<String, String>, ConfigError> {
+            match s.get(key) {
+                None | Some(Value::Null) => Ok(BTreeMap::new()),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(t) => expand(t, var)
+                            .map(|t| (k.clone(), t))
+                            .map_err(|m| err(format!("`{key}.{k}`: {m}"))),
+                        _ => Err(err(format!("`{key}.{k}` is not a string"))),
+                    })
+                    .collect(),
+                Some(_) => Err(err(format!("`{key}` is not an object of strings"))),
+            }
+        };
+        let ty = string("type")?;
+        let command = string("command")?;
+        let url = string("url")?;
+        let config = match (ty.as_deref(), command, url) {
+            (Some("sse"), ..) => {
+                return Err(err(
+                    "`\"type\": \"sse\"` is the deprecated HTTP+SSE transport, which toolbind does not speak: use the server's Streamable HTTP endpoint (`\"type\": \"http\"`, usually the same URL ending in `/mcp`)"
+                        .into(),
+                ));
+            }
+            (_, Some(_), Some(_)) => {
+                return Err(err(
+                    "has both `command` (a stdio server) and `url` (an HTTP server): keep the one that says how to reach it"
+                        .into(),
+                ));
+            }
+            (None | Some("stdio"), Some(command), None) => {
+                let args = match s.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| match v {
+                            Value::String(t) => {
+                                expand(t, var).map_err(|m| err(format!("`args[{i}]`: {m}")))
+                            }
+                            _ => Err(err(format!("`args[{i}]` is not a string"))),
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err(err("`args` is not an array of strings".into())),
+                };
+                ServerConfig::Stdio {
+                    command,
+                    args,
+                    env: strings("env")?,
+                    cwd: string("cwd")?.map(PathBuf::from),
+                }
+            }
+            (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
+                ServerConfig::Http {
+                    url,
+                    headers: strings("headers")?,
+                }
+            }
+            (Some(t @ ("stdio" | "http" | "streamable-http" | "streamableHttp")), None, None) => {
+                let key = if t == "stdio" { "command" } else { "url" };
+                return Err(err(format!("is `\"type\": \"{t}\"` but has no `{key}`")));
+            }
+            (None, None, None) => {
+                return Err(err(
+                    "has neither `command` (a stdio server) nor `url` (an HTTP server)".into(),
+                ));
+            }
+            (Some(t), ..) => {
+                return Err(err(format!(
+                    "unknown `\"type\": \"{t}\"`: expected \"stdio\" or \"http\""
+                )));
+            }
+        };
+        out.insert(name.clone(), config);
+    }
+    Ok(out)
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in `s`; `$$` is not special. An unset variable
+/// without a default is an error naming it.
+fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unclosed `${{` in {s:?}"));
+        };
+        let body = &after[..end];
+        let (name, default) = match body.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (body, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`${{{body}}}` is not a variable name"));
+        }
+        match (var(name), default) {
+            (Some(v), _) if !(v.is_empty() && default.is_some()) => out.push_str(&v),
+            (_, Some(d)) => out.push_str(d),
+            (Some(v), None) => out.push_str(&v),
+            (None, None) => {
+                return Err(format!(
+                    "the environment variable `{name}` is not set (set it, or give a default: `${{{name}:-value}}`)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    fn parse(text: &str) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
+        parse_config(text, ".mcp.json", &vars)
+    }
+
+    #[test]
+    fn reads_both_kinds_and_expands() {
+        let c = parse(
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "pkg", "${HOME_DIR:-/tmp}"], "env": {"K": "${TOKEN}"}},
+                "api": {"type": "http", "url": "http://x/mcp", "headers": {"Authorization": "Bearer ${TOKEN}", "E": "${EMPTY:-d}"}}
+            }}"#,
+        )
+        .unwrap();
+        let ServerConfig::Stdio {
+            command, args, env, ..
+        } = &c["fs"]
+        else {
+            panic!()
+        };
+        assert_eq!((command.as_str(), args[2].as_str()), ("npx", "/tmp"));
+        assert_eq!(env["K"], "s3cret");
+        let ServerConfig::Http { url, headers } = &c["api"] else {
+            panic!()
+        };
+        assert_eq!(url, "http://x/mcp");
+        assert_eq!(headers["Authorization"], "Bearer s3cret");
+        assert_eq!(headers["E"], "d");
+        // Secrets stay out of Debug.
+        let debug = format!("{c:?}");
+        assert!(!debug.contains("s3cret"), "{debug}");
+    }
+
+    #[test]
+    fn each_mistake_is_named() {
+        for (text, want) in [
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}"#,
+                "server `a`: `env.K`: the environment variable `NOPE` is not set",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse"}}}"#,
+                "deprecated HTTP+SSE",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "url": "http://x"}}}"#,
+                "both `command`",
+            ),
+            (r#"{"mcpServers": {"a": {}}}"#, "neither `command`"),
+            (
+                r#"{"mcpServers": {"a": {"type": "ws", "url": "x"}}}"#,
+                "unknown `\"type\": \"ws\"`",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "args": "y"}}}"#,
+                "`args` is not an array",
+            ),
+            (r#"{"mcpServers": {"a": {"command": "${X"}}}"#, "unclosed"),
+            (r#"{"servers": {}}"#, "no `mcpServers`"),
+            ("{", "not valid JSON"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(".mcp.json: "), "{e}");
+            assert!(e.contains(want), "{want:?} not in {e}");
+        }
+    }
+}
