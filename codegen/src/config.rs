@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::emit::{self, Generator};
+use crate::mcp::{self, Snapshot};
+use crate::model::Pos;
 use crate::model::ToolSpec;
 use crate::schema::{self, Dialect};
 use crate::validate::Options;
@@ -31,6 +33,8 @@ use crate::{load_tools, prompt};
 #[derive(Debug, Clone)]
 pub struct Config {
     tools_dirs: Vec<PathBuf>,
+    mcp_snapshots: Vec<PathBuf>,
+    mcp_prefixes: BTreeMap<String, String>,
     out_dir: Option<PathBuf>,
     out_file: String,
     emit_rust: bool,
@@ -48,6 +52,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             tools_dirs: Vec::new(),
+            mcp_snapshots: Vec::new(),
+            mcp_prefixes: BTreeMap::new(),
             out_dir: None,
             out_file: "tools.rs".into(),
             emit_rust: true,
@@ -157,6 +163,30 @@ impl Config {
         self
     }
 
+    /// Adds an MCP server's snapshot (`toolbind mcp snapshot` writes them, by default as
+    /// `mcp/<server>.json`; call this once per server). The bindings get a module named
+    /// after the snapshot's name, with a module per tool (`filesystem::edit_file::Params`),
+    /// the server's own `ToolCall` and `TOOLS`; schemas, prompt and docs include its tools.
+    /// A relative path is resolved against `CARGO_MANIFEST_DIR` when set. The bindings
+    /// need toolbind's `mcp` feature.
+    pub fn mcp_snapshot(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.mcp_snapshots.push(resolve(path.as_ref()));
+        self
+    }
+
+    /// Puts `prefix` in front of the provider-facing names of the tools of the snapshot
+    /// named `server` (`mcp_prefix("github", "gh_")`: `create_issue` → `gh_create_issue`),
+    /// for two sources that share a tool name. The name the server is called with is
+    /// unchanged.
+    pub fn mcp_prefix(
+        &mut self,
+        server: impl Into<String>,
+        prefix: impl Into<String>,
+    ) -> &mut Self {
+        self.mcp_prefixes.insert(server.into(), prefix.into());
+        self
+    }
+
     /// Where [`compile`](Self::compile) writes; default `$OUT_DIR/toolbind`.
     pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());
@@ -251,8 +281,18 @@ impl Config {
         if !is_rust_path(&self.runtime_path) {
             return Err(Error::RuntimePath(self.runtime_path.clone()));
         }
-        let dirs = self.tools_dirs();
-        let tools = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
+        let dirs = if self.tools_dirs.is_empty() && !self.mcp_snapshots.is_empty() {
+            // Only MCP servers: no tools folder is looked for.
+            Vec::new()
+        } else {
+            self.tools_dirs()
+        };
+        let local = load_tools(&dirs, &self.options).map_err(Error::Invalid)?;
+        let servers = self.mcp_servers(&local).map_err(Error::Invalid)?;
+        let mut tools = local.clone();
+        for s in &servers {
+            tools.extend(s.tools.iter().cloned());
+        }
         if self.deny_warnings {
             let mut w = crate::warnings(&tools);
             if !w.is_empty() {
@@ -271,7 +311,7 @@ impl Config {
         if self.emit_rust {
             files.insert(
                 self.out_file.clone(),
-                emit::rust_at(&tools, self.generator, &self.runtime_path),
+                emit::rust_with_mcp(&local, &servers, self.generator, &self.runtime_path),
             );
         }
         if self.emit_schemas {
@@ -299,8 +339,13 @@ impl Config {
     /// stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug` is a one-line
     /// summary.
     pub fn compile(&self) -> Result<(), Error> {
-        for dir in self.tools_dirs() {
-            println!("cargo::rerun-if-changed={}", dir.display());
+        if !(self.tools_dirs.is_empty() && !self.mcp_snapshots.is_empty()) {
+            for dir in self.tools_dirs() {
+                println!("cargo::rerun-if-changed={}", dir.display());
+            }
+        }
+        for file in &self.mcp_snapshots {
+            println!("cargo::rerun-if-changed={}", file.display());
         }
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
@@ -330,6 +375,106 @@ impl Config {
             write_if_changed(&out_dir.join(name), content)?;
         }
         Ok(())
+    }
+}
+
+impl Config {
+    /// Reads every MCP snapshot and maps its tools; a provider-facing name shared with a
+    /// tools folder's tool or another server's, or a server module that would shadow a
+    /// tool's, is an error that says how to tell them apart.
+    fn mcp_servers(&self, local: &[ToolSpec]) -> Result<Vec<emit::McpServerCode>, Diagnostics> {
+        let mut diags = Vec::new();
+        let mut servers: Vec<emit::McpServerCode> = Vec::new();
+        // Provider name -> where it comes from.
+        let mut names: BTreeMap<String, String> = local
+            .iter()
+            .map(|t| (t.name.clone(), format!("the tool in {}", t.file.display())))
+            .collect();
+        for file in &self.mcp_snapshots {
+            let (snap, warnings) = match Snapshot::read(file) {
+                Ok(s) => s,
+                Err(d) => {
+                    diags.extend(d);
+                    continue;
+                }
+            };
+            diags.extend(warnings);
+            let prefix = self.mcp_prefixes.get(&snap.name).map_or("", String::as_str);
+            let tools = mcp::tool_specs(&snap, prefix);
+            let module = crate::ident::module_name(&snap.name);
+            let pos = snap.position("/name");
+            if let Some(t) = local.iter().find(|t| t.rust_module == module) {
+                diags.push(
+                    Diagnostic::new(file, pos, format!(
+                        "the server `{}` would be the Rust module `{module}`, which the tool `{}` ({}) already is",
+                        snap.name, t.name, t.file.display()
+                    ))
+                    .hint("take the snapshot under another name (`toolbind mcp snapshot --name`, or the server's key in the config)"),
+                );
+            }
+            if let Some(s) = servers.iter().find(|s| s.module == module) {
+                diags.push(
+                    Diagnostic::new(file, pos, format!(
+                        "two snapshots would be the Rust module `{module}` (`{}` in {} and `{}`)",
+                        s.name, s.file, snap.name
+                    ))
+                    .hint("give each server its own name when taking the snapshots"),
+                );
+            }
+            for t in &tools {
+                let mcp_name = &t.mcp.as_ref().expect("an MCP tool").name;
+                let here = format!(
+                    "the tool `{mcp_name}` of the server `{}` ({})",
+                    snap.name,
+                    file.display()
+                );
+                if let Some(prev) = names.get(&t.name) {
+                    let p = snap
+                        .tool_pointer(mcp_name)
+                        .map_or(Pos::new(1, 1), |ptr| snap.position(&format!("{ptr}/name")));
+                    diags.push(
+                        Diagnostic::new(
+                            file,
+                            p,
+                            format!(
+                                "a model would call {here} and {prev} by the same name `{}`",
+                                t.name
+                            ),
+                        )
+                        .hint(format!(
+                            "give the server's tools a prefix: `Config::mcp_prefix({:?}, \"{}_\")`",
+                            snap.name, module
+                        )),
+                    );
+                } else {
+                    names.insert(t.name.clone(), here);
+                }
+            }
+            servers.push(emit::McpServerCode::new(
+                module,
+                snap.name.clone(),
+                format!("{} {}", snap.server.name, snap.server.version),
+                file.display().to_string(),
+                tools,
+            ));
+        }
+        for (server, _) in &self.mcp_prefixes {
+            if !servers.iter().any(|s| &s.name == server) && diags.iter().all(|d| !d.is_error()) {
+                diags.push(Diagnostic::new(
+                    PathBuf::from("build.rs"),
+                    Pos::NONE,
+                    format!("`Config::mcp_prefix({server:?}, ..)` names no snapshot given to `mcp_snapshot`"),
+                ));
+            }
+        }
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(Diagnostics(diags));
+        }
+        // Warnings travel on the tools; the snapshot-level ones on the server's first tool.
+        if let Some(first) = servers.iter_mut().find_map(|s| s.tools.first_mut()) {
+            first.warnings.extend(diags);
+        }
+        Ok(servers)
     }
 }
 

@@ -87,6 +87,328 @@ pub fn rust_at(tools: &[ToolSpec], generator: Generator, runtime: &str) -> Strin
     relocate(w.s, runtime)
 }
 
+/// One MCP server's tools, for [`rust_with_mcp`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct McpServerCode {
+    /// The server's Rust module name.
+    pub module: String,
+    /// The snapshot's name (the server's key in the `mcpServers` config).
+    pub name: String,
+    /// `name version` of the server, as it introduced itself.
+    pub server: String,
+    /// The snapshot file, as given.
+    pub file: String,
+    /// Its tools ([`crate::mcp::tool_specs`]).
+    pub tools: Vec<ToolSpec>,
+}
+
+impl McpServerCode {
+    /// A server's code from its parts.
+    pub fn new(
+        module: String,
+        name: String,
+        server: String,
+        file: String,
+        tools: Vec<ToolSpec>,
+    ) -> Self {
+        McpServerCode {
+            module,
+            name,
+            server,
+            file,
+            tools,
+        }
+    }
+}
+
+/// [`rust_at`] for a tools folder's tools and MCP servers' tools: a module per server
+/// after the folder's items, each with a module per tool (`Params`, nested types, `Output`,
+/// a `Tool` implementing `McpTool`), its own `ToolCall` and its own `TOOLS`.
+pub fn rust_with_mcp(
+    tools: &[ToolSpec],
+    servers: &[McpServerCode],
+    generator: Generator,
+    runtime: &str,
+) -> String {
+    let local = rust_at(tools, generator, RUNTIME_PATH);
+    if servers.is_empty() {
+        return relocate(local, runtime);
+    }
+    let mut w = W {
+        s: local,
+        indent: 0,
+    };
+    for server in servers {
+        mcp_server(&mut w, server, generator);
+    }
+    relocate(w.s, runtime)
+}
+
+fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
+    w.doc(&format!(
+        "Tools of the MCP server `{}` ({}), from the snapshot `{}`.",
+        server.name, server.server, server.file
+    ));
+    w.line(
+        "#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]",
+    );
+    w.open(&format!("pub mod {} {{", server.module));
+    w.line("::toolbind::__mcp_bindings!();");
+    if generator == Generator::Macro {
+        w.line(&format!(
+            "const _: &[u8] = ::core::include_bytes!({});",
+            lit(&server.file)
+        ));
+    }
+    w.line("/// The snapshot's name: the server's key in the `mcpServers` config.");
+    w.line(&format!(
+        "pub const SERVER: &'static str = {};",
+        lit(&server.name)
+    ));
+    for tool in &server.tools {
+        mcp_tool_module(w, tool);
+    }
+    mcp_tool_call(w, &server.tools);
+    w.line("/// Static facts (names, schemas, contract hash) about every tool of the server, in");
+    w.line("/// name order.");
+    if server.tools.is_empty() {
+        w.line("pub static TOOLS: &[::toolbind::__private::CompiledMcpTool] = &[];");
+    } else {
+        w.open("pub static TOOLS: &[::toolbind::__private::CompiledMcpTool] = &[");
+        for t in &server.tools {
+            let one = format!(
+                "::toolbind::__private::CompiledMcpTool::of::<{}::Tool>(),",
+                t.rust_module
+            );
+            if w.fits(&one) {
+                w.line(&one);
+            } else {
+                w.open("::toolbind::__private::CompiledMcpTool::of::<");
+                w.line(&format!("{}::Tool,", t.rust_module));
+                w.close(">(),");
+            }
+        }
+        w.close("];");
+    }
+    w.close("}");
+}
+
+fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
+    let origin = tool.mcp.as_ref().expect("an MCP tool");
+    let desc = tool.description.trim();
+    if desc.is_empty() {
+        w.doc(&format!("`{}`.", origin.name));
+    } else {
+        w.doc(&format!("`{}`: {desc}", origin.name));
+    }
+    w.open(&format!("pub mod {} {{", tool.rust_module));
+    params_and_types(w, tool);
+    w.doc(&format!(
+        "The `{}` tool of the server `{}`.",
+        origin.name, origin.server
+    ));
+    let mut derives = VALUE_DERIVES.to_vec();
+    derives.insert(3, "::core::default::Default");
+    w.derive(&derives);
+    w.line("pub struct Tool;");
+    w.open("impl ::toolbind::__private::McpTool for Tool {");
+    w.line("type Params = Params;");
+    if tool.outputs.is_empty() {
+        w.line("type Output = ::toolbind::__private::serde_json::Value;");
+    } else {
+        w.line("type Output = Output;");
+    }
+    w.line(&format!("const NAME: &'static str = {};", lit(&tool.name)));
+    w.line(&format!(
+        "const MCP_NAME: &'static str = {};",
+        lit(&origin.name)
+    ));
+    w.line(&format!(
+        "const SERVER: &'static str = {};",
+        lit(&origin.server)
+    ));
+    w.line(&format!(
+        "const TITLE: &'static str = {};",
+        lit(&tool.label)
+    ));
+    w.line(&format!(
+        "const DESCRIPTION: &'static str = {};",
+        lit(&tool.description)
+    ));
+    w.line(&format!(
+        "const SCHEMA: &'static str = {};",
+        lit(&schema::portable_json(tool))
+    ));
+    let input = serde_json::to_string(&origin.input_schema).expect("JSON serializes");
+    w.line(&format!(
+        "const INPUT_SCHEMA: &'static str = {};",
+        lit(&input)
+    ));
+    match &origin.output_schema {
+        Some(o) => {
+            let o = serde_json::to_string(o).expect("JSON serializes");
+            w.line(&format!(
+                "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::Some({});",
+                lit(&o)
+            ));
+        }
+        None => w.line(
+            "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::None;",
+        ),
+    }
+    w.line(&format!(
+        "const PROMPT: &'static str = {};",
+        lit(&prompt::tool_line(tool))
+    ));
+    w.line(&format!(
+        "const CONTRACT: &'static str = {};",
+        lit(&origin.contract)
+    ));
+    w.close("}");
+    w.close("}");
+}
+
+fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
+    w.line("/// A model's call of one of the server's tools, parsed into its generated params.");
+    w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
+    if tools.is_empty() {
+        w.line("pub enum ToolCall {}");
+    } else {
+        w.open("pub enum ToolCall {");
+        for t in tools {
+            w.doc(&format!("A call of `{}`.", t.name));
+            let one = format!("{}({}::Params),", t.rust_type, t.rust_module);
+            if w.fits(&one) {
+                w.line(&one);
+            } else {
+                w.open(&format!("{}(", t.rust_type));
+                w.line(&format!("{}::Params,", t.rust_module));
+                w.close("),");
+            }
+        }
+        w.close("}");
+    }
+    w.open("impl ToolCall {");
+    for (doc, konst, names) in [
+        (
+            "/// The names a model calls the tools by (provider-facing), in name order.",
+            "NAMES",
+            tools.iter().map(|t| lit(&t.name)).collect::<Vec<_>>(),
+        ),
+        (
+            "/// The names the server calls the tools by, in the same order as `NAMES`.",
+            "MCP_NAMES",
+            tools
+                .iter()
+                .map(|t| lit(&t.mcp.as_ref().expect("an MCP tool").name))
+                .collect(),
+        ),
+    ] {
+        w.line(doc);
+        let one = format!(
+            "pub const {konst}: &'static [&'static str] = &[{}];",
+            names.join(", ")
+        );
+        if w.fits(&one) {
+            w.line(&one);
+        } else {
+            w.open(&format!("pub const {konst}: &'static [&'static str] = &["));
+            for n in &names {
+                w.line(&format!("{n},"));
+            }
+            w.close("];");
+        }
+    }
+    w.line("/// Parses a model's call: the tool's provider-facing name and its JSON arguments");
+    w.line("/// (`null` and `\"\"` count as no arguments).");
+    w.open("pub fn from_call(");
+    w.line("name: &str,");
+    w.line("args: ::toolbind::__private::serde_json::Value,");
+    w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
+    w.indent += 1;
+    w.open("match name {");
+    for t in tools {
+        let call = format!(
+            "::toolbind::__private::mcp_params::<{}::Tool>(args)",
+            t.rust_module
+        );
+        let map = format!(".map(Self::{})", t.rust_type);
+        let one = format!("{} => {call}{map},", lit(&t.name));
+        if w.fits(&one) {
+            w.line(&one);
+            continue;
+        }
+        w.open(&format!("{} => {{", lit(&t.name)));
+        if w.fits(&format!("{call}{map}")) {
+            w.line(&format!("{call}{map}"));
+        } else {
+            if w.fits(&call) {
+                w.line(&call);
+            } else {
+                w.open("::toolbind::__private::mcp_params::<");
+                w.line(&format!("{}::Tool,", t.rust_module));
+                w.close(">(args)");
+            }
+            w.indent += 1;
+            if w.fits(&map) {
+                w.line(&map);
+            } else {
+                w.open(".map(");
+                w.line(&format!("Self::{},", t.rust_type));
+                w.close(")");
+            }
+            w.indent -= 1;
+        }
+        w.close("}");
+    }
+    w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
+    w.close("}");
+    w.close("}");
+    for (doc, f, get) in [
+        ("/// The called tool's provider-facing name.", "name", 0),
+        (
+            "/// The name the server calls the called tool by.",
+            "mcp_name",
+            1,
+        ),
+    ] {
+        w.line(doc);
+        w.open(&format!("pub fn {f}(&self) -> &'static str {{"));
+        if tools.is_empty() {
+            w.line("match *self {}");
+        } else {
+            w.open("match self {");
+            for t in tools {
+                let n = if get == 0 {
+                    &t.name
+                } else {
+                    &t.mcp.as_ref().expect("an MCP tool").name
+                };
+                w.arm(&format!("Self::{}(_)", t.rust_type), &lit(n));
+            }
+            w.close("}");
+        }
+        w.close("}");
+    }
+    w.line("/// The call's arguments as JSON, as the server receives them.");
+    w.open("pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {");
+    if tools.is_empty() {
+        w.line("match *self {}");
+    } else {
+        w.open("match self {");
+        for t in tools {
+            w.arm(
+                &format!("Self::{}(p)", t.rust_type),
+                "::toolbind::__private::to_args(p)",
+            );
+        }
+        w.close("}");
+    }
+    w.close("}");
+    w.close("}");
+}
+
 /// One tool's module alone (no `ToolCall`, no `TOOLS`), with its own version check: what
 /// `toolbind::tool!` expands to.
 pub fn tool_module_source(tool: &ToolSpec, generator: Generator) -> String {
@@ -929,36 +1251,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
             ));
         }
     }
-    w.doc(&format!("Parameters of `{name}`."));
-    w.derive(&[
-        "::core::fmt::Debug",
-        "::core::clone::Clone",
-        "::core::cmp::PartialEq",
-    ]);
-    if tool.inputs.is_empty() {
-        w.line("pub struct Params {}");
-    } else {
-        w.open("pub struct Params {");
-        for input in &tool.inputs {
-            field(w, input);
-        }
-        w.close("}");
-    }
-    fields_serialize(w, "Params", &tool.inputs);
-    fields_deserialize(w, "Params", &tool.inputs, false);
-    for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
-        default_fn(w, input);
-    }
-    let mut nested = Vec::new();
-    input_types(&tool.inputs, "", &mut nested);
-    for (path, input) in nested {
-        if input.ty == InputType::Enum {
-            enum_type(w, input, &path);
-        } else {
-            input_struct(w, input, &path);
-        }
-    }
-    output_types(w, tool);
+    params_and_types(w, tool);
     w.doc(&format!(
         "The `{name}` tool: pass it to `Runtime::call_typed`."
     ));
@@ -1007,6 +1300,41 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
     w.line(&format!("const FINGERPRINT: u64 = {};", tool.fingerprint()));
     w.close("}");
     w.close("}");
+}
+
+/// A tool's `Params`, its nested types and enums, and its `Output`.
+fn params_and_types(w: &mut W, tool: &ToolSpec) {
+    let name = &tool.name;
+    w.doc(&format!("Parameters of `{name}`."));
+    w.derive(&[
+        "::core::fmt::Debug",
+        "::core::clone::Clone",
+        "::core::cmp::PartialEq",
+    ]);
+    if tool.inputs.is_empty() {
+        w.line("pub struct Params {}");
+    } else {
+        w.open("pub struct Params {");
+        for input in &tool.inputs {
+            field(w, input);
+        }
+        w.close("}");
+    }
+    fields_serialize(w, "Params", &tool.inputs);
+    fields_deserialize(w, "Params", &tool.inputs, false);
+    for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
+        default_fn(w, input);
+    }
+    let mut nested = Vec::new();
+    input_types(&tool.inputs, "", &mut nested);
+    for (path, input) in nested {
+        if input.ty == InputType::Enum {
+            enum_type(w, input, &path);
+        } else {
+            input_struct(w, input, &path);
+        }
+    }
+    output_types(w, tool);
 }
 
 fn tool_call(w: &mut W, tools: &[ToolSpec]) {

@@ -4,6 +4,7 @@
 
 mod diagnostic;
 mod file;
+mod from_schema;
 /// Not public API: how TOOL.md names become Rust identifiers (used by property tests).
 #[doc(hidden)]
 pub mod ident;

@@ -745,10 +745,31 @@ pub struct ToolSpec {
     /// `author:`, ...), as JSON. The platform ignores them; toolbind keeps them here for
     /// whoever wants to read them.
     pub metadata: BTreeMap<String, Value>,
+    /// For a tool of an MCP server (generated from a snapshot): where it comes from. `None`
+    /// for a TOOL.md tool. An MCP tool's [`language`](Self::language), `version`, `dir` and
+    /// entry mean nothing; its `name` is the provider-facing one.
+    pub mcp: Option<McpOrigin>,
     /// What is worth a look but does not stop the tool from loading: extra keys, names a
     /// provider rejects, fallback Rust identifiers, converted defaults. Each is a
     /// [`Diagnostic`] with [`Severity::Warning`](crate::diagnostic::Severity::Warning).
     pub warnings: Vec<Diagnostic>,
+}
+
+/// Where a tool generated from an MCP server's snapshot comes from.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpOrigin {
+    /// The snapshot's name (the server's key in the `mcpServers` config).
+    pub server: String,
+    /// The name the server calls the tool by, which may hold characters providers reject
+    /// (`.`, `/`); [`ToolSpec::name`] is the provider-facing name it maps to.
+    pub name: String,
+    /// The tool's contract hash in the snapshot.
+    pub contract: String,
+    /// The server's `inputSchema`, as listed: untyped parts of a call are checked against it.
+    pub input_schema: Value,
+    /// The server's `outputSchema`, when it gave one.
+    pub output_schema: Option<Value>,
 }
 
 impl ToolSpec {

@@ -690,6 +690,7 @@ pub fn tool_from_document(
         rust_module,
         rust_type,
         metadata,
+        mcp: None,
         warnings: cx.diags,
     })
 }
@@ -1686,7 +1687,7 @@ fn output_type_name(
 /// The Rust type name for the elements of an array field: the field's name in the singular
 /// when it reads as a plural (`messages` -> `Message`, `entries` -> `Entry`), else with
 /// `Item` appended (`data` -> `DataItem`, `status` -> `StatusItem`).
-fn item_type_base(name: &str) -> String {
+pub(crate) fn item_type_base(name: &str) -> String {
     let singular = if let Some(stem) = name.strip_suffix("ies") {
         Some(format!("{stem}y"))
     } else if ["sses", "xes", "ches", "shes", "zes"]

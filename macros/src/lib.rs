@@ -64,7 +64,10 @@ use toolbind_codegen::{Config, Diagnostic, Options};
 /// Each argument is a folder holding tool folders (`<dir>/<name>/TOOL.md` plus its entry
 /// file), resolved relative to the file that contains the call, as `include_str!` resolves
 /// its path (see the [crate docs](crate) for the fallback). Tool names must be unique
-/// across all folders.
+/// across all folders. An argument ending in `.json` is an MCP server's snapshot
+/// (`toolbind mcp snapshot`), as `Config::mcp_snapshot` takes it: its tools get a module
+/// named after the server (`filesystem::edit_file::Params`); they need toolbind's `mcp`
+/// feature.
 ///
 /// The expansion holds, per tool, a module named after it (`web_fetch::Params`, an enum
 /// per enum input, a `Tool` marker implementing `toolbind::Tool`), then a `ToolCall` enum
@@ -105,6 +108,29 @@ pub fn tools(input: TokenStream) -> TokenStream {
     let mut errors = Vec::new();
     for lit in &paths {
         let dir = base.join(lit.value());
+        if lit.value().ends_with(".json") {
+            // An MCP server's snapshot (`toolbind mcp snapshot`), not a tools folder.
+            match std::fs::metadata(&dir) {
+                Ok(m) if m.is_file() => {
+                    config.mcp_snapshot(&dir);
+                }
+                Ok(_) => errors.push(
+                    syn::Error::new(lit.span(), format!("`{}` is not a file: an argument ending in `.json` names an MCP snapshot", lit.value()))
+                        .to_compile_error(),
+                ),
+                Err(e) => errors.push(
+                    syn::Error::new(
+                        lit.span(),
+                        format!(
+                            "cannot read MCP snapshot `{}`: {e} (help: take it with `toolbind mcp snapshot`; the path is resolved relative to the file that calls the macro, as `include_str!` does)",
+                            lit.value()
+                        ),
+                    )
+                    .to_compile_error(),
+                ),
+            }
+            continue;
+        }
         match missing_folder(&dir, lit, &base) {
             Some(e) => errors.push(e),
             None => {

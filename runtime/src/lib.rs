@@ -93,6 +93,27 @@ macro_rules! __bindings_version {
     };
 }
 
+/// Checks that generated MCP bindings are compiled with the `mcp` feature, which holds
+/// what they use; generated server modules call it first.
+#[doc(hidden)]
+#[cfg(feature = "mcp")]
+#[macro_export]
+macro_rules! __mcp_bindings {
+    () => {};
+}
+
+#[doc(hidden)]
+#[cfg(not(feature = "mcp"))]
+#[macro_export]
+macro_rules! __mcp_bindings {
+    () => {
+        ::core::compile_error!(
+            "these bindings include MCP servers' tools (Config::mcp_snapshot): turn on \
+             toolbind's `mcp` feature, e.g. toolbind = { version = \"0.1\", features = [\"mcp\"] }"
+        );
+    };
+}
+
 /// Includes the bindings that `toolbind_codegen::Config::compile()` wrote in build.rs.
 ///
 /// ```ignore

@@ -5,6 +5,8 @@ pub use ::serde;
 pub use ::serde_json;
 
 pub use crate::tool::{CallError, CompiledTool, Language};
+#[cfg(feature = "mcp")]
+pub use crate::tool::{CompiledMcpTool, McpTool};
 pub use crate::{Secret, Tool};
 
 /// A string that is none of an enum's values (`FromStr` of a generated enum).
@@ -565,6 +567,23 @@ pub fn params<T: Tool>(args: ::serde_json::Value) -> ::core::result::Result<T::P
         }
     }
     Ok(p)
+}
+
+/// Generated MCP `ToolCall::from_call`: the model's arguments are checked against the
+/// server's own `inputSchema` first (the parts the generated types hold as
+/// `serde_json::Value` too; a remote `$ref` is never fetched), then parsed into the params.
+#[cfg(feature = "mcp")]
+pub fn mcp_params<T: McpTool>(
+    args: ::serde_json::Value,
+) -> ::core::result::Result<T::Params, CallError> {
+    let args = root_value(T::NAME, args)?;
+    if let Some(message) = crate::mcp::schema_problem(T::INPUT_SCHEMA, &args) {
+        return Err(CallError::BadArgs {
+            tool: T::NAME,
+            message,
+        });
+    }
+    params_from_value(T::NAME, args)
 }
 
 /// What the typed path needs to know of a tool's portable schema, read once per program:

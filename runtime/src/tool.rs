@@ -43,6 +43,85 @@ pub trait Tool {
     const FINGERPRINT: u64;
 }
 
+/// A tool of an MCP server known at compile time, generated from its snapshot
+/// (`toolbind_codegen::Config::mcp_snapshot`): one marker type per tool
+/// (`filesystem::edit_file::Tool`).
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub trait McpTool {
+    /// The generated params struct.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The generated `Output` for a server that gives an `outputSchema` typed outputs can
+    /// hold, else `serde_json::Value`.
+    type Output: DeserializeOwned + Send + 'static;
+    /// The name a model calls the tool by: the server's name when every provider accepts
+    /// it, else a mapped one (`toolbind_codegen::mcp::provider_name`).
+    const NAME: &'static str;
+    /// The name the server calls the tool by.
+    const MCP_NAME: &'static str;
+    /// The snapshot's name (the server's key in the `mcpServers` config).
+    const SERVER: &'static str;
+    /// The tool's `title`, else its name.
+    const TITLE: &'static str;
+    /// The tool's `description`.
+    const DESCRIPTION: &'static str;
+    /// The portable JSON Schema of the generated params, as JSON text.
+    const SCHEMA: &'static str;
+    /// The server's own `inputSchema`, as listed: calls are validated against it.
+    const INPUT_SCHEMA: &'static str;
+    /// The server's `outputSchema`, when it gave one.
+    const OUTPUT_SCHEMA: Option<&'static str>;
+    /// The tool's line of the system prompt's "Available tools" section.
+    const PROMPT: &'static str;
+    /// The tool's contract hash in the snapshot (`sha256:<hex>`): a live server whose
+    /// hash differs has changed what it accepts or returns.
+    const CONTRACT: &'static str;
+}
+
+/// Static facts about one compiled MCP tool, collected by a server module's `TOOLS`.
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompiledMcpTool {
+    /// The name a model calls the tool by.
+    pub name: &'static str,
+    /// The name the server calls the tool by.
+    pub mcp_name: &'static str,
+    /// The snapshot's name.
+    pub server: &'static str,
+    /// The tool's title.
+    pub title: &'static str,
+    /// What the tool does, for the model.
+    pub description: &'static str,
+    /// The portable JSON Schema of the params.
+    pub schema: &'static str,
+    /// The server's `inputSchema`.
+    pub input_schema: &'static str,
+    /// The tool's line of the system prompt.
+    pub prompt: &'static str,
+    /// The contract hash.
+    pub contract: &'static str,
+}
+
+#[cfg(feature = "mcp")]
+impl CompiledMcpTool {
+    /// The facts of an [`McpTool`] implementation.
+    pub const fn of<T: McpTool>() -> Self {
+        CompiledMcpTool {
+            name: T::NAME,
+            mcp_name: T::MCP_NAME,
+            server: T::SERVER,
+            title: T::TITLE,
+            description: T::DESCRIPTION,
+            schema: T::SCHEMA,
+            input_schema: T::INPUT_SCHEMA,
+            prompt: T::PROMPT,
+            contract: T::CONTRACT,
+        }
+    }
+}
+
 /// Static facts about one compiled tool, collected by the generated `TOOLS` slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -130,6 +130,15 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
                 over: over.clone(),
             };
             let result = session((stdout, stdin), limits).await;
+            // A server that went away says how: its exit status, when it has one by now.
+            let exited = if result.is_err() {
+                match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                    Ok(Ok(status)) => format!(" (the server exited: {status})"),
+                    _ => String::new(),
+                }
+            } else {
+                String::new()
+            };
             let result = result.map_err(|e| {
                 let e = if *over.lock().unwrap_or_else(|e| e.into_inner()) {
                     format!(
@@ -140,7 +149,7 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
                     e
                 };
                 let what = format!("`{command}`");
-                ListError(with_stderr(&format!("{what}: {e}"), &tail))
+                ListError(with_stderr(&format!("{what}: {e}{exited}"), &tail))
             });
             drop(_group);
             drain.abort();
@@ -228,6 +237,11 @@ where
                 break Err(format!(
                     "no answer to `tools/list` page {pages} within {} s",
                     limits.page_timeout.as_secs_f64()
+                ));
+            }
+            Ok(Err(rmcp::ServiceError::TransportClosed)) => {
+                break Err(format!(
+                    "the server closed the connection before answering `tools/list` page {pages}"
                 ));
             }
             Ok(Err(e)) => break Err(format!("`tools/list` page {pages} failed: {e}")),

@@ -12,3 +12,38 @@ pub use config::{ConfigError, MAX_CONFIG_BYTES, ServerConfig, parse_config, read
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use list::{ListError, ListLimits, Listing, list_tools};
 pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff};
+
+/// Why `value` does not match the JSON Schema `schema` (JSON text), or `None` when it
+/// does. Compiled schemas are kept per schema text for the life of the program. A schema
+/// that does not compile (a remote `$ref`, which is never fetched) checks nothing: the
+/// server checks its own input.
+#[cfg(feature = "mcp")]
+pub(crate) fn schema_problem(schema: &'static str, value: &serde_json::Value) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<usize, Option<Arc<jsonschema::Validator>>>>> =
+        OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let validator = {
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(schema.as_ptr() as usize)
+            .or_insert_with(|| {
+                let s: serde_json::Value = serde_json::from_str(schema).ok()?;
+                jsonschema::validator_for(&s).ok().map(Arc::new)
+            })
+            .clone()?
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    (!errors.is_empty()).then(|| errors.join("; "))
+}

@@ -1,0 +1,298 @@
+//! `toolbind mcp snapshot` and `toolbind mcp check` against real MCP servers no one here
+//! wrote (the official reference servers, pinned in tests/mcp-servers/package.json and
+//! installed by tests/clients/install.sh), and against a server that misbehaves on purpose
+//! (fixtures/mcp_servers/misbehaving.py).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{assert_code, clients_dir, stderr, stdout, toolbind};
+
+fn server_bin(name: &str) -> PathBuf {
+    let bin = clients_dir().join("servers/node_modules/.bin").join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run tests/clients/install.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// The snapshots the trybuild cases generate bindings from (tests/ui/fixtures/mcp).
+fn fixture_snapshot(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/ui/fixtures/mcp/{name}.json"))
+}
+
+fn config(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let c = serde_json::json!({"mcpServers": {
+        "everything": {"command": server_bin("mcp-server-everything"), "args": ["stdio"]},
+        "filesystem": {"command": server_bin("mcp-server-filesystem"), "args": ["${DATA_DIR}"]},
+        "memory": {"command": server_bin("mcp-server-memory"),
+                   "env": {"MEMORY_FILE_PATH": "${DATA_DIR}/memory.json"}},
+    }});
+    let file = dir.join(".mcp.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&c).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn the_reference_servers_snapshot_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path());
+    let data = dir.path().join("data");
+    let out = toolbind()
+        .current_dir(dir.path())
+        .env("DATA_DIR", &data)
+        .args(["mcp", "snapshot", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    for want in [
+        "everything: 13 tools from mcp-servers/everything",
+        "filesystem: 14 tools from secure-filesystem-server",
+        "memory: 9 tools from memory-server",
+    ] {
+        assert!(err.contains(want), "{want:?} not in\n{err}");
+    }
+    // What the pinned servers list is byte for byte what the bindings are generated from.
+    for name in ["everything", "filesystem", "memory"] {
+        let live = std::fs::read_to_string(dir.path().join(format!("mcp/{name}.json"))).unwrap();
+        let fixture = std::fs::read_to_string(fixture_snapshot(name)).unwrap();
+        assert!(
+            live == fixture,
+            "the live snapshot of {name} differs from tests/ui/fixtures/mcp/{name}.json: \
+             refresh the fixture (toolbind mcp snapshot) and read the diff"
+        );
+        assert!(
+            !live.contains(data.to_str().unwrap()),
+            "a snapshot holds the config's paths"
+        );
+    }
+    // Again: nothing changed, nothing rewritten.
+    let again = toolbind()
+        .current_dir(dir.path())
+        .env("DATA_DIR", &data)
+        .args(["mcp", "snapshot", "filesystem", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_code(&again, 0);
+    assert!(stderr(&again).contains("unchanged"), "{}", stderr(&again));
+
+    let check = |snapshot: &Path| {
+        toolbind()
+            .current_dir(dir.path())
+            .env("DATA_DIR", &data)
+            .args(["mcp", "check"])
+            .arg(snapshot)
+            .arg("--config")
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
+    let fs = dir.path().join("mcp/filesystem.json");
+    let ok = check(&fs);
+    assert_code(&ok, 0);
+    assert!(
+        stderr(&ok).contains("14 tools match secure-filesystem-server"),
+        "{}",
+        stderr(&ok)
+    );
+
+    // An edited snapshot: a renamed property, a tool the server does not have, a
+    // description changed. The contract changes fail the check, naming what changed.
+    let text = std::fs::read_to_string(&fs).unwrap();
+    let edited = text
+        .replacen("\"dryRun\"", "\"dry_run\"", 1)
+        .replacen("\"name\": \"move_file\"", "\"name\": \"rename_file\"", 1)
+        .replacen("Create a new directory", "Make a new directory", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&fs, edited).unwrap();
+    let bad = check(&fs);
+    assert_code(&bad, 1);
+    let err = stderr(&bad);
+    for want in [
+        "tool `edit_file` changed its contract: inputSchema.dry_run: property removed; inputSchema.dryRun: optional property added",
+        "error: ",
+        "tool `rename_file` was removed",
+        "warning: ",
+        "tool `move_file` was added",
+        "tool `create_directory` changed its description",
+        "breaking change(s)",
+        // The hand edit is noticed when the snapshot is read, too.
+        "hash does not match",
+    ] {
+        assert!(err.contains(want), "{want:?} not in\n{err}");
+    }
+}
+
+fn misbehaving(mode: &str) -> std::process::Output {
+    let script = common::fixture("mcp_servers/misbehaving.py");
+    let dir = tempfile::tempdir().unwrap();
+    toolbind()
+        .current_dir(dir.path())
+        .args([
+            "mcp", "snapshot", "--out", "-", "--name", mode, "--", "python3",
+        ])
+        .arg(&script)
+        .arg(mode)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_paginated_list_is_read_whole_and_sorted() {
+    let out = misbehaving("pages");
+    assert_code(&out, 0);
+    let snap: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = snap["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["t0a", "t0b", "t1a", "t1b", "t2a", "t2b"]);
+    assert_eq!(snap["name"], "pages");
+    assert_eq!(snap["server"]["name"], "misbehaving");
+}
+
+#[test]
+fn misbehaving_servers_get_bounded_clear_errors() {
+    for (mode, want) in [
+        (
+            "cursor",
+            "returned the cursor \"same\" a second time (page 2)",
+        ),
+        ("endless", "still had more pages after 100"),
+        ("huge", "wrote more than 33554432 bytes to stdout"),
+        (
+            "exit",
+            "closed the connection before answering `tools/list` page 1 (the server exited: exit status: 0)",
+        ),
+        ("dup", "the server lists two tools named `same`"),
+        ("notools", "does not offer tools"),
+        (
+            "stderr",
+            "the server's last stderr lines:\n  fatal: MISBEHAVING_TOKEN is not set",
+        ),
+    ] {
+        let out = misbehaving(mode);
+        assert_code(&out, 1);
+        let err = stderr(&out);
+        assert!(err.contains(want), "{mode}: {want:?} not in\n{err}");
+        assert!(
+            stdout(&out).is_empty(),
+            "{mode}: a failed snapshot printed {}",
+            stdout(&out)
+        );
+    }
+    // Lines that are not JSON-RPC are skipped; the answers between them are read.
+    let out = misbehaving("garbage");
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("\"name\": \"ok\""),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn config_mistakes_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    for (config, want) in [
+        (
+            r#"{"mcpServers": {"gh": {"command": "x", "env": {"TOKEN": "${TOOLBIND_TEST_UNSET_VAR}"}}}}"#,
+            "server `gh`: `env.TOKEN`: the environment variable `TOOLBIND_TEST_UNSET_VAR` is not set",
+        ),
+        (
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}"#,
+            "deprecated HTTP+SSE transport",
+        ),
+        (
+            r#"{"mcpServers": {"both": {"command": "x", "url": "http://127.0.0.1:9/mcp"}}}"#,
+            "has both `command` (a stdio server) and `url`",
+        ),
+    ] {
+        let file = dir.path().join("c.json");
+        std::fs::write(&file, config).unwrap();
+        let out = toolbind()
+            .current_dir(dir.path())
+            .args(["mcp", "snapshot", "--config"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_code(&out, 1);
+        assert!(
+            stderr(&out).contains(want),
+            "{want:?} not in\n{}",
+            stderr(&out)
+        );
+    }
+    // A server name the config does not have.
+    std::fs::write(
+        dir.path().join("c.json"),
+        r#"{"mcpServers": {"a": {"command": "x"}}}"#,
+    )
+    .unwrap();
+    let out = toolbind()
+        .current_dir(dir.path())
+        .args(["mcp", "snapshot", "--config", "c.json", "b"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("has no server `b` (it has: a)"),
+        "{}",
+        stderr(&out)
+    );
+    // A command that does not exist.
+    let out = toolbind()
+        .current_dir(dir.path())
+        .args(["mcp", "snapshot", "--", "/nonexistent/mcp-server"])
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot start `/nonexistent/mcp-server`"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing was written for any of them.
+    assert!(!dir.path().join("mcp").exists());
+}
+
+#[test]
+fn a_malformed_snapshot_is_an_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fs.json");
+    let text = std::fs::read_to_string(fixture_snapshot("memory")).unwrap();
+    // Line 10 of the file opens the first tool; break its name.
+    let broken = text.replacen(
+        "\"name\": \"add_observations\"",
+        "\"name\": add_observations",
+        1,
+    );
+    std::fs::write(&file, &broken).unwrap();
+    let line = broken
+        .lines()
+        .position(|l| l.contains("add_observations"))
+        .unwrap()
+        + 1;
+    let out = toolbind()
+        .args(["mcp", "check"])
+        .arg(&file)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("fs.json:{line}:")) && err.contains("not valid JSON"),
+        "{err}"
+    );
+}
