@@ -339,7 +339,7 @@ impl Config {
     /// stderr (cargo shows it) and returns [`Error::Invalid`], whose `Debug` is a one-line
     /// summary.
     pub fn compile(&self) -> Result<(), Error> {
-        if !(self.tools_dirs.is_empty() && !self.mcp_snapshots.is_empty()) {
+        if !self.tools_dirs.is_empty() || self.mcp_snapshots.is_empty() {
             for dir in self.tools_dirs() {
                 println!("cargo::rerun-if-changed={}", dir.display());
             }
@@ -458,7 +458,7 @@ impl Config {
                 tools,
             ));
         }
-        for (server, _) in &self.mcp_prefixes {
+        for server in self.mcp_prefixes.keys() {
             if !servers.iter().any(|s| &s.name == server) && diags.iter().all(|d| !d.is_error()) {
                 diags.push(Diagnostic::new(
                     PathBuf::from("build.rs"),

@@ -571,14 +571,17 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
                 .and_then(|a| a.get(key))
                 .and_then(Value::as_bool)
         };
-        let mut annotations = Annotations::default();
-        annotations.read_only = hint("readOnlyHint");
-        annotations.destructive = hint("destructiveHint");
-        annotations.idempotent = hint("idempotentHint");
-        annotations.open_world = hint("openWorldHint");
+        let annotations = Annotations {
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        };
         let description = t.description.clone().unwrap_or_default();
-        let mut body = Body::default();
-        body.markdown = description.trim().to_owned();
+        let body = Body {
+            markdown: description.trim().to_owned(),
+            ..Body::default()
+        };
         out.push(crate::ToolSpec {
             label: t.title.clone().unwrap_or_else(|| t.name.clone()),
             name,
