@@ -274,16 +274,7 @@ fn required_string(
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+use toolbind_codegen::mcp::json_kind as kind;
 
 /// The stdio transport of `toolbind serve`: request lines are read, checked (see
 /// [`check_message`]) and parsed once, then handed to the MCP service; what the service

@@ -86,11 +86,11 @@ impl SnapshotTool {
     pub fn from_listed(tool: &Value) -> Result<Self, String> {
         let obj = tool
             .as_object()
-            .ok_or_else(|| format!("a tool is {}, not an object", kind(tool)))?;
+            .ok_or_else(|| format!("a tool is {}, not an object", json_kind(tool)))?;
         let name = match obj.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(Value::String(_)) => return Err("a tool has an empty `name`".into()),
-            Some(v) => return Err(format!("a tool's `name` is {}, not a string", kind(v))),
+            Some(v) => return Err(format!("a tool's `name` is {}, not a string", json_kind(v))),
             None => return Err("a tool has no `name`".into()),
         };
         let text = |key: &str| -> Result<Option<String>, String> {
@@ -99,7 +99,7 @@ impl SnapshotTool {
                 Some(Value::String(s)) => Ok(Some(s.clone())),
                 Some(v) => Err(format!(
                     "tool `{name}`: `{key}` is {}, not a string",
-                    kind(v)
+                    json_kind(v)
                 )),
             }
         };
@@ -109,7 +109,7 @@ impl SnapshotTool {
             Some(v) => {
                 return Err(format!(
                     "tool `{name}`: `inputSchema` is {}, not an object",
-                    kind(v)
+                    json_kind(v)
                 ));
             }
             None => return Err(format!("tool `{name}` has no `inputSchema`")),
@@ -120,7 +120,7 @@ impl SnapshotTool {
             Some(v) => {
                 return Err(format!(
                     "tool `{name}`: `outputSchema` is {}, not an object",
-                    kind(v)
+                    json_kind(v)
                 ));
             }
         };
@@ -130,7 +130,7 @@ impl SnapshotTool {
             Some(v) => {
                 return Err(format!(
                     "tool `{name}`: `annotations` is {}, not an object",
-                    kind(v)
+                    json_kind(v)
                 ));
             }
         };
@@ -383,7 +383,7 @@ impl Snapshot {
                 Some(v) => {
                     errors.push(at(
                         pointer,
-                        format!("`{pointer}` is {}, not a string", kind(v)),
+                        format!("`{pointer}` is {}, not a string", json_kind(v)),
                     ));
                     None
                 }
@@ -455,7 +455,7 @@ impl Snapshot {
             }
             Some(v) => errors.push(at(
                 "/tools",
-                format!("`tools` is {}, not an array", kind(v)),
+                format!("`tools` is {}, not an array", json_kind(v)),
             )),
             None => errors.push(at("", "missing `tools`".into()).hint(fix)),
         }
@@ -635,8 +635,11 @@ fn hash(v: &Value) -> String {
     s
 }
 
-/// How a JSON value is described in messages.
-fn kind(v: &Value) -> &'static str {
+/// A JSON value's type, in words: `null`, `a boolean`, `a number`, `a string`, `an
+/// array`, `an object`. Every message about a value of the wrong type says it this way
+/// (toolbind's runtime and CLI use this one too). Not public API.
+#[doc(hidden)]
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -857,7 +860,8 @@ fn type_of(s: &Value) -> String {
     }
 }
 
-fn required_of(s: &Value) -> BTreeSet<&str> {
+/// The names a schema's `required` lists.
+pub(crate) fn required_of(s: &Value) -> BTreeSet<&str> {
     s.get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())

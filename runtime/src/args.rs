@@ -812,18 +812,7 @@ fn quoted_list(values: &[String]) -> String {
 /// Longest received text shown back to the model, in characters.
 const SHOWN_CHARS: usize = 60;
 
-/// A JSON value's type, in words: `null`, `a boolean`, `a number`, `a string`, `an array`,
-/// `an object`. Every message about a value of the wrong type says it this way.
-pub(crate) fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use toolbind_codegen::mcp::json_kind;
 
 /// What a value is, in words; a sensitive value is described by its type only.
 fn describe(v: &Value, sensitive: bool) -> String {
