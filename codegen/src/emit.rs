@@ -327,41 +327,7 @@ fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("args: ::toolbind::__private::serde_json::Value,");
     w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
     w.indent += 1;
-    w.open("match name {");
-    for t in tools {
-        let call = format!(
-            "::toolbind::__private::mcp_params::<{}::Tool>(args)",
-            t.rust_module
-        );
-        let map = format!(".map(Self::{})", t.rust_type);
-        let one = format!("{} => {call}{map},", lit(&t.name));
-        if w.fits(&one) {
-            w.line(&one);
-            continue;
-        }
-        w.open(&format!("{} => {{", lit(&t.name)));
-        if w.fits(&format!("{call}{map}")) {
-            w.line(&format!("{call}{map}"));
-        } else {
-            if w.fits(&call) {
-                w.line(&call);
-            } else {
-                w.open("::toolbind::__private::mcp_params::<");
-                w.line(&format!("{}::Tool,", t.rust_module));
-                w.close(">(args)");
-            }
-            w.indent += 1;
-            if w.fits(&map) {
-                w.line(&map);
-            } else {
-                w.open(".map(");
-                w.line(&format!("Self::{},", t.rust_type));
-                w.close(")");
-            }
-            w.indent -= 1;
-        }
-        w.close("}");
-    }
+    from_call_arms(w, tools, "mcp_params");
     w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
     w.close("}");
     w.close("}");
@@ -1337,6 +1303,47 @@ fn params_and_types(w: &mut W, tool: &ToolSpec) {
     output_types(w, tool);
 }
 
+/// The arms of generated `from_call`'s `match name`, up to the unknown-name arm: each
+/// parses the args with `::toolbind::__private::<helper>::<module::Tool>`.
+fn from_call_arms(w: &mut W, tools: &[ToolSpec], helper: &str) {
+    w.open("match name {");
+    for t in tools {
+        // One call per tool; the tool's name comes from its `Tool` impl.
+        let call = format!(
+            "::toolbind::__private::{helper}::<{}::Tool>(args)",
+            t.rust_module
+        );
+        let map = format!(".map(Self::{})", t.rust_type);
+        let one = format!("{} => {call}{map},", lit(&t.name));
+        if w.fits(&one) {
+            w.line(&one);
+            continue;
+        }
+        w.open(&format!("{} => {{", lit(&t.name)));
+        if w.fits(&format!("{call}{map}")) {
+            w.line(&format!("{call}{map}"));
+        } else {
+            if w.fits(&call) {
+                w.line(&call);
+            } else {
+                w.open(&format!("::toolbind::__private::{helper}::<"));
+                w.line(&format!("{}::Tool,", t.rust_module));
+                w.close(">(args)");
+            }
+            w.indent += 1;
+            if w.fits(&map) {
+                w.line(&map);
+            } else {
+                w.open(".map(");
+                w.line(&format!("Self::{},", t.rust_type));
+                w.close(")");
+            }
+            w.indent -= 1;
+        }
+        w.close("}");
+    }
+}
+
 fn tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("/// A model's tool call, parsed into the generated params of the tool it names.");
     w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
@@ -1382,42 +1389,7 @@ fn tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("args: ::toolbind::__private::serde_json::Value,");
     w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
     w.indent += 1;
-    w.open("match name {");
-    for t in tools {
-        // One `params` call per tool; the tool's name comes from its `Tool` impl.
-        let call = format!(
-            "::toolbind::__private::params::<{}::Tool>(args)",
-            t.rust_module
-        );
-        let map = format!(".map(Self::{})", t.rust_type);
-        let one = format!("{} => {call}{map},", lit(&t.name));
-        if w.fits(&one) {
-            w.line(&one);
-            continue;
-        }
-        w.open(&format!("{} => {{", lit(&t.name)));
-        if w.fits(&format!("{call}{map}")) {
-            w.line(&format!("{call}{map}"));
-        } else {
-            if w.fits(&call) {
-                w.line(&call);
-            } else {
-                w.open("::toolbind::__private::params::<");
-                w.line(&format!("{}::Tool,", t.rust_module));
-                w.close(">(args)");
-            }
-            w.indent += 1;
-            if w.fits(&map) {
-                w.line(&map);
-            } else {
-                w.open(".map(");
-                w.line(&format!("Self::{},", t.rust_type));
-                w.close(")");
-            }
-            w.indent -= 1;
-        }
-        w.close("}");
-    }
+    from_call_arms(w, tools, "params");
     w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
     w.close("}");
     w.close("}");
