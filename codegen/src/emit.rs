@@ -156,10 +156,7 @@ fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
     w.open(&format!("pub mod {} {{", server.module));
     w.line("::toolbind::__mcp_bindings!();");
     if generator == Generator::Macro {
-        w.line(&format!(
-            "const _: &[u8] = ::core::include_bytes!({});",
-            lit(&server.file)
-        ));
+        include_bytes(w, &server.file);
     }
     w.line("/// The snapshot's name: the server's key in the `mcpServers` config.");
     w.line(&format!(
@@ -247,11 +244,18 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
     ));
     match &origin.output_schema {
         Some(o) => {
-            let o = serde_json::to_string(o).expect("JSON serializes");
-            w.line(&format!(
-                "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::Some({});",
-                lit(&o)
-            ));
+            let o = lit(&serde_json::to_string(o).expect("JSON serializes"));
+            let head =
+                "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::Some(";
+            // prettyplease puts a call's argument on its own line when the call is too wide.
+            let one = format!("{head}{o});");
+            if w.fits(&one) {
+                w.line(&one);
+            } else {
+                w.open(head);
+                w.line(&format!("{o},"));
+                w.close(");");
+            }
         }
         None => w.line(
             "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::None;",
@@ -757,21 +761,21 @@ fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: bool) {
                 (input.rust_name.as_str(), method, args)
             })
             .collect();
-        // prettyplease keeps a struct literal that fits on one line.
+        // prettyplease keeps a struct literal on one line only if it fits and is short:
+        // its `expr_struct` ends the group with `end_with_max_width(34)`, which breaks a
+        // literal wider than 35 columns however much room the line has left.
         let inline: Vec<String> = calls
             .iter()
             .map(|(field, method, args)| format!("{field}: f.{method}({})?", args.join(", ")))
             .collect();
-        let one = format!(
-            "::core::result::Result::Ok({name} {{ {} }})",
-            inline.join(", ")
-        );
-        if w.fits(&one) {
+        let literal = format!("{name} {{ {} }}", inline.join(", "));
+        let one = format!("::core::result::Result::Ok({literal})");
+        if literal.chars().count() <= 35 && w.fits(&one) {
             w.line(&one);
         } else {
             w.open(&format!("::core::result::Result::Ok({name} {{"));
-            for (field, method, args) in &calls {
-                field_call(w, field, method, args);
+            for (i, (field, method, args)) in calls.iter().enumerate() {
+                field_call(w, field, method, args, i + 1 == calls.len());
             }
             w.close("})");
         }
@@ -838,16 +842,26 @@ fn input_type<'a>(i: &'a Input, path: String, out: &mut Vec<(String, &'a Input)>
 }
 
 /// `name: f.method(args)?,` in a struct literal, broken as prettyplease breaks it.
-fn field_call(w: &mut W, name: &str, method: &str, args: &[String]) {
+/// One field of a struct literal, `name: f.method(args)?,`. Only the last field's comma
+/// may stand past the margin: prettyplease writes it as the break's pre-break text, while
+/// the comma after any other field is a word and counts.
+fn field_call(w: &mut W, name: &str, method: &str, args: &[String], last: bool) {
+    let fits = |w: &W, text: &str| {
+        if last {
+            w.fits(text)
+        } else {
+            w.fits(text.trim_end_matches(',')) && w.indent * 4 + text.chars().count() <= MARGIN
+        }
+    };
     let call = format!("{method}({})", args.join(", "));
     let one = format!("{name}: f.{call}?,");
-    if w.fits(&one) {
+    if fits(w, &one) {
         w.line(&one);
         return;
     }
     w.line(&format!("{name}: f"));
     w.indent += 1;
-    if w.fits(&format!(".{call}?,")) {
+    if fits(w, &format!(".{call}?,")) {
         w.line(&format!(".{call}?,"));
     } else {
         w.open(&format!(".{method}("));
@@ -857,6 +871,19 @@ fn field_call(w: &mut W, name: &str, method: &str, args: &[String]) {
         w.close(")?,");
     }
     w.indent -= 1;
+}
+
+/// `const _: &[u8] = ::core::include_bytes!("path");`, the path on its own line when the
+/// whole is too wide (prettyplease breaks a macro's tokens without a trailing comma).
+fn include_bytes(w: &mut W, path: &str) {
+    let one = format!("const _: &[u8] = ::core::include_bytes!({});", lit(path));
+    if w.fits(&one) {
+        w.line(&one);
+    } else {
+        w.open("const _: &[u8] = ::core::include_bytes!(");
+        w.line(&lit(path));
+        w.close(");");
+    }
 }
 
 /// `{head}{ty}{tail}` where `ty` is a type such as `A<B<C>>`: on one line when it fits,
@@ -952,9 +979,15 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
     w.line("let mut f = ::toolbind::__private::Record::new(d)?;");
     // `Self`, not the name: a struct named `D` would be the type parameter here.
     w.open("::core::result::Result::Ok(Self {");
-    for f in fields {
+    for (i, f) in fields.iter().enumerate() {
         let method = if f.optional { "optional" } else { "required" };
-        field_call(w, &f.rust_name, method, &[lit(&f.name)]);
+        field_call(
+            w,
+            &f.rust_name,
+            method,
+            &[lit(&f.name)],
+            i + 1 == fields.len(),
+        );
     }
     w.close("})");
     w.close("}");
@@ -1211,10 +1244,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
             files.push(e.display().to_string());
         }
         for f in files {
-            w.line(&format!(
-                "const _: &[u8] = ::core::include_bytes!({});",
-                lit(&f)
-            ));
+            include_bytes(w, &f);
         }
     }
     params_and_types(w, tool);

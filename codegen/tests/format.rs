@@ -97,3 +97,30 @@ fn longest_portable_names_are_prettyplease_formatted() {
     assert!(src.contains("    for Eeee"), "{src}");
     assert_prettyplease_stable(&src);
 }
+
+#[test]
+fn mcp_server_modules_are_prettyplease_formatted() {
+    use toolbind_codegen::emit::{McpServerCode, rust_with_mcp};
+    use toolbind_codegen::mcp::{Snapshot, tool_specs};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/fixtures/mcp");
+    let servers: Vec<McpServerCode> = ["everything", "filesystem", "memory"]
+        .iter()
+        .map(|name| {
+            let file = dir.join(format!("{name}.json"));
+            let (snapshot, _) = Snapshot::read(&file).unwrap_or_else(|e| panic!("{e:?}"));
+            McpServerCode::new(
+                (*name).to_owned(),
+                snapshot.name.clone(),
+                format!("{} {}", snapshot.server.name, snapshot.server.version),
+                file.display().to_string(),
+                tool_specs(&snapshot, ""),
+            )
+        })
+        .collect();
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid");
+    let tools = load_tools(&[local], &Options::default()).unwrap();
+    for generator in [Generator::Build, Generator::Macro] {
+        assert_prettyplease_stable(&rust_with_mcp(&[], &servers, generator, "::toolbind"));
+        assert_prettyplease_stable(&rust_with_mcp(&tools, &servers, generator, "::toolbind"));
+    }
+}
