@@ -32,6 +32,8 @@ pub(crate) struct Mapper<'a> {
     pub(crate) types: Vec<(String, String)>,
     /// The warnings.
     pub(crate) warnings: Vec<Diagnostic>,
+    /// What each warning's help says becomes of an untyped field.
+    pub(crate) untyped_hint: &'static str,
 }
 
 /// How deep a schema is mapped before the rest is left untyped.
@@ -54,6 +56,7 @@ impl<'a> Mapper<'a> {
                 .map(|t| ((*t).to_owned(), String::new()))
                 .collect(),
             warnings: Vec::new(),
+            untyped_hint: "the field is a `serde_json::Value` in Rust, checked against the server's schema when a call is validated",
         }
     }
 
@@ -66,9 +69,13 @@ impl<'a> Mapper<'a> {
             ptr.to_owned()
         };
         self.warnings.push(
-            Diagnostic::new(file, pos, format!("{} at `{shown}`: {msg}", self.base_name()))
-                .warning()
-                .hint("the field is a `serde_json::Value` in Rust, checked against the server's schema when a call is validated"),
+            Diagnostic::new(
+                file,
+                pos,
+                format!("{} at `{shown}`: {msg}", self.base_name()),
+            )
+            .warning()
+            .hint(self.untyped_hint),
         );
     }
 
@@ -131,6 +138,7 @@ impl<'a> Mapper<'a> {
             let base = ident::field_name_or_spelled(name);
             input.rust_name = ident::unique(&base, |c| out.iter().any(|i| i.rust_name == c));
             input.optional = !required.contains(&name.as_str());
+            input.pos = (self.at)(&format!("{}{here}", self.base)).1;
             out.push(input);
         }
         Some(out)

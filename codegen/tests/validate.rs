@@ -380,13 +380,169 @@ fn other_formats_words_for_keys_that_change_the_tool_are_errors() {
 }
 
 #[test]
-fn json_schema_parameters_block_is_an_error_that_says_how_to_convert() {
-    one(
-        &with("parameters:\n  type: object\n  properties:\n    q:\n      type: string\n"),
+fn json_schema_parameters_block_loads_through_the_mapping_with_a_warning_showing_inputs() {
+    let src = with(concat!(
+        "parameters:\n",
+        "  type: object\n",
+        "  properties:\n",
+        "    q:\n",
+        "      type: string\n",
+        "      description: What to look for\n",
+        "    limit:\n",
+        "      type: integer\n",
+        "      description: At most this many\n",
+        "      minimum: 1\n",
+        "      default: 10\n",
+        "    mode:\n",
+        "      type: string\n",
+        "      description: How hard to look\n",
+        "      enum: [fast, deep]\n",
+        "    filter:\n",
+        "      type: object\n",
+        "      description: Which results count\n",
+        "      properties:\n",
+        "        tags:\n",
+        "          type: array\n",
+        "          description: All of these\n",
+        "          items: {type: string}\n",
+        "      required: [tags]\n",
+        "  required: [q]\n",
+    ));
+    let t = warn_one(
+        &src,
         4,
+        1,
+        "`parameters:` is a JSON Schema block, not TOOL.md's `inputs:`: read as the `inputs:` it maps to",
+        Some("replace `parameters:` with the `inputs:` it was read as:\ninputs:\n"),
+    );
+    let by = |n: &str| t.inputs.iter().find(|i| i.name == n).unwrap();
+    assert_eq!(t.inputs.len(), 4, "{:#?}", t.inputs);
+    assert_eq!(by("q").ty, InputType::String);
+    assert!(!by("q").optional);
+    assert_eq!(by("q").description, "What to look for");
+    // The position of each input is its key in the block, for later diagnostics.
+    assert_eq!(by("q").pos, Pos::new(7, 5));
+    assert_eq!(by("limit").ty, InputType::Integer);
+    assert!(by("limit").optional);
+    assert_eq!(by("limit").minimum, Some(1.0));
+    assert_eq!(by("limit").default, Some(serde_json::json!(10)));
+    assert_eq!(by("mode").ty, InputType::Enum);
+    assert_eq!(by("filter").ty, InputType::Object);
+    assert_eq!(by("filter").properties[0].ty, InputType::Array);
+    // The `inputs:` the hint shows is TOOL.md that reads back as the same inputs.
+    let hint = t.warnings[0].hint.as_deref().unwrap();
+    let yaml = &hint[hint.find("inputs:\n").unwrap()..];
+    let back = parse(&with(&format!("{yaml}\n"))).unwrap_or_else(|e| panic!("{yaml}\n{e:#?}"));
+    assert!(back.warnings.is_empty(), "{yaml}\n{:#?}", back.warnings);
+    let shape = |inputs: &[toolbind_codegen::Input]| {
+        let mut out = Vec::new();
+        for top in inputs {
+            top.visit(&mut |i| {
+                out.push((
+                    i.name.clone(),
+                    i.ty,
+                    i.optional,
+                    i.description.clone(),
+                    i.values.iter().map(|v| v.wire.clone()).collect::<Vec<_>>(),
+                    i.default.clone(),
+                    i.minimum,
+                ))
+            });
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    };
+    assert_eq!(shape(&back.inputs), shape(&t.inputs), "{yaml}");
+}
+
+#[test]
+fn json_schema_blocks_toolbind_cannot_read_stay_errors() {
+    // Beside `inputs:`, a second parameters block is ambiguous.
+    let both = with(
+        "inputs:\n  a:\n    type: string\n    description: d\nparameters:\n  type: object\n  properties:\n    q:\n      type: string\n",
+    );
+    let e = errs(&both);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    check(
+        &e[0],
+        8,
         1,
         "`parameters` is not a TOOL.md key: a tool's parameters go under `inputs`",
         Some("rename `parameters:` to `inputs:`"),
+    );
+    // Not a JSON Schema object (no `properties`, or another type): not guessed at.
+    one(
+        &with("params:\n  q: string\n"),
+        4,
+        1,
+        "`params` is not a TOOL.md key",
+        None,
+    );
+    one(
+        &with("parameters:\n  type: array\n  properties:\n    q:\n      type: string\n"),
+        4,
+        1,
+        "`parameters` is not a TOOL.md key",
+        None,
+    );
+}
+
+#[test]
+fn what_a_json_schema_block_says_that_inputs_cannot_is_untyped_with_a_warning_at_its_line() {
+    let src = with(concat!(
+        "input_schema:\n",
+        "  type: object\n",
+        "  properties:\n",
+        "    q:\n",
+        "      type: string\n",
+        "    shape:\n",
+        "      description: A circle or a square\n",
+        "      oneOf:\n",
+        "        - {type: object, properties: {r: {type: number}}}\n",
+        "        - {type: object, properties: {w: {type: number}}}\n",
+    ));
+    let t = parse(&src).unwrap_or_else(|e| panic!("{e:#?}"));
+    assert_eq!(t.warnings.len(), 2, "{:#?}", t.warnings);
+    let untyped = t
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("`/properties/shape`"))
+        .unwrap();
+    assert_eq!(untyped.pos, Pos::new(9, 5), "{}", untyped.plain());
+    assert!(
+        untyped.message.starts_with("input_schema at"),
+        "{}",
+        untyped.message
+    );
+    assert!(
+        untyped
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("TOOL.md `inputs:` cannot type it")),
+        "{:#?}",
+        untyped
+    );
+    let shape = t.inputs.iter().find(|i| i.name == "shape").unwrap();
+    assert_eq!(shape.ty, InputType::Any);
+    let hint = t
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("is a JSON Schema block"))
+        .and_then(|w| w.hint.as_deref())
+        .unwrap();
+    assert!(
+        hint.contains(concat!(
+            "  shape:\n",
+            "    # any JSON value: TOOL.md has no type for it\n",
+            "    description: \"A circle or a square\"\n",
+            "    optional: true"
+        )),
+        "{hint}"
+    );
+    // `q` has no description: the `inputs:` shown says it needs one.
+    assert!(
+        hint.contains("  q:\n    type: string\n    # description: none in the schema, and `inputs:` needs one\n"),
+        "{hint}"
     );
 }
 
