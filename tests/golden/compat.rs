@@ -933,7 +933,9 @@ pub mod metadata_keys {
             d: D,
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
-            ::core::result::Result::Ok(Params { query: f.required("query")? })
+            ::core::result::Result::Ok(Params {
+                query: f.required("query")?,
+            })
         }
     }
     /// The `metadata_keys` tool: pass it to `Runtime::call_typed`.
