@@ -244,18 +244,12 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
     ));
     match &origin.output_schema {
         Some(o) => {
-            let o = lit(&serde_json::to_string(o).expect("JSON serializes"));
-            let head =
-                "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::Some(";
-            // prettyplease puts a call's argument on its own line when the call is too wide.
-            let one = format!("{head}{o});");
-            if w.fits(&one) {
-                w.line(&one);
-            } else {
-                w.open(head);
-                w.line(&format!("{o},"));
-                w.close(");");
-            }
+            w.call(
+                "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::Some(",
+                &lit(&serde_json::to_string(o).expect("JSON serializes")),
+                true,
+                ");",
+            );
         }
         None => w.line(
             "const OUTPUT_SCHEMA: ::core::option::Option<&'static str> = ::core::option::Option::None;",
@@ -487,6 +481,23 @@ impl W {
         // stand one column past the margin.
         let slack = usize::from(text.ends_with(','));
         self.indent * 4 + text.chars().count() <= MARGIN + slack
+    }
+    /// Whether `text` fits with no slack: a comma that is a word, not a break's text.
+    fn fits_strictly(&self, text: &str) -> bool {
+        self.indent * 4 + text.chars().count() <= MARGIN
+    }
+    /// `{head}{arg}{close}` on one line when it fits, else `arg` (with `comma` after it)
+    /// on its own line, as prettyplease breaks a call or a macro whose one argument is too
+    /// wide.
+    fn call(&mut self, head: &str, arg: &str, comma: bool, close: &str) {
+        let one = format!("{head}{arg}{close}");
+        if self.fits(&one) {
+            self.line(&one);
+        } else {
+            self.open(head);
+            self.line(&format!("{arg}{}", if comma { "," } else { "" }));
+            self.close(close);
+        }
     }
     fn doc(&mut self, text: &str) {
         // A `\r` from a YAML escape is a line break too: rustc rejects a bare CR in a doc.
@@ -841,16 +852,15 @@ fn input_type<'a>(i: &'a Input, path: String, out: &mut Vec<(String, &'a Input)>
     }
 }
 
-/// `name: f.method(args)?,` in a struct literal, broken as prettyplease breaks it.
-/// One field of a struct literal, `name: f.method(args)?,`. Only the last field's comma
-/// may stand past the margin: prettyplease writes it as the break's pre-break text, while
-/// the comma after any other field is a word and counts.
+/// `name: f.method(args)?,` in a struct literal, broken as prettyplease breaks it. Only
+/// the last field's comma may stand past the margin: prettyplease writes it as the break's
+/// pre-break text, while the comma after any other field is a word and counts.
 fn field_call(w: &mut W, name: &str, method: &str, args: &[String], last: bool) {
     let fits = |w: &W, text: &str| {
         if last {
             w.fits(text)
         } else {
-            w.fits(text.trim_end_matches(',')) && w.indent * 4 + text.chars().count() <= MARGIN
+            w.fits_strictly(text)
         }
     };
     let call = format!("{method}({})", args.join(", "));
@@ -873,17 +883,15 @@ fn field_call(w: &mut W, name: &str, method: &str, args: &[String], last: bool) 
     w.indent -= 1;
 }
 
-/// `const _: &[u8] = ::core::include_bytes!("path");`, the path on its own line when the
-/// whole is too wide (prettyplease breaks a macro's tokens without a trailing comma).
+/// `const _: &[u8] = ::core::include_bytes!("path");` (prettyplease breaks a macro's
+/// tokens without a trailing comma).
 fn include_bytes(w: &mut W, path: &str) {
-    let one = format!("const _: &[u8] = ::core::include_bytes!({});", lit(path));
-    if w.fits(&one) {
-        w.line(&one);
-    } else {
-        w.open("const _: &[u8] = ::core::include_bytes!(");
-        w.line(&lit(path));
-        w.close(");");
-    }
+    w.call(
+        "const _: &[u8] = ::core::include_bytes!(",
+        &lit(path),
+        false,
+        ");",
+    );
 }
 
 /// `{head}{ty}{tail}` where `ty` is a type such as `A<B<C>>`: on one line when it fits,
