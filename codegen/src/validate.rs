@@ -569,9 +569,16 @@ pub fn tool_from_document(
     let mut metadata = BTreeMap::new();
     let mut sandbox = ToolSandbox::default();
 
-    let has_inputs = entries
+    // A JSON Schema block is read as the inputs only when it is the one place they are
+    // given: beside `inputs:` or a second block, which one is meant is not guessed.
+    let inputs_given = entries
         .iter()
-        .any(|(k, _)| key_name(k).as_deref() == Some("inputs"));
+        .filter(|(k, v)| match key_name(k).as_deref() {
+            Some("inputs") => true,
+            Some(key) => SCHEMA_STYLE_KEYS.contains(&key) && is_object_schema(v),
+            None => false,
+        })
+        .count();
     for (k, v) in entries {
         let Some(key) = key_name(k) else {
             cx.err(k, "frontmatter keys must be strings");
@@ -659,7 +666,11 @@ pub fn tool_from_document(
                     );
                 }
             },
-            other if SCHEMA_STYLE_KEYS.contains(&other) && !has_inputs && is_object_schema(v) => {
+            other
+                if SCHEMA_STYLE_KEYS.contains(&other)
+                    && inputs_given == 1
+                    && is_object_schema(v) =>
+            {
                 inputs = schema_inputs(&mut cx, root, k, v, other);
             }
             other if SCHEMA_STYLE_KEYS.contains(&other) && matches!(v.value, YValue::Map(_)) => {

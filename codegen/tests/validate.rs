@@ -470,6 +470,16 @@ fn json_schema_blocks_toolbind_cannot_read_stay_errors() {
         "`parameters` is not a TOOL.md key: a tool's parameters go under `inputs`",
         Some("rename `parameters:` to `inputs:`"),
     );
+    // Two blocks: which one holds the inputs is not guessed either.
+    let two = with(
+        "parameters:\n  type: object\n  properties:\n    q:\n      type: string\ninput_schema:\n  type: object\n  properties:\n    r:\n      type: string\n",
+    );
+    let e = errs(&two);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(
+        e.iter().all(|d| d.message.contains("is not a TOOL.md key")),
+        "{e:#?}"
+    );
     // Not a JSON Schema object (no `properties`, or another type): not guessed at.
     one(
         &with("params:\n  q: string\n"),
