@@ -149,14 +149,15 @@ from it (toolbind_codegen::Config::mcp_snapshot) and `toolbind mcp check` compar
 server with it.\n\n\
 Examples:\n  toolbind mcp snapshot --config .mcp.json            every server of the config\n  \
 toolbind mcp snapshot --config .mcp.json fs         one of them\n  \
-toolbind mcp snapshot --name fs -- npx -y @modelcontextprotocol/server-filesystem .\n\n\
+toolbind mcp snapshot --name fs -- npx -y @modelcontextprotocol/server-filesystem .\n  \
+toolbind mcp snapshot --name api --url https://example.com/mcp --bearer-token-env API_TOKEN\n\n\
 Exit status: 0 when every snapshot was written (or is unchanged), 1 otherwise."
     )]
     Snapshot(McpSnapshotArgs),
     /// Compare a server's live tool list with its snapshot; exit 1 on a breaking change
     #[command(
         after_help = "The server is the one of the snapshot's name in --config (or \
---server), or the command after `--`. A removed tool or a changed contract (a property \
+--server), the one at --url, or the command after `--`. A removed tool or a changed contract (a property \
 added, removed, retyped, made required) is an error; a new tool or a changed description \
 is a warning.\n\n\
 Exit status: 0 when nothing a caller relies on changed, 1 on a breaking change or when the \
@@ -180,12 +181,15 @@ pub struct McpSnapshotArgs {
     /// The file to write, for one server (`-` for stdout)
     #[arg(long, value_name = "FILE", conflicts_with = "out_dir")]
     pub out: Option<PathBuf>,
-    /// The snapshot's name for a server given after `--` [default: the server's own name]
+    /// The snapshot's name for a server given after `--` or by --url [default: the
+    /// server's own name]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// A stdio server to start instead of --config: the command and its arguments
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    #[command(flatten)]
+    pub http: HttpServerArgs,
 }
 
 #[derive(Debug, Args)]
@@ -202,6 +206,32 @@ pub struct McpCheckArgs {
     /// A stdio server to start instead of --config: the command and its arguments
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    #[command(flatten)]
+    pub http: HttpServerArgs,
+}
+
+/// A Streamable HTTP server given on the command line instead of --config.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Streamable HTTP server")]
+pub struct HttpServerArgs {
+    /// A Streamable HTTP server to list instead of --config: its endpoint (http:// or
+    /// https://, usually ending in /mcp)
+    #[arg(long, value_name = "URL", conflicts_with = "config")]
+    pub url: Option<String>,
+    /// A header sent with every request, as `Name: value`; repeatable
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub headers: Vec<String>,
+    /// Send `Authorization: Bearer <token>` with the token read from FILE
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "url",
+        conflicts_with = "bearer_token_env"
+    )]
+    pub bearer_token_file: Option<PathBuf>,
+    /// Send `Authorization: Bearer <token>` with the token in the environment variable VAR
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub bearer_token_env: Option<String>,
 }
 
 #[derive(Debug, Args)]

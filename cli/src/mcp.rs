@@ -5,9 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use toolbind::mcp::{ListLimits, ServerConfig, Snapshot, diff, list_tools, read_config};
+use toolbind::mcp::{
+    ListLimits, ServerConfig, Snapshot, TokenSource, add_bearer_token, diff, list_tools,
+    read_config,
+};
 
-use crate::args::{McpCheckArgs, McpCommand, McpSnapshotArgs};
+use crate::args::{HttpServerArgs, McpCheckArgs, McpCommand, McpSnapshotArgs};
 use crate::check::color_stderr;
 use crate::exit::{Code, Failure, Outcome};
 
@@ -22,13 +25,58 @@ pub fn run(cmd: McpCommand) -> Outcome {
     }
 }
 
-/// The servers to reach: by name, from --config or the command after `--`.
+/// The server of --url, with its headers and token, when --url is given.
+fn url_server(a: &HttpServerArgs) -> Result<Option<ServerConfig>, Failure> {
+    let Some(url) = &a.url else {
+        return Ok(None);
+    };
+    let mut headers = BTreeMap::new();
+    for h in &a.headers {
+        let Some((k, v)) = h.split_once(':') else {
+            return Err(Failure::usage(format!(
+                "--header {:?} is not `Name: value`",
+                h.split(':').next().unwrap_or_default()
+            )));
+        };
+        headers.insert(k.trim().to_owned(), v.trim().to_owned());
+    }
+    let source = match (&a.bearer_token_file, &a.bearer_token_env) {
+        (Some(f), _) => Some(("--bearer-token-file", TokenSource::File(f))),
+        (None, Some(v)) => Some(("--bearer-token-env", TokenSource::Var(v))),
+        (None, None) => None,
+    };
+    if let Some((flag, source)) = source {
+        add_bearer_token(&mut headers, source, &|n| std::env::var(n).ok())
+            .map_err(|e| Failure::failed(format!("{flag}: {e}")))?;
+    }
+    let config = ServerConfig::Http {
+        url: url.clone(),
+        headers,
+    };
+    Ok(Some(config))
+}
+
+/// The servers to reach: by name, from --config, --url or the command after `--`.
 fn servers(
     config: Option<&Path>,
     names: &[String],
     command: &[String],
     name: Option<&str>,
+    url: Option<ServerConfig>,
 ) -> Result<Vec<(Option<String>, ServerConfig)>, Failure> {
+    if let Some(server) = url {
+        if !command.is_empty() {
+            return Err(Failure::usage(
+                "give either --url or a server command after `--`, not both",
+            ));
+        }
+        if !names.is_empty() {
+            return Err(Failure::usage(
+                "SERVER names pick servers of --config; with --url, name the snapshot with --name",
+            ));
+        }
+        return Ok(vec![(name.map(str::to_owned), server)]);
+    }
     match (config, command.split_first()) {
         (Some(_), Some(_)) => Err(Failure::usage(
             "give either --config or a server command after `--`, not both",
@@ -97,6 +145,7 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
         &a.servers,
         &a.command,
         a.name.as_deref(),
+        url_server(&a.http)?,
     )?;
     if a.out.is_some() && list.len() > 1 {
         return Err(Failure::usage(format!(
@@ -194,17 +243,27 @@ async fn check(a: McpCheckArgs) -> Outcome {
         eprintln!("{}", d.render(color_stderr()));
     }
     let server = a.server.clone().unwrap_or_else(|| old.name.clone());
-    let names = if a.command.is_empty() {
+    let url = url_server(&a.http)?;
+    if url.is_some() && a.server.is_some() {
+        return Err(Failure::usage(
+            "--server names a server of --config; --url is the server itself",
+        ));
+    }
+    let names = if a.command.is_empty() && url.is_none() {
         vec![server.clone()]
     } else {
         Vec::new()
     };
-    if a.config.is_none() && a.command.is_empty() && !Path::new(".mcp.json").exists() {
+    if a.config.is_none()
+        && a.command.is_empty()
+        && url.is_none()
+        && !Path::new(".mcp.json").exists()
+    {
         return Err(Failure::usage(
-            "no server given: pass --config FILE (the mcpServers JSON that names the snapshot's server), or the server's command after `--`",
+            "no server given: pass --config FILE (the mcpServers JSON that names the snapshot's server), --url, or the server's command after `--`",
         ));
     }
-    let list = servers(a.config.as_deref(), &names, &a.command, None)?;
+    let list = servers(a.config.as_deref(), &names, &a.command, None, url)?;
     let (_, config) = list.into_iter().next().expect("one server");
     let listing = list_tools(&config, &ListLimits::default())
         .await

@@ -170,10 +170,8 @@ fn misbehaving_servers_get_bounded_clear_errors() {
         ),
         ("endless", "still had more pages after 100"),
         ("huge", "wrote more than 33554432 bytes to stdout"),
-        (
-            "exit",
-            "closed the connection before answering `tools/list` page 1 (the server exited: exit status: 0)",
-        ),
+        // Gone before `tools/list`, or already while toolbind sends `initialized`.
+        ("exit", " (the server exited: exit status: 0)"),
         ("dup", "the server lists two tools named `same`"),
         ("notools", "does not offer tools"),
         (
@@ -295,4 +293,247 @@ fn a_malformed_snapshot_is_an_error_at_its_line() {
         err.contains(&format!("fs.json:{line}:")) && err.contains("not valid JSON"),
         "{err}"
     );
+}
+
+/// A background HTTP server's process group, killed (the whole group) when dropped.
+struct Background {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl Background {
+    /// Starts `cmd` in a group of its own, its stdout and stderr to `log`, and waits up to
+    /// 30 s for `ready` to appear in the log.
+    fn start(mut cmd: std::process::Command, log: PathBuf, ready: &str) -> Background {
+        use std::os::unix::process::CommandExt;
+        let out = std::fs::File::create(&log).unwrap();
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .process_group(0);
+        let b = Background {
+            child: cmd.spawn().unwrap(),
+            log,
+        };
+        let up = common::eventually(30.0, || b.log().contains(ready));
+        assert!(up, "the server did not start:\n{}", b.log());
+        b
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn a_streamable_http_server_snapshots_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut cmd = std::process::Command::new(server_bin("mcp-server-everything"));
+    cmd.arg("streamableHttp").env("PORT", port.to_string());
+    let _server = Background::start(cmd, dir.path().join("server.log"), "listening on port");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {"everything": {
+            "type": "http", "url": url, "headers": {"X-Trace": "${TRACE:-off}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = toolbind()
+        .current_dir(dir.path())
+        .args(["mcp", "snapshot", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("everything: 13 tools from mcp-servers/everything"),
+        "{}",
+        stderr(&out)
+    );
+    // Over HTTP the server lists what it lists over stdio, byte for byte.
+    let live = std::fs::read_to_string(dir.path().join("mcp/everything.json")).unwrap();
+    let fixture = std::fs::read_to_string(fixture_snapshot("everything")).unwrap();
+    assert!(live == fixture, "over HTTP:\n{live}");
+    assert!(
+        !live.contains(&port.to_string()),
+        "a snapshot holds the URL"
+    );
+
+    let check = toolbind()
+        .current_dir(dir.path())
+        .args(["mcp", "check", "mcp/everything.json", "--url", &url])
+        .output()
+        .unwrap();
+    assert_code(&check, 0);
+    assert!(
+        stderr(&check).contains("13 tools match mcp-servers/everything"),
+        "{}",
+        stderr(&check)
+    );
+}
+
+#[test]
+fn a_server_that_needs_a_token_and_gets_none_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "snapshot-test-token-0123456789";
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{token}\n")).unwrap();
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.arg("serve")
+        .arg("--dir")
+        .arg(common::fixture("tools"))
+        .args(["--http", "127.0.0.1:0", "--auth-token-file"])
+        .arg(&file)
+        .env_remove("TOOLBIND_TOKEN")
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"));
+    let server = Background::start(cmd, dir.path().join("serve.log"), "/mcp");
+    let log = server.log();
+    let at = log.find("http://").unwrap();
+    let url = log[at..].split_whitespace().next().unwrap().to_owned();
+    let snapshot = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut c = toolbind();
+        c.current_dir(dir.path())
+            .args([
+                "mcp", "snapshot", "--name", "tb", "--out", "-", "--url", &url,
+            ])
+            .args(extra);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+
+    let none = snapshot(&[], &[]);
+    assert_code(&none, 1);
+    let err = stderr(&none);
+    assert!(
+        err.contains("the server needs a bearer token and none was sent (HTTP 401)")
+            && err.contains("--bearer-token-file"),
+        "{err}"
+    );
+    assert!(stdout(&none).is_empty());
+
+    let wrong = snapshot(&["--header", "Authorization: Bearer not-the-token"], &[]);
+    assert_code(&wrong, 1);
+    let err = stderr(&wrong);
+    assert!(
+        err.contains("the server refused the bearer token sent"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("not-the-token"),
+        "an error shows the token: {err}"
+    );
+
+    let by_file = snapshot(&["--bearer-token-file", file.to_str().unwrap()], &[]);
+    assert_code(&by_file, 0);
+    let by_env = snapshot(
+        &["--bearer-token-env", "SNAPSHOT_TEST_TOKEN"],
+        &[("SNAPSHOT_TEST_TOKEN", token)],
+    );
+    assert_code(&by_env, 0);
+    assert_eq!(stdout(&by_file), stdout(&by_env));
+    let snap = stdout(&by_file);
+    assert!(snap.contains("\"name\": \"toolbind\""), "{snap}");
+    assert!(!snap.contains(token), "a snapshot holds the token");
+
+    // The same from an mcpServers config.
+    let cfg = dir.path().join("c.json");
+    std::fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {"tb": {"url": url, "bearerTokenFile": file}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = toolbind()
+        .current_dir(dir.path())
+        .args(["mcp", "snapshot", "--out", "-", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out), snap);
+
+    let unset = snapshot(&["--bearer-token-env", "TOOLBIND_TEST_UNSET_VAR"], &[]);
+    assert_code(&unset, 1);
+    assert!(
+        stderr(&unset).contains("`TOOLBIND_TEST_UNSET_VAR` is not set"),
+        "{}",
+        stderr(&unset)
+    );
+}
+
+#[test]
+fn misbehaving_http_servers_get_bounded_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, want) in [
+        ("pages", ""),
+        (
+            "huge",
+            "`tools/list` page 1 failed: HTTP response body exceeded the maximum size of 33554432 bytes",
+        ),
+        (
+            "hugesse",
+            "before answering `tools/list` page 1 (or its answer, as an event stream, went over the 33554432-byte bound)",
+        ),
+        (
+            "garbage",
+            "`initialize` failed: unexpected server response: could not parse JSON response",
+        ),
+        (
+            "exit",
+            "the connection to the server ended before `initialize` was done",
+        ),
+        (
+            "cursor",
+            "returned the cursor \"same\" a second time (page 2)",
+        ),
+    ] {
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg(common::fixture("mcp_servers/misbehaving.py"))
+            .args([mode, "--http"]);
+        let server = Background::start(cmd, dir.path().join(format!("{mode}.log")), "/mcp");
+        let log = server.log();
+        let url = log[log.find("http://").unwrap()..].trim().to_owned();
+        let out = toolbind()
+            .current_dir(dir.path())
+            .args([
+                "mcp", "snapshot", "--out", "-", "--name", mode, "--url", &url,
+            ])
+            .output()
+            .unwrap();
+        if want.is_empty() {
+            assert_code(&out, 0);
+            assert!(
+                stdout(&out).contains("\"name\": \"t2b\""),
+                "{}",
+                stdout(&out)
+            );
+            continue;
+        }
+        assert_code(&out, 1);
+        let err = stderr(&out);
+        assert!(err.contains(want), "{mode}: {want:?} not in\n{err}");
+        assert!(stdout(&out).is_empty(), "{mode}: printed {}", stdout(&out));
+    }
 }

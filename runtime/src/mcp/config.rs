@@ -106,20 +106,10 @@ impl std::error::Error for ConfigError {}
 
 /// Reads an `mcpServers` config file, expanding variables from the process environment.
 pub fn read_config(file: &Path) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
-    let shown = file.display();
-    let len = std::fs::metadata(file)
-        .map_err(|e| ConfigError(format!("cannot read {shown}: {e}")))?
-        .len();
-    if len > MAX_CONFIG_BYTES {
-        return Err(ConfigError(format!(
-            "{shown} is {len} bytes, over the {MAX_CONFIG_BYTES}-byte limit for an mcpServers config"
-        )));
-    }
-    let bytes = toolbind_codegen::read_regular_file(file)
-        .map_err(|e| ConfigError(format!("cannot read {shown}: {e}")))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| ConfigError(format!("{shown} is not UTF-8 text")))?;
-    parse_config(&text, &shown.to_string(), &|name| std::env::var(name).ok())
+    let text = read_text(file, MAX_CONFIG_BYTES, "the mcpServers config")?;
+    parse_config(&text, &file.display().to_string(), &|name| {
+        std::env::var(name).ok()
+    })
 }
 
 /// Parses an `mcpServers` config; `origin` names it in errors and `var` looks variables
@@ -210,10 +200,25 @@ pub fn parse_config(
                 }
             }
             (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
-                ServerConfig::Http {
-                    url,
-                    headers: strings("headers")?,
+                let mut headers = strings("headers")?;
+                let file = string("bearerTokenFile")?;
+                let env = string("bearerTokenEnvVar")?;
+                let source = match (&file, &env) {
+                    (Some(_), Some(_)) => {
+                        return Err(err(
+                            "has both `bearerTokenFile` and `bearerTokenEnvVar`: keep the one the token is in"
+                                .into(),
+                        ));
+                    }
+                    (Some(f), None) => Some(("bearerTokenFile", TokenSource::File(Path::new(f)))),
+                    (None, Some(n)) => Some(("bearerTokenEnvVar", TokenSource::Var(n))),
+                    (None, None) => None,
+                };
+                if let Some((key, source)) = source {
+                    add_bearer_token(&mut headers, source, var)
+                        .map_err(|e| err(format!("`{key}`: {e}")))?;
                 }
+                ServerConfig::Http { url, headers }
             }
             (Some(t @ ("stdio" | "http" | "streamable-http" | "streamableHttp")), None, None) => {
                 let key = if t == "stdio" { "command" } else { "url" };
@@ -233,6 +238,83 @@ pub fn parse_config(
         out.insert(name.clone(), config);
     }
     Ok(out)
+}
+
+/// The largest bearer token file read.
+const MAX_TOKEN_BYTES: u64 = 64 * 1024;
+
+/// Where a Streamable HTTP server's bearer token is.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum TokenSource<'a> {
+    /// A file holding the token on one line ([`read_token_file`]).
+    File(&'a Path),
+    /// An environment variable, by name.
+    Var(&'a str),
+}
+
+/// Adds `Authorization: Bearer <token>` to `headers`, the token read from `source`
+/// (variables looked up through `var`). An unset or empty variable, an unreadable file,
+/// or an `Authorization` header already there is an error, which never holds the token.
+pub fn add_bearer_token(
+    headers: &mut BTreeMap<String, String>,
+    source: TokenSource<'_>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    let token = match source {
+        TokenSource::File(f) => read_token_file(f)?,
+        TokenSource::Var(name) => match var(name) {
+            Some(t) if !t.trim().is_empty() => t.trim().to_owned(),
+            _ => {
+                return Err(ConfigError(format!(
+                    "the environment variable `{name}` is not set or is empty"
+                )));
+            }
+        },
+    };
+    if headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"))
+    {
+        return Err(ConfigError(
+            "an `Authorization` header is given too: keep one of the two".into(),
+        ));
+    }
+    headers.insert("Authorization".into(), format!("Bearer {token}"));
+    Ok(())
+}
+
+/// Reads a bearer token from a file: its text without surrounding whitespace, which must
+/// be neither empty nor more than one line. The error never holds the token.
+pub fn read_token_file(path: &Path) -> Result<String, ConfigError> {
+    let shown = path.display();
+    let text = read_text(path, MAX_TOKEN_BYTES, "the token file")?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(ConfigError(format!("the token file {shown} is empty")));
+    }
+    if token.contains(['\n', '\r']) {
+        return Err(ConfigError(format!(
+            "the token file {shown} holds more than one line: a bearer token is one line"
+        )));
+    }
+    Ok(token.to_owned())
+}
+
+/// A regular file's UTF-8 text, at most `max` bytes; `what` names it in errors.
+fn read_text(path: &Path, max: u64, what: &str) -> Result<String, ConfigError> {
+    let shown = path.display();
+    let len = std::fs::metadata(path)
+        .map_err(|e| ConfigError(format!("cannot read {what} {shown}: {e}")))?
+        .len();
+    if len > max {
+        return Err(ConfigError(format!(
+            "{what} {shown} is {len} bytes, over the {max}-byte limit"
+        )));
+    }
+    let bytes = toolbind_codegen::read_regular_file(path)
+        .map_err(|e| ConfigError(format!("cannot read {what} {shown}: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| ConfigError(format!("{what} {shown} is not UTF-8 text")))
 }
 
 /// Expands `${VAR}` and `${VAR:-default}` in `s`; `$$` is not special. An unset variable
@@ -315,6 +397,38 @@ mod tests {
     }
 
     #[test]
+    fn bearer_tokens_come_from_a_variable_or_a_file() {
+        let c = parse(
+            r#"{"mcpServers": {"api": {"type": "http", "url": "http://x/mcp", "bearerTokenEnvVar": "TOKEN"}}}"#,
+        )
+        .unwrap();
+        let ServerConfig::Http { headers, .. } = &c["api"] else {
+            panic!()
+        };
+        assert_eq!(headers["Authorization"], "Bearer s3cret");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "  t0ken\n").unwrap();
+        let text = format!(
+            r#"{{"mcpServers": {{"api": {{"url": "http://x/mcp", "bearerTokenFile": {:?}}}}}}}"#,
+            file.display().to_string()
+        );
+        let c = parse(&text).unwrap();
+        let ServerConfig::Http { headers, .. } = &c["api"] else {
+            panic!()
+        };
+        assert_eq!(headers["Authorization"], "Bearer t0ken");
+        assert!(!format!("{c:?}").contains("t0ken"));
+
+        for (body, want) in [("", "is empty"), ("a\nb", "more than one line")] {
+            std::fs::write(&file, body).unwrap();
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{want:?} not in {e}");
+        }
+    }
+
+    #[test]
     fn each_mistake_is_named() {
         for (text, want) in [
             (
@@ -340,6 +454,22 @@ mod tests {
             ),
             (r#"{"mcpServers": {"a": {"command": "${X"}}}"#, "unclosed"),
             (r#"{"servers": {}}"#, "no `mcpServers`"),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://x", "bearerTokenEnvVar": "NOPE"}}}"#,
+                "server `a`: `bearerTokenEnvVar`: the environment variable `NOPE` is not set",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://x", "bearerTokenEnvVar": "TOKEN", "bearerTokenFile": "f"}}}"#,
+                "both `bearerTokenFile` and `bearerTokenEnvVar`",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://x", "bearerTokenEnvVar": "TOKEN", "headers": {"authorization": "x"}}}}"#,
+                "`bearerTokenEnvVar`: an `Authorization` header is given too",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://x", "bearerTokenFile": "/nonexistent/token"}}}"#,
+                "`bearerTokenFile`: cannot read the token file /nonexistent/token",
+            ),
             ("{", "not valid JSON"),
         ] {
             let e = parse(text).unwrap_err().to_string();

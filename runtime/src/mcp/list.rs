@@ -1,9 +1,10 @@
 //! Listing an MCP server's tools: connect, initialize, page through `tools/list` within
 //! bounds, and hand back what a snapshot holds.
 //!
-//! The server is a process of its own group, killed (the whole group) when the listing
+//! A stdio server is a process of its own group, killed (the whole group) when the listing
 //! ends however it ends. What it writes to stdout is bounded in bytes, its pages in number,
-//! and each step in time; its last stderr lines go into every error.
+//! and each step in time; its last stderr lines go into every error. A Streamable HTTP
+//! server (feature `mcp-http`) is bounded per answer, in pages and in time.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -31,7 +32,9 @@ pub struct ListLimits {
     pub page_timeout: Duration,
     /// The most pages read (default 100).
     pub max_pages: usize,
-    /// The most bytes the server may write to stdout in all (default 32 MiB).
+    /// The most bytes a stdio server may write to stdout in all, and the longest answer
+    /// (a JSON body or one event of a stream) from a Streamable HTTP server (default
+    /// 32 MiB).
     pub max_bytes: u64,
 }
 
@@ -129,7 +132,7 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
                 left: limits.max_bytes,
                 over: over.clone(),
             };
-            let result = session((stdout, stdin), limits).await;
+            let result = session((stdout, stdin), limits, &|_| None, "").await;
             // A server that went away says how: its exit status, when it has one by now.
             let exited = if result.is_err() {
                 match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
@@ -155,10 +158,12 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
             drain.abort();
             result
         }
+        #[cfg(feature = "mcp-http")]
+        ServerConfig::Http { url, headers } => http::list(url, headers, limits).await,
+        #[cfg(not(feature = "mcp-http"))]
         ServerConfig::Http { url, .. } => Err(ListError(format!(
-            "{url}: listing a Streamable HTTP server is not supported by this toolbind yet; \
-             snapshot a stdio server (`command`), or run the HTTP server's package as a \
-             stdio server"
+            "{url}: this toolbind was built without feature `mcp-http`, which Streamable \
+             HTTP servers need (the `toolbind` command has it)"
         ))),
     }
 }
@@ -185,7 +190,17 @@ fn with_stderr(msg: &str, tail: &Mutex<Vec<u8>>) -> String {
     out
 }
 
-async fn session<T, E, A>(transport: T, limits: &ListLimits) -> Result<Listing, String>
+/// The initialize error as a user can act on it, when the transport knows better than
+/// rmcp's message.
+type Explain<'a> = &'a (dyn Fn(&rmcp::service::ClientInitializeError) -> Option<String> + Sync);
+
+/// `closed_note` follows the message for a connection that closed before an answer.
+async fn session<T, E, A>(
+    transport: T,
+    limits: &ListLimits,
+    explain: Explain<'_>,
+    closed_note: &str,
+) -> Result<Listing, String>
 where
     T: rmcp::transport::IntoTransport<rmcp::RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -197,7 +212,18 @@ where
                 limits.connect_timeout.as_secs_f64()
             ));
         }
-        Ok(Err(e)) => return Err(format!("`initialize` failed: {e}")),
+        Ok(Err(e)) => {
+            return Err(explain(&e).unwrap_or_else(|| match &e {
+                // Without rmcp's wrapper, which names Rust types.
+                rmcp::service::ClientInitializeError::TransportError { error, context } => {
+                    format!(
+                        "`initialize` failed: {} (when trying to {context})",
+                        chain(&*error.error)
+                    )
+                }
+                e => format!("`initialize` failed: {e}"),
+            }));
+        }
         Ok(Ok(c)) => c,
     };
     let info = client
@@ -241,7 +267,14 @@ where
             }
             Ok(Err(rmcp::ServiceError::TransportClosed)) => {
                 break Err(format!(
-                    "the server closed the connection before answering `tools/list` page {pages}"
+                    "the server closed the connection before answering `tools/list` page {pages}{closed_note}"
+                ));
+            }
+            // A transport's error reads without rmcp's wrapper, which names Rust types.
+            Ok(Err(rmcp::ServiceError::TransportSend(e))) => {
+                break Err(format!(
+                    "`tools/list` page {pages} failed: {}",
+                    chain(&*e.error)
                 ));
             }
             Ok(Err(e)) => break Err(format!("`tools/list` page {pages} failed: {e}")),
@@ -283,6 +316,147 @@ where
         protocol_version,
         tools,
     })
+}
+
+/// Streamable HTTP: rmcp's client over reqwest, HTTPS through rustls with ring.
+#[cfg(feature = "mcp-http")]
+mod http {
+    use std::collections::{BTreeMap, HashMap};
+    use std::error::Error;
+
+    use reqwest::header::{HeaderName, HeaderValue};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClientTransportConfig, StreamableHttpError,
+    };
+
+    use super::{ListError, ListLimits, Listing, session};
+
+    pub(super) async fn list(
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        limits: &ListLimits,
+    ) -> Result<Listing, ListError> {
+        let err = |m: String| ListError(format!("{url}: {m}"));
+        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        if !matches!(scheme.as_deref(), Some("http" | "https")) {
+            return Err(err(
+                "not an http:// or https:// URL (a Streamable HTTP endpoint, usually ending in `/mcp`)"
+                    .into(),
+            ));
+        }
+        let mut custom = HashMap::new();
+        for (k, v) in headers {
+            let name = HeaderName::try_from(k.as_str())
+                .map_err(|_| err(format!("`{k}` is not a valid HTTP header name")))?;
+            // The value may be a secret: the message names the header only.
+            let value = HeaderValue::try_from(v.as_str()).map_err(|_| {
+                err(format!(
+                    "the value of header `{k}` is not a valid HTTP header value (a line break or control character?)"
+                ))
+            })?;
+            custom.insert(name, value);
+        }
+        // rustls needs one crypto provider for the process; ring is the one built in. An
+        // embedding program that installed its own keeps it.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(limits.connect_timeout)
+            .build()
+            .map_err(|e| err(format!("cannot set up the HTTP client: {e}")))?;
+        let max = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
+        let config = StreamableHttpClientTransportConfig::with_uri(url)
+            .custom_headers(custom)
+            .max_json_response_size(max)
+            .max_sse_event_size(max)
+            .reinit_on_expired_session(false);
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let sent = headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"));
+        // rmcp ends an SSE stream whose event is over the bound without saying so.
+        let note = format!(" (or its answer, as an event stream, went over the {max}-byte bound)");
+        session(transport, limits, &|e| explain(e, sent), &note)
+            .await
+            .map_err(err)
+    }
+
+    /// A message for an `initialize` that failed on HTTP grounds a user can act on: a token
+    /// refused or missing, a response over the byte bound, no server at the address.
+    fn explain(e: &rmcp::service::ClientInitializeError, sent_token: bool) -> Option<String> {
+        // The transport's error is a field of the variant, not its `source`.
+        let mut cur: Option<&(dyn Error + 'static)> = match e {
+            rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
+            other => Some(other),
+        };
+        while let Some(c) = cur {
+            if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                return Some(match h {
+                    StreamableHttpError::AuthRequired(_) => {
+                        needs_token("HTTP 401".into(), sent_token)
+                    }
+                    StreamableHttpError::InsufficientScope(_) => {
+                        needs_token("HTTP 403, insufficient scope".into(), sent_token)
+                    }
+                    StreamableHttpError::UnexpectedServerResponse(m)
+                        if m.contains("401") || m.contains("403") =>
+                    {
+                        needs_token(m.to_string(), sent_token)
+                    }
+                    StreamableHttpError::ResponseBodyTooLarge { .. } => format!(
+                        "`initialize` failed: {h} (a response that large is not one toolbind takes)"
+                    ),
+                    StreamableHttpError::TransportChannelClosed => {
+                        "`initialize` failed: the connection to the server ended before \
+                         `initialize` was done (did the server stop?)"
+                            .to_owned()
+                    }
+                    other => format!("`initialize` failed: {}", super::chain(other)),
+                });
+            }
+            cur = c.source();
+        }
+        None
+    }
+
+    fn needs_token(why: String, sent_token: bool) -> String {
+        let what = if sent_token {
+            "the server refused the bearer token sent (check that it is the server's and has not expired)"
+        } else {
+            "the server needs a bearer token and none was sent"
+        };
+        format!(
+            "{what} ({why}): give it with \
+             `\"headers\": {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}`, \
+             `\"bearerTokenFile\"` or `\"bearerTokenEnvVar\"` in the mcpServers config, or \
+             --bearer-token-file / --bearer-token-env with --url"
+        )
+    }
+}
+
+/// An error and its sources, `: `-separated, each once.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    // rmcp's HTTP client error holds reqwest's as a field, not as its source.
+    #[cfg(feature = "mcp-http")]
+    if let Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(r)) =
+        e.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>()
+    {
+        out = r.to_string();
+        cur = std::error::Error::source(r);
+    }
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        cur = c.source();
+    }
+    out
 }
 
 /// A process group, killed when dropped.
