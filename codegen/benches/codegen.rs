@@ -4,9 +4,11 @@
 //! `--outputs` gives those 100 tools typed `outputs:` too (an enum, a number and a list
 //! of objects each), to measure what the generated `Output` types cost; `--nested` gives
 //! each a nested object input too (a string, an integer with a default and a list of
-//! strings), to measure what the generated nested `Params` structs cost.
+//! strings), to measure what the generated nested `Params` structs cost. `--mcp` measures
+//! instead the bindings of the three MCP reference servers' snapshots
+//! (tests/ui/fixtures/mcp: server-everything, -filesystem, -memory; 36 tools).
 //!
-//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile [--outputs] [--nested]]`
+//! `cargo bench -p toolbind-codegen --bench codegen [-- --compile [--outputs] [--nested] [--mcp]]`
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -133,6 +135,7 @@ fn main() {
             &tmp,
             std::env::args().any(|a| a == "--outputs"),
             std::env::args().any(|a| a == "--nested"),
+            std::env::args().any(|a| a == "--mcp"),
         );
     }
     if std::env::var_os("TOOLBIND_BENCH_KEEP").is_none() {
@@ -143,7 +146,7 @@ fn main() {
 /// rustc's cost for the bindings of 100 tools: a non-incremental debug build of a crate
 /// that includes them, against the same crate with no tools (dependencies already built,
 /// both measured here); then an incremental rebuild after one tool changed.
-fn compile_bench(tmp: &Path, outputs: bool, nested: bool) {
+fn compile_bench(tmp: &Path, outputs: bool, nested: bool, mcp: bool) {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -153,16 +156,25 @@ fn compile_bench(tmp: &Path, outputs: bool, nested: bool) {
     std::fs::write(
         crate_dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"bindings-bench\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\ntoolbind = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
-            workspace.join("runtime").display().to_string()
+            "[package]\nname = \"bindings-bench\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[dependencies]\ntoolbind = {{ path = {:?}, default-features = false, features = [{}] }}\n\n[workspace]\n",
+            workspace.join("runtime").display().to_string(),
+            if mcp { "\"mcp\"" } else { "" }
         ),
     )
     .unwrap();
     std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
-    let hundred = tmp.join("hundred");
-    write_tools(&hundred, 100, outputs, nested);
-    let tools = load_tools(&[hundred], &Options::default()).unwrap();
-    let bindings = emit::rust(&tools, Generator::Build);
+    let (bindings, edit_from) = if mcp {
+        (mcp_bindings(&workspace), "Echoes back the input")
+    } else {
+        let hundred = tmp.join("hundred");
+        write_tools(&hundred, 100, outputs, nested);
+        let tools = load_tools(&[hundred], &Options::default()).unwrap();
+        (
+            emit::rust(&tools, Generator::Build),
+            "Generated tool number 0;",
+        )
+    };
+    assert!(bindings.contains(edit_from));
     let empty = emit::rust(&[], Generator::Build);
     let target = workspace.join("target/bench-compile");
     let build_with = |src: &str, incremental: &str| {
@@ -197,13 +209,33 @@ fn compile_bench(tmp: &Path, outputs: bool, nested: bool) {
     build_with(&bindings, "1");
     let mut edit = Vec::new();
     for i in 0..3 {
-        let edited = bindings.replace(
-            "Generated tool number 0;",
-            &format!("Generated tool number 0 (edit {i});"),
-        );
+        let edited = bindings.replace(edit_from, &format!("{edit_from} (edit {i})"));
         edit.push(build_with(&edited, "1"));
     }
     let edit = median(edit);
+    if mcp {
+        println!(
+            "\n## rustc: debug build of the bindings of the three MCP reference servers (36 tools, median of 3)\n"
+        );
+        println!("| crate | build time |");
+        println!("| --- | --- |");
+        println!("| baseline: same crate, no tools | {} |", ms(base));
+        println!(
+            "| with the three servers' bindings ({} lines) | {} |",
+            bindings.lines().count(),
+            ms(full)
+        );
+        println!(
+            "| **cost of the bindings** | {} ({:.1}x baseline) |",
+            ms(full.saturating_sub(base)),
+            full.as_secs_f64() / base.as_secs_f64()
+        );
+        println!(
+            "| incremental rebuild after one tool's description changed | {} |",
+            ms(edit)
+        );
+        return;
+    }
     let mut with = String::new();
     if nested {
         with.push_str(" + a nested object input");
@@ -231,4 +263,26 @@ fn compile_bench(tmp: &Path, outputs: bool, nested: bool) {
         "| incremental rebuild after one tool's TOOL.md changed | {} |",
         ms(edit)
     );
+}
+
+/// The bindings `Config::mcp_snapshot` generates for the three reference servers'
+/// snapshots, as build.rs would include them.
+fn mcp_bindings(workspace: &Path) -> String {
+    use toolbind_codegen::emit::{McpServerCode, rust_with_mcp};
+    use toolbind_codegen::mcp::{Snapshot, tool_specs};
+    let servers: Vec<McpServerCode> = ["everything", "filesystem", "memory"]
+        .iter()
+        .map(|name| {
+            let file = workspace.join(format!("tests/ui/fixtures/mcp/{name}.json"));
+            let (snapshot, _) = Snapshot::read(&file).unwrap_or_else(|e| panic!("{e:?}"));
+            McpServerCode::new(
+                (*name).to_owned(),
+                snapshot.name.clone(),
+                format!("{} {}", snapshot.server.name, snapshot.server.version),
+                file.display().to_string(),
+                tool_specs(&snapshot, ""),
+            )
+        })
+        .collect();
+    rust_with_mcp(&[], &servers, Generator::Build, "::toolbind")
 }
