@@ -167,6 +167,8 @@ pub async fn run(
     live: &Live,
     system: &str,
 ) -> Result<String, Box<dyn std::error::Error>> {
+    // reqwest's rustls takes the process's crypto provider: ring.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(300))
         .build()?;
