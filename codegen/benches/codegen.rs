@@ -213,44 +213,32 @@ fn compile_bench(tmp: &Path, outputs: bool, nested: bool, mcp: bool) {
         edit.push(build_with(&edited, "1"));
     }
     let edit = median(edit);
-    if mcp {
-        println!(
-            "\n## rustc: debug build of the bindings of the three MCP reference servers (36 tools, median of 3)\n"
-        );
-        println!("| crate | build time |");
-        println!("| --- | --- |");
-        println!("| baseline: same crate, no tools | {} |", ms(base));
-        println!(
-            "| with the three servers' bindings ({} lines) | {} |",
-            bindings.lines().count(),
-            ms(full)
-        );
-        println!(
-            "| **cost of the bindings** | {} ({:.1}x baseline) |",
-            ms(full.saturating_sub(base)),
-            full.as_secs_f64() / base.as_secs_f64()
-        );
-        println!(
-            "| incremental rebuild after one tool's description changed | {} |",
-            ms(edit)
-        );
-        return;
-    }
-    let mut with = String::new();
-    if nested {
-        with.push_str(" + a nested object input");
-    }
-    if outputs {
-        with.push_str(" + typed outputs (an enum, a number, a list of objects)");
-    }
-    println!(
-        "\n## rustc: debug build of the bindings of 100 tools x 8 inputs{with} (median of 3)\n"
-    );
+    let (title, what, edited) = if mcp {
+        (
+            "the three MCP reference servers (36 tools, median of 3)".to_owned(),
+            "the three servers' bindings",
+            "one tool's description changed",
+        )
+    } else {
+        let mut with = String::new();
+        if nested {
+            with.push_str(" + a nested object input");
+        }
+        if outputs {
+            with.push_str(" + typed outputs (an enum, a number, a list of objects)");
+        }
+        (
+            format!("100 tools x 8 inputs{with} (median of 3)"),
+            "100 tools' bindings",
+            "one tool's TOOL.md changed",
+        )
+    };
+    println!("\n## rustc: debug build of the bindings of {title}\n");
     println!("| crate | build time |");
     println!("| --- | --- |");
     println!("| baseline: same crate, no tools | {} |", ms(base));
     println!(
-        "| with 100 tools' bindings ({} lines) | {} |",
+        "| with {what} ({} lines) | {} |",
         bindings.lines().count(),
         ms(full)
     );
@@ -259,10 +247,7 @@ fn compile_bench(tmp: &Path, outputs: bool, nested: bool, mcp: bool) {
         ms(full.saturating_sub(base)),
         full.as_secs_f64() / base.as_secs_f64()
     );
-    println!(
-        "| incremental rebuild after one tool's TOOL.md changed | {} |",
-        ms(edit)
-    );
+    println!("| incremental rebuild after {edited} | {} |", ms(edit));
 }
 
 /// The bindings `Config::mcp_snapshot` generates for the three reference servers'
