@@ -773,6 +773,39 @@ pub struct McpOrigin {
 }
 
 impl ToolSpec {
+    /// A spec for a process that is not a TOOL.md tool (an MCP server toolbind runs in its
+    /// jail): a name and a folder, everything else empty or default. Not public API.
+    #[doc(hidden)]
+    pub fn process(name: &str, dir: PathBuf) -> ToolSpec {
+        ToolSpec {
+            name: name.to_owned(),
+            label: name.to_owned(),
+            description: String::new(),
+            version: 0,
+            language: Language::default(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            prompt_snippet: None,
+            prompt_guidelines: Vec::new(),
+            timeout_secs: None,
+            env: Vec::new(),
+            annotations: Annotations::default(),
+            worker: WorkerMode::default(),
+            sandbox: ToolSandbox::default(),
+            execution: Execution::default(),
+            bash_output: BashOutput::Text,
+            body: Body::default(),
+            file: dir.join("TOOL.md"),
+            dir,
+            entry: None,
+            rust_module: String::new(),
+            rust_type: String::new(),
+            metadata: BTreeMap::new(),
+            mcp: None,
+            warnings: Vec::new(),
+        }
+    }
+
     /// The line for the "Available tools" section of a system prompt.
     pub fn snippet(&self) -> &str {
         self.prompt_snippet.as_deref().unwrap_or(&self.description)

@@ -221,6 +221,8 @@ pub struct Runtime {
     seq: AtomicU64,
     /// One queue per `execution: sequential` tool, shared by every batch.
     pub(crate) sequential: crate::batch::Queues,
+    #[cfg(feature = "mcp")]
+    mcp: std::collections::HashMap<String, Arc<crate::mcp::connection::Connection>>,
 }
 
 impl fmt::Debug for Runtime {
@@ -240,6 +242,8 @@ pub struct RuntimeBuilder {
     executor: Option<Arc<dyn Executor>>,
     sandbox: Option<crate::sandbox::SandboxPolicy>,
     on_output_violation: Option<ViolationHook>,
+    #[cfg(feature = "mcp")]
+    mcp: Vec<crate::mcp::McpServer>,
 }
 
 impl RuntimeBuilder {
@@ -322,9 +326,101 @@ impl RuntimeBuilder {
         self
     }
 
+    /// An MCP server whose tools join the runtime's tool list ([`Runtime::call`] reaches
+    /// them by name, [`Runtime::call_mcp`] by their generated types). Its calls get the
+    /// same validation (against the server's own `inputSchema` too), redaction, timeouts,
+    /// cancellation (`notifications/cancelled`), progress, truncation and output checks
+    /// (against its `outputSchema`) as local tools'. With [`build`](Self::build), the
+    /// server needs a [`snapshot`](crate::mcp::McpServer::snapshot), its tools are the
+    /// snapshot's, and it is started on the first call; with [`connect`](Self::connect) it
+    /// is started now.
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_server(mut self, server: crate::mcp::McpServer) -> Self {
+        self.mcp.push(server);
+        self
+    }
+
+    /// The runtime, with every [MCP server](Self::mcp_server) started (or reached) and
+    /// initialized now, its live tool list checked against its snapshot (when it has
+    /// one) and added to the runtime's: the snapshot's tools, and any tool the server now
+    /// lists beyond them (callable by name, untyped). A server without a snapshot gives
+    /// its live list.
+    ///
+    /// An error names the server that could not start and why (its last stderr lines
+    /// included), or a tool name that two sources share.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), toolbind::mcp::ConnectError> {
+    /// use toolbind::mcp::McpServer;
+    /// let runtime = toolbind::Runtime::builder()
+    ///     .registry(toolbind::Loader::new().env().load().registry)
+    ///     .mcp_server(McpServer::stdio("memory", "npx", ["-y", "@modelcontextprotocol/server-memory"]))
+    ///     .connect()
+    ///     .await?;
+    /// # drop(runtime); Ok(()) }
+    /// ```
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub async fn connect(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
+        use crate::mcp::connection::Connection;
+        let servers = std::mem::take(&mut self.mcp);
+        let mut registry = std::mem::take(&mut self.registry);
+        let mut conns = std::collections::HashMap::new();
+        for server in servers {
+            let conn = Arc::new(Connection::new(server));
+            let tools = crate::mcp::exec::connect(&conn).await?;
+            add_tools(&mut registry, conn.server().get_name(), tools)?;
+            conns.insert(conn.server().get_name().to_owned(), conn);
+        }
+        self.registry = registry;
+        Ok(self.finish(conns))
+    }
+
     /// The runtime. Without [`executor`](Self::executor), tools run in subprocesses with
     /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor)'s default configuration.
-    pub fn build(self) -> Runtime {
+    ///
+    /// # Panics
+    ///
+    /// When an [MCP server](Self::mcp_server) has no snapshot (its tools cannot be known
+    /// without starting it: use [`connect`](Self::connect)), or one of its tools has the
+    /// name of another tool.
+    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+    pub fn build(mut self) -> Runtime {
+        #[cfg(feature = "mcp")]
+        {
+            use crate::mcp::connection::Connection;
+            let servers = std::mem::take(&mut self.mcp);
+            let mut registry = std::mem::take(&mut self.registry);
+            let mut conns = std::collections::HashMap::new();
+            for server in servers {
+                let Some(snapshot) = server.get_snapshot() else {
+                    panic!(
+                        "MCP server `{}` has no snapshot, so its tools are not known until it runs: give it one (McpServer::snapshot) or build the runtime with RuntimeBuilder::connect().await",
+                        server.get_name()
+                    );
+                };
+                let tools = crate::mcp::exec::tools_of(&server, snapshot);
+                if let Err(e) = add_tools(&mut registry, server.get_name(), tools) {
+                    panic!("{e}");
+                }
+                let conn = Arc::new(Connection::new(server));
+                conns.insert(conn.server().get_name().to_owned(), conn);
+            }
+            self.registry = registry;
+            self.finish(conns)
+        }
+        #[cfg(not(feature = "mcp"))]
+        self.finish()
+    }
+
+    fn finish(
+        self,
+        #[cfg(feature = "mcp")] servers: std::collections::HashMap<
+            String,
+            Arc<crate::mcp::connection::Connection>,
+        >,
+    ) -> Runtime {
         let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
             let mut exec = crate::exec::ExecConfig::default().sandbox(sandbox);
@@ -333,6 +429,15 @@ impl RuntimeBuilder {
             }
             Arc::new(crate::exec::SubprocessExecutor::new(exec))
         });
+        #[cfg(feature = "mcp")]
+        let executor: Arc<dyn Executor> = if servers.is_empty() {
+            executor
+        } else {
+            Arc::new(crate::mcp::exec::Routed {
+                local: executor,
+                servers: servers.clone(),
+            })
+        };
         Runtime {
             registry: self.registry,
             config: self.config,
@@ -340,8 +445,31 @@ impl RuntimeBuilder {
             on_output_violation: self.on_output_violation,
             seq: AtomicU64::new(0),
             sequential: Default::default(),
+            #[cfg(feature = "mcp")]
+            mcp: servers,
         }
     }
+}
+
+/// Adds an MCP server's tools to the registry; a name already there is an error.
+#[cfg(feature = "mcp")]
+fn add_tools(
+    registry: &mut Registry,
+    server: &str,
+    tools: Vec<ToolInfo>,
+) -> Result<(), crate::mcp::ConnectError> {
+    for tool in tools {
+        if let Err(t) = registry.insert(tool) {
+            return Err(crate::mcp::ConnectError::new(
+                server,
+                format!(
+                    "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix)",
+                    t.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The sensitive values in a model's raw arguments (before validation), to redact from an
@@ -367,6 +495,14 @@ impl Runtime {
     /// The runtime's settings.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
+    }
+
+    /// The MCP protocol version negotiated with server `server` (`2025-11-25`,
+    /// `2026-07-28`), or `None` while it is not connected (not started yet, or down).
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_protocol_version(&self, server: &str) -> Option<String> {
+        self.mcp.get(server)?.protocol_version()
     }
 
     /// Validates a model's call without running it: the tool's spec and the coerced,
@@ -519,10 +655,27 @@ impl Runtime {
     /// marks the result and reports what breaks them.
     fn check_outputs(&self, tool: &ToolInfo, result: &mut ToolResult) {
         let spec = tool.spec();
-        if spec.outputs.is_empty() || result.is_error || result.stop != StopReason::Completed {
+        if result.is_error || result.stop != StopReason::Completed {
             return;
         }
-        let violations = crate::output::check(&spec.outputs, result.details.as_ref());
+        // An MCP tool's `structuredContent` is checked against its own `outputSchema`.
+        #[cfg(feature = "mcp")]
+        let mcp = spec.mcp.is_some();
+        #[cfg(not(feature = "mcp"))]
+        let mcp = false;
+        let violations = if mcp {
+            #[cfg(feature = "mcp")]
+            match crate::mcp::exec::output_violations(tool, result.details.as_ref()) {
+                Some(v) => v,
+                None => return,
+            }
+            #[cfg(not(feature = "mcp"))]
+            unreachable!()
+        } else if spec.outputs.is_empty() {
+            return;
+        } else {
+            crate::output::check(&spec.outputs, result.details.as_ref())
+        };
         if violations.is_empty() {
             result.output_check = OutputCheck::Held;
             return;
@@ -604,6 +757,82 @@ impl Runtime {
                 "cannot serialise the params of tool `{}`: {e}",
                 tool.name
             )),
+        }
+    }
+
+    /// The typed path of an MCP server's tool: sends a generated `Params` value (from
+    /// bindings generated from the server's snapshot) to tool `T`'s server.
+    ///
+    /// Before anything is sent, the contract `T` was generated from
+    /// ([`McpTool::CONTRACT`](crate::tool::McpTool::CONTRACT)) is compared with the one of
+    /// the runtime's tool (the snapshot given to the server, else its live list), and
+    /// that one with the live server's at connect: a difference stops the call with
+    /// [`StopReason::ContractDrift`] naming the tool and what changed.
+    ///
+    /// ```ignore
+    /// toolbind::tools!("mcp/everything.json");
+    /// let params = everything::echo::Params { message: "hi".into() };
+    /// let result = runtime.call_mcp::<everything::echo::Tool>(params, CallOptions::new()).await;
+    /// ```
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn call_mcp<T: crate::tool::McpTool>(
+        &self,
+        params: T::Params,
+        opts: CallOptions,
+    ) -> impl Future<Output = ToolResult> + Send + '_ {
+        let params = serde_json::to_value(&params);
+        self.call_mcp_compiled(T::NAME, T::MCP_NAME, T::CONTRACT, params, opts)
+    }
+
+    #[cfg(feature = "mcp")]
+    async fn call_mcp_compiled(
+        &self,
+        name: &'static str,
+        mcp_name: &'static str,
+        contract: &'static str,
+        params: Result<Value, serde_json::Error>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        let Some(tool) = self.registry.get(name) else {
+            let mut r = self.unknown_tool(name);
+            if let Some(Content::Text { text }) = r.content.first_mut() {
+                text.insert_str(
+                    0,
+                    "this program was compiled with the MCP tool, but no server given to the runtime has it: ",
+                );
+            }
+            return r;
+        };
+        match tool.spec().mcp.as_ref() {
+            Some(origin) if origin.name == mcp_name && origin.contract == contract => {}
+            Some(origin) => {
+                return ToolResult::stopped(
+                    StopReason::ContractDrift,
+                    format!(
+                        "tool `{name}`: this program was compiled against a snapshot of MCP server `{}` whose contract for `{mcp_name}` ({contract}) is not the runtime's ({}): give the server the snapshot the bindings were generated from (McpServer::snapshot), or regenerate them; nothing was sent",
+                        origin.server, origin.contract
+                    ),
+                );
+            }
+            None => {
+                return ToolResult::stopped(
+                    StopReason::ContractDrift,
+                    format!(
+                        "tool `{name}`: this program was compiled with it as an MCP server's tool, but the runtime's `{name}` is a local tool; nothing was sent"
+                    ),
+                );
+            }
+        }
+        match params {
+            Ok(Value::Object(params)) => self.execute(tool, params, opts).await,
+            Ok(other) => ToolResult::stopped(
+                StopReason::BadArguments,
+                format!("the params of tool `{name}` serialised to {other}, not an object"),
+            ),
+            Err(e) => {
+                ToolResult::error(format!("cannot serialise the params of tool `{name}`: {e}"))
+            }
         }
     }
 

@@ -89,7 +89,7 @@ mod bash;
 mod blobs;
 mod cache;
 mod config;
-mod process;
+pub(crate) mod process;
 mod protocol;
 mod pump;
 pub(crate) mod sandbox;

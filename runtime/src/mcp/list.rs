@@ -14,9 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::PaginatedRequestParams;
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::ServerConfig;
 use toolbind_codegen::mcp::{ServerInfo, Snapshot, SnapshotTool};
@@ -81,9 +80,6 @@ impl fmt::Display for ListError {
 
 impl std::error::Error for ListError {}
 
-/// How many bytes of the server's stderr are kept for error messages.
-const STDERR_TAIL: usize = 4096;
-
 /// Connects to the server, initializes, and lists its tools.
 pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Listing, ListError> {
     match config {
@@ -112,20 +108,8 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
             let _group = child.id().map(Group);
             let stdin = child.stdin.take().expect("stdin is piped");
             let stdout = child.stdout.take().expect("stdout is piped");
-            let mut stderr = child.stderr.take().expect("stderr is piped");
-            let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
-            let tail_w = tail.clone();
-            let drain = tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n @ 1..) = stderr.read(&mut buf).await {
-                    let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
-                    t.extend_from_slice(&buf[..n]);
-                    if t.len() > STDERR_TAIL * 2 {
-                        let cut = t.len() - STDERR_TAIL;
-                        t.drain(..cut);
-                    }
-                }
-            });
+            let stderr = child.stderr.take().expect("stderr is piped");
+            let (tail, mut drain) = super::spawn::keep_tail(stderr);
             let over = Arc::new(Mutex::new(false));
             let stdout = Bounded {
                 inner: stdout,
@@ -136,7 +120,11 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
             // A server that went away says how: its exit status, when it has one by now.
             let exited = if result.is_err() {
                 match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-                    Ok(Ok(status)) => format!(" (the server exited: {status})"),
+                    Ok(Ok(status)) => {
+                        // What it wrote before it went: the rest of its stderr.
+                        let _ = tokio::time::timeout(Duration::from_millis(500), &mut drain).await;
+                        format!(" (the server exited: {status})")
+                    }
                     _ => String::new(),
                 }
             } else {
@@ -170,29 +158,80 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
 
 /// Appends the server's last stderr lines to a message.
 fn with_stderr(msg: &str, tail: &Mutex<Vec<u8>>) -> String {
-    let t = tail.lock().unwrap_or_else(|e| e.into_inner());
-    let text = String::from_utf8_lossy(&t);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.is_empty() {
-        return msg.to_owned();
-    }
-    let last = &lines[lines.len().saturating_sub(10)..];
-    let mut out = format!("{msg}\nthe server's last stderr lines:");
-    for l in last {
-        let l: String = l
-            .chars()
-            .filter(|c| !c.is_control() || *c == '\t')
-            .take(300)
-            .collect();
-        out.push_str("\n  ");
-        out.push_str(&l);
-    }
-    out
+    format!("{msg}{}", super::spawn::stderr_note(tail))
 }
 
 /// The initialize error as a user can act on it, when the transport knows better than
 /// rmcp's message.
-type Explain<'a> = &'a (dyn Fn(&rmcp::service::ClientInitializeError) -> Option<String> + Sync);
+pub(super) type Explain<'a> =
+    &'a (dyn Fn(&rmcp::service::ClientInitializeError) -> Option<String> + Sync);
+
+/// Connects `handler` over `transport` and waits at most `timeout` for `initialize`.
+/// `discover`: offer 2026-07-28 first (`server/discover`), falling back to `initialize`
+/// (2025-11-25) for a server that does not know it.
+pub(super) async fn initialize<H, T, E, A>(
+    handler: H,
+    transport: T,
+    timeout: Duration,
+    explain: Explain<'_>,
+    discover: bool,
+) -> Result<rmcp::service::RunningService<rmcp::RoleClient, H>, String>
+where
+    H: rmcp::ClientHandler,
+    T: rmcp::transport::IntoTransport<rmcp::RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let lifecycle = if discover {
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        }
+    } else {
+        ClientLifecycleMode::Initialize
+    };
+    match tokio::time::timeout(timeout, handler.serve_with_lifecycle(transport, lifecycle)).await {
+        Err(_) => Err(format!(
+            "no answer to `initialize` within {} s",
+            timeout.as_secs_f64()
+        )),
+        Ok(Err(e)) => Err(explain(&e).unwrap_or_else(|| match &e {
+            // Without rmcp's wrapper, which names Rust types.
+            rmcp::service::ClientInitializeError::TransportError { error, context } => {
+                format!(
+                    "`initialize` failed: {} (when trying to {context})",
+                    chain(&*error.error)
+                )
+            }
+            e => format!("`initialize` failed: {e}"),
+        })),
+        Ok(Ok(c)) => Ok(c),
+    }
+}
+
+/// Who the server says it is, the negotiated protocol version, and an error when it
+/// offers no tools.
+pub(super) fn introduction(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+) -> Result<(ServerInfo, String), String> {
+    let info = peer
+        .peer_info()
+        .ok_or_else(|| "the server sent no `initialize` result".to_owned())?;
+    // `serverInfo` is optional from 2026-07-28 on: an unnamed server snapshots as "".
+    let mut server = ServerInfo::default();
+    if let Some(i) = &info.server_info {
+        server = ServerInfo::new(i.name.clone(), i.version.clone());
+        server.title = i.title.clone();
+    }
+    if info.capabilities.tools.is_none() {
+        return Err(format!(
+            "server `{}` does not offer tools (no `tools` capability in its `initialize` result)",
+            server.name
+        ));
+    }
+    Ok((server, info.protocol_version.to_string()))
+}
 
 /// `closed_note` follows the message for a connection that closed before an answer.
 async fn session<T, E, A>(
@@ -205,51 +244,36 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let client = match tokio::time::timeout(limits.connect_timeout, ().serve(transport)).await {
-        Err(_) => {
-            return Err(format!(
-                "no answer to `initialize` within {} s",
-                limits.connect_timeout.as_secs_f64()
-            ));
+    let client = initialize((), transport, limits.connect_timeout, explain, false).await?;
+    let (server, protocol_version) = match introduction(client.peer()) {
+        Ok(i) => i,
+        Err(e) => {
+            let _ = client.cancel().await;
+            return Err(e);
         }
-        Ok(Err(e)) => {
-            return Err(explain(&e).unwrap_or_else(|| match &e {
-                // Without rmcp's wrapper, which names Rust types.
-                rmcp::service::ClientInitializeError::TransportError { error, context } => {
-                    format!(
-                        "`initialize` failed: {} (when trying to {context})",
-                        chain(&*error.error)
-                    )
-                }
-                e => format!("`initialize` failed: {e}"),
-            }));
-        }
-        Ok(Ok(c)) => c,
     };
-    let info = client
-        .peer_info()
-        .ok_or_else(|| "the server sent no `initialize` result".to_owned())?;
-    // `serverInfo` is optional from 2026-07-28 on: an unnamed server snapshots as "".
-    let mut server = ServerInfo::default();
-    if let Some(i) = &info.server_info {
-        server = ServerInfo::new(i.name.clone(), i.version.clone());
-        server.title = i.title.clone();
-    }
-    let protocol_version = info.protocol_version.to_string();
-    if info.capabilities.tools.is_none() {
-        let _ = client.cancel().await;
-        return Err(format!(
-            "server `{}` does not offer tools (no `tools` capability in its `initialize` result)",
-            server.name
-        ));
-    }
+    let outcome = pages(client.peer(), limits, closed_note).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), client.cancel()).await;
+    outcome.map(|tools| Listing {
+        server,
+        protocol_version,
+        tools,
+    })
+}
+
+/// Every page of `tools/list`, within the bounds, each tool hashed.
+pub(super) async fn pages(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+    limits: &ListLimits,
+    closed_note: &str,
+) -> Result<Vec<SnapshotTool>, String> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     let mut pages = 0;
-    let outcome = loop {
+    loop {
         if pages == limits.max_pages {
-            break Err(format!(
+            return Err(format!(
                 "`tools/list` still had more pages after {pages}: stopped (the bound is {})",
                 limits.max_pages
             ));
@@ -260,67 +284,54 @@ where
             .await
         {
             Err(_) => {
-                break Err(format!(
+                return Err(format!(
                     "no answer to `tools/list` page {pages} within {} s",
                     limits.page_timeout.as_secs_f64()
                 ));
             }
             Ok(Err(rmcp::ServiceError::TransportClosed)) => {
-                break Err(format!(
+                return Err(format!(
                     "the server closed the connection before answering `tools/list` page {pages}{closed_note}"
                 ));
             }
             // A transport's error reads without rmcp's wrapper, which names Rust types.
             Ok(Err(rmcp::ServiceError::TransportSend(e))) => {
-                break Err(format!(
+                return Err(format!(
                     "`tools/list` page {pages} failed: {}",
                     chain(&*e.error)
                 ));
             }
-            Ok(Err(e)) => break Err(format!("`tools/list` page {pages} failed: {e}")),
+            Ok(Err(e)) => return Err(format!("`tools/list` page {pages} failed: {e}")),
             Ok(Ok(p)) => p,
         };
-        let mut bad = None;
         for t in &page.tools {
             let listed = serde_json::to_value(t)
                 .map_err(|e| e.to_string())
                 .and_then(|v| SnapshotTool::from_listed(&v));
             match listed {
                 Ok(t) => tools.push(t),
-                Err(e) => {
-                    bad = Some(e);
-                    break;
-                }
+                Err(e) => return Err(format!("`tools/list` page {pages}: {e}")),
             }
         }
-        if let Some(e) = bad {
-            break Err(format!("`tools/list` page {pages}: {e}"));
-        }
         match page.next_cursor {
-            None => break Ok(()),
-            Some(c) if c.is_empty() => break Ok(()),
+            None => return Ok(tools),
+            Some(c) if c.is_empty() => return Ok(tools),
             Some(c) => {
                 if !seen.insert(c.clone()) {
                     let shown: String = c.chars().take(60).collect();
-                    break Err(format!(
+                    return Err(format!(
                         "`tools/list` returned the cursor {shown:?} a second time (page {pages}): its pagination would never end"
                     ));
                 }
                 cursor = Some(c);
             }
         }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(2), client.cancel()).await;
-    outcome.map(|()| Listing {
-        server,
-        protocol_version,
-        tools,
-    })
+    }
 }
 
 /// Streamable HTTP: rmcp's client over reqwest, HTTPS through rustls with ring.
 #[cfg(feature = "mcp-http")]
-mod http {
+pub(super) mod http {
     use std::collections::{BTreeMap, HashMap};
     use std::error::Error;
 
@@ -338,22 +349,52 @@ mod http {
         limits: &ListLimits,
     ) -> Result<Listing, ListError> {
         let err = |m: String| ListError(format!("{url}: {m}"));
+        let http =
+            transport(url, headers, limits.connect_timeout, limits.max_bytes).map_err(err)?;
+        let sent = http.sent_token;
+        session(
+            http.transport,
+            limits,
+            &|e| explain(e, sent),
+            &http.closed_note,
+        )
+        .await
+        .map_err(err)
+    }
+
+    /// A Streamable HTTP transport, ready for `initialize`.
+    pub(crate) struct Http {
+        pub(crate) transport: StreamableHttpClientTransport<reqwest::Client>,
+        /// Whether an `Authorization` header is sent.
+        pub(crate) sent_token: bool,
+        /// What follows the message of a connection closed before an answer.
+        pub(crate) closed_note: String,
+    }
+
+    /// rmcp's Streamable HTTP client for `url`, with `headers`, connecting within
+    /// `connect_timeout`, each answer (a JSON body or one event) at most `max_bytes`.
+    pub(crate) fn transport(
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        connect_timeout: std::time::Duration,
+        max_bytes: u64,
+    ) -> Result<Http, String> {
         let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
         if !matches!(scheme.as_deref(), Some("http" | "https")) {
-            return Err(err(
+            return Err(
                 "not an http:// or https:// URL (a Streamable HTTP endpoint, usually ending in `/mcp`)"
                     .into(),
-            ));
+            );
         }
         let mut custom = HashMap::new();
         for (k, v) in headers {
             let name = HeaderName::try_from(k.as_str())
-                .map_err(|_| err(format!("`{k}` is not a valid HTTP header name")))?;
+                .map_err(|_| format!("`{k}` is not a valid HTTP header name"))?;
             // The value may be a secret: the message names the header only.
             let value = HeaderValue::try_from(v.as_str()).map_err(|_| {
-                err(format!(
+                format!(
                     "the value of header `{k}` is not a valid HTTP header value (a line break or control character?)"
-                ))
+                )
             })?;
             custom.insert(name, value);
         }
@@ -363,29 +404,34 @@ mod http {
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
         let client = reqwest::Client::builder()
-            .connect_timeout(limits.connect_timeout)
+            .connect_timeout(connect_timeout)
             .build()
-            .map_err(|e| err(format!("cannot set up the HTTP client: {e}")))?;
-        let max = usize::try_from(limits.max_bytes).unwrap_or(usize::MAX);
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+        let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(custom)
             .max_json_response_size(max)
             .max_sse_event_size(max)
             .reinit_on_expired_session(false);
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        let sent = headers
+        let sent_token = headers
             .keys()
             .any(|k| k.eq_ignore_ascii_case("authorization"));
-        // rmcp ends an SSE stream whose event is over the bound without saying so.
-        let note = format!(" (or its answer, as an event stream, went over the {max}-byte bound)");
-        session(transport, limits, &|e| explain(e, sent), &note)
-            .await
-            .map_err(err)
+        Ok(Http {
+            transport: StreamableHttpClientTransport::with_client(client, config),
+            sent_token,
+            // rmcp ends an SSE stream whose event is over the bound without saying so.
+            closed_note: format!(
+                " (or its answer, as an event stream, went over the {max}-byte bound)"
+            ),
+        })
     }
 
     /// A message for an `initialize` that failed on HTTP grounds a user can act on: a token
     /// refused or missing, a response over the byte bound, no server at the address.
-    fn explain(e: &rmcp::service::ClientInitializeError, sent_token: bool) -> Option<String> {
+    pub(crate) fn explain(
+        e: &rmcp::service::ClientInitializeError,
+        sent_token: bool,
+    ) -> Option<String> {
         // The transport's error is a field of the variant, not its `source`.
         let mut cur: Option<&(dyn Error + 'static)> = match e {
             rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
@@ -437,7 +483,7 @@ mod http {
 }
 
 /// An error and its sources, `: `-separated, each once.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cur = e.source();
     // rmcp's HTTP client error holds reqwest's as a field, not as its source.

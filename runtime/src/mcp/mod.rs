@@ -1,11 +1,22 @@
 //! MCP servers as a source of tools: the `mcpServers` config hosts already use
 //! ([`read_config`]), and, with feature `mcp`, listing a server's tools
-//! ([`list_tools`]; a Streamable HTTP server needs feature `mcp-http`) for a snapshot ([`toolbind_codegen::mcp::Snapshot`]) that code is
-//! generated from offline.
+//! ([`list_tools`]; a Streamable HTTP server needs feature `mcp-http`) for a snapshot
+//! ([`toolbind_codegen::mcp::Snapshot`]) that code is generated from offline, and calling
+//! them: an [`McpServer`] given to
+//! [`RuntimeBuilder::mcp_server`](crate::runtime::RuntimeBuilder::mcp_server) puts its
+//! tools in the runtime's one tool list, next to the local ones.
 
 mod config;
 #[cfg(feature = "mcp")]
+pub(crate) mod connection;
+#[cfg(feature = "mcp")]
+pub(crate) mod exec;
+#[cfg(feature = "mcp")]
 mod list;
+#[cfg(feature = "mcp")]
+mod server;
+#[cfg(feature = "mcp")]
+mod spawn;
 
 pub use config::{
     ConfigError, MAX_CONFIG_BYTES, ServerConfig, TokenSource, add_bearer_token, parse_config,
@@ -13,7 +24,13 @@ pub use config::{
 };
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use exec::ConnectError;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use list::{ListError, ListLimits, Listing, list_tools};
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use server::McpServer;
 pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff};
 
 /// Why `value` does not match the JSON Schema `schema` (JSON text), or `None` when it
@@ -36,6 +53,16 @@ pub(crate) fn schema_problem(schema: &'static str, value: &serde_json::Value) ->
             })
             .clone()?
     };
+    problems(&validator, value)
+}
+
+/// The first five ways `value` breaks `validator`'s schema, `; `-separated, each at its
+/// place in the value; `None` when it holds.
+#[cfg(feature = "mcp")]
+pub(crate) fn problems(
+    validator: &jsonschema::Validator,
+    value: &serde_json::Value,
+) -> Option<String> {
     let errors: Vec<String> = validator
         .iter_errors(value)
         .take(5)

@@ -1,0 +1,594 @@
+//! The MCP executor (`RuntimeBuilder::mcp_server`) against real servers no one here wrote
+//! (the official reference servers, pinned in tests/mcp-servers/package.json and installed
+//! by tests/clients/install.sh), against `toolbind serve` itself, and against a server that
+//! misbehaves on purpose (fixtures/mcp_servers/misbehaving.py). The servers run in the real
+//! jail (`SandboxMode::Required`) unless a test says otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::clients_dir;
+use serde_json::json;
+use toolbind::mcp::{McpServer, Snapshot, SnapshotTool};
+use toolbind::sandbox::{SandboxMode, SandboxPolicy};
+use toolbind::{CallOptions, CancelToken, Runtime, StopReason};
+
+mod servers {
+    toolbind::tools!(
+        "../../tests/ui/fixtures/mcp/everything.json",
+        "../../tests/ui/fixtures/mcp/memory.json"
+    );
+}
+
+fn server_bin(name: &str) -> String {
+    let bin = clients_dir().join("servers/node_modules/.bin").join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run tests/clients/install.sh",
+        bin.display()
+    );
+    bin.display().to_string()
+}
+
+fn fixture_snapshot(name: &str) -> Snapshot {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/ui/fixtures/mcp/{name}.json"));
+    Snapshot::read(&file).expect("the fixture snapshot reads").0
+}
+
+/// A jail that must hold, its state under `dir`.
+fn jail(dir: &Path) -> SandboxPolicy {
+    SandboxPolicy::new()
+        .mode(SandboxMode::Required)
+        .state_dir(dir.join("state"))
+        .limits(toolbind::sandbox::SandboxLimits::default().cpu(None))
+}
+
+fn everything(dir: &Path) -> McpServer {
+    McpServer::stdio("everything", server_bin("mcp-server-everything"), ["stdio"])
+        .snapshot(fixture_snapshot("everything"))
+        .sandbox(jail(dir))
+}
+
+fn misbehaving(mode: &str, dir: &Path) -> McpServer {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_servers/misbehaving.py");
+    McpServer::stdio(
+        format!("misbehaving-{mode}"),
+        "python3",
+        [script.display().to_string(), mode.to_owned()],
+    )
+    .sandbox(jail(dir))
+    .connect_timeout(Duration::from_secs(30))
+}
+
+fn text(r: &toolbind::ToolResult) -> String {
+    r.text_content()
+}
+
+/// Hang guard: every await of a call in these tests is bounded.
+async fn bounded<F: std::future::Future>(what: &str, f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(120), f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within 120 s"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_typed_untyped_progress_cancel_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    // Started on the first call: the snapshot gives the tool list.
+    let runtime = Runtime::builder()
+        .mcp_server(everything(dir.path()))
+        .build();
+    assert!(runtime.registry().get("echo").is_some());
+
+    // The typed path, from bindings generated from the snapshot.
+    let params = servers::everything::echo::Params {
+        message: "through the jail".into(),
+    };
+    let r = bounded(
+        "echo",
+        runtime.call_mcp::<servers::everything::echo::Tool>(params, CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r), "Echo: through the jail");
+
+    // The untyped path, validated first: nothing reaches the server.
+    let r = bounded(
+        "bad echo",
+        runtime.call("echo", json!({"message": 5}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::BadArguments, "{}", text(&r));
+    let r = bounded(
+        "sum",
+        runtime.call("get-sum", json!({"a": 2, "b": 3}), CallOptions::new()),
+    )
+    .await;
+    assert!(text(&r).contains('5'), "{}", text(&r));
+
+    // structuredContent becomes details, checked against the outputSchema.
+    let r = bounded(
+        "structured",
+        runtime.call(
+            "get-structured-content",
+            json!({"location": "Chicago"}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert!(
+        r.details
+            .as_ref()
+            .is_some_and(|d| d.get("temperature").is_some()),
+        "{:?}",
+        r.details
+    );
+    assert_eq!(r.output_check, toolbind::output::OutputCheck::Held);
+
+    // An image block stays an image.
+    let r = bounded(
+        "image",
+        runtime.call("get-tiny-image", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert!(
+        r.content.iter().any(
+            |c| matches!(c, toolbind::Content::Image { mime_type, .. } if mime_type == "image/png")
+        ),
+        "{:?}",
+        r.content
+    );
+
+    // Progress reaches the call's sink.
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let opts = CallOptions::new().progress(move |p| {
+        assert!(p.progress.is_some());
+        s.fetch_add(1, Ordering::SeqCst);
+    });
+    let r = bounded(
+        "long-running",
+        runtime.call(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+            opts,
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+
+    // Cancellation leaves as `notifications/cancelled`, promptly.
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    let opts = CallOptions::new()
+        .cancel(cancel)
+        .progress(move |_| c.cancel());
+    let r = bounded(
+        "cancelled",
+        runtime.call(
+            "trigger-long-running-operation",
+            json!({"duration": 60, "steps": 60}),
+            opts,
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Cancelled, "{}", text(&r));
+    assert!(text(&r).contains("notifications/cancelled"), "{}", text(&r));
+
+    // The call's timeout, then the server still answers (it was not hung).
+    let opts = CallOptions::new().timeout(Duration::from_millis(500));
+    let r = bounded(
+        "timeout",
+        runtime.call(
+            "trigger-long-running-operation",
+            json!({"duration": 60, "steps": 60}),
+            opts,
+        ),
+    )
+    .await;
+    assert!(
+        matches!(r.stop, StopReason::Timeout { .. }),
+        "{:?}: {}",
+        r.stop,
+        text(&r)
+    );
+    let r = bounded(
+        "echo again",
+        runtime.call("echo", json!({"message": "still here"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: still here");
+
+    // 1,000 calls at once, at most 64 in flight: every one answered.
+    let calls = (0..1000).map(|i| {
+        let runtime = &runtime;
+        async move {
+            runtime
+                .call(
+                    "echo",
+                    json!({"message": format!("n{i}")}),
+                    CallOptions::new(),
+                )
+                .await
+        }
+    });
+    let results = bounded("1000 calls", futures_join_all(calls)).await;
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(text(r), format!("Echo: n{i}"));
+    }
+}
+
+/// `futures::future::join_all` without the crate: spawn-free, in order.
+async fn futures_join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for f in futs {
+        set.push(Box::pin(f));
+    }
+    let mut out: Vec<Option<F::Output>> = (0..set.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in set.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(Option::unwrap).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filesystem_allowed_everything_but_jailed_to_one_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "not for the server").unwrap();
+    // The server is told it may use all of `/`; the jail shows it one folder to write.
+    let server = McpServer::stdio("filesystem", server_bin("mcp-server-filesystem"), ["/"])
+        .sandbox(jail(dir.path()).allow_write(&work));
+    let runtime = bounded("connect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap();
+    let file = work.join("note.txt");
+    let r = bounded(
+        "write",
+        runtime.call(
+            "write_file",
+            json!({"path": file, "content": "written in the jail"}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "written in the jail"
+    );
+    let r = bounded(
+        "read",
+        runtime.call("read_text_file", json!({"path": file}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "written in the jail");
+
+    // Outside the grant: the file exists on this machine, not in the jail.
+    let r = bounded(
+        "read outside",
+        runtime.call(
+            "read_text_file",
+            json!({"path": secret}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert!(r.is_error, "{}", text(&r));
+    assert!(!text(&r).contains("not for the server"), "{}", text(&r));
+    assert!(
+        text(&r).contains("ENOENT") || text(&r).contains("no such file"),
+        "{}",
+        text(&r)
+    );
+    // Writing outside it fails too; nothing appears on the host.
+    let escaped = outside.path().join("escaped.txt");
+    let r = bounded(
+        "write outside",
+        runtime.call(
+            "write_file",
+            json!({"path": escaped, "content": "x"}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert!(r.is_error, "{}", text(&r));
+    assert!(!escaped.exists());
+}
+
+fn edited(mut snap: Snapshot, tool: &str) -> Snapshot {
+    let t = snap.tools.iter_mut().find(|t| t.name == tool).unwrap();
+    let mut schema = t.input_schema.clone();
+    schema["properties"]["addedSinceTheBuild"] = json!({"type": "string"});
+    let listed = json!({"name": t.name, "description": t.description, "inputSchema": schema});
+    *t = SnapshotTool::from_listed(&listed).unwrap();
+    Snapshot::new(
+        &snap.name,
+        snap.server.clone(),
+        snap.protocol_version.clone(),
+        snap.tools.clone(),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_snapshot_stops_the_call_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let memory_file = data.join("memory.jsonl");
+    let server = McpServer::stdio(
+        "memory",
+        server_bin("mcp-server-memory"),
+        Vec::<String>::new(),
+    )
+    .env("MEMORY_FILE_PATH", memory_file.display().to_string())
+    .snapshot(edited(fixture_snapshot("memory"), "create_entities"))
+    .sandbox(jail(dir.path()).allow_write(&data));
+    let runtime = Runtime::builder().mcp_server(server).build();
+    let args =
+        json!({"entities": [{"name": "toolbind", "entityType": "project", "observations": []}]});
+    let r = bounded(
+        "drifted call",
+        runtime.call("create_entities", args, CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::ContractDrift, "{}", text(&r));
+    let t = text(&r);
+    assert!(
+        t.contains("create_entities") && t.contains("addedSinceTheBuild"),
+        "{t}"
+    );
+    assert!(t.contains("nothing was sent"), "{t}");
+    // Nothing reached the server: its graph is empty, its file never written.
+    let r = bounded(
+        "read_graph",
+        runtime.call("read_graph", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert!(!text(&r).contains("toolbind"), "{}", text(&r));
+    assert!(!memory_file.exists());
+
+    // The typed path compares the compiled contract too: bindings from the real snapshot
+    // against a runtime given the edited one.
+    let params = servers::memory::create_entities::Params { entities: vec![] };
+    let r = bounded(
+        "typed drift",
+        runtime.call_mcp::<servers::memory::create_entities::Tool>(params, CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::ContractDrift, "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_mid_call_is_started_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(misbehaving("die", dir.path()))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let r = bounded(
+        "die",
+        runtime.call("ok", json!({"text": "die"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    let t = text(&r);
+    assert!(t.contains("exited with code 7"), "{t}");
+    assert!(
+        t.contains("dying on purpose in the middle of a call"),
+        "{t}"
+    );
+    let r = bounded(
+        "after",
+        runtime.call("ok", json!({"text": "again"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "ok: again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_hangs_times_out_and_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = misbehaving("hang", dir.path()).ping_timeout(Duration::from_millis(500));
+    let runtime = bounded("connect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap();
+    let opts = CallOptions::new().timeout(Duration::from_millis(500));
+    let r = bounded("hang", runtime.call("ok", json!({"text": "hang"}), opts)).await;
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{:?}", r.stop);
+    // The hung server does not answer the ping either: it is stopped, and the next call
+    // gets a fresh one (polled: the ping's verdict takes up to its timeout).
+    let mut last = String::new();
+    for _ in 0..100 {
+        let r = bounded(
+            "after",
+            runtime.call(
+                "ok",
+                json!({"text": "fresh"}),
+                CallOptions::new().timeout(Duration::from_secs(20)),
+            ),
+        )
+        .await;
+        last = text(&r);
+        if last == "ok: fresh" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no fresh server answered; last: {last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn floods_and_broken_outputs_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(misbehaving("flood", dir.path()))
+            .mcp_server(misbehaving("badout", dir.path()).prefix("bad_"))
+            .mcp_server(
+                misbehaving("hugeline", dir.path())
+                    .prefix("huge_")
+                    .max_message_bytes(1 << 20),
+            )
+            .connect(),
+    )
+    .await
+    .unwrap();
+    // 100,000 notifications before the answer: progress delivered, log messages dropped.
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let opts = CallOptions::new().progress(move |_| {
+        s.fetch_add(1, Ordering::Relaxed);
+    });
+    let r = bounded(
+        "flood",
+        runtime.call("ok", json!({"text": "after the flood"}), opts),
+    )
+    .await;
+    assert_eq!(text(&r), "ok: after the flood");
+    assert_eq!(seen.load(Ordering::Relaxed), 50_000);
+
+    // structuredContent that breaks the outputSchema: kept, marked broken.
+    let r = bounded(
+        "badout",
+        runtime.call("bad_ok", json!({"text": "x"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed);
+    assert_eq!(r.output_check, toolbind::output::OutputCheck::Broken);
+
+    // One line over the message bound ends that connection with a clear reason.
+    let r = bounded(
+        "hugeline",
+        runtime.call("huge_ok", json!({"text": "x"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    assert!(
+        text(&r).contains("longer than 1048576 bytes"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_fails_fast_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = misbehaving("stderr", dir.path()).max_restart_delay(Duration::from_secs(60));
+    let err = bounded(
+        "connect",
+        Runtime::builder().mcp_server(server.clone()).connect(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.server(), "misbehaving-stderr");
+    assert!(
+        err.to_string().contains("MISBEHAVING_TOKEN is not set"),
+        "{err}"
+    );
+
+    // Lazily: the first call tries and fails; the next one fails at once, saying why.
+    let snap = Snapshot::new(
+        "misbehaving-stderr",
+        Default::default(),
+        "2025-11-25",
+        vec![
+            SnapshotTool::from_listed(&json!({"name": "ok", "inputSchema": {"type": "object"}}))
+                .unwrap(),
+        ],
+    )
+    .unwrap();
+    let runtime = Runtime::builder().mcp_server(server.snapshot(snap)).build();
+    let r = bounded("first", runtime.call("ok", json!({}), CallOptions::new())).await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    assert!(text(&r).contains("MISBEHAVING_TOKEN"), "{}", text(&r));
+    let r = bounded("second", runtime.call("ok", json!({}), CallOptions::new())).await;
+    assert!(
+        text(&r).contains("is not running") && text(&r).contains("starts it again in"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toolbind_serve_as_a_server_speaks_2026_07_28() {
+    // toolbind's own server, unjailed here (it jails its tools itself: bwrap in bwrap is
+    // not what this test is about).
+    let tools: PathBuf = common::fixture("tools");
+    let server = McpServer::stdio(
+        "local",
+        common::bin(),
+        ["serve".to_owned(), tools.display().to_string()],
+    )
+    .sandbox(SandboxPolicy::off());
+    let runtime = bounded("connect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("local").as_deref(),
+        Some("2026-07-28")
+    );
+    assert!(
+        runtime.registry().iter().all(|t| t.spec().mcp.is_some()),
+        "every tool comes from the server"
+    );
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let opts = CallOptions::new().progress(move |_| {
+        s.fetch_add(1, Ordering::SeqCst);
+    });
+    let r = bounded(
+        "hello_sh",
+        runtime.call("hello_sh", json!({"name": "agent", "steps": 2}), opts),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert!(text(&r).contains("agent"), "{}", text(&r));
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+    // A reference server negotiates 2025-11-25 through the same client.
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(everything(dir.path()))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("everything").as_deref(),
+        Some("2025-11-25")
+    );
+}

@@ -1,0 +1,850 @@
+//! One MCP server's connection, shared by every call of its tools: started at startup or
+//! on the first call, checked against the snapshot at every connect (and after
+//! `notifications/tools/list_changed`), started again after it dies or hangs, with a
+//! capped backoff while starting keeps failing.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RunningService, RxJsonRpcMessage, TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ClientHandler, Peer, RoleClient};
+use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use super::list::{self, ListLimits};
+use super::spawn::{self, ServerProcess};
+use super::{McpServer, ServerConfig, SnapshotTool};
+use crate::exec::sandbox::Sandbox;
+use crate::executor::{ExecCall, ProgressSink};
+use crate::result::{Content, Progress, StopReason, ToolResult};
+
+/// The first wait before starting a server again after a failed start; it doubles up to
+/// [`McpServer::max_restart_delay`].
+const FIRST_RESTART_DELAY: Duration = Duration::from_millis(250);
+
+/// One server's connection and what is known of it.
+pub(crate) struct Connection {
+    server: McpServer,
+    sandbox: Sandbox,
+    state: tokio::sync::Mutex<State>,
+    slots: Arc<Semaphore>,
+    shared: Arc<Shared>,
+    /// The snapshot's tools by the server's names: what the live list is checked against.
+    expected: HashMap<String, SnapshotTool>,
+    generation: AtomicU64,
+    /// The protocol of the current connection, for `Runtime::mcp_protocol_version`.
+    protocol: Mutex<Option<String>>,
+}
+
+enum State {
+    /// Not started yet.
+    Idle,
+    Up(Arc<Live>),
+    /// Stopped: started again on the first call after `until`.
+    Down {
+        until: Instant,
+        /// Starts that failed in a row.
+        failures: u32,
+        why: String,
+    },
+}
+
+/// A live connection.
+pub(crate) struct Live {
+    client: RunningService<RoleClient, Handler>,
+    process: Option<ServerProcess>,
+    generation: u64,
+    /// The protocol version negotiated.
+    pub(crate) protocol: String,
+    /// The live list, by the server's names.
+    tools: RwLock<HashMap<String, LiveTool>>,
+    /// Set when the stdout reader hit the message bound.
+    over: Arc<AtomicBool>,
+}
+
+struct LiveTool {
+    listed: SnapshotTool,
+    input: Option<Arc<jsonschema::Validator>>,
+}
+
+/// What the transport and the client handler share with calls: progress sinks by token,
+/// the list-changed flag.
+#[derive(Default)]
+struct Shared {
+    progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
+    list_changed: AtomicBool,
+}
+
+impl Shared {
+    /// Hands a progress notification to the call it belongs to (a token no call has is
+    /// dropped).
+    fn deliver(&self, params: &ProgressNotificationParam) {
+        let sink = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(sink) = sink
+            && params.progress.is_finite()
+        {
+            let content = params
+                .message
+                .clone()
+                .map(Content::text)
+                .into_iter()
+                .collect();
+            let mut p = Progress::new(content);
+            p.progress = Some(params.progress.max(0.0));
+            p.total = params.total.filter(|t| t.is_finite());
+            sink(p);
+        }
+    }
+}
+
+/// The transport as the client sees it, progress taken out on the way in: handed to its
+/// call right here, in the order the server sent it and so before the call's result
+/// (rmcp runs each notification's handler as a task of its own, in no order). Log
+/// messages, which toolbind does not show, go no further either: a server flooding
+/// notifications costs a parse each, not a task each.
+struct Observed<T> {
+    inner: T,
+    shared: Arc<Shared>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let msg = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(n) = &msg {
+                match &n.notification {
+                    ServerNotification::ProgressNotification(p) => {
+                        self.shared.deliver(&p.params);
+                        continue;
+                    }
+                    ServerNotification::LoggingMessageNotification(_) => continue,
+                    _ => {}
+                }
+            }
+            return Some(msg);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// toolbind's client side: `list_changed` noted; no capability it cannot serve (no
+/// sampling, elicitation or roots).
+struct Handler {
+    shared: Arc<Shared>,
+}
+
+impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.shared.list_changed.store(true, Ordering::SeqCst);
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
+        info
+    }
+}
+
+impl Connection {
+    pub(crate) fn new(server: McpServer) -> Self {
+        let expected = server
+            .snapshot
+            .iter()
+            .flat_map(|s| &s.tools)
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect();
+        Connection {
+            sandbox: Sandbox::new(server.sandbox.clone()),
+            slots: Arc::new(Semaphore::new(server.max_in_flight)),
+            state: tokio::sync::Mutex::new(State::Idle),
+            shared: Arc::default(),
+            expected,
+            generation: AtomicU64::new(0),
+            protocol: Mutex::new(None),
+            server,
+        }
+    }
+
+    pub(crate) fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    fn name(&self) -> &str {
+        &self.server.name
+    }
+
+    /// The protocol version of the current connection, while it is up.
+    pub(crate) fn protocol_version(&self) -> Option<String> {
+        self.protocol
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_protocol(&self, v: Option<String>) {
+        *self.protocol.lock().unwrap_or_else(|e| e.into_inner()) = v;
+    }
+
+    /// The live connection, started (or started again) when needed; the error says why
+    /// there is none, as a result for the call.
+    pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolResult> {
+        let mut state = self.state.lock().await;
+        let failures = match &*state {
+            State::Up(live) if live.is_open() => {
+                let live = live.clone();
+                if self.shared.list_changed.swap(false, Ordering::SeqCst) {
+                    self.relist(&live).await;
+                }
+                return Ok(live);
+            }
+            State::Up(live) => {
+                // It died between calls: say so once, then start it again.
+                let why = live.ended_how().await;
+                eprintln!(
+                    "toolbind: MCP server `{}` {why}: starting it again",
+                    self.name()
+                );
+                0
+            }
+            State::Idle => 0,
+            State::Down {
+                until,
+                failures,
+                why,
+            } => {
+                let now = Instant::now();
+                if now < *until {
+                    let wait = (*until - now).as_secs_f64();
+                    return Err(ToolResult::stopped(
+                        StopReason::Crashed,
+                        format!(
+                            "MCP server `{}` is not running: {why}\n(toolbind starts it again in {wait:.1} s; {failures} start(s) in a row failed)",
+                            self.name()
+                        ),
+                    ));
+                }
+                *failures
+            }
+        };
+        match self.connect().await {
+            Ok(live) => {
+                let live = Arc::new(live);
+                self.set_protocol(Some(live.protocol.clone()));
+                *state = State::Up(live.clone());
+                Ok(live)
+            }
+            Err((stop, why)) => {
+                self.set_protocol(None);
+                let failures = failures + 1;
+                let delay = FIRST_RESTART_DELAY
+                    .saturating_mul(1 << (failures - 1).min(16))
+                    .min(self.server.max_restart_delay);
+                *state = State::Down {
+                    until: Instant::now() + delay,
+                    failures,
+                    why: why.clone(),
+                };
+                Err(ToolResult::stopped(
+                    stop,
+                    format!("cannot start MCP server `{}`: {why}", self.name()),
+                ))
+            }
+        }
+    }
+
+    /// Stops the connection `live` belongs to (when it is still the current one), so that
+    /// the next call starts the server again; `failures` counts toward the backoff.
+    async fn take_down(&self, live: &Live, why: String, failures: u32) {
+        let mut state = self.state.lock().await;
+        if let State::Up(current) = &*state
+            && current.generation == live.generation
+        {
+            *state = State::Down {
+                until: Instant::now(),
+                failures,
+                why,
+            };
+            self.set_protocol(None);
+        }
+        live.kill();
+    }
+
+    /// Starts (stdio) or reaches (HTTP) the server, initializes and lists its tools.
+    async fn connect(&self) -> Result<Live, (StopReason, String)> {
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        let handler = Handler {
+            shared: self.shared.clone(),
+        };
+        self.shared.list_changed.store(false, Ordering::SeqCst);
+        let over = Arc::new(AtomicBool::new(false));
+        let timeout = self.server.connect_timeout;
+        let (client, process) = match &self.server.config {
+            ServerConfig::Stdio { .. } => {
+                let started = spawn::start(&self.server, &self.sandbox).map_err(|e| {
+                    let stop = if e.contains("sandbox") || e.contains("bubblewrap") {
+                        StopReason::JailFailed
+                    } else {
+                        StopReason::Crashed
+                    };
+                    (stop, e)
+                })?;
+                let reader = LineBounded {
+                    inner: started.stdout,
+                    max: self.server.max_message_bytes,
+                    line: 0,
+                    over: over.clone(),
+                };
+                let process = started.process;
+                // The reader above bounds a line, and says so; rmcp's own bound would drop
+                // the line and leave its call waiting.
+                let rw = AsyncRwTransport::new_client(reader, started.stdin)
+                    .with_max_line_length(usize::MAX);
+                let transport = Observed {
+                    inner: rw,
+                    shared: self.shared.clone(),
+                };
+                match list::initialize(handler, transport, timeout, &|_| None, true).await {
+                    Ok(c) => (c, Some(process)),
+                    Err(e) => {
+                        let exit = process
+                            .exit_within(Duration::from_millis(500))
+                            .await
+                            .map(|s| format!(" (the server {s})"))
+                            .unwrap_or_default();
+                        let e = if over.load(Ordering::SeqCst) {
+                            self.over_message()
+                        } else {
+                            e
+                        };
+                        let jailed = if started.jailed {
+                            " It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server)."
+                        } else {
+                            ""
+                        };
+                        return Err((
+                            StopReason::Crashed,
+                            format!("{e}{exit}.{jailed}{}", process.stderr_note().await),
+                        ));
+                    }
+                }
+            }
+            #[cfg(feature = "mcp-http")]
+            ServerConfig::Http { url, .. } => {
+                let headers = self
+                    .server
+                    .http_headers()
+                    .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                let http =
+                    list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
+                        .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                let sent = http.sent_token;
+                let transport = Observed {
+                    inner: http.transport,
+                    shared: self.shared.clone(),
+                };
+                let c = list::initialize(
+                    handler,
+                    transport,
+                    timeout,
+                    &|e| list::http::explain(e, sent),
+                    true,
+                )
+                .await
+                .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                (c, None)
+            }
+            #[cfg(not(feature = "mcp-http"))]
+            ServerConfig::Http { url, .. } => {
+                return Err((
+                    StopReason::Crashed,
+                    format!(
+                        "{url}: this toolbind was built without feature `mcp-http`, which Streamable HTTP servers need"
+                    ),
+                ));
+            }
+        };
+        let (_, protocol) =
+            list::introduction(client.peer()).map_err(|e| (StopReason::ProtocolError, e))?;
+        let limits = self.list_limits();
+        let listed = match list::pages(client.peer(), &limits, "").await {
+            Ok(t) => t,
+            Err(e) => {
+                let note = match &process {
+                    Some(p) => p.stderr_note().await,
+                    None => String::new(),
+                };
+                return Err((StopReason::ProtocolError, format!("{e}{note}")));
+            }
+        };
+        let live = Live {
+            client,
+            process,
+            generation,
+            protocol,
+            tools: RwLock::new(HashMap::new()),
+            over,
+        };
+        self.install(&live, listed);
+        Ok(live)
+    }
+
+    fn list_limits(&self) -> ListLimits {
+        ListLimits {
+            max_bytes: self.server.max_message_bytes,
+            ..ListLimits::default()
+        }
+    }
+
+    fn over_message(&self) -> String {
+        format!(
+            "the server wrote a message longer than {} bytes (max_message_bytes): toolbind stopped reading and ended the connection",
+            self.server.max_message_bytes
+        )
+    }
+
+    /// Lists the tools again after `notifications/tools/list_changed`.
+    async fn relist(&self, live: &Live) {
+        match list::pages(live.client.peer(), &self.list_limits(), "").await {
+            Ok(listed) => self.install(live, listed),
+            Err(e) => eprintln!(
+                "toolbind: warning: MCP server `{}` said its tools changed, but listing them again failed ({e}): keeping the list it gave before",
+                self.name()
+            ),
+        }
+    }
+
+    /// Makes `listed` the live list, warning about what changed since the snapshot that
+    /// does not stop a call (a new tool, new wording).
+    fn install(&self, live: &Live, listed: Vec<SnapshotTool>) {
+        let mut tools = HashMap::new();
+        for t in listed {
+            if let Some(old) = self.expected.get(&t.name) {
+                let (oc, od) = old.hashes();
+                let (nc, nd) = t.hashes();
+                if oc == nc && od != nd {
+                    eprintln!(
+                        "toolbind: warning: MCP server `{}`: tool `{}` changed its description or annotations since the snapshot (calls go on; regenerate the snapshot to update what the model reads)",
+                        self.name(),
+                        t.name
+                    );
+                }
+            } else if !self.expected.is_empty() {
+                eprintln!(
+                    "toolbind: note: MCP server `{}` lists tool `{}`, which its snapshot does not have: it has no generated bindings",
+                    self.name(),
+                    t.name
+                );
+            }
+            let input = jsonschema::validator_for(&t.input_schema)
+                .ok()
+                .map(Arc::new);
+            tools.insert(t.name.clone(), LiveTool { listed: t, input });
+        }
+        *live.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;
+    }
+
+    /// The live list, for a runtime built at connect.
+    pub(crate) fn listed(live: &Live) -> Vec<SnapshotTool> {
+        let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+        let mut out: Vec<SnapshotTool> = tools.values().map(|t| t.listed.clone()).collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Runs one call of tool `mcp_name`, whose contract the caller was built against is
+    /// `contract`.
+    pub(crate) async fn call(
+        &self,
+        mcp_name: &str,
+        contract: &str,
+        call: ExecCall<'_>,
+    ) -> ToolResult {
+        let deadline = Instant::now() + call.timeout;
+        let name = call.tool.name().to_owned();
+        let cancel = call.cancel.clone();
+        let timeout = call.timeout;
+        let stopped = |why: Stop| match why {
+            Stop::Cancelled => ToolResult::stopped(
+                StopReason::Cancelled,
+                format!("tool `{name}` was cancelled before the server got it"),
+            ),
+            Stop::Timeout => ToolResult::stopped(
+                StopReason::Timeout { after: timeout },
+                format!(
+                    "tool `{name}` timed out after {} s waiting for MCP server `{}`",
+                    timeout.as_secs_f64(),
+                    self.name()
+                ),
+            ),
+        };
+        let slots = self.slots.clone();
+        let permit = match until(&cancel, deadline, slots.acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) => return ToolResult::error("the MCP connection is shutting down"),
+            Err(why) => return stopped(why),
+        };
+        let live = match until(&cancel, deadline, self.live()).await {
+            Ok(Ok(l)) => l,
+            Ok(Err(r)) => return r,
+            Err(why) => return stopped(why),
+        };
+        let validator = {
+            let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+            let Some(t) = tools.get(mcp_name) else {
+                return ToolResult::stopped(
+                    StopReason::UnknownTool,
+                    format!(
+                        "tool `{name}`: MCP server `{}` no longer lists a tool `{mcp_name}`; nothing was sent",
+                        self.name()
+                    ),
+                );
+            };
+            if t.listed.contract != contract {
+                return self.drift(&name, mcp_name, contract, &t.listed);
+            }
+            t.input.clone()
+        };
+        let args = Value::Object(call.params);
+        if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
+            return ToolResult::stopped(
+                StopReason::BadArguments,
+                format!(
+                    "invalid arguments for tool `{name}` (the server's inputSchema): {problems}"
+                ),
+            );
+        }
+        let Value::Object(args) = args else {
+            unreachable!("built from an object")
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
+        ));
+        let peer = live.client.peer().clone();
+        let handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return self.lost(&live, &name, &e.to_string()).await,
+        };
+        let _progress = call.progress.map(|sink| {
+            let token = handle.progress_token.clone();
+            self.shared
+                .progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(token.clone(), sink);
+            ProgressGuard {
+                shared: self.shared.clone(),
+                token,
+            }
+        });
+        let id = handle.id.clone();
+        let outcome = until(&cancel, deadline, handle.await_response()).await;
+        drop(permit);
+        match outcome {
+            Ok(Ok(ServerResult::CallToolResult(r))) => result_of(r),
+            Ok(Ok(ServerResult::InputRequiredResult(_))) => ToolResult::stopped(
+                StopReason::ToolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
+                    self.name()
+                ),
+            ),
+            Ok(Ok(ServerResult::CreateTaskResult(_))) => ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
+                    self.name()
+                ),
+            ),
+            Ok(Ok(_)) => ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` answered `tools/call` with another kind of result",
+                    self.name()
+                ),
+            ),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                let stop = if e.code == rmcp::model::ErrorCode::INVALID_PARAMS {
+                    StopReason::BadArguments
+                } else {
+                    StopReason::ToolError
+                };
+                ToolResult::stopped(
+                    stop,
+                    format!(
+                        "tool `{name}`: MCP server `{}` refused the call: {} (JSON-RPC error {})",
+                        self.name(),
+                        e.message,
+                        e.code.0
+                    ),
+                )
+            }
+            Ok(Err(e)) => self.lost(&live, &name, &e.to_string()).await,
+            Err(why) => {
+                cancel_request(&peer, id, &why).await;
+                if matches!(why, Stop::Timeout) {
+                    self.check_alive(live);
+                }
+                let what = match why {
+                    Stop::Cancelled => "was cancelled",
+                    Stop::Timeout => "timed out",
+                };
+                let mut r = stopped(why);
+                if let Some(Content::Text { text }) = r.content.first_mut() {
+                    *text = format!(
+                        "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
+                        (call.timeout - deadline.saturating_duration_since(Instant::now()))
+                            .as_secs_f64(),
+                        self.name()
+                    );
+                }
+                r
+            }
+        }
+    }
+
+    fn drift(&self, name: &str, mcp_name: &str, contract: &str, live: &SnapshotTool) -> ToolResult {
+        let what = match self.expected.get(mcp_name) {
+            Some(old) if old.contract == contract => {
+                let one = |t: &SnapshotTool| {
+                    super::Snapshot::new("s", Default::default(), "", vec![t.clone()]).ok()
+                };
+                match (one(old), one(live)) {
+                    (Some(a), Some(b)) => super::diff(&a, &b)
+                        .into_iter()
+                        .find_map(|c| match c {
+                            super::Change::Contract { what, .. } => Some(what.join("; ")),
+                            _ => None,
+                        })
+                        .unwrap_or_else(|| "its schemas differ".into()),
+                    _ => "its schemas differ".into(),
+                }
+            }
+            _ => "its schemas differ".into(),
+        };
+        ToolResult::stopped(
+            StopReason::ContractDrift,
+            format!(
+                "tool `{name}`: MCP server `{}` changed the contract of `{mcp_name}` since the snapshot this program was built from ({what}); nothing was sent. Take a new snapshot (`toolbind mcp snapshot`) and rebuild. (contract built against {contract}, live {})",
+                self.name(),
+                live.contract
+            ),
+        )
+    }
+
+    /// A call whose connection broke: the result says how (the server's exit and last
+    /// stderr lines), and the next call starts the server again.
+    async fn lost(&self, live: &Arc<Live>, name: &str, error: &str) -> ToolResult {
+        let how = if live.over.load(Ordering::SeqCst) {
+            self.over_message()
+        } else {
+            live.ended_how().await
+        };
+        let note = match &live.process {
+            Some(p) => p.stderr_note().await,
+            None => String::new(),
+        };
+        let why = format!("{how} ({error})");
+        self.take_down(live, why.clone(), 0).await;
+        ToolResult::stopped(
+            StopReason::Crashed,
+            format!(
+                "tool `{name}`: MCP server `{}` {why} before answering; it is started again for the next call{note}",
+                self.name()
+            ),
+        )
+    }
+
+    /// After a call timed out: a server that does not answer a `ping` in time is hung,
+    /// and is stopped (the next call starts it again).
+    fn check_alive(&self, live: Arc<Live>) {
+        let limit = self.server.ping_timeout;
+        let peer = live.client.peer().clone();
+        let name = self.name().to_owned();
+        tokio::spawn(async move {
+            let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+            if tokio::time::timeout(limit, ping).await.is_err() {
+                eprintln!(
+                    "toolbind: MCP server `{name}` did not answer a ping within {} s after a call timed out: stopping it (the next call starts it again)",
+                    limit.as_secs_f64()
+                );
+                live.kill();
+            }
+        });
+    }
+}
+
+/// Removes a call's progress sink when the call ends.
+struct ProgressGuard {
+    shared: Arc<Shared>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.shared
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.token);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Stop {
+    Cancelled,
+    Timeout,
+}
+
+/// `fut`, unless the call is cancelled or its deadline passes first.
+async fn until<F: Future>(
+    cancel: &crate::CancelToken,
+    deadline: Instant,
+    fut: F,
+) -> Result<F::Output, Stop> {
+    tokio::select! {
+        biased;
+        out = fut => Ok(out),
+        () = cancel.cancelled() => Err(Stop::Cancelled),
+        () = tokio::time::sleep_until(deadline) => Err(Stop::Timeout),
+    }
+}
+
+async fn cancel_request(peer: &Peer<RoleClient>, id: RequestId, why: &Stop) {
+    let reason = match why {
+        Stop::Cancelled => "the caller cancelled the call",
+        Stop::Timeout => "the call's timeout passed",
+    };
+    let n = ClientNotification::CancelledNotification(CancelledNotification::new(
+        CancelledNotificationParam::new(Some(id), Some(reason.to_owned())),
+    ));
+    let _ = tokio::time::timeout(Duration::from_secs(2), peer.send_notification(n)).await;
+}
+
+impl Live {
+    fn is_open(&self) -> bool {
+        !self.client.is_closed()
+            && !self.client.peer().is_transport_closed()
+            && self.process.as_ref().is_none_or(|p| p.exit().is_none())
+    }
+
+    /// How the connection ended, in words: "exited with code 1", "closed the connection".
+    async fn ended_how(&self) -> String {
+        match &self.process {
+            Some(p) => match p.exit_within(Duration::from_millis(500)).await {
+                Some(e) => e,
+                None => "closed the connection".into(),
+            },
+            None => "closed the connection".into(),
+        }
+    }
+
+    fn kill(&self) {
+        if let Some(p) = &self.process {
+            p.kill();
+        }
+        self.client.cancellation_token().cancel();
+    }
+}
+
+/// A tool's answer as a [`ToolResult`]: its content blocks (one toolbind cannot represent
+/// becomes a text note), `structuredContent` as `details`, `isError` as a tool error.
+fn result_of(r: CallToolResult) -> ToolResult {
+    let content = r
+        .content
+        .into_iter()
+        .map(|block| {
+            let v = serde_json::to_value(&block).unwrap_or_default();
+            serde_json::from_value::<Content>(v.clone()).unwrap_or_else(|_| {
+                let kind = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                Content::text(format!(
+                    "[a `{kind}` content block toolbind cannot represent]"
+                ))
+            })
+        })
+        .collect();
+    let mut result = ToolResult::new(content);
+    result.details = r.structured_content;
+    if r.is_error == Some(true) {
+        result = result.failed(StopReason::ToolError);
+    }
+    result
+}
+
+/// A reader that fails once one line (one message) goes over `max` bytes, so that a
+/// server writing an endless line cannot make the client hold more than that.
+struct LineBounded<R> {
+    inner: R,
+    max: u64,
+    line: u64,
+    over: Arc<AtomicBool>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineBounded<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                for b in &buf.filled()[before..] {
+                    if *b == b'\n' {
+                        this.line = 0;
+                    } else {
+                        this.line += 1;
+                    }
+                }
+                if this.line > this.max {
+                    this.over.store(true, Ordering::SeqCst);
+                    return Poll::Ready(Err(std::io::Error::other(
+                        "a message over its byte bound",
+                    )));
+                }
+                Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}

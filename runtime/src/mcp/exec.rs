@@ -1,0 +1,173 @@
+//! The MCP executor: a runtime's calls of MCP tools go to their server's connection, the
+//! rest to the local executor.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::Value;
+
+use super::connection::Connection;
+use super::{McpServer, Snapshot};
+use crate::ToolInfo;
+use crate::executor::{ExecCall, ExecFuture, Executor, PrepareFuture};
+use crate::output::OutputViolation;
+use crate::result::{StopReason, ToolResult};
+
+/// Why [`RuntimeBuilder::connect`](crate::runtime::RuntimeBuilder::connect) could not
+/// build the runtime: the server, and what went wrong (its last stderr lines included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectError {
+    server: String,
+    message: String,
+}
+
+impl ConnectError {
+    pub(crate) fn new(server: &str, message: impl Into<String>) -> Self {
+        ConnectError {
+            server: server.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Routes each call: an MCP tool's to its server, every other to `local`.
+pub(crate) struct Routed {
+    pub(crate) local: Arc<dyn Executor>,
+    pub(crate) servers: HashMap<String, Arc<Connection>>,
+}
+
+impl Executor for Routed {
+    fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
+        let Some(origin) = call.tool.spec().mcp.as_ref() else {
+            return self.local.execute(call);
+        };
+        let Some(conn) = self.servers.get(&origin.server) else {
+            let text = format!(
+                "tool `{}` belongs to MCP server `{}`, which this runtime was not given (RuntimeBuilder::mcp_server)",
+                call.tool.name(),
+                origin.server
+            );
+            return Box::pin(std::future::ready(ToolResult::stopped(
+                StopReason::UnknownTool,
+                text,
+            )));
+        };
+        Box::pin(conn.call(&origin.name, &origin.contract, call))
+    }
+
+    fn prepare<'a>(
+        &'a self,
+        tool: &'a ToolInfo,
+        args: Value,
+        timeout: std::time::Duration,
+    ) -> PrepareFuture<'a> {
+        if tool.spec().mcp.is_some() {
+            return Box::pin(std::future::ready(Ok(args)));
+        }
+        self.local.prepare(tool, args, timeout)
+    }
+
+    fn prepares(&self, tool: &ToolInfo) -> bool {
+        tool.spec().mcp.is_none() && self.local.prepares(tool)
+    }
+}
+
+/// The tools of `snapshot` as the runtime lists them, the server's prefix on their names
+/// and its sensitive inputs marked.
+pub(crate) fn tools_of(server: &McpServer, snapshot: &Snapshot) -> Vec<ToolInfo> {
+    let mut specs = toolbind_codegen::mcp::tool_specs(snapshot, &server.prefix);
+    for spec in &mut specs {
+        spec.warnings.clear();
+        for input in &mut spec.inputs {
+            if server.sensitive.contains(&input.name) {
+                input.sensitive = true;
+            }
+        }
+    }
+    specs.into_iter().map(ToolInfo::from).collect()
+}
+
+/// Connects `server` now and returns its tools: the snapshot's when it has one (plus any
+/// the live list adds, untyped), else the live list's.
+pub(crate) async fn connect(conn: &Connection) -> Result<Vec<ToolInfo>, ConnectError> {
+    let server = conn.server();
+    let live = conn
+        .live()
+        .await
+        .map_err(|r| ConnectError::new(&server.name, r.text_content()))?;
+    let listed = Connection::listed(&live);
+    let tools = match &server.snapshot {
+        Some(snap) => {
+            let mut tools = snap.tools.clone();
+            tools.extend(listed.into_iter().filter(|t| snap.tool(&t.name).is_none()));
+            tools
+        }
+        None => listed,
+    };
+    let info = server
+        .snapshot
+        .as_ref()
+        .map(|s| s.server.clone())
+        .unwrap_or_default();
+    let snapshot =
+        Snapshot::new(&server.name, info, live.protocol.clone(), tools).map_err(|e| {
+            ConnectError::new(&server.name, format!("MCP server `{}`: {e}", server.name))
+        })?;
+    Ok(tools_of(server, &snapshot))
+}
+
+/// For an MCP tool that gave an `outputSchema`: what is wrong with `details` (its
+/// `structuredContent`) by that schema; `None` for a tool without one (or a schema that
+/// does not compile: a remote `$ref` is never fetched).
+pub(crate) fn output_violations(
+    tool: &ToolInfo,
+    details: Option<&Value>,
+) -> Option<Vec<OutputViolation>> {
+    let origin = tool.spec().mcp.as_ref()?;
+    let schema = origin.output_schema.as_ref()?;
+    type Cache = Mutex<HashMap<String, Option<Arc<jsonschema::Validator>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let validator = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(origin.contract.clone())
+        .or_insert_with(|| jsonschema::validator_for(schema).ok().map(Arc::new))
+        .clone()?;
+    let Some(details) = details else {
+        return Some(vec![OutputViolation {
+            field: String::new(),
+            message:
+                "missing: the tool has an outputSchema but the result has no structuredContent"
+                    .into(),
+        }]);
+    };
+    Some(
+        validator
+            .iter_errors(details)
+            .take(10)
+            .map(|e| OutputViolation {
+                field: e
+                    .instance_path()
+                    .to_string()
+                    .trim_start_matches('/')
+                    .replace('/', "."),
+                message: e.to_string(),
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,402 @@
+//! Starting a stdio MCP server the way a tool process starts: in toolbind's jail (the
+//! tools' bubblewrap sandbox) and in a process group toolbind owns, its pipes handed to the
+//! MCP client. No transport of rmcp's spawns or kills it.
+//!
+//! In the jail the server sees the system folders, the interpreter that runs it, its
+//! package folder read-only (the `node_modules` folder its entry sits in, else the entry's
+//! folder; the same for a script named in its arguments), its own state folder
+//! (`<state root>/mcp/<server>`, its `HOME` and working folder unless a granted `cwd` is
+//! set), a private `/tmp`, and what the policy grants.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+
+use nix::sys::signal::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use super::McpServer;
+use crate::exec::ExecConfig;
+use crate::exec::process::{Stdout, describe_exit, signal_group, spawn};
+use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
+use toolbind_codegen::model::ToolSpec;
+
+/// How many bytes of the server's stderr are kept for error messages.
+const STDERR_TAIL: usize = 4096;
+
+/// A started server: its pipes, and the owner of its process group.
+pub(crate) struct Started {
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) process: ServerProcess,
+    /// Whether it runs in the jail.
+    pub(crate) jailed: bool,
+}
+
+/// The server's process group: killed, whole, when this is dropped (an `npx` server is
+/// npm's child, and killing npm alone would leave the server running); a jailed server's
+/// cgroups go with it.
+pub(crate) struct ServerProcess {
+    child: Mutex<Option<Child>>,
+    pgid: i32,
+    exit: Mutex<Option<ExitStatus>>,
+    tail: Arc<Mutex<Vec<u8>>>,
+    drain: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    _jail: Option<Running>,
+    _tracker: Option<Cgroup>,
+}
+
+impl ServerProcess {
+    /// How the process ended, once it has ("exited with code 1", "was killed by signal
+    /// 9 (SIGKILL)"); `None` while it runs.
+    pub(crate) fn exit(&self) -> Option<String> {
+        let mut exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
+        if exit.is_none() {
+            let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = child.as_mut()
+                && let Ok(Some(status)) = c.try_wait()
+            {
+                *exit = Some(status);
+            }
+        }
+        exit.map(describe_exit)
+    }
+
+    /// Waits up to `limit` for the process to end, then says how it did.
+    pub(crate) async fn exit_within(&self, limit: std::time::Duration) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(e) = self.exit() {
+                return Some(e);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Kills the whole group now. Only while its leader is unreaped (then its id cannot
+    /// have been reused); members that outlive the leader go with the jail's or the
+    /// tracking cgroup.
+    pub(crate) fn kill(&self) {
+        if self.exit().is_none() {
+            signal_group(self.pgid, Signal::SIGKILL);
+        }
+    }
+
+    /// The server's last stderr lines (at most 10, control characters removed), as a
+    /// paragraph to append to a message; empty when it wrote none. Once the process has
+    /// ended, what it wrote before it went is read first (for at most 500 ms: a child it
+    /// left behind may hold the pipe open).
+    pub(crate) async fn stderr_note(&self) -> String {
+        if self.exit().is_some() {
+            let mut drain = self.drain.lock().await;
+            if let Some(d) = drain.as_mut()
+                && tokio::time::timeout(std::time::Duration::from_millis(500), d)
+                    .await
+                    .is_ok()
+            {
+                *drain = None;
+            }
+        }
+        stderr_note(&self.tail)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The server's last stderr lines, for a message.
+pub(crate) fn stderr_note(tail: &Mutex<Vec<u8>>) -> String {
+    let t = tail.lock().unwrap_or_else(|e| e.into_inner());
+    let text = String::from_utf8_lossy(&t);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = "\nthe server's last stderr lines:".to_owned();
+    for l in &lines[lines.len().saturating_sub(10)..] {
+        let l: String = l
+            .chars()
+            .filter(|c| !c.is_control() || *c == '\t')
+            .take(300)
+            .collect();
+        out.push_str("\n  ");
+        out.push_str(&l);
+    }
+    out
+}
+
+/// Reads `stderr` to its end in a task, keeping its last bytes (at most 8 KiB, at least
+/// 4 KiB once it wrote that much) for messages.
+pub(crate) fn keep_tail(
+    mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> (Arc<Mutex<Vec<u8>>>, tokio::task::JoinHandle<()>) {
+    let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let tail_w = tail.clone();
+    let drain = tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = stderr.read(&mut buf).await {
+            let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
+            t.extend_from_slice(&buf[..n]);
+            if t.len() > STDERR_TAIL * 2 {
+                let cut = t.len() - STDERR_TAIL;
+                t.drain(..cut);
+            }
+        }
+    });
+    (tail, drain)
+}
+
+/// How the jail runs the server's command.
+#[derive(Debug, PartialEq)]
+struct Plan {
+    /// The interpreter probed and run in the jail.
+    kind: Kind,
+    program: String,
+    /// A native program run in place of the probed interpreter.
+    native: Option<PathBuf>,
+    /// The arguments after the executable.
+    args: Vec<OsString>,
+    /// Folders bound read-only.
+    binds: Vec<PathBuf>,
+}
+
+/// Finds `program` as a shell would: a path as it is, a bare name on `PATH`.
+fn which(program: &str) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.components().count() > 1 {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(p)).find(|c| {
+        std::fs::metadata(c).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        })
+    })
+}
+
+/// The interpreter a `#!` line names (`#!/usr/bin/env node`, `#!/usr/bin/python3 -u`).
+fn shebang(file: &Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let name = if first.ends_with("/env") {
+        words.find(|w| !w.starts_with('-'))?
+    } else {
+        first
+    };
+    Some(name.to_owned())
+}
+
+fn kind_of(name: &str) -> Option<Kind> {
+    let base = Path::new(name).file_name()?.to_str()?;
+    if base == "node" || base == "nodejs" {
+        Some(Kind::Node)
+    } else if base.starts_with("python") {
+        Some(Kind::Python)
+    } else if base == "bash" || base == "sh" {
+        Some(Kind::Bash)
+    } else {
+        None
+    }
+}
+
+/// The folder a server's file needs: its `node_modules` ancestor (Node looks for packages
+/// in every `node_modules` above a file), else its own folder. System folders are already
+/// in the jail.
+fn package_folder(file: &Path) -> Option<PathBuf> {
+    let real = file.canonicalize().ok()?;
+    let dir = real
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .or_else(|| real.parent())?
+        .to_path_buf();
+    (!dir.starts_with("/usr") && dir != Path::new("/")).then_some(dir)
+}
+
+fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, String> {
+    let found = which(command).ok_or_else(|| format!("`{command}` is not on PATH"))?;
+    let real = found
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
+    let mut binds = Vec::new();
+    // A script named in the arguments (`node server.js`, `python3 -m` needs none).
+    for a in args {
+        let p = match cwd {
+            Some(c) if Path::new(a).is_relative() => c.join(a),
+            _ => PathBuf::from(a),
+        };
+        if !a.starts_with('-') && p.is_file() {
+            binds.extend(package_folder(&p));
+        }
+    }
+    let mut rest: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let (kind, program, native) = if let Some(k) = kind_of(command) {
+        (k, command.to_owned(), None)
+    } else if let Some(interp) = shebang(&real) {
+        let Some(k) = kind_of(&interp) else {
+            return Err(format!(
+                "`{command}` is a script run by `{interp}`, which toolbind's jail does not know how to set up (node, python3 and bash are known): start it with one of those, or turn the sandbox off for this server"
+            ));
+        };
+        binds.extend(package_folder(&real));
+        rest.insert(0, real.clone().into_os_string());
+        (k, interp, None)
+    } else {
+        // A native program: probed with bash (the jail's own userland), run as itself.
+        if let Some(dir) = real.parent()
+            && !dir.starts_with("/usr")
+            && !matches!(dir.to_str(), Some("/bin" | "/sbin"))
+        {
+            binds.push(dir.to_path_buf());
+        }
+        (Kind::Bash, "bash".to_owned(), Some(real))
+    };
+    binds.sort();
+    binds.dedup();
+    Ok(Plan {
+        kind,
+        program,
+        native,
+        args: rest,
+        binds,
+    })
+}
+
+/// The state folder's parent for server `name`: `<state root>/mcp`.
+fn servers_dir(policy: &crate::sandbox::SandboxPolicy) -> PathBuf {
+    match policy.get_state_dir() {
+        Some(d) => d.join("mcp"),
+        None => crate::dirs::state_root().join("mcp"),
+    }
+}
+
+/// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
+fn safe_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    match s.trim_start_matches('.') {
+        "" => "server".to_owned(),
+        t => t.to_owned(),
+    }
+}
+
+/// Starts a stdio server: jailed under the server's policy (unless it is `off`, or `auto`
+/// on a machine where bwrap does not work), in a new process group, stdin and stdout piped
+/// for the client, stderr kept (its tail) for messages.
+pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, String> {
+    let super::ServerConfig::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &server.config
+    else {
+        return Err("not a stdio server".into());
+    };
+    let policy = &server.sandbox;
+    let mut exec = ExecConfig::default()
+        .sandbox(policy.clone())
+        .env_set(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    if let Some(c) = cwd {
+        exec = exec.cwd(c);
+    }
+    // The jail's own folder: the "tool folder" of the spec the jail is built for; the
+    // state folder (HOME) sits beside it.
+    let name = safe_name(&server.name);
+    let own = crate::dirs::private_subdir(&servers_dir(policy), &[&name])
+        .map_err(|e| format!("cannot make the server's folder: {e}"))?;
+    let spec = ToolSpec::process(&name, own);
+    let plan = plan(command, args, cwd.as_deref());
+    let jail = match &plan {
+        Ok(p) => sandbox
+            .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
+            .map_err(|e| e.replace("the tool", "the server"))?,
+        Err(e) if policy.get_mode() == crate::sandbox::SandboxMode::Required => {
+            return Err(format!(
+                "the sandbox is required but cannot run the server: {e}"
+            ));
+        }
+        Err(_) => None,
+    };
+    let jailed = jail.is_some();
+    let mut jail = jail;
+    let argv: Vec<OsString> = match (&mut jail, plan) {
+        (Some(j), Ok(p)) => {
+            if let Some(native) = p.native {
+                j.exe = native;
+            }
+            p.args
+        }
+        _ => args.iter().map(OsString::from).collect(),
+    };
+    let argv: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
+    let mut spawned = spawn(command, &argv, &spec, &exec, true, Stdout::Piped, jail)?;
+    // The server does not speak toolbind's harness protocol: its end of fd 3 is closed.
+    drop(spawned.control);
+    let stdin = spawned.child.stdin.take().expect("stdin is piped");
+    let stdout = spawned.child.stdout.take().expect("stdout is piped");
+    let stderr = spawned.child.stderr.take().expect("stderr is piped");
+    let (tail, drain) = keep_tail(stderr);
+    Ok(Started {
+        stdin,
+        stdout,
+        process: ServerProcess {
+            child: Mutex::new(Some(spawned.child)),
+            pgid: spawned.pgid,
+            exit: Mutex::new(None),
+            tail,
+            drain: tokio::sync::Mutex::new(Some(drain)),
+            _jail: spawned.jail,
+            _tracker: spawned.tracker,
+        },
+        jailed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebangs() {
+        let dir = std::env::temp_dir().join(format!("toolbind-shebang-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("node_modules/pkg/dist")).unwrap();
+        let script = dir.join("node_modules/pkg/dist/index.js");
+        std::fs::write(&script, "#!/usr/bin/env node\nconsole.log(1)\n").unwrap();
+        assert_eq!(shebang(&script).as_deref(), Some("node"));
+        assert_eq!(
+            package_folder(&script),
+            Some(dir.join("node_modules").canonicalize().unwrap())
+        );
+        std::fs::write(&script, "#!/usr/bin/env -S python3 -u\n").unwrap();
+        assert_eq!(shebang(&script).as_deref(), Some("python3"));
+        std::fs::write(&script, "\x7fELF").unwrap();
+        assert_eq!(shebang(&script), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(safe_name("../x y"), "_x_y");
+        assert_eq!(safe_name(".."), "server");
+    }
+}
