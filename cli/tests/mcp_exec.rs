@@ -592,3 +592,165 @@ async fn toolbind_serve_as_a_server_speaks_2026_07_28() {
         Some("2025-11-25")
     );
 }
+
+fn misbehaving_http(mode: &str, dir: &Path) -> (common::Background, String) {
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(common::fixture("mcp_servers/misbehaving.py"))
+        .args([mode, "--http"]);
+    let server = common::Background::start(cmd, dir.join(format!("{mode}.log")), "/mcp");
+    let log = server.log();
+    let url = log[log.find("http://").unwrap()..].trim().to_owned();
+    (server, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_servers_with_and_without_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reference server over Streamable HTTP.
+    let port = common::free_port();
+    let mut cmd = std::process::Command::new(server_bin("mcp-server-everything"));
+    cmd.arg("streamableHttp").env("PORT", port.to_string());
+    let _everything =
+        common::Background::start(cmd, dir.path().join("everything.log"), "listening on port");
+    let server = McpServer::http("everything", format!("http://127.0.0.1:{port}/mcp"))
+        .snapshot(fixture_snapshot("everything"));
+    let runtime = Runtime::builder().mcp_server(server).build();
+    let params = servers::everything::echo::Params {
+        message: "over HTTP".into(),
+    };
+    let r = bounded(
+        "http echo",
+        runtime.call_mcp::<servers::everything::echo::Tool>(params, CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: over HTTP");
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    let opts = CallOptions::new().progress(move |_| {
+        s.fetch_add(1, Ordering::SeqCst);
+    });
+    let r = bounded(
+        "http long-running",
+        runtime.call(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            opts,
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+
+    // toolbind's own server behind a bearer token.
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "s3cret-token-for-the-test\n").unwrap();
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.args(["serve", "--http", "127.0.0.1:0", "--auth-token-file"])
+        .arg(&token_file)
+        .arg(common::fixture("tools"));
+    let serve = common::Background::start(cmd, dir.path().join("serve.log"), "/mcp");
+    let log = serve.log();
+    let url = log[log.find("http://").unwrap()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    let err = bounded(
+        "no token",
+        Runtime::builder()
+            .mcp_server(McpServer::http("local", &url))
+            .connect(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("needs a bearer token and none was sent"),
+        "{err}"
+    );
+    let server = McpServer::http("local", &url).bearer_file(&token_file);
+    let runtime = bounded("token", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("local").as_deref(),
+        Some("2026-07-28")
+    );
+    let r = bounded(
+        "hello",
+        runtime.call("hello_sh", json!({"name": "http"}), CallOptions::new()),
+    )
+    .await;
+    assert!(text(&r).contains("http"), "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_retries_only_what_is_safe_to_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url) = misbehaving_http("drop", dir.path());
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(McpServer::http("drop", &url))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    // `ok` is read-only: its dropped call is sent again, on a new connection.
+    let r = bounded(
+        "ok",
+        runtime.call("ok", json!({"text": "once more"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "ok: once more");
+    // `write` says nothing of the kind: it could have run; it is not repeated.
+    let r = bounded(
+        "write",
+        runtime.call("write", json!({"text": "x"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    let r = bounded(
+        "write again",
+        runtime.call("write", json!({"text": "y"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "ok: y");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (redirect, url) = misbehaving_http("redirect", dir.path());
+    let server = McpServer::http("redirect", &url).bearer("a-token-that-must-stay-home");
+    let err = bounded("redirect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap_err();
+    let e = err.to_string();
+    assert!(
+        e.contains("redirected to another origin") && e.contains("localhost"),
+        "{e}"
+    );
+    assert!(!e.contains("a-token-that-must-stay-home"), "{e}");
+    assert!(
+        !redirect.log().contains("the token reached"),
+        "{}",
+        redirect.log()
+    );
+
+    let (_oauth, url) = misbehaving_http("oauth", dir.path());
+    let err = bounded(
+        "oauth",
+        Runtime::builder()
+            .mcp_server(McpServer::http("oauth", &url))
+            .connect(),
+    )
+    .await
+    .unwrap_err();
+    let e = err.to_string();
+    assert!(
+        e.contains("HTTP 401") && e.contains("does not run OAuth flows"),
+        "{e}"
+    );
+    assert!(e.contains("bearerTokenFile"), "{e}");
+}

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{assert_code, clients_dir, stderr, stdout, toolbind};
+use common::{Background, assert_code, clients_dir, free_port, stderr, stdout, toolbind};
 
 fn server_bin(name: &str) -> PathBuf {
     let bin = clients_dir().join("servers/node_modules/.bin").join(name);
@@ -293,52 +293,6 @@ fn a_malformed_snapshot_is_an_error_at_its_line() {
         err.contains(&format!("fs.json:{line}:")) && err.contains("not valid JSON"),
         "{err}"
     );
-}
-
-/// A background HTTP server's process group, killed (the whole group) when dropped.
-struct Background {
-    child: std::process::Child,
-    log: PathBuf,
-}
-
-impl Background {
-    /// Starts `cmd` in a group of its own, its stdout and stderr to `log`, and waits up to
-    /// 30 s for `ready` to appear in the log.
-    fn start(mut cmd: std::process::Command, log: PathBuf, ready: &str) -> Background {
-        use std::os::unix::process::CommandExt;
-        let out = std::fs::File::create(&log).unwrap();
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .process_group(0);
-        let b = Background {
-            child: cmd.spawn().unwrap(),
-            log,
-        };
-        let up = common::eventually(30.0, || b.log().contains(ready));
-        assert!(up, "the server did not start:\n{}", b.log());
-        b
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

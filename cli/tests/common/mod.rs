@@ -154,3 +154,49 @@ pub fn clients_dir() -> PathBuf {
     );
     dir
 }
+
+/// A background HTTP server's process group, killed (the whole group) when dropped.
+pub struct Background {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl Background {
+    /// Starts `cmd` in a group of its own, its stdout and stderr to `log`, and waits up to
+    /// 30 s for `ready` to appear in the log.
+    pub fn start(mut cmd: std::process::Command, log: PathBuf, ready: &str) -> Background {
+        use std::os::unix::process::CommandExt;
+        let out = std::fs::File::create(&log).unwrap();
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .process_group(0);
+        let b = Background {
+            child: cmd.spawn().unwrap(),
+            log,
+        };
+        let up = eventually(30.0, || b.log().contains(ready));
+        assert!(up, "the server did not start:\n{}", b.log());
+        b
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

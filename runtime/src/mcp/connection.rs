@@ -515,130 +515,157 @@ impl Connection {
             ),
         };
         let slots = self.slots.clone();
-        let permit = match until(&cancel, deadline, slots.acquire_owned()).await {
+        let _permit = match until(&cancel, deadline, slots.acquire_owned()).await {
             Ok(Ok(p)) => p,
             Ok(Err(_)) => return ToolResult::error("the MCP connection is shutting down"),
             Err(why) => return stopped(why),
         };
-        let live = match until(&cancel, deadline, self.live()).await {
-            Ok(Ok(l)) => l,
-            Ok(Err(r)) => return r,
-            Err(why) => return stopped(why),
-        };
-        let validator = {
-            let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
-            let Some(t) = tools.get(mcp_name) else {
+        // Over HTTP, a call of a read-only or idempotent tool whose connection failed is
+        // sent once more, on a new connection (behind a load balancer: to a replica that
+        // is up). Any other call could run twice: it is not.
+        let annotations = call.tool.annotations();
+        let retry = matches!(self.server.config, ServerConfig::Http { .. })
+            && (annotations.read_only == Some(true) || annotations.idempotent == Some(true));
+        let mut retried = false;
+        let mut params = call.params;
+        loop {
+            let live = match until(&cancel, deadline, self.live()).await {
+                Ok(Ok(l)) => l,
+                Ok(Err(r)) => return r,
+                Err(why) => return stopped(why),
+            };
+            let validator = {
+                let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+                let Some(t) = tools.get(mcp_name) else {
+                    return ToolResult::stopped(
+                        StopReason::UnknownTool,
+                        format!(
+                            "tool `{name}`: MCP server `{}` no longer lists a tool `{mcp_name}`; nothing was sent",
+                            self.name()
+                        ),
+                    );
+                };
+                if t.listed.contract != contract {
+                    return self.drift(&name, mcp_name, contract, &t.listed);
+                }
+                t.input.clone()
+            };
+            let args = Value::Object(if retry {
+                params.clone()
+            } else {
+                std::mem::take(&mut params)
+            });
+            if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
                 return ToolResult::stopped(
-                    StopReason::UnknownTool,
+                    StopReason::BadArguments,
                     format!(
-                        "tool `{name}`: MCP server `{}` no longer lists a tool `{mcp_name}`; nothing was sent",
-                        self.name()
+                        "invalid arguments for tool `{name}` (the server's inputSchema): {problems}"
                     ),
                 );
+            }
+            let Value::Object(args) = args else {
+                unreachable!("built from an object")
             };
-            if t.listed.contract != contract {
-                return self.drift(&name, mcp_name, contract, &t.listed);
-            }
-            t.input.clone()
-        };
-        let args = Value::Object(call.params);
-        if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
-            return ToolResult::stopped(
-                StopReason::BadArguments,
-                format!(
-                    "invalid arguments for tool `{name}` (the server's inputSchema): {problems}"
-                ),
-            );
-        }
-        let Value::Object(args) = args else {
-            unreachable!("built from an object")
-        };
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
-        ));
-        let peer = live.client.peer().clone();
-        let handle = match peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(h) => h,
-            Err(e) => return self.lost(&live, &name, &e.to_string()).await,
-        };
-        let _progress = call.progress.map(|sink| {
-            let token = handle.progress_token.clone();
-            self.shared
-                .progress
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(token.clone(), sink);
-            ProgressGuard {
-                shared: self.shared.clone(),
-                token,
-            }
-        });
-        let id = handle.id.clone();
-        let outcome = until(&cancel, deadline, handle.await_response()).await;
-        drop(permit);
-        match outcome {
-            Ok(Ok(ServerResult::CallToolResult(r))) => result_of(r),
-            Ok(Ok(ServerResult::InputRequiredResult(_))) => ToolResult::stopped(
-                StopReason::ToolError,
-                format!(
-                    "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
-                    self.name()
-                ),
-            ),
-            Ok(Ok(ServerResult::CreateTaskResult(_))) => ToolResult::stopped(
-                StopReason::ProtocolError,
-                format!(
-                    "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
-                    self.name()
-                ),
-            ),
-            Ok(Ok(_)) => ToolResult::stopped(
-                StopReason::ProtocolError,
-                format!(
-                    "tool `{name}`: MCP server `{}` answered `tools/call` with another kind of result",
-                    self.name()
-                ),
-            ),
-            Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                let stop = if e.code == rmcp::model::ErrorCode::INVALID_PARAMS {
-                    StopReason::BadArguments
-                } else {
-                    StopReason::ToolError
-                };
-                ToolResult::stopped(
-                    stop,
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
+            ));
+            let peer = live.client.peer().clone();
+            let handle = match peer
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    let r = self.lost(&live, &name, &e.to_string()).await;
+                    if retry && !retried {
+                        retried = true;
+                        continue;
+                    }
+                    return r;
+                }
+            };
+            let _progress = call.progress.clone().map(|sink| {
+                let token = handle.progress_token.clone();
+                self.shared
+                    .progress
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(token.clone(), sink);
+                ProgressGuard {
+                    shared: self.shared.clone(),
+                    token,
+                }
+            });
+            let id = handle.id.clone();
+            let outcome = until(&cancel, deadline, handle.await_response()).await;
+            return match outcome {
+                Ok(Ok(ServerResult::CallToolResult(r))) => result_of(r),
+                Ok(Ok(ServerResult::InputRequiredResult(_))) => ToolResult::stopped(
+                    StopReason::ToolError,
                     format!(
-                        "tool `{name}`: MCP server `{}` refused the call: {} (JSON-RPC error {})",
-                        self.name(),
-                        e.message,
-                        e.code.0
-                    ),
-                )
-            }
-            Ok(Err(e)) => self.lost(&live, &name, &e.to_string()).await,
-            Err(why) => {
-                cancel_request(&peer, id, &why).await;
-                if matches!(why, Stop::Timeout) {
-                    self.check_alive(live);
-                }
-                let what = match why {
-                    Stop::Cancelled => "was cancelled",
-                    Stop::Timeout => "timed out",
-                };
-                let mut r = stopped(why);
-                if let Some(Content::Text { text }) = r.content.first_mut() {
-                    *text = format!(
-                        "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
-                        (call.timeout - deadline.saturating_duration_since(Instant::now()))
-                            .as_secs_f64(),
+                        "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
                         self.name()
-                    );
+                    ),
+                ),
+                Ok(Ok(ServerResult::CreateTaskResult(_))) => ToolResult::stopped(
+                    StopReason::ProtocolError,
+                    format!(
+                        "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
+                        self.name()
+                    ),
+                ),
+                Ok(Ok(_)) => ToolResult::stopped(
+                    StopReason::ProtocolError,
+                    format!(
+                        "tool `{name}`: MCP server `{}` answered `tools/call` with another kind of result",
+                        self.name()
+                    ),
+                ),
+                Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                    let stop = if e.code == rmcp::model::ErrorCode::INVALID_PARAMS {
+                        StopReason::BadArguments
+                    } else {
+                        StopReason::ToolError
+                    };
+                    ToolResult::stopped(
+                        stop,
+                        format!(
+                            "tool `{name}`: MCP server `{}` refused the call: {} (JSON-RPC error {})",
+                            self.name(),
+                            e.message,
+                            e.code.0
+                        ),
+                    )
                 }
-                r
-            }
+                Ok(Err(e)) => {
+                    let r = self.lost(&live, &name, &e.to_string()).await;
+                    if retry && !retried {
+                        retried = true;
+                        continue;
+                    }
+                    r
+                }
+                Err(why) => {
+                    cancel_request(&peer, id, &why).await;
+                    if matches!(why, Stop::Timeout) {
+                        self.check_alive(live);
+                    }
+                    let what = match why {
+                        Stop::Cancelled => "was cancelled",
+                        Stop::Timeout => "timed out",
+                    };
+                    let mut r = stopped(why);
+                    if let Some(Content::Text { text }) = r.content.first_mut() {
+                        *text = format!(
+                            "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
+                            (call.timeout - deadline.saturating_duration_since(Instant::now()))
+                                .as_secs_f64(),
+                            self.name()
+                        );
+                    }
+                    r
+                }
+            };
         }
     }
 

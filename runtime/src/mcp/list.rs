@@ -405,6 +405,7 @@ pub(super) mod http {
         }
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
         let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
@@ -426,6 +427,33 @@ pub(super) mod http {
         })
     }
 
+    /// Redirects are followed (at most 5) only within the endpoint's own origin (scheme,
+    /// host and port): a redirect elsewhere would take the headers, the bearer token among
+    /// them, to a server the configuration does not name. It is an error instead.
+    fn same_origin_redirects() -> reqwest::redirect::Policy {
+        reqwest::redirect::Policy::custom(|attempt| {
+            let origin = |u: &reqwest::Url| {
+                (
+                    u.scheme().to_owned(),
+                    u.host_str().map(str::to_owned),
+                    u.port_or_known_default(),
+                )
+            };
+            let first = attempt.previous().first().map(origin);
+            if attempt.previous().len() > 5 {
+                let e = "more than 5 redirects".to_owned();
+                return attempt.error(e);
+            }
+            if first.is_some_and(|f| f != origin(attempt.url())) {
+                let to = attempt.url().to_string();
+                return attempt.error(format!(
+                    "the server redirected to another origin ({to}): toolbind does not follow it, so that the headers and token meant for this server are not sent there; configure the URL it redirects to if you trust it"
+                ));
+            }
+            attempt.follow()
+        })
+    }
+
     /// A message for an `initialize` that failed on HTTP grounds a user can act on: a token
     /// refused or missing, a response over the byte bound, no server at the address.
     pub(crate) fn explain(
@@ -440,12 +468,14 @@ pub(super) mod http {
         while let Some(c) = cur {
             if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
                 return Some(match h {
-                    StreamableHttpError::AuthRequired(_) => {
-                        needs_token("HTTP 401".into(), sent_token)
-                    }
-                    StreamableHttpError::InsufficientScope(_) => {
-                        needs_token("HTTP 403, insufficient scope".into(), sent_token)
-                    }
+                    StreamableHttpError::AuthRequired(a) => needs_token(
+                        challenged("HTTP 401", &a.www_authenticate_header),
+                        sent_token,
+                    ),
+                    StreamableHttpError::InsufficientScope(a) => needs_token(
+                        challenged("HTTP 403, insufficient scope", &a.www_authenticate_header),
+                        sent_token,
+                    ),
                     StreamableHttpError::UnexpectedServerResponse(m)
                         if m.contains("401") || m.contains("403") =>
                     {
@@ -465,6 +495,25 @@ pub(super) mod http {
             cur = c.source();
         }
         None
+    }
+
+    /// The status, and what a `WWW-Authenticate` challenge asks for that toolbind does not
+    /// do: the OAuth flow.
+    fn challenged(status: &str, challenge: &str) -> String {
+        // MCP's authorization spec: a server that wants OAuth names its protected-resource
+        // metadata in the challenge (RFC 9728). A bare `Bearer realm=...` asks for a token
+        // only.
+        if !challenge.contains("resource_metadata") {
+            return status.to_owned();
+        }
+        let shown: String = challenge
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(200)
+            .collect();
+        format!(
+            "{status}; its WWW-Authenticate asks for OAuth (`{shown}`), and toolbind does not run OAuth flows: get a token by the server's own means and pass it as below"
+        )
     }
 
     fn needs_token(why: String, sent_token: bool) -> String {
