@@ -44,7 +44,7 @@ pub enum Command {
     /// Print the tool definitions as JSON for a model provider
     Schema(SchemaArgs),
     /// Print the system-prompt text for the tools
-    Prompt(DirsArg),
+    Prompt(PromptArgs),
     /// Print Markdown docs: a tools table and each tool's documentation
     Docs(DirsArg),
     /// Copy seed tools into a data folder by version
@@ -119,9 +119,28 @@ pub struct GenArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct PromptArgs {
+    #[command(flatten)]
+    pub dirs: DirsArg,
+    #[command(flatten)]
+    pub mcp: McpConfigArg,
+}
+
+/// MCP servers whose tools join the tools folders' (`mcpServers` JSON, as hosts use it).
+#[derive(Debug, Args)]
+pub struct McpConfigArg {
+    /// Also the tools of every MCP server of this `mcpServers` config (.mcp.json), started
+    /// (stdio, in the sandbox, network on) or reached (HTTP) now
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct SchemaArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
+    #[command(flatten)]
+    pub mcp: McpConfigArg,
     /// The provider's flavour of tool definition
     #[arg(
         long,
@@ -261,7 +280,10 @@ pub struct DirsArg {
 pub struct ListArgs {
     #[command(flatten)]
     pub dirs: DirsArg,
+    #[command(flatten)]
+    pub mcp: McpConfigArg,
     /// Print JSON on stdout: {tools: [{name, label, version, language, folder, description,
+    /// warnings}, or for an MCP server's tool {name, label, server, mcpName, description,
     /// warnings}], skipped: [{path, reason}], notes: [{path, message}], sandbox}
     #[arg(long)]
     pub json: bool,
@@ -375,6 +397,8 @@ pub struct CallArgs {
     pub args: Option<String>,
     #[command(flatten)]
     pub dirs: DirsArg,
+    #[command(flatten)]
+    pub mcp: McpConfigArg,
     /// Stop the tool after SECS seconds [default: the tool's timeout, else 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub timeout: Option<std::time::Duration>,

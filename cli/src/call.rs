@@ -67,11 +67,21 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
             .sandbox(args.sandbox.policy())
             .spill_dir(args.spill.dir()),
     ));
-    let runtime = Runtime::builder()
+    let mut builder = Runtime::builder()
         .registry(registry)
         .executor(executor.clone())
-        .spill_dir(args.spill.dir())
-        .build();
+        .spill_dir(args.spill.dir());
+    for server in crate::tools::mcp_servers(&args.mcp, Some(&args.sandbox))? {
+        builder = builder.mcp_server(server);
+    }
+    let runtime = if args.mcp.file.is_some() {
+        builder
+            .connect()
+            .await
+            .map_err(|e| Failure::failed(e.to_string()))?
+    } else {
+        builder.build()
+    };
     warn_secrets_in_argv(&args, &call_args, runtime.registry());
 
     let mut sigint = signal(SignalKind::interrupt())

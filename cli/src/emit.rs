@@ -6,7 +6,7 @@ use std::path::Path;
 use toolbind_codegen::Diagnostics;
 use toolbind_codegen::{Config, Error, Options, ToolSpec, load_tools, prompt, schema};
 
-use crate::args::{DirsArg, GenArgs, SchemaArgs};
+use crate::args::{DirsArg, GenArgs, McpConfigArg, PromptArgs, SchemaArgs};
 use crate::check::color_stderr;
 use crate::exit::{Code, Failure, Outcome};
 
@@ -46,12 +46,29 @@ pub fn rust(args: &GenArgs) -> Outcome {
 }
 
 pub fn schema(args: &SchemaArgs) -> Outcome {
-    let tools = load(&args.dirs)?;
+    let tools = with_mcp(load(&args.dirs)?, &args.mcp)?;
     print(&schema::definitions_json(&tools, args.dialect))
 }
 
-pub fn prompt(args: &DirsArg) -> Outcome {
-    print(&prompt::system_prompt(&load(args)?))
+pub fn prompt(args: &PromptArgs) -> Outcome {
+    let tools = with_mcp(load(&args.dirs)?, &args.mcp)?;
+    print(&prompt::system_prompt(&tools))
+}
+
+/// The tools folders' tools, then those of the `--mcp-config` servers (listed live).
+fn with_mcp(mut tools: Vec<ToolSpec>, mcp: &McpConfigArg) -> Result<Vec<ToolSpec>, Failure> {
+    if mcp.file.is_none() {
+        return Ok(tools);
+    }
+    let local: toolbind::Registry = tools
+        .iter()
+        .cloned()
+        .map(toolbind::ToolInfo::from)
+        .collect();
+    for t in crate::tools::mcp_tools(mcp, None, &local)? {
+        tools.push(t.spec().clone());
+    }
+    Ok(tools)
 }
 
 pub fn docs(args: &DirsArg) -> Outcome {

@@ -32,7 +32,11 @@ pub fn load(dirs: &[PathBuf]) -> Loaded {
 pub fn list(args: &ListArgs) -> Outcome {
     args.sandbox.check()?;
     let dirs = dirs(&args.dirs);
-    let loaded = load(&dirs);
+    let mut loaded = load(&dirs);
+    for t in mcp_tools(&args.mcp, Some(&args.sandbox), &loaded.registry)? {
+        // Clashes were refused by `connect`.
+        let _ = loaded.registry.insert(t);
+    }
     if args.json {
         let mut v = list_json(&loaded);
         v["sandbox"] = sandbox_status(&loaded, args).into();
@@ -42,13 +46,19 @@ pub fn list(args: &ListArgs) -> Outcome {
     let tools: Vec<_> = loaded.registry.iter().collect();
     let rows: Vec<[String; 4]> = tools
         .iter()
-        .map(|t| {
-            [
+        .map(|t| match &t.spec().mcp {
+            Some(origin) => [
+                t.name().to_owned(),
+                "-".to_owned(),
+                "mcp".to_owned(),
+                format!("MCP server `{}`", origin.server),
+            ],
+            None => [
                 t.name().to_owned(),
                 t.version().to_string(),
                 t.language().to_string(),
                 t.dir().display().to_string(),
-            ]
+            ],
         })
         .collect();
     let header = ["NAME", "VERSION", "LANGUAGE", "FOLDER"].map(String::from);
@@ -58,11 +68,14 @@ pub fn list(args: &ListArgs) -> Outcome {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let folders = dirs
+    let mut folders = dirs
         .iter()
         .map(|d| d.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    if let Some(f) = &args.mcp.file {
+        folders.push_str(&format!(" and the MCP servers of {}", f.display()));
+    }
     if rows.is_empty() {
         println!("no tools in {folders}");
     } else {
@@ -104,7 +117,7 @@ pub fn list(args: &ListArgs) -> Outcome {
 /// The sandbox mode in force for these tools' languages, and why.
 fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
     let mut languages: Vec<toolbind::tool::Language> = Vec::new();
-    for t in loaded.registry.iter() {
+    for t in loaded.registry.iter().filter(|t| t.spec().mcp.is_none()) {
         if !languages.contains(&t.language()) {
             languages.push(t.language());
         }
@@ -134,8 +147,16 @@ fn list_json(loaded: &Loaded) -> serde_json::Value {
     let tools: Vec<_> = loaded
         .registry
         .iter()
-        .map(|t| {
-            json!({
+        .map(|t| match &t.spec().mcp {
+            Some(origin) => json!({
+                "name": t.name(),
+                "label": t.label(),
+                "server": origin.server,
+                "mcpName": origin.name,
+                "description": t.description(),
+                "warnings": [],
+            }),
+            None => json!({
                 "name": t.name(),
                 "label": t.label(),
                 "version": t.version(),
@@ -143,7 +164,7 @@ fn list_json(loaded: &Loaded) -> serde_json::Value {
                 "folder": t.dir().display().to_string(),
                 "description": t.description(),
                 "warnings": t.spec().warnings.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
-            })
+            }),
         })
         .collect();
     let (skipped, notes): (Vec<_>, Vec<_>) = loaded.warnings.iter().partition(|w| w.skipped());
@@ -170,4 +191,70 @@ pub fn absolute(dirs: Vec<PathBuf>) -> Result<Vec<PathBuf>, crate::exit::Failure
             })
         })
         .collect()
+}
+
+/// The servers of `--mcp-config`, jailed by the command's sandbox flags (mode, grants,
+/// state folder; network on unless `--no-network`; no CPU-time limit: a server lives as
+/// long as the command).
+pub fn mcp_servers(
+    arg: &crate::args::McpConfigArg,
+    sandbox: Option<&crate::args::SandboxArgs>,
+) -> Result<Vec<toolbind::mcp::McpServer>, crate::exit::Failure> {
+    let Some(file) = &arg.file else {
+        return Ok(Vec::new());
+    };
+    let servers = toolbind::mcp::McpServer::from_config_file(file)
+        .map_err(|e| crate::exit::Failure::usage(format!("--mcp-config: {e}")))?;
+    Ok(servers
+        .into_iter()
+        .map(|s| match sandbox {
+            Some(a) => {
+                let policy = a.policy();
+                let limits = policy.get_limits().clone().cpu(None);
+                s.sandbox(policy.limits(limits))
+            }
+            None => s,
+        })
+        .collect())
+}
+
+/// The tools of the `--mcp-config` servers, listed live now (the servers stop when this
+/// returns). A server that cannot start, or a tool whose name a local tool has, is an
+/// error naming it.
+pub fn mcp_tools(
+    arg: &crate::args::McpConfigArg,
+    sandbox: Option<&crate::args::SandboxArgs>,
+    local: &toolbind::Registry,
+) -> Result<Vec<toolbind::ToolInfo>, crate::exit::Failure> {
+    let servers = mcp_servers(arg, sandbox)?;
+    if servers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            crate::exit::Failure::failed(format!("cannot start the async runtime: {e}"))
+        })?;
+    let tools = rt.block_on(async {
+        let mut b = toolbind::Runtime::builder().registry(local.clone());
+        for s in servers {
+            b = b.mcp_server(s);
+        }
+        let runtime = b
+            .connect()
+            .await
+            .map_err(|e| crate::exit::Failure::failed(e.to_string()))?;
+        Ok::<_, crate::exit::Failure>(
+            runtime
+                .registry()
+                .iter()
+                .filter(|t| t.spec().mcp.is_some())
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(500));
+    tools
 }

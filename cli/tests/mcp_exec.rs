@@ -754,3 +754,121 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
     );
     assert!(e.contains("bearerTokenFile"), "{e}");
 }
+
+#[test]
+fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
+    use common::{assert_code, stderr, stdout, toolbind};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {"everything": {"command": server_bin("mcp-server-everything"), "args": ["stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let tools = common::fixture("tools");
+    let state = dir.path().join("state");
+    let run = |args: &[&str]| {
+        toolbind()
+            .args(args)
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .arg(&tools)
+            .output()
+            .unwrap()
+    };
+    let out = toolbind()
+        .args(["list", "--sandbox", "required", "--state-dir"])
+        .arg(&state)
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let list = stdout(&out);
+    assert!(list.contains("hello_sh") && list.contains("echo"), "{list}");
+    assert!(list.contains("MCP server `everything`"), "{list}");
+
+    let out = toolbind()
+        .args([
+            "call",
+            "echo",
+            "--args",
+            r#"{"message": "from the CLI"}"#,
+            "--sandbox",
+            "required",
+            "--state-dir",
+        ])
+        .arg(&state)
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(
+        stdout(&out).trim(),
+        "Echo: from the CLI",
+        "{}",
+        stderr(&out)
+    );
+    let out = toolbind()
+        .args([
+            "call",
+            "echo",
+            "--args",
+            r#"{"message": 1}"#,
+            "--mcp-config",
+        ])
+        .arg(&cfg)
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let out = toolbind()
+        .args([
+            "call",
+            "hello_sh",
+            "--args",
+            r#"{"name": "local"}"#,
+            "--mcp-config",
+        ])
+        .arg(&cfg)
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert!(stdout(&out).contains("local"), "{}", stdout(&out));
+
+    let out = run(&["schema"]);
+    assert_code(&out, 0);
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = schema
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"hello_sh"),
+        "{names:?}"
+    );
+    let out = run(&["prompt"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).contains("echo") && stdout(&out).contains("hello_sh"));
+
+    // A config that names no server that starts: a clear error, exit 1.
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}).to_string(),
+    )
+    .unwrap();
+    let out = run(&["list"]);
+    assert_code(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot start MCP server `gone`"),
+        "{}",
+        stderr(&out)
+    );
+}
