@@ -97,6 +97,11 @@ async fn everything_typed_untyped_progress_cancel_timeout() {
     .await;
     assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
     assert_eq!(text(&r), "Echo: through the jail");
+    // A model's call parsed by the generated `ToolCall`, run by the same path.
+    let call =
+        servers::everything::ToolCall::from_call("echo", json!({"message": "parsed"})).unwrap();
+    let r = bounded("parsed echo", call.call(&runtime, CallOptions::new())).await;
+    assert_eq!(text(&r), "Echo: parsed");
 
     // The untyped path, validated first: nothing reaches the server.
     let r = bounded(

@@ -267,6 +267,47 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
     w.close("}");
 }
 
+/// Generated `ToolCall::call`: one arm per tool, each `__private::<private>::<Tool>`.
+fn call_fn(w: &mut W, tools: &[ToolSpec], private: &str) {
+    w.open("pub fn call<'a>(");
+    w.line("self,");
+    w.line("runtime: &'a ::toolbind::Runtime,");
+    w.line("opts: ::toolbind::CallOptions,");
+    w.close(") -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {");
+    w.indent += 1;
+    if tools.is_empty() {
+        w.line("match self {}");
+    } else {
+        w.open("match self {");
+        for t in tools {
+            let call = format!(
+                "::toolbind::__private::{private}::<{}::Tool>(runtime, p, opts)",
+                t.rust_module
+            );
+            let pat = format!("Self::{}(p)", t.rust_type);
+            if w.fits(&format!("{pat} => {call},"))
+                || w.fits(&format!("{pat} =>")) && {
+                    w.indent += 1;
+                    let inner = w.fits(&call);
+                    w.indent -= 1;
+                    inner
+                }
+            {
+                w.arm(&pat, &call);
+                continue;
+            }
+            // Too long even in a block: prettyplease breaks the turbofish.
+            w.open(&format!("{pat} => {{"));
+            w.open(&format!("::toolbind::__private::{private}::<"));
+            w.line(&format!("{}::Tool,", t.rust_module));
+            w.close(">(runtime, p, opts)");
+            w.close("}");
+        }
+        w.close("}");
+    }
+    w.close("}");
+}
+
 fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("/// A model's call of one of the server's tools, parsed into its generated params.");
     w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
@@ -329,6 +370,9 @@ fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
     w.close("}");
     w.close("}");
+    w.line("/// Sends the call to its server through `runtime` (`Runtime::call_mcp`): the");
+    w.line("/// contract drift check against the snapshot the bindings came from, then the call.");
+    call_fn(w, tools, "call_mcp");
     for (doc, f, get) in [
         ("/// The called tool's provider-facing name.", "name", 0),
         (
@@ -1458,43 +1502,7 @@ fn tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.close("}");
     w.line("/// Runs the call on `runtime` by the typed path (`Runtime::call_typed`): the");
     w.line("/// contract drift check, then the params as they are, not validated again.");
-    w.open("pub fn call<'a>(");
-    w.line("self,");
-    w.line("runtime: &'a ::toolbind::Runtime,");
-    w.line("opts: ::toolbind::CallOptions,");
-    w.close(") -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {");
-    w.indent += 1;
-    if tools.is_empty() {
-        w.line("match self {}");
-    } else {
-        w.open("match self {");
-        for t in tools {
-            let call = format!(
-                "::toolbind::__private::call_typed::<{}::Tool>(runtime, p, opts)",
-                t.rust_module
-            );
-            let pat = format!("Self::{}(p)", t.rust_type);
-            if w.fits(&format!("{pat} => {call},"))
-                || w.fits(&format!("{pat} =>")) && {
-                    w.indent += 1;
-                    let inner = w.fits(&call);
-                    w.indent -= 1;
-                    inner
-                }
-            {
-                w.arm(&pat, &call);
-                continue;
-            }
-            // Too long even in a block: prettyplease breaks the turbofish.
-            w.open(&format!("{pat} => {{"));
-            w.open("::toolbind::__private::call_typed::<");
-            w.line(&format!("{}::Tool,", t.rust_module));
-            w.close(">(runtime, p, opts)");
-            w.close("}");
-        }
-        w.close("}");
-    }
-    w.close("}");
+    call_fn(w, tools, "call_typed");
     w.line("/// The call's arguments as JSON, as the tool receives them.");
     w.open("pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {");
     if tools.is_empty() {

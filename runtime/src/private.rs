@@ -763,6 +763,16 @@ pub fn call_typed<'a, T: Tool + 'a>(
     ::std::boxed::Box::pin(runtime.call_typed::<T>(params, opts))
 }
 
+/// One arm of generated MCP `ToolCall::call`: [`Runtime::call_mcp`](crate::Runtime::call_mcp).
+#[cfg(feature = "mcp")]
+pub fn call_mcp<'a, T: McpTool + 'a>(
+    runtime: &'a crate::Runtime,
+    params: T::Params,
+    opts: crate::CallOptions,
+) -> BoxFuture<'a, crate::ToolResult> {
+    ::std::boxed::Box::pin(runtime.call_mcp::<T>(params, opts))
+}
+
 /// Generated `ToolCall::parse`: the runtime's validator first (so both paths answer a
 /// model with the same text), then the generated types on the validated params.
 pub fn parse_call<T>(

@@ -123,9 +123,28 @@ impl Shared {
 /// (rmcp runs each notification's handler as a task of its own, in no order). Log
 /// messages, which toolbind does not show, go no further either: a server flooding
 /// notifications costs a parse each, not a task each.
+///
+/// It also closes a gap in rmcp's start-up: rmcp offers 2026-07-28 with `server/discover`
+/// and, after 10 s without an answer, falls back to `initialize`; a server that starts
+/// slowly (an `npx` server downloading its package) then answers the discover request
+/// late, and rmcp takes that answer for a wrong answer to `initialize`. After the fallback,
+/// the discover request's late answer is dropped here.
 struct Observed<T> {
     inner: T,
     shared: Arc<Shared>,
+    discover: Option<RequestId>,
+    fell_back: bool,
+}
+
+impl<T> Observed<T> {
+    fn new(inner: T, shared: Arc<Shared>) -> Self {
+        Observed {
+            inner,
+            shared,
+            discover: None,
+            fell_back: false,
+        }
+    }
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
@@ -135,12 +154,31 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(r) = &item {
+            match &r.request {
+                ClientRequest::DiscoverRequest(_) => self.discover = Some(r.id.clone()),
+                ClientRequest::InitializeRequest(_) => self.fell_back = self.discover.is_some(),
+                _ => {}
+            }
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
             let msg = self.inner.receive().await?;
+            if self.fell_back {
+                let late = match &msg {
+                    JsonRpcMessage::Response(r) => self.discover.as_ref() == Some(&r.id),
+                    JsonRpcMessage::Error(e) => {
+                        e.id.is_some() && e.id.as_ref() == self.discover.as_ref()
+                    }
+                    _ => false,
+                };
+                if late {
+                    continue;
+                }
+            }
             if let JsonRpcMessage::Notification(n) = &msg {
                 match &n.notification {
                     ServerNotification::ProgressNotification(p) => {
@@ -191,7 +229,7 @@ impl Connection {
             .map(|t| (t.name.clone(), t.clone()))
             .collect();
         Connection {
-            sandbox: Sandbox::new(server.sandbox.clone()),
+            sandbox: Sandbox::new(spawn::jail_policy(&server.sandbox, &server.name)),
             slots: Arc::new(Semaphore::new(server.max_in_flight)),
             state: tokio::sync::Mutex::new(State::Idle),
             shared: Arc::default(),
@@ -336,10 +374,7 @@ impl Connection {
                 // the line and leave its call waiting.
                 let rw = AsyncRwTransport::new_client(reader, started.stdin)
                     .with_max_line_length(usize::MAX);
-                let transport = Observed {
-                    inner: rw,
-                    shared: self.shared.clone(),
-                };
+                let transport = Observed::new(rw, self.shared.clone());
                 match list::initialize(handler, transport, timeout, &|_| None, true).await {
                     Ok(c) => (c, Some(process)),
                     Err(e) => {
@@ -375,10 +410,7 @@ impl Connection {
                     list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
                         .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
                 let sent = http.sent_token;
-                let transport = Observed {
-                    inner: http.transport,
-                    shared: self.shared.clone(),
-                };
+                let transport = Observed::new(http.transport, self.shared.clone());
                 let c = list::initialize(
                     handler,
                     transport,

@@ -276,12 +276,19 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Stri
     })
 }
 
-/// The state folder's parent for server `name`: `<state root>/mcp`.
-fn servers_dir(policy: &crate::sandbox::SandboxPolicy) -> PathBuf {
-    match policy.get_state_dir() {
+/// The policy the jail of server `name` is built from: the server's, with its state root
+/// at `<state root>/mcp/<name>` (`SandboxPolicy::state_dir`, else toolbind's own), so that
+/// its `HOME` is `<state root>/mcp/<name>/home`, beside the empty folder the jail is built
+/// for (`.../jail`).
+pub(crate) fn jail_policy(
+    policy: &crate::sandbox::SandboxPolicy,
+    name: &str,
+) -> crate::sandbox::SandboxPolicy {
+    let root = match policy.get_state_dir() {
         Some(d) => d.join("mcp"),
         None => crate::dirs::state_root().join("mcp"),
-    }
+    };
+    policy.clone().state_dir(root.join(safe_name(name)))
 }
 
 /// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
@@ -323,12 +330,14 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     if let Some(c) = cwd {
         exec = exec.cwd(c);
     }
-    // The jail's own folder: the "tool folder" of the spec the jail is built for; the
-    // state folder (HOME) sits beside it.
-    let name = safe_name(&server.name);
-    let own = crate::dirs::private_subdir(&servers_dir(policy), &[&name])
+    // The "tool folder" the jail is built for: an empty private folder of the server's own
+    // (shown read-only); the "tool" is `home`, so its state folder, `HOME`, is
+    // `<state root>/mcp/<name>/home`.
+    let jail_root = jail_policy(policy, &server.name);
+    let root = jail_root.get_state_dir().expect("jail_policy sets it");
+    let own = crate::dirs::private_subdir(root, &["jail"])
         .map_err(|e| format!("cannot make the server's folder: {e}"))?;
-    let spec = ToolSpec::process(&name, own);
+    let spec = ToolSpec::process("home", own);
     let plan = plan(command, args, cwd.as_deref());
     let jail = match &plan {
         Ok(p) => sandbox

@@ -32,6 +32,10 @@ fn main() {
     // A model's call parses back into the same params, checked against the server's schema.
     let parsed = filesystem::ToolCall::from_call("edit_file", args).unwrap();
     assert_eq!(parsed, call);
+    // A parsed call runs on a runtime given the server (`RuntimeBuilder::mcp_server`).
+    let runtime = toolbind::Runtime::builder().build();
+    let running = parsed.call(&runtime, toolbind::CallOptions::new());
+    drop(running);
     let bad = filesystem::ToolCall::from_call(
         "edit_file",
         serde_json::json!({"path": "a", "edits": [{"oldText": "x"}]}),
