@@ -877,3 +877,65 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
         stderr(&out)
     );
 }
+
+/// The pids of this user's processes whose environment holds `mark`.
+fn marked(mark: &str) -> Vec<i32> {
+    let needle = format!("TOOLBIND_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_server_killed_mid_call_is_named_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = format!("{}-{:?}", std::process::id(), std::time::SystemTime::now());
+    let server = everything(dir.path()).env("TOOLBIND_TEST_MARK", &mark);
+    let runtime = Runtime::builder().mcp_server(server).build();
+    // Kill the server (every process of it) once the long call has reported progress.
+    let killer = {
+        let mark = mark.clone();
+        move |_: toolbind::Progress| {
+            for pid in marked(&mark) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    };
+    let r = bounded(
+        "killed",
+        runtime.call(
+            "trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+            CallOptions::new().progress(killer),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    let t = text(&r);
+    assert!(
+        t.contains("killed by signal 9") || t.contains("closed the connection"),
+        "{t}"
+    );
+    assert!(t.contains("started again"), "{t}");
+    let r = bounded(
+        "restarted",
+        runtime.call("echo", json!({"message": "back"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: back");
+    assert!(!marked(&mark).is_empty(), "a new server runs");
+    drop(runtime);
+    // Dropping the runtime ends the server, whole.
+    assert!(
+        common::eventually(10.0, || marked(&mark).is_empty()),
+        "the server outlived the runtime"
+    );
+}
