@@ -939,3 +939,46 @@ async fn a_reference_server_killed_mid_call_is_named_and_replaced() {
         "the server outlived the runtime"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_server_that_changes_its_tools_is_listed_again() {
+    // `toolbind serve` watches its folder and, on 2026-07-28, tells a listen stream.
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    common::copy_dir(&common::fixture("tools"), &tools);
+    let server = McpServer::stdio(
+        "local",
+        common::bin(),
+        ["serve".to_owned(), tools.display().to_string()],
+    )
+    .sandbox(SandboxPolicy::off());
+    let runtime = bounded("connect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap();
+    let r = bounded(
+        "before",
+        runtime.call("hello_sh", json!({"name": "a"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    // A new input: the contract the runtime's tool came from no longer holds.
+    let file = tools.join("hello_sh/TOOL.md");
+    let md = std::fs::read_to_string(&file).unwrap();
+    let md = md.replacen("inputs:\n", "inputs:\n  added:\n    type: string\n    description: An input added while the server runs.\n    optional: true\n", 1);
+    std::fs::write(&file, md).unwrap();
+    let mut last = String::new();
+    for _ in 0..300 {
+        let r = bounded(
+            "after",
+            runtime.call("hello_sh", json!({"name": "b"}), CallOptions::new()),
+        )
+        .await;
+        if r.stop == StopReason::ContractDrift {
+            assert!(text(&r).contains("nothing was sent"), "{}", text(&r));
+            return;
+        }
+        last = text(&r);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the change was never noticed; last: {last}");
+}

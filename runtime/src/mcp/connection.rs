@@ -76,6 +76,17 @@ pub(crate) struct Live {
     tools: RwLock<HashMap<String, LiveTool>>,
     /// Set when the stdout reader hit the message bound.
     over: Arc<AtomicBool>,
+    /// The `subscriptions/listen` stream's reader, on 2026-07-28.
+    _listen: Option<AbortOnDrop>,
+}
+
+/// A task stopped when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 struct LiveTool {
@@ -445,6 +456,7 @@ impl Connection {
                 return Err((StopReason::ProtocolError, format!("{e}{note}")));
             }
         };
+        let listen = self.listen(&client, &protocol).await;
         let live = Live {
             client,
             process,
@@ -452,9 +464,54 @@ impl Connection {
             protocol,
             tools: RwLock::new(HashMap::new()),
             over,
+            _listen: listen,
         };
         self.install(&live, listed);
         Ok(live)
+    }
+
+    /// On 2026-07-28 a server sends `notifications/tools/list_changed` only on a
+    /// `subscriptions/listen` stream that asked for it: for a server that says its list
+    /// changes, one is opened, and what it brings marks the list for listing again before
+    /// the next call. `None` when there is nothing to listen to, or the server refused.
+    async fn listen(
+        &self,
+        client: &RunningService<RoleClient, Handler>,
+        protocol: &str,
+    ) -> Option<AbortOnDrop> {
+        let changes = client
+            .peer()
+            .peer_info()
+            .and_then(|i| i.capabilities.tools.as_ref().and_then(|t| t.list_changed))
+            == Some(true);
+        if protocol != "2026-07-28" || !changes {
+            return None;
+        }
+        let filter = rmcp::model::SubscriptionFilter::builder()
+            .tools_list_changed()
+            .build();
+        let opened =
+            tokio::time::timeout(Duration::from_secs(10), client.peer().listen(filter)).await;
+        let mut subscription = match opened {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                eprintln!(
+                    "toolbind: note: MCP server `{}` refused `subscriptions/listen` ({e}): a change of its tool list is noticed only at the next start",
+                    self.name()
+                );
+                return None;
+            }
+            Err(_) => return None,
+        };
+        let shared = self.shared.clone();
+        let task = tokio::spawn(async move {
+            while let Ok(Some(n)) = subscription.next().await {
+                if matches!(n, ServerNotification::ToolListChangedNotification(_)) {
+                    shared.list_changed.store(true, Ordering::SeqCst);
+                }
+            }
+        });
+        Some(AbortOnDrop(task))
     }
 
     fn list_limits(&self) -> ListLimits {
