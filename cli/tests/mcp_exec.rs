@@ -982,3 +982,59 @@ async fn a_2026_07_28_server_that_changes_its_tools_is_listed_again() {
     }
     panic!("the change was never noticed; last: {last}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_initialize_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = misbehaving("silent", dir.path()).connect_timeout(Duration::from_secs(1));
+    let err = bounded("connect", Runtime::builder().mcp_server(server).connect())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("within 1 s"), "{err}");
+}
+
+#[test]
+fn a_server_dies_with_the_agent() {
+    // `toolbind call` is the agent here; SIGKILL gives it no chance to clean up.
+    let dir = tempfile::tempdir().unwrap();
+    let mark = format!(
+        "agent-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    );
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {"everything": {"command": server_bin("mcp-server-everything"), "args": ["stdio"],
+                                             "env": {"TOOLBIND_TEST_MARK": mark}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut agent = common::toolbind()
+        .args([
+            "call",
+            "trigger-long-running-operation",
+            "--args",
+            r#"{"duration": 60, "steps": 60}"#,
+            "--state-dir",
+        ])
+        .arg(dir.path().join("state"))
+        .arg("--mcp-config")
+        .arg(&cfg)
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        common::eventually(60.0, || !marked(&mark).is_empty()),
+        "the server never started"
+    );
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    assert!(
+        common::eventually(10.0, || marked(&mark).is_empty()),
+        "the server outlived the agent: {:?}",
+        marked(&mark)
+    );
+}
