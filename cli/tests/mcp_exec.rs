@@ -539,11 +539,27 @@ async fn a_server_that_cannot_start_fails_fast_and_says_why() {
     let r = bounded("first", runtime.call("ok", json!({}), CallOptions::new())).await;
     assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
     assert!(text(&r).contains("MISBEHAVING_TOKEN"), "{}", text(&r));
-    let r = bounded("second", runtime.call("ok", json!({}), CallOptions::new())).await;
+    // Waits under a second are waited out (250 ms, 500 ms, 1 s); the next fails at once.
+    for _ in 0..3 {
+        let r = bounded("again", runtime.call("ok", json!({}), CallOptions::new())).await;
+        assert!(text(&r).contains("MISBEHAVING_TOKEN"), "{}", text(&r));
+    }
+    let r = bounded("fast", runtime.call("ok", json!({}), CallOptions::new())).await;
+    let t = text(&r);
     assert!(
-        text(&r).contains("is not running") && text(&r).contains("starts it again in"),
-        "{}",
-        text(&r)
+        t.contains("is not running") && t.contains("starts it again in"),
+        "{t}"
+    );
+    assert!(t.contains("4 start(s) in a row failed"), "{t}");
+    // Two servers of one name are refused.
+    let twice = Runtime::builder()
+        .mcp_server(misbehaving("die", dir.path()).prefix("a_"))
+        .mcp_server(misbehaving("die", dir.path()).prefix("b_"))
+        .connect();
+    let err = bounded("twice", twice).await.unwrap_err();
+    assert!(
+        err.to_string().contains("two MCP servers are named"),
+        "{err}"
     );
 }
 

@@ -368,6 +368,9 @@ impl RuntimeBuilder {
         let mut registry = std::mem::take(&mut self.registry);
         let mut conns = std::collections::HashMap::new();
         for server in servers {
+            if conns.contains_key(server.get_name()) {
+                return Err(duplicate(server.get_name()));
+            }
             let conn = Arc::new(Connection::new(server));
             let tools = crate::mcp::exec::connect(&conn).await?;
             add_tools(&mut registry, conn.server().get_name(), tools)?;
@@ -382,36 +385,47 @@ impl RuntimeBuilder {
     ///
     /// # Panics
     ///
-    /// When an [MCP server](Self::mcp_server) has no snapshot (its tools cannot be known
-    /// without starting it: use [`connect`](Self::connect)), or one of its tools has the
-    /// name of another tool.
-    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
-    pub fn build(mut self) -> Runtime {
+    /// Where [`try_build`](Self::try_build) returns an error: an [MCP
+    /// server](Self::mcp_server) without a snapshot, two servers of one name, or a tool
+    /// name two sources share.
+    pub fn build(self) -> Runtime {
         #[cfg(feature = "mcp")]
-        {
-            use crate::mcp::connection::Connection;
-            let servers = std::mem::take(&mut self.mcp);
-            let mut registry = std::mem::take(&mut self.registry);
-            let mut conns = std::collections::HashMap::new();
-            for server in servers {
-                let Some(snapshot) = server.get_snapshot() else {
-                    panic!(
-                        "MCP server `{}` has no snapshot, so its tools are not known until it runs: give it one (McpServer::snapshot) or build the runtime with RuntimeBuilder::connect().await",
-                        server.get_name()
-                    );
-                };
-                let tools = crate::mcp::exec::tools_of(&server, snapshot);
-                if let Err(e) = add_tools(&mut registry, server.get_name(), tools) {
-                    panic!("{e}");
-                }
-                let conn = Arc::new(Connection::new(server));
-                conns.insert(conn.server().get_name().to_owned(), conn);
-            }
-            self.registry = registry;
-            self.finish(conns)
-        }
+        return self.try_build().unwrap_or_else(|e| panic!("{e}"));
         #[cfg(not(feature = "mcp"))]
         self.finish()
+    }
+
+    /// [`build`](Self::build), with an error instead of a panic when an [MCP
+    /// server](Self::mcp_server) has no snapshot (its tools cannot be known without starting
+    /// it: use [`connect`](Self::connect)), two servers have one name, or one of a server's
+    /// tools has the name of another tool.
+    #[cfg(feature = "mcp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn try_build(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
+        use crate::mcp::connection::Connection;
+        let servers = std::mem::take(&mut self.mcp);
+        let mut registry = std::mem::take(&mut self.registry);
+        let mut conns = std::collections::HashMap::new();
+        for server in servers {
+            if conns.contains_key(server.get_name()) {
+                return Err(duplicate(server.get_name()));
+            }
+            let Some(snapshot) = server.get_snapshot() else {
+                return Err(crate::mcp::ConnectError::new(
+                    server.get_name(),
+                    format!(
+                        "MCP server `{}` has no snapshot, so its tools are not known until it runs: give it one (McpServer::snapshot) or build the runtime with RuntimeBuilder::connect().await",
+                        server.get_name()
+                    ),
+                ));
+            };
+            let tools = crate::mcp::exec::tools_of(&server, snapshot);
+            add_tools(&mut registry, server.get_name(), tools)?;
+            let conn = Arc::new(Connection::new(server));
+            conns.insert(conn.server().get_name().to_owned(), conn);
+        }
+        self.registry = registry;
+        Ok(self.finish(conns))
     }
 
     fn finish(
@@ -449,6 +463,14 @@ impl RuntimeBuilder {
             mcp: servers,
         }
     }
+}
+
+#[cfg(feature = "mcp")]
+fn duplicate(name: &str) -> crate::mcp::ConnectError {
+    crate::mcp::ConnectError::new(
+        name,
+        format!("two MCP servers are named `{name}`: give each its own name"),
+    )
 }
 
 /// Adds an MCP server's tools to the registry; a name already there is an error.

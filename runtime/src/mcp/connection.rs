@@ -38,6 +38,13 @@ use crate::result::{Content, Progress, StopReason, ToolResult};
 /// [`McpServer::max_restart_delay`].
 const FIRST_RESTART_DELAY: Duration = Duration::from_millis(250);
 
+/// A server that dies this soon after it started counts as a failed start: a server that
+/// crashes on every call is not started again at the pace of the calls.
+const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(5);
+
+/// A wait before the next start this short is waited out by the call that finds it.
+const SHORT_WAIT: Duration = Duration::from_secs(1);
+
 /// One server's connection and what is known of it.
 pub(crate) struct Connection {
     server: McpServer,
@@ -78,6 +85,13 @@ pub(crate) struct Live {
     over: Arc<AtomicBool>,
     /// The `subscriptions/listen` stream's reader, on 2026-07-28.
     _listen: Option<AbortOnDrop>,
+    /// When it started, and how many starts in a row had failed before it.
+    started: std::time::Instant,
+    failures: u32,
+    /// Why toolbind stopped it, when it did.
+    ended: Mutex<Option<String>>,
+    /// A `ping` is out to tell whether it hangs.
+    pinging: AtomicBool,
 }
 
 /// A task stopped when this is dropped.
@@ -98,19 +112,20 @@ struct LiveTool {
 /// the list-changed flag.
 #[derive(Default)]
 struct Shared {
-    progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
+    /// By connection (its generation: rmcp's tokens start again at 0 on each) and token.
+    progress: Mutex<HashMap<(u64, ProgressToken), ProgressSink>>,
     list_changed: AtomicBool,
 }
 
 impl Shared {
     /// Hands a progress notification to the call it belongs to (a token no call has is
     /// dropped).
-    fn deliver(&self, params: &ProgressNotificationParam) {
+    fn deliver(&self, generation: u64, params: &ProgressNotificationParam) {
         let sink = self
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&params.progress_token)
+            .get(&(generation, params.progress_token.clone()))
             .cloned();
         if let Some(sink) = sink
             && params.progress.is_finite()
@@ -124,7 +139,9 @@ impl Shared {
             let mut p = Progress::new(content);
             p.progress = Some(params.progress.max(0.0));
             p.total = params.total.filter(|t| t.is_finite());
-            sink(p);
+            // The sink runs on the connection's reader: a panic in it must not end the
+            // connection of every call.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(p)));
         }
     }
 }
@@ -143,15 +160,17 @@ impl Shared {
 struct Observed<T> {
     inner: T,
     shared: Arc<Shared>,
+    generation: u64,
     discover: Option<RequestId>,
     fell_back: bool,
 }
 
 impl<T> Observed<T> {
-    fn new(inner: T, shared: Arc<Shared>) -> Self {
+    fn new(inner: T, shared: Arc<Shared>, generation: u64) -> Self {
         Observed {
             inner,
             shared,
+            generation,
             discover: None,
             fell_back: false,
         }
@@ -193,7 +212,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
             if let JsonRpcMessage::Notification(n) = &msg {
                 match &n.notification {
                     ServerNotification::ProgressNotification(p) => {
-                        self.shared.deliver(&p.params);
+                        self.shared.deliver(self.generation, &p.params);
                         continue;
                     }
                     ServerNotification::LoggingMessageNotification(_) => continue,
@@ -284,8 +303,28 @@ impl Connection {
                 return Ok(live);
             }
             State::Up(live) => {
-                // It died between calls: say so once, then start it again.
-                let why = live.ended_how().await;
+                // It died (or was stopped: hung, a broken connection). Soon after its start,
+                // that counts as one more failed start, and waits its backoff; otherwise
+                // it is started again now.
+                let stopped = live.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let why = match stopped {
+                    Some(w) => w,
+                    None => live.ended_how().await,
+                };
+                self.set_protocol(None);
+                if live.started.elapsed() < CRASH_LOOP_WINDOW {
+                    let failures = live.failures + 1;
+                    *state = State::Down {
+                        until: Instant::now() + self.backoff(failures),
+                        failures,
+                        why: format!(
+                            "it {why} within {} s of starting",
+                            CRASH_LOOP_WINDOW.as_secs()
+                        ),
+                    };
+                    drop(state);
+                    return Box::pin(self.live()).await;
+                }
                 eprintln!(
                     "toolbind: MCP server `{}` {why}: starting it again",
                     self.name()
@@ -299,7 +338,11 @@ impl Connection {
                 why,
             } => {
                 let now = Instant::now();
-                if now < *until {
+                // A short wait is waited out (the caller's deadline still bounds it); a
+                // longer one fails the call at once, saying why.
+                if now < *until && *until - now <= SHORT_WAIT {
+                    tokio::time::sleep_until(*until).await;
+                } else if now < *until {
                     let wait = (*until - now).as_secs_f64();
                     return Err(ToolResult::stopped(
                         StopReason::Crashed,
@@ -313,7 +356,8 @@ impl Connection {
             }
         };
         match self.connect().await {
-            Ok(live) => {
+            Ok(mut live) => {
+                live.failures = failures;
                 let live = Arc::new(live);
                 self.set_protocol(Some(live.protocol.clone()));
                 *state = State::Up(live.clone());
@@ -322,11 +366,8 @@ impl Connection {
             Err((stop, why)) => {
                 self.set_protocol(None);
                 let failures = failures + 1;
-                let delay = FIRST_RESTART_DELAY
-                    .saturating_mul(1 << (failures - 1).min(16))
-                    .min(self.server.max_restart_delay);
                 *state = State::Down {
-                    until: Instant::now() + delay,
+                    until: Instant::now() + self.backoff(failures),
                     failures,
                     why: why.clone(),
                 };
@@ -338,21 +379,12 @@ impl Connection {
         }
     }
 
-    /// Stops the connection `live` belongs to (when it is still the current one), so that
-    /// the next call starts the server again; `failures` counts toward the backoff.
-    async fn take_down(&self, live: &Live, why: String, failures: u32) {
-        let mut state = self.state.lock().await;
-        if let State::Up(current) = &*state
-            && current.generation == live.generation
-        {
-            *state = State::Down {
-                until: Instant::now(),
-                failures,
-                why,
-            };
-            self.set_protocol(None);
-        }
-        live.kill();
+    /// How long to wait before the next start after `failures` failed ones in a row:
+    /// 250 ms doubling, at most `max_restart_delay`.
+    fn backoff(&self, failures: u32) -> Duration {
+        FIRST_RESTART_DELAY
+            .saturating_mul(1 << failures.saturating_sub(1).min(16))
+            .min(self.server.max_restart_delay)
     }
 
     /// Starts (stdio) or reaches (HTTP) the server, initializes and lists its tools.
@@ -385,7 +417,7 @@ impl Connection {
                 // the line and leave its call waiting.
                 let rw = AsyncRwTransport::new_client(reader, started.stdin)
                     .with_max_line_length(usize::MAX);
-                let transport = Observed::new(rw, self.shared.clone());
+                let transport = Observed::new(rw, self.shared.clone(), generation);
                 match list::initialize(handler, transport, timeout, &|_| None, true).await {
                     Ok(c) => (c, Some(process)),
                     Err(e) => {
@@ -416,12 +448,12 @@ impl Connection {
                 let headers = self
                     .server
                     .http_headers()
-                    .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                    .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
                 let http =
                     list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
-                        .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                        .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
                 let sent = http.sent_token;
-                let transport = Observed::new(http.transport, self.shared.clone());
+                let transport = Observed::new(http.transport, self.shared.clone(), generation);
                 let c = list::initialize(
                     handler,
                     transport,
@@ -430,7 +462,7 @@ impl Connection {
                     true,
                 )
                 .await
-                .map_err(|e| (StopReason::Crashed, format!("{url}: {e}")))?;
+                .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
                 (c, None)
             }
             #[cfg(not(feature = "mcp-http"))]
@@ -465,6 +497,10 @@ impl Connection {
             tools: RwLock::new(HashMap::new()),
             over,
             _listen: listen,
+            started: std::time::Instant::now(),
+            failures: 0,
+            ended: Mutex::new(None),
+            pinging: AtomicBool::new(false),
         };
         self.install(&live, listed);
         Ok(live)
@@ -665,7 +701,7 @@ impl Connection {
             {
                 Ok(h) => h,
                 Err(e) => {
-                    let r = self.lost(&live, &name, &e.to_string()).await;
+                    let r = self.lost(&live, &name, &e).await;
                     if retry && !retried {
                         retried = true;
                         continue;
@@ -674,15 +710,15 @@ impl Connection {
                 }
             };
             let _progress = call.progress.clone().map(|sink| {
-                let token = handle.progress_token.clone();
+                let key = (live.generation, handle.progress_token.clone());
                 self.shared
                     .progress
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .insert(token.clone(), sink);
+                    .insert(key.clone(), sink);
                 ProgressGuard {
                     shared: self.shared.clone(),
-                    token,
+                    key,
                 }
             });
             let id = handle.id.clone();
@@ -727,7 +763,7 @@ impl Connection {
                     )
                 }
                 Ok(Err(e)) => {
-                    let r = self.lost(&live, &name, &e.to_string()).await;
+                    let r = self.lost(&live, &name, &e).await;
                     if retry && !retried {
                         retried = true;
                         continue;
@@ -789,7 +825,21 @@ impl Connection {
 
     /// A call whose connection broke: the result says how (the server's exit and last
     /// stderr lines), and the next call starts the server again.
-    async fn lost(&self, live: &Arc<Live>, name: &str, error: &str) -> ToolResult {
+    ///
+    /// Over HTTP one request can fail while the session is fine (a 502 from a proxy, an
+    /// answer over the bound): unless the transport closed, only that call fails.
+    async fn lost(&self, live: &Arc<Live>, name: &str, error: &rmcp::ServiceError) -> ToolResult {
+        let closed = matches!(error, rmcp::ServiceError::TransportClosed);
+        if live.process.is_none() && !closed && live.is_open() {
+            return ToolResult::stopped(
+                StopReason::Crashed,
+                format!(
+                    "tool `{name}`: the request to MCP server `{}` failed: {}",
+                    self.name(),
+                    error_text(error)
+                ),
+            );
+        }
         let how = if live.over.load(Ordering::SeqCst) {
             self.over_message()
         } else {
@@ -799,8 +849,8 @@ impl Connection {
             Some(p) => p.stderr_note().await,
             None => String::new(),
         };
-        let why = format!("{how} ({error})");
-        self.take_down(live, why.clone(), 0).await;
+        let why = format!("{how} ({})", error_text(error));
+        live.stop(&why);
         ToolResult::stopped(
             StopReason::Crashed,
             format!(
@@ -813,6 +863,9 @@ impl Connection {
     /// After a call timed out: a server that does not answer a `ping` in time is hung,
     /// and is stopped (the next call starts it again).
     fn check_alive(&self, live: Arc<Live>) {
+        if live.pinging.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let limit = self.server.ping_timeout;
         let peer = live.client.peer().clone();
         let name = self.name().to_owned();
@@ -823,8 +876,9 @@ impl Connection {
                     "toolbind: MCP server `{name}` did not answer a ping within {} s after a call timed out: stopping it (the next call starts it again)",
                     limit.as_secs_f64()
                 );
-                live.kill();
+                live.stop("did not answer a ping after a call timed out");
             }
+            live.pinging.store(false, Ordering::SeqCst);
         });
     }
 }
@@ -832,7 +886,7 @@ impl Connection {
 /// Removes a call's progress sink when the call ends.
 struct ProgressGuard {
     shared: Arc<Shared>,
-    token: ProgressToken,
+    key: (u64, ProgressToken),
 }
 
 impl Drop for ProgressGuard {
@@ -841,7 +895,7 @@ impl Drop for ProgressGuard {
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.token);
+            .remove(&self.key);
     }
 }
 
@@ -899,6 +953,42 @@ impl Live {
             p.kill();
         }
         self.client.cancellation_token().cancel();
+    }
+
+    /// Ends the connection now, keeping `why` for the message of the next start.
+    fn stop(&self, why: &str) {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| why.to_owned());
+        self.kill();
+    }
+}
+
+/// `url` as messages show it: without user information or query, which may hold a key.
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let rest = match rest.split_once('/') {
+        Some((authority, path)) => format!(
+            "{}/{path}",
+            authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+        ),
+        None => rest.rsplit_once('@').map_or(rest, |(_, h)| h).to_owned(),
+    };
+    if scheme.is_empty() {
+        rest
+    } else {
+        format!("{scheme}://{rest}")
+    }
+}
+
+/// A request's error in words, without rmcp's wrapper (which names Rust types).
+fn error_text(e: &rmcp::ServiceError) -> String {
+    match e {
+        rmcp::ServiceError::TransportSend(t) => list::chain(&*t.error),
+        rmcp::ServiceError::TransportClosed => "the connection closed".to_owned(),
+        e => e.to_string(),
     }
 }
 
@@ -962,5 +1052,22 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineBounded<R> {
             }
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_are_shown_without_secrets() {
+        use super::shown_url;
+        assert_eq!(
+            shown_url("https://user:pw@mcp.example.com/mcp?key=SECRET#x"),
+            "https://mcp.example.com/mcp"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:80/mcp"),
+            "http://127.0.0.1:80/mcp"
+        );
+        assert_eq!(shown_url("https://k@h"), "https://h");
     }
 }

@@ -445,7 +445,13 @@ pub(super) mod http {
                 return attempt.error(e);
             }
             if first.is_some_and(|f| f != origin(attempt.url())) {
-                let to = attempt.url().to_string();
+                // Its origin only: a path or query may hold a key.
+                let u = attempt.url();
+                let to = match (u.host_str(), u.port()) {
+                    (Some(h), Some(p)) => format!("{}://{h}:{p}", u.scheme()),
+                    (Some(h), None) => format!("{}://{h}", u.scheme()),
+                    _ => u.scheme().to_owned(),
+                };
                 return attempt.error(format!(
                     "the server redirected to another origin ({to}): toolbind does not follow it, so that the headers and token meant for this server are not sent there; configure the URL it redirects to if you trust it"
                 ));

@@ -83,8 +83,16 @@ impl ServerProcess {
     /// have been reused); members that outlive the leader go with the jail's or the
     /// tracking cgroup.
     pub(crate) fn kill(&self) {
-        if self.exit().is_none() {
-            signal_group(self.pgid, Signal::SIGKILL);
+        // The child stays locked from the check to the signal: no one reaps it between.
+        let mut exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if exit.is_some() {
+            return;
+        }
+        match child.as_mut().map(Child::try_wait) {
+            Some(Ok(Some(status))) => *exit = Some(status),
+            Some(Ok(None)) => signal_group(self.pgid, Signal::SIGKILL),
+            _ => {}
         }
     }
 
@@ -215,8 +223,8 @@ fn kind_of(name: &str) -> Option<Kind> {
 }
 
 /// The folder a server's file needs: its `node_modules` ancestor (Node looks for packages
-/// in every `node_modules` above a file), else its own folder. System folders are already
-/// in the jail.
+/// in every `node_modules` above a file), else its own folder; `None` for one already in
+/// the jail (under `/usr`) or one that must never be shown ([`unsafe_to_show`]).
 fn package_folder(file: &Path) -> Option<PathBuf> {
     let real = file.canonicalize().ok()?;
     let dir = real
@@ -224,7 +232,32 @@ fn package_folder(file: &Path) -> Option<PathBuf> {
         .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
         .or_else(|| real.parent())?
         .to_path_buf();
-    (!dir.starts_with("/usr") && dir != Path::new("/")).then_some(dir)
+    (!dir.starts_with("/usr") && !unsafe_to_show(&dir)).then_some(dir)
+}
+
+/// Whether showing `dir` (read-only) would show the server what is not its own: `/`, the
+/// system's live state (`/proc`, `/sys`, `/dev`, `/run` with its sockets, `/etc`, `/boot`;
+/// `/tmp` and `/var` themselves), the user's home folder or a folder holding it, or toolbind's state root (every
+/// server's and tool's `HOME`) or a folder holding it. A server whose entry lives in such a
+/// place is started without it shown, and fails to start saying so; grant what it needs.
+fn unsafe_to_show(dir: &Path) -> bool {
+    const SYSTEM: [&str; 6] = ["/proc", "/sys", "/dev", "/run", "/etc", "/boot"];
+    const SHARED: [&str; 4] = ["/", "/tmp", "/var", "/var/tmp"];
+    let real = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    let holds = |p: PathBuf| real(p).starts_with(dir);
+    SHARED.iter().any(|s| dir == Path::new(s))
+        || SYSTEM.iter().any(|s| dir.starts_with(s))
+        || std::env::var_os("HOME").is_some_and(|h| holds(PathBuf::from(h)))
+        || holds(crate::dirs::state_root())
+}
+
+/// Whether `arg` names the script an interpreter runs (`server.js`, `main.py`): what the
+/// jail shows the package folder of. Any other argument that happens to be a path (a
+/// database, a folder to serve) is the server's business and must be granted.
+fn is_script(arg: &str) -> bool {
+    [".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".sh"]
+        .iter()
+        .any(|e| arg.ends_with(e))
 }
 
 fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, String> {
@@ -233,13 +266,17 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Stri
         .canonicalize()
         .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
     let mut binds = Vec::new();
-    // A script named in the arguments (`node server.js`, `python3 -m` needs none).
-    for a in args {
+    // The script an interpreter runs (`node server.js`; `python3 -m pkg` needs none): the
+    // first argument that is not an option, when it is a script.
+    if kind_of(command).is_some()
+        && let Some(a) = args.iter().find(|a| !a.starts_with('-'))
+        && is_script(a)
+    {
         let p = match cwd {
             Some(c) if Path::new(a).is_relative() => c.join(a),
             _ => PathBuf::from(a),
         };
-        if !a.starts_with('-') && p.is_file() {
+        if p.is_file() {
             binds.extend(package_folder(&p));
         }
     }
@@ -260,6 +297,7 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Stri
         if let Some(dir) = real.parent()
             && !dir.starts_with("/usr")
             && !matches!(dir.to_str(), Some("/bin" | "/sbin"))
+            && !unsafe_to_show(dir)
         {
             binds.push(dir.to_path_buf());
         }
@@ -304,10 +342,17 @@ fn safe_name(name: &str) -> String {
         })
         .take(100)
         .collect();
-    match s.trim_start_matches('.') {
+    let s = match s.trim_start_matches('.') {
         "" => "server".to_owned(),
         t => t.to_owned(),
+    };
+    if s == name {
+        return s;
     }
+    // Two names that map to one (`a b`, `a/b`, `a_b`) must not share a folder.
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(name.as_bytes());
+    format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
 }
 
 /// Starts a stdio server: jailed under the server's policy (unless it is `off`, or `auto`
@@ -405,7 +450,18 @@ mod tests {
         std::fs::write(&script, "\x7fELF").unwrap();
         assert_eq!(shebang(&script), None);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(safe_name("../x y"), "_x_y");
-        assert_eq!(safe_name(".."), "server");
+        assert!(unsafe_to_show(Path::new("/")));
+        assert!(unsafe_to_show(Path::new("/run")));
+        assert!(unsafe_to_show(Path::new("/etc/ssl")));
+        if let Some(home) = std::env::var_os("HOME") {
+            let home = PathBuf::from(home);
+            assert!(unsafe_to_show(&home));
+            assert!(home.parent().is_none_or(unsafe_to_show));
+        }
+        assert!(!is_script("/srv/data/notes.db") && is_script("server.mjs"));
+        assert!(safe_name("../x y").starts_with("_x_y-"));
+        assert_ne!(safe_name("a b"), safe_name("a/b"));
+        assert_eq!(safe_name("memory"), "memory");
+        assert!(safe_name("..").starts_with("server-"));
     }
 }
