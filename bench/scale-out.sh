@@ -12,7 +12,14 @@
 #      KILL_AFTER calls of this run;
 #   4. two replicas with sessions behind a backend with session affinity (the HAProxy
 #      `stick` lines of docs/http.md), the client in `initialize` mode: each session stays on the
-#      replica that opened it.
+#      replica that opened it;
+#   5. the client side as a Rust agent instead: toolbind's own MCP executor
+#      (cli/benches/fleet.rs: one Runtime, one McpServer::http, CLIENTS concurrent loops),
+#      two stateless replicas behind HAProxy (replica a started again);
+#   6. the same, with replica a killed mid-run as in run 3.
+# Run 6 must answer every call too, with no retry in the client beyond the executor's own:
+# it sends a read-only or idempotent tool's call once more, on a new connection, when its
+# connection failed.
 # Run 3 must answer every call. HAProxy retries a request whose connection failed or
 # whose server died before answering (`retry-on conn-failure empty-response
 # response-timeout`, `option redispatch`: on the other replica), and its health check
@@ -28,6 +35,7 @@
 # TOOLBIND_CLIENTS (where install.sh put the SDKs), CLIENTS, CALLS, KILL_AFTER.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cargo bench -q -p toolbind-cli --bench fleet --no-run 2>/dev/null
 clients_n=${CLIENTS:-16}
 calls=${CALLS:-200}
 kill_after=${KILL_AFTER:-400}
@@ -137,3 +145,26 @@ sticky=$("$py" "$client" "http://127.0.0.1:$lb_sessions/mcp" "$TOOLBIND_TOKEN" l
 echo "4. sessions, two replicas, affinity: $sticky"
 echo "   served by c: $(served c), by d: $(served d)"
 echo "$sticky" | grep -q '"failed": 0' || { echo "FAILED: session calls were lost"; exit 1; }
+# A Rust agent on toolbind's MCP executor, against the stateless pair again.
+replica a "$a"; pid_a=$replica_pid
+sleep 1.5 # HAProxy's health check: `rise 2` at 500 ms
+fleet() { # URL LABEL
+  local out
+  out=$(cargo bench -q -p toolbind-cli --bench fleet -- "$1" "$clients_n" "$calls" 2>>"$tmp/client.log" | tail -n 1)
+  echo "$2: $out"
+}
+base_a=$(served a); base_b=$(served b)
+fleet "http://127.0.0.1:$lb/mcp" "5. Rust executor, HAProxy   "
+before_a=$(served a); before_b=$(served b)
+echo "   run 5 served by a: $((before_a - base_a)), by b: $((before_b - base_b))"
+(
+  until [ "$(served a)" -ge $((before_a + kill_after)) ]; do sleep 0.05; done
+  kill -9 "$pid_a"
+  echo "   (replica a killed after answering $kill_after calls of run 6)"
+) &
+result=$(fleet "http://127.0.0.1:$lb/mcp" "6. Rust executor, one killed")
+wait $! 2>/dev/null || true
+echo "$result"
+echo "   run 6 served by a: $(($(served a) - before_a)), by b: $(($(served b) - before_b))"
+echo "$result" | grep -q '"failed":0' || { echo "FAILED: the executor lost calls"; tail -n 20 "$tmp/client.log"; exit 1; }
+echo "every call answered"

@@ -112,37 +112,81 @@ struct LiveTool {
 /// the list-changed flag.
 #[derive(Default)]
 struct Shared {
-    /// By connection (its generation: rmcp's tokens start again at 0 on each) and token.
-    progress: Mutex<HashMap<(u64, ProgressToken), ProgressSink>>,
+    progress: Mutex<ProgressMap>,
     list_changed: AtomicBool,
 }
 
+/// A call's progress key: its connection (rmcp's tokens start again at 0 on each) and
+/// token.
+type ProgressKey = (u64, ProgressToken);
+
+/// Progress sinks by call, and what came before its call's sink was in place.
+#[derive(Default)]
+struct ProgressMap {
+    sinks: HashMap<ProgressKey, ProgressSink>,
+    /// A call's first updates can arrive before its sink is registered (rmcp assigns the
+    /// token while it queues the request): they wait here, at most [`EARLY_PROGRESS`] in
+    /// all, the oldest dropped first.
+    early: std::collections::VecDeque<(ProgressKey, Progress)>,
+}
+
+/// The most progress updates kept for calls whose sink is not registered yet.
+const EARLY_PROGRESS: usize = 1024;
+
+fn progress_of(params: &ProgressNotificationParam) -> Option<Progress> {
+    if !params.progress.is_finite() {
+        return None;
+    }
+    let content = params
+        .message
+        .clone()
+        .map(Content::text)
+        .into_iter()
+        .collect();
+    let mut p = Progress::new(content);
+    p.progress = Some(params.progress.max(0.0));
+    p.total = params.total.filter(|t| t.is_finite());
+    Some(p)
+}
+
+/// Calls `sink`; it runs on the connection's reader, and a panic in it must not end the
+/// connection of every call.
+fn hand(sink: &ProgressSink, p: Progress) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(p)));
+}
+
 impl Shared {
-    /// Hands a progress notification to the call it belongs to (a token no call has is
-    /// dropped).
+    /// Hands a progress notification to the call it belongs to, in order (the map stays
+    /// locked while the sink runs: sinks must return quickly, as `ProgressSink` says).
     fn deliver(&self, generation: u64, params: &ProgressNotificationParam) {
-        let sink = self
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&(generation, params.progress_token.clone()))
-            .cloned();
-        if let Some(sink) = sink
-            && params.progress.is_finite()
-        {
-            let content = params
-                .message
-                .clone()
-                .map(Content::text)
-                .into_iter()
-                .collect();
-            let mut p = Progress::new(content);
-            p.progress = Some(params.progress.max(0.0));
-            p.total = params.total.filter(|t| t.is_finite());
-            // The sink runs on the connection's reader: a panic in it must not end the
-            // connection of every call.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink(p)));
+        let Some(p) = progress_of(params) else {
+            return;
+        };
+        let key = (generation, params.progress_token.clone());
+        let mut map = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        match map.sinks.get(&key) {
+            Some(sink) => hand(sink, p),
+            None => {
+                if map.early.len() == EARLY_PROGRESS {
+                    map.early.pop_front();
+                }
+                map.early.push_back((key, p));
+            }
         }
+    }
+
+    /// Registers a call's sink, first handing it what came early.
+    fn register(&self, key: ProgressKey, sink: ProgressSink) {
+        let mut map = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let early = std::mem::take(&mut map.early);
+        for (k, p) in early {
+            if k == key {
+                hand(&sink, p);
+            } else {
+                map.early.push_back((k, p));
+            }
+        }
+        map.sinks.insert(key, sink);
     }
 }
 
@@ -711,11 +755,7 @@ impl Connection {
             };
             let _progress = call.progress.clone().map(|sink| {
                 let key = (live.generation, handle.progress_token.clone());
-                self.shared
-                    .progress
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key.clone(), sink);
+                self.shared.register(key.clone(), sink);
                 ProgressGuard {
                     shared: self.shared.clone(),
                     key,
@@ -886,7 +926,7 @@ impl Connection {
 /// Removes a call's progress sink when the call ends.
 struct ProgressGuard {
     shared: Arc<Shared>,
-    key: (u64, ProgressToken),
+    key: ProgressKey,
 }
 
 impl Drop for ProgressGuard {
@@ -895,6 +935,7 @@ impl Drop for ProgressGuard {
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .sinks
             .remove(&self.key);
     }
 }
