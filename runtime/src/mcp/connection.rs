@@ -532,6 +532,10 @@ impl Connection {
                 return Err((StopReason::ProtocolError, format!("{e}{note}")));
             }
         };
+        // A `list_changed` the server sent while starting (server-everything sends one
+        // before answering the list) is already in the list just read: listing again
+        // before the first call would be the same work twice.
+        self.shared.list_changed.store(false, Ordering::SeqCst);
         let listen = self.listen(&client, &protocol).await;
         let live = Live {
             client,
