@@ -124,6 +124,9 @@ pub struct PromptArgs {
     pub dirs: DirsArg,
     #[command(flatten)]
     pub mcp: McpConfigArg,
+    /// The jail of the --mcp-config stdio servers started to list their tools.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 /// MCP servers whose tools join the tools folders' (`mcpServers` JSON, as hosts use it).
@@ -149,6 +152,9 @@ pub struct SchemaArgs {
         value_parser = dialect_parser(),
     )]
     pub dialect: Dialect,
+    /// The jail of the --mcp-config stdio servers started to list their tools.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 fn dialect_parser() -> impl TypedValueParser<Value = Dialect> {

@@ -71,7 +71,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         .registry(registry)
         .executor(executor.clone())
         .spill_dir(args.spill.dir());
-    for server in crate::tools::mcp_servers(&args.mcp, Some(&args.sandbox))? {
+    for server in crate::tools::mcp_servers(&args.mcp, &args.sandbox)? {
         builder = builder.mcp_server(server);
     }
     let runtime = if args.mcp.file.is_some() {

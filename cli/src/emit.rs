@@ -6,7 +6,7 @@ use std::path::Path;
 use toolbind_codegen::Diagnostics;
 use toolbind_codegen::{Config, Error, Options, ToolSpec, load_tools, prompt, schema};
 
-use crate::args::{DirsArg, GenArgs, McpConfigArg, PromptArgs, SchemaArgs};
+use crate::args::{DirsArg, GenArgs, McpConfigArg, PromptArgs, SandboxArgs, SchemaArgs};
 use crate::check::color_stderr;
 use crate::exit::{Code, Failure, Outcome};
 
@@ -46,26 +46,31 @@ pub fn rust(args: &GenArgs) -> Outcome {
 }
 
 pub fn schema(args: &SchemaArgs) -> Outcome {
-    let tools = with_mcp(load(&args.dirs)?, &args.mcp)?;
+    let tools = with_mcp(load(&args.dirs)?, &args.mcp, &args.sandbox)?;
     print(&schema::definitions_json(&tools, args.dialect))
 }
 
 pub fn prompt(args: &PromptArgs) -> Outcome {
-    let tools = with_mcp(load(&args.dirs)?, &args.mcp)?;
+    let tools = with_mcp(load(&args.dirs)?, &args.mcp, &args.sandbox)?;
     print(&prompt::system_prompt(&tools))
 }
 
 /// The tools folders' tools, then those of the `--mcp-config` servers (listed live).
-fn with_mcp(mut tools: Vec<ToolSpec>, mcp: &McpConfigArg) -> Result<Vec<ToolSpec>, Failure> {
+fn with_mcp(
+    mut tools: Vec<ToolSpec>,
+    mcp: &McpConfigArg,
+    sandbox: &SandboxArgs,
+) -> Result<Vec<ToolSpec>, Failure> {
     if mcp.file.is_none() {
         return Ok(tools);
     }
+    sandbox.check()?;
     let local: toolbind::Registry = tools
         .iter()
         .cloned()
         .map(toolbind::ToolInfo::from)
         .collect();
-    for t in crate::tools::mcp_tools(mcp, None, &local)? {
+    for t in crate::tools::mcp_tools(mcp, sandbox, &local)? {
         tools.push(t.spec().clone());
     }
     Ok(tools)

@@ -33,7 +33,7 @@ pub fn list(args: &ListArgs) -> Outcome {
     args.sandbox.check()?;
     let dirs = dirs(&args.dirs);
     let mut loaded = load(&dirs);
-    for t in mcp_tools(&args.mcp, Some(&args.sandbox), &loaded.registry)? {
+    for t in mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)? {
         // Clashes were refused by `connect`.
         let _ = loaded.registry.insert(t);
     }
@@ -198,7 +198,7 @@ pub fn absolute(dirs: Vec<PathBuf>) -> Result<Vec<PathBuf>, crate::exit::Failure
 /// long as the command).
 pub fn mcp_servers(
     arg: &crate::args::McpConfigArg,
-    sandbox: Option<&crate::args::SandboxArgs>,
+    sandbox: &crate::args::SandboxArgs,
 ) -> Result<Vec<toolbind::mcp::McpServer>, crate::exit::Failure> {
     let Some(file) = &arg.file else {
         return Ok(Vec::new());
@@ -207,13 +207,10 @@ pub fn mcp_servers(
         .map_err(|e| crate::exit::Failure::usage(format!("--mcp-config: {e}")))?;
     Ok(servers
         .into_iter()
-        .map(|s| match sandbox {
-            Some(a) => {
-                let policy = a.policy();
-                let limits = policy.get_limits().clone().cpu(None);
-                s.sandbox(policy.limits(limits))
-            }
-            None => s,
+        .map(|s| {
+            let policy = sandbox.policy();
+            let limits = policy.get_limits().clone().cpu(None);
+            s.sandbox(policy.limits(limits))
         })
         .collect())
 }
@@ -223,7 +220,7 @@ pub fn mcp_servers(
 /// error naming it.
 pub fn mcp_tools(
     arg: &crate::args::McpConfigArg,
-    sandbox: Option<&crate::args::SandboxArgs>,
+    sandbox: &crate::args::SandboxArgs,
     local: &toolbind::Registry,
 ) -> Result<Vec<toolbind::ToolInfo>, crate::exit::Failure> {
     let servers = mcp_servers(arg, sandbox)?;

@@ -563,6 +563,102 @@ async fn a_server_that_cannot_start_fails_fast_and_says_why() {
     );
 }
 
+/// A start slower than the first call's deadline is not thrown away with that call: the
+/// next call waits for the same start, and the server is started once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_start_outlives_the_first_callers_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = Snapshot::new(
+        "misbehaving-slow",
+        Default::default(),
+        "2025-11-25",
+        vec![
+            SnapshotTool::from_listed(&json!({"name": "ok", "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"]
+            }}))
+            .unwrap(),
+        ],
+    )
+    .unwrap();
+    let runtime = Runtime::builder()
+        .mcp_server(misbehaving("slow", dir.path()).snapshot(snap))
+        .build();
+    let r = bounded(
+        "first",
+        runtime.call(
+            "ok",
+            json!({"text": "a"}),
+            CallOptions::new().timeout(Duration::from_millis(200)),
+        ),
+    )
+    .await;
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{}", text(&r));
+    let r = bounded(
+        "second",
+        runtime.call("ok", json!({"text": "b"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r), "ok: b");
+    let starts = std::fs::read_to_string(dir.path().join("state/mcp/misbehaving-slow/home/starts"))
+        .expect("the server wrote its starts");
+    assert_eq!(
+        starts.lines().count(),
+        1,
+        "started more than once: {starts}"
+    );
+}
+
+/// A bwrap that is installed but cannot build a jail here (as where user namespaces are
+/// off): the server's start is not preceded by a trial jail, so the failed start is what
+/// shows it, and the trial then says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jail_that_cannot_run_here_is_named_after_the_start_fails() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bwrap = dir.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server =
+        |mode| misbehaving("die", dir.path()).sandbox(jail(dir.path()).mode(mode).bwrap(&bwrap));
+    let err = bounded(
+        "required",
+        Runtime::builder()
+            .mcp_server(server(SandboxMode::Required))
+            .connect(),
+    )
+    .await
+    .unwrap_err();
+    let e = err.to_string();
+    assert!(
+        e.contains("the sandbox is required but cannot run the server")
+            && e.contains("No permissions to create new namespace"),
+        "{e}"
+    );
+    // `auto`: the same failed start, then the server runs unjailed.
+    let runtime = bounded(
+        "auto",
+        Runtime::builder()
+            .mcp_server(server(SandboxMode::Auto))
+            .connect(),
+    )
+    .await
+    .expect("auto falls back to an unjailed start");
+    let r = bounded(
+        "call",
+        runtime.call("ok", json!({"text": "hi"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r), "ok: hi");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn toolbind_serve_as_a_server_speaks_2026_07_28() {
     // toolbind's own server, unjailed here (it jails its tools itself: bwrap in bwrap is
@@ -862,7 +958,9 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
     assert_code(&out, 0);
     assert!(stdout(&out).contains("local"), "{}", stdout(&out));
 
-    let out = run(&["schema"]);
+    // `schema` and `prompt` start the servers in the jail their sandbox flags say.
+    let state_arg = state.display().to_string();
+    let out = run(&["schema", "--sandbox", "required", "--state-dir", &state_arg]);
     assert_code(&out, 0);
     let schema: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let names: Vec<&str> = schema
@@ -878,6 +976,29 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
     let out = run(&["prompt"]);
     assert_code(&out, 0);
     assert!(stdout(&out).contains("echo") && stdout(&out).contains("hello_sh"));
+
+    // Two servers with the same tools: the clash names its remedy, a `prefix` in the
+    // config (for the server added second, in name order); with it, both are callable.
+    let two = |prefix: serde_json::Value| {
+        let everything = server_bin("mcp-server-everything");
+        json!({"mcpServers": {
+            "everything": {"command": everything, "args": ["stdio"]},
+            "again": {"command": everything, "args": ["stdio"], "prefix": prefix}
+        }})
+        .to_string()
+    };
+    std::fs::write(&cfg, two(serde_json::Value::Null)).unwrap();
+    let out = run(&["list"]);
+    assert_code(&out, 1);
+    assert!(
+        stderr(&out).contains(r#"`"prefix": "everything_"` in its mcpServers entry"#),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(&cfg, two(json!("again_"))).unwrap();
+    let out = run(&["call", "again_echo", "--args", r#"{"message": "twice"}"#]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out).trim(), "Echo: twice", "{}", stderr(&out));
 
     // A config that names no server that starts: a clear error, exit 1.
     std::fs::write(

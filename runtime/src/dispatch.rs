@@ -363,20 +363,24 @@ impl RuntimeBuilder {
     #[cfg(feature = "mcp")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
     pub async fn connect(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
-        use crate::mcp::connection::Connection;
-        let servers = std::mem::take(&mut self.mcp);
-        let mut registry = std::mem::take(&mut self.registry);
-        let mut conns = std::collections::HashMap::new();
-        for server in servers {
-            if conns.contains_key(server.get_name()) {
-                return Err(duplicate(server.get_name()));
-            }
-            let conn = Arc::new(Connection::new(server));
-            let tools = crate::mcp::exec::connect(&conn).await?;
-            add_tools(&mut registry, conn.server().get_name(), tools)?;
-            conns.insert(conn.server().get_name().to_owned(), conn);
+        let conns = self.connections()?;
+        // Every server starts at once (an agent with several waits for the slowest, not
+        // for the sum); if one fails, the others' starts are stopped with the guard.
+        let _stop = crate::mcp::connection::Abandon(conns.clone());
+        let mut starts = tokio::task::JoinSet::new();
+        for (i, conn) in conns.iter().enumerate() {
+            let conn = conn.clone();
+            starts.spawn(async move { (i, crate::mcp::exec::connect(&conn).await) });
         }
-        self.registry = registry;
+        let mut tools = vec![Vec::new(); conns.len()];
+        while let Some(done) = starts.join_next().await {
+            // Not cancelled (the set is ours): an error is a panic, passed on.
+            let (i, listed) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            tools[i] = listed?;
+        }
+        for (conn, tools) in conns.iter().zip(tools) {
+            add_tools(&mut self.registry, conn.server().get_name(), tools)?;
+        }
         Ok(self.finish(conns))
     }
 
@@ -402,14 +406,9 @@ impl RuntimeBuilder {
     #[cfg(feature = "mcp")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
     pub fn try_build(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
-        use crate::mcp::connection::Connection;
-        let servers = std::mem::take(&mut self.mcp);
-        let mut registry = std::mem::take(&mut self.registry);
-        let mut conns = std::collections::HashMap::new();
-        for server in servers {
-            if conns.contains_key(server.get_name()) {
-                return Err(duplicate(server.get_name()));
-            }
+        let conns = self.connections()?;
+        for conn in &conns {
+            let server = conn.server();
             let Some(snapshot) = server.get_snapshot() else {
                 return Err(crate::mcp::ConnectError::new(
                     server.get_name(),
@@ -419,22 +418,39 @@ impl RuntimeBuilder {
                     ),
                 ));
             };
-            let tools = crate::mcp::exec::tools_of(&server, snapshot);
-            add_tools(&mut registry, server.get_name(), tools)?;
-            let conn = Arc::new(Connection::new(server));
-            conns.insert(conn.server().get_name().to_owned(), conn);
+            let tools = crate::mcp::exec::tools_of(server, snapshot);
+            add_tools(&mut self.registry, server.get_name(), tools)?;
         }
-        self.registry = registry;
         Ok(self.finish(conns))
+    }
+
+    /// A connection for each declared server, none started; two of one name are an error.
+    #[cfg(feature = "mcp")]
+    fn connections(
+        &mut self,
+    ) -> Result<Vec<Arc<crate::mcp::connection::Connection>>, crate::mcp::ConnectError> {
+        let mut conns: Vec<Arc<crate::mcp::connection::Connection>> = Vec::new();
+        for server in std::mem::take(&mut self.mcp) {
+            if conns
+                .iter()
+                .any(|c| c.server().get_name() == server.get_name())
+            {
+                return Err(duplicate(server.get_name()));
+            }
+            conns.push(Arc::new(crate::mcp::connection::Connection::new(server)));
+        }
+        Ok(conns)
     }
 
     fn finish(
         self,
-        #[cfg(feature = "mcp")] servers: std::collections::HashMap<
-            String,
-            Arc<crate::mcp::connection::Connection>,
-        >,
+        #[cfg(feature = "mcp")] servers: Vec<Arc<crate::mcp::connection::Connection>>,
     ) -> Runtime {
+        #[cfg(feature = "mcp")]
+        let servers: std::collections::HashMap<_, _> = servers
+            .into_iter()
+            .map(|c| (c.server().get_name().to_owned(), c))
+            .collect();
         let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
             let mut exec = crate::exec::ExecConfig::default().sandbox(sandbox);
@@ -485,7 +501,7 @@ fn add_tools(
             return Err(crate::mcp::ConnectError::new(
                 server,
                 format!(
-                    "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix)",
+                    "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix, or `\"prefix\": \"{server}_\"` in its mcpServers entry)",
                     t.name()
                 ),
             ));

@@ -442,6 +442,12 @@ pub(crate) struct Sandbox {
     policy: SandboxPolicy,
     probes: Mutex<HashMap<(Kind, String), Result<Interp, String>>>,
     resolved: Mutex<HashMap<(Kind, String), Option<Interp>>>,
+    /// Whether a jail is tried out (the interpreter run in it once) before the first start
+    /// of each interpreter. Tools: yes, so that a jail that cannot run here is told from a
+    /// tool that failed. An MCP server's own failed start shows as much, and is explained
+    /// afterwards with [`check`](Self::check): the trial, a whole interpreter start (50 ms
+    /// for node), is not paid before every connect.
+    trial_first: bool,
 }
 
 static WARNED: std::sync::Once = std::sync::Once::new();
@@ -452,6 +458,16 @@ impl Sandbox {
             policy,
             probes: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
+            trial_first: true,
+        }
+    }
+
+    /// A sandbox whose jails are not tried out before their first start (see
+    /// `trial_first`); a missing bwrap is still known at once.
+    pub(crate) fn untried(policy: SandboxPolicy) -> Self {
+        Sandbox {
+            trial_first: false,
+            ..Sandbox::new(policy)
         }
     }
 
@@ -530,7 +546,18 @@ impl Sandbox {
         if self.policy.mode == SandboxMode::Off {
             return Ok(None);
         }
-        let interp = match self.probe(kind, program) {
+        let untried = !self.trial_first
+            && !self
+                .probes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains_key(&(kind, program.to_owned()))
+            && which(&self.policy.bwrap).is_some();
+        let trial = match untried.then(|| resolve(kind, program).ok()).flatten() {
+            Some(i) => Ok(i),
+            None => self.probe(kind, program),
+        };
+        let interp = match trial {
             Ok(i) => i,
             Err(e) if self.policy.mode == SandboxMode::Required => {
                 return Err(format!("the sandbox is required but cannot run: {e}"));
@@ -558,6 +585,12 @@ impl Sandbox {
             interp.path.extend(other.path);
         }
         build(&self.policy, &interp, tool, binds, cwd).map(Some)
+    }
+
+    /// Whether `program` runs in this jail on this machine (the trial start, cached):
+    /// `Err` says why not.
+    pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), String> {
+        self.probe(kind, program).map(|_| ())
     }
 
     /// For a jailed call that failed: a note naming each argument that is a path on this

@@ -106,8 +106,18 @@ impl std::error::Error for ConfigError {}
 
 /// Reads an `mcpServers` config file, expanding variables from the process environment.
 pub fn read_config(file: &Path) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
+    Ok(read_servers(file)?
+        .into_iter()
+        .map(|(name, (config, _))| (name, config))
+        .collect())
+}
+
+/// [`read_config`], with each server's [`Extras`].
+pub(crate) fn read_servers(
+    file: &Path,
+) -> Result<BTreeMap<String, (ServerConfig, Extras)>, ConfigError> {
     let text = read_text(file, MAX_CONFIG_BYTES, "the mcpServers config")?;
-    parse_config(&text, &file.display().to_string(), &|name| {
+    parse_servers(&text, &file.display().to_string(), &|name| {
         std::env::var(name).ok()
     })
 }
@@ -119,6 +129,28 @@ pub fn parse_config(
     origin: &str,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
+    Ok(parse_servers(text, origin, var)?
+        .into_iter()
+        .map(|(name, (config, _))| (name, config))
+        .collect())
+}
+
+/// What an `mcpServers` entry says for toolbind alone (other hosts ignore the keys):
+/// `"prefix"`, put in front of each tool name ([`McpServer::prefix`](super::McpServer::prefix)),
+/// and `"sensitive"`, input names redacted as secrets
+/// ([`McpServer::sensitive`](super::McpServer::sensitive)).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Extras {
+    pub(crate) prefix: Option<String>,
+    pub(crate) sensitive: Vec<String>,
+}
+
+/// [`parse_config`], with each server's [`Extras`].
+pub(crate) fn parse_servers(
+    text: &str,
+    origin: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, (ServerConfig, Extras)>, ConfigError> {
     let err = |m: String| ConfigError(format!("{origin}: {m}"));
     let v: Value = serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     let servers = match v.get("mcpServers") {
@@ -235,7 +267,29 @@ pub fn parse_config(
                 )));
             }
         };
-        out.insert(name.clone(), config);
+        let sensitive = match s.get("sensitive") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(t) if !t.is_empty() => Ok(t.clone()),
+                    _ => Err(err(format!(
+                        "`sensitive[{i}]` is not an input name (a non-empty string)"
+                    ))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(err(
+                    "`sensitive` is not an array of input names (`[\"api_key\"]`)".into(),
+                ));
+            }
+        };
+        let extras = Extras {
+            prefix: string("prefix")?,
+            sensitive,
+        };
+        out.insert(name.clone(), (config, extras));
     }
     Ok(out)
 }
@@ -425,6 +479,31 @@ mod tests {
             std::fs::write(&file, body).unwrap();
             let e = parse(&text).unwrap_err().to_string();
             assert!(e.contains(want), "{want:?} not in {e}");
+        }
+    }
+
+    #[test]
+    fn toolbind_keys_are_read_beside_the_hosts_keys() {
+        let servers = parse_servers(
+            r#"{"mcpServers": {"fs": {"command": "x", "prefix": "${P:-fs_}", "sensitive": ["api_key", "pin"], "disabled": false}}}"#,
+            "f.json",
+            &vars,
+        )
+        .unwrap();
+        let (config, extras) = &servers["fs"];
+        assert!(matches!(config, ServerConfig::Stdio { .. }));
+        assert_eq!(extras.prefix.as_deref(), Some("fs_"));
+        assert_eq!(extras.sensitive, ["api_key", "pin"]);
+        for (bad, says) in [
+            (r#""sensitive": "api_key""#, "`sensitive` is not an array"),
+            (r#""sensitive": [1]"#, "`sensitive[0]` is not an input name"),
+            (r#""prefix": 3"#, "`prefix` is not a string"),
+        ] {
+            let text = format!(r#"{{"mcpServers": {{"fs": {{"command": "x", {bad}}}}}}}"#);
+            let e = parse_servers(&text, "f.json", &vars)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("server `fs`") && e.contains(says), "{e}");
         }
     }
 

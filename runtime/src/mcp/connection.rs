@@ -33,6 +33,7 @@ use super::{McpServer, ServerConfig, SnapshotTool};
 use crate::exec::sandbox::Sandbox;
 use crate::executor::{ExecCall, ProgressSink};
 use crate::result::{Content, Progress, StopReason, ToolResult};
+use crate::sandbox::SandboxMode;
 
 /// The first wait before starting a server again after a failed start; it doubles up to
 /// [`McpServer::max_restart_delay`].
@@ -48,7 +49,7 @@ const SHORT_WAIT: Duration = Duration::from_secs(1);
 /// One server's connection and what is known of it.
 pub(crate) struct Connection {
     server: McpServer,
-    sandbox: Sandbox,
+    sandbox: Arc<Sandbox>,
     state: tokio::sync::Mutex<State>,
     slots: Arc<Semaphore>,
     shared: Arc<Shared>,
@@ -57,11 +58,20 @@ pub(crate) struct Connection {
     generation: AtomicU64,
     /// The protocol of the current connection, for `Runtime::mcp_protocol_version`.
     protocol: Mutex<Option<String>>,
+    /// The start task while one runs, for [`Connection::abandon`].
+    starting: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 enum State {
     /// Not started yet.
     Idle,
+    /// Starting, in a task of its own: a call whose deadline ends while it waits leaves
+    /// the start running for the next call (a slow `npx` start is not bound to the first
+    /// caller's timeout). `failures`: starts that failed in a row before this one.
+    Starting {
+        task: tokio::task::JoinHandle<Result<Live, (StopReason, String)>>,
+        failures: u32,
+    },
     Up(Arc<Live>),
     /// Stopped: started again on the first call after `until`.
     Down {
@@ -92,6 +102,18 @@ pub(crate) struct Live {
     ended: Mutex<Option<String>>,
     /// A `ping` is out to tell whether it hangs.
     pinging: AtomicBool,
+}
+
+/// Connections whose starts in progress are stopped when this is dropped (a runtime that
+/// is going away, or one that failed to build).
+pub(crate) struct Abandon(pub(crate) Vec<Arc<Connection>>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            c.abandon();
+        }
+    }
 }
 
 /// A task stopped when this is dropped.
@@ -303,14 +325,31 @@ impl Connection {
             .map(|t| (t.name.clone(), t.clone()))
             .collect();
         Connection {
-            sandbox: Sandbox::new(spawn::jail_policy(&server.sandbox, &server.name)),
+            sandbox: Arc::new(Sandbox::untried(spawn::jail_policy(
+                &server.sandbox,
+                &server.name,
+            ))),
             slots: Arc::new(Semaphore::new(server.max_in_flight)),
             state: tokio::sync::Mutex::new(State::Idle),
             shared: Arc::default(),
             expected,
             generation: AtomicU64::new(0),
             protocol: Mutex::new(None),
+            starting: Mutex::new(None),
             server,
+        }
+    }
+
+    /// Stops a start in progress (the runtime is going away: the start task would
+    /// otherwise keep this connection, and the server it starts, until it finished).
+    pub(crate) fn abandon(&self) {
+        if let Some(t) = self
+            .starting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            t.abort();
         }
     }
 
@@ -336,9 +375,10 @@ impl Connection {
 
     /// The live connection, started (or started again) when needed; the error says why
     /// there is none, as a result for the call.
-    pub(crate) async fn live(&self) -> Result<Arc<Live>, ToolResult> {
+    pub(crate) async fn live(self: &Arc<Self>) -> Result<Arc<Live>, ToolResult> {
         let mut state = self.state.lock().await;
-        let failures = match &*state {
+        let start = match &*state {
+            State::Starting { .. } => None,
             State::Up(live) if live.is_open() => {
                 let live = live.clone();
                 if self.shared.list_changed.swap(false, Ordering::SeqCst) {
@@ -373,9 +413,9 @@ impl Connection {
                     "toolbind: MCP server `{}` {why}: starting it again",
                     self.name()
                 );
-                0
+                Some(0)
             }
-            State::Idle => 0,
+            State::Idle => Some(0),
             State::Down {
                 until,
                 failures,
@@ -396,10 +436,27 @@ impl Connection {
                         ),
                     ));
                 }
-                *failures
+                Some(*failures)
             }
         };
-        match self.connect().await {
+        if let Some(failures) = start {
+            let me = self.clone();
+            let task = tokio::spawn(async move { me.connect().await });
+            *self.starting.lock().unwrap_or_else(|e| e.into_inner()) = Some(task.abort_handle());
+            *state = State::Starting { task, failures };
+        }
+        let State::Starting { task, failures } = &mut *state else {
+            unreachable!("set just above")
+        };
+        let failures = *failures;
+        // Only this waiter holds the state: if its deadline ends here, the task (in the
+        // state) goes on and the next call waits for the same start.
+        let outcome = match task.await {
+            Ok(o) => o,
+            Err(e) => Err((StopReason::Crashed, format!("its start was stopped ({e})"))),
+        };
+        *self.starting.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        match outcome {
             Ok(mut live) => {
                 live.failures = failures;
                 let live = Arc::new(live);
@@ -431,64 +488,102 @@ impl Connection {
             .min(self.server.max_restart_delay)
     }
 
+    /// Starts a stdio server and initializes it. The jail is not tried out before the
+    /// first start (that costs a whole interpreter start); when a jailed start fails, the
+    /// trial runs then: a jail that cannot run here is a `JailFailed` in `required` mode,
+    /// and in `auto` the server is started once more, unjailed (with the one warning).
+    async fn start_stdio(
+        &self,
+        over: &Arc<AtomicBool>,
+        generation: u64,
+    ) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), (StopReason, String)> {
+        let timeout = self.server.connect_timeout;
+        loop {
+            let started = spawn::start(&self.server, &self.sandbox).map_err(|e| {
+                let stop = if e.contains("sandbox") || e.contains("bubblewrap") {
+                    StopReason::JailFailed
+                } else {
+                    StopReason::Crashed
+                };
+                (stop, e)
+            })?;
+            let reader = LineBounded {
+                inner: started.stdout,
+                max: self.server.max_message_bytes,
+                line: 0,
+                over: over.clone(),
+            };
+            let process = started.process;
+            // The reader above bounds a line, and says so; rmcp's own bound would drop the
+            // line and leave its call waiting.
+            let rw = AsyncRwTransport::new_client(reader, started.stdin)
+                .with_max_line_length(usize::MAX);
+            let transport = Observed::new(rw, self.shared.clone(), generation);
+            let handler = Handler {
+                shared: self.shared.clone(),
+            };
+            let e = match list::initialize(handler, transport, timeout, &|_| None, true).await {
+                Ok(c) => return Ok((c, process)),
+                Err(e) => e,
+            };
+            let exit = process
+                .exit_within(Duration::from_millis(500))
+                .await
+                .map(|s| format!(" (the server {s})"))
+                .unwrap_or_default();
+            let e = if over.load(Ordering::SeqCst) {
+                self.over_message()
+            } else {
+                e
+            };
+            let Some((kind, program)) = started.jailed else {
+                return Err((
+                    StopReason::Crashed,
+                    format!("{e}{exit}.{}", process.stderr_note().await),
+                ));
+            };
+            let sandbox = self.sandbox.clone();
+            let trial = tokio::task::spawn_blocking(move || sandbox.check(kind, &program))
+                .await
+                .unwrap_or(Ok(()));
+            match trial {
+                Ok(()) => {
+                    return Err((
+                        StopReason::Crashed,
+                        format!(
+                            "{e}{exit}. It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server).{}",
+                            process.stderr_note().await
+                        ),
+                    ));
+                }
+                Err(why) if self.server.sandbox.get_mode() == SandboxMode::Required => {
+                    return Err((
+                        StopReason::JailFailed,
+                        format!("the sandbox is required but cannot run the server: {why}"),
+                    ));
+                }
+                // `auto`: the next start finds the failed trial and runs unjailed.
+                Err(_) => drop(process),
+            }
+        }
+    }
+
     /// Starts (stdio) or reaches (HTTP) the server, initializes and lists its tools.
     async fn connect(&self) -> Result<Live, (StopReason, String)> {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
-        let handler = Handler {
-            shared: self.shared.clone(),
-        };
         self.shared.list_changed.store(false, Ordering::SeqCst);
         let over = Arc::new(AtomicBool::new(false));
-        let timeout = self.server.connect_timeout;
         let (client, process) = match &self.server.config {
             ServerConfig::Stdio { .. } => {
-                let started = spawn::start(&self.server, &self.sandbox).map_err(|e| {
-                    let stop = if e.contains("sandbox") || e.contains("bubblewrap") {
-                        StopReason::JailFailed
-                    } else {
-                        StopReason::Crashed
-                    };
-                    (stop, e)
-                })?;
-                let reader = LineBounded {
-                    inner: started.stdout,
-                    max: self.server.max_message_bytes,
-                    line: 0,
-                    over: over.clone(),
-                };
-                let process = started.process;
-                // The reader above bounds a line, and says so; rmcp's own bound would drop
-                // the line and leave its call waiting.
-                let rw = AsyncRwTransport::new_client(reader, started.stdin)
-                    .with_max_line_length(usize::MAX);
-                let transport = Observed::new(rw, self.shared.clone(), generation);
-                match list::initialize(handler, transport, timeout, &|_| None, true).await {
-                    Ok(c) => (c, Some(process)),
-                    Err(e) => {
-                        let exit = process
-                            .exit_within(Duration::from_millis(500))
-                            .await
-                            .map(|s| format!(" (the server {s})"))
-                            .unwrap_or_default();
-                        let e = if over.load(Ordering::SeqCst) {
-                            self.over_message()
-                        } else {
-                            e
-                        };
-                        let jailed = if started.jailed {
-                            " It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server)."
-                        } else {
-                            ""
-                        };
-                        return Err((
-                            StopReason::Crashed,
-                            format!("{e}{exit}.{jailed}{}", process.stderr_note().await),
-                        ));
-                    }
-                }
+                let (c, p) = self.start_stdio(&over, generation).await?;
+                (c, Some(p))
             }
             #[cfg(feature = "mcp-http")]
             ServerConfig::Http { url, .. } => {
+                let handler = Handler {
+                    shared: self.shared.clone(),
+                };
+                let timeout = self.server.connect_timeout;
                 let headers = self
                     .server
                     .http_headers()
@@ -664,7 +759,7 @@ impl Connection {
     /// Runs one call of tool `mcp_name`, whose contract the caller was built against is
     /// `contract`.
     pub(crate) async fn call(
-        &self,
+        self: &Arc<Self>,
         mcp_name: &str,
         contract: &str,
         call: ExecCall<'_>,

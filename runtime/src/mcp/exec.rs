@@ -50,6 +50,15 @@ pub(crate) struct Routed {
     pub(crate) servers: HashMap<String, Arc<Connection>>,
 }
 
+impl Drop for Routed {
+    fn drop(&mut self) {
+        // A start in progress holds its connection: stop it with the runtime.
+        for c in self.servers.values() {
+            c.abandon();
+        }
+    }
+}
+
 impl Executor for Routed {
     fn execute<'a>(&'a self, call: ExecCall<'a>) -> ExecFuture<'a> {
         let Some(origin) = call.tool.spec().mcp.as_ref() else {
@@ -103,7 +112,7 @@ pub(crate) fn tools_of(server: &McpServer, snapshot: &Snapshot) -> Vec<ToolInfo>
 
 /// Connects `server` now and returns its tools: the snapshot's when it has one (plus any
 /// the live list adds, untyped), else the live list's.
-pub(crate) async fn connect(conn: &Connection) -> Result<Vec<ToolInfo>, ConnectError> {
+pub(crate) async fn connect(conn: &Arc<Connection>) -> Result<Vec<ToolInfo>, ConnectError> {
     let server = conn.server();
     let live = conn
         .live()

@@ -99,11 +99,23 @@ impl McpServer {
         }
     }
 
-    /// Every server of an `mcpServers` config file, by name.
+    /// Every server of an `mcpServers` config file, by name. Besides the keys every host
+    /// reads, an entry may say `"prefix": "fs_"` ([`prefix`](Self::prefix)) and
+    /// `"sensitive": ["api_key"]` ([`sensitive`](Self::sensitive)); other hosts ignore
+    /// them.
     pub fn from_config_file(file: &std::path::Path) -> Result<Vec<McpServer>, super::ConfigError> {
-        Ok(super::read_config(file)?
+        Ok(super::config::read_servers(file)?
             .into_iter()
-            .map(|(name, config)| McpServer::new(name, config))
+            .map(|(name, (config, extras))| {
+                let mut s = McpServer::new(name, config);
+                if let Some(p) = extras.prefix {
+                    s = s.prefix(p);
+                }
+                for n in extras.sensitive {
+                    s = s.sensitive(n);
+                }
+                s
+            })
             .collect())
     }
 

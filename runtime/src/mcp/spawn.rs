@@ -32,8 +32,9 @@ pub(crate) struct Started {
     pub(crate) stdin: ChildStdin,
     pub(crate) stdout: ChildStdout,
     pub(crate) process: ServerProcess,
-    /// Whether it runs in the jail.
-    pub(crate) jailed: bool,
+    /// The interpreter it runs in the jail (`None`: unjailed), for [`Sandbox::check`] when
+    /// the jailed start fails.
+    pub(crate) jailed: Option<(Kind, String)>,
 }
 
 /// The server's process group: killed, whole, when this is dropped (an `npx` server is
@@ -266,21 +267,29 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Stri
         .canonicalize()
         .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
     let mut binds = Vec::new();
+    let mut rest: Vec<OsString> = args.iter().map(OsString::from).collect();
     // The script an interpreter runs (`node server.js`; `python3 -m pkg` needs none): the
-    // first argument that is not an option, when it is a script.
+    // first argument that is not an option, when it is a script. A relative one is passed
+    // by its real path: in the jail the server may start in its state folder instead of
+    // `cwd` (an ungranted `cwd` is not shown).
     if kind_of(command).is_some()
-        && let Some(a) = args.iter().find(|a| !a.starts_with('-'))
-        && is_script(a)
+        && let Some(i) = args.iter().position(|a| !a.starts_with('-'))
+        && is_script(&args[i])
     {
+        let a = &args[i];
         let p = match cwd {
             Some(c) if Path::new(a).is_relative() => c.join(a),
             _ => PathBuf::from(a),
         };
         if p.is_file() {
             binds.extend(package_folder(&p));
+            if Path::new(a).is_relative()
+                && let Ok(real) = p.canonicalize()
+            {
+                rest[i] = real.into_os_string();
+            }
         }
     }
-    let mut rest: Vec<OsString> = args.iter().map(OsString::from).collect();
     let (kind, program, native) = if let Some(k) = kind_of(command) {
         (k, command.to_owned(), None)
     } else if let Some(interp) = shebang(&real) {
@@ -358,6 +367,9 @@ fn safe_name(name: &str) -> String {
 /// Starts a stdio server: jailed under the server's policy (unless it is `off`, or `auto`
 /// on a machine where bwrap does not work), in a new process group, stdin and stdout piped
 /// for the client, stderr kept (its tail) for messages.
+///
+/// The jail is not tried out first (`sandbox` is [`Sandbox::untried`]): when a jailed start
+/// fails, the caller asks [`Sandbox::check`] whether the jail or the server is to blame.
 pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, String> {
     let super::ServerConfig::Stdio {
         command,
@@ -395,7 +407,10 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         }
         Err(_) => None,
     };
-    let jailed = jail.is_some();
+    let jailed = match (&jail, &plan) {
+        (Some(_), Ok(p)) => Some((p.kind, p.program.clone())),
+        _ => None,
+    };
     let mut jail = jail;
     let argv: Vec<OsString> = match (&mut jail, plan) {
         (Some(j), Ok(p)) => {
@@ -463,5 +478,25 @@ mod tests {
         assert_ne!(safe_name("a b"), safe_name("a/b"));
         assert_eq!(safe_name("memory"), "memory");
         assert!(safe_name("..").starts_with("server-"));
+    }
+
+    #[test]
+    fn a_relative_script_is_passed_by_its_real_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("server.mjs"), "").unwrap();
+        let args = [
+            "--no-warnings".to_owned(),
+            "server.mjs".to_owned(),
+            "x.db".to_owned(),
+        ];
+        let p = plan("bash", &args, Some(dir.path())).unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        assert_eq!(p.args[1], real.join("server.mjs").into_os_string());
+        assert_eq!(
+            p.args[2],
+            OsString::from("x.db"),
+            "only the script is rewritten"
+        );
+        assert!(p.binds.contains(&real), "{:?}", p.binds);
     }
 }
