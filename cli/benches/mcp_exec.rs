@@ -2,7 +2,8 @@
 //! against the official TypeScript SDK client, both calling server-everything's `echo`
 //! tool over stdio: the same server binary, the same calls, in the same run.
 //!
-//! `cargo bench -p toolbind-cli --bench mcp_exec [-- --quick] [-- --rounds=N --calls=N]`
+//! `cargo bench -p toolbind-cli --bench mcp_exec [-- --quick] [-- --rounds=N --calls=N]
+//! [-- --workers=N]`
 //! (needs `tests/clients/install.sh`).
 //!
 //! The TypeScript side is `bench/ts-call-tool.mjs` (`@modelcontextprotocol/sdk`'s `Client`
@@ -13,8 +14,8 @@
 //! Each round starts every server afresh (the clients take turns, their order rotating
 //! from round to round so that load on the machine hits them alike), times start to first
 //! call, warms up, then times N calls with 1 and with 8 calls in flight; then a few more
-//! starts of each, for start to first call alone, and one bwrap probe as the jail runs it
-//! at each connect. The report is the median over rounds.
+//! starts of each, for start to first call alone, and one bwrap probe (the trial jail a
+//! tool's first start runs; a server's connect no longer does, only after a failed start). The report is the median over rounds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -368,10 +369,10 @@ async fn session(
     }
 }
 
-/// What every jailed connect runs before it starts the server: the bwrap probe of the
-/// interpreter (`bwrap ... -- node -e 0`, in a fresh sandbox as each `Connection` has),
-/// timed here through a fresh executor's `sandbox_status`; and, for reference, `node -e 0`
-/// unjailed, in the same cleared environment as the probe's.
+/// The trial jail a tool's first jailed start runs, and a server's only after its jailed
+/// start failed (before, every connect ran it): the bwrap probe of the interpreter
+/// (`bwrap ... -- node -e 0`), timed here through a fresh executor's `sandbox_status`;
+/// and, for reference, `node -e 0` unjailed, in the same cleared environment.
 fn probe_times(state: &Path) -> (Duration, Duration) {
     let exec = toolbind::exec::SubprocessExecutor::new(
         toolbind::exec::ExecConfig::default().sandbox(Which::Jailed.policy(state)),
@@ -456,10 +457,12 @@ fn main() {
     let mut begun: Vec<Vec<Start>> = vec![Vec::new(); start_kinds.len()];
     let mut probes = Vec::new();
     let mut bare_node = Vec::new();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    // `--workers=N`: the tokio worker threads the executor runs on (default: one per core).
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = arg("workers") {
+        rt.worker_threads(n.max(1));
+    }
+    let rt = rt.enable_all().build().unwrap();
     rt.block_on(async {
         for round in 0..rounds {
             for i in 0..clients.len() {
@@ -599,9 +602,8 @@ fn main() {
     );
     let probe = median(probes);
     println!(
-        "\nJailed - unjailed: {:+.1} ms (target: at most +20 ms). The bwrap probe every jailed connect runs before it starts the server (`bwrap ... -- node -e 0`): {probe:.1} ms, leaving {:+.1} ms for the jail itself; `node -e 0` unjailed: {:.1} ms (medians of {rounds}).",
+        "\nJailed - unjailed: {:+.1} ms (target: at most +20 ms). The bwrap probe (`bwrap ... -- node -e 0`; a connect runs it only after a failed jailed start): {probe:.1} ms; `node -e 0` unjailed: {:.1} ms (medians of {rounds}).",
         jailed - unjailed,
-        jailed - unjailed - probe,
         median(bare_node)
     );
 }
