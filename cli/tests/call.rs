@@ -397,17 +397,16 @@ fn ctrl_c_cancels_through_the_abort_signal() {
                 let dir = tempfile::tempdir().unwrap();
                 let pidfile = dir.path().join("pid");
                 let child = spawn_wait(&tool, &pidfile, false);
-                let start = Instant::now();
                 sigint(&child);
                 let o = finish(child);
-                // The tool honours its abort signal: well within the 2 s grace period.
-                assert!(
-                    start.elapsed() < Duration::from_millis(1500),
-                    "{tool}: {:?}",
-                    start.elapsed()
-                );
                 assert_code(&o, 130);
                 let err = stderr(&o);
+                // The tool honours its abort signal: it stops itself, not the grace
+                // period's kill.
+                assert!(
+                    !err.contains("did not stop within") && !err.contains("ignored SIGTERM"),
+                    "{tool}: {err}"
+                );
                 assert!(err.contains("progress: waiting\n"), "{tool}: {err}");
                 assert!(
                     err.contains(&format!(
@@ -442,7 +441,6 @@ fn a_second_ctrl_c_kills_a_tool_that_ignores_its_abort_signal() {
                 let dir = tempfile::tempdir().unwrap();
                 let pidfile = dir.path().join("pid");
                 let child = spawn_wait(&tool, &pidfile, true);
-                let start = Instant::now();
                 sigint(&child);
                 std::thread::sleep(Duration::from_millis(300));
                 assert!(
@@ -451,16 +449,14 @@ fn a_second_ctrl_c_kills_a_tool_that_ignores_its_abort_signal() {
                 );
                 sigint(&child);
                 let o = finish(child);
-                assert!(
-                    start.elapsed() < Duration::from_millis(1500),
-                    "{tool}: {:?}",
-                    start.elapsed()
-                );
                 assert_code(&o, 130);
+                // Killed by the second Ctrl-C, not by the end of the grace period.
+                let err = stderr(&o);
                 assert!(
-                    stderr(&o).ends_with(&format!("killed `{tool}` and its processes\n")),
-                    "{}",
-                    stderr(&o)
+                    err.ends_with(&format!("killed `{tool}` and its processes\n"))
+                        && !err.contains("did not stop within")
+                        && !err.contains("ignored SIGTERM"),
+                    "{err}"
                 );
                 assert_eq!(stdout(&o), "");
                 assert_no_group(&pidfile);

@@ -345,7 +345,6 @@ async fn cancellation_reaches_the_tool() {
     // python (a warm worker): the abort signal stops the call well within the grace period.
     let pidfile = dir.path().join("py.pid");
     let handle = start_call(&s, "wait_py", &pidfile).await;
-    let cancelled_at = Instant::now();
     handle.cancel(None).await.unwrap();
     let stderr = s.stderr.clone();
     assert!(
@@ -357,10 +356,12 @@ async fn cancellation_reaches_the_tool() {
         "{}",
         stderr.lock().unwrap()
     );
+    // Stopped by its abort signal, not killed when the grace period ended: that kill
+    // takes the warm worker's whole group, an honoured abort leaves the worker serving.
+    let worker = pid(&pidfile);
     assert!(
-        cancelled_at.elapsed() < Duration::from_millis(1500),
-        "{:?}",
-        cancelled_at.elapsed()
+        !live_group_members(worker).is_empty(),
+        "the worker was killed: the tool did not stop on its abort signal"
     );
     let log = stderr.lock().unwrap().clone();
     assert!(

@@ -563,6 +563,51 @@ async fn a_server_that_cannot_start_fails_fast_and_says_why() {
     );
 }
 
+/// Secrets: an input the server's schema marks `format: password` and one the config
+/// lists as `"sensitive"` never leave the call; an ordinary input does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inputs_marked_secret_by_the_schema_or_the_config_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_servers/misbehaving.py");
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {"secret": {
+            "command": "python3",
+            "args": [script, "secret"],
+            "sensitive": ["text"]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let servers = McpServer::from_config_file(&cfg).unwrap();
+    let mut b = Runtime::builder();
+    for s in servers {
+        b = b.mcp_server(s.sandbox(jail(dir.path())));
+    }
+    let runtime = bounded("connect", b.connect()).await.unwrap();
+    let r = bounded(
+        "call",
+        runtime.call(
+            "ok",
+            json!({"text": "listed-secret-1", "pin": "schema-secret-2", "note": "plain-note-3"}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    let t = text(&r);
+    assert_eq!(r.stop, StopReason::Completed, "{t}");
+    assert!(
+        !t.contains("listed-secret-1") && !t.contains("schema-secret-2"),
+        "a secret left the call: {t}"
+    );
+    assert!(
+        t.contains("[REDACTED]") && t.contains("note=plain-note-3"),
+        "{t}"
+    );
+}
+
 /// A start slower than the first call's deadline is not thrown away with that call: the
 /// next call waits for the same start, and the server is started once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

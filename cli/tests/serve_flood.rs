@@ -137,6 +137,8 @@ fn a_client_that_reads_no_answers_cannot_grow_serve() {
     let before = hwm_kib(pid);
     // 2 million pings (about 100 MB of requests, 80 MB of answers), from a thread: its
     // writes block once serve stops reading.
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress = written.clone();
     let flood = std::thread::spawn(move || {
         let mut sent = 0u64;
         let mut batch = String::new();
@@ -147,12 +149,23 @@ fn a_client_that_reads_no_answers_cannot_grow_serve() {
                     break;
                 }
                 sent = id;
+                progress.store(sent, std::sync::atomic::Ordering::SeqCst);
                 batch.clear();
             }
         }
         sent
     });
-    std::thread::sleep(Duration::from_secs(5));
+    // Until the writer is blocked (no batch taken for a second) or done; at most 30 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = u64::MAX;
+    while std::time::Instant::now() < deadline && !flood.is_finished() {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = written.load(std::sync::atomic::Ordering::SeqCst);
+        if now == seen {
+            break;
+        }
+        seen = now;
+    }
     let grown_mib = hwm_kib(pid).saturating_sub(before) / 1024;
     let _ = child.kill();
     let _ = child.wait();

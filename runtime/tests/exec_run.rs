@@ -338,7 +338,9 @@ async fn wrapped_async_python_and_default_export_js_entries_run() {
 
 #[tokio::test]
 async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
-    let (exec, _cache) = executor(|c| c);
+    // Sources checked at every call: the edits below are seen without waiting out the
+    // default one-second interval.
+    let (exec, _cache) = executor(|c| c.source_check_interval(Duration::ZERO));
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("lib")).unwrap();
     std::fs::write(
@@ -371,12 +373,9 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
         first,
         "same worker"
     );
-    // A worker's files are checked at most once a second.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
     write_v("v2-longer");
     let second = out(call(&exec, &tool, json!({})).await);
     assert!(second.starts_with("v2-longer "), "{second}");
-    tokio::time::sleep(Duration::from_millis(1100)).await;
     std::fs::write(
         tool.file(),
         "---\nname: helper\ndescription: d\nenv: [X]\n---\n",

@@ -41,6 +41,7 @@ pub struct ExecConfig {
     pub(crate) progress_interval: Duration,
     pub(crate) max_progress_line_bytes: usize,
     pub(crate) sandbox: SandboxPolicy,
+    pub(crate) source_check_interval: Duration,
 }
 
 impl Default for ExecConfig {
@@ -64,6 +65,7 @@ impl Default for ExecConfig {
             progress_interval: Duration::from_millis(50),
             max_progress_line_bytes: 1 << 20,
             sandbox: SandboxPolicy::default(),
+            source_check_interval: Duration::from_secs(1),
         }
     }
 }
@@ -226,6 +228,21 @@ impl ExecConfig {
     pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
         self.sandbox = policy;
         self
+    }
+
+    /// How often a warm worker's sources (its entry, TOOL.md and the source files beside
+    /// the entry) are checked for edits: a worker checked within this interval serves the
+    /// call without a `stat`; an edit found starts a fresh worker. Default 1 s, so a busy
+    /// worker's calls do not each pay for the check; `Duration::ZERO` checks at every call
+    /// (while editing a tool).
+    pub fn source_check_interval(mut self, interval: Duration) -> Self {
+        self.source_check_interval = interval;
+        self
+    }
+
+    /// See [`source_check_interval`](Self::source_check_interval).
+    pub fn get_source_check_interval(&self) -> Duration {
+        self.source_check_interval
     }
 
     /// See [`grace`](Self::grace).

@@ -393,14 +393,15 @@ impl SubprocessExecutor {
             name: tool.name.clone(),
             dir: tool.dir.clone(),
         };
-        // Stamping stats the tool's source files: at most once a second per worker, so a
-        // busy worker's calls do not each pay for it.
+        // Stamping stats the tool's source files: at most once per `source_check_interval`
+        // (a second) per worker, so a busy worker's calls do not each pay for it.
+        let interval = self.inner.config.source_check_interval;
         if let Some(w) = self.inner.lock_workers().get(&key)
             && w.is_alive()
             && w.key_checked
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+                .is_some_and(|t| t.elapsed() < interval)
         {
             return Ok(w.clone());
         }
@@ -634,7 +635,7 @@ impl Executor for SubprocessExecutor {
     /// `prepare_arguments`), as its harness's hello said within the last second. Older
     /// than that, or not known yet (a first call), the answer is `true`, meaning "maybe":
     /// [`prepare`](Executor::prepare) then takes the process the call will use — the warm
-    /// worker, whose sources `warm_worker` stamps once a second (an edited entry gets a
+    /// worker, whose sources `warm_worker` stamps once per `source_check_interval` (an edited entry gets a
     /// new worker and so a new hello), or for a one-shot tool a process that serves the call
     /// if its entry has none — reads its hello, and sends no `prepare` line to an entry
     /// without one. So this never walks the tool's folder itself. A bash tool has none.
@@ -809,8 +810,8 @@ fn is_typescript(entry: &Path) -> bool {
 /// entry is replaced.
 /// What a warm worker was started from: its TOOL.md (env, timeout), its entry and the
 /// source files beside it (a helper module the entry imports). A worker whose stamp no
-/// longer matches is replaced at the next call that checks (at most once a second per
-/// worker). It only stats: at most 256 source files, not descending into node_modules,
+/// longer matches is replaced at the next call that checks (at most once per
+/// `ExecConfig::source_check_interval`, a second by default, per worker). It only stats: at most 256 source files, not descending into node_modules,
 /// __pycache__ or hidden folders.
 fn worker_stamp(tool: &ToolSpec, entry: &Path) -> u64 {
     const SOURCES: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "py", "json"];
