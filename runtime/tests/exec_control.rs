@@ -4,12 +4,13 @@
 
 mod exec_common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exec_common::*;
 use serde_json::json;
 use toolbind::CancelToken;
-use toolbind::exec::Executor;
+use toolbind::exec::{Executor, ProgressSink};
 use toolbind_codegen::model::{Language, WorkerMode};
 
 fn js() -> toolbind::ToolInfo {
@@ -200,6 +201,48 @@ async fn a_dropped_call_is_aborted_then_killed_if_it_ignores_the_abort() {
     assert_ne!(
         pid(call(&exec, &tool, json!({"mode": "counter"})).await),
         first
+    );
+}
+
+/// A bash call whose future is dropped ends as a cancelled one does: SIGTERM first, so its
+/// traps run, and the kill only after the grace period (it used to be SIGKILLed at once).
+#[tokio::test]
+async fn a_dropped_bash_call_runs_its_term_trap_before_the_kill() {
+    let (exec, _cache) = executor(|c| c.grace(Duration::from_secs(10)));
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("trapped");
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (sink, seen) = recorder();
+    let notify = started.clone();
+    let sink: ProgressSink = Arc::new(move |p| {
+        sink(p);
+        notify.notify_one();
+    });
+    let tool = sh();
+    let call = run(
+        &exec,
+        &tool,
+        json!({"mode": "trap_term", "marker": marker.to_str().unwrap()}),
+        CancelToken::new(),
+        Some(sink),
+        None,
+    );
+    // The trap is set once the script reports its group: then the call is dropped.
+    tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::select! {
+            r = call => panic!("the call ended by itself: {r:?}"),
+            _ = started.notified() => {}
+        }
+    })
+    .await
+    .expect("the script did not start within 30 s");
+    let pgid = json(&seen.lock().unwrap()[0])["pgid"].as_i64().unwrap() as i32;
+    let left = group_gone(pgid, Duration::from_secs(30)).await;
+    assert!(left.is_empty(), "survivors in group {pgid}: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("trapped\n"),
+        "the TERM trap did not run: the script was killed outright"
     );
 }
 

@@ -37,17 +37,51 @@ use crate::executor::{LogSink, ProgressSink};
 use crate::result::{Content, StopReason, ToolResult};
 use toolbind_codegen::model::{BashOutput, ToolSpec};
 
-/// Kills the group if the call's future is dropped before the process was reaped.
-/// Kills the script's process group (while armed), then, through the tracking cgroup of
-/// an unjailed script, whatever it started that left the group.
-struct GroupGuard(i32, bool, Option<super::sandbox::Cgroup>);
+/// The script's process and what bounds it, ended as a cancelled call is when the call's
+/// future is dropped before the script was reaped (while `armed`): SIGTERM to its group,
+/// so its traps run, SIGKILL once the grace period is over, then the jail's or the
+/// tracking cgroup's members go. A drop cannot wait, so that runs in a task; the script
+/// stays unreaped until the kill, so its group id cannot be reused meanwhile. With no
+/// runtime left to run the task: SIGKILL at once.
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+    grace: Duration,
+    child: Option<tokio::process::Child>,
+    jail: Option<super::sandbox::Running>,
+    tracker: Option<super::sandbox::Cgroup>,
+}
+
+/// Where SIGTERM must go to reach the script: in a jail, the process group it runs in
+/// there, not bwrap, whose death would SIGKILL everything at once and skip the traps.
+fn term_group(jail: &Option<super::sandbox::Running>, pgid: i32) -> i32 {
+    jail.as_ref().and_then(|j| j.tool_group()).unwrap_or(pgid)
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if self.1 {
-            process::signal_group(self.0, Signal::SIGKILL);
+        if !self.armed {
+            return;
         }
-        drop(self.2.take());
+        let (pgid, term, grace) = (self.pgid, term_group(&self.jail, self.pgid), self.grace);
+        let (child, jail, tracker) = (self.child.take(), self.jail.take(), self.tracker.take());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            process::signal_group(pgid, Signal::SIGKILL);
+            return;
+        };
+        runtime.spawn(async move {
+            process::signal_group(term, Signal::SIGTERM);
+            if let Some(mut child) = child
+                && tokio::time::timeout(grace, child.wait()).await.is_err()
+            {
+                process::signal_group(pgid, Signal::SIGKILL);
+                let _ = child.wait().await;
+            } else {
+                // Background jobs the script left behind.
+                process::signal_group(pgid, Signal::SIGKILL);
+            }
+            drop((jail, tracker));
+        });
     }
 }
 
@@ -78,11 +112,14 @@ pub(crate) async fn run(
         Ok(s) => s,
         Err(e) => return ToolResult::stopped(StopReason::Crashed, e),
     };
-    let mut guard = GroupGuard(spawned.pgid, true, spawned.tracker.take());
-    let jail = spawned.jail.take();
-    // SIGTERM must reach the script: in a jail, the process group it runs in there, not
-    // bwrap, whose death would SIGKILL everything at once and skip the script's traps.
-    let term = |pgid: i32| jail.as_ref().and_then(|j| j.tool_group()).unwrap_or(pgid);
+    let mut guard = GroupGuard {
+        pgid: spawned.pgid,
+        armed: true,
+        grace: config.grace,
+        child: None,
+        jail: spawned.jail.take(),
+        tracker: spawned.tracker.take(),
+    };
     let input = serde_json::to_vec(&Value::Object(params.clone())).unwrap_or_default();
     if let Some(mut stdin) = spawned.child.stdin.take() {
         tokio::spawn(async move {
@@ -138,7 +175,7 @@ pub(crate) async fn run(
 
     let mut stopper = Stopper::new(timeout, config.grace);
     let mut killed = false;
-    let mut child = spawned.child;
+    let child = guard.child.insert(spawned.child);
     let status = loop {
         let step = tokio::select! {
             biased;
@@ -150,7 +187,9 @@ pub(crate) async fn run(
         };
         match step {
             // The abort signal of a bash tool: SIGTERM to its group, so its traps run.
-            Some(Step::Abort(_)) => process::signal_group(term(spawned.pgid), Signal::SIGTERM),
+            Some(Step::Abort(_)) => {
+                process::signal_group(term_group(&guard.jail, spawned.pgid), Signal::SIGTERM)
+            }
             Some(Step::Kill(_)) => {
                 process::signal_group(spawned.pgid, Signal::SIGKILL);
                 killed = true;
@@ -161,7 +200,7 @@ pub(crate) async fn run(
     };
     // Background jobs the script left behind die with the call.
     process::signal_group(spawned.pgid, Signal::SIGKILL);
-    guard.1 = false;
+    guard.armed = false;
     for task in [out_task, err_task].into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
@@ -258,7 +297,7 @@ pub(crate) async fn run(
         }
         (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))
             .with_stop(stopper.reason(Ending::Cancelled)),
-        (None, Some(s)) => match &jail {
+        (None, Some(s)) => match &guard.jail {
             Some(j) => {
                 let what = format!("{entry_name} {}", j.describe(s));
                 match j.explain(Some(s), stderr_tail.as_deref().unwrap_or("")) {

@@ -464,6 +464,7 @@ impl Sandbox {
 
     /// A sandbox whose jails are not tried out before their first start (see
     /// `trial_first`); a missing bwrap is still known at once.
+    #[cfg(feature = "mcp")]
     pub(crate) fn untried(policy: SandboxPolicy) -> Self {
         Sandbox {
             trial_first: false,
@@ -589,6 +590,7 @@ impl Sandbox {
 
     /// Whether `program` runs in this jail on this machine (the trial start, cached):
     /// `Err` says why not.
+    #[cfg(feature = "mcp")]
     pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), String> {
         self.probe(kind, program).map(|_| ())
     }
