@@ -388,6 +388,22 @@ async fn editing_a_helper_module_or_tool_md_replaces_the_warm_worker() {
     );
 }
 
+/// A tool's thrown error is the tool's, whatever it says: one that reads like the
+/// runtime's own protocol errors is still a `ToolError`.
+#[tokio::test]
+async fn a_thrown_error_that_reads_like_a_protocol_error_is_the_tools() {
+    let (exec, _cache) = executor(|c| c);
+    let tool = spec("js_tool", Language::TypeScript, "index.mjs");
+    let r = call(
+        &exec,
+        &tool,
+        json!({"mode": "throw_raw", "message": "protocol error: made up by the tool"}),
+    )
+    .await;
+    assert_eq!(r.stop, toolbind::StopReason::ToolError, "{r:?}");
+    assert!(r.text_content().contains("made up by the tool"), "{r:?}");
+}
+
 #[tokio::test]
 async fn a_lone_surrogate_in_a_js_result_does_not_break_the_worker() {
     let (exec, _cache) = executor(|c| c);

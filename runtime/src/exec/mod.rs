@@ -234,7 +234,11 @@ impl SubprocessExecutor {
     }
 
     /// The jail of one process of `tool` (`None`: it runs unjailed).
-    fn jail(&self, tool: &ToolSpec, binds: &[PathBuf]) -> Result<Option<sandbox::Jail>, String> {
+    fn jail(
+        &self,
+        tool: &ToolSpec,
+        binds: &[PathBuf],
+    ) -> Result<Option<sandbox::Jail>, StartError> {
         let (kind, program) = self.interpreter(tool.language);
         // A bash script commonly runs python3 or node: let it find the configured ones.
         let also = match tool.language {
@@ -255,12 +259,13 @@ impl SubprocessExecutor {
                 self.caller_dir().as_deref(),
             )
             .map_err(|e| {
-                // Every jail failure reads (and is typed, `StopReason::JailFailed`) the same.
-                if e.starts_with("the sandbox") {
-                    e
-                } else {
-                    format!("the sandbox could not start the tool: {e}")
-                }
+                // Every jail failure reads "the sandbox ..." and is a `JailFailed`.
+                StartError::Jail(match e {
+                    sandbox::JailError::Unavailable(_) => e.to_string(),
+                    sandbox::JailError::Setup(e) => {
+                        format!("the sandbox could not start the tool: {e}")
+                    }
+                })
             })
     }
 
@@ -340,7 +345,7 @@ impl SubprocessExecutor {
             } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
-                    Err(e) => return start_failed(e),
+                    Err(e) => return start_failed(e.into()),
                 };
                 let jail = match self.jail(tool, &launch.binds) {
                     Ok(j) => j,
@@ -348,7 +353,7 @@ impl SubprocessExecutor {
                 };
                 match Worker::spawn(&launch, tool, config, jail) {
                     Ok(w) => w,
-                    Err(e) => return start_failed(e),
+                    Err(e) => return start_failed(e.into()),
                 }
             } else {
                 match self.warm_worker(tool, &entry).await {
@@ -387,7 +392,7 @@ impl SubprocessExecutor {
     }
 
     /// The warm worker of `tool`, started (or restarted) when needed.
-    async fn warm_worker(&self, tool: &ToolSpec, entry: &Path) -> Result<Arc<Worker>, String> {
+    async fn warm_worker(&self, tool: &ToolSpec, entry: &Path) -> Result<Arc<Worker>, StartError> {
         self.ensure_reaper();
         let key = WorkerKey {
             name: tool.name.clone(),
@@ -406,7 +411,7 @@ impl SubprocessExecutor {
             return Ok(w.clone());
         }
         if !entry.is_file() {
-            return Err(no_entry(tool));
+            return Err(no_entry(tool).into());
         }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = self.inner.lock_workers().get(&key)
@@ -788,15 +793,42 @@ fn no_entry(tool: &ToolSpec) -> String {
     )
 }
 
-/// A tool process that could not start: a jail failure, else a crash (the interpreter
-/// missing, a transpile error, a spawn failure).
-fn start_failed(e: String) -> ToolResult {
-    let why = if e.starts_with("the sandbox") {
-        StopReason::JailFailed
-    } else {
-        StopReason::Crashed
-    };
-    ToolResult::stopped(why, e)
+/// Why a tool process could not start.
+#[derive(Debug)]
+pub(crate) enum StartError {
+    /// The jail: it cannot run here (`required`), or not for this process.
+    Jail(String),
+    /// Anything else: the interpreter missing, a transpile error, a spawn failure, no
+    /// entry file.
+    Other(String),
+}
+
+impl From<String> for StartError {
+    fn from(e: String) -> Self {
+        StartError::Other(e)
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Jail(e) | StartError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<StartError> for String {
+    fn from(e: StartError) -> Self {
+        e.to_string()
+    }
+}
+
+/// A tool process that could not start: a jail failure, else a crash.
+fn start_failed(e: StartError) -> ToolResult {
+    match e {
+        StartError::Jail(e) => ToolResult::stopped(StopReason::JailFailed, e),
+        StartError::Other(e) => ToolResult::stopped(StopReason::Crashed, e),
+    }
 }
 
 fn is_typescript(entry: &Path) -> bool {

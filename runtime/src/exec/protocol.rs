@@ -87,6 +87,10 @@ pub(crate) enum FromHarness {
     Error {
         id: u64,
         message: String,
+        /// Set by the runtime, never sent: the call's message could not be read (not
+        /// JSON), so this is a protocol error, not the tool's own.
+        #[serde(skip)]
+        salvaged: bool,
     },
     Fatal {
         message: String,

@@ -436,6 +436,25 @@ struct Interp {
     path: Vec<PathBuf>,
 }
 
+/// Why a process cannot be jailed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JailError {
+    /// `required`, and the jail cannot run on this machine (why: bwrap missing, or the
+    /// trial start in it failed).
+    Unavailable(String),
+    /// The jail could not be set up for this process (a folder it needs, a grant).
+    Setup(String),
+}
+
+impl std::fmt::Display for JailError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JailError::Unavailable(e) => write!(f, "the sandbox is required but cannot run: {e}"),
+            JailError::Setup(e) => f.write_str(e),
+        }
+    }
+}
+
 /// The sandbox of one executor: its policy and what it learnt about this machine.
 #[derive(Debug)]
 pub(crate) struct Sandbox {
@@ -543,7 +562,7 @@ impl Sandbox {
         tool: &ToolSpec,
         binds: &[PathBuf],
         cwd: Option<&Path>,
-    ) -> Result<Option<Jail>, String> {
+    ) -> Result<Option<Jail>, JailError> {
         if self.policy.mode == SandboxMode::Off {
             return Ok(None);
         }
@@ -561,7 +580,7 @@ impl Sandbox {
         let interp = match trial {
             Ok(i) => i,
             Err(e) if self.policy.mode == SandboxMode::Required => {
-                return Err(format!("the sandbox is required but cannot run: {e}"));
+                return Err(JailError::Unavailable(e));
             }
             Err(e) => {
                 WARNED.call_once(|| {
@@ -585,7 +604,9 @@ impl Sandbox {
             }
             interp.path.extend(other.path);
         }
-        build(&self.policy, &interp, tool, binds, cwd).map(Some)
+        build(&self.policy, &interp, tool, binds, cwd)
+            .map(Some)
+            .map_err(JailError::Setup)
     }
 
     /// Whether `program` runs in this jail on this machine (the trial start, cached):

@@ -677,6 +677,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 Some(("update", _)) => None,
                 Some((kind, id)) => Some(FromHarness::Error {
                     id,
+                    salvaged: true,
                     message: format!(
                         "protocol error: the {} harness could not send this call's {kind} as JSON ({e}); NaN, Infinity and numbers beyond the range of a 64-bit float have no JSON form",
                         ctx.label
@@ -797,12 +798,16 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                     )),
                 )
             }
-            FromHarness::Error { id, mut message } => {
+            FromHarness::Error {
+                id,
+                mut message,
+                salvaged,
+            } => {
                 // Pieces sent ahead of a result that never came: their files go.
                 blobs.remove(&id);
                 // A thrown error is the tool's failure, unless a limit caused it or the
                 // runtime salvaged a message that was not JSON.
-                let mut why = if message.starts_with("protocol error") {
+                let mut why = if salvaged {
                     StopReason::ProtocolError
                 } else {
                     StopReason::ToolError

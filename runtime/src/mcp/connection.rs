@@ -30,6 +30,7 @@ use tokio::time::Instant;
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
 use super::{McpServer, ServerConfig, SnapshotTool};
+use crate::exec::StartError;
 use crate::exec::sandbox::Sandbox;
 use crate::executor::{ExecCall, ProgressSink};
 use crate::result::{Content, Progress, StopReason, ToolResult};
@@ -499,13 +500,9 @@ impl Connection {
     ) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), (StopReason, String)> {
         let timeout = self.server.connect_timeout;
         loop {
-            let started = spawn::start(&self.server, &self.sandbox).map_err(|e| {
-                let stop = if e.contains("sandbox") || e.contains("bubblewrap") {
-                    StopReason::JailFailed
-                } else {
-                    StopReason::Crashed
-                };
-                (stop, e)
+            let started = spawn::start(&self.server, &self.sandbox).map_err(|e| match e {
+                StartError::Jail(e) => (StopReason::JailFailed, e),
+                StartError::Other(e) => (StopReason::Crashed, e),
             })?;
             let reader = LineBounded {
                 inner: started.stdout,
@@ -1106,6 +1103,7 @@ impl Live {
 }
 
 /// `url` as messages show it: without user information or query, which may hold a key.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 fn shown_url(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let rest = rest.split(['?', '#']).next().unwrap_or_default();

@@ -19,9 +19,9 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::McpServer;
-use crate::exec::ExecConfig;
 use crate::exec::process::{Stdout, describe_exit, signal_group, spawn};
 use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
+use crate::exec::{ExecConfig, StartError};
 use toolbind_codegen::model::ToolSpec;
 
 /// How many bytes of the server's stderr are kept for error messages.
@@ -370,7 +370,7 @@ fn safe_name(name: &str) -> String {
 ///
 /// The jail is not tried out first (`sandbox` is [`Sandbox::untried`]): when a jailed start
 /// fails, the caller asks [`Sandbox::check`] whether the jail or the server is to blame.
-pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, String> {
+pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, StartError> {
     let super::ServerConfig::Stdio {
         command,
         args,
@@ -378,7 +378,7 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         cwd,
     } = &server.config
     else {
-        return Err("not a stdio server".into());
+        return Err(StartError::Other("not a stdio server".into()));
     };
     let policy = &server.sandbox;
     let mut exec = ExecConfig::default()
@@ -399,11 +399,11 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     let jail = match &plan {
         Ok(p) => sandbox
             .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
-            .map_err(|e| e.replace("the tool", "the server"))?,
+            .map_err(|e| StartError::Jail(e.to_string().replace("the tool", "the server")))?,
         Err(e) if policy.get_mode() == crate::sandbox::SandboxMode::Required => {
-            return Err(format!(
+            return Err(StartError::Jail(format!(
                 "the sandbox is required but cannot run the server: {e}"
-            ));
+            )));
         }
         Err(_) => None,
     };
