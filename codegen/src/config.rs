@@ -100,8 +100,10 @@ pub enum Error {
     Write {
         /// The file.
         path: PathBuf,
-        /// Why writing it failed.
-        message: String,
+        /// Why writing it failed (its `kind()`: `PermissionDenied`, `StorageFull`, ...).
+        /// The message says it already; [`source`](std::error::Error::source) is its own
+        /// cause, if any, so an error chain prints each cause once.
+        error: std::sync::Arc<std::io::Error>,
     },
     /// `compile()` outside a build script (no `OUT_DIR`) without `out_dir`.
     NoOutDir,
@@ -123,8 +125,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Invalid(d) => write!(f, "{}", d.summary().trim_start_matches("error: ")),
-            Error::Write { path, message } => {
-                write!(f, "cannot write {}: {message}", path.display())
+            Error::Write { path, error } => {
+                write!(f, "cannot write {}: {error}", path.display())
             }
             Error::NoOutDir => f.write_str(
                 "OUT_DIR is not set: call compile() from build.rs, or set Config::out_dir",
@@ -146,7 +148,14 @@ impl fmt::Debug for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Write { error, .. } => error.source(),
+            _ => None,
+        }
+    }
+}
 
 impl Config {
     /// A configuration with the defaults: Rust bindings only, into `$OUT_DIR/toolbind/tools.rs`,
@@ -485,7 +494,7 @@ pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, Error
     }
     let err = |e: std::io::Error| Error::Write {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        error: std::sync::Arc::new(e),
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(err)?;

@@ -44,8 +44,10 @@ impl PartialEq for OsError {
 
 impl Eq for OsError {}
 
+// Transparent: the message is the io::Error's, so the chain goes on with its cause
+// (printing the io::Error again as the source would show it twice).
 impl std::error::Error for OsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
+        self.0.source()
     }
 }
