@@ -92,14 +92,14 @@ impl Diagnostic {
 
     #[must_use]
     /// How many characters the underline spans (default 1).
-    pub fn len(mut self, len: usize) -> Self {
+    pub fn span(mut self, len: usize) -> Self {
         self.len = len.max(1);
         self
     }
 
     #[must_use]
     /// The file's text, so the report can quote the line.
-    pub fn source(mut self, source: Arc<str>) -> Self {
+    pub fn source_text(mut self, source: Arc<str>) -> Self {
         self.source = Some(source);
         self
     }
@@ -393,9 +393,9 @@ mod tests {
     fn render_points_at_the_column() {
         let src: Arc<str> = Arc::from("---\nname: x\ntype: strin\n---\n");
         let d = Diagnostic::new("t/TOOL.md", Pos::new(3, 7), "unknown input type `strin`")
-            .len(5)
+            .span(5)
             .hint("did you mean `string`?")
-            .source(src);
+            .source_text(src);
         let r = d.render(false);
         assert!(r.contains("t/TOOL.md:3:7"), "{r}");
         assert!(r.contains("^^^^^"), "{r}");

@@ -120,7 +120,7 @@ fn unify_line_ends(text: &str) -> Cow<'_, str> {
 /// Splits and parses a decoded TOOL.md. Errors here stop the file: nothing typed can be
 /// said about a file whose YAML does not parse.
 pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnostic> {
-    let err = |pos: Pos, msg: String| Diagnostic::new(file, pos, msg).source(text.clone());
+    let err = |pos: Pos, msg: String| Diagnostic::new(file, pos, msg).source_text(text.clone());
     if text.trim().is_empty() {
         return Err(err(Pos::new(1, 1), "file is empty".into()).hint(
             "a TOOL.md starts with YAML frontmatter between `---` lines: name, description, inputs",
@@ -133,7 +133,7 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
             Pos::new(1, 1),
             "missing frontmatter: the file must start with a `---` line".into(),
         )
-        .len(first.trim_end().chars().count())
+        .span(first.trim_end().chars().count())
         .hint("put the YAML metadata (name, description, inputs) between two `---` lines at the top of the file"));
     }
     let yaml_start = first.len();
@@ -153,7 +153,7 @@ pub fn parse_document(file: &Path, text: Arc<str>) -> Result<Document, Diagnosti
             Pos::new(1, 1),
             "unterminated frontmatter: no closing `---` line".into(),
         )
-        .len(3)
+        .span(3)
         .hint("add a line `---` after the last frontmatter key"));
     };
     let yaml = &text[yaml_start..yaml_end];

@@ -175,8 +175,8 @@ impl Ctx<'_> {
     fn err_at(&mut self, pos: Pos, len: usize, msg: impl Into<String>) -> &mut Diagnostic {
         self.diags.push(
             Diagnostic::new(self.file, pos, msg)
-                .len(len)
-                .source(self.text.clone()),
+                .span(len)
+                .source_text(self.text.clone()),
         );
         self.diags.last_mut().expect("just pushed")
     }
@@ -2392,8 +2392,8 @@ pub fn folder_name_warnings(tools: &[ToolSpec]) -> Vec<Diagnostic> {
                      runtime keeps the one named after the tool",
                     t.name
                 ))
-                .len(t.name.chars().count())
-                .source(source)
+                .span(t.name.chars().count())
+                .source_text(source)
                 .warning(),
             )
         })
@@ -2424,8 +2424,8 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
                     ),
                 )
                 .hint("tool names must be unique across all tool folders; rename one of them")
-                .len(width)
-                .source(source.clone()),
+                .span(width)
+                .source_text(source.clone()),
             );
             continue;
         }
@@ -2454,8 +2454,8 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
                     ),
                 )
                 .hint("the names the model sends are unchanged; rename one for a nicer Rust name")
-                .len(width)
-                .source(source.clone())
+                .span(width)
+                .source_text(source.clone())
                 .warning(),
             );
             *set(t) = fallback;

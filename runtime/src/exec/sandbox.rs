@@ -553,7 +553,6 @@ impl Sandbox {
     /// machine where bwrap does not work). `Err` in `required` mode when it cannot jail.
     /// `also`: other interpreters the tool may run (a bash script calling `python3`): their
     /// prefixes are bound and their folders put on `PATH` when they resolve.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn jail(
         &self,
         kind: Kind,
@@ -1124,15 +1123,13 @@ fn build(
 }
 
 fn is_root() -> bool {
-    // SAFETY: getuid cannot fail.
-    (unsafe { libc::getuid() }) == 0
+    nix::unistd::getuid().is_root()
 }
 
 /// How many processes this uid runs now (RLIMIT_NPROC counts them all).
 fn processes_of_uid() -> u64 {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = nix::unistd::getuid().as_raw();
     std::fs::read_dir("/proc")
         .map(|d| {
             d.flatten()
