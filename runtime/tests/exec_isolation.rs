@@ -3,6 +3,7 @@
 
 mod exec_common;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exec_common::*;
@@ -19,15 +20,50 @@ fn py() -> toolbind::ToolInfo {
     spec("py_sync", Language::Python, "index.py")
 }
 
-/// Two slow calls and, while they are in flight, `bad`: returns (bad, [slow, slow]).
+/// A progress sink that counts the calls that said they started (the fixtures' `sleep`
+/// mode reports "sleeping" first), and a wait for `n` of them (at most 30 s).
+fn started() -> (toolbind::exec::ProgressSink, Arc<tokio::sync::Semaphore>) {
+    let count = Arc::new(tokio::sync::Semaphore::new(0));
+    let c = count.clone();
+    (Arc::new(move |_| c.add_permits(1)), count)
+}
+
+async fn until_started(count: &tokio::sync::Semaphore, n: u32) {
+    tokio::time::timeout(Duration::from_secs(30), count.acquire_many(n))
+        .await
+        .expect("the slow calls did not start within 30 s")
+        .unwrap()
+        .forget();
+}
+
+/// A slow call (`sleep` for `ms`) that reports its start to `sink`.
+async fn slow_call(
+    exec: &SubprocessExecutor,
+    tool: &toolbind::ToolInfo,
+    ms: u64,
+    sink: &toolbind::exec::ProgressSink,
+) -> ToolResult {
+    run(
+        exec,
+        tool,
+        json!({"mode": "sleep", "ms": ms}),
+        toolbind::CancelToken::new(),
+        Some(sink.clone()),
+        None,
+    )
+    .await
+}
+
+/// Two slow calls and, once both run, `bad`: returns (bad, [slow, slow]).
 async fn beside_two_slow_calls(
     exec: &SubprocessExecutor,
     tool: &toolbind::ToolInfo,
     bad: Value,
 ) -> (ToolResult, [ToolResult; 2]) {
-    let slow = || call(exec, tool, json!({"mode": "sleep", "ms": 800}));
+    let (sink, count) = started();
+    let slow = || slow_call(exec, tool, 800, &sink);
     let bad = async {
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        until_started(&count, 2).await;
         call(exec, tool, bad).await
     };
     let (a, b, c) = tokio::join!(slow(), bad, slow());
@@ -102,9 +138,10 @@ async fn a_dead_harness_is_noticed_even_when_a_daemon_holds_its_channel() {
     let pidfile = dir.path().join("daemon.pid");
     call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
     let start = Instant::now();
-    let slow = || call(&exec, &tool, json!({"mode": "sleep", "ms": 20000}));
+    let (sink, count) = started();
+    let slow = || slow_call(&exec, &tool, 20000, &sink);
     let bad = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_started(&count, 2).await;
         call(
             &exec,
             &tool,
@@ -153,9 +190,10 @@ async fn idempotent_calls_broken_by_a_neighbour_are_retried_once() {
         s
     });
     call(&exec, &tool, json!({"mode": "sleep", "ms": 1})).await;
-    let slow = call(&exec, &tool, json!({"mode": "sleep", "ms": 1500}));
+    let (sink, count) = started();
+    let slow = slow_call(&exec, &tool, 1500, &sink);
     let crash = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_started(&count, 1).await;
         call(&exec, &plain, json!({"mode": "exit"})).await
     };
     let (slow, crash) = tokio::join!(slow, crash);
