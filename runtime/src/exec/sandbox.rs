@@ -572,7 +572,7 @@ impl Sandbox {
                 .unwrap_or_else(|e| e.into_inner())
                 .contains_key(&(kind, program.to_owned()))
             && which(&self.policy.bwrap).is_some();
-        let trial = match untried.then(|| resolve(kind, program).ok()).flatten() {
+        let trial = match untried.then(|| self.resolved(kind, program)).flatten() {
             Some(i) => Ok(i),
             None => self.probe(kind, program),
         };

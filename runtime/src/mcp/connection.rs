@@ -554,10 +554,7 @@ impl Connection {
                     ));
                 }
                 Err(why) if self.server.sandbox.get_mode() == SandboxMode::Required => {
-                    return Err((
-                        StopReason::JailFailed,
-                        format!("the sandbox is required but cannot run the server: {why}"),
-                    ));
+                    return Err((StopReason::JailFailed, spawn::jail_unavailable(&why)));
                 }
                 // `auto`: the next start finds the failed trial and runs unjailed.
                 Err(_) => drop(process),

@@ -180,3 +180,33 @@ pub(crate) fn output_violations(
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::SnapshotTool;
+
+    /// A config's `"prefix"` is the user's text: one with a path, a newline or a control
+    /// character still gives a name every provider accepts.
+    #[test]
+    fn a_hostile_prefix_still_gives_provider_safe_names() {
+        let tool = SnapshotTool::from_listed(
+            &serde_json::json!({"name": "read", "inputSchema": {"type": "object"}}),
+        )
+        .unwrap();
+        let snap = Snapshot::new("s", Default::default(), "2025-11-25", vec![tool]).unwrap();
+        for prefix in ["../", "a\nb_", "\u{7}", &"x".repeat(200)] {
+            let server = McpServer::stdio("s", "true", Vec::<String>::new()).prefix(prefix);
+            let tools = tools_of(&server, &snap);
+            let name = tools[0].name();
+            assert!(
+                !name.is_empty()
+                    && name.len() <= 64
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{prefix:?} gave {name:?}"
+            );
+        }
+    }
+}

@@ -338,6 +338,11 @@ pub(crate) fn jail_policy(
     policy.clone().state_dir(root.join(safe_name(name)))
 }
 
+/// Why a server cannot start in `required` mode when the jail cannot run it.
+pub(crate) fn jail_unavailable(why: &str) -> String {
+    format!("the sandbox is required but cannot run the server: {why}")
+}
+
 /// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
 fn safe_name(name: &str) -> String {
     let s: String = name
@@ -401,9 +406,7 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
             .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
             .map_err(|e| StartError::Jail(e.to_string().replace("the tool", "the server")))?,
         Err(e) if policy.get_mode() == crate::sandbox::SandboxMode::Required => {
-            return Err(StartError::Jail(format!(
-                "the sandbox is required but cannot run the server: {e}"
-            )));
+            return Err(StartError::Jail(jail_unavailable(e)));
         }
         Err(_) => None,
     };
@@ -498,5 +501,11 @@ mod tests {
             "only the script is rewritten"
         );
         assert!(p.binds.contains(&real), "{:?}", p.binds);
+        // A script that is a symlink into a system folder: passed by its real path, and
+        // its folder (`/etc`) is never shown.
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("evil.js")).unwrap();
+        let p = plan("bash", &["evil.js".to_owned()], Some(dir.path())).unwrap();
+        assert!(p.binds.is_empty(), "{:?}", p.binds);
+        assert_eq!(p.args[0], OsString::from("/etc/hostname"));
     }
 }
