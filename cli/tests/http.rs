@@ -621,12 +621,12 @@ fn tools_with_sleep(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(&sleep).unwrap();
     std::fs::write(
         sleep.join("TOOL.md"),
-        "---\nname: sleep_sh\ndescription: Sleeps, then says so.\nlanguage: bash\ninputs:\n  secs:\n    type: number\n    description: How long.\n---\n\n# Sleep\n",
+        "---\nname: sleep_sh\ndescription: Sleeps, then says so.\nlanguage: bash\ninputs:\n  secs:\n    type: number\n    description: How long.\n  started:\n    type: string\n    description: A file to create once the sleep starts.\n---\n\n# Sleep\n",
     )
     .unwrap();
     std::fs::write(
         sleep.join("index.sh"),
-        "#!/usr/bin/env bash\nsecs=$(sed -n 's/.*\"secs\":\\([0-9.]*\\).*/\\1/p')\nsleep \"$secs\"\necho \"slept $secs\"\n",
+        "#!/usr/bin/env bash\nparams=$(cat)\nsecs=$(printf '%s' \"$params\" | sed -n 's/.*\"secs\":\\([0-9.]*\\).*/\\1/p')\nstarted=$(printf '%s' \"$params\" | sed -n 's/.*\"started\":\"\\([^\"]*\\)\".*/\\1/p')\n[ -n \"$started\" ] && : > \"$started\"\nsleep \"$secs\"\necho \"slept $secs\"\n",
     )
     .unwrap();
     tools
@@ -650,10 +650,16 @@ fn sigterm_drains_then_cancels() {
     assert_eq!(read_reply(&mut kept_reader, false).status, 200);
 
     let pidfile = dir.path().join("pid");
+    let asleep = dir.path().join("asleep");
     let short = py_child(
         &s.url(),
         TOKEN,
-        &["call", "legacy", "sleep_sh", r#"{"secs": 2}"#],
+        &[
+            "call",
+            "legacy",
+            "sleep_sh",
+            &json!({"secs": 2, "started": asleep}).to_string(),
+        ],
     );
     let long = py_child(
         &s.url(),
@@ -665,15 +671,21 @@ fn sigterm_drains_then_cancels() {
             &json!({"pidfile": pidfile}).to_string(),
         ],
     );
+    // Both tools are running (not merely two requests in flight: one client's
+    // `initialize` and the other's call would count 2 too).
     let in_flight = || request(&s.addr, "GET", "/healthz", &[], "").json()["in_flight"] == 2;
     assert!(
-        eventually(20.0, || pidfile.exists() && in_flight()),
+        eventually(20.0, || pidfile.exists() && asleep.exists() && in_flight()),
         "{}",
         s.log()
     );
     let started = Instant::now();
     s.signal(nix::sys::signal::Signal::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        eventually(10.0, || s.log().contains("draining:")),
+        "{}",
+        s.log()
+    );
     send(&mut kept, "POST", "/mcp", &MCP, &initialize(9), false);
     let r = read_reply(&mut kept_reader, false);
     assert_eq!(r.status, 503, "{r:?}");
