@@ -311,12 +311,17 @@ pub(crate) fn describe_exit(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         format!("exited with code {code}")
     } else if let Some(sig) = status.signal() {
-        match Signal::try_from(sig) {
-            Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
-            Err(_) => format!("was killed by signal {sig}"),
-        }
+        killed_by(sig)
     } else {
         format!("ended ({status})")
+    }
+}
+
+/// "was killed by signal 9 (SIGKILL)".
+pub(crate) fn killed_by(sig: i32) -> String {
+    match Signal::try_from(sig) {
+        Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
+        Err(_) => format!("was killed by signal {sig}"),
     }
 }
 

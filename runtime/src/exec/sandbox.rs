@@ -1639,13 +1639,7 @@ impl Running {
 
 fn describe(status: ExitStatus) -> String {
     match status.code() {
-        Some(c) if c > 128 && c < 192 => {
-            let sig = c - 128;
-            match nix::sys::signal::Signal::try_from(sig) {
-                Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
-                Err(_) => format!("was killed by signal {sig}"),
-            }
-        }
+        Some(c) if c > 128 && c < 192 => super::process::killed_by(c - 128),
         _ => super::process::describe_exit(status),
     }
 }
