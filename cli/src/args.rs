@@ -452,7 +452,7 @@ pub struct ServeArgs {
     /// The longest request accepted (a stdio line, an HTTP body; at least 1024); a longer
     /// one is answered with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by
     /// default)
-    #[arg(long, value_name = "BYTES", default_value_t = crate::wire::DEFAULT_MAX_REQUEST_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::checks::DEFAULT_MAX_REQUEST_BYTES)]
     pub max_request_bytes: usize,
     /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]

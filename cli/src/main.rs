@@ -9,12 +9,10 @@ mod call;
 mod check;
 mod emit;
 mod exit;
-mod http;
 mod mcp;
 mod serve;
 mod sync;
 mod tools;
-mod wire;
 
 use std::process::ExitCode;
 

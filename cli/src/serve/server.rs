@@ -1,23 +1,6 @@
-//! `toolbind serve`: the tools of any folder as an MCP server on stdin/stdout, or over
-//! Streamable HTTP with `--http` (see `http`, which shares [`State`] and [`Server`]).
-//!
-//! stdout carries only MCP messages; every log line goes to stderr. Calls run through the
-//! same [`Runtime`] as `toolbind call` (validation, executors, truncation); tool failures
-//! and bad arguments come back as results with `isError: true` so the model can act on
-//! them. The tools folders are polled every second: when a TOOL.md or a tool folder
-//! appears, changes or goes, the registry is reloaded and clients are told
-//! (`notifications/tools/list_changed`).
-//!
-//! Besides tools, a session gets each tool's documentation as a resource
-//! (`toolbind://tools/<name>`, `text/markdown`, with `notifications/resources/list_changed`
-//! when it changes), the system prompt as the prompt `system_prompt`, and MCP logging:
-//! tool stderr lines and server events as `notifications/message`, rate-limited (see
-//! `surface` and `logging`). Progress notifications carry the tool's own
-//! `progress`/`total` when it reports them.
-//!
-//! Every request line gets an answer: lines over `--max-request-bytes`, bad JSON and
-//! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
-//! the MCP service sees them (see `wire`).
+//! The MCP server of `toolbind serve`, whatever carries its messages: the tools of the
+//! served folders (reloaded when they change), the [`ServerHandler`] that answers
+//! requests, and the [`State`] every session shares.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,9 +16,8 @@ use rmcp::model::{
     SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::output::OutputCheck;
@@ -44,88 +26,12 @@ use toolbind_codegen::ToolSpec;
 use toolbind_codegen::schema::{self, Dialect};
 
 use crate::args::ServeArgs;
-use crate::exit::{Code, Failure, Outcome};
 use crate::tools;
 
-mod logging;
-mod progress;
-mod stdio;
-mod surface;
+use super::{logging, progress, surface};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
-
-pub fn run(args: &ServeArgs) -> Outcome {
-    args.sandbox.check()?;
-    let dirs = tools::absolute(tools::dirs(&args.dirs))?;
-    // One worker thread for stdio: a stdio session is one client, and every call is I/O
-    // between it and the tool processes. Hopping between two workers cost more than it
-    // gave (the serve benchmark, BENCHMARKS.md: ~11k calls/s at 8 in flight on two
-    // workers, 16-19k on one). HTTP serves many clients at once: two. Slow work (loading
-    // tools, transpiling) runs on the blocking pool.
-    let workers = if args.http.addr.is_some() { 2 } else { 1 };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = match &args.http.addr {
-        Some(addr) => rt.block_on(crate::http::serve(dirs, args, addr)),
-        None => rt.block_on(serve(dirs, args)),
-    };
-    // stdin on a terminal or a file is read on a blocking thread that cannot be
-    // interrupted; do not wait for it.
-    rt.shutdown_timeout(Duration::from_millis(500));
-    outcome
-}
-
-/// `--max-request-bytes`, at least 1 KiB.
-pub(crate) fn max_request_bytes(args: &ServeArgs) -> usize {
-    args.max_request_bytes.max(1024)
-}
-
-async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
-    let max_request_bytes = max_request_bytes(args);
-    let state = start(dirs, args, "MCP on stdio");
-    let executor = state.executor.clone();
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
-    let mut sigterm = signal(SignalKind::terminate())
-        .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
-    let server = Server::new(state.clone());
-    // Every request line is checked (and, if malformed or too long, answered) before the
-    // MCP service sees it; see `wire`.
-    let (transport, writer) =
-        crate::wire::connect(stdio::stdin(), stdio::stdout(), max_request_bytes, log);
-    let session = async {
-        let running = tokio::select! {
-            r = server.serve(transport) => r
-                .map_err(|e| Failure::failed(format!("MCP initialisation failed: {e}")))?,
-            _ = sigint.recv() => return Ok(Code::Interrupted),
-            _ = sigterm.recv() => return Ok(Code::Terminated),
-        };
-        let watcher = tokio::spawn(watch(state.clone()));
-        let code = tokio::select! {
-            r = running.waiting() => {
-                match r {
-                    Ok(reason) => log(&format!("session ended: {reason:?}")),
-                    Err(e) => log(&format!("session failed: {e}")),
-                }
-                Code::Ok
-            }
-            _ = sigint.recv() => Code::Interrupted,
-            _ = sigterm.recv() => Code::Terminated,
-        };
-        watcher.abort();
-        Ok(code)
-    };
-    let outcome = session.await;
-    executor.shutdown();
-    // The last answers are still on their way to stdout, however the session ended (the
-    // answers to rejected lines included, when initialisation failed).
-    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
-    outcome
-}
 
 /// Loads the tools and logs what is served `over` what; the caller runs [`watch`].
 pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<State> {
