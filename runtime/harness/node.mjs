@@ -3,12 +3,12 @@
 //
 // Imports the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 // socket); runtime/src/exec/protocol.rs describes every message:
-//   first: {"type":"hello","protocol":2,"capabilities":{"prepare":<exports prepareArguments>}}
+//   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<exports prepareArguments>}}
 //          (or a fatal, when the module cannot load)
 //   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 //        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
-//   out: {"type":"update","id","content"} | {"type":"result","id","result"}
+//   out: {"type":"update","id","content","cut"?} | {"type":"result","id","result","cut"?}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 //        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
 //          sent ahead of the result that names it {"ref": n}; the first gives its length)
@@ -59,7 +59,7 @@ try {
 // The first message: the protocol version this harness speaks and what the entry offers
 // (the runtime sends `prepare` lines only when it exports prepareArguments). Written before
 // the socket is read, so it precedes every answer.
-const PROTOCOL_VERSION = 2;
+const PROTOCOL_VERSION = 3;
 try {
   writeSync(3, JSON.stringify({
     type: "hello",
@@ -117,11 +117,11 @@ function shrink(msg, line) {
   const body = msg.type === "update" ? msg.content : msg.type === "result" ? msg.result : null;
   const texts = (body?.content ?? []).filter((b) => typeof b?.text === "string").map((b) => b.text);
   const room = Math.floor((maxLine - 4096) / 12); // even if every character became `\u0000`
-  const note = `[output truncated by the runtime: the ${msg.type} was ${Buffer.byteLength(line)} bytes as JSON` +
-    `, over the ${maxLine}-byte protocol limit; its text is cut to ${room} characters and details are dropped]`;
-  const content = [{ type: "text", text: texts.join("\n").slice(0, room) }, { type: "text", text: note }];
-  if (msg.type === "update") return { type: "update", id: msg.id, content: { content } };
-  if (msg.type === "result") return { type: "result", id: msg.id, result: { content, isError: body?.isError === true } };
+  // The runtime writes the note from `cut` (protocol 3).
+  const cut = { kind: "message", message: msg.type, bytes: Buffer.byteLength(line), limit: maxLine, kept: room };
+  const content = [{ type: "text", text: texts.join("\n").slice(0, room) }];
+  if (msg.type === "update") return { type: "update", id: msg.id, content: { content }, cut };
+  if (msg.type === "result") return { type: "result", id: msg.id, result: { content, isError: body?.isError === true }, cut };
   if (msg.type === "prepared") {
     return { type: "error", id: msg.id, message: `prepareArguments returned ${Buffer.byteLength(line)} bytes of JSON, over the ${maxLine}-byte protocol limit` };
   }
@@ -129,11 +129,12 @@ function shrink(msg, line) {
 }
 
 // Bounds the text of an update or result: maxText characters in all (one budget for every
-// text block), the rest cut with a note. Works on a copy: a warm tool returning cached
-// state must not see its own data cut.
+// text block). Returns the bounded body and, when text was cut, `cut` saying how much: the
+// runtime writes the note (protocol 3), so no text a tool returns can pass for one. Works
+// on a copy: a warm tool returning cached state must not see its own data cut.
 function capText(value) {
   if (typeof value === "string") value = { content: [{ type: "text", text: value }] };
-  if (!value || !Array.isArray(value.content)) return value;
+  if (!value || !Array.isArray(value.content)) return { body: value, cut: null };
   let left = maxText;
   let cut = 0;
   const content = value.content.map((block) => {
@@ -147,10 +148,13 @@ function capText(value) {
     left = 0;
     return kept;
   });
-  if (cut > 0) {
-    content.push({ type: "text", text: `[output truncated by the runtime: ${cut} more characters were cut; limit ${maxText}]` });
-  }
-  return { ...value, content };
+  return { body: { ...value, content }, cut: cut > 0 ? { kind: "chars", cut, limit: maxText } : null };
+}
+
+// An update, its text bounded.
+function updateMsg(id, partial) {
+  const { body, cut } = capText(partial);
+  return cut ? { type: "update", id, content: body, cut } : { type: "update", id, content: body };
 }
 
 // Which call an exception belongs to: each call's `execute` runs inside its own async
@@ -162,7 +166,7 @@ const owner = new AsyncLocalStorage();
 function finish(id, msg) {
   if (!calls.delete(id)) return;
   // The latest update still goes out, before the result.
-  if (unsent.has(id)) send({ type: "update", id, content: capText(unsent.get(id)) });
+  if (unsent.has(id)) send(updateMsg(id, unsent.get(id)));
   unsent.delete(id);
   send(msg);
 }
@@ -190,7 +194,7 @@ const unsent = new Map();
 sock.on("drain", () => {
   for (const [id, partial] of unsent) {
     unsent.delete(id);
-    if (calls.has(id)) send({ type: "update", id, content: capText(partial) });
+    if (calls.has(id)) send(updateMsg(id, partial));
     if (sock.writableNeedDrain) break;
   }
 });
@@ -198,7 +202,7 @@ sock.on("drain", () => {
 function update(id, partial) {
   if (!calls.has(id)) return;
   if (sock.writableNeedDrain) unsent.set(id, partial ?? null);
-  else send({ type: "update", id, content: capText(partial ?? null) });
+  else send(updateMsg(id, partial ?? null));
 }
 
 async function run(msg) {
@@ -208,8 +212,9 @@ async function run(msg) {
   try {
     const result = await owner.run(msg.id, () =>
       execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate));
-    const sent = await pieces(msg.id, capText(result ?? null));
-    finish(msg.id, { type: "result", id: msg.id, result: sent });
+    const { body, cut } = capText(result ?? null);
+    const sent = await pieces(msg.id, body);
+    finish(msg.id, cut ? { type: "result", id: msg.id, result: sent, cut } : { type: "result", id: msg.id, result: sent });
   } catch (err) {
     if (err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     finish(msg.id, { type: "error", id: msg.id, message: describe(err) });

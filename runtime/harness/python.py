@@ -2,7 +2,7 @@
 #
 # Loads the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 # socket); runtime/src/exec/protocol.rs describes every message:
-#   first: {"type":"hello","protocol":2,"capabilities":{"prepare":<defines prepare_arguments>}}
+#   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<defines prepare_arguments>}}
 #          (or a fatal, when the module cannot load)
 #   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
 #        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
@@ -62,14 +62,13 @@ def _shrink(msg, size):
     blocks = body.get("content", []) if isinstance(body, dict) else []
     texts = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
     room = (_max_line - 4096) // 12  # even if every character became a \u escape
-    note = ("[output truncated by the runtime: the %s was %d bytes as JSON, over the %d-byte "
-            "protocol limit; its text is cut to %d characters and details are dropped]"
-            % (kind, size, _max_line, room))
-    content = [{"type": "text", "text": "\n".join(texts)[:room]}, {"type": "text", "text": note}]
+    # The runtime writes the note from `cut` (protocol 3).
+    cut = {"kind": "message", "message": kind, "bytes": size, "limit": _max_line, "kept": room}
+    content = [{"type": "text", "text": "\n".join(texts)[:room]}]
     if kind == "update":
-        return {"type": "update", "id": msg.get("id"), "content": {"content": content}}
+        return {"type": "update", "id": msg.get("id"), "content": {"content": content}, "cut": cut}
     if kind == "result":
-        return {"type": "result", "id": msg.get("id"),
+        return {"type": "result", "id": msg.get("id"), "cut": cut,
                 "result": {"content": content, "isError": bool(isinstance(body, dict) and body.get("isError"))}}
     if kind == "prepared":
         return {"type": "error", "id": msg.get("id"),
@@ -148,12 +147,13 @@ class AbortSignal:
 
 def _cap(value):
     """Bounds the text of an update or result: _max_text characters in all (one budget for
-    every text block), the rest cut with a note. Works on a copy: a warm tool returning
-    cached state must not see its own data cut."""
+    every text block). Returns the bounded body and, when text was cut, `cut` saying how
+    much: the runtime writes the note (protocol 3), so no text a tool returns can pass for
+    one. Works on a copy: a warm tool returning cached state must not see its own data cut."""
     if isinstance(value, str):
         value = {"content": [{"type": "text", "text": value}]}
     if not (isinstance(value, dict) and isinstance(value.get("content"), list)):
-        return value
+        return value, None
     left, cut, content = _max_text, 0, []
     for block in value["content"]:
         if isinstance(block, dict) and isinstance(block.get("text"), str):
@@ -165,9 +165,19 @@ def _cap(value):
             else:
                 left -= len(text)
         content.append(block)
+    return dict(value, content=content), ({"kind": "chars", "cut": cut, "limit": _max_text} if cut else None)
+
+
+def _capped(kind, call_id, value):
+    """An update or result message, its text bounded."""
+    body, cut = _cap(value)
+    if kind == "update":
+        msg = {"type": "update", "id": call_id, "content": body}
+    else:
+        msg = {"type": "result", "id": call_id, "result": _pieces(call_id, body)}
     if cut:
-        content.append({"type": "text", "text": "[output truncated by the runtime: %d more characters were cut; limit %d]" % (cut, _max_text)})
-    return dict(value, content=content)
+        msg["cut"] = cut
+    return msg
 
 
 def _describe(exc):
@@ -214,7 +224,7 @@ _loop = None
 # The first message: the protocol version this harness speaks and what the module offers
 # (the runtime sends `prepare` lines only when it defines prepare_arguments). Sent before
 # the socket is read, so it precedes every answer.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 try:
     _send({"type": "hello", "protocol": PROTOCOL_VERSION,
            "capabilities": {"prepare": callable(getattr(_module, "prepare_arguments", None))}})
@@ -303,9 +313,9 @@ def _finish(call_id, value=None, exc=None):
     if exc is None:
         if call_id not in _calls:
             return
-        result = _pieces(call_id, _cap(value))
+        msg = _capped("result", call_id, value)
         _calls.pop(call_id, None)
-        _send({"type": "result", "id": call_id, "result": result})
+        _send(msg)
         return
     _calls.pop(call_id, None)
     if isinstance(exc, SystemExit):
@@ -345,7 +355,7 @@ def _start(msg):
         if call_id in _calls:
             if isinstance(partial, str):
                 partial = {"content": [{"type": "text", "text": partial}]}
-            _send({"type": "update", "id": call_id, "content": _cap(partial)})
+            _send(_capped("update", call_id, partial))
 
     args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
     if _is_async:

@@ -973,16 +973,26 @@ impl Runtime {
     /// the executor kept.
     pub fn truncate_result(&self, tool: &ToolInfo, tool_call_id: &str, result: &mut ToolResult) {
         let mut budget = self.config.truncation;
-        let executor_cut = result
-            .content
-            .iter()
-            .any(|b| b.as_text().is_some_and(is_executor_note));
+        let executor_cut = !result.runtime_notes.is_empty();
+        let mut dropped: Vec<usize> = Vec::new();
+        let mut cut_whole = 0usize;
         for (i, block) in result.content.iter_mut().enumerate() {
             let Content::Text { text } = block else {
                 continue;
             };
-            if is_executor_note(text) {
+            if result.runtime_notes.contains(&i) {
                 continue;
+            }
+            let spent = budget.max_bytes == 0 || budget.max_lines == 0;
+            if spent && !text.is_empty() {
+                // Nothing of it can be shown. Past the first few such blocks (a note and a
+                // spill file each), the rest are left out under one note: a result of many
+                // blocks must not flood the model with notes, or the folder with files.
+                if cut_whole >= MAX_NOTED_BLOCKS {
+                    dropped.push(i);
+                    continue;
+                }
+                cut_whole += 1;
             }
             let t = truncate_head(text, budget);
             budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
@@ -1034,17 +1044,68 @@ impl Runtime {
             }
             *text = out;
         }
+        if !dropped.is_empty() {
+            self.drop_blocks(tool, tool_call_id, result, &dropped);
+        }
+    }
+
+    /// Takes the text blocks at `dropped` (which the budget left no room for) out of
+    /// `result`, saving their text to one spill file when a spill folder is configured, and
+    /// says so in one note.
+    fn drop_blocks(
+        &self,
+        tool: &ToolInfo,
+        tool_call_id: &str,
+        result: &mut ToolResult,
+        dropped: &[usize],
+    ) {
+        let mut joined = String::new();
+        let mut kept = Vec::with_capacity(result.content.len() - dropped.len() + 1);
+        let mut notes = Vec::new();
+        for (i, block) in std::mem::take(&mut result.content).into_iter().enumerate() {
+            match block {
+                Content::Text { text } if dropped.contains(&i) => {
+                    if !joined.is_empty() {
+                        joined.push('\n');
+                    }
+                    joined.push_str(&text);
+                }
+                block => {
+                    if result.runtime_notes.contains(&i) {
+                        notes.push(kept.len());
+                    }
+                    kept.push(block);
+                }
+            }
+        }
+        let mut note = format!(
+            "[{} more text blocks ({} bytes) left out: the output limit was reached",
+            dropped.len(),
+            joined.len()
+        );
+        if let Some(dir) = self.config.spill_dir.as_deref() {
+            match crate::spill::spill_text(
+                dir,
+                tool.name(),
+                tool_call_id,
+                dropped[0],
+                &joined,
+                MAX_SPILL_FILE_BYTES,
+            ) {
+                Ok(path) => note.push_str(&format!(". Their text is saved to: {}", path.display())),
+                Err(e) => note.push_str(&format!(" (their text could not be saved: {e})")),
+            }
+        }
+        note.push(']');
+        kept.push(Content::text(note));
+        result.content = kept;
+        result.runtime_notes = notes;
     }
 }
 
-/// Whether `text` is the note an executor adds when it cuts a tool's output: one short
-/// line with the executor's prefix (a long block with that prefix is tool output, and is
-/// truncated like any other).
-fn is_executor_note(text: &str) -> bool {
-    text.starts_with("[output truncated by the runtime:")
-        && text.len() <= 400
-        && !text.contains('\n')
-}
+/// How many text blocks the budget left no room for get a note (and a spill file) each;
+/// the rest are left out under one.
+const MAX_NOTED_BLOCKS: usize = 16;
 
 /// What generated code knows of a compiled-in tool: the part of [`Tool`] the typed path
 /// needs, taken out of the generic so that path is compiled once.

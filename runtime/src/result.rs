@@ -318,9 +318,20 @@ pub struct ToolResult {
     /// serialised.
     #[serde(skip)]
     pub output_check: crate::output::OutputCheck,
+    /// Which blocks of `content` are notes the runtime added where it cut the tool's
+    /// output (`[output truncated by the runtime: ...]`, giving the tool's real totals):
+    /// known by position, never by their text, so a tool cannot write one.
+    #[serde(skip)]
+    pub(crate) runtime_notes: Vec<usize>,
 }
 
 impl ToolResult {
+    /// Appends the runtime's note on what it cut, remembered as such.
+    pub(crate) fn push_runtime_note(&mut self, text: String) {
+        self.runtime_notes.push(self.content.len());
+        self.content.push(Content::text(text));
+    }
+
     /// A successful result with these content blocks.
     pub fn new(content: Vec<Content>) -> Self {
         ToolResult {
@@ -351,6 +362,7 @@ impl ToolResult {
             terminate: false,
             stop: StopReason::Completed,
             output_check: crate::output::OutputCheck::Unchecked,
+            runtime_notes: Vec::new(),
         }
     }
 
@@ -363,6 +375,7 @@ impl ToolResult {
             terminate: false,
             stop: StopReason::ToolError,
             output_check: crate::output::OutputCheck::Unchecked,
+            runtime_notes: Vec::new(),
         }
     }
 

@@ -484,21 +484,21 @@ async fn a_harness_speaking_another_protocol_is_refused() {
     let cases = [
         (
             // A harness of the previous version (results in one line, no data pieces).
-            r#"{"type":"hello","protocol":1,"capabilities":{"prepare":true}}"#,
-            "speaks protocol version 1, and this runtime speaks version 2".to_string(),
+            r#"{"type":"hello","protocol":2,"capabilities":{"prepare":true}}"#,
+            "speaks protocol version 2, and this runtime speaks version 3".to_string(),
         ),
         (
-            r#"{"type":"hello","protocol":3,"capabilities":{"prepare":true}}"#,
-            "speaks protocol version 3, and this runtime speaks version 2".to_string(),
+            r#"{"type":"hello","protocol":4,"capabilities":{"prepare":true}}"#,
+            "speaks protocol version 4, and this runtime speaks version 3".to_string(),
         ),
         // An older harness, without a hello: its answer to the call comes first.
         (
             r#"{"type":"result","id":1,"result":"hi"}"#,
-            "first message is `result`, not the hello protocol version 2 begins with".into(),
+            "first message is `result`, not the hello protocol version 3 begins with".into(),
         ),
         (
             r#"{"type":"greeting","protocol":1}"#,
-            "first message is not a hello (protocol version 2)".into(),
+            "first message is not a hello (protocol version 3)".into(),
         ),
     ];
     for (first, needle) in cases {

@@ -110,7 +110,7 @@ pub(crate) async fn run(
         jail,
     ) {
         Ok(s) => s,
-        Err(e) => return ToolResult::stopped(StopReason::Crashed, e),
+        Err(e) => return ToolResult::stopped(StopReason::Crashed, e.to_string()),
     };
     let mut guard = GroupGuard {
         pgid: spawned.pgid,
@@ -278,22 +278,14 @@ pub(crate) async fn run(
             if text.ends_with('\n') {
                 text.pop();
             }
-            let mut content = vec![Content::text(text)];
+            let mut result = ToolResult::new(vec![Content::text(text)]);
             if c.total() > limits.text as u64 {
-                content.push(Content::text(format!(
-                    "[output truncated by the runtime: kept the first {} of {} bytes]",
-                    limits.text,
-                    c.total()
-                )));
+                result.push_runtime_note(protocol::note(&protocol::Cut::Output {
+                    kept: limits.text as u64,
+                    total: c.total(),
+                }));
             }
-            ToolResult {
-                content,
-                details: None,
-                is_error: false,
-                terminate: false,
-                stop: StopReason::Completed,
-                output_check: Default::default(),
-            }
+            result
         }
         (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))
             .with_stop(stopper.reason(Ending::Cancelled)),

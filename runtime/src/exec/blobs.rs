@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::error::Malformed;
 use crate::runtime::MAX_SPILL_DIR_BYTES;
 use crate::spill::BinarySpill;
 pub(crate) use crate::spill::file_url;
@@ -150,36 +151,38 @@ impl Binary<'_> {
 
     /// Block `r`, sent ahead in pieces, once the result that names it has arrived;
     /// `mime` is the block's declared MIME type (for the spill file's extension).
-    pub(crate) fn take(&mut self, r: u64, mime: Option<&str>) -> Result<Kept, String> {
+    pub(crate) fn take(&mut self, r: u64, mime: Option<&str>) -> Result<Kept, Malformed> {
         match self.blobs.items.remove(&r) {
             Some(Blob::Memory(s)) => Ok(Kept::Memory(s)),
             Some(Blob::Spill(w)) => {
                 let bytes = w.bytes;
-                w.finish(mime).map(|(path, prefix_mime)| Kept::Spilled {
-                    bytes: bytes_after(&path, bytes),
-                    path,
-                    prefix_mime,
-                })
+                w.finish(mime)
+                    .map(|(path, prefix_mime)| Kept::Spilled {
+                        bytes: bytes_after(&path, bytes),
+                        path,
+                        prefix_mime,
+                    })
+                    .map_err(Malformed)
             }
-            Some(Blob::Refused(why)) => Err(why),
-            None if self.blobs.items.len() >= MAX_BLOBS => Err(format!(
+            Some(Blob::Refused(why)) => Err(Malformed(why)),
+            None if self.blobs.items.len() >= MAX_BLOBS => Err(Malformed(format!(
                 "was not kept: the result sent more than {MAX_BLOBS} blocks in pieces"
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(Malformed(format!(
                 "names data piece {r}, which the harness did not send"
-            )),
+            ))),
         }
     }
 
     /// A block's base64 text that came inside the result: kept in memory while the call's
     /// binary data fits the bound, else saved to the spill folder whole.
-    pub(crate) fn inline(&mut self, text: String, mime: Option<&str>) -> Result<Kept, String> {
+    pub(crate) fn inline(&mut self, text: String, mime: Option<&str>) -> Result<Kept, Malformed> {
         if self.blobs.kept.saturating_add(text.len()) <= self.bound {
             self.blobs.kept += text.len();
             return Ok(Kept::Memory(text));
         }
         let Some(dir) = self.dir else {
-            return Err(over_bound(self.bound));
+            return Err(Malformed(over_bound(self.bound)));
         };
         let mut w = BinarySpill::create(dir, self.tool, self.tool_call_id, "i")
             .map_err(|e| format!("could not be saved to the spill folder: {e}"))?;
@@ -187,7 +190,7 @@ impl Binary<'_> {
         drop(text);
         self.blobs.spilled += w.bytes;
         if self.blobs.spilled > MAX_SPILL_DIR_BYTES {
-            return Err(over_spill());
+            return Err(Malformed(over_spill()));
         }
         let bytes = w.bytes;
         let (path, prefix_mime) = w.finish(mime)?;

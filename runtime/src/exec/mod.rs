@@ -89,6 +89,7 @@ mod bash;
 mod blobs;
 mod cache;
 mod config;
+mod error;
 pub(crate) mod process;
 mod protocol;
 mod pump;
@@ -110,6 +111,13 @@ use crate::result::{StopReason, ToolResult};
 use serde_json::Value;
 use toolbind_codegen::model::Fnv;
 use worker::{CallEnd, Launch, Worker};
+
+use error::PrepareError;
+#[cfg(feature = "typescript")]
+use error::TranspileError;
+#[cfg(feature = "mcp")]
+pub(crate) use error::{InterpError, JailError, ProbeError};
+pub(crate) use error::{StartError, Subject};
 
 use crate::ToolInfo;
 pub use crate::executor::{
@@ -258,15 +266,7 @@ impl SubprocessExecutor {
                 binds,
                 self.caller_dir().as_deref(),
             )
-            .map_err(|e| {
-                // Every jail failure reads "the sandbox ..." and is a `JailFailed`.
-                StartError::Jail(match e {
-                    sandbox::JailError::Unavailable(_) => e.to_string(),
-                    sandbox::JailError::Setup(e) => {
-                        format!("the sandbox could not start the tool: {e}")
-                    }
-                })
-            })
+            .map_err(|e| StartError::Jail(e, Subject::Tool))
     }
 
     /// The directory tools run in: the configured one, else the agent's own (a jailed
@@ -312,7 +312,7 @@ impl SubprocessExecutor {
         // serves the call without a `stat`.
         let starts_process = tool.language == Language::Bash || mode == WorkerMode::OneShot;
         let Some(entry) = tool.entry_path().filter(|p| !starts_process || p.is_file()) else {
-            return ToolResult::stopped(StopReason::Crashed, no_entry(tool));
+            return start_failed(no_entry(tool));
         };
         if tool.language == Language::Bash {
             let jail = match self.jail(tool, &[]) {
@@ -345,7 +345,7 @@ impl SubprocessExecutor {
             } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
                     Ok(l) => l,
-                    Err(e) => return start_failed(e.into()),
+                    Err(e) => return start_failed(e),
                 };
                 let jail = match self.jail(tool, &launch.binds) {
                     Ok(j) => j,
@@ -411,7 +411,7 @@ impl SubprocessExecutor {
             return Ok(w.clone());
         }
         if !entry.is_file() {
-            return Err(no_entry(tool).into());
+            return Err(no_entry(tool));
         }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = self.inner.lock_workers().get(&key)
@@ -443,7 +443,7 @@ impl SubprocessExecutor {
     }
 
     /// The command line for a Node or Python harness running `tool`.
-    async fn launch(&self, tool: &ToolSpec, entry: &Path) -> Result<Launch, String> {
+    async fn launch(&self, tool: &ToolSpec, entry: &Path) -> Result<Launch, StartError> {
         let config = &self.inner.config;
         let entry_name = tool.entry.clone().unwrap_or_default();
         let max_text = config.max_text_bytes.to_string();
@@ -507,7 +507,7 @@ impl SubprocessExecutor {
     }
 
     #[cfg(feature = "typescript")]
-    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, String> {
+    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, StartError> {
         let name = tool.name.clone();
         let dir = tool.dir.clone();
         let entry_name = entry
@@ -517,25 +517,30 @@ impl SubprocessExecutor {
         let cache = self.inner.config.cache_dir.clone();
         tokio::task::spawn_blocking(move || transpile::prepare(&name, &dir, &entry_name, &cache))
             .await
-            .map_err(|e| format!("internal error: the transpiler panicked: {e}"))?
+            .map_err(|e| TranspileError::Panicked(e.to_string()))?
+            .map_err(StartError::Transpile)
     }
 
     #[cfg(not(feature = "typescript"))]
-    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, String> {
-        Err(format!(
-            "tool `{}`: {} is TypeScript, but toolbind was built without the `typescript` feature",
-            tool.name,
-            entry.display()
-        ))
+    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, StartError> {
+        Err(StartError::NoTypeScript {
+            tool: tool.name.clone(),
+            entry: entry.to_path_buf(),
+        })
     }
 
     /// Writes a harness into the cache (once per content) and returns its path.
-    fn harness_file(&self, name: &'static str, text: &str) -> Result<PathBuf, String> {
+    fn harness_file(&self, name: &'static str, text: &str) -> Result<PathBuf, StartError> {
         let mut map = self.inner.harness.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = map.get(name) {
             return Ok(p.clone());
         }
-        let dir = crate::dirs::private_subdir(&self.inner.config.cache_dir, &["harness"])?;
+        let dir = crate::dirs::private_subdir(&self.inner.config.cache_dir, &["harness"]).map_err(
+            |why| StartError::Folder {
+                what: "the harness folder",
+                why,
+            },
+        )?;
         let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
         let path = dir.join(format!(
             "{stem}-{}.{ext}",
@@ -546,7 +551,10 @@ impl SubprocessExecutor {
             let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
             std::fs::write(&tmp, text)
                 .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|e| format!("cannot write the harness {}: {e}", path.display()))?;
+                .map_err(|source| StartError::Harness {
+                    path: path.clone(),
+                    source,
+                })?;
         }
         map.insert(name, path.clone());
         Ok(path)
@@ -633,7 +641,11 @@ impl Executor for SubprocessExecutor {
         args: Value,
         timeout: Duration,
     ) -> PrepareFuture<'a> {
-        Box::pin(self.prepare_args(tool.spec(), args, timeout))
+        Box::pin(async move {
+            self.prepare_args(tool.spec(), args, timeout)
+                .await
+                .map_err(|e| e.to_string())
+        })
     }
 
     /// Whether a node or python entry exports `prepareArguments` (python:
@@ -679,11 +691,11 @@ impl SubprocessExecutor {
         tool: &ToolSpec,
         args: Value,
         timeout: Duration,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, PrepareError> {
         let entry = tool
             .entry_path()
             .filter(|p| p.is_file())
-            .ok_or_else(|| format!("tool `{}` has no entry file", tool.name))?;
+            .ok_or_else(|| no_entry(tool))?;
         let timeout = timeout.min(MAX_TIMEOUT);
         let deadline = tokio::time::Instant::now() + timeout;
         let config = &self.inner.config;
@@ -722,11 +734,10 @@ impl SubprocessExecutor {
                 }
             }
             Err(worker::NoHello::Died) => Ok(args),
-            Err(worker::NoHello::TimedOut) => Err(format!(
-                "{} did not finish loading within {}",
-                tool.entry.as_deref().unwrap_or("the entry"),
-                stop::secs(timeout)
-            )),
+            Err(worker::NoHello::TimedOut) => Err(PrepareError::NotLoaded {
+                entry: tool.entry.as_deref().unwrap_or("the entry").to_owned(),
+                timeout,
+            }),
         };
         if oneshot {
             if untouched && worker.is_alive() {
@@ -784,51 +795,17 @@ impl std::fmt::Debug for SubprocessExecutor {
 }
 
 /// Why a tool whose entry file is missing cannot run.
-fn no_entry(tool: &ToolSpec) -> String {
-    format!(
-        "tool `{}` has no entry file in {} (expected one of {})",
-        tool.name,
-        tool.dir.display(),
-        tool.language.entry_candidates().join(", ")
-    )
-}
-
-/// Why a tool process could not start.
-#[derive(Debug)]
-pub(crate) enum StartError {
-    /// The jail: it cannot run here (`required`), or not for this process.
-    Jail(String),
-    /// Anything else: the interpreter missing, a transpile error, a spawn failure, no
-    /// entry file.
-    Other(String),
-}
-
-impl From<String> for StartError {
-    fn from(e: String) -> Self {
-        StartError::Other(e)
-    }
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Jail(e) | StartError::Other(e) => f.write_str(e),
-        }
-    }
-}
-
-impl From<StartError> for String {
-    fn from(e: StartError) -> Self {
-        e.to_string()
+fn no_entry(tool: &ToolSpec) -> StartError {
+    StartError::NoEntry {
+        tool: tool.name.clone(),
+        dir: tool.dir.clone(),
+        expected: tool.language.entry_candidates(),
     }
 }
 
 /// A tool process that could not start: a jail failure, else a crash.
 fn start_failed(e: StartError) -> ToolResult {
-    match e {
-        StartError::Jail(e) => ToolResult::stopped(StopReason::JailFailed, e),
-        StartError::Other(e) => ToolResult::stopped(StopReason::Crashed, e),
-    }
+    ToolResult::stopped(e.stop_reason(), e.to_string())
 }
 
 fn is_typescript(entry: &Path) -> bool {

@@ -15,6 +15,7 @@ use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 
 use super::ExecConfig;
+use super::error::{SpawnError, SpawnStep};
 use super::sandbox::{Cgroup, Jail, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
@@ -54,11 +55,12 @@ pub(crate) fn spawn(
     stdin: bool,
     stdout: Stdout,
     jail: Option<Jail>,
-) -> Result<Spawned, String> {
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair()
-        .map_err(|e| format!("cannot create the control socket: {e}"))?;
+) -> Result<Spawned, SpawnError> {
+    let failed = |step: SpawnStep| move |source: std::io::Error| SpawnError { step, source };
+    let (ours, theirs) =
+        std::os::unix::net::UnixStream::pair().map_err(failed(SpawnStep::ControlSocket))?;
     ours.set_nonblocking(true)
-        .map_err(|e| format!("cannot create the control socket: {e}"))?;
+        .map_err(failed(SpawnStep::ControlSocket))?;
     let theirs: OwnedFd = theirs.into();
     let theirs_raw = theirs.as_raw_fd();
 
@@ -169,15 +171,12 @@ pub(crate) fn spawn(
     let shown = jail
         .as_ref()
         .map_or(program.to_owned(), |j| j.bwrap.display().to_string());
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{shown}`: {e}"))?;
+    let child = cmd.spawn().map_err(failed(SpawnStep::Exec(shown)))?;
     drop(theirs);
     drop(options_fd);
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     let jail = jail.map(|j| j.running(pgid));
-    let control = UnixStream::from_std(ours)
-        .map_err(|e| format!("cannot register the control socket: {e}"))?;
+    let control = UnixStream::from_std(ours).map_err(failed(SpawnStep::RegisterSocket))?;
     Ok(Spawned {
         child,
         pgid,
@@ -188,9 +187,12 @@ pub(crate) fn spawn(
 }
 
 /// A pipe holding `bytes`, closed for writing; its read end sits above fd 9.
-fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, String> {
+fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, SpawnError> {
     use std::io::Write;
-    let err = |e: std::io::Error| format!("cannot pass the sandbox options to bwrap: {e}");
+    let err = |source: std::io::Error| SpawnError {
+        step: SpawnStep::OptionsPipe,
+        source,
+    };
     let (r, w) = nix::unistd::pipe().map_err(|e| err(e.into()))?;
     let r = nix::fcntl::fcntl(&r, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))
         .map_err(|e| err(e.into()))?;

@@ -4,7 +4,7 @@
 //! directions). The protocol is versioned ([`PROTOCOL_VERSION`]): once the entry has
 //! loaded, the harness's first message is
 //!
-//! - `{"type":"hello","protocol":2,"capabilities":{"prepare":true}}` — the protocol version
+//! - `{"type":"hello","protocol":3,"capabilities":{"prepare":true}}` — the protocol version
 //!   it speaks and what the entry offers, found by the harness itself: `prepare` is whether
 //!   the entry exports a callable `prepareArguments` (`prepare_arguments` in python). A
 //!   capability that is absent is not offered; capability keys the runtime does not know
@@ -36,6 +36,12 @@
 //!   (`ExecConfig::max_binary_bytes`), saving one over the bound to the spill folder as
 //!   its pieces arrive (exec/blobs.rs);
 //! - `{"type":"result","id":1,"result":<what execute returned>}`;
+//! - (version 3) an `update` or `result` whose text the harness cut carries `cut`:
+//!   `{"kind":"chars","cut":<characters cut>,"limit":<characters kept in all>}`, or for a
+//!   message over the line limit that the harness shrank to its text,
+//!   `{"kind":"message","message":"result","bytes":<its size>,"limit":<line limit>,"kept":<characters kept>}`.
+//!   The runtime writes the note the model reads ([`note`]) and knows it for its own
+//!   (`ToolResult::runtime_notes`), so no text a tool returns passes for one;
 //! - `{"type":"error","id":1,"message":"..."}` — `execute` threw;
 //! - `{"type":"fatal","message":"..."}` — the harness cannot serve calls at all (the entry
 //!   failed to load or has no `execute`); it exits right after.
@@ -49,12 +55,13 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use super::blobs::{Binary, Kept, file_url};
+use super::error::Malformed;
 use crate::result::{
     Content, EmbeddedResource, Progress, ResourceContents, ResourceLink, StopReason, ToolResult,
 };
 
 /// The protocol version this runtime speaks: the only one a harness's hello may carry.
-pub(crate) const PROTOCOL_VERSION: u64 = 2;
+pub(crate) const PROTOCOL_VERSION: u64 = 3;
 
 /// What a harness's hello says the entry offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,11 +85,15 @@ pub(crate) enum FromHarness {
         id: u64,
         #[serde(default)]
         content: Value,
+        #[serde(default)]
+        cut: Option<Cut>,
     },
     Result {
         id: u64,
         #[serde(default)]
         result: Value,
+        #[serde(default)]
+        cut: Option<Cut>,
     },
     Error {
         id: u64,
@@ -135,45 +146,83 @@ impl FromHarness {
 /// of the wrong type is a protocol error naming what was received; unknown capability
 /// keys are ignored. `label` is "node" or "python".
 pub(crate) fn hello(
-    label: &str,
+    label: &'static str,
     protocol: &Value,
     capabilities: &Value,
-) -> Result<Capabilities, String> {
+) -> Result<Capabilities, HelloError> {
     match protocol.as_u64() {
         Some(PROTOCOL_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "protocol error: the {label} harness speaks protocol version {v}, and this runtime speaks version {PROTOCOL_VERSION}; the harness is from another toolbind version"
-            ));
-        }
+        Some(v) => return Err(HelloError::Version { label, speaks: v }),
         None => {
-            return Err(format!(
-                "protocol error: the {label} harness's hello carries no protocol version (`protocol` is {}); this runtime speaks version {PROTOCOL_VERSION}",
-                preview(protocol.to_string().as_bytes())
-            ));
+            return Err(HelloError::NoVersion {
+                label,
+                got: preview(protocol.to_string().as_bytes()),
+            });
         }
     }
     let caps = match capabilities {
         Value::Null => return Ok(Capabilities::default()),
         Value::Object(caps) => caps,
         other => {
-            return Err(format!(
-                "protocol error: the {label} harness's hello carries `capabilities` as {}, expected an object",
-                kind(other)
-            ));
+            return Err(HelloError::Capabilities {
+                label,
+                got: kind(other),
+            });
         }
     };
     let prepare = match caps.get("prepare") {
         None => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
-            return Err(format!(
-                "protocol error: the {label} harness's hello carries the `prepare` capability as {}, expected a boolean",
-                kind(other)
-            ));
+            return Err(HelloError::Prepare {
+                label,
+                got: kind(other),
+            });
         }
     };
     Ok(Capabilities { prepare })
+}
+
+/// A harness's hello this runtime cannot take (`label` is "node" or "python").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HelloError {
+    /// Another protocol version: a harness from another toolbind version.
+    Version { label: &'static str, speaks: u64 },
+    /// No version at all (`got` is what `protocol` held, shortened).
+    NoVersion { label: &'static str, got: String },
+    /// `capabilities` is not an object.
+    Capabilities {
+        label: &'static str,
+        got: &'static str,
+    },
+    /// `capabilities.prepare` is not a boolean.
+    Prepare {
+        label: &'static str,
+        got: &'static str,
+    },
+}
+
+impl std::fmt::Display for HelloError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelloError::Version { label, speaks } => write!(
+                f,
+                "protocol error: the {label} harness speaks protocol version {speaks}, and this runtime speaks version {PROTOCOL_VERSION}; the harness is from another toolbind version"
+            ),
+            HelloError::NoVersion { label, got } => write!(
+                f,
+                "protocol error: the {label} harness's hello carries no protocol version (`protocol` is {got}); this runtime speaks version {PROTOCOL_VERSION}"
+            ),
+            HelloError::Capabilities { label, got } => write!(
+                f,
+                "protocol error: the {label} harness's hello carries `capabilities` as {got}, expected an object"
+            ),
+            HelloError::Prepare { label, got } => write!(
+                f,
+                "protocol error: the {label} harness's hello carries the `prepare` capability as {got}, expected a boolean"
+            ),
+        }
+    }
 }
 
 /// The `prepare` line: run the entry's `prepareArguments` (node) or `prepare_arguments`
@@ -325,6 +374,7 @@ pub(crate) fn normalize_result_with(
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
                 stop: StopReason::Completed,
                 output_check: Default::default(),
+                runtime_notes: Vec::new(),
             },
             Some(other) => {
                 return ToolResult::stopped(
@@ -355,7 +405,7 @@ pub(crate) fn normalize_result_with(
     if result.is_error {
         result.stop = StopReason::ToolError;
     }
-    cap_text(&mut result.content, max_text);
+    cap_result(&mut result, max_text);
     result
 }
 
@@ -365,7 +415,7 @@ pub(crate) fn normalize_result_with(
 pub(crate) fn normalize_progress(value: Value, max_text: usize) -> Progress {
     let mut progress = None;
     let mut total = None;
-    let mut content = match value {
+    let content = match value {
         Value::Array(items) => items
             .into_iter()
             .map(|b| content_block(b, &mut Binary::unbounded()))
@@ -394,12 +444,13 @@ pub(crate) fn normalize_progress(value: Value, max_text: usize) -> Progress {
         Value::Null => Vec::new(),
         other => vec![content_block(other, &mut Binary::unbounded())],
     };
-    cap_text(&mut content, max_text);
-    Progress {
+    let mut p = Progress {
         content,
         progress,
         total,
-    }
+    };
+    cap_progress(&mut p, max_text);
+    p
 }
 
 /// A bash tool's fd 3 line as progress: a JSON object with a numeric `progress` (and
@@ -412,6 +463,13 @@ pub(crate) fn progress_line(line: String, max_text: usize) -> Progress {
         return normalize_progress(Value::Object(obj), max_text);
     }
     normalize_progress(Value::String(line), max_text)
+}
+
+/// A [`Malformed`] from a format string.
+macro_rules! bad {
+    ($($t:tt)*) => {
+        Malformed(format!($($t)*))
+    };
 }
 
 /// One content block as a tool returned it. A well-formed block is kept as it is; a block
@@ -433,13 +491,16 @@ fn content_block(v: Value, binary: &mut Binary<'_>) -> Content {
     }
 }
 
-fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Result<Content, String> {
+fn checked_block(
+    obj: &mut Map<String, Value>,
+    binary: &mut Binary<'_>,
+) -> Result<Content, Malformed> {
     let ty = match obj.get("type") {
         Some(Value::String(t)) => t.clone(),
         // A `{text}` object without a type: the platform's older tools write that.
         None if matches!(obj.get("text"), Some(Value::String(_))) => "text".to_owned(),
-        None => return Err("a content block without `type`".to_owned()),
-        Some(other) => return Err(format!("a content block whose `type` is {}", kind(other))),
+        None => return Err("a content block without `type`".into()),
+        Some(other) => return Err(bad!("a content block whose `type` is {}", kind(other))),
     };
     match ty.as_str() {
         "text" => match obj.remove("text") {
@@ -448,7 +509,7 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
                 if let Some(o) = other {
                     obj.insert("text".into(), o);
                 }
-                Err("a text block without a string `text`".to_owned())
+                Err("a text block without a string `text`".into())
             }
         },
         "image" | "audio" => {
@@ -464,14 +525,14 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
             };
             let no_mime = || format!("{what} without `mimeType` (e.g. \"{example}\")");
             match binary_field(obj.get_mut("data"), declared.as_deref(), binary)
-                .map_err(|e| format!("{what} whose `data` {e}"))?
+                .map_err(|e| bad!("{what} whose `data` {e}"))?
             {
-                Field::Missing => Err(format!("{what} without base64 `data`")),
+                Field::Missing => Err(bad!("{what} without base64 `data`")),
                 Field::Inline(data, prefix_mime) => {
                     let Some(mime_type) = declared.or(prefix_mime) else {
                         // The block's JSON is kept in the note: the data goes back.
                         obj.insert("data".into(), Value::String(data));
-                        return Err(no_mime());
+                        return Err(no_mime().into());
                     };
                     Ok(if ty == "image" {
                         Content::Image { data, mime_type }
@@ -493,23 +554,22 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
         }
         "resource" => {
             let Some(Value::Object(r)) = obj.get_mut("resource") else {
-                return Err("a resource block without a `resource` object".to_owned());
+                return Err("a resource block without a `resource` object".into());
             };
             let uri = match r.get("uri") {
                 Some(Value::String(u)) if is_uri(u) => u.clone(),
-                Some(Value::String(_)) => return Err("a resource whose `uri` is not a URI (it needs a scheme, e.g. file:///report.pdf)".to_owned()),
-                _ => return Err("a resource without `uri`".to_owned()),
+                Some(Value::String(_)) => return Err("a resource whose `uri` is not a URI (it needs a scheme, e.g. file:///report.pdf)".into()),
+                _ => return Err("a resource without `uri`".into()),
             };
             let mime_type = match r.get("mimeType") {
                 Some(Value::String(m)) => Some(m.clone()),
                 None | Some(Value::Null) => None,
-                Some(_) => return Err("a resource whose `mimeType` is not a string".to_owned()),
+                Some(_) => return Err("a resource whose `mimeType` is not a string".into()),
             };
             let contents = match (r.get("text"), r.get("blob")) {
                 (Some(_), Some(_)) => {
                     return Err(
-                        "a resource with both `text` and `blob` (it has one or the other)"
-                            .to_owned(),
+                        "a resource with both `text` and `blob` (it has one or the other)".into(),
                     );
                 }
                 (Some(Value::String(t)), None) => ResourceContents::Text { text: t.clone() },
@@ -518,7 +578,7 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
                         .map_err(|e| format!("a resource whose `blob` {e}"))?;
                     return match field {
                         Field::Missing => {
-                            Err("a resource without a string `text` or base64 `blob`".to_owned())
+                            Err("a resource without a string `text` or base64 `blob`".into())
                         }
                         Field::Inline(blob, prefix) => Ok(Content::Resource {
                             resource: EmbeddedResource {
@@ -542,7 +602,7 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
                         )),
                     };
                 }
-                _ => return Err("a resource without a string `text` or base64 `blob`".to_owned()),
+                _ => return Err("a resource without a string `text` or base64 `blob`".into()),
             };
             Ok(Content::Resource {
                 resource: EmbeddedResource {
@@ -556,19 +616,19 @@ fn checked_block(obj: &mut Map<String, Value>, binary: &mut Binary<'_>) -> Resul
             if let Some(Value::Number(n)) = obj.get("size")
                 && !n.is_u64()
             {
-                return Err(format!(
+                return Err(bad!(
                     "a resource link whose `size` is {n}, not a byte count"
                 ));
             }
             match obj.get("uri") {
                 Some(Value::String(u)) if is_uri(u) => {}
-                Some(Value::String(_)) => return Err("a resource link whose `uri` is not a URI (it needs a scheme, e.g. file:///out.mp3)".to_owned()),
-                _ => return Err("a resource link without `uri`".to_owned()),
+                Some(Value::String(_)) => return Err("a resource link whose `uri` is not a URI (it needs a scheme, e.g. file:///out.mp3)".into()),
+                _ => return Err("a resource link without `uri`".into()),
             }
             serde_json::from_value::<Content>(Value::Object(obj.clone()))
-                .map_err(|e| format!("a malformed resource link ({e})"))
+                .map_err(|e| bad!("a malformed resource link ({e})"))
         }
-        other => Err(format!(
+        other => Err(bad!(
             "a content block of unknown type `{}`",
             other.escape_debug()
         )),
@@ -594,7 +654,7 @@ fn binary_field(
     field: Option<&mut Value>,
     declared: Option<&str>,
     binary: &mut Binary<'_>,
-) -> Result<Field, String> {
+) -> Result<Field, Malformed> {
     let Some(field) = field else {
         return Ok(Field::Missing);
     };
@@ -733,7 +793,7 @@ impl Base64Fix {
 /// URL's prefix is taken off (its MIME type returned), line breaks and spaces removed, the
 /// URL-safe alphabet and missing padding accepted. Anything else is not base64: the
 /// error says where.
-pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), String> {
+pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), Malformed> {
     let (data, mime) = match written.strip_prefix("data:") {
         Some(rest) => match rest.split_once(',') {
             Some((head, body)) if head.ends_with(";base64") => {
@@ -744,7 +804,7 @@ pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), 
                     .unwrap_or("");
                 (body, (!mime.is_empty()).then(|| mime.to_owned()))
             }
-            _ => return Err("is a data: URL that is not base64 (`;base64,` missing)".to_owned()),
+            _ => return Err("is a data: URL that is not base64 (`;base64,` missing)".into()),
         },
         None => (written, None),
     };
@@ -786,7 +846,7 @@ pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), 
                 }
                 ' ' | '\n' | '\r' | '\t' => {}
                 other => {
-                    return Err(format!(
+                    return Err(bad!(
                         "is not base64: byte {i} is {:?}",
                         other.escape_debug().to_string()
                     ));
@@ -796,22 +856,22 @@ pub(crate) fn base64_text(written: &str) -> Result<(Base64Fix, Option<String>), 
         if url_safe && standard {
             return Err(
                 "is not base64: it mixes the standard (`+`, `/`) and URL-safe (`-`, `_`) alphabets"
-                    .to_owned(),
+                    .into(),
             );
         }
         out
     };
     let body = out.trim_end_matches('=');
     if body.contains('=') || out.len() - body.len() > 2 {
-        return Err("is not base64: `=` padding inside the data or more than two".to_owned());
+        return Err("is not base64: `=` padding inside the data or more than two".into());
     }
     if body.is_empty() {
-        return Err("is empty".to_owned());
+        return Err("is empty".into());
     }
     // The padding a decoder wants, whatever was written (none, too little, too much).
     let pad = match body.len() % 4 {
         1 => {
-            return Err(format!(
+            return Err(bad!(
                 "is not base64: {} characters cannot be whole bytes",
                 body.len()
             ));
@@ -834,8 +894,76 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Caps the total text of `content` at `max` bytes (on a char boundary) and appends a note.
-pub(crate) fn cap_text(content: &mut Vec<Content>, max: usize) {
+/// How much of a tool's output the runtime (a harness, or the runtime itself) cut: what its
+/// note says.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum Cut {
+    /// A harness cut `cut` more characters of text, past `limit` in all.
+    Chars { cut: u64, limit: u64 },
+    /// A harness shrank a message of `bytes` bytes, over the `limit`-byte line limit, to
+    /// its first `kept` characters of text (details dropped).
+    Message {
+        message: CutMessage,
+        bytes: u64,
+        limit: u64,
+        kept: u64,
+    },
+    /// The runtime cut `cut` more bytes of text, past `limit` in all.
+    #[serde(skip)]
+    Bytes { cut: u64, limit: u64 },
+    /// A bash tool's output: the first `kept` of `total` bytes were kept.
+    #[serde(skip)]
+    Output { kept: u64, total: u64 },
+}
+
+/// Which message a harness shrank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CutMessage {
+    Update,
+    Result,
+}
+
+/// The note a model reads where the runtime cut a tool's output: the one place it is
+/// written.
+pub(crate) fn note(cut: &Cut) -> String {
+    let what = match cut {
+        Cut::Chars { cut, limit } => format!("{cut} more characters were cut; limit {limit}"),
+        Cut::Message {
+            message,
+            bytes,
+            limit,
+            kept,
+        } => format!(
+            "the {} was {bytes} bytes as JSON, over the {limit}-byte protocol limit; its text is cut to {kept} characters and details are dropped",
+            match message {
+                CutMessage::Update => "update",
+                CutMessage::Result => "result",
+            }
+        ),
+        Cut::Bytes { cut, limit } => format!("{cut} more bytes were cut; limit {limit} bytes"),
+        Cut::Output { kept, total } => format!("kept the first {kept} of {total} bytes"),
+    };
+    format!("[output truncated by the runtime: {what}]")
+}
+
+/// A result's text, capped at `max` bytes in all, with the runtime's note for what was cut.
+fn cap_result(result: &mut ToolResult, max: usize) {
+    if let Some(cut) = cap_text(&mut result.content, max) {
+        result.push_runtime_note(note(&cut));
+    }
+}
+
+/// Progress text, capped at `max` bytes in all, with a note for what was cut.
+fn cap_progress(progress: &mut Progress, max: usize) {
+    if let Some(cut) = cap_text(&mut progress.content, max) {
+        progress.content.push(Content::text(note(&cut)));
+    }
+}
+
+/// Caps the total text of `content` at `max` bytes (on a char boundary): how much was cut.
+fn cap_text(content: &mut [Content], max: usize) -> Option<Cut> {
     let mut budget = max;
     let mut cut = 0usize;
     for block in content.iter_mut() {
@@ -862,11 +990,10 @@ pub(crate) fn cap_text(content: &mut Vec<Content>, max: usize) {
             }
         }
     }
-    if cut > 0 {
-        content.push(Content::text(format!(
-            "[output truncated by the runtime: {cut} more bytes were cut; limit {max} bytes]"
-        )));
-    }
+    (cut > 0).then_some(Cut::Bytes {
+        cut: cut as u64,
+        limit: max as u64,
+    })
 }
 
 #[cfg(test)]
@@ -1138,42 +1265,56 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":2,"capabilities":{"prepare":true}}"#),
+            hello_of(r#"{"type":"hello","protocol":3,"capabilities":{"prepare":true}}"#),
             Ok(Capabilities { prepare: true })
         );
         // Absent capabilities are not offered; unknown ones (a newer harness) are ignored.
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":2}"#),
+            hello_of(r#"{"type":"hello","protocol":3}"#),
             Ok(Capabilities::default())
         );
         assert_eq!(
             hello_of(
-                r#"{"type":"hello","protocol":2,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
+                r#"{"type":"hello","protocol":3,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
             ),
             Ok(Capabilities { prepare: false })
         );
         // A version this runtime does not speak: both versions named.
-        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":{}}"#).unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":4,"capabilities":{}}"#).unwrap_err();
         assert_eq!(
             e,
-            "protocol error: the node harness speaks protocol version 3, and this runtime speaks version 2; the harness is from another toolbind version"
+            HelloError::Version {
+                label: "node",
+                speaks: 4
+            }
         );
-        let e = hello_of(r#"{"type":"hello","protocol":"1"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "protocol error: the node harness speaks protocol version 4, and this runtime speaks version 3; the harness is from another toolbind version"
+        );
+        let e = hello_of(r#"{"type":"hello","protocol":"1"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("no protocol version (`protocol` is \"1\")"),
             "{e}"
         );
-        assert!(e.contains("speaks version 2"), "{e}");
-        let e = hello_of(r#"{"type":"hello","capabilities":{}}"#).unwrap_err();
+        assert!(e.contains("speaks version 3"), "{e}");
+        let e = hello_of(r#"{"type":"hello","capabilities":{}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`protocol` is null"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":{"prepare":"yes"}}"#)
-            .unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":{"prepare":"yes"}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`prepare` capability as a string"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":2,"capabilities":[]}"#).unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":[]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`capabilities` as an array"), "{e}");
         // Message kinds stay closed: an unknown one is not a message.
         assert!(
-            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":2}"#).is_err()
+            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":3}"#).is_err()
         );
     }
 

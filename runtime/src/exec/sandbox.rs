@@ -30,6 +30,7 @@
 //! processes are spawned from the async runtime's worker threads (which live as long as
 //! the runtime), never from a short-lived blocking thread.
 
+use super::error::{InterpError, JailError, ProbeError, SetupError};
 use crate::result::{Limit, StopReason};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -370,7 +371,7 @@ impl SandboxPolicy {
     /// [`tool_state_dir`](Self::tool_state_dir), created if missing and checked, every
     /// time, to be a private folder of this user's reached without following a symlink;
     /// its path as the bind mount takes it.
-    fn checked_state_dir(&self, tool: &ToolSpec) -> Result<PathBuf, String> {
+    fn checked_state_dir(&self, tool: &ToolSpec) -> Result<PathBuf, SetupError> {
         let (root, below) = self.state_location(tool);
         if self.state_dir.is_some() {
             // `<DIR>/<tool>`: a DIR holding toolbind's own state root would hand a tool
@@ -381,16 +382,14 @@ impl SandboxPolicy {
             };
             let own = real(&crate::dirs::state_root());
             if own.starts_with(real(&root)) {
-                return Err(format!(
-                    "the state folder root {} holds toolbind's own state folder {} (spill files, the generated HTTP token, the state of other tools folders): choose a folder of its own for `state_dir` / `--state-dir`",
-                    root.display(),
-                    own.display()
-                ));
+                return Err(SetupError::StateHoldsOwn { root, own });
             }
         }
         let below: Vec<&str> = below.iter().map(String::as_str).collect();
-        crate::dirs::private_subdir(&root, &below)
-            .map_err(|e| format!("cannot use the state folder of `{}`: {e}", tool.name))
+        crate::dirs::private_subdir(&root, &below).map_err(|why| SetupError::StateDir {
+            tool: tool.name.clone(),
+            why,
+        })
     }
 }
 
@@ -436,30 +435,11 @@ struct Interp {
     path: Vec<PathBuf>,
 }
 
-/// Why a process cannot be jailed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JailError {
-    /// `required`, and the jail cannot run on this machine (why: bwrap missing, or the
-    /// trial start in it failed).
-    Unavailable(String),
-    /// The jail could not be set up for this process (a folder it needs, a grant).
-    Setup(String),
-}
-
-impl std::fmt::Display for JailError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JailError::Unavailable(e) => write!(f, "the sandbox is required but cannot run: {e}"),
-            JailError::Setup(e) => f.write_str(e),
-        }
-    }
-}
-
 /// The sandbox of one executor: its policy and what it learnt about this machine.
 #[derive(Debug)]
 pub(crate) struct Sandbox {
     policy: SandboxPolicy,
-    probes: Mutex<HashMap<(Kind, String), Result<Interp, String>>>,
+    probes: Mutex<HashMap<(Kind, String), Result<Interp, ProbeError>>>,
     resolved: Mutex<HashMap<(Kind, String), Option<Interp>>>,
     /// Whether a jail is tried out (the interpreter run in it once) before the first start
     /// of each interpreter. Tools: yes, so that a jail that cannot run here is told from a
@@ -611,7 +591,7 @@ impl Sandbox {
     /// Whether `program` runs in this jail on this machine (the trial start, cached):
     /// `Err` says why not.
     #[cfg(feature = "mcp")]
-    pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), ProbeError> {
         self.probe(kind, program).map(|_| ())
     }
 
@@ -699,7 +679,7 @@ impl Sandbox {
             .clone()
     }
 
-    fn probe(&self, kind: Kind, program: &str) -> Result<Interp, String> {
+    fn probe(&self, kind: Kind, program: &str) -> Result<Interp, ProbeError> {
         let key = (kind, program.to_owned());
         if let Some(r) = self
             .probes
@@ -745,18 +725,12 @@ fn unjailed_guarantee() -> &'static str {
     }
 }
 
-fn install_hint() -> &'static str {
-    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`), or run with `--sandbox off` / `SandboxMode::Off` to accept running tools unjailed"
-}
-
 /// Finds the interpreter, then runs it inside the real jail: `bwrap ... -- node -e 0`.
-fn probe(policy: &SandboxPolicy, kind: Kind, program: &str) -> Result<Interp, String> {
+fn probe(policy: &SandboxPolicy, kind: Kind, program: &str) -> Result<Interp, ProbeError> {
     let Some(bwrap) = which(&policy.bwrap) else {
-        return Err(format!(
-            "bubblewrap (`{}`) is not installed; {}",
-            policy.bwrap.display(),
-            install_hint()
-        ));
+        return Err(ProbeError::NoBwrap {
+            bwrap: policy.bwrap.clone(),
+        });
     };
     let interp = resolve(kind, program)?;
     let mut opts = base_options(policy, &interp, policy.network);
@@ -775,21 +749,17 @@ fn probe(policy: &SandboxPolicy, kind: Kind, program: &str) -> Result<Interp, St
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let out = run_bounded(cmd, Duration::from_secs(20)).map_err(|e| {
-        format!(
-            "cannot run bubblewrap ({}): {e}; {}",
-            bwrap.display(),
-            install_hint()
-        )
+    let out = run_bounded(cmd, Duration::from_secs(20)).map_err(|e| ProbeError::BwrapFailed {
+        bwrap: bwrap.clone(),
+        why: e.to_string(),
     })?;
     if !out.0.success() {
-        let err = String::from_utf8_lossy(&out.1);
-        return Err(format!(
-            "bubblewrap ({}) cannot start {program} in the jail on this machine ({}): {}",
-            bwrap.display(),
-            describe(out.0),
-            err.trim()
-        ));
+        return Err(ProbeError::Refused {
+            bwrap,
+            program: program.to_owned(),
+            exit: describe(out.0),
+            stderr: String::from_utf8_lossy(&out.1).trim().to_owned(),
+        });
     }
     Ok(interp)
 }
@@ -844,12 +814,14 @@ fn which(program: &Path) -> Option<PathBuf> {
 
 /// The real interpreter behind `program` (a pyenv shim, an nvm or cache install) and the
 /// host folders it needs.
-fn resolve(kind: Kind, program: &str) -> Result<Interp, String> {
-    let found = which(Path::new(program))
-        .ok_or_else(|| format!("`{program}` is not on PATH (needed to run the tool)"))?;
-    let real = found
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
+fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> {
+    let found = which(Path::new(program)).ok_or_else(|| InterpError::NotOnPath {
+        program: program.to_owned(),
+    })?;
+    let real = found.canonicalize().map_err(|e| InterpError::Unresolved {
+        path: found.clone(),
+        why: e.to_string(),
+    })?;
     let mut prefixes = Vec::new();
     let exe = match kind {
         Kind::Python => {
@@ -862,11 +834,16 @@ fn resolve(kind: Kind, program: &str) -> Result<Interp, String> {
                 .stdin(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .output()
-                .map_err(|e| format!("cannot run `{program}`: {e}"))?;
+                .map_err(|e| InterpError::CannotRun {
+                    program: program.to_owned(),
+                    why: e.to_string(),
+                })?;
             let text = String::from_utf8_lossy(&out.stdout);
             let lines: Vec<&str> = text.lines().collect();
             if !out.status.success() || lines.len() < 3 || lines[0].is_empty() {
-                return Err(format!("`{program}` did not say where it is installed"));
+                return Err(InterpError::NoLocation {
+                    program: program.to_owned(),
+                });
             }
             prefixes.push(PathBuf::from(lines[1]));
             prefixes.push(PathBuf::from(lines[2]));
@@ -1009,7 +986,7 @@ fn build(
     tool: &ToolSpec,
     binds: &[PathBuf],
     cwd: Option<&Path>,
-) -> Result<Jail, String> {
+) -> Result<Jail, SetupError> {
     let network = policy.network && tool.sandbox.network != Some(false);
     let mut o = base_options(policy, interp, network);
 
@@ -1018,12 +995,11 @@ fn build(
     // (host path, path in the jail, writable). Mounted shallowest first, so a grant that
     // contains the tool folder does not hide it.
     let mut mounts: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
-    let grant = |p: &Path, what: &str| -> Result<PathBuf, String> {
-        p.canonicalize().map_err(|e| {
-            format!(
-                "cannot grant {what} access to {}: {e} (grants must exist)",
-                p.display()
-            )
+    let grant = |p: &Path, access: &'static str| -> Result<PathBuf, SetupError> {
+        p.canonicalize().map_err(|source| SetupError::Grant {
+            access,
+            path: p.to_path_buf(),
+            source,
         })
     };
     for p in &policy.read {
@@ -1038,7 +1014,10 @@ fn build(
     let dir_real = tool
         .dir
         .canonicalize()
-        .map_err(|e| format!("cannot read the tool folder {}: {e}", tool.dir.display()))?;
+        .map_err(|source| SetupError::ToolFolder {
+            dir: tool.dir.clone(),
+            source,
+        })?;
     mounts.push((dir_real, dir.clone(), false));
     for b in binds {
         if let Ok(real) = b.canonicalize() {

@@ -33,6 +33,17 @@ use oxc::span::SourceType;
 use oxc::transformer::{TransformOptions, Transformer};
 
 use super::cache::{self, Hasher};
+use super::error::{ModuleProblem, TranspileError};
+
+/// A file system step that failed, for `map_err`.
+fn io(doing: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> TranspileError {
+    let path = path.to_path_buf();
+    move |source| TranspileError::Io {
+        doing,
+        path,
+        source,
+    }
+}
 
 /// Transpiles the TypeScript modules of `dir` reachable from `entry` into the cache and
 /// returns the path of the entry's `.mjs`.
@@ -41,13 +52,13 @@ pub(crate) fn prepare(
     dir: &Path,
     entry: &str,
     cache: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, TranspileError> {
     let dir = dir
         .canonicalize()
-        .map_err(|e| format!("cannot read the tool folder {}: {e}", dir.display()))?;
+        .map_err(io("cannot read the tool folder", dir))?;
     let mut listing = Vec::new();
     list_files(&dir, Path::new(""), &mut listing)
-        .map_err(|e| format!("cannot list the tool folder {}: {e}", dir.display()))?;
+        .map_err(io("cannot list the tool folder", &dir))?;
     let mut h = Hasher::new();
     h.write(env!("CARGO_PKG_VERSION").as_bytes());
     h.write(dir.as_os_str().as_encoded_bytes());
@@ -69,11 +80,12 @@ pub(crate) fn prepare(
     }
     let key = h.hex();
     if let Some(why) = toolbind_codegen::model::path_component_problem(tool_name) {
-        return Err(format!(
-            "tool name {tool_name:?} cannot name a cache folder: {why}"
-        ));
+        return Err(TranspileError::Name {
+            name: tool_name.to_owned(),
+            why,
+        });
     }
-    let root = crate::dirs::private_subdir(cache, &["ts"])?;
+    let root = crate::dirs::private_subdir(cache, &["ts"]).map_err(TranspileError::Folder)?;
     let out = root.join(format!("{tool_name}-{key}"));
     let entry_out = out.join(mjs_name(Path::new(entry)));
     if fs::symlink_metadata(&out).is_ok() {
@@ -93,8 +105,8 @@ pub(crate) fn prepare(
             .unwrap_or(0)
     ));
     let built = build_mirror(&dir, Path::new(entry), &tmp).and_then(|()| {
-        let m = manifest(&tmp, &key).map_err(|e| format!("cannot hash {}: {e}", tmp.display()))?;
-        fs::write(tmp.join(COMPLETE), m).map_err(|e| format!("cannot write {}: {e}", tmp.display()))
+        let m = manifest(&tmp, &key).map_err(io("cannot hash", &tmp))?;
+        fs::write(tmp.join(COMPLETE), m).map_err(io("cannot write", &tmp))
     });
     if let Err(e) = built {
         let _ = fs::remove_dir_all(&tmp);
@@ -108,17 +120,13 @@ pub(crate) fn prepare(
         }
         Err(e) => {
             let _ = fs::remove_dir_all(&tmp);
-            return Err(format!(
-                "cannot write the transpile cache {}: {e}",
-                out.display()
-            ));
+            return Err(io("cannot write the transpile cache", &out)(e));
         }
     }
     Ok(entry_out)
 }
 
-fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
-    let io = |p: &Path, e: std::io::Error| format!("cannot write {}: {e}", p.display());
+fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), TranspileError> {
     let mut done = BTreeSet::new();
     let mut queue = VecDeque::from([entry.to_path_buf()]);
     while let Some(rel) = queue.pop_front() {
@@ -127,30 +135,33 @@ fn build_mirror(dir: &Path, entry: &Path, tmp: &Path) -> Result<(), String> {
         }
         let src = dir.join(&rel);
         let text = read_module(dir, &rel)
-            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
-            .map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+            .and_then(|b| String::from_utf8(b).map_err(ModuleProblem::NotUtf8))
+            .map_err(|why| TranspileError::Module {
+                path: src.clone(),
+                why,
+            })?;
         let (code, deps) = transpile(&src, &text, dir)?;
         let target = tmp.join(mjs_name(&rel));
         if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+            fs::create_dir_all(parent).map_err(io("cannot write", parent))?;
         }
-        fs::write(&target, code).map_err(|e| io(&target, e))?;
+        fs::write(&target, code).map_err(io("cannot write", &target))?;
         queue.extend(deps);
     }
-    fs::create_dir_all(tmp).map_err(|e| io(tmp, e))?;
-    link_rest(dir, tmp, Path::new(""), &done).map_err(|e| io(tmp, e))
+    fs::create_dir_all(tmp).map_err(io("cannot write", tmp))?;
+    link_rest(dir, tmp, Path::new(""), &done).map_err(io("cannot write", tmp))
 }
 
 const COMPLETE: &str = ".complete";
 
-fn remove(out: &Path) -> Result<(), String> {
+fn remove(out: &Path) -> Result<(), TranspileError> {
     let meta = fs::symlink_metadata(out);
     let removed = match meta {
         Ok(m) if m.is_dir() => fs::remove_dir_all(out),
         Ok(_) => fs::remove_file(out),
         Err(_) => Ok(()),
     };
-    removed.map_err(|e| format!("cannot replace the cache entry {}: {e}", out.display()))
+    removed.map_err(io("cannot replace the cache entry", out))
 }
 
 /// Whether the mirror at `out` is what its manifest says and was built from `key`.
@@ -248,16 +259,14 @@ const MAX_MODULE_BYTES: u64 = 8 << 20;
 /// when it really is a regular file of that folder: a symlink (of the file or of a folder
 /// on the way) that leads out of it is refused, so a tool cannot have the host read a file
 /// it was never granted into its transpiled mirror.
-fn read_module(dir: &Path, rel: &Path) -> Result<Vec<u8>, String> {
+fn read_module(dir: &Path, rel: &Path) -> Result<Vec<u8>, ModuleProblem> {
     let src = dir.join(rel);
-    let real = src.canonicalize().map_err(|e| e.to_string())?;
+    let real = src.canonicalize().map_err(ModuleProblem::Resolve)?;
     if !real.starts_with(dir) {
-        return Err(
-            "it leads out of the tool folder through a symlink; a TypeScript module must be a file of the tool's own folder"
-                .to_owned(),
-        );
+        return Err(ModuleProblem::Escapes);
     }
-    toolbind_codegen::read_folder_file(dir, &real, MAX_MODULE_BYTES).map_err(|e| e.to_string())
+    toolbind_codegen::read_folder_file(dir, &real, MAX_MODULE_BYTES)
+        .map_err(|e| ModuleProblem::Read(e.to_string()))
 }
 
 fn is_ts(p: &Path) -> bool {
@@ -271,14 +280,18 @@ fn mjs_name(p: &Path) -> PathBuf {
 
 /// Transpiles one module; returns the code (with an inline source map) and the tool-relative
 /// paths of the TypeScript modules it imports.
-fn transpile(src: &Path, text: &str, dir: &Path) -> Result<(String, Vec<PathBuf>), String> {
+fn transpile(src: &Path, text: &str, dir: &Path) -> Result<(String, Vec<PathBuf>), TranspileError> {
     let allocator = Allocator::default();
     let source_type = SourceType::from_path(src)
         .unwrap_or_else(|_| SourceType::ts())
         .with_module(true);
     let parsed = Parser::new(&allocator, text, source_type).parse();
     if !parsed.diagnostics.is_empty() || parsed.panicked {
-        return Err(render_errors(src, text, &parsed.diagnostics));
+        return Err(TranspileError::Syntax(render_errors(
+            src,
+            text,
+            &parsed.diagnostics,
+        )));
     }
     let mut program = parsed.program;
     let semantic = SemanticBuilder::new()
@@ -286,11 +299,16 @@ fn transpile(src: &Path, text: &str, dir: &Path) -> Result<(String, Vec<PathBuf>
         .with_enum_eval(true)
         .build(&program);
     let scoping = semantic.semantic.into_scoping();
-    let options = TransformOptions::from_target("node20").map_err(|e| format!("internal: {e}"))?;
+    let options = TransformOptions::from_target("node20")
+        .map_err(|e| TranspileError::Internal(e.to_string()))?;
     let transformed =
         Transformer::new(&allocator, src, &options).build_with_scoping(scoping, &mut program);
     if !transformed.diagnostics.is_empty() {
-        return Err(render_errors(src, text, &transformed.diagnostics));
+        return Err(TranspileError::Syntax(render_errors(
+            src,
+            text,
+            &transformed.diagnostics,
+        )));
     }
 
     let base = src.parent().unwrap_or(dir);
@@ -411,6 +429,7 @@ mod tests {
     fn syntax_errors_name_file_line_and_column() {
         let src = Path::new("/t/index.ts");
         let err = transpile(src, "const a = 1;\nconst = 2;\n", Path::new("/t")).unwrap_err();
-        assert!(err.contains("/t/index.ts:2:"), "{err}");
+        assert!(matches!(err, TranspileError::Syntax(_)), "{err:?}");
+        assert!(err.to_string().contains("/t/index.ts:2:"), "{err}");
     }
 }

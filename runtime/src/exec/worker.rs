@@ -15,6 +15,7 @@ use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
 
 use super::blobs::{Binary, Blobs};
+use super::error::{PrepareError, SpawnError};
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, Capabilities, FromHarness, LineError};
 use super::pump::{self, Pump};
@@ -144,7 +145,7 @@ impl Worker {
         tool: &ToolSpec,
         config: &ExecConfig,
         jail: Option<Jail>,
-    ) -> Result<Arc<Worker>, String> {
+    ) -> Result<Arc<Worker>, SpawnError> {
         let args: Vec<&std::ffi::OsStr> = launch.args.iter().map(|a| a.as_os_str()).collect();
         let mut spawned = process::spawn(
             &launch.program,
@@ -415,13 +416,13 @@ impl Worker {
         args: &Value,
         deadline: tokio::time::Instant,
         timeout: Duration,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, PrepareError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(2);
         {
             let mut st = self.lock();
             if let Some(reason) = &st.dead {
-                return Err(reason.clone());
+                return Err(PrepareError::Died(reason.clone()));
             }
             st.pending.insert(
                 id,
@@ -445,13 +446,10 @@ impl Worker {
         guard.finished = true;
         match outcome {
             Ok(Some(Event::Prepared(args))) => Ok(args),
-            Ok(Some(Event::Done(result))) => Err(result.text_content()),
-            Ok(Some(Event::Died { reason, .. })) => Err(reason),
-            Ok(None) => Err("internal error: the worker dropped the request".into()),
-            Err(_) => Err(format!(
-                "prepareArguments did not return within {}",
-                secs(timeout)
-            )),
+            Ok(Some(Event::Done(result))) => Err(PrepareError::Failed(result.text_content())),
+            Ok(Some(Event::Died { reason, .. })) => Err(PrepareError::Died(reason)),
+            Ok(None) => Err(PrepareError::Dropped),
+            Err(_) => Err(PrepareError::TimedOut(timeout)),
         }
     }
 }
@@ -725,14 +723,18 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                         let _ = ctx.greeted.send(Some(caps));
                     }
                     Err(e) => {
-                        broken = Some(e);
+                        broken = Some(e.to_string());
                         break;
                     }
                 }
                 continue;
             }
-            FromHarness::Update { id, content } => {
-                let p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
+            FromHarness::Update { id, content, cut } => {
+                let mut p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
+                if let Some(cut) = &cut {
+                    p.content
+                        .push(crate::result::Content::text(protocol::note(cut)));
+                }
                 let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(call) = st.pending.get(&id) {
                     call.progress.put(p);
@@ -771,7 +773,7 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                 *held = binary.blobs;
                 continue;
             }
-            FromHarness::Result { id, result } => {
+            FromHarness::Result { id, result, cut } => {
                 let (call_id, held) = blobs.remove(&id).unwrap_or_default();
                 let call_id = if call_id.is_empty() {
                     let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -789,14 +791,12 @@ async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
                     bound: ctx.limits.binary,
                     blobs: held,
                 };
-                (
-                    id,
-                    Event::Done(protocol::normalize_result_with(
-                        result,
-                        ctx.limits.text + SLACK,
-                        &mut binary,
-                    )),
-                )
+                let mut result =
+                    protocol::normalize_result_with(result, ctx.limits.text + SLACK, &mut binary);
+                if let Some(cut) = &cut {
+                    result.push_runtime_note(protocol::note(cut));
+                }
+                (id, Event::Done(result))
             }
             FromHarness::Error {
                 id,

@@ -30,8 +30,8 @@ use tokio::time::Instant;
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
 use super::{McpServer, ServerConfig, SnapshotTool};
-use crate::exec::StartError;
 use crate::exec::sandbox::Sandbox;
+use crate::exec::{JailError, StartError, Subject};
 use crate::executor::{ExecCall, ProgressSink};
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::sandbox::SandboxMode;
@@ -500,10 +500,8 @@ impl Connection {
     ) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), (StopReason, String)> {
         let timeout = self.server.connect_timeout;
         loop {
-            let started = spawn::start(&self.server, &self.sandbox).map_err(|e| match e {
-                StartError::Jail(e) => (StopReason::JailFailed, e),
-                StartError::Other(e) => (StopReason::Crashed, e),
-            })?;
+            let started = spawn::start(&self.server, &self.sandbox)
+                .map_err(|e| (e.stop_reason(), e.to_string()))?;
             let reader = LineBounded {
                 inner: started.stdout,
                 max: self.server.max_message_bytes,
@@ -554,7 +552,8 @@ impl Connection {
                     ));
                 }
                 Err(why) if self.server.sandbox.get_mode() == SandboxMode::Required => {
-                    return Err((StopReason::JailFailed, spawn::jail_unavailable(&why)));
+                    let e = StartError::Jail(JailError::Unavailable(why), Subject::Server);
+                    return Err((e.stop_reason(), e.to_string()));
                 }
                 // `auto`: the next start finds the failed trial and runs unjailed.
                 Err(_) => drop(process),

@@ -21,7 +21,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use super::McpServer;
 use crate::exec::process::{Stdout, describe_exit, signal_group, spawn};
 use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
-use crate::exec::{ExecConfig, StartError};
+use crate::exec::{ExecConfig, InterpError, JailError, ProbeError, StartError, Subject};
 use toolbind_codegen::model::ToolSpec;
 
 /// How many bytes of the server's stderr are kept for error messages.
@@ -261,11 +261,14 @@ fn is_script(arg: &str) -> bool {
         .any(|e| arg.ends_with(e))
 }
 
-fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, String> {
-    let found = which(command).ok_or_else(|| format!("`{command}` is not on PATH"))?;
-    let real = found
-        .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", found.display()))?;
+fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, ProbeError> {
+    let found = which(command).ok_or_else(|| InterpError::NotOnPath {
+        program: command.to_owned(),
+    })?;
+    let real = found.canonicalize().map_err(|e| InterpError::Unresolved {
+        path: found.clone(),
+        why: e.to_string(),
+    })?;
     let mut binds = Vec::new();
     let mut rest: Vec<OsString> = args.iter().map(OsString::from).collect();
     // The script an interpreter runs (`node server.js`; `python3 -m pkg` needs none): the
@@ -294,9 +297,10 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Stri
         (k, command.to_owned(), None)
     } else if let Some(interp) = shebang(&real) {
         let Some(k) = kind_of(&interp) else {
-            return Err(format!(
-                "`{command}` is a script run by `{interp}`, which toolbind's jail does not know how to set up (node, python3 and bash are known): start it with one of those, or turn the sandbox off for this server"
-            ));
+            return Err(ProbeError::UnknownInterpreter {
+                command: command.to_owned(),
+                interpreter: interp,
+            });
         };
         binds.extend(package_folder(&real));
         rest.insert(0, real.clone().into_os_string());
@@ -336,11 +340,6 @@ pub(crate) fn jail_policy(
         None => crate::dirs::state_root().join("mcp"),
     };
     policy.clone().state_dir(root.join(safe_name(name)))
-}
-
-/// Why a server cannot start in `required` mode when the jail cannot run it.
-pub(crate) fn jail_unavailable(why: &str) -> String {
-    format!("the sandbox is required but cannot run the server: {why}")
 }
 
 /// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
@@ -383,7 +382,7 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         cwd,
     } = &server.config
     else {
-        return Err(StartError::Other("not a stdio server".into()));
+        unreachable!("only a stdio server is started as a process");
     };
     let policy = &server.sandbox;
     let mut exec = ExecConfig::default()
@@ -397,16 +396,21 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     // `<state root>/mcp/<name>/home`.
     let jail_root = jail_policy(policy, &server.name);
     let root = jail_root.get_state_dir().expect("jail_policy sets it");
-    let own = crate::dirs::private_subdir(root, &["jail"])
-        .map_err(|e| format!("cannot make the server's folder: {e}"))?;
+    let own = crate::dirs::private_subdir(root, &["jail"]).map_err(|why| StartError::Folder {
+        what: "the server's folder",
+        why,
+    })?;
     let spec = ToolSpec::process("home", own);
     let plan = plan(command, args, cwd.as_deref());
     let jail = match &plan {
         Ok(p) => sandbox
             .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
-            .map_err(|e| StartError::Jail(e.to_string().replace("the tool", "the server")))?,
+            .map_err(|e| StartError::Jail(e, Subject::Server))?,
         Err(e) if policy.get_mode() == crate::sandbox::SandboxMode::Required => {
-            return Err(StartError::Jail(jail_unavailable(e)));
+            return Err(StartError::Jail(
+                JailError::Unavailable(e.clone()),
+                Subject::Server,
+            ));
         }
         Err(_) => None,
     };
