@@ -980,7 +980,7 @@ impl Runtime {
             let Content::Text { text } = block else {
                 continue;
             };
-            if result.runtime_notes.contains(&i) {
+            if result.runtime_notes.contains(i) {
                 continue;
             }
             let spent = budget.max_bytes == 0 || budget.max_lines == 0;
@@ -1061,7 +1061,7 @@ impl Runtime {
     ) {
         let mut joined = String::new();
         let mut kept = Vec::with_capacity(result.content.len() - dropped.len() + 1);
-        let mut notes = Vec::new();
+        let mut notes = crate::result::RuntimeNotes::default();
         for (i, block) in std::mem::take(&mut result.content).into_iter().enumerate() {
             match block {
                 Content::Text { text } if dropped.contains(&i) => {
@@ -1071,7 +1071,7 @@ impl Runtime {
                     joined.push_str(&text);
                 }
                 block => {
-                    if result.runtime_notes.contains(&i) {
+                    if result.runtime_notes.contains(i) {
                         notes.push(kept.len());
                     }
                     kept.push(block);

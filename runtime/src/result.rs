@@ -285,6 +285,43 @@ impl Limit {
     }
 }
 
+/// Where the runtime's own notes are in a result's `content`: one run of consecutive
+/// blocks (the runtime appends its notes together, when it reads the tool's result), kept
+/// in the padding of [`ToolResult`] so results, moved by value everywhere, do not grow. A
+/// note past block 65,535 is not marked, and so counts as the tool's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct RuntimeNotes {
+    first: u16,
+    count: u8,
+}
+
+impl RuntimeNotes {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub(crate) fn contains(&self, i: usize) -> bool {
+        let first = usize::from(self.first);
+        (first..first + usize::from(self.count)).contains(&i)
+    }
+
+    /// Marks block `i`, which must follow the run (or start it).
+    pub(crate) fn push(&mut self, i: usize) {
+        let Ok(at) = u16::try_from(i) else { return };
+        if self.count == 0 {
+            (self.first, self.count) = (at, 1);
+        } else if usize::from(self.first) + usize::from(self.count) == i {
+            self.count = self.count.saturating_add(1);
+        } else {
+            debug_assert!(
+                false,
+                "a runtime note at {i} apart from the run at {}",
+                self.first
+            );
+        }
+    }
+}
+
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -322,7 +359,7 @@ pub struct ToolResult {
     /// output (`[output truncated by the runtime: ...]`, giving the tool's real totals):
     /// known by position, never by their text, so a tool cannot write one.
     #[serde(skip)]
-    pub(crate) runtime_notes: Vec<usize>,
+    pub(crate) runtime_notes: RuntimeNotes,
 }
 
 impl ToolResult {
@@ -362,7 +399,7 @@ impl ToolResult {
             terminate: false,
             stop: StopReason::Completed,
             output_check: crate::output::OutputCheck::Unchecked,
-            runtime_notes: Vec::new(),
+            runtime_notes: RuntimeNotes::default(),
         }
     }
 
@@ -375,7 +412,7 @@ impl ToolResult {
             terminate: false,
             stop: StopReason::ToolError,
             output_check: crate::output::OutputCheck::Unchecked,
-            runtime_notes: Vec::new(),
+            runtime_notes: RuntimeNotes::default(),
         }
     }
 

@@ -21,7 +21,7 @@ fn tool(name: &str, language: Language, entry: &str, inputs: &[(&str, InputType)
         .map(|(n, ty)| {
             let mut i = sensitive_input(n);
             i.sensitive = false;
-            i.ty = ty.clone();
+            i.ty = *ty;
             i
         })
         .collect();

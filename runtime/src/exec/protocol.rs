@@ -374,7 +374,7 @@ pub(crate) fn normalize_result_with(
                 terminate: matches!(obj.get("terminate"), Some(Value::Bool(true))),
                 stop: StopReason::Completed,
                 output_check: Default::default(),
-                runtime_notes: Vec::new(),
+                runtime_notes: Default::default(),
             },
             Some(other) => {
                 return ToolResult::stopped(
