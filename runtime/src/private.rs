@@ -233,8 +233,8 @@ fn value<T: ::serde::de::DeserializeOwned, E: ::serde::de::Error>(
 ) -> Result<T, E> {
     // Only this closure depends on `T`; `value_with` is compiled once per crate.
     let mut out = None;
-    value_with(name, v, sensitive, &mut |v| {
-        out = Some(::serde_json::from_value::<T>(v)?);
+    value_with(name, v, sensitive, &mut |v, asked| {
+        out = Some(T::deserialize(Hinted { value: v, asked })?);
         Ok(())
     })?;
     out.ok_or_else(|| E::custom("internal error: no value"))
@@ -244,19 +244,136 @@ fn value_with<E: ::serde::de::Error>(
     name: &str,
     v: ::serde_json::Value,
     sensitive: bool,
-    read: &mut dyn FnMut(::serde_json::Value) -> Result<(), ::serde_json::Error>,
+    read: &mut Read<'_>,
 ) -> Result<(), E> {
     let retry = coerced(&v);
-    let first = match read(v) {
+    let asked = ::std::cell::Cell::new(Asked::Nothing);
+    let first = match read(v, &asked) {
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
-    if refused_a_quirk(&first)
-        && let Some(Ok(())) = retry.map(&mut *read)
+    // Only for a field that takes no string at all (a number, a boolean, a list), or an
+    // integer field sent a float: what the field's type asked the deserializer for says
+    // so. An enum (which asks for anything) refused a string by its values, and the
+    // runtime does not coerce `" 2"` or `"True"` into an enum value either.
+    if asked.get() == Asked::NoString
+        && let Some(Ok(())) = retry.map(|v| read(v, &asked))
     {
         return Ok(());
     }
     Err(field_error(name, &first, sensitive))
+}
+
+/// Reads a field's value with a deserializer that notes what the field's type asked for.
+type Read<'a> = dyn FnMut(::serde_json::Value, &::std::cell::Cell<Asked>) -> Result<(), ::serde_json::Error>
+    + 'a;
+
+/// What a field's type asked the deserializer for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Nothing,
+    /// A boolean, a number or a sequence: a type that takes no string.
+    NoString,
+    /// Anything else (a string, an enum's "any", a map, a struct).
+    Other,
+}
+
+/// `serde_json::Value` as a deserializer that notes what the type asked for (seeing
+/// through `Option`), so a quirk is told from a refused value by the type, not by the
+/// wording of serde_json's error.
+struct Hinted<'a> {
+    value: ::serde_json::Value,
+    asked: &'a ::std::cell::Cell<Asked>,
+}
+
+macro_rules! hinted {
+    ($asked:expr => $($method:ident),*) => {
+        $(
+            fn $method<V: ::serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+                self.asked.set($asked);
+                self.value.$method(visitor)
+            }
+        )*
+    };
+}
+
+impl<'de> ::serde::Deserializer<'de> for Hinted<'_> {
+    type Error = ::serde_json::Error;
+
+    hinted!(Asked::NoString => deserialize_bool, deserialize_i8, deserialize_i16,
+        deserialize_i32, deserialize_i64, deserialize_i128, deserialize_u8, deserialize_u16,
+        deserialize_u32, deserialize_u64, deserialize_u128, deserialize_f32, deserialize_f64,
+        deserialize_seq);
+    hinted!(Asked::Other => deserialize_any, deserialize_char, deserialize_str,
+        deserialize_string, deserialize_bytes, deserialize_byte_buf, deserialize_unit,
+        deserialize_map, deserialize_identifier, deserialize_ignored_any);
+
+    fn deserialize_option<V: ::serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.value {
+            ::serde_json::Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_tuple<V: ::serde::de::Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.asked.set(Asked::NoString);
+        self.value.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_unit_struct<V: ::serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.asked.set(Asked::Other);
+        self.value.deserialize_unit_struct(name, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: ::serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        // What the inner type asks for is what counts.
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_tuple_struct<V: ::serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.asked.set(Asked::NoString);
+        self.value.deserialize_tuple_struct(name, len, visitor)
+    }
+
+    fn deserialize_struct<V: ::serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.asked.set(Asked::Other);
+        self.value.deserialize_struct(name, fields, visitor)
+    }
+
+    fn deserialize_enum<V: ::serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.asked.set(Asked::Other);
+        self.value.deserialize_enum(name, variants, visitor)
+    }
 }
 
 /// The same rules as `Runtime::call`'s validation: a number, boolean or array sent as a
@@ -278,14 +395,6 @@ fn coerced(v: &::serde_json::Value) -> Option<::serde_json::Value> {
             .or_else(|| crate::args::parse_array(s).map(Value::Array)),
         _ => None,
     }
-}
-
-/// Only for a field that takes no string at all (a number, a boolean, a list), or an
-/// integer field sent a float. An enum that refused the string refused it by its values,
-/// and the runtime does not coerce `" 2"` or `"True"` into an enum value either.
-fn refused_a_quirk(e: &::serde_json::Error) -> bool {
-    let e = e.to_string();
-    e.starts_with("invalid type: string") || e.starts_with("invalid type: floating point")
 }
 
 fn field_error<E: ::serde::de::Error>(
