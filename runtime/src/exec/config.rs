@@ -232,9 +232,10 @@ impl ExecConfig {
 
     /// How often a warm worker's sources (its entry, TOOL.md and the source files beside
     /// the entry) are checked for edits: a worker checked within this interval serves the
-    /// call without a `stat`; an edit found starts a fresh worker. Default 1 s, so a busy
-    /// worker's calls do not each pay for the check; `Duration::ZERO` checks at every call
-    /// (while editing a tool).
+    /// call without a `stat`; an edit found starts a fresh worker. Whether an entry exports
+    /// `prepareArguments`, as its harness said, is trusted for as long. Default 1 s, so a
+    /// busy worker's calls do not each pay for the check; `Duration::ZERO` checks at every
+    /// call (while editing a tool).
     pub fn source_check_interval(mut self, interval: Duration) -> Self {
         self.source_check_interval = interval;
         self

@@ -188,10 +188,6 @@ struct Prepares {
     has: bool,
 }
 
-/// How long a hello's answer stands without asking the process again: the once a second
-/// at which warm workers re-stamp their sources.
-const PREPARES_TTL: Duration = Duration::from_secs(1);
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct WorkerKey {
     name: String,
@@ -672,7 +668,8 @@ impl Executor for SubprocessExecutor {
             .get(&entry)
             .copied();
         match known {
-            Some(k) if k.learned.elapsed() < PREPARES_TTL => k.has,
+            // A hello's answer stands as long as a warm worker's stamp of its sources.
+            Some(k) if k.learned.elapsed() < self.inner.config.source_check_interval => k.has,
             // Nothing to prepare: the call reports the missing entry.
             _ => entry.is_file(),
         }

@@ -112,6 +112,15 @@ pub fn recorder() -> (ProgressSink, Arc<Mutex<Vec<String>>>) {
     (sink, seen)
 }
 
+/// A sink that wakes the returned `Notify` on every update (a permit is kept if no one
+/// waits yet), for a test to act once a call is running.
+pub fn notifier() -> (ProgressSink, Arc<tokio::sync::Notify>) {
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let n = notify.clone();
+    let sink: ProgressSink = Arc::new(move |_: Progress| n.notify_one());
+    (sink, notify)
+}
+
 /// A sink that cancels `cancel` on the first update and records the update texts.
 pub fn cancel_on_first_update(cancel: CancelToken) -> (ProgressSink, Arc<Mutex<Vec<String>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
