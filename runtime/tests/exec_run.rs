@@ -5,7 +5,7 @@
 
 mod exec_common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use exec_common::*;
 use serde_json::json;
