@@ -30,7 +30,7 @@ use super::process::{self, Capture, Stdout};
 use super::protocol;
 use super::pump::{self, Pump};
 use super::sandbox::Jail;
-use super::stop::{Ending, Step, Stopper};
+use super::stop::{self, Ending, Step, Stopper};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::{LogSink, ProgressSink};
@@ -70,15 +70,22 @@ impl Drop for GroupGuard {
             return;
         };
         runtime.spawn(async move {
-            process::signal_group(term, Signal::SIGTERM);
-            if let Some(mut child) = child
-                && tokio::time::timeout(grace, child.wait()).await.is_err()
-            {
-                process::signal_group(pgid, Signal::SIGKILL);
-                let _ = child.wait().await;
-            } else {
-                // Background jobs the script left behind.
-                process::signal_group(pgid, Signal::SIGKILL);
+            let mut child = child;
+            let exited = async {
+                if let Some(c) = child.as_mut() {
+                    let _ = c.wait().await;
+                }
+            };
+            // The same abort (SIGTERM, so its traps run) and kill as a cancelled call.
+            stop::end_abandoned(grace, exited, |step| match step {
+                Step::Abort(_) => process::signal_group(term, Signal::SIGTERM),
+                Step::Kill(_) => process::signal_group(pgid, Signal::SIGKILL),
+            })
+            .await;
+            // Background jobs the script left behind, then the script is reaped.
+            process::signal_group(pgid, Signal::SIGKILL);
+            if let Some(mut c) = child {
+                let _ = c.wait().await;
             }
             drop((jail, tracker));
         });

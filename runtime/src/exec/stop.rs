@@ -1,7 +1,8 @@
 //! The one owner of how a call ends early: its deadline, and the abort → grace → kill
 //! sequence that follows a timeout or a cancellation. bash tools (SIGTERM to the group)
 //! and warm workers (an `abort` message) drive the same state machine, so both report the
-//! same typed reason and the same words.
+//! same typed reason and the same words; a call whose future was dropped is ended by
+//! the same machine ([`end_abandoned`]), as a cancelled one.
 
 use std::time::Duration;
 
@@ -106,6 +107,28 @@ impl Stopper {
     }
 }
 
+/// Ends a call whose caller stopped waiting for it (its future was dropped) as a cancelled
+/// call ends, through the same state machine: `act(Step::Abort)` now, then
+/// `act(Step::Kill)` once the grace period passes, unless `ended` completes first (then
+/// its output is returned). Runs in a task of its own: a drop cannot wait.
+pub(crate) async fn end_abandoned<T>(
+    grace: Duration,
+    ended: impl std::future::Future<Output = T>,
+    mut act: impl FnMut(Step),
+) -> Option<T> {
+    let mut stopper = Stopper::new(Duration::ZERO, grace);
+    if let Some(step) = stopper.cancel() {
+        act(step);
+    }
+    match tokio::time::timeout_at(stopper.deadline(), ended).await {
+        Ok(out) => Some(out),
+        Err(_) => {
+            act(stopper.expire());
+            None
+        }
+    }
+}
+
 /// "5 s", "0.5 s".
 pub(crate) fn secs(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -140,6 +163,39 @@ mod tests {
             s.describe(Ending::TimedOut, "killed"),
             "timed out after 2 s; killed"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_abandoned_call_is_aborted_then_killed_after_the_grace_period() {
+        let grace = Duration::from_secs(2);
+        let mut steps = Vec::new();
+        let start = Instant::now();
+        let out = end_abandoned(grace, std::future::pending::<()>(), |s| {
+            steps.push((s, start.elapsed()))
+        })
+        .await;
+        assert_eq!(out, None);
+        assert_eq!(
+            steps,
+            [
+                (Step::Abort(Ending::Cancelled), Duration::ZERO),
+                (Step::Kill(Ending::Cancelled), grace)
+            ]
+        );
+        // One that ends within the grace period is not killed.
+        let mut steps = Vec::new();
+        let ended = tokio::time::sleep(Duration::from_millis(500));
+        let out = end_abandoned(
+            grace,
+            async {
+                ended.await;
+                7
+            },
+            |s| steps.push(s),
+        )
+        .await;
+        assert_eq!(out, Some(7));
+        assert_eq!(steps, [Step::Abort(Ending::Cancelled)]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -20,7 +20,7 @@ use super::process::{self, Capture, Stdout};
 use super::protocol::{self, Capabilities, FromHarness, LineError};
 use super::pump::{self, Pump};
 use super::sandbox::{Jail, Running};
-use super::stop::{Ending, Step, Stopper, secs};
+use super::stop::{self, Ending, Step, Stopper, secs};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
 use crate::executor::{LogSink, ProgressSink};
@@ -484,35 +484,47 @@ impl Drop for CallGuard<'_> {
         if self.finished || st.dead.is_some() {
             return;
         }
-        let _ = self.worker.lines.send(protocol::abort_line(self.id));
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            // No runtime to wait out a grace period in: the abort alone.
+            let _ = self.worker.lines.send(protocol::abort_line(self.id));
             return;
         };
         st.abandoned.insert(self.id);
-        let (shared, pgid, id, grace) = (
+        let (shared, lines, pgid, id, grace) = (
             self.worker.shared.clone(),
+            self.worker.lines.clone(),
             self.worker.pgid,
             self.id,
             self.grace,
         );
-        handle.spawn(async move {
-            tokio::time::sleep(grace).await;
-            let still_running = shared
-                .state
-                .lock()
-                .map(|mut s| s.abandoned.remove(&id))
-                .unwrap_or(false);
-            if still_running {
-                kill_group_for(
-                    &shared,
-                    pgid,
-                    format!(
-                        "the tool's worker process was restarted: a call its caller stopped waiting for ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker",
-                        secs(grace)
-                    ),
-                );
-            }
-        });
+        // The same abort message and kill as a cancelled call. Whether the call ended in
+        // the grace period is told at the end: the reader takes it out of `abandoned`.
+        handle.spawn(stop::end_abandoned(
+            grace,
+            std::future::pending::<()>(),
+            move |step| match step {
+                Step::Abort(_) => {
+                    let _ = lines.send(protocol::abort_line(id));
+                }
+                Step::Kill(_) => {
+                    let still_running = shared
+                        .state
+                        .lock()
+                        .map(|mut s| s.abandoned.remove(&id))
+                        .unwrap_or(false);
+                    if still_running {
+                        kill_group_for(
+                            &shared,
+                            pgid,
+                            format!(
+                                "the tool's worker process was restarted: a call its caller stopped waiting for ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker",
+                                secs(grace)
+                            ),
+                        );
+                    }
+                }
+            },
+        ));
     }
 }
 
