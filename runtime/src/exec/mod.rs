@@ -90,6 +90,9 @@ mod blobs;
 mod cache;
 mod config;
 mod error;
+mod launch;
+mod pool;
+mod prepare;
 pub(crate) mod process;
 mod protocol;
 mod pump;
@@ -100,21 +103,17 @@ mod transpile;
 mod worker;
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use toolbind_codegen::model::{Language, ToolSpec};
 
 use crate::result::{StopReason, ToolResult};
+use pool::{WorkerKey, worker_stamp};
 use serde_json::Value;
-use toolbind_codegen::model::Fnv;
-use worker::{CallEnd, Launch, Worker};
+use worker::{CallEnd, Worker};
 
-use error::PrepareError;
-#[cfg(feature = "typescript")]
-use error::TranspileError;
 #[cfg(feature = "mcp")]
 pub(crate) use error::{InterpError, JailError, ProbeError};
 pub(crate) use error::{StartError, Subject};
@@ -163,35 +162,11 @@ pub struct SubprocessExecutor {
 
 struct Inner {
     config: ExecConfig,
-    workers: Mutex<HashMap<WorkerKey, Arc<Worker>>>,
+    /// Its own `Arc`: the reaper and the spares' timers hold it weakly, so the last
+    /// executor handle's drop still kills every worker.
+    pool: Arc<pool::Pool>,
     harness: Mutex<HashMap<&'static str, PathBuf>>,
-    reaper: Mutex<bool>,
     sandbox: sandbox::Sandbox,
-    /// Entry file -> what a harness's hello last said about it. Learned by
-    /// [`SubprocessExecutor::prepare_args`].
-    prepares: Mutex<HashMap<PathBuf, Prepares>>,
-    /// Entry file -> a one-shot process started to read its hello, which said the entry
-    /// has no `prepareArguments`: it has run nothing, so the call that follows takes it
-    /// instead of starting another (one process per call, as one-shot promises). Taken only
-    /// within [`SPARE_TTL`] of its start, so it cannot serve an entry edited since.
-    spares: Mutex<HashMap<PathBuf, (std::time::Instant, Arc<Worker>)>>,
-}
-
-/// How long a one-shot process started for its hello waits for its call.
-const SPARE_TTL: Duration = Duration::from_secs(1);
-
-/// What the `prepares` cache knows of one entry: when a hello said it, and whether the
-/// entry exports `prepareArguments`.
-#[derive(Debug, Clone, Copy)]
-struct Prepares {
-    learned: std::time::Instant,
-    has: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct WorkerKey {
-    name: String,
-    dir: PathBuf,
 }
 
 impl SubprocessExecutor {
@@ -201,11 +176,8 @@ impl SubprocessExecutor {
             inner: Arc::new(Inner {
                 sandbox: sandbox::Sandbox::new(config.sandbox.clone()),
                 config,
-                workers: Mutex::new(HashMap::new()),
+                pool: Arc::default(),
                 harness: Mutex::new(HashMap::new()),
-                reaper: Mutex::new(false),
-                prepares: Mutex::new(HashMap::new()),
-                spares: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -277,19 +249,12 @@ impl SubprocessExecutor {
 
     /// How many warm workers are alive.
     pub fn warm_workers(&self) -> usize {
-        self.inner
-            .lock_workers()
-            .values()
-            .filter(|w| w.is_alive())
-            .count()
+        self.inner.pool.alive()
     }
 
     /// Stops every warm worker (their calls in flight get an error result).
     pub fn shutdown(&self) {
-        let workers: Vec<_> = self.inner.lock_workers().drain().map(|(_, w)| w).collect();
-        for w in workers {
-            w.kill();
-        }
+        self.inner.pool.shutdown();
     }
 
     async fn run(&self, call: &ExecCall<'_>) -> ToolResult {
@@ -334,7 +299,7 @@ impl SubprocessExecutor {
         let mut retried = false;
         loop {
             let spare = (mode == WorkerMode::OneShot && !retried)
-                .then(|| self.take_spare(&entry))
+                .then(|| self.inner.pool.take_spare(&entry))
                 .flatten();
             let worker = if let Some(w) = spare {
                 w
@@ -389,224 +354,29 @@ impl SubprocessExecutor {
 
     /// The warm worker of `tool`, started (or restarted) when needed.
     async fn warm_worker(&self, tool: &ToolSpec, entry: &Path) -> Result<Arc<Worker>, StartError> {
-        self.ensure_reaper();
-        let key = WorkerKey {
-            name: tool.name.clone(),
-            dir: tool.dir.clone(),
-        };
+        let pool = &self.inner.pool;
+        pool.ensure_reaper(self.inner.config.idle_timeout);
+        let key = WorkerKey::of(tool);
         // Stamping stats the tool's source files: at most once per `source_check_interval`
         // (a second) per worker, so a busy worker's calls do not each pay for it.
-        let interval = self.inner.config.source_check_interval;
-        if let Some(w) = self.inner.lock_workers().get(&key)
-            && w.is_alive()
-            && w.key_checked
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_some_and(|t| t.elapsed() < interval)
-        {
-            return Ok(w.clone());
+        if let Some(w) = pool.checked_within(&key, self.inner.config.source_check_interval) {
+            return Ok(w);
         }
         if !entry.is_file() {
             return Err(no_entry(tool));
         }
         let stamp = worker_stamp(tool, entry);
-        if let Some(w) = self.inner.lock_workers().get(&key)
-            && w.is_alive()
-            && w.key == stamp
-        {
-            *w.key_checked.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(std::time::Instant::now());
-            return Ok(w.clone());
+        if let Some(w) = pool.current(&key, stamp) {
+            return Ok(w);
         }
         let launch = self.launch(tool, entry).await?;
         let mut jail = self.jail(tool, &launch.binds)?;
         if let Some(j) = &mut jail {
             j.warm = true;
         }
-        let mut workers = self.inner.lock_workers();
-        // Another call may have started one meanwhile.
-        if let Some(w) = workers.get(&key)
-            && w.is_alive()
-            && w.key == stamp
-        {
-            return Ok(w.clone());
-        }
-        let worker = Worker::spawn(&launch, tool, &self.inner.config, jail)?;
-        if let Some(old) = workers.insert(key, worker.clone()) {
-            old.kill();
-        }
-        Ok(worker)
-    }
-
-    /// The command line for a Node or Python harness running `tool`.
-    async fn launch(&self, tool: &ToolSpec, entry: &Path) -> Result<Launch, StartError> {
-        let config = &self.inner.config;
-        let entry_name = tool.entry.clone().unwrap_or_default();
-        let max_text = config.max_text_bytes.to_string();
-        let max_line = config.max_line_bytes.max(1024).to_string();
-        let key = worker_stamp(tool, entry);
-        match tool.language {
-            Language::Python => {
-                let harness = self.harness_file("python.py", PYTHON_HARNESS)?;
-                Ok(Launch {
-                    program: config.python.clone(),
-                    binds: vec![harness.clone()],
-                    // `-s`: no user site-packages, so no `usercustomize.py` planted in
-                    // a `HOME` runs before the tool. `-B`: no `__pycache__` written beside
-                    // a module the tool imports from its folder (unjailed, that folder is
-                    // writable; the jail sets PYTHONDONTWRITEBYTECODE as well).
-                    args: vec![
-                        "-s".into(),
-                        "-B".into(),
-                        harness.into(),
-                        entry.into(),
-                        max_text.into(),
-                        max_line.into(),
-                    ],
-                    label: "python",
-                    entry_name,
-                    key,
-                })
-            }
-            Language::TypeScript | Language::Bash => {
-                let harness = self.harness_file("node.mjs", NODE_HARNESS)?;
-                let mut args: Vec<OsString> = Vec::new();
-                let mut binds = vec![harness.clone()];
-                let module = if is_typescript(entry) {
-                    args.push("--enable-source-maps".into());
-                    let module = self.transpiled(tool, entry).await?;
-                    // The jail sees this tool's mirror only, not the whole cache.
-                    if let Some(mirror) = module.parent() {
-                        binds.push(mirror.to_path_buf());
-                    }
-                    module
-                } else {
-                    entry.to_path_buf()
-                };
-                args.extend([
-                    harness.into(),
-                    module.into(),
-                    max_text.into(),
-                    entry_name.clone().into(),
-                    max_line.into(),
-                ]);
-                Ok(Launch {
-                    program: config.node.clone(),
-                    binds,
-                    args,
-                    label: "node",
-                    entry_name,
-                    key,
-                })
-            }
-        }
-    }
-
-    #[cfg(feature = "typescript")]
-    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, StartError> {
-        let name = tool.name.clone();
-        let dir = tool.dir.clone();
-        let entry_name = entry
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let cache = self.inner.config.cache_dir.clone();
-        tokio::task::spawn_blocking(move || transpile::prepare(&name, &dir, &entry_name, &cache))
-            .await
-            .map_err(|e| TranspileError::Panicked(e.to_string()))?
-            .map_err(StartError::Transpile)
-    }
-
-    #[cfg(not(feature = "typescript"))]
-    async fn transpiled(&self, tool: &ToolSpec, entry: &Path) -> Result<PathBuf, StartError> {
-        Err(StartError::NoTypeScript {
-            tool: tool.name.clone(),
-            entry: entry.to_path_buf(),
+        pool.current_or_start(key, stamp, || {
+            Worker::spawn(&launch, tool, &self.inner.config, jail).map_err(StartError::from)
         })
-    }
-
-    /// Writes a harness into the cache (once per content) and returns its path.
-    fn harness_file(&self, name: &'static str, text: &str) -> Result<PathBuf, StartError> {
-        let mut map = self.inner.harness.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = map.get(name) {
-            return Ok(p.clone());
-        }
-        let dir = crate::dirs::private_subdir(&self.inner.config.cache_dir, &["harness"]).map_err(
-            |why| StartError::Folder {
-                what: "the harness folder",
-                why,
-            },
-        )?;
-        let (stem, ext) = name.split_once('.').unwrap_or((name, ""));
-        let path = dir.join(format!(
-            "{stem}-{}.{ext}",
-            &cache::sha256_hex(text.as_bytes())[..32]
-        ));
-        // Compared with the embedded text before every first use in a process.
-        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-            let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, text)
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|source| StartError::Harness {
-                    path: path.clone(),
-                    source,
-                })?;
-        }
-        map.insert(name, path.clone());
-        Ok(path)
-    }
-
-    fn ensure_reaper(&self) {
-        let mut started = self.inner.reaper.lock().unwrap_or_else(|e| e.into_inner());
-        if *started {
-            return;
-        }
-        *started = true;
-        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
-        let idle = self.inner.config.idle_timeout;
-        let tick = (idle / 4).clamp(Duration::from_millis(20), Duration::from_secs(10));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(tick).await;
-                let Some(inner) = weak.upgrade() else { return };
-                let stale: Vec<_> = {
-                    let mut workers = inner.lock_workers();
-                    let keys: Vec<_> = workers
-                        .iter()
-                        .filter(|(_, w)| !w.is_alive() || w.idle_for(idle))
-                        .map(|(k, _)| k.clone())
-                        .collect();
-                    keys.iter().filter_map(|k| workers.remove(k)).collect()
-                };
-                for w in stale {
-                    w.kill();
-                }
-            }
-        });
-    }
-}
-
-impl Inner {
-    fn lock_workers(&self) -> std::sync::MutexGuard<'_, HashMap<WorkerKey, Arc<Worker>>> {
-        self.workers.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn lock_spares(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (std::time::Instant, Arc<Worker>)>> {
-        self.spares.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        for (_, w) in self.lock_workers().drain() {
-            w.kill();
-        }
-        for (_, (_, w)) in self.lock_spares().drain() {
-            w.kill();
-        }
     }
 }
 
@@ -662,123 +432,13 @@ impl Executor for SubprocessExecutor {
         };
         let known = self
             .inner
-            .prepares
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&entry)
-            .copied();
+            .pool
+            .learned(&entry, self.inner.config.source_check_interval);
         match known {
             // A hello's answer stands as long as a warm worker's stamp of its sources.
-            Some(k) if k.learned.elapsed() < self.inner.config.source_check_interval => k.has,
+            Some(has) => has,
             // Nothing to prepare: the call reports the missing entry.
             _ => entry.is_file(),
-        }
-    }
-}
-
-impl SubprocessExecutor {
-    /// Runs `prepareArguments` in the tool's own process: its warm worker, or for a
-    /// one-shot tool a process started for it (the call itself then gets another). The
-    /// harness's hello is read first and remembered for [`prepares`](Executor::prepares):
-    /// an entry without `prepareArguments` gets its arguments back unchanged, with no
-    /// `prepare` line sent. A process that dies before its hello (the entry fails to load)
-    /// also returns them unchanged: the call itself then reports why.
-    async fn prepare_args(
-        &self,
-        tool: &ToolSpec,
-        args: Value,
-        timeout: Duration,
-    ) -> Result<Value, PrepareError> {
-        let entry = tool
-            .entry_path()
-            .filter(|p| p.is_file())
-            .ok_or_else(|| no_entry(tool))?;
-        let timeout = timeout.min(MAX_TIMEOUT);
-        let deadline = tokio::time::Instant::now() + timeout;
-        let config = &self.inner.config;
-        let mode = match tool.worker {
-            WorkerMode::Default => config.worker_mode,
-            m => m,
-        };
-        let oneshot = mode == WorkerMode::OneShot;
-        let worker = if oneshot {
-            let launch = self.launch(tool, &entry).await?;
-            let jail = self.jail(tool, &launch.binds)?;
-            Worker::spawn(&launch, tool, config, jail)?
-        } else {
-            self.warm_worker(tool, &entry).await?
-        };
-        // Whether the process read its hello and nothing else: a one-shot call can use it.
-        let mut untouched = false;
-        let prepared = match worker.hello(timeout).await {
-            Ok(caps) => {
-                untouched = !caps.prepare;
-                self.inner
-                    .prepares
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(
-                        entry.clone(),
-                        Prepares {
-                            learned: std::time::Instant::now(),
-                            has: caps.prepare,
-                        },
-                    );
-                if caps.prepare {
-                    worker.prepare(&args, deadline, timeout).await
-                } else {
-                    Ok(args)
-                }
-            }
-            Err(worker::NoHello::Died) => Ok(args),
-            Err(worker::NoHello::TimedOut) => Err(PrepareError::NotLoaded {
-                entry: tool.entry.as_deref().unwrap_or("the entry").to_owned(),
-                timeout,
-            }),
-        };
-        if oneshot {
-            if untouched && worker.is_alive() {
-                let old = self.inner.lock_spares().insert(
-                    entry.clone(),
-                    (std::time::Instant::now(), Arc::clone(&worker)),
-                );
-                if let Some((_, w)) = old {
-                    w.kill();
-                }
-                // A call that never comes (its arguments failed validation) must not leave
-                // the process waiting: it is killed once it could no longer be taken.
-                let inner = Arc::downgrade(&self.inner);
-                tokio::spawn(async move {
-                    tokio::time::sleep(SPARE_TTL).await;
-                    let Some(inner) = inner.upgrade() else {
-                        return;
-                    };
-                    let mut spares = inner.lock_spares();
-                    // Still there, untaken (a call that took it owns it now).
-                    if spares
-                        .get(&entry)
-                        .is_some_and(|(_, w)| Arc::ptr_eq(w, &worker))
-                    {
-                        spares.remove(&entry);
-                        drop(spares);
-                        worker.kill();
-                    }
-                });
-            } else {
-                worker.kill();
-            }
-        }
-        prepared
-    }
-
-    /// The process started for `entry`'s hello, when it is fresh and alive.
-    fn take_spare(&self, entry: &Path) -> Option<Arc<Worker>> {
-        let (started, w) = self.inner.lock_spares().remove(entry)?;
-        if started.elapsed() < SPARE_TTL && w.is_alive() {
-            Some(w)
-        } else {
-            w.kill();
-            None
         }
     }
 }
@@ -803,73 +463,4 @@ fn no_entry(tool: &ToolSpec) -> StartError {
 /// A tool process that could not start: a jail failure, else a crash.
 fn start_failed(e: StartError) -> ToolResult {
     ToolResult::stopped(e.stop_reason(), e.to_string())
-}
-
-fn is_typescript(entry: &Path) -> bool {
-    matches!(
-        entry.extension().and_then(|e| e.to_str()),
-        Some("ts" | "mts")
-    )
-}
-
-/// Changes when the entry file is edited (its mtime and size), so a warm worker of a stale
-/// entry is replaced.
-/// What a warm worker was started from: its TOOL.md (env, timeout), its entry and the
-/// source files beside it (a helper module the entry imports). A worker whose stamp no
-/// longer matches is replaced at the next call that checks (at most once per
-/// `ExecConfig::source_check_interval`, a second by default, per worker). It only stats: at most 256 source files, not descending into node_modules,
-/// __pycache__ or hidden folders.
-fn worker_stamp(tool: &ToolSpec, entry: &Path) -> u64 {
-    const SOURCES: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "py", "json"];
-    let mut h = Fnv::new();
-    h.write(&entry_stamp(entry).to_le_bytes());
-    h.write(&entry_stamp(&tool.file).to_le_bytes());
-    let mut budget = 256usize;
-    let mut dirs = vec![(tool.dir.clone(), 0)];
-    while let Some((dir, depth)) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for p in paths {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if name.starts_with('.') || name == "node_modules" || name == "__pycache__" {
-                continue;
-            }
-            if p.is_dir() {
-                if depth < 3 {
-                    dirs.push((p, depth + 1));
-                }
-            } else if p
-                .extension()
-                .is_some_and(|e| SOURCES.iter().any(|s| e == *s))
-            {
-                if budget == 0 {
-                    return h.finish();
-                }
-                budget -= 1;
-                h.write(&entry_stamp(&p).to_le_bytes());
-            }
-        }
-    }
-    h.finish()
-}
-
-fn entry_stamp(entry: &Path) -> u64 {
-    let mut h = Fnv::new();
-    h.write(entry.as_os_str().as_encoded_bytes());
-    if let Ok(meta) = std::fs::metadata(entry) {
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        h.write(&mtime.to_le_bytes());
-        h.write(&meta.len().to_le_bytes());
-    }
-    h.finish()
 }

@@ -40,8 +40,9 @@ pub(crate) struct Launch {
     pub label: &'static str,
     /// The entry's file name, for messages.
     pub entry_name: String,
-    /// Changes when the entry changes; a warm worker with another key is replaced.
-    pub key: u64,
+    /// What the worker is started from ([`worker_stamp`](super::pool::worker_stamp)): a
+    /// warm worker with another stamp is replaced.
+    pub stamp: u64,
 }
 
 enum Event {
@@ -124,9 +125,10 @@ impl Shared {
 /// One harness process.
 pub(crate) struct Worker {
     pgid: i32,
-    pub(crate) key: u64,
-    /// When the key was last found current (the stamp walk is skipped for a second after).
-    pub(crate) key_checked: Mutex<Option<Instant>>,
+    pub(crate) stamp: u64,
+    /// When the stamp was last found current (the stamp walk is skipped for
+    /// `source_check_interval` after).
+    pub(crate) stamp_checked: Mutex<Option<Instant>>,
     lines: mpsc::UnboundedSender<Vec<u8>>,
     shared: Arc<Shared>,
     next_id: AtomicU64,
@@ -192,8 +194,8 @@ impl Worker {
         tokio::spawn(reader(read, ctx));
         Ok(Arc::new(Worker {
             pgid: spawned.pgid,
-            key: launch.key,
-            key_checked: Mutex::new(Some(Instant::now())),
+            stamp: launch.stamp,
+            stamp_checked: Mutex::new(Some(Instant::now())),
             lines,
             shared,
             next_id: AtomicU64::new(1),
