@@ -23,6 +23,128 @@ use std::path::{Component, Path, PathBuf};
 
 use toolbind_codegen::model::path_component_problem;
 
+/// Why a folder of ours could not be made or used. Its text names the folder and, for a
+/// refusal, what to do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FolderError {
+    /// A file-system step on `path` failed.
+    Io {
+        /// Which step.
+        step: FolderStep,
+        /// The folder it was taken on.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// `path` exists but is not a private folder of this user's.
+    Refused {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: Refusal,
+    },
+    /// A name asked for below a folder is not one plain path component.
+    BadName {
+        /// The name.
+        name: String,
+        /// The folder it was asked for under.
+        under: PathBuf,
+        /// Why it is not a path component.
+        why: String,
+    },
+    /// The path has no last component of its own (`/`, `..`) or holds a NUL byte.
+    BadPath {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
+/// A step of making or opening a private folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FolderStep {
+    /// Making the path absolute, or resolving the user's own prefix above our root.
+    Resolve,
+    /// `mkdir`.
+    Create,
+    /// `open` without following a link.
+    Open,
+    /// `fstat`.
+    Inspect,
+    /// Closing a folder of ours that was too open to `0700`.
+    MakePrivate,
+}
+
+/// Why an existing folder is not accepted as ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// It is a symbolic link.
+    Symlink,
+    /// It is not a folder.
+    NotAFolder,
+    /// Another user owns it.
+    OwnedBy {
+        /// Its owner.
+        uid: u32,
+        /// The effective user.
+        me: u32,
+    },
+}
+
+impl std::fmt::Display for FolderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FolderError::Io { step, path, source } => {
+                let path = path.display();
+                match step {
+                    FolderStep::Resolve => write!(f, "cannot resolve {path}: {source}"),
+                    FolderStep::Create => write!(f, "cannot create {path}: {source}"),
+                    FolderStep::Open => write!(f, "cannot open {path}: {source}"),
+                    FolderStep::Inspect => write!(f, "cannot inspect {path}: {source}"),
+                    FolderStep::MakePrivate => write!(f, "cannot make {path} private: {source}"),
+                }
+            }
+            FolderError::Refused { path, why } => {
+                write!(f, "refusing the folder {}: ", path.display())?;
+                match why {
+                    Refusal::Symlink => f.write_str("it is a symlink")?,
+                    Refusal::NotAFolder => f.write_str("it is not a folder")?,
+                    Refusal::OwnedBy { uid, me } => {
+                        write!(f, "it is owned by uid {uid}, not {me}")?
+                    }
+                }
+                f.write_str("; toolbind keeps code, state and tokens there, so it must be a private folder of this user's (remove it, or point toolbind elsewhere)")
+            }
+            FolderError::BadName { name, under, why } => write!(
+                f,
+                "refusing the folder name {name:?} under {}: {why}",
+                under.display()
+            ),
+            FolderError::BadPath { path } => write!(
+                f,
+                "refusing {} as a private folder: it has no name of its own, or holds a NUL byte",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FolderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FolderError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn io(step: FolderStep, path: &Path) -> impl FnOnce(std::io::Error) -> FolderError {
+    let path = path.to_path_buf();
+    move |source| FolderError::Io { step, path, source }
+}
+
 /// The effective user id (owner of every folder of ours).
 pub(crate) fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
@@ -98,27 +220,38 @@ pub(crate) fn state_root_from(
     )
 }
 
+/// Where a session's secrets go (the generated HTTP token): `$XDG_RUNTIME_DIR/toolbind`
+/// (the session's own folder, on a tmpfs, gone at logout), else the
+/// [state root](state_root).
+pub fn runtime_root() -> PathBuf {
+    runtime_root_from(var("XDG_RUNTIME_DIR"), state_root)
+}
+
+pub(crate) fn runtime_root_from(xdg: Option<OsString>, state: impl FnOnce() -> PathBuf) -> PathBuf {
+    xdg.map_or_else(state, |x| PathBuf::from(x).join("toolbind"))
+}
+
 /// Creates `dir` (`0700`) if needed and verifies it is a folder of ours that no one else
 /// can write; see the [module docs](self). Its parents are the user's own (`~/.cache`,
 /// `$XDG_STATE_HOME`) and are created as ordinary folders. For a fallback root in the
 /// temp folder the per-user folder itself is checked the same way.
-pub fn private_dir(dir: &Path) -> Result<(), String> {
+pub fn private_dir(dir: &Path) -> Result<(), FolderError> {
     open_private(dir).map(drop)
 }
 
 /// [`private_dir`], then each of `below` (each one normal path component) inside it,
 /// created and checked the same way without following a link. Returns the folder's path
 /// (absolute, with only the user's prefix above `root` resolved) for a bind mount.
-pub fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, String> {
+pub fn private_subdir(root: &Path, below: &[&str]) -> Result<PathBuf, FolderError> {
     let mut fd = open_private(root)?;
     let mut path = resolved_prefix(root)?;
     for name in below {
         if let Some(why) = path_component_problem(name) {
-            return Err(format!(
-                "refusing the folder name {:?} under {}: {why}",
-                name,
-                path.display()
-            ));
+            return Err(FolderError::BadName {
+                name: (*name).to_owned(),
+                under: path,
+                why,
+            });
         }
         path.push(name);
         fd = open_checked(Some(&fd), &path, name.as_ref())?;
@@ -141,13 +274,13 @@ fn trusted_prefix(abs: &Path) -> PathBuf {
 
 /// `dir` with its trusted prefix resolved and the rest kept: the rest has just been
 /// opened without following a link, so this is where it really is.
-fn resolved_prefix(dir: &Path) -> Result<PathBuf, String> {
-    let abs = normalized(&std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?);
+fn resolved_prefix(dir: &Path) -> Result<PathBuf, FolderError> {
+    let abs = normalized(&std::path::absolute(dir).map_err(io(FolderStep::Resolve, dir))?);
     let prefix = trusted_prefix(&abs);
     let rest = abs.strip_prefix(&prefix).unwrap_or(Path::new(""));
     let real = prefix
         .canonicalize()
-        .map_err(|e| format!("cannot resolve {}: {e}", prefix.display()))?;
+        .map_err(io(FolderStep::Resolve, &prefix))?;
     Ok(real.join(rest))
 }
 
@@ -167,21 +300,15 @@ fn normalized(abs: &Path) -> PathBuf {
     out
 }
 
-fn open_private(dir: &Path) -> Result<OwnedFd, String> {
-    let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn open_private(dir: &Path) -> Result<OwnedFd, FolderError> {
+    let abs = std::path::absolute(dir).map_err(io(FolderStep::Resolve, dir))?;
     if abs.file_name().is_none() {
-        return Err(format!(
-            "refusing {} as a private folder: it has no name of its own",
-            abs.display()
-        ));
+        return Err(FolderError::BadPath { path: abs });
     }
     let abs = normalized(&abs);
     let prefix = trusted_prefix(&abs);
-    if let Err(e) = std::fs::create_dir_all(&prefix) {
-        return Err(format!("cannot create {}: {e}", prefix.display()));
-    }
-    let mut fd = open_dir(None, &prefix, libc::O_PATH)
-        .map_err(|e| format!("cannot open {}: {e}", prefix.display()))?;
+    std::fs::create_dir_all(&prefix).map_err(io(FolderStep::Create, &prefix))?;
+    let mut fd = open_dir(None, &prefix, libc::O_PATH).map_err(io(FolderStep::Open, &prefix))?;
     let mut path = prefix.clone();
     for c in abs
         .strip_prefix(&prefix)
@@ -197,21 +324,25 @@ fn open_private(dir: &Path) -> Result<OwnedFd, String> {
 
 /// Creates `name` under `parent` (`0700`) if missing, opens it without following a link,
 /// and checks it: a folder, ours, closed to others (tightened when it is ours).
-fn open_checked(parent: Option<&OwnedFd>, path: &Path, name: &[u8]) -> Result<OwnedFd, String> {
-    let cname = CString::new(name).map_err(|_| format!("{} holds NUL", path.display()))?;
+fn open_checked(
+    parent: Option<&OwnedFd>,
+    path: &Path,
+    name: &[u8],
+) -> Result<OwnedFd, FolderError> {
+    let cname = CString::new(name).map_err(|_| FolderError::BadPath {
+        path: path.to_path_buf(),
+    })?;
     let pfd = parent.map_or(libc::AT_FDCWD, |f| f.as_raw_fd());
     // SAFETY: a valid descriptor (or AT_FDCWD) and a NUL-terminated name.
     if unsafe { libc::mkdirat(pfd, cname.as_ptr(), 0o700) } < 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() != Some(libc::EEXIST) {
-            return Err(format!("cannot create {}: {e}", path.display()));
+            return Err(io(FolderStep::Create, path)(e));
         }
     }
-    let refuse = |why: String| {
-        format!(
-            "refusing the folder {}: {why}; toolbind keeps code, state and tokens there, so it must be a private folder of this user's (remove it, or point toolbind elsewhere)",
-            path.display()
-        )
+    let refuse = |why: Refusal| FolderError::Refused {
+        path: path.to_path_buf(),
+        why,
     };
     // SAFETY: as above; the result is checked and owned below.
     let fd = unsafe {
@@ -224,13 +355,13 @@ fn open_checked(parent: Option<&OwnedFd>, path: &Path, name: &[u8]) -> Result<Ow
     if fd < 0 {
         let e = std::io::Error::last_os_error();
         return Err(match e.raw_os_error() {
-            Some(libc::ELOOP) => refuse("it is a symlink".into()),
+            Some(libc::ELOOP) => refuse(Refusal::Symlink),
             Some(libc::ENOTDIR) => refuse(if is_symlink_at(pfd, &cname) {
-                "it is a symlink".into()
+                Refusal::Symlink
             } else {
-                "it is not a folder".into()
+                Refusal::NotAFolder
             }),
-            _ => format!("cannot open {}: {e}", path.display()),
+            _ => io(FolderStep::Open, path)(e),
         });
     }
     // SAFETY: openat returned a new descriptor that nothing else owns.
@@ -238,21 +369,19 @@ fn open_checked(parent: Option<&OwnedFd>, path: &Path, name: &[u8]) -> Result<Ow
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: a valid descriptor and a stat buffer of the right size.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("cannot inspect {}: {e}", path.display()));
+        return Err(io(FolderStep::Inspect, path)(
+            std::io::Error::last_os_error(),
+        ));
     }
     let me = euid();
     if st.st_uid != me {
-        return Err(refuse(format!(
-            "it is owned by uid {}, not {me}",
-            st.st_uid
-        )));
+        return Err(refuse(Refusal::OwnedBy { uid: st.st_uid, me }));
     }
     if st.st_mode & 0o077 != 0 {
         // SAFETY: a valid descriptor.
         if unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } < 0 {
             let e = std::io::Error::last_os_error();
-            return Err(format!("cannot make {} private: {e}", path.display()));
+            return Err(io(FolderStep::MakePrivate, path)(e));
         }
     }
     Ok(fd)
@@ -282,6 +411,16 @@ mod tests {
     use super::*;
     use std::fs;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn the_runtime_root_is_the_sessions_folder_else_the_state_root() {
+        let state = || PathBuf::from("/h/.local/state/toolbind");
+        assert_eq!(
+            runtime_root_from(Some("/run/user/1000".into()), state),
+            PathBuf::from("/run/user/1000/toolbind")
+        );
+        assert_eq!(runtime_root_from(None, state), state());
+    }
 
     #[test]
     fn without_home_every_root_is_one_folder_per_user_not_per_run() {
@@ -328,10 +467,15 @@ mod tests {
         let link = t.path().join("link");
         std::os::unix::fs::symlink(&d, &link).unwrap();
         let err = private_dir(&link).unwrap_err();
+        assert!(
+            matches!(&err, FolderError::Refused { path, why: Refusal::Symlink } if *path == link),
+            "{err:?}"
+        );
+        let err = err.to_string();
         assert!(err.contains("symlink") && err.contains("link"), "{err}");
         let file = t.path().join("file");
         fs::write(&file, "x").unwrap();
-        let err = private_dir(&file).unwrap_err();
+        let err = private_dir(&file).unwrap_err().to_string();
         assert!(err.contains("not a folder"), "{err}");
     }
 
@@ -343,14 +487,18 @@ mod tests {
         assert_eq!(p, t.path().canonicalize().unwrap().join("state/h/tool"));
         // A sibling's state folder swapped for a link to /etc.
         std::os::unix::fs::symlink("/etc", root.join("h/victim")).unwrap();
-        let err = private_subdir(&root, &["h", "victim"]).unwrap_err();
+        let err = private_subdir(&root, &["h", "victim"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("symlink") && err.contains("victim"), "{err}");
         // The hash folder itself swapped.
         let other = t.path().join("other");
         fs::create_dir(&other).unwrap();
         fs::rename(root.join("h"), t.path().join("h.old")).unwrap();
         std::os::unix::fs::symlink(&other, root.join("h")).unwrap();
-        let err = private_subdir(&root, &["h", "tool"]).unwrap_err();
+        let err = private_subdir(&root, &["h", "tool"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("symlink"), "{err}");
         assert!(fs::read_dir(&other).unwrap().next().is_none());
     }
@@ -367,7 +515,9 @@ mod tests {
     fn names_that_are_not_one_component_are_refused() {
         let t = tempfile::tempdir().unwrap();
         for bad in ["..", ".", "", "a/b", "a\nb"] {
-            let err = private_subdir(t.path(), &["h", bad]).unwrap_err();
+            let err = private_subdir(t.path(), &["h", bad])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("refusing the folder name"), "{bad:?}: {err}");
         }
         assert!(!t.path().join("h/a").exists());
@@ -382,7 +532,7 @@ mod tests {
         let d = t.path().join("toolbind-1000");
         fs::create_dir(&d).unwrap();
         std::os::unix::fs::chown(&d, Some(12345), Some(12345)).unwrap();
-        let err = private_dir(&d).unwrap_err();
+        let err = private_dir(&d).unwrap_err().to_string();
         assert!(err.contains("owned by uid 12345"), "{err}");
     }
 }

@@ -117,7 +117,7 @@ pub(crate) fn spill_text(
     text: &str,
     max: usize,
 ) -> Result<PathBuf, String> {
-    crate::dirs::private_dir(dir)?;
+    crate::dirs::private_dir(dir).map_err(|e| e.to_string())?;
     let path = dir.join(format!(
         "{}.txt",
         stem(tool, tool_call_id, &block.to_string())
@@ -158,7 +158,7 @@ impl BinarySpill {
         tool_call_id: &str,
         block: &str,
     ) -> Result<Self, String> {
-        crate::dirs::private_dir(dir)?;
+        crate::dirs::private_dir(dir).map_err(|e| e.to_string())?;
         let stem = stem(tool, tool_call_id, block);
         let part = dir.join(format!("{stem}.part"));
         let file = create(&part).map_err(|e| format!("{}: {e}", part.display()))?;

@@ -50,7 +50,10 @@ pub(crate) enum StartError {
     #[cfg_attr(not(feature = "typescript"), allow(dead_code))]
     Transpile(TranspileError),
     /// A private folder it needs could not be made; `why` is `dirs`'s reason.
-    Folder { what: &'static str, why: String },
+    Folder {
+        what: &'static str,
+        why: crate::dirs::FolderError,
+    },
     /// A harness could not be written into the cache.
     Harness { path: PathBuf, source: io::Error },
     /// The process could not be started.
@@ -280,7 +283,10 @@ pub(crate) enum SetupError {
     /// `state_dir` holds toolbind's own state root.
     StateHoldsOwn { root: PathBuf, own: PathBuf },
     /// The tool's state folder could not be made or is not private (`dirs`'s reason).
-    StateDir { tool: String, why: String },
+    StateDir {
+        tool: String,
+        why: crate::dirs::FolderError,
+    },
     /// A granted path does not resolve.
     Grant {
         access: &'static str,
@@ -332,7 +338,7 @@ pub(crate) enum TranspileError {
     /// The tool's name cannot name a cache folder.
     Name { name: String, why: String },
     /// The cache's `ts` folder could not be made (`dirs`'s reason).
-    Folder(String),
+    Folder(crate::dirs::FolderError),
     /// A module the entry imports cannot be used.
     Module { path: PathBuf, why: ModuleProblem },
     /// The parser's or transformer's diagnostics, rendered with their source lines.
@@ -381,7 +387,7 @@ impl fmt::Display for TranspileError {
             TranspileError::Name { name, why } => {
                 write!(f, "tool name {name:?} cannot name a cache folder: {why}")
             }
-            TranspileError::Folder(why) => f.write_str(why),
+            TranspileError::Folder(why) => why.fmt(f),
             TranspileError::Module { path, why } => {
                 write!(f, "cannot read {}: {why}", path.display())
             }

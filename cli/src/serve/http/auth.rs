@@ -120,16 +120,11 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// `$XDG_RUNTIME_DIR/toolbind/http-token`, else `http-token` in the state root
-/// (`$XDG_STATE_HOME/toolbind`, `~/.local/state/toolbind`, or the per-user
+/// `http-token` in [`toolbind::dirs::runtime_root`]: `$XDG_RUNTIME_DIR/toolbind`, else the
+/// state root (`$XDG_STATE_HOME/toolbind`, `~/.local/state/toolbind`, or the per-user
 /// `$TMPDIR/toolbind-<euid>/state`).
 fn default_token_file() -> Result<PathBuf, Failure> {
-    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|v| !v.is_empty())
-        .map(|d| PathBuf::from(d).join("toolbind"));
-    Ok(runtime
-        .unwrap_or_else(toolbind::dirs::state_root)
-        .join("http-token"))
+    Ok(toolbind::dirs::runtime_root().join("http-token"))
 }
 
 /// The token in `path` if it is a private file holding one; else a new random token
