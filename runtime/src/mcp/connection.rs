@@ -760,26 +760,11 @@ impl Connection {
         let deadline = Instant::now() + call.timeout;
         let name = call.tool.name().to_owned();
         let cancel = call.cancel.clone();
-        let timeout = call.timeout;
-        let stopped = |why: Stop| match why {
-            Stop::Cancelled => ToolResult::stopped(
-                StopReason::Cancelled,
-                format!("tool `{name}` was cancelled before the server got it"),
-            ),
-            Stop::Timeout => ToolResult::stopped(
-                StopReason::Timeout { after: timeout },
-                format!(
-                    "tool `{name}` timed out after {} s waiting for MCP server `{}`",
-                    timeout.as_secs_f64(),
-                    self.name()
-                ),
-            ),
-        };
         let slots = self.slots.clone();
         let _permit = match until(&cancel, deadline, slots.acquire_owned()).await {
             Ok(Ok(p)) => p,
             Ok(Err(_)) => return ToolResult::error("the MCP connection is shutting down"),
-            Err(why) => return stopped(why),
+            Err(why) => return self.stopped_waiting(&name, call.timeout, why),
         };
         // Over HTTP, a call of a read-only or idempotent tool whose connection failed is
         // sent once more, on a new connection (behind a load balancer: to a replica that
@@ -793,137 +778,188 @@ impl Connection {
             let live = match until(&cancel, deadline, self.live()).await {
                 Ok(Ok(l)) => l,
                 Ok(Err(r)) => return r,
-                Err(why) => return stopped(why),
+                Err(why) => return self.stopped_waiting(&name, call.timeout, why),
             };
-            let validator = {
-                let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
-                let Some(t) = tools.get(mcp_name) else {
-                    return ToolResult::stopped(
-                        StopReason::UnknownTool,
-                        format!(
-                            "tool `{name}`: MCP server `{}` no longer lists a tool `{mcp_name}`; nothing was sent",
-                            self.name()
-                        ),
-                    );
-                };
-                if t.listed.contract != contract {
-                    return self.drift(&name, mcp_name, contract, &t.listed);
-                }
-                t.input.clone()
-            };
-            let args = Value::Object(if retry {
+            let params = if retry {
                 params.clone()
             } else {
                 std::mem::take(&mut params)
-            });
-            if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
-                return ToolResult::stopped(
-                    StopReason::BadArguments,
-                    format!(
-                        "invalid arguments for tool `{name}` (the server's inputSchema): {problems}"
-                    ),
-                );
-            }
-            let Value::Object(args) = args else {
-                unreachable!("built from an object")
+            };
+            let args = match self.checked_args(&live, &name, mcp_name, contract, params) {
+                Ok(a) => a,
+                Err(r) => return r,
             };
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(
                 CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
             ));
             let peer = live.client.peer().clone();
-            let handle = match peer
+            let sent = peer
                 .send_cancellable_request(request, PeerRequestOptions::no_options())
-                .await
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    let r = self.lost(&live, &name, &e).await;
-                    if retry && !retried {
-                        retried = true;
-                        continue;
+                .await;
+            let outcome = match sent {
+                Ok(handle) => {
+                    let _progress = call.progress.clone().map(|sink| {
+                        let key = (live.generation, handle.progress_token.clone());
+                        self.shared.register(key.clone(), sink);
+                        ProgressGuard {
+                            shared: self.shared.clone(),
+                            key,
+                        }
+                    });
+                    let id = handle.id.clone();
+                    match until(&cancel, deadline, handle.await_response()).await {
+                        Ok(Ok(response)) => return self.answered(&name, response),
+                        Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                            return self.refused(&name, &e);
+                        }
+                        Ok(Err(e)) => e,
+                        Err(why) => {
+                            cancel_request(&peer, id, &why).await;
+                            if matches!(why, Stop::Timeout) {
+                                self.check_alive(live);
+                            }
+                            return self.stopped_in_flight(&name, call.timeout, deadline, why);
+                        }
                     }
-                    return r;
                 }
+                Err(e) => e,
             };
-            let _progress = call.progress.clone().map(|sink| {
-                let key = (live.generation, handle.progress_token.clone());
-                self.shared.register(key.clone(), sink);
-                ProgressGuard {
-                    shared: self.shared.clone(),
-                    key,
-                }
-            });
-            let id = handle.id.clone();
-            let outcome = until(&cancel, deadline, handle.await_response()).await;
-            return match outcome {
-                Ok(Ok(ServerResult::CallToolResult(r))) => result_of(r),
-                Ok(Ok(ServerResult::InputRequiredResult(_))) => ToolResult::stopped(
-                    StopReason::ToolError,
-                    format!(
-                        "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
-                        self.name()
-                    ),
-                ),
-                Ok(Ok(ServerResult::CreateTaskResult(_))) => ToolResult::stopped(
-                    StopReason::ProtocolError,
-                    format!(
-                        "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
-                        self.name()
-                    ),
-                ),
-                Ok(Ok(_)) => ToolResult::stopped(
-                    StopReason::ProtocolError,
-                    format!(
-                        "tool `{name}`: MCP server `{}` answered `tools/call` with another kind of result",
-                        self.name()
-                    ),
-                ),
-                Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                    let stop = if e.code == rmcp::model::ErrorCode::INVALID_PARAMS {
-                        StopReason::BadArguments
-                    } else {
-                        StopReason::ToolError
-                    };
-                    ToolResult::stopped(
-                        stop,
-                        format!(
-                            "tool `{name}`: MCP server `{}` refused the call: {} (JSON-RPC error {})",
-                            self.name(),
-                            e.message,
-                            e.code.0
-                        ),
-                    )
-                }
-                Ok(Err(e)) => {
-                    let r = self.lost(&live, &name, &e).await;
-                    if retry && !retried {
-                        retried = true;
-                        continue;
-                    }
-                    r
-                }
-                Err(why) => {
-                    cancel_request(&peer, id, &why).await;
-                    if matches!(why, Stop::Timeout) {
-                        self.check_alive(live);
-                    }
-                    let what = match why {
-                        Stop::Cancelled => "was cancelled",
-                        Stop::Timeout => "timed out",
-                    };
-                    let mut r = stopped(why);
-                    if let Some(Content::Text { text }) = r.content.first_mut() {
-                        *text = format!(
-                            "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
-                            (call.timeout - deadline.saturating_duration_since(Instant::now()))
-                                .as_secs_f64(),
-                            self.name()
-                        );
-                    }
-                    r
-                }
-            };
+            // The connection failed under the call.
+            let r = self.lost(&live, &name, &outcome).await;
+            if retry && !retried {
+                retried = true;
+                continue;
+            }
+            return r;
         }
+    }
+
+    /// A call stopped before its request was sent: waiting for a slot or the connection.
+    fn stopped_waiting(&self, name: &str, timeout: Duration, why: Stop) -> ToolResult {
+        match why {
+            Stop::Cancelled => ToolResult::stopped(
+                StopReason::Cancelled,
+                format!("tool `{name}` was cancelled before the server got it"),
+            ),
+            Stop::Timeout => ToolResult::stopped(
+                StopReason::Timeout { after: timeout },
+                format!(
+                    "tool `{name}` timed out after {} s waiting for MCP server `{}`",
+                    timeout.as_secs_f64(),
+                    self.name()
+                ),
+            ),
+        }
+    }
+
+    /// A call stopped while the server had it (and was sent `notifications/cancelled`).
+    fn stopped_in_flight(
+        &self,
+        name: &str,
+        timeout: Duration,
+        deadline: Instant,
+        why: Stop,
+    ) -> ToolResult {
+        let what = match why {
+            Stop::Cancelled => "was cancelled",
+            Stop::Timeout => "timed out",
+        };
+        let mut r = self.stopped_waiting(name, timeout, why);
+        if let Some(Content::Text { text }) = r.content.first_mut() {
+            *text = format!(
+                "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
+                (timeout - deadline.saturating_duration_since(Instant::now())).as_secs_f64(),
+                self.name()
+            );
+        }
+        r
+    }
+
+    /// `params` as arguments for `mcp_name`, once the live list still has the tool with the
+    /// contract the caller was built against and they pass the server's `inputSchema`.
+    fn checked_args(
+        &self,
+        live: &Live,
+        name: &str,
+        mcp_name: &str,
+        contract: &str,
+        params: serde_json::Map<String, Value>,
+    ) -> Result<serde_json::Map<String, Value>, ToolResult> {
+        let validator = {
+            let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+            let Some(t) = tools.get(mcp_name) else {
+                return Err(ToolResult::stopped(
+                    StopReason::UnknownTool,
+                    format!(
+                        "tool `{name}`: MCP server `{}` no longer lists a tool `{mcp_name}`; nothing was sent",
+                        self.name()
+                    ),
+                ));
+            };
+            if t.listed.contract != contract {
+                return Err(self.drift(name, mcp_name, contract, &t.listed));
+            }
+            t.input.clone()
+        };
+        let args = Value::Object(params);
+        if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
+            return Err(ToolResult::stopped(
+                StopReason::BadArguments,
+                format!(
+                    "invalid arguments for tool `{name}` (the server's inputSchema): {problems}"
+                ),
+            ));
+        }
+        let Value::Object(args) = args else {
+            unreachable!("built from an object")
+        };
+        Ok(args)
+    }
+
+    /// The result of a `tools/call` the server answered.
+    fn answered(&self, name: &str, response: ServerResult) -> ToolResult {
+        match response {
+            ServerResult::CallToolResult(r) => result_of(r),
+            ServerResult::InputRequiredResult(_) => ToolResult::stopped(
+                StopReason::ToolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
+                    self.name()
+                ),
+            ),
+            ServerResult::CreateTaskResult(_) => ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
+                    self.name()
+                ),
+            ),
+            _ => ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` answered `tools/call` with another kind of result",
+                    self.name()
+                ),
+            ),
+        }
+    }
+
+    /// A `tools/call` the server answered with a JSON-RPC error.
+    fn refused(&self, name: &str, e: &rmcp::model::ErrorData) -> ToolResult {
+        let stop = if e.code == rmcp::model::ErrorCode::INVALID_PARAMS {
+            StopReason::BadArguments
+        } else {
+            StopReason::ToolError
+        };
+        ToolResult::stopped(
+            stop,
+            format!(
+                "tool `{name}`: MCP server `{}` refused the call: {} (JSON-RPC error {})",
+                self.name(),
+                e.message,
+                e.code.0
+            ),
+        )
     }
 
     fn drift(&self, name: &str, mcp_name: &str, contract: &str, live: &SnapshotTool) -> ToolResult {
