@@ -410,6 +410,169 @@ impl Server {
             subscriptions: Arc::default(),
         }
     }
+
+    /// The tool's stderr lines, as `notifications/message` from a logger named after it,
+    /// when the request's level lets Info through.
+    fn forward_log(
+        &self,
+        tool: &str,
+        request_level: logging::RequestLevel,
+        context: &RequestContext<RoleServer>,
+        opts: CallOptions,
+    ) -> CallOptions {
+        #[allow(deprecated)]
+        if !self
+            .logger
+            .enabled(rmcp::model::LoggingLevel::Info, request_level)
+        {
+            return opts;
+        }
+        let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), tool.to_owned());
+        opts.log(move |line| {
+            // The client may raise its level while the call runs.
+            #[allow(deprecated)]
+            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
+                logger.log(
+                    &peer,
+                    rmcp::model::LoggingLevel::Info,
+                    &tool,
+                    Value::String(line),
+                );
+            }
+        })
+    }
+
+    /// Runs the call once one of `--max-concurrent-calls` is free, stopping it when the
+    /// client cancels or the server shuts down. Returns the result and whether it was
+    /// stopped so.
+    async fn run_call(
+        &self,
+        runtime: Arc<Runtime>,
+        name: &str,
+        args: Value,
+        opts: CallOptions,
+        cancel: CancelToken,
+        context: &RequestContext<RoleServer>,
+    ) -> (toolbind::ToolResult, bool) {
+        let calls = self.state.calls.clone();
+        let waiting = cancel.clone();
+        let called = name.to_owned();
+        let call = async move {
+            // A call cancelled while it waits for a slot never starts.
+            let permit = tokio::select! {
+                p = calls.acquire_owned() => p.ok(),
+                _ = waiting.cancelled() => None,
+            };
+            match permit {
+                Some(_running) => runtime.call(&called, args, opts).await,
+                None => toolbind::ToolResult::stopped(
+                    toolbind::StopReason::Cancelled,
+                    "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
+                ),
+            }
+        };
+        tokio::pin!(call);
+        tokio::select! {
+            r = &mut call => (r, false),
+            _ = context.ct.cancelled() => {
+                log(&format!("call {} of `{name}`: cancelled by the client", context.id));
+                cancel.cancel();
+                (call.await, true)
+            }
+            _ = self.state.shutdown.cancelled() => {
+                log(&format!(
+                    "call {} of `{name}`: stopped, the server is shutting down (--drain-timeout)",
+                    context.id
+                ));
+                cancel.cancel();
+                let mut r = call.await;
+                if let Some(Content::Text { text }) = r.content.first_mut() {
+                    text.insert_str(
+                        0,
+                        "the server shut down before the call finished (it may have run in part; call again on another replica): ",
+                    );
+                }
+                (r, true)
+            }
+        }
+    }
+
+    /// The call's one line on stderr, and as a `notifications/message` from `toolbind`
+    /// (Warning for an error, Debug otherwise) where the request's level allows it.
+    fn report(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        result: &toolbind::ToolResult,
+        stopped: bool,
+        started: Instant,
+        request_level: logging::RequestLevel,
+    ) {
+        let event = format!(
+            "call {} of `{name}`: {} in {:.1} s",
+            context.id,
+            if stopped {
+                "stopped"
+            } else if result.is_error {
+                "error"
+            } else {
+                "ok"
+            },
+            started.elapsed().as_secs_f64()
+        );
+        log(&event);
+        #[allow(deprecated)]
+        {
+            use rmcp::model::LoggingLevel;
+            let level = if result.is_error {
+                LoggingLevel::Warning
+            } else {
+                LoggingLevel::Debug
+            };
+            if self.logger.enabled(level, request_level) {
+                self.logger
+                    .log(&context.peer, level, "toolbind", Value::String(event));
+            }
+        }
+    }
+}
+
+/// Progress notifications for a request with a progress token. They go out in order,
+/// before the result, and never queue up: the sink replaces the latest unsent update, and
+/// one task sends whatever is latest when the client is ready for it (a paused client
+/// costs one update of memory, not all). Returns that task, which ends once the call's
+/// sink is dropped and the last update sent.
+fn forward_progress(
+    context: &RequestContext<RoleServer>,
+    opts: CallOptions,
+) -> (CallOptions, Option<tokio::task::JoinHandle<()>>) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return (opts, None);
+    };
+    let (tx, mut rx) = tokio::sync::watch::channel::<Option<Progress>>(None);
+    let opts = opts.progress(move |p| {
+        tx.send_replace(Some(p));
+    });
+    let peer = context.peer.clone();
+    let task = tokio::spawn(async move {
+        let mut position = progress::Position::default();
+        // After the sink is dropped, `changed` still reports an unseen last value.
+        while rx.changed().await.is_ok() {
+            let Some(p) = rx.borrow_and_update().clone() else {
+                continue;
+            };
+            let Some((value, total, message)) = position.next(&p) else {
+                continue;
+            };
+            let mut param =
+                ProgressNotificationParam::new(token.clone(), value).with_message(message);
+            param.total = total;
+            if peer.notify_progress(param).await.is_err() {
+                break;
+            }
+        }
+    });
+    (opts, Some(task))
 }
 
 /// Resource URIs one session subscribed to, at most this many.
@@ -610,38 +773,10 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let cancel = CancelToken::new();
-        let mut opts = CallOptions::new()
+        let opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
             .cancel(cancel.clone());
-        // Progress goes out in order, before the result, and never queues up: the sink
-        // replaces the latest unsent update, and one task sends whatever is latest when the
-        // client is ready for it (a paused client costs one update of memory, not all).
-        let forwarder = context.meta.get_progress_token().map(|token| {
-            let (tx, mut rx) = tokio::sync::watch::channel::<Option<Progress>>(None);
-            opts = std::mem::take(&mut opts).progress(move |p| {
-                tx.send_replace(Some(p));
-            });
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                let mut position = progress::Position::default();
-                // After the sink is dropped, `changed` still reports an unseen last value.
-                while rx.changed().await.is_ok() {
-                    let Some(p) = rx.borrow_and_update().clone() else {
-                        continue;
-                    };
-                    let Some((value, total, message)) = position.next(&p) else {
-                        continue;
-                    };
-                    let mut param =
-                        ProgressNotificationParam::new(token.clone(), value).with_message(message);
-                    param.total = total;
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            })
-        });
-        // The tool's stderr lines, as `notifications/message` from a logger named after it.
+        let (opts, forwarder) = forward_progress(&context, opts);
         // 2026-07-28: only a request that names a log level gets messages (the spec: a
         // server MUST NOT send any otherwise); earlier revisions: the session's level, or
         // the request's own.
@@ -652,69 +787,11 @@ impl ServerHandler for Server {
                 .protocol_version()
                 .is_some_and(|v| !v.has_initialize()),
         };
-        #[allow(deprecated)]
-        if self
-            .logger
-            .enabled(rmcp::model::LoggingLevel::Info, request_level)
-        {
-            let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), name.clone());
-            opts = std::mem::take(&mut opts).log(move |line| {
-                // The client may raise its level while the call runs.
-                if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
-                    logger.log(
-                        &peer,
-                        rmcp::model::LoggingLevel::Info,
-                        &tool,
-                        Value::String(line),
-                    );
-                }
-            });
-        }
+        let opts = self.forward_log(&name, request_level, &context, opts);
         let started = Instant::now();
-        let calls = self.state.calls.clone();
-        let waiting = cancel.clone();
-        let called = name.clone();
-        let call = async move {
-            // A call cancelled while it waits for a slot never starts.
-            let permit = tokio::select! {
-                p = calls.acquire_owned() => p.ok(),
-                _ = waiting.cancelled() => None,
-            };
-            match permit {
-                Some(_running) => runtime.call(&called, args, opts).await,
-                None => toolbind::ToolResult::stopped(
-                    toolbind::StopReason::Cancelled,
-                    "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
-                ),
-            }
-        };
-        tokio::pin!(call);
-        let mut cancelled = false;
-        let result = tokio::select! {
-            r = &mut call => r,
-            _ = context.ct.cancelled() => {
-                cancelled = true;
-                log(&format!("call {} of `{name}`: cancelled by the client", context.id));
-                cancel.cancel();
-                call.await
-            }
-            _ = self.state.shutdown.cancelled() => {
-                cancelled = true;
-                log(&format!(
-                    "call {} of `{name}`: stopped, the server is shutting down (--drain-timeout)",
-                    context.id
-                ));
-                cancel.cancel();
-                let mut r = call.await;
-                if let Some(Content::Text { text }) = r.content.first_mut() {
-                    text.insert_str(
-                        0,
-                        "the server shut down before the call finished (it may have run in part; call again on another replica): ",
-                    );
-                }
-                r
-            }
-        };
+        let (result, stopped) = self
+            .run_call(runtime, &name, args, opts, cancel, &context)
+            .await;
         if let Some(mut f) = forwarder {
             // The sink was dropped with the call: the task ends once it has sent the rest.
             // Not for long: a client that stopped reading, or a session that is closing
@@ -727,32 +804,7 @@ impl ServerHandler for Server {
                 f.abort();
             }
         }
-        let event = format!(
-            "call {} of `{name}`: {} in {:.1} s",
-            context.id,
-            if cancelled {
-                "stopped"
-            } else if result.is_error {
-                "error"
-            } else {
-                "ok"
-            },
-            started.elapsed().as_secs_f64()
-        );
-        log(&event);
-        #[allow(deprecated)]
-        {
-            use rmcp::model::LoggingLevel;
-            let level = if result.is_error {
-                LoggingLevel::Warning
-            } else {
-                LoggingLevel::Debug
-            };
-            if self.logger.enabled(level, request_level) {
-                self.logger
-                    .log(&context.peer, level, "toolbind", Value::String(event));
-            }
-        }
+        self.report(&context, &name, &result, stopped, started, request_level);
         Ok(to_mcp(result, &self.state.spill_dir).into())
     }
 
