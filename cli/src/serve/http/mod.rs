@@ -78,10 +78,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         .local_addr()
         .map_err(|e| Failure::failed(format!("cannot listen on {addr}: {e}")))?;
     let checks = Checks::new(opts, local.ip().is_loopback())?;
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
-    let mut sigterm = signal(SignalKind::terminate())
-        .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
+    let mut signals = Signals::new()?;
     let mode = if opts.stateless {
         "stateless"
     } else {
@@ -103,32 +100,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     let watcher = tokio::spawn(server::watch(state.clone()));
 
     let max_body = checks::max_request_bytes(args);
-    let factory = {
-        let state = state.clone();
-        move || Ok(Server::new(state.clone()))
-    };
-    // Host and Origin are checked here (`Checks`), before the token; rmcp's own checks
-    // would answer a foreign Origin only after the token check.
-    let config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(max_body)
-        .disable_allowed_hosts()
-        .disable_allowed_origins();
-    let cancel = config.cancellation_token.clone();
-    let mcp = if opts.stateless {
-        Mcp::Stateless(StreamableHttpService::new(
-            factory,
-            Arc::new(NeverSessionManager::default()),
-            config
-                .with_legacy_session_mode(false)
-                .with_json_response(true),
-        ))
-    } else {
-        let sessions = Arc::new(LocalSessionManager::default());
-        Mcp::Sessions(
-            StreamableHttpService::new(factory, sessions.clone(), config),
-            sessions,
-        )
-    };
+    let (mcp, end_sessions) = mcp_service(&state, opts.stateless, max_body);
     let (in_flight, _) = watch::channel(0usize);
     let app = Arc::new(App {
         mcp,
@@ -146,7 +118,82 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     });
 
     let graceful = GracefulShutdown::new();
-    let code = loop {
+    let code = accept(&listener, &app, &graceful, &mut signals).await;
+    drop(listener);
+    drain(&app, opts.drain_timeout.unwrap_or(DRAIN), &mut signals).await;
+    end_sessions();
+    let mut count = app.in_flight.subscribe();
+    let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;
+    watcher.abort();
+    state.executor.shutdown();
+    Ok(code)
+}
+
+/// SIGINT and SIGTERM, which end the accept loop and then cut a drain short.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Self, Failure> {
+        let int = signal(SignalKind::interrupt())
+            .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
+        let term = signal(SignalKind::terminate())
+            .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
+        Ok(Signals { int, term })
+    }
+
+    /// The exit code of the first signal to arrive.
+    async fn recv(&mut self) -> Code {
+        tokio::select! {
+            _ = self.int.recv() => Code::Interrupted,
+            _ = self.term.recv() => Code::Terminated,
+        }
+    }
+}
+
+/// rmcp's Streamable HTTP service over `state`, with sessions or without, and what ends
+/// its sessions and streams.
+fn mcp_service(state: &Arc<State>, stateless: bool, max_body: usize) -> (Mcp, impl FnOnce()) {
+    let factory = {
+        let state = state.clone();
+        move || Ok(Server::new(state.clone()))
+    };
+    // Host and Origin are checked here (`Checks`), before the token; rmcp's own checks
+    // would answer a foreign Origin only after the token check.
+    let config = StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(max_body)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let cancel = config.cancellation_token.clone();
+    let mcp = if stateless {
+        Mcp::Stateless(StreamableHttpService::new(
+            factory,
+            Arc::new(NeverSessionManager::default()),
+            config
+                .with_legacy_session_mode(false)
+                .with_json_response(true),
+        ))
+    } else {
+        let sessions = Arc::new(LocalSessionManager::default());
+        Mcp::Sessions(
+            StreamableHttpService::new(factory, sessions.clone(), config),
+            sessions,
+        )
+    };
+    (mcp, move || cancel.cancel())
+}
+
+/// Serves every connection `listener` accepts, until a signal; returns its exit code.
+async fn accept(
+    listener: &TcpListener,
+    app: &Arc<App>,
+    graceful: &GracefulShutdown,
+    signals: &mut Signals,
+) -> Code {
+    loop {
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
                 Ok(c) => c,
@@ -157,8 +204,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
                     continue;
                 }
             },
-            _ = sigint.recv() => break Code::Interrupted,
-            _ = sigterm.recv() => break Code::Terminated,
+            code = signals.recv() => return code,
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
@@ -174,13 +220,15 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         tokio::spawn(async move {
             let _ = conn.await;
         });
-    };
+    }
+}
 
-    // Drain: no new connections; new requests on open ones get 503 (`App::handle`); the
-    // calls in flight run until they end or the deadline passes, then are cancelled.
-    drop(listener);
+/// Drain, once the listener is closed: new requests on open connections get 503
+/// (`App::handle`); the calls in flight run until they end or `deadline` passes (or a
+/// second signal arrives), then are stopped through their abort signal and answered with
+/// an error result that says the server shut down.
+async fn drain(app: &App, deadline: Duration, signals: &mut Signals) {
     app.draining.store(true, Ordering::SeqCst);
-    let deadline = opts.drain_timeout.unwrap_or(DRAIN);
     let mut count = app.in_flight.subscribe();
     let open = *count.borrow();
     if open > 0 {
@@ -193,34 +241,25 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     let drained = tokio::select! {
         r = count.wait_for(|n| *n == 0) => r.is_ok(),
         () = tokio::time::sleep(deadline) => false,
-        _ = sigint.recv() => false,
-        _ = sigterm.recv() => false,
+        _ = signals.recv() => false,
     };
-    if !drained {
-        let left = *count.borrow();
-        log(&format!(
-            "drain ended: cancelling {left} request{} still in flight",
-            plural(left)
-        ));
-    } else if open > 0 {
-        log("drained: every request in flight was answered");
+    if drained {
+        if open > 0 {
+            log("drained: every request in flight was answered");
+        }
+        return;
     }
-    // The calls still running are stopped through their abort signal and answered with
-    // an error result that says the server shut down; then sessions and streams end.
-    if !drained {
-        state.shutdown.cancel();
-        let _ = tokio::time::timeout(
-            state.executor.config().get_grace() + Duration::from_secs(2),
-            count.wait_for(|n| *n == 0),
-        )
-        .await;
-    }
-    cancel.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;
-    let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;
-    watcher.abort();
-    state.executor.shutdown();
-    Ok(code)
+    let left = *count.borrow();
+    log(&format!(
+        "drain ended: cancelling {left} request{} still in flight",
+        plural(left)
+    ));
+    app.state.shutdown.cancel();
+    let _ = tokio::time::timeout(
+        app.state.executor.config().get_grace() + Duration::from_secs(2),
+        count.wait_for(|n| *n == 0),
+    )
+    .await;
 }
 
 fn plural(n: usize) -> &'static str {
