@@ -165,133 +165,165 @@ pub(crate) fn parse_servers(
     };
     let mut out = BTreeMap::new();
     for (name, s) in servers {
-        let err = |m: String| ConfigError(format!("{origin}: server `{name}`: {m}"));
-        let Value::Object(s) = s else {
-            return Err(err("is not an object".into()));
+        let Value::Object(fields) = s else {
+            return Err(ConfigError(format!(
+                "{origin}: server `{name}`: is not an object"
+            )));
         };
-        let string = |key: &str| -> Result<Option<String>, ConfigError> {
-            match s.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(t)) => expand(t, var)
-                    .map(Some)
-                    .map_err(|m| err(format!("`{key}`: {m}"))),
-                Some(_) => Err(err(format!("`{key}` is not a string"))),
-            }
+        let entry = Entry {
+            origin,
+            name,
+            fields,
+            var,
         };
-        let strings = |key: &str| -> Result<BTreeMap<String, String>, ConfigError> {
-            match s.get(key) {
-                None | Some(Value::Null) => Ok(BTreeMap::new()),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(k, v)| match v {
-                        Value::String(t) => expand(t, var)
-                            .map(|t| (k.clone(), t))
-                            .map_err(|m| err(format!("`{key}.{k}`: {m}"))),
-                        _ => Err(err(format!("`{key}.{k}` is not a string"))),
-                    })
-                    .collect(),
-                Some(_) => Err(err(format!("`{key}` is not an object of strings"))),
-            }
-        };
-        let ty = string("type")?;
-        let command = string("command")?;
-        let url = string("url")?;
-        let config = match (ty.as_deref(), command, url) {
-            (Some("sse"), ..) => {
-                return Err(err(
-                    "`\"type\": \"sse\"` is the deprecated HTTP+SSE transport, which toolbind does not speak: use the server's Streamable HTTP endpoint (`\"type\": \"http\"`, usually the same URL ending in `/mcp`)"
-                        .into(),
-                ));
-            }
-            (_, Some(_), Some(_)) => {
-                return Err(err(
-                    "has both `command` (a stdio server) and `url` (an HTTP server): keep the one that says how to reach it"
-                        .into(),
-                ));
-            }
-            (None | Some("stdio"), Some(command), None) => {
-                let args = match s.get("args") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(a)) => a
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| match v {
-                            Value::String(t) => {
-                                expand(t, var).map_err(|m| err(format!("`args[{i}]`: {m}")))
-                            }
-                            _ => Err(err(format!("`args[{i}]` is not a string"))),
-                        })
-                        .collect::<Result<_, _>>()?,
-                    Some(_) => return Err(err("`args` is not an array of strings".into())),
-                };
-                ServerConfig::Stdio {
-                    command,
-                    args,
-                    env: strings("env")?,
-                    cwd: string("cwd")?.map(PathBuf::from),
-                }
-            }
-            (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
-                let mut headers = strings("headers")?;
-                let file = string("bearerTokenFile")?;
-                let env = string("bearerTokenEnvVar")?;
-                let source = match (&file, &env) {
-                    (Some(_), Some(_)) => {
-                        return Err(err(
-                            "has both `bearerTokenFile` and `bearerTokenEnvVar`: keep the one the token is in"
-                                .into(),
-                        ));
-                    }
-                    (Some(f), None) => Some(("bearerTokenFile", TokenSource::File(Path::new(f)))),
-                    (None, Some(n)) => Some(("bearerTokenEnvVar", TokenSource::Var(n))),
-                    (None, None) => None,
-                };
-                if let Some((key, source)) = source {
-                    add_bearer_token(&mut headers, source, var)
-                        .map_err(|e| err(format!("`{key}`: {e}")))?;
-                }
-                ServerConfig::Http { url, headers }
-            }
-            (Some(t @ ("stdio" | "http" | "streamable-http" | "streamableHttp")), None, None) => {
-                let key = if t == "stdio" { "command" } else { "url" };
-                return Err(err(format!("is `\"type\": \"{t}\"` but has no `{key}`")));
-            }
-            (None, None, None) => {
-                return Err(err(
-                    "has neither `command` (a stdio server) nor `url` (an HTTP server)".into(),
-                ));
-            }
-            (Some(t), ..) => {
-                return Err(err(format!(
-                    "unknown `\"type\": \"{t}\"`: expected \"stdio\" or \"http\""
-                )));
-            }
-        };
-        let sensitive = match s.get("sensitive") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::String(t) if !t.is_empty() => Ok(t.clone()),
-                    _ => Err(err(format!(
-                        "`sensitive[{i}]` is not an input name (a non-empty string)"
-                    ))),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => {
-                return Err(err(
-                    "`sensitive` is not an array of input names (`[\"api_key\"]`)".into(),
-                ));
-            }
-        };
+        let config = entry.transport()?;
+        let sensitive = entry.sensitive()?;
         let extras = Extras {
-            prefix: string("prefix")?,
+            prefix: entry.string("prefix")?,
             sensitive,
         };
         out.insert(name.clone(), (config, extras));
     }
     Ok(out)
+}
+
+/// One `mcpServers` entry being read: its keys, and what errors about it say.
+struct Entry<'a> {
+    origin: &'a str,
+    name: &'a str,
+    fields: &'a serde_json::Map<String, Value>,
+    var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Entry<'_> {
+    fn err(&self, m: String) -> ConfigError {
+        ConfigError(format!("{}: server `{}`: {m}", self.origin, self.name))
+    }
+
+    /// A string key, `${VAR}`s expanded.
+    fn string(&self, key: &str) -> Result<Option<String>, ConfigError> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(t)) => expand(t, self.var)
+                .map(Some)
+                .map_err(|m| self.err(format!("`{key}`: {m}"))),
+            Some(_) => Err(self.err(format!("`{key}` is not a string"))),
+        }
+    }
+
+    /// An object of strings (`env`, `headers`), `${VAR}`s expanded.
+    fn strings(&self, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => Ok(BTreeMap::new()),
+            Some(Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(t) => expand(t, self.var)
+                        .map(|t| (k.clone(), t))
+                        .map_err(|m| self.err(format!("`{key}.{k}`: {m}"))),
+                    _ => Err(self.err(format!("`{key}.{k}` is not a string"))),
+                })
+                .collect(),
+            Some(_) => Err(self.err(format!("`{key}` is not an object of strings"))),
+        }
+    }
+
+    /// How the server is reached: `command` (stdio) or `url` (Streamable HTTP), as
+    /// `type` says when it is there.
+    fn transport(&self) -> Result<ServerConfig, ConfigError> {
+        let ty = self.string("type")?;
+        let command = self.string("command")?;
+        let url = self.string("url")?;
+        match (ty.as_deref(), command, url) {
+            (Some("sse"), ..) => Err(self.err(
+                "`\"type\": \"sse\"` is the deprecated HTTP+SSE transport, which toolbind does not speak: use the server's Streamable HTTP endpoint (`\"type\": \"http\"`, usually the same URL ending in `/mcp`)"
+                    .into(),
+            )),
+            (_, Some(_), Some(_)) => Err(self.err(
+                "has both `command` (a stdio server) and `url` (an HTTP server): keep the one that says how to reach it"
+                    .into(),
+            )),
+            (None | Some("stdio"), Some(command), None) => self.stdio(command),
+            (None | Some("http" | "streamable-http" | "streamableHttp"), None, Some(url)) => {
+                self.http(url)
+            }
+            (Some(t @ ("stdio" | "http" | "streamable-http" | "streamableHttp")), None, None) => {
+                let key = if t == "stdio" { "command" } else { "url" };
+                Err(self.err(format!("is `\"type\": \"{t}\"` but has no `{key}`")))
+            }
+            (None, None, None) => Err(self.err(
+                "has neither `command` (a stdio server) nor `url` (an HTTP server)".into(),
+            )),
+            (Some(t), ..) => Err(self.err(format!(
+                "unknown `\"type\": \"{t}\"`: expected \"stdio\" or \"http\""
+            ))),
+        }
+    }
+
+    fn stdio(&self, command: String) -> Result<ServerConfig, ConfigError> {
+        let args = match self.fields.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(t) => {
+                        expand(t, self.var).map_err(|m| self.err(format!("`args[{i}]`: {m}")))
+                    }
+                    _ => Err(self.err(format!("`args[{i}]` is not a string"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(self.err("`args` is not an array of strings".into())),
+        };
+        Ok(ServerConfig::Stdio {
+            command,
+            args,
+            env: self.strings("env")?,
+            cwd: self.string("cwd")?.map(PathBuf::from),
+        })
+    }
+
+    fn http(&self, url: String) -> Result<ServerConfig, ConfigError> {
+        let mut headers = self.strings("headers")?;
+        let file = self.string("bearerTokenFile")?;
+        let env = self.string("bearerTokenEnvVar")?;
+        let source = match (&file, &env) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    "has both `bearerTokenFile` and `bearerTokenEnvVar`: keep the one the token is in"
+                        .into(),
+                ));
+            }
+            (Some(f), None) => Some(("bearerTokenFile", TokenSource::File(Path::new(f)))),
+            (None, Some(n)) => Some(("bearerTokenEnvVar", TokenSource::Var(n))),
+            (None, None) => None,
+        };
+        if let Some((key, source)) = source {
+            add_bearer_token(&mut headers, source, self.var)
+                .map_err(|e| self.err(format!("`{key}`: {e}")))?;
+        }
+        Ok(ServerConfig::Http { url, headers })
+    }
+
+    /// `"sensitive"`: input names redacted as secrets.
+    fn sensitive(&self) -> Result<Vec<String>, ConfigError> {
+        match self.fields.get("sensitive") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(t) if !t.is_empty() => Ok(t.clone()),
+                    _ => Err(self.err(format!(
+                        "`sensitive[{i}]` is not an input name (a non-empty string)"
+                    ))),
+                })
+                .collect(),
+            Some(_) => {
+                Err(self.err("`sensitive` is not an array of input names (`[\"api_key\"]`)".into()))
+            }
+        }
+    }
 }
 
 /// The largest bearer token file read.
