@@ -513,123 +513,17 @@ fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &
     if v.is_null() && input.nullable {
         return;
     }
+    // Each check reads (and may coerce) the value; `false`: it is of the wrong type. A
+    // check that found another problem has pushed it and says `true`.
     let ok = match input.ty {
         InputType::Any => true,
         InputType::String => v.is_string(),
-        InputType::Number | InputType::Integer => {
-            if let Value::String(s) = &*v
-                && let Some(n) = parse_number(s)
-            {
-                *v = Value::Number(n);
-            }
-            match v {
-                Value::Number(n) if input.ty == InputType::Number => {
-                    let f = n.as_f64().unwrap_or_default();
-                    in_range(input, f, v, at, hidden, out);
-                    true
-                }
-                Value::Number(n) => match whole(n) {
-                    Some(w) => {
-                        let f = n.as_f64().unwrap_or_default();
-                        // `5.0` is the integer 5: a tool doing `range(n)` needs an int.
-                        if !n.is_i64() {
-                            *v = w;
-                        }
-                        in_range(input, f, v, at, hidden, out);
-                        true
-                    }
-                    // A whole number no 64-bit integer holds (`1e20`, 2^63): JSON Schema
-                    // calls it an integer, Rust and most tools cannot take it.
-                    None if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
-                        out.push(|| ArgProblem::OutOfRange {
-                            field: at.to_string(),
-                            expected: format!(
-                                "{} that fits in 64 bits ({INTEGER_RANGE})",
-                                expected(input)
-                            ),
-                            received: describe(v, hidden),
-                        });
-                        true
-                    }
-                    None => false,
-                },
-                _ => false,
-            }
-        }
-        InputType::Boolean => match v {
-            Value::Bool(_) => true,
-            Value::String(s) => match parse_bool(s) {
-                Some(b) => {
-                    *v = Value::Bool(b);
-                    true
-                }
-                None => false,
-            },
-            _ => false,
-        },
-        InputType::Enum => {
-            if let Value::String(s) = &*v {
-                if !input.values.iter().any(|e| e.wire == *s) {
-                    out.push(|| not_in_enum(input, v, Some(s), at, hidden));
-                }
-                return;
-            }
-            if matches!(v, Value::Number(_) | Value::Bool(_)) {
-                let s = v.to_string();
-                if input.values.iter().any(|e| e.wire == s) {
-                    *v = Value::String(s);
-                } else {
-                    out.push(|| not_in_enum(input, v, None, at, hidden));
-                }
-                return;
-            }
-            false
-        }
+        InputType::Number | InputType::Integer => check_number(input, v, at, hidden, out),
+        InputType::Boolean => check_bool(v),
+        InputType::Enum => check_enum(input, v, at, hidden, out),
         InputType::Const => input.constant.as_ref() == Some(&*v),
-        InputType::Object | InputType::Map => {
-            decoded(v, false);
-            match v {
-                Value::Object(m) if input.ty == InputType::Object => {
-                    check_object(&input.properties, m, at, hidden, out);
-                    true
-                }
-                Value::Object(m) => {
-                    if let Some(items) = input.items.as_deref() {
-                        for (k, e) in m.iter_mut() {
-                            let path = Path::Field(at, k);
-                            check_value(items, e, &path, hidden || items.sensitive, out);
-                        }
-                    }
-                    true
-                }
-                _ => false,
-            }
-        }
-        InputType::Array => {
-            decoded(v, true);
-            match v {
-                Value::Array(a) => {
-                    let n = a.len() as u64;
-                    if input.min_items.is_some_and(|m| n < m)
-                        || input.max_items.is_some_and(|m| n > m)
-                    {
-                        out.push(|| ArgProblem::OutOfRange {
-                            field: at.to_string(),
-                            expected: expected(input),
-                            received: format!("an array of {n} items"),
-                        });
-                    }
-                    if let Some(items) = input.items.as_deref() {
-                        for (i, e) in a.iter_mut().enumerate() {
-                            let path = Path::Index(at, i);
-                            check_value(items, e, &path, hidden || items.sensitive, out);
-                        }
-                    }
-                    true
-                }
-                _ => false,
-            }
-        }
+        InputType::Object | InputType::Map => check_object_or_map(input, v, at, hidden, out),
+        InputType::Array => check_array(input, v, at, hidden, out),
     };
     if !ok {
         out.push(|| ArgProblem::WrongType {
@@ -638,6 +532,151 @@ fn check_value(input: &Input, v: &mut Value, at: &Path<'_>, hidden: bool, out: &
             received: describe(v, hidden),
         });
     }
+}
+
+/// A number or integer input; a numeric string is read as its number.
+fn check_number(
+    input: &Input,
+    v: &mut Value,
+    at: &Path<'_>,
+    hidden: bool,
+    out: &mut Problems,
+) -> bool {
+    if let Value::String(s) = &*v
+        && let Some(n) = parse_number(s)
+    {
+        *v = Value::Number(n);
+    }
+    match v {
+        Value::Number(n) if input.ty == InputType::Number => {
+            let f = n.as_f64().unwrap_or_default();
+            in_range(input, f, v, at, hidden, out);
+            true
+        }
+        Value::Number(n) => match whole(n) {
+            Some(w) => {
+                let f = n.as_f64().unwrap_or_default();
+                // `5.0` is the integer 5: a tool doing `range(n)` needs an int.
+                if !n.is_i64() {
+                    *v = w;
+                }
+                in_range(input, f, v, at, hidden, out);
+                true
+            }
+            // A whole number no 64-bit integer holds (`1e20`, 2^63): JSON Schema
+            // calls it an integer, Rust and most tools cannot take it.
+            None if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                out.push(|| ArgProblem::OutOfRange {
+                    field: at.to_string(),
+                    expected: format!("{} that fits in 64 bits ({INTEGER_RANGE})", expected(input)),
+                    received: describe(v, hidden),
+                });
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// A boolean input; `"true"`/`"false"` are read as booleans.
+fn check_bool(v: &mut Value) -> bool {
+    match v {
+        Value::Bool(_) => true,
+        Value::String(s) => match parse_bool(s) {
+            Some(b) => {
+                *v = Value::Bool(b);
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// An enum input: one of its wire values; a number or boolean whose text is one is read
+/// as that string.
+fn check_enum(
+    input: &Input,
+    v: &mut Value,
+    at: &Path<'_>,
+    hidden: bool,
+    out: &mut Problems,
+) -> bool {
+    if let Value::String(s) = &*v {
+        if !input.values.iter().any(|e| e.wire == *s) {
+            out.push(|| not_in_enum(input, v, Some(s), at, hidden));
+        }
+        return true;
+    }
+    if matches!(v, Value::Number(_) | Value::Bool(_)) {
+        let s = v.to_string();
+        if input.values.iter().any(|e| e.wire == s) {
+            *v = Value::String(s);
+        } else {
+            out.push(|| not_in_enum(input, v, None, at, hidden));
+        }
+        return true;
+    }
+    false
+}
+
+/// An object input (its properties) or a map input (each value against `items`); an
+/// object sent as JSON text is decoded first.
+fn check_object_or_map(
+    input: &Input,
+    v: &mut Value,
+    at: &Path<'_>,
+    hidden: bool,
+    out: &mut Problems,
+) -> bool {
+    decoded(v, false);
+    match v {
+        Value::Object(m) if input.ty == InputType::Object => {
+            check_object(&input.properties, m, at, hidden, out);
+            true
+        }
+        Value::Object(m) => {
+            if let Some(items) = input.items.as_deref() {
+                for (k, e) in m.iter_mut() {
+                    let path = Path::Field(at, k);
+                    check_value(items, e, &path, hidden || items.sensitive, out);
+                }
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// An array input: its length bounds, then each item; an array sent as JSON text is
+/// decoded first.
+fn check_array(
+    input: &Input,
+    v: &mut Value,
+    at: &Path<'_>,
+    hidden: bool,
+    out: &mut Problems,
+) -> bool {
+    decoded(v, true);
+    let Value::Array(a) = v else {
+        return false;
+    };
+    let n = a.len() as u64;
+    if input.min_items.is_some_and(|m| n < m) || input.max_items.is_some_and(|m| n > m) {
+        out.push(|| ArgProblem::OutOfRange {
+            field: at.to_string(),
+            expected: expected(input),
+            received: format!("an array of {n} items"),
+        });
+    }
+    if let Some(items) = input.items.as_deref() {
+        for (i, e) in a.iter_mut().enumerate() {
+            let path = Path::Index(at, i);
+            check_value(items, e, &path, hidden || items.sensitive, out);
+        }
+    }
+    true
 }
 
 /// The integers an integer input takes: an `i64`'s, and no more than 2^53 in magnitude
