@@ -59,10 +59,14 @@ fn parse_args(args: Option<&str>) -> Result<Value, Failure> {
     })
 }
 
-async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) -> Outcome {
+/// The runtime a `toolbind call` runs in: a one-shot executor (one call per process:
+/// nothing to keep warm for), and the `--mcp-config` servers, connected first.
+async fn runtime_for(
+    args: &CallArgs,
+    registry: toolbind::Registry,
+) -> Result<(Arc<SubprocessExecutor>, Runtime), Failure> {
     let executor = Arc::new(SubprocessExecutor::new(
         ExecConfig::default()
-            // One call per process: nothing to keep warm for.
             .worker_mode(WorkerMode::OneShot)
             .sandbox(args.sandbox.policy())
             .spill_dir(args.spill.dir()),
@@ -82,6 +86,11 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
     } else {
         builder.build()
     };
+    Ok((executor, runtime))
+}
+
+async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) -> Outcome {
+    let (executor, runtime) = runtime_for(&args, registry).await?;
     warn_secrets_in_argv(&args, &call_args, runtime.registry());
 
     let mut sigint = signal(SignalKind::interrupt())

@@ -753,19 +753,9 @@ impl Cx<'_> {
         let seed_version = std::str::from_utf8(&seed_text).ok().and_then(read_version);
 
         let target = self.data_dir.join(name);
-        let installed = match fs::symlink_metadata(&target) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return io_failed(&target, e),
-            Ok(m) if !m.is_dir() => {
-                return SyncOutcome::Skipped(SkipReason::TargetNotAFolder(target));
-            }
-            Ok(_) => Some(
-                read_tool_file(&target)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .and_then(|t| read_version(&t))
-                    .unwrap_or(0),
-            ),
+        let installed = match installed_version(&target) {
+            Ok(v) => v,
+            Err(outcome) => return outcome,
         };
         if let (Some(seed), Some(installed)) = (seed_version, installed)
             && installed >= seed
@@ -810,29 +800,8 @@ impl Cx<'_> {
             };
         }
 
-        let n = STAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        let staging = self
-            .data_dir
-            .join(format!("{STAGING_PREFIX}{name}-{pid}-{n}"));
-        let copied = fs::create_dir(&staging)
-            .and_then(|()| copy_tree(&seed_tool, &staging, &root, &mut self.report.ignored))
-            .and_then(|()| sync_dir(&staging));
-        if let Err(e) = copied {
-            let _ = fs::remove_dir_all(&staging);
-            return io_failed(&staging, e);
-        }
-
-        let swapped = match installed {
-            None => fs::rename(&staging, &target),
-            Some(_) => {
-                let old = self.data_dir.join(format!("{OLD_PREFIX}{name}-{pid}-{n}"));
-                swap(&staging, &target, &old, self.opts.atomic_exchange)
-            }
-        };
-        if let Err(e) = swapped.and_then(|()| sync_dir(self.data_dir)) {
-            let _ = fs::remove_dir_all(&staging);
-            return io_failed(&target, e);
+        if let Err(outcome) = self.install(name, &seed_tool, &root, &target, installed.is_some()) {
+            return outcome;
         }
         match installed {
             None => SyncOutcome::Installed {
@@ -843,6 +812,41 @@ impl Cx<'_> {
                 to: spec.version,
             },
         }
+    }
+
+    /// Copies the seed tool into a staging folder beside `target`, then moves it in
+    /// place (swapped with the installed one, when `replacing`, which is then removed).
+    fn install(
+        &mut self,
+        name: &str,
+        seed_tool: &Path,
+        root: &Path,
+        target: &Path,
+        replacing: bool,
+    ) -> Result<(), SyncOutcome> {
+        let n = STAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let staging = self
+            .data_dir
+            .join(format!("{STAGING_PREFIX}{name}-{pid}-{n}"));
+        let copied = fs::create_dir(&staging)
+            .and_then(|()| copy_tree(seed_tool, &staging, root, &mut self.report.ignored))
+            .and_then(|()| sync_dir(&staging));
+        if let Err(e) = copied {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(io_failed(&staging, e));
+        }
+        let swapped = if replacing {
+            let old = self.data_dir.join(format!("{OLD_PREFIX}{name}-{pid}-{n}"));
+            swap(&staging, target, &old, self.opts.atomic_exchange)
+        } else {
+            fs::rename(&staging, target)
+        };
+        if let Err(e) = swapped.and_then(|()| sync_dir(self.data_dir)) {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(io_failed(target, e));
+        }
+        Ok(())
     }
 
     fn seed_canon(&mut self) -> io::Result<PathBuf> {
@@ -972,6 +976,25 @@ fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// The version of the tool installed at `target` (0 when its TOOL.md cannot be read),
+/// `None` when nothing is; a file there skips the tool.
+fn installed_version(target: &Path) -> Result<Option<u64>, SyncOutcome> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_failed(target, e)),
+        Ok(m) if !m.is_dir() => Err(SyncOutcome::Skipped(SkipReason::TargetNotAFolder(
+            target.to_path_buf(),
+        ))),
+        Ok(_) => Ok(Some(
+            read_tool_file(target)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|t| read_version(&t))
+                .unwrap_or(0),
+        )),
+    }
 }
 
 #[cfg(test)]
