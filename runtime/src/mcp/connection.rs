@@ -376,6 +376,9 @@ impl Connection {
 
     /// The live connection, started (or started again) when needed; the error says why
     /// there is none, as a result for the call.
+    /// (One function, a little over 100 lines: it is the connection's state machine, every
+    /// transition made under the one state lock; split, the lock would pass through each
+    /// piece.)
     pub(crate) async fn live(self: &Arc<Self>) -> Result<Arc<Live>, ToolResult> {
         let mut state = self.state.lock().await;
         let start = match &*state {
