@@ -258,30 +258,14 @@ impl Worker {
         let (tx, mut rx) = mpsc::channel(4);
         let updates = pump::Slot::new();
         let mut pump = Pump::new(progress, self.progress_interval);
-        {
-            let mut st = self.lock();
-            if let Some(reason) = &st.dead {
-                return CallEnd::NotStarted(reason.clone());
-            }
-            st.pending.insert(
-                id,
-                Pending {
-                    done: tx,
-                    progress: updates.clone(),
-                    log: log.cloned(),
-                    tool_call_id: tool_call_id.to_owned(),
-                },
-            );
-            st.last_log = None;
-            st.in_flight += 1;
-            for s in secrets {
-                if !st.secrets.contains(s) {
-                    if st.secrets.len() >= 256 {
-                        st.secrets.remove(0);
-                    }
-                    st.secrets.push(s.clone());
-                }
-            }
+        let pending = Pending {
+            done: tx,
+            progress: updates.clone(),
+            log: log.cloned(),
+            tool_call_id: tool_call_id.to_owned(),
+        };
+        if let Err(reason) = self.enlist(id, pending, secrets) {
+            return CallEnd::NotStarted(reason);
         }
         if let Some(j) = &self.jail {
             // Each call gets the whole CPU budget, not what the worker's past calls left.
@@ -303,49 +287,15 @@ impl Worker {
                 biased;
                 _ = updates.ready() => { pump.take_from(&updates); None }
                 _ = pump::until(pump.due()) => { pump.tick(); None }
-                event = rx.recv() => match event {
-                    Some(Event::Done(result)) => {
+                event = rx.recv() => {
+                    if let Some(Event::Done(_)) = &event {
                         // The latest update goes out before the result.
                         pump.take_from(&updates);
                         pump.finish();
-                        guard.finished = true;
-                        return CallEnd::Done(match stopper.ending() {
-                            Some(e @ Ending::TimedOut) => ToolResult::stopped(
-                                stopper.reason(e),
-                                stopper.describe(e, "the tool stopped after its abort signal"),
-                            ),
-                            // The tool gave up when its signal fired: the call was cancelled.
-                            Some(e @ Ending::Cancelled) if result.is_error => {
-                                result.with_stop(stopper.reason(e))
-                            }
-                            _ => result,
-                        });
                     }
-                    Some(Event::Died { reason, others, named, why }) => {
-                        guard.finished = true;
-                        if others == 0 || stopper.ending().is_some() {
-                            return CallEnd::Done(ToolResult::stopped(why, reason));
-                        }
-                        return CallEnd::NeighbourBroke(ToolResult::stopped(why, if named {
-                            reason
-                        } else {
-                            format!(
-                                "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
-                            )
-                        }));
-                    }
-                    Some(Event::Prepared(_)) => {
-                        guard.finished = true;
-                        return CallEnd::Done(ToolResult::stopped(
-                            StopReason::ProtocolError,
-                            "protocol error: the harness answered a call with `prepared`",
-                        ));
-                    }
-                    None => {
-                        guard.finished = true;
-                        return CallEnd::Done(ToolResult::stopped(StopReason::Crashed, "internal error: the worker dropped the call"));
-                    }
-                },
+                    guard.finished = true;
+                    return call_end(event, &stopper);
+                }
                 _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
                 _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
             };
@@ -356,23 +306,100 @@ impl Worker {
                 }
                 Some(Step::Kill(ending)) => {
                     guard.finished = true;
-                    self.kill_for(format!(
-                        "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
-                        stopper.grace()
-                    ));
-                    self.wait_closed(Duration::from_secs(2)).await;
-                    let how = format!(
-                        "the tool did not stop within {} of its abort signal, so its process group was killed",
-                        stopper.grace()
-                    );
-                    return CallEnd::Done(ToolResult::stopped(
-                        stopper.reason(ending),
-                        stopper.describe(ending, &how),
-                    ));
+                    return self.kill_unstopped(&stopper, ending, tool_call_id).await;
                 }
                 None => {}
             }
         }
+    }
+
+    /// Puts call `id` in flight, with the secrets to redact from everything it causes; `Err`
+    /// with the reason when the worker is already dead (the call is not sent).
+    fn enlist(&self, id: u64, call: Pending, secrets: &[String]) -> Result<(), String> {
+        let mut st = self.lock();
+        if let Some(reason) = &st.dead {
+            return Err(reason.clone());
+        }
+        st.pending.insert(id, call);
+        st.last_log = None;
+        st.in_flight += 1;
+        for s in secrets {
+            if !st.secrets.contains(s) {
+                if st.secrets.len() >= 256 {
+                    st.secrets.remove(0);
+                }
+                st.secrets.push(s.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a call that ignored its abort signal for the whole grace period: the worker's
+    /// process group is killed (the other calls in flight on it learn why), and its end is
+    /// waited for a little.
+    async fn kill_unstopped(
+        &self,
+        stopper: &Stopper,
+        ending: Ending,
+        tool_call_id: &str,
+    ) -> CallEnd {
+        self.kill_for(format!(
+            "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
+            stopper.grace()
+        ));
+        self.wait_closed(Duration::from_secs(2)).await;
+        let how = format!(
+            "the tool did not stop within {} of its abort signal, so its process group was killed",
+            stopper.grace()
+        );
+        CallEnd::Done(ToolResult::stopped(
+            stopper.reason(ending),
+            stopper.describe(ending, &how),
+        ))
+    }
+}
+
+/// How a call ends on the event the reader (or its dropped channel) gave it, given how
+/// `stopper` was already stopping it.
+fn call_end(event: Option<Event>, stopper: &Stopper) -> CallEnd {
+    match event {
+        Some(Event::Done(result)) => CallEnd::Done(match stopper.ending() {
+            Some(e @ Ending::TimedOut) => ToolResult::stopped(
+                stopper.reason(e),
+                stopper.describe(e, "the tool stopped after its abort signal"),
+            ),
+            // The tool gave up when its signal fired: the call was cancelled.
+            Some(e @ Ending::Cancelled) if result.is_error => result.with_stop(stopper.reason(e)),
+            _ => result,
+        }),
+        Some(Event::Died {
+            reason,
+            others,
+            named,
+            why,
+        }) => {
+            if others == 0 || stopper.ending().is_some() {
+                return CallEnd::Done(ToolResult::stopped(why, reason));
+            }
+            CallEnd::NeighbourBroke(ToolResult::stopped(
+                why,
+                if named {
+                    reason
+                } else {
+                    format!(
+                        "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
+                    )
+                },
+            ))
+        }
+        Some(Event::Prepared(_)) => CallEnd::Done(ToolResult::stopped(
+            StopReason::ProtocolError,
+            "protocol error: the harness answered a call with `prepared`",
+        )),
+        None => CallEnd::Done(ToolResult::stopped(
+            StopReason::Crashed,
+            "internal error: the worker dropped the call",
+        )),
     }
 }
 
