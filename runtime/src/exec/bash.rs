@@ -107,6 +107,58 @@ pub(crate) async fn run(
     jail: Option<Jail>,
 ) -> ToolResult {
     let limits = Limits::from(config);
+    let (mut spawned, mut guard) = match start(tool, entry, config, params, jail) {
+        Ok(started) => started,
+        Err(result) => return result,
+    };
+    let mut output = Output::capture(&mut spawned.child, tool, config, limits, log);
+    let updates = pump::Slot::new();
+    let mut pump = Pump::new(progress, config.progress_interval);
+    let progress_task = read_progress(
+        spawned.control,
+        updates.clone(),
+        config.max_progress_line_bytes.max(1024),
+        limits.text,
+        spawned.pgid,
+    );
+
+    let mut stopper = Stopper::new(timeout, config.grace);
+    let (status, killed) = wait_or_stop(
+        &mut guard,
+        spawned.child,
+        &mut stopper,
+        cancel,
+        &updates,
+        &mut pump,
+    )
+    .await;
+    // Background jobs the script left behind die with the call.
+    process::signal_group(spawned.pgid, Signal::SIGKILL);
+    guard.armed = false;
+    let too_long = output.drained(progress_task).await;
+    // The latest update goes out before the result.
+    pump.take_from(&updates);
+    pump.finish();
+
+    let ended = Ended {
+        status,
+        killed,
+        too_long,
+        stopper,
+        output,
+    };
+    ended.result(tool, config, tool_call_id, secrets, guard.jail.as_ref())
+}
+
+/// Spawns the script in its own process group, under a [`GroupGuard`], and hands it its
+/// params on stdin; `Err` with the call's result when it could not be spawned.
+fn start(
+    tool: &ToolSpec,
+    entry: &std::path::Path,
+    config: &ExecConfig,
+    params: &Map<String, Value>,
+    jail: Option<Jail>,
+) -> Result<(process::Spawned, GroupGuard), ToolResult> {
     let mut spawned = match process::spawn(
         &config.bash,
         &[entry.as_os_str()],
@@ -117,9 +169,9 @@ pub(crate) async fn run(
         jail,
     ) {
         Ok(s) => s,
-        Err(e) => return ToolResult::stopped(StopReason::Crashed, e.to_string()),
+        Err(e) => return Err(ToolResult::stopped(StopReason::Crashed, e.to_string())),
     };
-    let mut guard = GroupGuard {
+    let guard = GroupGuard {
         pgid: spawned.pgid,
         armed: true,
         grace: config.grace,
@@ -133,36 +185,86 @@ pub(crate) async fn run(
             let _ = stdin.write_all(&input).await;
         });
     }
-    // `output: json`: stdout is one result object, bounded as a harness's result message
-    // is (a result with an image is larger than the text limit).
-    let json_output = tool.bash_output == BashOutput::Json;
-    let out_cap = if json_output {
-        config.max_line_bytes.max(1024)
-    } else {
-        limits.text
-    };
-    let out = Arc::new(Mutex::new(Capture::new(out_cap, 0)));
-    let err = Arc::new(Mutex::new(Capture::new(limits.log / 2, limits.log / 2)));
-    let out_task = spawned
-        .child
-        .stdout
-        .take()
-        .map(|s| tokio::spawn(process::drain(s, out.clone())));
-    // One process per call: every stderr line is this call's.
-    let err_task = spawned.child.stderr.take().map(|s| match log {
-        Some(log) => tokio::spawn(process::drain_lines(s, err.clone(), log.clone())),
-        None => tokio::spawn(process::drain(s, err.clone())),
-    });
-    let max_line = config.max_progress_line_bytes.max(1024);
-    let max_text = limits.text;
-    let updates = pump::Slot::new();
-    let slot = updates.clone();
-    let mut pump = Pump::new(progress, config.progress_interval);
-    let pgid = spawned.pgid;
-    // Each fd 3 line is progress, and only progress: it replaces the call's latest update.
-    // A line over the limit ends the call (its group is killed) with an error naming it.
-    let progress_task = tokio::spawn(async move {
-        let mut read = BufReader::new(spawned.control);
+    Ok((spawned, guard))
+}
+
+/// The script's stdout and stderr, each read into its capture by a task of its own.
+struct Output {
+    /// `output: json`: stdout is the whole result object.
+    json: bool,
+    /// How much of stdout is kept.
+    out_cap: usize,
+    out: Arc<Mutex<Capture>>,
+    err: Arc<Mutex<Capture>>,
+    tasks: [Option<tokio::task::JoinHandle<()>>; 2],
+}
+
+impl Output {
+    /// Starts reading the script's stdout and stderr (each stderr line also goes to `log`).
+    fn capture(
+        child: &mut tokio::process::Child,
+        tool: &ToolSpec,
+        config: &ExecConfig,
+        limits: Limits,
+        log: Option<&LogSink>,
+    ) -> Output {
+        // `output: json`: stdout is one result object, bounded as a harness's result message
+        // is (a result with an image is larger than the text limit).
+        let json = tool.bash_output == BashOutput::Json;
+        let out_cap = if json {
+            config.max_line_bytes.max(1024)
+        } else {
+            limits.text
+        };
+        let out = Arc::new(Mutex::new(Capture::new(out_cap, 0)));
+        let err = Arc::new(Mutex::new(Capture::new(limits.log / 2, limits.log / 2)));
+        let out_task = child
+            .stdout
+            .take()
+            .map(|s| tokio::spawn(process::drain(s, out.clone())));
+        // One process per call: every stderr line is this call's.
+        let err_task = child.stderr.take().map(|s| match log {
+            Some(log) => tokio::spawn(process::drain_lines(s, err.clone(), log.clone())),
+            None => tokio::spawn(process::drain(s, err.clone())),
+        });
+        Output {
+            json,
+            out_cap,
+            out,
+            err,
+            tasks: [out_task, err_task],
+        }
+    }
+
+    /// Waits (a little) for stdout and stderr to be read to their end, then for the
+    /// progress reader: the limit a progress line went over, if one did.
+    async fn drained(
+        &mut self,
+        progress_task: tokio::task::JoinHandle<Option<usize>>,
+    ) -> Option<usize> {
+        for task in std::mem::take(&mut self.tasks).into_iter().flatten() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
+        tokio::time::timeout(Duration::from_secs(2), progress_task)
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .flatten()
+    }
+}
+
+/// Reads the script's fd 3. Each line is progress, and only progress: it replaces the
+/// call's latest update. A line over the limit ends the call (its group is killed) with an
+/// error naming it: the task returns that limit.
+fn read_progress(
+    control: tokio::net::UnixStream,
+    slot: Arc<pump::Slot>,
+    max_line: usize,
+    max_text: usize,
+    pgid: i32,
+) -> tokio::task::JoinHandle<Option<usize>> {
+    tokio::spawn(async move {
+        let mut read = BufReader::new(control);
         let mut line = Vec::new();
         loop {
             match protocol::read_line(&mut read, &mut line, max_line).await {
@@ -178,137 +280,176 @@ pub(crate) async fn run(
                 Ok(None) | Err(protocol::LineError::Io(_)) => return None,
             }
         }
-    });
+    })
+}
 
-    let mut stopper = Stopper::new(timeout, config.grace);
-    let mut killed = false;
-    let child = guard.child.insert(spawned.child);
-    let status = loop {
+/// Waits for the script to exit, handing its progress on meanwhile, and stops it when the
+/// call is cancelled or times out: SIGTERM to its group, SIGKILL once the grace period is
+/// over. Its exit status (when it could be waited for), and whether it had to be killed.
+/// The child goes into `guard`, which ends it as a cancelled call if this future is dropped.
+async fn wait_or_stop(
+    guard: &mut GroupGuard,
+    child: tokio::process::Child,
+    stopper: &mut Stopper,
+    cancel: &CancelToken,
+    updates: &pump::Slot,
+    pump: &mut Pump<'_>,
+) -> (Option<std::process::ExitStatus>, bool) {
+    let child = guard.child.insert(child);
+    loop {
         let step = tokio::select! {
             biased;
-            _ = updates.ready() => { pump.take_from(&updates); None }
+            _ = updates.ready() => { pump.take_from(updates); None }
             _ = pump::until(pump.due()) => { pump.tick(); None }
-            status = child.wait() => break status.ok(),
+            status = child.wait() => return (status.ok(), false),
             _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
             _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
         };
         match step {
             // The abort signal of a bash tool: SIGTERM to its group, so its traps run.
             Some(Step::Abort(_)) => {
-                process::signal_group(term_group(&guard.jail, spawned.pgid), Signal::SIGTERM)
+                process::signal_group(term_group(&guard.jail, guard.pgid), Signal::SIGTERM)
             }
             Some(Step::Kill(_)) => {
-                process::signal_group(spawned.pgid, Signal::SIGKILL);
-                killed = true;
-                break child.wait().await.ok();
+                process::signal_group(guard.pgid, Signal::SIGKILL);
+                return (child.wait().await.ok(), true);
             }
             None => {}
         }
-    };
-    // Background jobs the script left behind die with the call.
-    process::signal_group(spawned.pgid, Signal::SIGKILL);
-    guard.armed = false;
-    for task in [out_task, err_task].into_iter().flatten() {
-        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
-    let too_long = tokio::time::timeout(Duration::from_secs(2), progress_task)
-        .await
-        .ok()
-        .and_then(|r| r.ok())
-        .flatten();
-    // The latest update goes out before the result.
-    pump.take_from(&updates);
-    pump.finish();
+}
 
-    let stderr_tail = {
-        let c = err.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000, secrets))
-    };
-    let with_stderr = |mut msg: String| {
-        if let Some(t) = &stderr_tail {
-            msg.push_str("\nstderr:\n");
-            msg.push_str(t);
+/// How the script ended, and what it left behind.
+struct Ended {
+    /// Its exit status, when it could be waited for.
+    status: Option<std::process::ExitStatus>,
+    /// It ignored SIGTERM for the grace period, so its group was killed.
+    killed: bool,
+    /// The limit a progress line went over (its group was killed for it).
+    too_long: Option<usize>,
+    stopper: Stopper,
+    output: Output,
+}
+
+impl Ended {
+    /// The call's result: what the script printed, or why it failed (with the tail of its
+    /// stderr).
+    fn result(
+        &self,
+        tool: &ToolSpec,
+        config: &ExecConfig,
+        tool_call_id: &str,
+        secrets: &[String],
+        jail: Option<&super::sandbox::Running>,
+    ) -> ToolResult {
+        let limits = Limits::from(config);
+        let stopper = &self.stopper;
+        let stderr_tail = {
+            let c = self.output.err.lock().unwrap_or_else(|e| e.into_inner());
+            (!c.is_empty()).then(|| c.render_tail(2000, secrets))
+        };
+        let with_stderr = |mut msg: String| {
+            if let Some(t) = &stderr_tail {
+                msg.push_str("\nstderr:\n");
+                msg.push_str(t);
+            }
+            ToolResult::error(process::redact(&msg, secrets))
+        };
+        let entry_name = tool.entry.as_deref().unwrap_or("index.sh");
+        let how = if self.killed {
+            format!(
+                "the tool ignored SIGTERM for {} and its process group was killed",
+                stopper.grace()
+            )
+        } else {
+            "SIGTERM was sent to the tool's process group".to_owned()
+        };
+        if let Some(max) = self.too_long {
+            return with_stderr(format!(
+                "a progress line written to fd 3 was longer than the {} limit for progress lines, so the tool's process group was killed (write shorter lines; the result goes to stdout)",
+                human_bytes(max)
+            ))
+            .with_stop(StopReason::ProtocolError);
         }
-        ToolResult::error(process::redact(&msg, secrets))
-    };
-    let entry_name = tool.entry.as_deref().unwrap_or("index.sh");
-    let how = if killed {
-        format!(
-            "the tool ignored SIGTERM for {} and its process group was killed",
-            stopper.grace()
-        )
-    } else {
-        "SIGTERM was sent to the tool's process group".to_owned()
-    };
-    if let Some(max) = too_long {
-        return with_stderr(format!(
-            "a progress line written to fd 3 was longer than the {} limit for progress lines, so the tool's process group was killed (write shorter lines; the result goes to stdout)",
-            human_bytes(max)
-        ))
-        .with_stop(StopReason::ProtocolError);
+        match (stopper.ending(), self.status) {
+            (Some(Ending::TimedOut), _) => with_stderr(stopper.describe(Ending::TimedOut, &how))
+                .with_stop(stopper.reason(Ending::TimedOut)),
+            (_, Some(s)) if s.success() && self.output.json => {
+                let binary = Binary {
+                    dir: config.spill_dir.as_deref(),
+                    tool: &tool.name,
+                    tool_call_id,
+                    bound: limits.binary,
+                    blobs: Default::default(),
+                };
+                self.output
+                    .json_result(entry_name, binary, limits.text, with_stderr)
+            }
+            (_, Some(s)) if s.success() => self.output.text_result(limits.text),
+            (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))
+                .with_stop(stopper.reason(Ending::Cancelled)),
+            (None, Some(s)) => match jail {
+                Some(j) => {
+                    let what = format!("{entry_name} {}", j.describe(s));
+                    match j.explain(Some(s), stderr_tail.as_deref().unwrap_or("")) {
+                        Some((stop, l)) => with_stderr(format!("{l}; {what}")).with_stop(stop),
+                        None => with_stderr(what).with_stop(exit_stop(s)),
+                    }
+                }
+                None => with_stderr(format!("{entry_name} {}", process::describe_exit(s)))
+                    .with_stop(exit_stop(s)),
+            },
+            (None, None) => with_stderr(format!("{entry_name} could not be waited for"))
+                .with_stop(StopReason::Crashed),
+        }
     }
-    match (stopper.ending(), status) {
-        (Some(Ending::TimedOut), _) => with_stderr(stopper.describe(Ending::TimedOut, &how))
-            .with_stop(stopper.reason(Ending::TimedOut)),
-        (_, Some(s)) if s.success() && json_output => {
-            let c = out.lock().unwrap_or_else(|e| e.into_inner());
-            if c.total() > out_cap as u64 {
-                return with_stderr(format!(
-                    "{entry_name} has `output: json`, and its stdout ({} bytes) is longer than the {} limit for a result (ExecConfig::max_line_bytes)",
-                    c.total(),
-                    human_bytes(out_cap)
-                ))
-                .with_stop(StopReason::ProtocolError);
-            }
-            let text = c.render();
-            match serde_json::from_str::<Value>(text.trim()) {
-                Ok(v) => {
-                    let mut binary = Binary {
-                        dir: config.spill_dir.as_deref(),
-                        tool: &tool.name,
-                        tool_call_id,
-                        bound: limits.binary,
-                        blobs: Default::default(),
-                    };
-                    protocol::normalize_result_with(v, limits.text, &mut binary)
-                }
-                Err(e) => with_stderr(format!(
-                    "{entry_name} has `output: json`, but its stdout is not a JSON result ({e}); print one object such as {{\"content\": [{{\"type\": \"text\", \"text\": \"...\"}}]}}: {}",
-                    protocol::preview(text.as_bytes())
-                ))
-                .with_stop(StopReason::ProtocolError),
-            }
+}
+
+impl Output {
+    /// An `output: json` script's result: the object it printed on stdout.
+    fn json_result(
+        &self,
+        entry_name: &str,
+        mut binary: Binary,
+        max_text: usize,
+        with_stderr: impl Fn(String) -> ToolResult,
+    ) -> ToolResult {
+        let c = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if c.total() > self.out_cap as u64 {
+            return with_stderr(format!(
+                "{entry_name} has `output: json`, and its stdout ({} bytes) is longer than the {} limit for a result (ExecConfig::max_line_bytes)",
+                c.total(),
+                human_bytes(self.out_cap)
+            ))
+            .with_stop(StopReason::ProtocolError);
         }
-        (_, Some(s)) if s.success() => {
-            let c = out.lock().unwrap_or_else(|e| e.into_inner());
-            let mut text = c.render();
-            if text.ends_with('\n') {
-                text.pop();
-            }
-            let mut result = ToolResult::new(vec![Content::text(text)]);
-            if c.total() > limits.text as u64 {
-                result.push_runtime_note(protocol::note(&protocol::Cut::Output {
-                    kept: limits.text as u64,
-                    total: c.total(),
-                }));
-            }
-            result
+        let text = c.render();
+        match serde_json::from_str::<Value>(text.trim()) {
+            Ok(v) => protocol::normalize_result_with(v, max_text, &mut binary),
+            Err(e) => with_stderr(format!(
+                "{entry_name} has `output: json`, but its stdout is not a JSON result ({e}); print one object such as {{\"content\": [{{\"type\": \"text\", \"text\": \"...\"}}]}}: {}",
+                protocol::preview(text.as_bytes())
+            ))
+            .with_stop(StopReason::ProtocolError),
         }
-        (Some(Ending::Cancelled), _) => with_stderr(stopper.describe(Ending::Cancelled, &how))
-            .with_stop(stopper.reason(Ending::Cancelled)),
-        (None, Some(s)) => match &guard.jail {
-            Some(j) => {
-                let what = format!("{entry_name} {}", j.describe(s));
-                match j.explain(Some(s), stderr_tail.as_deref().unwrap_or("")) {
-                    Some((stop, l)) => with_stderr(format!("{l}; {what}")).with_stop(stop),
-                    None => with_stderr(what).with_stop(exit_stop(s)),
-                }
-            }
-            None => with_stderr(format!("{entry_name} {}", process::describe_exit(s)))
-                .with_stop(exit_stop(s)),
-        },
-        (None, None) => with_stderr(format!("{entry_name} could not be waited for"))
-            .with_stop(StopReason::Crashed),
+    }
+
+    /// A script's result: its stdout as text, one trailing newline removed, with a note
+    /// when it was cut.
+    fn text_result(&self, max_text: usize) -> ToolResult {
+        let c = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut text = c.render();
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        let mut result = ToolResult::new(vec![Content::text(text)]);
+        if c.total() > max_text as u64 {
+            result.push_runtime_note(protocol::note(&protocol::Cut::Output {
+                kept: max_text as u64,
+                total: c.total(),
+            }));
+        }
+        result
     }
 }
 

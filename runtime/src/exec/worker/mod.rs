@@ -9,15 +9,13 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::process::Child;
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 
-use super::blobs::{Binary, Blobs};
 use super::error::{PrepareError, SpawnError};
 use super::process::{self, Capture, Stdout};
-use super::protocol::{self, Capabilities, FromHarness, LineError};
+use super::protocol::{self, Capabilities};
 use super::pump::{self, Pump};
 use super::sandbox::{Jail, Running};
 use super::stop::{self, Ending, Step, Stopper, secs};
@@ -26,6 +24,10 @@ use crate::cancel::CancelToken;
 use crate::executor::{LogSink, ProgressSink};
 use crate::result::{StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
+
+mod reader;
+
+use reader::{ReaderCtx, reader};
 
 /// How to start a harness for one tool.
 #[derive(Debug, Clone)]
@@ -258,30 +260,14 @@ impl Worker {
         let (tx, mut rx) = mpsc::channel(4);
         let updates = pump::Slot::new();
         let mut pump = Pump::new(progress, self.progress_interval);
-        {
-            let mut st = self.lock();
-            if let Some(reason) = &st.dead {
-                return CallEnd::NotStarted(reason.clone());
-            }
-            st.pending.insert(
-                id,
-                Pending {
-                    done: tx,
-                    progress: updates.clone(),
-                    log: log.cloned(),
-                    tool_call_id: tool_call_id.to_owned(),
-                },
-            );
-            st.last_log = None;
-            st.in_flight += 1;
-            for s in secrets {
-                if !st.secrets.contains(s) {
-                    if st.secrets.len() >= 256 {
-                        st.secrets.remove(0);
-                    }
-                    st.secrets.push(s.clone());
-                }
-            }
+        let pending = Pending {
+            done: tx,
+            progress: updates.clone(),
+            log: log.cloned(),
+            tool_call_id: tool_call_id.to_owned(),
+        };
+        if let Err(reason) = self.enlist(id, pending, secrets) {
+            return CallEnd::NotStarted(reason);
         }
         if let Some(j) = &self.jail {
             // Each call gets the whole CPU budget, not what the worker's past calls left.
@@ -303,49 +289,15 @@ impl Worker {
                 biased;
                 _ = updates.ready() => { pump.take_from(&updates); None }
                 _ = pump::until(pump.due()) => { pump.tick(); None }
-                event = rx.recv() => match event {
-                    Some(Event::Done(result)) => {
+                event = rx.recv() => {
+                    if let Some(Event::Done(_)) = &event {
                         // The latest update goes out before the result.
                         pump.take_from(&updates);
                         pump.finish();
-                        guard.finished = true;
-                        return CallEnd::Done(match stopper.ending() {
-                            Some(e @ Ending::TimedOut) => ToolResult::stopped(
-                                stopper.reason(e),
-                                stopper.describe(e, "the tool stopped after its abort signal"),
-                            ),
-                            // The tool gave up when its signal fired: the call was cancelled.
-                            Some(e @ Ending::Cancelled) if result.is_error => {
-                                result.with_stop(stopper.reason(e))
-                            }
-                            _ => result,
-                        });
                     }
-                    Some(Event::Died { reason, others, named, why }) => {
-                        guard.finished = true;
-                        if others == 0 || stopper.ending().is_some() {
-                            return CallEnd::Done(ToolResult::stopped(why, reason));
-                        }
-                        return CallEnd::NeighbourBroke(ToolResult::stopped(why, if named {
-                            reason
-                        } else {
-                            format!(
-                                "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
-                            )
-                        }));
-                    }
-                    Some(Event::Prepared(_)) => {
-                        guard.finished = true;
-                        return CallEnd::Done(ToolResult::stopped(
-                            StopReason::ProtocolError,
-                            "protocol error: the harness answered a call with `prepared`",
-                        ));
-                    }
-                    None => {
-                        guard.finished = true;
-                        return CallEnd::Done(ToolResult::stopped(StopReason::Crashed, "internal error: the worker dropped the call"));
-                    }
-                },
+                    guard.finished = true;
+                    return call_end(event, &stopper);
+                }
                 _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
                 _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
             };
@@ -356,23 +308,100 @@ impl Worker {
                 }
                 Some(Step::Kill(ending)) => {
                     guard.finished = true;
-                    self.kill_for(format!(
-                        "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
-                        stopper.grace()
-                    ));
-                    self.wait_closed(Duration::from_secs(2)).await;
-                    let how = format!(
-                        "the tool did not stop within {} of its abort signal, so its process group was killed",
-                        stopper.grace()
-                    );
-                    return CallEnd::Done(ToolResult::stopped(
-                        stopper.reason(ending),
-                        stopper.describe(ending, &how),
-                    ));
+                    return self.kill_unstopped(&stopper, ending, tool_call_id).await;
                 }
                 None => {}
             }
         }
+    }
+
+    /// Puts call `id` in flight, with the secrets to redact from everything it causes; `Err`
+    /// with the reason when the worker is already dead (the call is not sent).
+    fn enlist(&self, id: u64, call: Pending, secrets: &[String]) -> Result<(), String> {
+        let mut st = self.lock();
+        if let Some(reason) = &st.dead {
+            return Err(reason.clone());
+        }
+        st.pending.insert(id, call);
+        st.last_log = None;
+        st.in_flight += 1;
+        for s in secrets {
+            if !st.secrets.contains(s) {
+                if st.secrets.len() >= 256 {
+                    st.secrets.remove(0);
+                }
+                st.secrets.push(s.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a call that ignored its abort signal for the whole grace period: the worker's
+    /// process group is killed (the other calls in flight on it learn why), and its end is
+    /// waited for a little.
+    async fn kill_unstopped(
+        &self,
+        stopper: &Stopper,
+        ending: Ending,
+        tool_call_id: &str,
+    ) -> CallEnd {
+        self.kill_for(format!(
+            "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
+            stopper.grace()
+        ));
+        self.wait_closed(Duration::from_secs(2)).await;
+        let how = format!(
+            "the tool did not stop within {} of its abort signal, so its process group was killed",
+            stopper.grace()
+        );
+        CallEnd::Done(ToolResult::stopped(
+            stopper.reason(ending),
+            stopper.describe(ending, &how),
+        ))
+    }
+}
+
+/// How a call ends on the event the reader (or its dropped channel) gave it, given how
+/// `stopper` was already stopping it.
+fn call_end(event: Option<Event>, stopper: &Stopper) -> CallEnd {
+    match event {
+        Some(Event::Done(result)) => CallEnd::Done(match stopper.ending() {
+            Some(e @ Ending::TimedOut) => ToolResult::stopped(
+                stopper.reason(e),
+                stopper.describe(e, "the tool stopped after its abort signal"),
+            ),
+            // The tool gave up when its signal fired: the call was cancelled.
+            Some(e @ Ending::Cancelled) if result.is_error => result.with_stop(stopper.reason(e)),
+            _ => result,
+        }),
+        Some(Event::Died {
+            reason,
+            others,
+            named,
+            why,
+        }) => {
+            if others == 0 || stopper.ending().is_some() {
+                return CallEnd::Done(ToolResult::stopped(why, reason));
+            }
+            CallEnd::NeighbourBroke(ToolResult::stopped(
+                why,
+                if named {
+                    reason
+                } else {
+                    format!(
+                        "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
+                    )
+                },
+            ))
+        }
+        Some(Event::Prepared(_)) => CallEnd::Done(ToolResult::stopped(
+            StopReason::ProtocolError,
+            "protocol error: the harness answered a call with `prepared`",
+        )),
+        None => CallEnd::Done(ToolResult::stopped(
+            StopReason::Crashed,
+            "internal error: the worker dropped the call",
+        )),
     }
 }
 
@@ -603,355 +632,4 @@ async fn writer(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Vec<u
         }
     }
     // Dropping the write half closes the harness's input: it kills its own group and exits.
-}
-
-struct ReaderCtx {
-    shared: Arc<Shared>,
-    child: Child,
-    pgid: i32,
-    stderr_task: tokio::task::JoinHandle<()>,
-    limits: Limits,
-    label: &'static str,
-    entry: String,
-    closed: watch::Sender<bool>,
-    /// Where the hello's capabilities go.
-    greeted: watch::Sender<Option<Capabilities>>,
-    jail: Option<Arc<Running>>,
-    /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
-    /// daemons its calls started.
-    tracker: Option<super::sandbox::Cgroup>,
-    /// Where binary blocks over the bound are saved.
-    spill_dir: Option<std::path::PathBuf>,
-    /// The tool's name, naming its spill files.
-    tool: String,
-}
-
-/// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
-/// little higher, keeps that note while still bounding what a misbehaving harness sends.
-const SLACK: usize = 4096;
-
-async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
-    let mut read = BufReader::with_capacity(64 * 1024, read);
-    let mut line = Vec::new();
-    let mut fatal: Option<String> = None;
-    let mut broken: Option<String> = None;
-    // The first message must be the hello (or a fatal): nothing else is read before it.
-    let mut greeted = false;
-    // The harness's exit is noticed by itself, not only by end-of-stream: a process the
-    // tool started may hold the socket open for as long as it lives. What the harness
-    // wrote before exiting is still read, for a short while.
-    let mut status: Option<Option<std::process::ExitStatus>> = None;
-    let mut drain_until: Option<tokio::time::Instant> = None;
-    // The binary pieces each call in flight has sent ahead of its result.
-    let mut blobs: HashMap<u64, (String, Blobs)> = HashMap::new();
-    loop {
-        let next = tokio::select! {
-            r = protocol::read_line(&mut read, &mut line, ctx.limits.line) => r,
-            s = ctx.child.wait(), if status.is_none() => {
-                status = Some(s.ok());
-                drain_until = Some(tokio::time::Instant::now() + Duration::from_millis(500));
-                continue;
-            }
-            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)),
-                if drain_until.is_some() => break,
-        };
-        match next {
-            Ok(None) => break,
-            Ok(Some(())) => {}
-            Err(LineError::TooLong(max)) => {
-                broken = Some(format!(
-                    "protocol error: the {} harness sent a message longer than {max} bytes",
-                    ctx.label
-                ));
-                break;
-            }
-            Err(LineError::Io(e)) => {
-                broken = Some(format!(
-                    "protocol error: reading from the {} harness failed: {e}",
-                    ctx.label
-                ));
-                break;
-            }
-        }
-        let msg = match serde_json::from_slice::<FromHarness>(&line) {
-            Ok(m) => Some(m),
-            Err(e) if !greeted => {
-                broken = Some(format!(
-                    "protocol error: the {} harness's first message is not a hello (protocol version {}) but a line that is not a protocol message ({e}): `{}`",
-                    ctx.label,
-                    protocol::PROTOCOL_VERSION,
-                    protocol::preview(&line)
-                ));
-                break;
-            }
-            Err(e) => match protocol::salvage_id(&line) {
-                // A message of one call that is not JSON fails that call, not the worker.
-                Some(("update", _)) => None,
-                Some((kind, id)) => Some(FromHarness::Error {
-                    id,
-                    salvaged: true,
-                    message: format!(
-                        "protocol error: the {} harness could not send this call's {kind} as JSON ({e}); NaN, Infinity and numbers beyond the range of a 64-bit float have no JSON form",
-                        ctx.label
-                    ),
-                }),
-                None => {
-                    broken = Some(format!(
-                        "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
-                        ctx.label,
-                        protocol::preview(&line)
-                    ));
-                    break;
-                }
-            },
-        };
-        line.clear();
-        let Some(msg) = msg else { continue };
-        match (&msg, greeted) {
-            (FromHarness::Hello { .. }, true) => {
-                broken = Some(format!(
-                    "protocol error: the {} harness sent a second hello",
-                    ctx.label
-                ));
-                break;
-            }
-            (FromHarness::Hello { .. } | FromHarness::Fatal { .. }, false) | (_, true) => {}
-            (other, false) => {
-                broken = Some(format!(
-                    "protocol error: the {} harness's first message is `{}`, not the hello protocol version {} begins with; the harness is from another toolbind version",
-                    ctx.label,
-                    other.kind(),
-                    protocol::PROTOCOL_VERSION
-                ));
-                break;
-            }
-        }
-        let (id, event) = match msg {
-            FromHarness::Hello {
-                protocol,
-                capabilities,
-            } => {
-                match protocol::hello(ctx.label, &protocol, &capabilities) {
-                    Ok(caps) => {
-                        greeted = true;
-                        let _ = ctx.greeted.send(Some(caps));
-                    }
-                    Err(e) => {
-                        broken = Some(e.to_string());
-                        break;
-                    }
-                }
-                continue;
-            }
-            FromHarness::Update { id, content, cut } => {
-                let mut p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
-                if let Some(cut) = &cut {
-                    p.content
-                        .push(crate::result::Content::text(protocol::note(cut)));
-                }
-                let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(call) = st.pending.get(&id) {
-                    call.progress.put(p);
-                }
-                continue;
-            }
-            FromHarness::Data {
-                id,
-                index,
-                data,
-                size,
-            } => {
-                let call_id = {
-                    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-                    st.pending.get(&id).map(|c| c.tool_call_id.clone())
-                };
-                // Pieces of a call that is no longer waiting are dropped (their file too).
-                let Some(call_id) = call_id else {
-                    blobs.remove(&id);
-                    continue;
-                };
-                blobs
-                    .entry(id)
-                    .or_insert_with(|| (call_id, Blobs::default()));
-                let Some((call_id, held)) = blobs.get_mut(&id) else {
-                    continue;
-                };
-                let mut binary = Binary {
-                    dir: ctx.spill_dir.as_deref(),
-                    tool: &ctx.tool,
-                    tool_call_id: call_id,
-                    bound: ctx.limits.binary,
-                    blobs: std::mem::take(held),
-                };
-                binary.piece(index, &data, size);
-                *held = binary.blobs;
-                continue;
-            }
-            FromHarness::Result { id, result, cut } => {
-                let (call_id, held) = blobs.remove(&id).unwrap_or_default();
-                let call_id = if call_id.is_empty() {
-                    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-                    st.pending
-                        .get(&id)
-                        .map(|c| c.tool_call_id.clone())
-                        .unwrap_or_default()
-                } else {
-                    call_id
-                };
-                let mut binary = Binary {
-                    dir: ctx.spill_dir.as_deref(),
-                    tool: &ctx.tool,
-                    tool_call_id: &call_id,
-                    bound: ctx.limits.binary,
-                    blobs: held,
-                };
-                let mut result =
-                    protocol::normalize_result_with(result, ctx.limits.text + SLACK, &mut binary);
-                if let Some(cut) = &cut {
-                    result.push_runtime_note(protocol::note(cut));
-                }
-                (id, Event::Done(result))
-            }
-            FromHarness::Error {
-                id,
-                mut message,
-                salvaged,
-            } => {
-                // Pieces sent ahead of a result that never came: their files go.
-                blobs.remove(&id);
-                // A thrown error is the tool's failure, unless a limit caused it or the
-                // runtime salvaged a message that was not JSON.
-                let mut why = if salvaged {
-                    StopReason::ProtocolError
-                } else {
-                    StopReason::ToolError
-                };
-                if let Some(j) = &ctx.jail
-                    && let Some((stop, limit)) = j.explain(None, &message)
-                {
-                    why = stop;
-                    message = format!("{limit}\n{message}");
-                }
-                let secrets = ctx.shared.secrets();
-                (
-                    id,
-                    Event::Done(ToolResult::stopped(
-                        why,
-                        process::redact(&message, &secrets),
-                    )),
-                )
-            }
-            FromHarness::Fatal { message } => {
-                fatal = Some(message);
-                continue;
-            }
-            FromHarness::Prepared { id, args } => (id, Event::Prepared(args)),
-        };
-        let call = {
-            let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-            let call = st.pending.remove(&id);
-            if call.is_none() {
-                // An abandoned call that did stop: nothing to kill.
-                st.abandoned.remove(&id);
-            }
-            call
-        };
-        if let Some(call) = call {
-            let _ = call.done.send(event).await;
-        }
-    }
-
-    ctx.shared
-        .state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .exiting = true;
-    if broken.is_some() {
-        process::signal_group(ctx.pgid, Signal::SIGKILL);
-    }
-    // Let a process that is exiting on its own report its real status before the group is
-    // killed (grandchildren included: nothing of a dead worker survives it).
-    let status = match status {
-        Some(s) => {
-            process::signal_group(ctx.pgid, Signal::SIGKILL);
-            s
-        }
-        None => match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
-            Ok(s) => {
-                process::signal_group(ctx.pgid, Signal::SIGKILL);
-                s.ok()
-            }
-            Err(_) => {
-                process::signal_group(ctx.pgid, Signal::SIGKILL);
-                ctx.child.wait().await.ok()
-            }
-        },
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
-    drop(ctx.tracker.take());
-
-    let secrets = ctx.shared.secrets();
-    let stderr = {
-        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        (!c.is_empty()).then(|| c.render_tail(2000, &secrets))
-    };
-    let killed_because = ctx
-        .shared
-        .state
-        .lock()
-        .map(|s| s.killed_because.clone())
-        .unwrap_or_default();
-    let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
-    let protocol_broken = broken.is_some();
-    // A limit the jail enforced is the reason every call on the worker gets.
-    let limit = ctx.jail.as_ref().and_then(|j| {
-        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        j.explain(status, &c.render_tail(4000, &secrets))
-    });
-    let mut reason = match (fatal, broken, killed_because) {
-        (Some(f), _, _) => f,
-        (None, Some(b), _) => b,
-        (None, None, Some(k)) => k,
-        (None, None, None) => format!(
-            "the {} process running {} {} before returning a result",
-            ctx.label,
-            ctx.entry,
-            status
-                .map(|s| match &ctx.jail {
-                    Some(j) => j.describe(s),
-                    None => process::describe_exit(s),
-                })
-                .unwrap_or_else(|| "ended".into())
-        ),
-    };
-    let why = match limit {
-        Some((stop, limit)) => {
-            reason = format!("{limit}; {reason}");
-            stop
-        }
-        None if protocol_broken => StopReason::ProtocolError,
-        None => StopReason::Crashed,
-    };
-    if let Some(stderr) = stderr {
-        reason.push_str("\nstderr:\n");
-        reason.push_str(&stderr);
-    }
-    let reason = process::redact(&reason, &secrets);
-    let pending: Vec<_> = {
-        let mut st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.dead = Some(reason.clone());
-        st.pending.drain().map(|(_, call)| call.done).collect()
-    };
-    let others = pending.len().saturating_sub(1);
-    for tx in pending {
-        let _ = tx
-            .send(Event::Died {
-                reason: reason.clone(),
-                others,
-                named,
-                why: why.clone(),
-            })
-            .await;
-    }
-    let _ = ctx.closed.send(true);
 }

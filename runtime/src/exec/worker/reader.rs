@@ -1,0 +1,462 @@
+//! A worker's fd-3 reader: reads the harness's messages in the order they come, hands each
+//! call in flight its progress, binary pieces and end, and once the stream is over reaps
+//! the process and tells every call still waiting why the worker died.
+
+use std::collections::HashMap;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde_json::Value;
+use tokio::io::BufReader;
+use tokio::net::unix::OwnedReadHalf;
+use tokio::process::Child;
+use tokio::sync::watch;
+
+use super::{Event, Shared};
+use crate::exec::Limits;
+use crate::exec::blobs::{Binary, Blobs};
+use crate::exec::process;
+use crate::exec::protocol::{self, Capabilities, Cut, FromHarness, LineError};
+use crate::exec::sandbox::{Cgroup, Running};
+use crate::result::{StopReason, ToolResult};
+
+pub(super) struct ReaderCtx {
+    pub(super) shared: Arc<Shared>,
+    pub(super) child: Child,
+    pub(super) pgid: i32,
+    pub(super) stderr_task: tokio::task::JoinHandle<()>,
+    pub(super) limits: Limits,
+    pub(super) label: &'static str,
+    pub(super) entry: String,
+    pub(super) closed: watch::Sender<bool>,
+    /// Where the hello's capabilities go.
+    pub(super) greeted: watch::Sender<Option<Capabilities>>,
+    pub(super) jail: Option<Arc<Running>>,
+    /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
+    /// daemons its calls started.
+    pub(super) tracker: Option<Cgroup>,
+    /// Where binary blocks over the bound are saved.
+    pub(super) spill_dir: Option<std::path::PathBuf>,
+    /// The tool's name, naming its spill files.
+    pub(super) tool: String,
+}
+
+/// The harness already cuts text at the limit and adds a note; the runtime's own cap, a
+/// little higher, keeps that note while still bounding what a misbehaving harness sends.
+const SLACK: usize = 4096;
+
+/// What the read loop has learned so far.
+#[derive(Default)]
+struct Reading {
+    /// The harness's own `fatal` message.
+    fatal: Option<String>,
+    /// How the harness broke the protocol, when it did: reading stopped there.
+    broken: Option<String>,
+    /// The first message must be the hello (or a fatal): nothing else is read before it.
+    greeted: bool,
+    /// The harness's exit status, once its exit was noticed (`Some(None)`: it could not be
+    /// waited for).
+    status: Option<Option<ExitStatus>>,
+    /// The binary pieces each call in flight has sent ahead of its result.
+    blobs: HashMap<u64, (String, Blobs)>,
+}
+
+pub(super) async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
+    // The stream, its line buffer and the binary pieces left over live until the very end,
+    // as they did when all this was one function.
+    let mut read = BufReader::with_capacity(64 * 1024, read);
+    let mut line = Vec::new();
+    let mut reading = Reading::default();
+    read_messages(&mut read, &mut line, &mut ctx, &mut reading).await;
+    let broken = reading.broken.take();
+    let status = reap(&mut ctx, broken.is_some(), reading.status).await;
+    let (reason, why, named) = death(&ctx, reading.fatal.take(), broken, status);
+    fail_pending(&ctx.shared, reason, named, why).await;
+    let _ = ctx.closed.send(true);
+}
+
+/// Reads and handles messages until the stream ends, the harness breaks the protocol, or a
+/// short while after the harness exited.
+async fn read_messages(
+    read: &mut BufReader<OwnedReadHalf>,
+    line: &mut Vec<u8>,
+    ctx: &mut ReaderCtx,
+    reading: &mut Reading,
+) {
+    // The harness's exit is noticed by itself, not only by end-of-stream: a process the
+    // tool started may hold the socket open for as long as it lives. What the harness
+    // wrote before exiting is still read, for a short while.
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    loop {
+        let next = tokio::select! {
+            r = protocol::read_line(read, line, ctx.limits.line) => r,
+            s = ctx.child.wait(), if reading.status.is_none() => {
+                reading.status = Some(s.ok());
+                drain_until = Some(tokio::time::Instant::now() + Duration::from_millis(500));
+                continue;
+            }
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(tokio::time::Instant::now)),
+                if drain_until.is_some() => break,
+        };
+        match next {
+            Ok(None) => break,
+            Ok(Some(())) => {}
+            Err(LineError::TooLong(max)) => {
+                reading.broken = Some(format!(
+                    "protocol error: the {} harness sent a message longer than {max} bytes",
+                    ctx.label
+                ));
+                break;
+            }
+            Err(LineError::Io(e)) => {
+                reading.broken = Some(format!(
+                    "protocol error: reading from the {} harness failed: {e}",
+                    ctx.label
+                ));
+                break;
+            }
+        }
+        let msg = match parse(line, reading.greeted, ctx.label) {
+            Ok(msg) => msg,
+            Err(broken) => {
+                reading.broken = Some(broken);
+                break;
+            }
+        };
+        line.clear();
+        let Some(msg) = msg else { continue };
+        let handled =
+            in_order(&msg, reading.greeted, ctx.label).and_then(|()| reading.handle(ctx, msg));
+        match handled {
+            Ok(Some((id, event))) => deliver(&ctx.shared, id, event).await,
+            Ok(None) => {}
+            Err(broken) => {
+                reading.broken = Some(broken);
+                break;
+            }
+        }
+    }
+}
+
+/// The message on `line`: `Ok(None)` for one to drop, `Err` for how the line breaks the
+/// protocol.
+fn parse(line: &[u8], greeted: bool, label: &str) -> Result<Option<FromHarness>, String> {
+    match serde_json::from_slice::<FromHarness>(line) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if !greeted => Err(format!(
+            "protocol error: the {} harness's first message is not a hello (protocol version {}) but a line that is not a protocol message ({e}): `{}`",
+            label,
+            protocol::PROTOCOL_VERSION,
+            protocol::preview(line)
+        )),
+        Err(e) => match protocol::salvage_id(line) {
+            // A message of one call that is not JSON fails that call, not the worker.
+            Some(("update", _)) => Ok(None),
+            Some((kind, id)) => Ok(Some(FromHarness::Error {
+                id,
+                salvaged: true,
+                message: format!(
+                    "protocol error: the {} harness could not send this call's {kind} as JSON ({e}); NaN, Infinity and numbers beyond the range of a 64-bit float have no JSON form",
+                    label
+                ),
+            })),
+            None => Err(format!(
+                "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
+                label,
+                protocol::preview(line)
+            )),
+        },
+    }
+}
+
+/// Whether `msg` may come now: the hello (or a fatal) first, and one hello only.
+fn in_order(msg: &FromHarness, greeted: bool, label: &str) -> Result<(), String> {
+    match (msg, greeted) {
+        (FromHarness::Hello { .. }, true) => Err(format!(
+            "protocol error: the {} harness sent a second hello",
+            label
+        )),
+        (FromHarness::Hello { .. } | FromHarness::Fatal { .. }, false) | (_, true) => Ok(()),
+        (other, false) => Err(format!(
+            "protocol error: the {} harness's first message is `{}`, not the hello protocol version {} begins with; the harness is from another toolbind version",
+            label,
+            other.kind(),
+            protocol::PROTOCOL_VERSION
+        )),
+    }
+}
+
+impl Reading {
+    /// Handles one message: the call to hand an end to, if it ends one, or how it breaks
+    /// the protocol.
+    fn handle(
+        &mut self,
+        ctx: &ReaderCtx,
+        msg: FromHarness,
+    ) -> Result<Option<(u64, Event)>, String> {
+        match msg {
+            FromHarness::Hello {
+                protocol,
+                capabilities,
+            } => {
+                let caps = protocol::hello(ctx.label, &protocol, &capabilities)
+                    .map_err(|e| e.to_string())?;
+                self.greeted = true;
+                let _ = ctx.greeted.send(Some(caps));
+                Ok(None)
+            }
+            FromHarness::Update { id, content, cut } => {
+                update(ctx, id, content, cut);
+                Ok(None)
+            }
+            FromHarness::Data {
+                id,
+                index,
+                data,
+                size,
+            } => {
+                self.data(ctx, id, index, &data, size);
+                Ok(None)
+            }
+            FromHarness::Result { id, result, cut } => {
+                Ok(Some((id, self.result(ctx, id, result, cut))))
+            }
+            FromHarness::Error {
+                id,
+                message,
+                salvaged,
+            } => Ok(Some((id, self.error(ctx, id, message, salvaged)))),
+            FromHarness::Fatal { message } => {
+                self.fatal = Some(message);
+                Ok(None)
+            }
+            FromHarness::Prepared { id, args } => Ok(Some((id, Event::Prepared(args)))),
+        }
+    }
+
+    /// A piece of a binary block of call `id`'s result, held until the result comes.
+    fn data(&mut self, ctx: &ReaderCtx, id: u64, index: u64, data: &str, size: Option<u64>) {
+        let call_id = {
+            let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.pending.get(&id).map(|c| c.tool_call_id.clone())
+        };
+        // Pieces of a call that is no longer waiting are dropped (their file too).
+        let Some(call_id) = call_id else {
+            self.blobs.remove(&id);
+            return;
+        };
+        self.blobs
+            .entry(id)
+            .or_insert_with(|| (call_id, Blobs::default()));
+        let Some((call_id, held)) = self.blobs.get_mut(&id) else {
+            return;
+        };
+        let mut binary = Binary {
+            dir: ctx.spill_dir.as_deref(),
+            tool: &ctx.tool,
+            tool_call_id: call_id,
+            bound: ctx.limits.binary,
+            blobs: std::mem::take(held),
+        };
+        binary.piece(index, data, size);
+        *held = binary.blobs;
+    }
+
+    /// Call `id`'s result, with the binary pieces sent ahead of it.
+    fn result(&mut self, ctx: &ReaderCtx, id: u64, result: Value, cut: Option<Cut>) -> Event {
+        let (call_id, held) = self.blobs.remove(&id).unwrap_or_default();
+        let call_id = if call_id.is_empty() {
+            let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.pending
+                .get(&id)
+                .map(|c| c.tool_call_id.clone())
+                .unwrap_or_default()
+        } else {
+            call_id
+        };
+        let mut binary = Binary {
+            dir: ctx.spill_dir.as_deref(),
+            tool: &ctx.tool,
+            tool_call_id: &call_id,
+            bound: ctx.limits.binary,
+            blobs: held,
+        };
+        let mut result =
+            protocol::normalize_result_with(result, ctx.limits.text + SLACK, &mut binary);
+        if let Some(cut) = &cut {
+            result.push_runtime_note(protocol::note(cut));
+        }
+        Event::Done(result)
+    }
+
+    /// The error call `id` threw (or the runtime salvaged for it).
+    fn error(&mut self, ctx: &ReaderCtx, id: u64, mut message: String, salvaged: bool) -> Event {
+        // Pieces sent ahead of a result that never came: their files go.
+        self.blobs.remove(&id);
+        // A thrown error is the tool's failure, unless a limit caused it or the
+        // runtime salvaged a message that was not JSON.
+        let mut why = if salvaged {
+            StopReason::ProtocolError
+        } else {
+            StopReason::ToolError
+        };
+        if let Some(j) = &ctx.jail
+            && let Some((stop, limit)) = j.explain(None, &message)
+        {
+            why = stop;
+            message = format!("{limit}\n{message}");
+        }
+        let secrets = ctx.shared.secrets();
+        Event::Done(ToolResult::stopped(
+            why,
+            process::redact(&message, &secrets),
+        ))
+    }
+}
+
+/// Call `id`'s progress: it replaces the call's latest update, never blocking the reader.
+fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
+    let mut p = protocol::normalize_progress(content, ctx.limits.text + SLACK);
+    if let Some(cut) = &cut {
+        p.content
+            .push(crate::result::Content::text(protocol::note(cut)));
+    }
+    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(call) = st.pending.get(&id) {
+        call.progress.put(p);
+    }
+}
+
+/// Hands call `id` its end, if it is still waiting for one.
+async fn deliver(shared: &Shared, id: u64, event: Event) {
+    let call = {
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let call = st.pending.remove(&id);
+        if call.is_none() {
+            // An abandoned call that did stop: nothing to kill.
+            st.abandoned.remove(&id);
+        }
+        call
+    };
+    if let Some(call) = call {
+        let _ = call.done.send(event).await;
+    }
+}
+
+/// Takes over the end of the process once reading is over (nobody else signals its group
+/// after this) and reaps it: its exit status, when it could be had.
+async fn reap(
+    ctx: &mut ReaderCtx,
+    broken: bool,
+    status: Option<Option<ExitStatus>>,
+) -> Option<ExitStatus> {
+    ctx.shared
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .exiting = true;
+    if broken {
+        process::signal_group(ctx.pgid, Signal::SIGKILL);
+    }
+    // Let a process that is exiting on its own report its real status before the group is
+    // killed (grandchildren included: nothing of a dead worker survives it).
+    let status = match status {
+        Some(s) => {
+            process::signal_group(ctx.pgid, Signal::SIGKILL);
+            s
+        }
+        None => match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
+            Ok(s) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                s.ok()
+            }
+            Err(_) => {
+                process::signal_group(ctx.pgid, Signal::SIGKILL);
+                ctx.child.wait().await.ok()
+            }
+        },
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
+    drop(ctx.tracker.take());
+    status
+}
+
+/// Why the worker died, as its calls are told (redacted, with the tail of its stderr), the
+/// typed reason, and whether the words already name the call at fault.
+fn death(
+    ctx: &ReaderCtx,
+    fatal: Option<String>,
+    broken: Option<String>,
+    status: Option<ExitStatus>,
+) -> (String, StopReason, bool) {
+    let secrets = ctx.shared.secrets();
+    let stderr = {
+        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        (!c.is_empty()).then(|| c.render_tail(2000, &secrets))
+    };
+    let killed_because = ctx
+        .shared
+        .state
+        .lock()
+        .map(|s| s.killed_because.clone())
+        .unwrap_or_default();
+    let named = fatal.is_none() && broken.is_none() && killed_because.is_some();
+    let protocol_broken = broken.is_some();
+    // A limit the jail enforced is the reason every call on the worker gets.
+    let limit = ctx.jail.as_ref().and_then(|j| {
+        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        j.explain(status, &c.render_tail(4000, &secrets))
+    });
+    let mut reason = match (fatal, broken, killed_because) {
+        (Some(f), _, _) => f,
+        (None, Some(b), _) => b,
+        (None, None, Some(k)) => k,
+        (None, None, None) => format!(
+            "the {} process running {} {} before returning a result",
+            ctx.label,
+            ctx.entry,
+            status
+                .map(|s| match &ctx.jail {
+                    Some(j) => j.describe(s),
+                    None => process::describe_exit(s),
+                })
+                .unwrap_or_else(|| "ended".into())
+        ),
+    };
+    let why = match limit {
+        Some((stop, limit)) => {
+            reason = format!("{limit}; {reason}");
+            stop
+        }
+        None if protocol_broken => StopReason::ProtocolError,
+        None => StopReason::Crashed,
+    };
+    if let Some(stderr) = stderr {
+        reason.push_str("\nstderr:\n");
+        reason.push_str(&stderr);
+    }
+    let reason = process::redact(&reason, &secrets);
+    (reason, why, named)
+}
+
+/// Marks the worker dead with `reason` and tells every call still in flight on it.
+async fn fail_pending(shared: &Shared, reason: String, named: bool, why: StopReason) {
+    let pending: Vec<_> = {
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.dead = Some(reason.clone());
+        st.pending.drain().map(|(_, call)| call.done).collect()
+    };
+    let others = pending.len().saturating_sub(1);
+    for tx in pending {
+        let _ = tx
+            .send(Event::Died {
+                reason: reason.clone(),
+                others,
+                named,
+                why: why.clone(),
+            })
+            .await;
+    }
+}
