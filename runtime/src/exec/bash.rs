@@ -77,13 +77,16 @@ impl Drop for GroupGuard {
                 }
             };
             // The same abort (SIGTERM, so its traps run) and kill as a cancelled call.
-            stop::end_abandoned(grace, exited, |step| match step {
+            let exited_in_time = stop::end_abandoned(grace, exited, |step| match step {
                 Step::Abort(_) => process::signal_group(term, Signal::SIGTERM),
                 Step::Kill(_) => process::signal_group(pgid, Signal::SIGKILL),
             })
-            .await;
-            // Background jobs the script left behind, then the script is reaped.
-            process::signal_group(pgid, Signal::SIGKILL);
+            .await
+            .is_some();
+            if exited_in_time {
+                // Background jobs the script left behind.
+                process::signal_group(pgid, Signal::SIGKILL);
+            }
             if let Some(mut c) = child {
                 let _ = c.wait().await;
             }
