@@ -477,6 +477,21 @@ mod tests {
         fs::write(&file, "x").unwrap();
         let err = private_dir(&file).unwrap_err().to_string();
         assert!(err.contains("not a folder"), "{err}");
+        // A FIFO where the folder should be: refused at once, never opened (an open would
+        // block until someone writes to it).
+        let fifo = t.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let err = private_subdir(t.path(), &["fifo"]).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FolderError::Refused {
+                    why: Refusal::NotAFolder,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]
