@@ -604,11 +604,70 @@ async fn bwraps_options_are_not_in_its_argv() {
     let t = lab.tool("argv", "bash", "", "tr '\\0' ' ' < /proc/1/cmdline\n");
     let r = call(&lab.executor(lab.policy()), &t, json!({})).await;
     let text = r.text_content();
-    assert!(text.contains("bwrap --args 4 -- "), "{text}");
+    assert!(
+        text.contains("bwrap --args 4 --json-status-fd 5 -- "),
+        "{text}"
+    );
     assert!(
         !text.contains("--ro-bind") && !text.contains("--bind"),
         "{text}"
     );
+}
+
+/// A jail that fails once the probe passed (here: a wrapper that adds a bind whose source
+/// is gone) is told from a tool that failed by bwrap's own status record, not by what was
+/// printed: a tool that writes bwrap's words and exits 1 is still the tool's failure.
+#[tokio::test]
+async fn a_failed_jail_is_told_from_a_tool_that_prints_bwraps_words() {
+    use toolbind::StopReason;
+    let lab = Lab::new();
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+        .expect("bwrap on PATH");
+    // The probe passes its options in argv; a jail's come on fd 4 (`--args 4`).
+    let wrapper = lab.path().join("bwrap-breaks-jails");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --args ]; then exec {} --ro-bind /no/such/source-7731 /nope \"$@\"; fi\nexec {} \"$@\"\n",
+            real.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let t = lab.tool("hello", "bash", "", "echo hello\n");
+    let broken = lab.executor(lab.policy().bwrap(&wrapper));
+    let r = call(&broken, &t, json!({})).await;
+    let text = r.text_content();
+    assert_eq!(r.stop, StopReason::JailFailed, "{text}");
+    assert!(
+        text.contains("the sandbox could not start the tool") && text.contains("source-7731"),
+        "{text}"
+    );
+    // The same failure in a warm worker's start.
+    let py = lab.tool(
+        "hello_py",
+        "python",
+        "",
+        "def execute(i, p, s, u):\n    return 'hi'\n",
+    );
+    let r = call(&broken, &py, json!({})).await;
+    assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
+
+    let liar = lab.tool(
+        "liar",
+        "bash",
+        "",
+        "echo \"bwrap: Can't find source path /x: No such file or directory\" >&2\nexit 1\n",
+    );
+    let r = call(&lab.executor(lab.policy()), &liar, json!({})).await;
+    let text = r.text_content();
+    assert!(r.is_error, "{text}");
+    assert_ne!(r.stop, StopReason::JailFailed, "{text}");
+    assert!(!text.contains("the sandbox could not start"), "{text}");
 }
 
 #[tokio::test]

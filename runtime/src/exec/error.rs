@@ -144,6 +144,8 @@ pub(crate) enum SpawnStep {
     RegisterSocket,
     /// The pipe that carries bwrap's options.
     OptionsPipe,
+    /// The pipe bwrap reports on whether the command was exec'd.
+    StatusPipe,
     /// `exec` of the program (bwrap, or the interpreter unjailed), as shown.
     Exec(String),
 }
@@ -155,6 +157,7 @@ impl fmt::Display for SpawnError {
             SpawnStep::ControlSocket => write!(f, "cannot create the control socket: {e}"),
             SpawnStep::RegisterSocket => write!(f, "cannot register the control socket: {e}"),
             SpawnStep::OptionsPipe => write!(f, "cannot pass the sandbox options to bwrap: {e}"),
+            SpawnStep::StatusPipe => write!(f, "cannot open bwrap's status pipe: {e}"),
             SpawnStep::Exec(shown) => write!(f, "cannot start `{shown}`: {e}"),
         }
     }

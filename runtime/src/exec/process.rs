@@ -80,9 +80,12 @@ pub(crate) fn spawn(
                 env.retain(|(n, _)| n != k);
                 env.push((k.clone(), v.clone()));
             }
-            // bwrap's options travel on fd 4, not in argv; the command follows `--`.
+            // bwrap's options travel on fd 4, not in argv; its status (whether the command
+            // was ever exec'd) comes back on fd 5; the command follows `--`.
             let mut cmd = Command::new(&j.bwrap);
-            cmd.args(["--args", "4", "--"]).arg(&j.exe).args(args);
+            cmd.args(["--args", "4", "--json-status-fd", "5", "--"])
+                .arg(&j.exe)
+                .args(args);
             cmd
         }
     };
@@ -93,6 +96,15 @@ pub(crate) fn spawn(
         Some(j) => Some(options_pipe(&j.options)?),
     };
     let options_raw = options_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+    // bwrap's status pipe: the write end for the child (on fd 5), the read end kept.
+    let (status_read, status_write) = match &jail {
+        None => (None, None),
+        Some(_) => {
+            let (r, w) = status_pipe()?;
+            (Some(r), Some(w))
+        }
+    };
+    let status_raw = status_write.as_ref().map_or(-1, |f| f.as_raw_fd());
     let tracker = if jail.is_none() {
         Cgroup::track()
     } else {
@@ -160,7 +172,7 @@ pub(crate) fn spawn(
                 return Err(std::io::Error::last_os_error());
             }
             if options_raw >= 0 {
-                if libc_dup2(options_raw, 4) < 0 {
+                if libc_dup2(options_raw, 4) < 0 || libc_dup2(status_raw, 5) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 jail_child(&rlimits)?;
@@ -174,8 +186,9 @@ pub(crate) fn spawn(
     let child = cmd.spawn().map_err(failed(SpawnStep::Exec(shown)))?;
     drop(theirs);
     drop(options_fd);
+    drop(status_write);
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    let jail = jail.map(|j| j.running(pgid));
+    let jail = jail.map(|j| j.running(pgid, status_read));
     let control = UnixStream::from_std(ours).map_err(failed(SpawnStep::RegisterSocket))?;
     Ok(Spawned {
         child,
@@ -211,6 +224,25 @@ fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, SpawnError> {
     Ok(r)
 }
 
+/// A pipe for bwrap's `--json-status-fd`: the read end (non-blocking, read once bwrap has
+/// exited) and the write end, both close-on-exec and above fd 9 so that placing the write
+/// end on fd 5 in the child clobbers nothing.
+fn status_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let err = |e: nix::Error| SpawnError {
+        step: SpawnStep::StatusPipe,
+        source: e.into(),
+    };
+    let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).map_err(err)?;
+    let w = fcntl(&w, FcntlArg::F_DUPFD_CLOEXEC(10)).map_err(err)?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    let w = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(w) };
+    // The write end must block for bwrap (it writes a line or two, far below a pipe's
+    // buffer, but a failed write would lose the record).
+    nix::fcntl::fcntl(&w, FcntlArg::F_SETFL(OFlag::empty())).map_err(err)?;
+    Ok((r, w))
+}
+
 /// In the forked child: move this process (soon bwrap) into the jail's pids cgroup, so
 /// every process of the jail counts. Async-signal-safe.
 fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
@@ -222,7 +254,7 @@ fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
 }
 
 /// In the forked child, before bwrap execs: set the jail's limits and let no descriptor
-/// above fd 4 reach the jail. Async-signal-safe system calls only.
+/// above fd 5 reach the jail. Async-signal-safe system calls only.
 fn jail_child(rlimits: &[(Resource, u64, u64)]) -> std::io::Result<()> {
     for &(resource, soft, hard) in rlimits {
         // nix's setrlimit is a plain libc::setrlimit call (no allocation), and takes the
@@ -235,7 +267,7 @@ fn jail_child(rlimits: &[(Resource, u64, u64)]) -> std::io::Result<()> {
     unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            5u32,
+            6u32,
             u32::MAX,
             libc::CLOSE_RANGE_CLOEXEC,
         );

@@ -110,6 +110,10 @@ async fn read_messages(
                 ));
                 break;
             }
+            // The harness's end closed with a request of ours unread: it is gone, as at
+            // end of stream, and its exit status (a jail that never started it, a crash)
+            // says why. Not a protocol break, whose worker is killed before it can exit.
+            Err(LineError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
             Err(LineError::Io(e)) => {
                 reading.broken = Some(format!(
                     "protocol error: reading from the {} harness failed: {e}",

@@ -1,0 +1,431 @@
+//! The jail every tool process runs in: bubblewrap (`bwrap`) plus resource limits.
+//!
+//! Everything a tool process can reach is decided here: which host folders it sees (and
+//! whether it may write them), whether it has a network, its limits, its `HOME`. The
+//! executors call [`Sandbox::jail`] once per process they start and hand the result to
+//! `process::spawn`, the single place a tool process is started.
+//!
+//! What the jail is made of (and why each piece is there) is in `docs/sandbox.md`,
+//! and what it costs per call in BENCHMARKS.md's. The measured facts behind the
+//! choices (which rlimit each interpreter survives, when `--die-with-parent` fires) are
+//! stated here and at the code they shaped. In short:
+//!
+//! - bwrap's PID, IPC, UTS, user (and unless allowed, network) namespaces, a new session,
+//!   `--die-with-parent` (every descendant dies with the call or worker, and with the agent
+//!   even when it is SIGKILLed), `--cap-drop ALL` (a root caller would otherwise keep its
+//!   capabilities and could remount a read-only bind read-write). bwrap always sets
+//!   no-new-privileges.
+//! - A root filesystem of `/usr` and the host's `/bin`, `/lib*` layout, a minimal `/etc`,
+//!   the real prefix of the interpreter, the tool folder (and its transpiled mirror and the
+//!   harness file) read-only, the grants, a writable per-tool state folder (`HOME`), a
+//!   size-capped private `/tmp` and `/dev/shm`, fresh `/proc` and `/dev`.
+//! - rlimits set before bwrap starts: `RLIMIT_DATA` (memory: the one limit node, python
+//!   and bash all survive), `RLIMIT_CPU` (re-armed per call on a warm worker),
+//!   `RLIMIT_NOFILE`, `RLIMIT_FSIZE`; processes are bounded by a `pids` cgroup where one is
+//!   writable (RLIMIT_NPROC does nothing for root), else by `RLIMIT_NPROC` for a non-root
+//!   runtime.
+//! - bwrap reads its options from a pipe (`--args 4`), never from argv.
+//!
+//! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
+//! processes are spawned from the async runtime's worker threads (which live as long as
+//! the runtime), never from a short-lived blocking thread.
+
+mod bwrap;
+mod cgroup;
+mod policy;
+mod probe;
+mod running;
+
+pub(crate) use bwrap::Jail;
+pub(crate) use cgroup::{Cgroup, pids_cgroup_root};
+pub use policy::{SandboxLimits, SandboxPolicy};
+pub(crate) use running::Running;
+
+use super::error::{JailError, ProbeError};
+use bwrap::ETC;
+use cgroup::{is_root, memory_cgroup_root};
+use probe::{Interp, resolve, which};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use toolbind_codegen::model::ToolSpec;
+
+/// Whether tool processes run in the jail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// Always jail; a call fails (naming the missing `bwrap` and how to install it) when
+    /// the jail cannot run on this machine.
+    Required,
+    /// Jail when bwrap works here with the interpreters in use; otherwise warn once per
+    /// process and run unjailed, as [`Off`](Self::Off).
+    #[default]
+    Auto,
+    /// Never jail, no limits: a tool sees what the agent's user sees. Each tool process
+    /// still dies with the runtime (`PR_SET_PDEATHSIG`) and its process group is killed
+    /// when the call ends; where a `pids` cgroup can be made, everything the call started
+    /// (a `setsid` daemon included) is killed too. Without one, a process that leaves the
+    /// group survives: [`SandboxStatus::reason`] says which case applies.
+    Off,
+}
+
+impl SandboxMode {
+    /// `required`, `auto` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Required => "required",
+            SandboxMode::Auto => "auto",
+            SandboxMode::Off => "off",
+        }
+    }
+
+    /// The mode spelled `name` (`required`, `auto`, `off`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "required" => SandboxMode::Required,
+            "auto" => SandboxMode::Auto,
+            "off" => SandboxMode::Off,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which sandbox is in force and why (for `toolbind list` and agents' start-up lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxStatus {
+    /// The configured mode.
+    pub mode: SandboxMode,
+    /// Whether tool processes run in the bubblewrap jail.
+    pub jailed: bool,
+    /// Why, in a sentence: what works, or what is missing.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SandboxStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.jailed {
+            "bubblewrap jail"
+        } else {
+            "no jail"
+        };
+        write!(f, "{} -> {what}: {}", self.mode, self.reason)
+    }
+}
+
+/// The kind of interpreter, for the probe's command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    Node,
+    Python,
+    Bash,
+}
+
+/// The sandbox of one executor: its policy and what it learnt about this machine.
+#[derive(Debug)]
+pub(crate) struct Sandbox {
+    policy: SandboxPolicy,
+    probes: Mutex<HashMap<(Kind, String), Result<Interp, ProbeError>>>,
+    resolved: Mutex<HashMap<(Kind, String), Option<Interp>>>,
+    /// Whether a jail is tried out (the interpreter run in it once) before the first start
+    /// of each interpreter. Tools: yes, so that a jail that cannot run here is told from a
+    /// tool that failed. An MCP server's own failed start shows as much, and is explained
+    /// afterwards with [`check`](Self::check): the trial, a whole interpreter start (50 ms
+    /// for node), is not paid before every connect.
+    trial_first: bool,
+}
+
+static WARNED: std::sync::Once = std::sync::Once::new();
+
+impl Sandbox {
+    pub(crate) fn new(policy: SandboxPolicy) -> Self {
+        Sandbox {
+            policy,
+            probes: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
+            trial_first: true,
+        }
+    }
+
+    /// A sandbox whose jails are not tried out before their first start (see
+    /// `trial_first`); a missing bwrap is still known at once.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn untried(policy: SandboxPolicy) -> Self {
+        Sandbox {
+            trial_first: false,
+            ..Sandbox::new(policy)
+        }
+    }
+
+    /// The status for tools using `interpreters` (`(kind, program)` pairs).
+    pub(crate) fn status(&self, interpreters: &[(Kind, String)]) -> SandboxStatus {
+        let mode = self.policy.mode;
+        if mode == SandboxMode::Off {
+            return SandboxStatus {
+                mode,
+                jailed: false,
+                reason: format!("the sandbox is turned off: {}", unjailed_guarantee()),
+            };
+        }
+        let mut works = Vec::new();
+        for (kind, program) in interpreters {
+            match self.probe(*kind, program) {
+                Ok(_) => works.push(program.clone()),
+                Err(e) => {
+                    return SandboxStatus {
+                        mode,
+                        jailed: false,
+                        reason: if mode == SandboxMode::Required {
+                            format!("calls will fail: {e}")
+                        } else {
+                            format!("{e}; {}", unjailed_guarantee())
+                        },
+                    };
+                }
+            }
+        }
+        let procs = match (self.policy.limits.processes, pids_cgroup_root()) {
+            (None, _) => "processes unlimited".to_owned(),
+            (Some(_), Some(_)) => "processes bounded by a pids cgroup".to_owned(),
+            (Some(_), None) if !is_root() => "processes bounded by RLIMIT_NPROC".to_owned(),
+            (Some(_), None) => {
+                "processes NOT bounded (root and no writable pids cgroup)".to_owned()
+            }
+        };
+        let procs = match (self.policy.limits.call_memory, memory_cgroup_root()) {
+            (None, _) => procs,
+            (Some(_), Some(_)) => format!("{procs}; memory per call bounded by a memory cgroup"),
+            (Some(_), None) => format!(
+                "{procs}; memory per call NOT bounded (no writable memory cgroup; only per process)"
+            ),
+        };
+        SandboxStatus {
+            mode,
+            jailed: true,
+            reason: if works.is_empty() {
+                format!("bwrap is used when a tool runs; {procs}")
+            } else {
+                format!(
+                    "bwrap works here with {}; network {}; {procs}",
+                    works.join(", "),
+                    if self.policy.network { "on" } else { "off" }
+                )
+            },
+        }
+    }
+
+    /// The jail for one process of `tool` run by `program`, with `binds` (harness file,
+    /// transpiled mirror) read-only; `None` when it runs unjailed (`off`, or `auto` on a
+    /// machine where bwrap does not work). `Err` in `required` mode when it cannot jail.
+    /// `also`: other interpreters the tool may run (a bash script calling `python3`): their
+    /// prefixes are bound and their folders put on `PATH` when they resolve.
+    pub(crate) fn jail(
+        &self,
+        kind: Kind,
+        program: &str,
+        also: &[(Kind, String)],
+        tool: &ToolSpec,
+        binds: &[PathBuf],
+        cwd: Option<&Path>,
+    ) -> Result<Option<Jail>, JailError> {
+        if self.policy.mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        let untried = !self.trial_first
+            && !self
+                .probes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains_key(&(kind, program.to_owned()))
+            && which(&self.policy.bwrap).is_some();
+        let trial = match untried.then(|| self.resolved(kind, program)).flatten() {
+            Some(i) => Ok(i),
+            None => self.probe(kind, program),
+        };
+        let interp = match trial {
+            Ok(i) => i,
+            Err(e) if self.policy.mode == SandboxMode::Required => {
+                return Err(JailError::Unavailable(e));
+            }
+            Err(e) => {
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "warning: toolbind runs tools WITHOUT a sandbox: {e}; {}",
+                        unjailed_guarantee()
+                    )
+                });
+                return Ok(None);
+            }
+        };
+        let mut interp = interp;
+        for (k, p) in also {
+            let Some(other) = self.resolved(*k, p) else {
+                continue;
+            };
+            for prefix in other.prefixes {
+                if !interp.prefixes.iter().any(|q| prefix.starts_with(q)) {
+                    interp.prefixes.push(prefix);
+                }
+            }
+            interp.path.extend(other.path);
+        }
+        bwrap::build(&self.policy, &interp, tool, binds, cwd)
+            .map(Some)
+            .map_err(JailError::Setup)
+    }
+
+    /// Whether `program` runs in this jail on this machine (the trial start, cached):
+    /// `Err` says why not.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), ProbeError> {
+        self.probe(kind, program).map(|_| ())
+    }
+
+    /// For a jailed call that failed: a note naming each argument that is a path on this
+    /// machine which the jail does not show the tool (relative ones resolved against the
+    /// caller's directory `cwd`), and how to grant it. `None` when the call ran unjailed
+    /// or no argument names such a path.
+    pub(crate) fn hidden_paths_note(
+        &self,
+        kind: Kind,
+        program: &str,
+        tool: &ToolSpec,
+        params: &serde_json::Map<String, serde_json::Value>,
+        cwd: Option<&Path>,
+    ) -> Option<String> {
+        if self.policy.mode == SandboxMode::Off {
+            return None;
+        }
+        let Some(Ok(interp)) = self
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(kind, program.to_owned()))
+            .cloned()
+        else {
+            return None;
+        };
+        let mut strings = Vec::new();
+        collect_strings(params.values(), &mut strings);
+        // What the jail shows, and what no grant should be suggested for (the jail has its
+        // own /proc, /dev, /tmp; /sys is not the tool's business).
+        let mut shown: Vec<PathBuf> = [
+            "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys",
+        ]
+        .iter()
+        .chain(ETC)
+        .map(PathBuf::from)
+        .collect();
+        shown.extend(interp.prefixes);
+        let real = |p: &Path| p.canonicalize().ok();
+        shown.extend(
+            self.policy
+                .read
+                .iter()
+                .chain(&self.policy.write)
+                .filter_map(|p| real(p)),
+        );
+        shown.extend(real(&tool.dir));
+        shown.extend(real(&self.policy.state_dir_of(tool)));
+        let hidden: Vec<String> = strings
+            .into_iter()
+            .filter(|s| s.len() <= 4096 && !s.contains('\n'))
+            .filter_map(|s| {
+                let p = match cwd {
+                    Some(c) if Path::new(s).is_relative() => c.join(s),
+                    _ => PathBuf::from(s),
+                };
+                let host = real(&p)?;
+                (host != Path::new("/") && !shown.iter().any(|r| host.starts_with(r)))
+                    .then(|| format!("`{s}`"))
+            })
+            .take(8)
+            .collect();
+        if hidden.is_empty() {
+            return None;
+        }
+        let (these, exist) = if hidden.len() == 1 {
+            ("this path", "exists")
+        } else {
+            ("these paths", "exist")
+        };
+        Some(format!(
+            "note: {these} {exist} on this machine but the sandbox does not show {} to the tool: {} (a jailed tool sees its own folder, its state folder, system folders and granted paths; its /tmp is its own). Grant access with `--allow-read PATH` or `--allow-write PATH` (SandboxPolicy::allow_read / allow_write); a granted working directory is also where the tool runs, so relative paths work.",
+            if hidden.len() == 1 { "it" } else { "them" },
+            hidden.join(", ")
+        ))
+    }
+
+    /// [`resolve`], cached; `None` when the interpreter is not installed.
+    fn resolved(&self, kind: Kind, program: &str) -> Option<Interp> {
+        let key = (kind, program.to_owned());
+        let mut map = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key)
+            .or_insert_with(|| resolve(kind, program).ok())
+            .clone()
+    }
+
+    fn probe(&self, kind: Kind, program: &str) -> Result<Interp, ProbeError> {
+        let key = (kind, program.to_owned());
+        if let Some(r) = self
+            .probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return r.clone();
+        }
+        let r = probe::probe(&self.policy, kind, program);
+        self.probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, r.clone());
+        r
+    }
+}
+
+/// The string values of `values`, nested ones included (at most 64).
+fn collect_strings<'a>(
+    values: impl Iterator<Item = &'a serde_json::Value>,
+    out: &mut Vec<&'a str>,
+) {
+    for v in values {
+        if out.len() >= 64 {
+            return;
+        }
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(a) => collect_strings(a.iter(), out),
+            serde_json::Value::Object(m) => collect_strings(m.values(), out),
+            _ => {}
+        }
+    }
+}
+
+/// What an unjailed call still guarantees here, in a clause.
+fn unjailed_guarantee() -> &'static str {
+    if pids_cgroup_root().is_some() {
+        "unjailed tools have no limits and see everything this user can, but each dies with the runtime and everything a call starts (daemons included) is tracked in a pids cgroup and killed when the call or its worker ends"
+    } else {
+        "unjailed tools have no limits and see everything this user can; each dies with the runtime and its process group is killed when the call ends, but a process that leaves the group (setsid, a daemon) can survive: there is no writable pids cgroup to track it here"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_round_trip() {
+        for m in [SandboxMode::Required, SandboxMode::Auto, SandboxMode::Off] {
+            assert_eq!(SandboxMode::from_name(m.as_str()), Some(m));
+        }
+        assert_eq!(SandboxMode::from_name("on"), None);
+    }
+}
