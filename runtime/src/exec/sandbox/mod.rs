@@ -24,7 +24,8 @@
 //!   `RLIMIT_NOFILE`, `RLIMIT_FSIZE`; processes are bounded by a `pids` cgroup where one is
 //!   writable (RLIMIT_NPROC does nothing for root), else by `RLIMIT_NPROC` for a non-root
 //!   runtime.
-//! - bwrap reads its options from a pipe (`--args 4`), never from argv.
+//! - bwrap reads its options from a pipe (`--args 4`), never from argv, and reports on
+//!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`).
 //!
 //! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
 //! processes are spawned from the async runtime's worker threads (which live as long as
