@@ -130,9 +130,59 @@ pub(super) fn build(
     let mut o = base_options(policy, interp, network);
 
     let state = policy.checked_state_dir(tool)?;
+    for (src, dest, writable) in &mounts(policy, tool, binds, &state)? {
+        // /usr is already visible, read-only: a grant below it adds nothing.
+        if dest.starts_with("/usr") && !writable {
+            continue;
+        }
+        push_bind(
+            &mut o,
+            if *writable { "--bind" } else { "--ro-bind" },
+            src,
+            dest,
+        );
+    }
+    // bwrap's root is a tmpfs as large as half the host's memory: left writable, a tool could
+    // fill RAM by writing to `/` or `/etc`, past every limit. Read-only once everything is
+    // mounted (not recursive: /tmp, /dev/shm, the state folder and write grants stay
+    // writable, each with its own bound).
+    push(&mut o, ["--remount-ro", "/"]);
+    o.push("--chdir".into());
+    o.push(working_dir(policy, cwd, &state).into_os_string());
 
-    // (host path, path in the jail, writable). Mounted shallowest first, so a grant that
-    // contains the tool folder does not hide it.
+    let mut options = Vec::new();
+    for a in &o {
+        options.extend_from_slice(a.as_bytes());
+        options.push(0);
+    }
+    let cgroup = policy.limits.processes.and_then(Cgroup::create);
+    let memory = policy.limits.call_memory.and_then(MemoryCgroup::create);
+    let nproc = match (policy.limits.processes, &cgroup) {
+        (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),
+        _ => None,
+    };
+    Ok(Jail {
+        bwrap: which(&policy.bwrap).unwrap_or_else(|| policy.bwrap.clone()),
+        options,
+        exe: interp.exe.clone(),
+        env: jail_env(interp, &state),
+        limits: policy.limits.clone(),
+        cgroup,
+        memory,
+        nproc,
+        warm: false,
+    })
+}
+
+/// What the jail mounts beside the system folders: `(host path, path in the jail,
+/// writable)` for the grants, the tool folder, `binds` and the state folder, shallowest
+/// first, so that a grant containing the tool folder does not hide it.
+fn mounts(
+    policy: &SandboxPolicy,
+    tool: &ToolSpec,
+    binds: &[PathBuf],
+    state: &Path,
+) -> Result<Vec<(PathBuf, PathBuf, bool)>, SetupError> {
     let mut mounts: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
     let grant = |p: &Path, access: &'static str| -> Result<PathBuf, SetupError> {
         p.canonicalize().map_err(|source| SetupError::Grant {
@@ -163,26 +213,14 @@ pub(super) fn build(
             mounts.push((real, b.clone(), false));
         }
     }
-    mounts.push((state.clone(), state.clone(), true));
+    mounts.push((state.to_path_buf(), state.to_path_buf(), true));
     mounts.sort_by_key(|(_, dest, _)| dest.components().count());
-    for (src, dest, writable) in &mounts {
-        // /usr is already visible, read-only: a grant below it adds nothing.
-        if dest.starts_with("/usr") && !writable {
-            continue;
-        }
-        push_bind(
-            &mut o,
-            if *writable { "--bind" } else { "--ro-bind" },
-            src,
-            dest,
-        );
-    }
-    // bwrap's root is a tmpfs as large as half the host's memory: left writable, a tool could
-    // fill RAM by writing to `/` or `/etc`, past every limit. Read-only once everything is
-    // mounted (not recursive: /tmp, /dev/shm, the state folder and write grants stay
-    // writable, each with its own bound).
-    push(&mut o, ["--remount-ro", "/"]);
-    // A granted directory only: not the tool's own read-only folder, not a harness bind.
+    Ok(mounts)
+}
+
+/// Where the tool runs: the caller's directory when it is inside a granted directory (not
+/// the tool's own read-only folder, not a harness bind), else the state folder.
+fn working_dir(policy: &SandboxPolicy, cwd: Option<&Path>, state: &Path) -> PathBuf {
     let granted: Vec<PathBuf> = policy
         .read
         .iter()
@@ -190,26 +228,22 @@ pub(super) fn build(
         .filter_map(|p| p.canonicalize().ok())
         .collect();
     let inside = |p: &Path| granted.iter().any(|d| p.starts_with(d));
-    let chdir = match cwd.and_then(|c| c.canonicalize().ok()) {
+    match cwd.and_then(|c| c.canonicalize().ok()) {
         Some(c) if inside(&c) => c,
-        _ => state.clone(),
-    };
-    o.push("--chdir".into());
-    o.push(chdir.into_os_string());
-
-    let mut options = Vec::new();
-    for a in &o {
-        options.extend_from_slice(a.as_bytes());
-        options.push(0);
+        _ => state.to_path_buf(),
     }
+}
+
+/// The variables that replace the agent's in the jail.
+fn jail_env(interp: &Interp, state: &Path) -> Vec<(String, OsString)> {
     let mut bin = String::new();
     for p in &interp.path {
         if !p.starts_with("/usr") {
             bin.push_str(&format!("{}:", p.display()));
         }
     }
-    let env = vec![
-        ("HOME".to_owned(), state.clone().into_os_string()),
+    vec![
+        ("HOME".to_owned(), state.as_os_str().to_owned()),
         ("TMPDIR".to_owned(), "/tmp".into()),
         (
             "PATH".to_owned(),
@@ -220,24 +254,7 @@ pub(super) fn build(
         // A python3 that a bash tool starts skips the user site (`usercustomize.py`)
         // too, as the harness does with `-s`.
         ("PYTHONNOUSERSITE".to_owned(), "1".into()),
-    ];
-    let cgroup = policy.limits.processes.and_then(Cgroup::create);
-    let memory = policy.limits.call_memory.and_then(MemoryCgroup::create);
-    let nproc = match (policy.limits.processes, &cgroup) {
-        (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),
-        _ => None,
-    };
-    Ok(Jail {
-        bwrap: which(&policy.bwrap).unwrap_or_else(|| policy.bwrap.clone()),
-        options,
-        exe: interp.exe.clone(),
-        env,
-        limits: policy.limits.clone(),
-        cgroup,
-        memory,
-        nproc,
-        warm: false,
-    })
+    ]
 }
 
 impl Jail {
