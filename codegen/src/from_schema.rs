@@ -197,6 +197,9 @@ impl<'a> Mapper<'a> {
         input
     }
 
+    /// The input a schema object `obj` (at JSON pointer `ptr`) maps to: a dispatcher over
+    /// what decides its type, first match wins (`$ref`, an unmappable keyword, a nullable
+    /// union, `const`, `type`, `enum`, then the type's own shape).
     #[allow(clippy::too_many_arguments)]
     fn typed(
         &mut self,
@@ -210,31 +213,7 @@ impl<'a> Mapper<'a> {
     ) -> Input {
         let any = Input::new("", InputType::Any);
         if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
-            if !r.starts_with('#') {
-                self.warn(ptr, format!("the remote `$ref` {r:?} is not fetched"));
-                return any;
-            }
-            if self.refs.iter().any(|x| x == r) {
-                self.warn(ptr, format!("the `$ref` {r:?} is recursive"));
-                return any;
-            }
-            let Some(target) = self.resolve(r) else {
-                self.warn(
-                    ptr,
-                    format!("the `$ref` {r:?} points at nothing in the schema"),
-                );
-                return any;
-            };
-            self.refs.push(r.to_owned());
-            // A `$defs` entry names its type better than the property does.
-            let def_name = r.rsplit('/').next().map(ident::type_name);
-            let base = def_name.as_deref().unwrap_or(type_base);
-            let mut input = self.input(target, &r[1..], path, name, base, depth);
-            self.refs.pop();
-            if let Some(Value::String(d)) = obj.get("description") {
-                input.description = d.clone();
-            }
-            return input;
+            return self.reference(obj, r, ptr, path, name, type_base, depth);
         }
         for kw in [
             "if",
@@ -248,35 +227,9 @@ impl<'a> Mapper<'a> {
                 return any;
             }
         }
-        // Nullable unions: `anyOf`/`oneOf` of one schema and `{"type": "null"}`.
         for kw in ["anyOf", "oneOf"] {
             if let Some(Value::Array(branches)) = obj.get(kw) {
-                let is_null = |b: &Value| b.get("type").and_then(Value::as_str) == Some("null");
-                let rest: Vec<(usize, &Value)> = branches
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| !is_null(b))
-                    .collect();
-                if rest.len() == 1 {
-                    let (i, b) = rest[0];
-                    let mut input =
-                        self.input(b, &format!("{ptr}/{kw}/{i}"), path, name, type_base, depth);
-                    input.nullable |= rest.len() < branches.len();
-                    return input;
-                }
-                if rest.iter().all(|(_, b)| primitive(b).is_some()) && !rest.is_empty() {
-                    let mut input = any;
-                    input.nullable = rest.len() < branches.len();
-                    return input;
-                }
-                self.warn(
-                    ptr,
-                    format!(
-                        "`{kw}` of {} schemas does not map to a Rust type",
-                        rest.len()
-                    ),
-                );
-                return any;
+                return self.union(kw, branches, ptr, path, name, type_base, depth);
             }
         }
         if let Some(c) = obj.get("const") {
@@ -284,54 +237,12 @@ impl<'a> Mapper<'a> {
             input.constant = Some(c.clone());
             return input;
         }
-        let (ty, nullable) = match obj.get("type") {
-            Some(Value::String(t)) => (Some(t.as_str()), false),
-            Some(Value::Array(ts)) => {
-                let names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
-                let rest: Vec<&str> = names.iter().copied().filter(|t| *t != "null").collect();
-                let nullable = rest.len() < names.len();
-                if rest.len() == 1 {
-                    (Some(rest[0]), nullable)
-                } else {
-                    // A union of primitives (["boolean", "string"]): untyped, as it says.
-                    let mut input = any;
-                    input.nullable = nullable;
-                    if rest.iter().any(|t| matches!(*t, "object" | "array")) {
-                        self.warn(
-                            ptr,
-                            format!("the type union {rest:?} does not map to a Rust type"),
-                        );
-                    }
-                    return input;
-                }
-            }
-            _ => (None, false),
+        let (ty, nullable) = match self.type_word(obj, ptr) {
+            Ok(t) => t,
+            Err(untyped) => return untyped,
         };
         if let Some(Value::Array(values)) = obj.get("enum") {
-            let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
-            let nulls = values.iter().filter(|v| v.is_null()).count();
-            if strings.len() + nulls == values.len() && !strings.is_empty() {
-                let mut input = Input::new("", InputType::Enum);
-                for v in strings {
-                    if input.values.iter().any(|e| e.wire == v) {
-                        continue;
-                    }
-                    let base = ident::variant_name_or_spelled(v);
-                    let rust = ident::unique(&base, |c| input.values.iter().any(|e| e.rust == c));
-                    input.values.push(EnumValue {
-                        wire: v.to_owned(),
-                        rust,
-                    });
-                }
-                input.rust_type = self.type_name(type_base, path);
-                input.nullable = nullable || nulls > 0;
-                return input;
-            }
-            self.warn(
-                ptr,
-                "an `enum` of values other than strings does not map to a Rust enum".into(),
-            );
-            return any;
+            return self.string_enum(values, nullable, ptr, path, type_base);
         }
         let ty = ty.or(if obj.contains_key("properties") {
             Some("object")
@@ -350,75 +261,8 @@ impl<'a> Mapper<'a> {
                 i.constant = Some(Value::Null);
                 i
             }
-            Some("array") => {
-                let mut input = Input::new("", InputType::Array);
-                let items = match obj.get("items") {
-                    Some(Value::Array(_)) => {
-                        self.warn(ptr, "tuple `items` do not map to a Rust type".into());
-                        Input::new("", InputType::Any)
-                    }
-                    Some(items) => {
-                        let base = crate::validate::item_type_base(name);
-                        self.input(
-                            items,
-                            &format!("{ptr}/items"),
-                            &format!("{path}[]"),
-                            name,
-                            &base,
-                            depth + 1,
-                        )
-                    }
-                    // An array of anything: its elements are untyped, as the schema says.
-                    None => Input::new("", InputType::Any),
-                };
-                input.items = Some(Box::new(items));
-                input
-            }
-            Some("object") => {
-                if obj.contains_key("patternProperties") {
-                    self.warn(
-                        ptr,
-                        "`patternProperties` does not map to a Rust type".into(),
-                    );
-                    return any;
-                }
-                let has_props = obj
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .is_some_and(|p| !p.is_empty());
-                let extra = obj.get("additionalProperties");
-                if has_props {
-                    let mut input = Input::new("", InputType::Object);
-                    let title = obj.get("title").and_then(Value::as_str);
-                    input.title = title.map(str::to_owned);
-                    let base = title.map_or_else(|| type_base.to_owned(), ident::type_name);
-                    input.rust_type = self.type_name(&base, path);
-                    input.properties = self
-                        .object_fields(schema, ptr, path, depth)
-                        .unwrap_or_default();
-                    if matches!(extra, Some(Value::Object(m)) if !m.is_empty())
-                        || extra == Some(&Value::Bool(true))
-                    {
-                        self.warn(ptr, "the object also allows other keys (`additionalProperties`): the Rust type holds the declared ones only".into());
-                    }
-                    input
-                } else {
-                    let mut input = Input::new("", InputType::Map);
-                    let items = match extra {
-                        Some(s @ Value::Object(m)) if !m.is_empty() => self.input(
-                            s,
-                            &format!("{ptr}/additionalProperties"),
-                            &format!("{path}[]"),
-                            name,
-                            &format!("{type_base}Value"),
-                            depth + 1,
-                        ),
-                        _ => Input::new("", InputType::Any),
-                    };
-                    input.items = Some(Box::new(items));
-                    input
-                }
-            }
+            Some("array") => self.array(obj, ptr, path, name, depth),
+            Some("object") => self.object(schema, obj, ptr, path, name, type_base, depth),
             None => {
                 self.warn(ptr, "a schema without a `type` allows any value".into());
                 return any;
@@ -429,6 +273,245 @@ impl<'a> Mapper<'a> {
             }
         };
         input.nullable |= nullable;
+        input
+    }
+
+    /// A `$ref` `r`: a local one resolved and mapped (not a recursive one); a remote one is
+    /// not fetched.
+    #[allow(clippy::too_many_arguments)]
+    fn reference(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        r: &str,
+        ptr: &str,
+        path: &str,
+        name: &str,
+        type_base: &str,
+        depth: usize,
+    ) -> Input {
+        let any = Input::new("", InputType::Any);
+        if !r.starts_with('#') {
+            self.warn(ptr, format!("the remote `$ref` {r:?} is not fetched"));
+            return any;
+        }
+        if self.refs.iter().any(|x| x == r) {
+            self.warn(ptr, format!("the `$ref` {r:?} is recursive"));
+            return any;
+        }
+        let Some(target) = self.resolve(r) else {
+            self.warn(
+                ptr,
+                format!("the `$ref` {r:?} points at nothing in the schema"),
+            );
+            return any;
+        };
+        self.refs.push(r.to_owned());
+        // A `$defs` entry names its type better than the property does.
+        let def_name = r.rsplit('/').next().map(ident::type_name);
+        let base = def_name.as_deref().unwrap_or(type_base);
+        let mut input = self.input(target, &r[1..], path, name, base, depth);
+        self.refs.pop();
+        if let Some(Value::String(d)) = obj.get("description") {
+            input.description = d.clone();
+        }
+        input
+    }
+
+    /// `anyOf`/`oneOf` (`kw`): a nullable union of one schema and `{"type": "null"}` is
+    /// that schema; a union of primitives is untyped; anything else does not map.
+    #[allow(clippy::too_many_arguments)]
+    fn union(
+        &mut self,
+        kw: &str,
+        branches: &'a [Value],
+        ptr: &str,
+        path: &str,
+        name: &str,
+        type_base: &str,
+        depth: usize,
+    ) -> Input {
+        let any = Input::new("", InputType::Any);
+        let is_null = |b: &Value| b.get("type").and_then(Value::as_str) == Some("null");
+        let rest: Vec<(usize, &Value)> = branches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !is_null(b))
+            .collect();
+        if rest.len() == 1 {
+            let (i, b) = rest[0];
+            let mut input = self.input(b, &format!("{ptr}/{kw}/{i}"), path, name, type_base, depth);
+            input.nullable |= rest.len() < branches.len();
+            return input;
+        }
+        if rest.iter().all(|(_, b)| primitive(b).is_some()) && !rest.is_empty() {
+            let mut input = any;
+            input.nullable = rest.len() < branches.len();
+            return input;
+        }
+        self.warn(
+            ptr,
+            format!(
+                "`{kw}` of {} schemas does not map to a Rust type",
+                rest.len()
+            ),
+        );
+        any
+    }
+
+    /// The `type` word and whether `null` is allowed too; `Err` with the untyped input for
+    /// a union of several types.
+    fn type_word(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Result<(Option<&'a str>, bool), Input> {
+        Ok(match obj.get("type") {
+            Some(Value::String(t)) => (Some(t.as_str()), false),
+            Some(Value::Array(ts)) => {
+                let names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+                let rest: Vec<&str> = names.iter().copied().filter(|t| *t != "null").collect();
+                let nullable = rest.len() < names.len();
+                if rest.len() == 1 {
+                    (Some(rest[0]), nullable)
+                } else {
+                    // A union of primitives (["boolean", "string"]): untyped, as it says.
+                    let mut input = Input::new("", InputType::Any);
+                    input.nullable = nullable;
+                    if rest.iter().any(|t| matches!(*t, "object" | "array")) {
+                        self.warn(
+                            ptr,
+                            format!("the type union {rest:?} does not map to a Rust type"),
+                        );
+                    }
+                    return Err(input);
+                }
+            }
+            _ => (None, false),
+        })
+    }
+
+    /// An `enum` of strings (and `null`): a Rust enum; of other values: untyped.
+    fn string_enum(
+        &mut self,
+        values: &[Value],
+        nullable: bool,
+        ptr: &str,
+        path: &str,
+        type_base: &str,
+    ) -> Input {
+        let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        let nulls = values.iter().filter(|v| v.is_null()).count();
+        if strings.len() + nulls != values.len() || strings.is_empty() {
+            self.warn(
+                ptr,
+                "an `enum` of values other than strings does not map to a Rust enum".into(),
+            );
+            return Input::new("", InputType::Any);
+        }
+        let mut input = Input::new("", InputType::Enum);
+        for v in strings {
+            if input.values.iter().any(|e| e.wire == v) {
+                continue;
+            }
+            let base = ident::variant_name_or_spelled(v);
+            let rust = ident::unique(&base, |c| input.values.iter().any(|e| e.rust == c));
+            input.values.push(EnumValue {
+                wire: v.to_owned(),
+                rust,
+            });
+        }
+        input.rust_type = self.type_name(type_base, path);
+        input.nullable = nullable || nulls > 0;
+        input
+    }
+
+    /// An array and its `items` (tuple `items` and a missing one: untyped elements).
+    fn array(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        ptr: &str,
+        path: &str,
+        name: &str,
+        depth: usize,
+    ) -> Input {
+        let mut input = Input::new("", InputType::Array);
+        let items = match obj.get("items") {
+            Some(Value::Array(_)) => {
+                self.warn(ptr, "tuple `items` do not map to a Rust type".into());
+                Input::new("", InputType::Any)
+            }
+            Some(items) => {
+                let base = crate::validate::item_type_base(name);
+                self.input(
+                    items,
+                    &format!("{ptr}/items"),
+                    &format!("{path}[]"),
+                    name,
+                    &base,
+                    depth + 1,
+                )
+            }
+            // An array of anything: its elements are untyped, as the schema says.
+            None => Input::new("", InputType::Any),
+        };
+        input.items = Some(Box::new(items));
+        input
+    }
+
+    /// An object: a struct of its `properties`, or without any a map whose values are
+    /// `additionalProperties`.
+    #[allow(clippy::too_many_arguments)]
+    fn object(
+        &mut self,
+        schema: &'a Value,
+        obj: &'a Map<String, Value>,
+        ptr: &str,
+        path: &str,
+        name: &str,
+        type_base: &str,
+        depth: usize,
+    ) -> Input {
+        if obj.contains_key("patternProperties") {
+            self.warn(
+                ptr,
+                "`patternProperties` does not map to a Rust type".into(),
+            );
+            return Input::new("", InputType::Any);
+        }
+        let has_props = obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        let extra = obj.get("additionalProperties");
+        if has_props {
+            let mut input = Input::new("", InputType::Object);
+            let title = obj.get("title").and_then(Value::as_str);
+            input.title = title.map(str::to_owned);
+            let base = title.map_or_else(|| type_base.to_owned(), ident::type_name);
+            input.rust_type = self.type_name(&base, path);
+            input.properties = self
+                .object_fields(schema, ptr, path, depth)
+                .unwrap_or_default();
+            if matches!(extra, Some(Value::Object(m)) if !m.is_empty())
+                || extra == Some(&Value::Bool(true))
+            {
+                self.warn(ptr, "the object also allows other keys (`additionalProperties`): the Rust type holds the declared ones only".into());
+            }
+            return input;
+        }
+        let mut input = Input::new("", InputType::Map);
+        let items = match extra {
+            Some(s @ Value::Object(m)) if !m.is_empty() => self.input(
+                s,
+                &format!("{ptr}/additionalProperties"),
+                &format!("{path}[]"),
+                name,
+                &format!("{type_base}Value"),
+                depth + 1,
+            ),
+            _ => Input::new("", InputType::Any),
+        };
+        input.items = Some(Box::new(items));
         input
     }
 }
