@@ -116,9 +116,6 @@ pub(crate) fn spawn(
         .or_else(|| tracker.as_ref().map(|c| c.procs.as_raw_fd()))
         .unwrap_or(-1);
     let memory_raw = jail.as_ref().and_then(|j| j.memory_fd()).unwrap_or(-1);
-    let unjailed = jail.is_none();
-    // SAFETY: getpid cannot fail.
-    let parent = unsafe { libc::getpid() };
     let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
     cmd.env_clear()
         .envs(env)
@@ -132,53 +129,22 @@ pub(crate) fn spawn(
     if let (Some(cwd), None) = (&config.cwd, &jail) {
         cmd.current_dir(cwd);
     }
-    let dup_stdout = matches!(stdout, Stdout::ToStderr);
-    // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (setsid, dup2, fcntl, prctl, getppid, setrlimit, the
-    // `write` that joins a cgroup, close_range); it allocates nothing.
+    let setup = ChildSetup {
+        unjailed: jail.is_none(),
+        // SAFETY: getpid cannot fail.
+        parent: unsafe { libc::getpid() },
+        cgroup: cgroup_raw,
+        memory: memory_raw,
+        dup_stdout: matches!(stdout, Stdout::ToStderr),
+        control: theirs_raw,
+        options: options_raw,
+        status: status_raw,
+        rlimits,
+    };
+    // SAFETY: `ChildSetup::run` runs in the forked child before exec and only makes
+    // async-signal-safe system calls; it allocates nothing.
     unsafe {
-        cmd.pre_exec(move || {
-            if libc_setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // Unjailed, the tool dies with the runtime (bwrap's --die-with-parent does
-            // this for a jail), even when the runtime is SIGKILLed.
-            if unjailed {
-                // prctl(PR_SET_PDEATHSIG) only sets this process's flag.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    // The runtime died before the flag was set.
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-            }
-            // Before the dup2s below, which may reuse the cgroup file's descriptor number.
-            if cgroup_raw >= 0 {
-                join_cgroup(cgroup_raw)?;
-            }
-            if memory_raw >= 0 {
-                join_cgroup(memory_raw)?;
-            }
-            if dup_stdout && libc_dup2(2, 1) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if theirs_raw == 3 {
-                // dup2(3, 3) would keep FD_CLOEXEC.
-                if libc_clear_cloexec(3) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if libc_dup2(theirs_raw, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if options_raw >= 0 {
-                if libc_dup2(options_raw, 4) < 0 || libc_dup2(status_raw, 5) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                jail_child(&rlimits)?;
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || setup.run());
     }
     let shown = jail
         .as_ref()
@@ -222,6 +188,73 @@ fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, SpawnError> {
         });
     }
     Ok(r)
+}
+
+/// What the forked child does before exec, with the raw descriptors it needs (`-1`: none).
+struct ChildSetup {
+    unjailed: bool,
+    /// The runtime's pid, to notice it died before `PR_SET_PDEATHSIG` was set.
+    parent: i32,
+    /// `cgroup.procs` of the pids and memory cgroups to join.
+    cgroup: i32,
+    memory: i32,
+    /// stdout goes to stderr.
+    dup_stdout: bool,
+    /// The tool's end of the control socket, for fd 3.
+    control: i32,
+    /// bwrap's options pipe (fd 4) and status pipe (fd 5): set for a jail only.
+    options: i32,
+    status: i32,
+    rlimits: Vec<(Resource, u64, u64)>,
+}
+
+impl ChildSetup {
+    /// A new session; unjailed, death with the runtime; the cgroups joined; fds 1, 3, 4 and
+    /// 5 in place; the jail's limits. Async-signal-safe system calls only (setsid, dup2,
+    /// fcntl, prctl, getppid, setrlimit, the `write` that joins a cgroup, close_range).
+    fn run(&self) -> std::io::Result<()> {
+        let os_error = std::io::Error::last_os_error;
+        if libc_setsid() < 0 {
+            return Err(os_error());
+        }
+        // Unjailed, the tool dies with the runtime (bwrap's --die-with-parent does this for
+        // a jail), even when the runtime is SIGKILLed.
+        if self.unjailed {
+            // SAFETY: prctl(PR_SET_PDEATHSIG) only sets this process's flag.
+            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } < 0 {
+                return Err(os_error());
+            }
+            // SAFETY: getppid has no preconditions.
+            if unsafe { libc::getppid() } != self.parent {
+                // The runtime died before the flag was set.
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+        }
+        // Before the dup2s below, which may reuse the cgroup file's descriptor number.
+        for procs in [self.cgroup, self.memory] {
+            if procs >= 0 {
+                join_cgroup(procs)?;
+            }
+        }
+        if self.dup_stdout && libc_dup2(2, 1) < 0 {
+            return Err(os_error());
+        }
+        if self.control == 3 {
+            // dup2(3, 3) would keep FD_CLOEXEC.
+            if libc_clear_cloexec(3) < 0 {
+                return Err(os_error());
+            }
+        } else if libc_dup2(self.control, 3) < 0 {
+            return Err(os_error());
+        }
+        if self.options >= 0 {
+            if libc_dup2(self.options, 4) < 0 || libc_dup2(self.status, 5) < 0 {
+                return Err(os_error());
+            }
+            jail_child(&self.rlimits)?;
+        }
+        Ok(())
+    }
 }
 
 /// A pipe for bwrap's `--json-status-fd`: the read end (non-blocking, read once bwrap has
