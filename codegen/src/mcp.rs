@@ -347,29 +347,7 @@ impl Snapshot {
         let Some(root) = v.as_object() else {
             return Err(vec![at("", "a snapshot is a JSON object".into()).hint(fix)]);
         };
-        match root.get("toolbindSnapshot") {
-            Some(n) if n.as_u64() == Some(FORMAT) => {}
-            Some(n) => {
-                return Err(vec![
-                    at(
-                        "/toolbindSnapshot",
-                        format!(
-                            "snapshot format {n} is not the one this toolbind reads ({FORMAT})"
-                        ),
-                    )
-                    .hint("use the toolbind that took it, or take it again with this one"),
-                ]);
-            }
-            None => {
-                return Err(vec![
-                    at(
-                        "",
-                        "not a toolbind snapshot: no `toolbindSnapshot` key".into(),
-                    )
-                    .hint(fix),
-                ]);
-            }
-        }
+        check_format(root, &at)?;
         let mut errors = Vec::new();
         let mut string = |pointer: &str, v: Option<&Value>, optional: bool| -> Option<String> {
             match v {
@@ -404,61 +382,8 @@ impl Snapshot {
         };
         let protocol_version =
             string("/protocolVersion", root.get("protocolVersion"), false).unwrap_or_default();
-        let mut tools = Vec::new();
         let mut warnings = Vec::new();
-        let mut pointers = Vec::new();
-        match root.get("tools") {
-            Some(Value::Array(items)) => {
-                let mut seen = BTreeSet::new();
-                for (i, item) in items.iter().enumerate() {
-                    let ptr = format!("/tools/{i}");
-                    let tool = match SnapshotTool::from_listed(item) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            errors.push(at(&ptr, e).hint(fix));
-                            continue;
-                        }
-                    };
-                    if !seen.insert(tool.name.clone()) {
-                        errors.push(
-                            at(
-                                &format!("{ptr}/name"),
-                                format!("a second tool named `{}`", tool.name),
-                            )
-                            .hint("a server's tool names are unique: take the snapshot again"),
-                        );
-                        continue;
-                    }
-                    let stored = |key: &str| {
-                        item.get("hashes")
-                            .and_then(|h| h.get(key))
-                            .and_then(Value::as_str)
-                    };
-                    for (key, now) in [("contract", &tool.contract), ("docs", &tool.docs)] {
-                        if stored(key) != Some(now.as_str()) {
-                            warnings.push(
-                                at(
-                                    &format!("{ptr}/hashes"),
-                                    format!(
-                                        "tool `{}`: the stored `{key}` hash does not match the tool (was the snapshot edited by hand?); read as the file holds it",
-                                        tool.name
-                                    ),
-                                )
-                                .warning()
-                                .hint(fix),
-                            );
-                        }
-                    }
-                    pointers.push((tool.name.clone(), ptr));
-                    tools.push(tool);
-                }
-            }
-            Some(v) => errors.push(at(
-                "/tools",
-                format!("`tools` is {}, not an array", json_kind(v)),
-            )),
-            None => errors.push(at("", "missing `tools`".into()).hint(fix)),
-        }
+        let (mut tools, pointers) = read_tools(root, &at, &mut errors, &mut warnings);
         if let Some(problem) = crate::model::path_component_problem(&name)
             && errors.is_empty()
         {
@@ -940,6 +865,102 @@ fn schema_diff(at: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
         }
     }
 }
+
+/// The snapshot's `toolbindSnapshot` format number is the one this toolbind reads.
+fn check_format(root: &Map<String, Value>, at: &At<'_>) -> Result<(), Vec<Diagnostic>> {
+    let fix = "take the snapshot again with `toolbind mcp snapshot`";
+    match root.get("toolbindSnapshot") {
+        Some(n) if n.as_u64() == Some(FORMAT) => {}
+        Some(n) => {
+            return Err(vec![
+                at(
+                    "/toolbindSnapshot",
+                    format!("snapshot format {n} is not the one this toolbind reads ({FORMAT})"),
+                )
+                .hint("use the toolbind that took it, or take it again with this one"),
+            ]);
+        }
+        None => {
+            return Err(vec![
+                at(
+                    "",
+                    "not a toolbind snapshot: no `toolbindSnapshot` key".into(),
+                )
+                .hint(fix),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+/// The snapshot's `tools`, each checked (a second one of a name is an error, a stored hash
+/// that does not match is a warning), with the JSON pointer each was read at.
+fn read_tools(
+    root: &Map<String, Value>,
+    at: &At<'_>,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) -> (Vec<SnapshotTool>, Vec<(String, String)>) {
+    let fix = "take the snapshot again with `toolbind mcp snapshot`";
+    let mut tools = Vec::new();
+    let mut pointers = Vec::new();
+    match root.get("tools") {
+        Some(Value::Array(items)) => {
+            let mut seen = BTreeSet::new();
+            for (i, item) in items.iter().enumerate() {
+                let ptr = format!("/tools/{i}");
+                let tool = match SnapshotTool::from_listed(item) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        errors.push(at(&ptr, e).hint(fix));
+                        continue;
+                    }
+                };
+                if !seen.insert(tool.name.clone()) {
+                    errors.push(
+                        at(
+                            &format!("{ptr}/name"),
+                            format!("a second tool named `{}`", tool.name),
+                        )
+                        .hint("a server's tool names are unique: take the snapshot again"),
+                    );
+                    continue;
+                }
+                let stored = |key: &str| {
+                    item.get("hashes")
+                        .and_then(|h| h.get(key))
+                        .and_then(Value::as_str)
+                };
+                for (key, now) in [("contract", &tool.contract), ("docs", &tool.docs)] {
+                    if stored(key) != Some(now.as_str()) {
+                        warnings.push(
+                            at(
+                                &format!("{ptr}/hashes"),
+                                format!(
+                                    "tool `{}`: the stored `{key}` hash does not match the tool (was the snapshot edited by hand?); read as the file holds it",
+                                    tool.name
+                                ),
+                            )
+                            .warning()
+                            .hint(fix),
+                        );
+                    }
+                }
+                pointers.push((tool.name.clone(), ptr));
+                tools.push(tool);
+            }
+        }
+        Some(v) => errors.push(at(
+            "/tools",
+            format!("`tools` is {}, not an array", json_kind(v)),
+        )),
+        None => errors.push(at("", "missing `tools`".into()).hint(fix)),
+    }
+    (tools, pointers)
+}
+
+/// Makes a diagnostic located at a JSON pointer of the snapshot file.
+type At<'a> = dyn Fn(&str, String) -> Diagnostic + 'a;
 
 #[cfg(test)]
 mod tests {
