@@ -328,30 +328,7 @@ impl Serialize for Prop<'_> {
             }
             m.serialize_entry("enum", &values)?;
         }
-        let mut desc = std::borrow::Cow::Borrowed(input.description.as_str());
-        if input.sensitive {
-            desc = format!("{} ({SENSITIVE_NOTE})", desc.trim_end()).into();
-        }
-        // Strict OpenAI drops the constraints (not every strict-mode model takes them):
-        // they are said in the description, and the runtime still enforces them.
-        if strict && let Some(c) = input.constraint_text() {
-            desc = join_note(&desc, &c).into();
-        }
-        if const_as_enum && !enum_const {
-            let c = input.constant.clone().unwrap_or_default();
-            desc = join_note(&desc, &format!("always {c}")).into();
-        }
-        if gemini && input.ty == InputType::Map {
-            desc = join_note(&desc, "an object whose keys are free").into();
-        }
-        // Strict OpenAI and Gemini take no `default`: say it in the description instead.
-        match (input.public_default(), self.dialect) {
-            (Some(d), Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict) => {
-                desc = format!("{desc} (default: {d}; send null for the default)").into();
-            }
-            (Some(d), Dialect::Gemini) => desc = format!("{desc} (default: {d})").into(),
-            _ => {}
-        }
+        let desc = self.description(const_as_enum, enum_const);
         if !desc.is_empty() {
             m.serialize_entry("description", &desc)?;
         }
@@ -403,6 +380,42 @@ impl Serialize for Prop<'_> {
             m.serialize_entry("default", d)?;
         }
         m.end()
+    }
+}
+
+impl Prop<'_> {
+    /// The property's description with what this dialect cannot say in the schema said in
+    /// words: sensitivity, strict mode's dropped constraints, a constant that is not an
+    /// enum, Gemini's free-keyed map, a default strict mode and Gemini do not take.
+    fn description(&self, const_as_enum: bool, enum_const: bool) -> std::borrow::Cow<'_, str> {
+        let input = self.input;
+        let strict = self.dialect.strict_params();
+        let gemini = self.dialect == Dialect::Gemini;
+        let mut desc = std::borrow::Cow::Borrowed(input.description.as_str());
+        if input.sensitive {
+            desc = format!("{} ({SENSITIVE_NOTE})", desc.trim_end()).into();
+        }
+        // Strict OpenAI drops the constraints (not every strict-mode model takes them):
+        // they are said in the description, and the runtime still enforces them.
+        if strict && let Some(c) = input.constraint_text() {
+            desc = join_note(&desc, &c).into();
+        }
+        if const_as_enum && !enum_const {
+            let c = input.constant.clone().unwrap_or_default();
+            desc = join_note(&desc, &format!("always {c}")).into();
+        }
+        if gemini && input.ty == InputType::Map {
+            desc = join_note(&desc, "an object whose keys are free").into();
+        }
+        // Strict OpenAI and Gemini take no `default`: say it in the description instead.
+        match (input.public_default(), self.dialect) {
+            (Some(d), Dialect::OpenAiStrict | Dialect::OpenAiResponsesStrict) => {
+                desc = format!("{desc} (default: {d}; send null for the default)").into();
+            }
+            (Some(d), Dialect::Gemini) => desc = format!("{desc} (default: {d})").into(),
+            _ => {}
+        }
+        desc
     }
 }
 
