@@ -308,57 +308,12 @@ fn call_fn(w: &mut W, tools: &[ToolSpec], private: &str) {
     w.close("}");
 }
 
+/// An MCP server's `ToolCall`: the enum, then its impl (names, parsing, calling,
+/// the arguments as the server takes them).
 fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
-    w.line("/// A model's call of one of the server's tools, parsed into its generated params.");
-    w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
-    if tools.is_empty() {
-        w.line("pub enum ToolCall {}");
-    } else {
-        w.open("pub enum ToolCall {");
-        for t in tools {
-            w.doc(&format!("A call of `{}`.", t.name));
-            let one = format!("{}({}::Params),", t.rust_type, t.rust_module);
-            if w.fits(&one) {
-                w.line(&one);
-            } else {
-                w.open(&format!("{}(", t.rust_type));
-                w.line(&format!("{}::Params,", t.rust_module));
-                w.close("),");
-            }
-        }
-        w.close("}");
-    }
+    mcp_tool_call_enum(w, tools);
     w.open("impl ToolCall {");
-    for (doc, konst, names) in [
-        (
-            "/// The names a model calls the tools by (provider-facing), in name order.",
-            "NAMES",
-            tools.iter().map(|t| lit(&t.name)).collect::<Vec<_>>(),
-        ),
-        (
-            "/// The names the server calls the tools by, in the same order as `NAMES`.",
-            "MCP_NAMES",
-            tools
-                .iter()
-                .map(|t| lit(&t.mcp.as_ref().expect("an MCP tool").name))
-                .collect(),
-        ),
-    ] {
-        w.line(doc);
-        let one = format!(
-            "pub const {konst}: &'static [&'static str] = &[{}];",
-            names.join(", ")
-        );
-        if w.fits(&one) {
-            w.line(&one);
-        } else {
-            w.open(&format!("pub const {konst}: &'static [&'static str] = &["));
-            for n in &names {
-                w.line(&format!("{n},"));
-            }
-            w.close("];");
-        }
-    }
+    mcp_name_consts(w, tools);
     w.line("/// Parses a model's call: the tool's provider-facing name and its JSON arguments");
     w.line("/// (`null` and `\"\"` count as no arguments).");
     w.open("pub fn from_call(");
@@ -415,6 +370,63 @@ fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     }
     w.close("}");
     w.close("}");
+}
+
+/// `enum ToolCall` of an MCP server's tools: one variant per tool, holding its params.
+fn mcp_tool_call_enum(w: &mut W, tools: &[ToolSpec]) {
+    w.line("/// A model's call of one of the server's tools, parsed into its generated params.");
+    w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
+    if tools.is_empty() {
+        w.line("pub enum ToolCall {}");
+    } else {
+        w.open("pub enum ToolCall {");
+        for t in tools {
+            w.doc(&format!("A call of `{}`.", t.name));
+            let one = format!("{}({}::Params),", t.rust_type, t.rust_module);
+            if w.fits(&one) {
+                w.line(&one);
+            } else {
+                w.open(&format!("{}(", t.rust_type));
+                w.line(&format!("{}::Params,", t.rust_module));
+                w.close("),");
+            }
+        }
+        w.close("}");
+    }
+}
+
+/// `NAMES` (provider-facing) and `MCP_NAMES` (the server's), in name order.
+fn mcp_name_consts(w: &mut W, tools: &[ToolSpec]) {
+    for (doc, konst, names) in [
+        (
+            "/// The names a model calls the tools by (provider-facing), in name order.",
+            "NAMES",
+            tools.iter().map(|t| lit(&t.name)).collect::<Vec<_>>(),
+        ),
+        (
+            "/// The names the server calls the tools by, in the same order as `NAMES`.",
+            "MCP_NAMES",
+            tools
+                .iter()
+                .map(|t| lit(&t.mcp.as_ref().expect("an MCP tool").name))
+                .collect(),
+        ),
+    ] {
+        w.line(doc);
+        let one = format!(
+            "pub const {konst}: &'static [&'static str] = &[{}];",
+            names.join(", ")
+        );
+        if w.fits(&one) {
+            w.line(&one);
+        } else {
+            w.open(&format!("pub const {konst}: &'static [&'static str] = &["));
+            for n in &names {
+                w.line(&format!("{n},"));
+            }
+            w.close("];");
+        }
+    }
 }
 
 /// One tool's module alone (no `ToolCall`, no `TOOLS`), with its own version check: what

@@ -47,6 +47,11 @@ pub(crate) struct Spawned {
 /// Spawns `program args` for `tool` in a new session (so a new process group whose id is
 /// the child's pid), with fd 3 connected to the returned socket. With a `jail`, the process
 /// is bwrap running the interpreter inside it (see `sandbox`).
+///
+/// Over 100 lines on purpose: every descriptor the child gets is made here, handed to
+/// [`ChildSetup`], and the parent's copy dropped right after the spawn; one function keeps
+/// each descriptor's whole life in view (a copy kept open would hold a pipe or the control
+/// socket open for as long as the tool runs).
 pub(crate) fn spawn(
     program: &str,
     args: &[&std::ffi::OsStr],
