@@ -239,7 +239,11 @@ impl<'a> Mapper<'a> {
         }
         let (ty, nullable) = match self.type_word(obj, ptr) {
             Ok(t) => t,
-            Err(untyped) => return untyped,
+            Err(nullable) => {
+                let mut untyped = any;
+                untyped.nullable = nullable;
+                return untyped;
+            }
         };
         if let Some(Value::Array(values)) = obj.get("enum") {
             return self.string_enum(values, nullable, ptr, path, type_base);
@@ -358,13 +362,13 @@ impl<'a> Mapper<'a> {
         any
     }
 
-    /// The `type` word and whether `null` is allowed too; `Err` with the untyped input for
-    /// a union of several types.
+    /// The `type` word and whether `null` is allowed too; for a union of several types,
+    /// `Err` with whether `null` is one of them (the input is then untyped).
     fn type_word(
         &mut self,
         obj: &'a Map<String, Value>,
         ptr: &str,
-    ) -> Result<(Option<&'a str>, bool), Input> {
+    ) -> Result<(Option<&'a str>, bool), bool> {
         Ok(match obj.get("type") {
             Some(Value::String(t)) => (Some(t.as_str()), false),
             Some(Value::Array(ts)) => {
@@ -375,15 +379,13 @@ impl<'a> Mapper<'a> {
                     (Some(rest[0]), nullable)
                 } else {
                     // A union of primitives (["boolean", "string"]): untyped, as it says.
-                    let mut input = Input::new("", InputType::Any);
-                    input.nullable = nullable;
                     if rest.iter().any(|t| matches!(*t, "object" | "array")) {
                         self.warn(
                             ptr,
                             format!("the type union {rest:?} does not map to a Rust type"),
                         );
                     }
-                    return Err(input);
+                    return Err(nullable);
                 }
             }
             _ => (None, false),
