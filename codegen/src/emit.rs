@@ -311,7 +311,11 @@ fn call_fn(w: &mut W, tools: &[ToolSpec], private: &str) {
 /// An MCP server's `ToolCall`: the enum, then its impl (names, parsing, calling,
 /// the arguments as the server takes them).
 fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
-    mcp_tool_call_enum(w, tools);
+    tool_call_enum(
+        w,
+        tools,
+        "/// A model's call of one of the server's tools, parsed into its generated params.",
+    );
     w.open("impl ToolCall {");
     mcp_name_consts(w, tools);
     w.line("/// Parses a model's call: the tool's provider-facing name and its JSON arguments");
@@ -372,9 +376,10 @@ fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.close("}");
 }
 
-/// `enum ToolCall` of an MCP server's tools: one variant per tool, holding its params.
-fn mcp_tool_call_enum(w: &mut W, tools: &[ToolSpec]) {
-    w.line("/// A model's call of one of the server's tools, parsed into its generated params.");
+/// `enum ToolCall` (documented by `doc`): one variant per tool, holding its params. The
+/// same enum for compiled tools and for an MCP server's.
+fn tool_call_enum(w: &mut W, tools: &[ToolSpec], doc: &str) {
+    w.line(doc);
     w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
     if tools.is_empty() {
         w.line("pub enum ToolCall {}");
@@ -1439,25 +1444,11 @@ fn from_call_arms(w: &mut W, tools: &[ToolSpec], helper: &str) {
 }
 
 fn tool_call(w: &mut W, tools: &[ToolSpec]) {
-    w.line("/// A model's tool call, parsed into the generated params of the tool it names.");
-    w.line("#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]");
-    if tools.is_empty() {
-        w.line("pub enum ToolCall {}");
-    } else {
-        w.open("pub enum ToolCall {");
-        for t in tools {
-            w.doc(&format!("A call of `{}`.", t.name));
-            let one = format!("{}({}::Params),", t.rust_type, t.rust_module);
-            if w.fits(&one) {
-                w.line(&one);
-            } else {
-                w.open(&format!("{}(", t.rust_type));
-                w.line(&format!("{}::Params,", t.rust_module));
-                w.close("),");
-            }
-        }
-        w.close("}");
-    }
+    tool_call_enum(
+        w,
+        tools,
+        "/// A model's tool call, parsed into the generated params of the tool it names.",
+    );
     w.open("impl ToolCall {");
     w.line("/// The names of all compiled tools, in folder order.");
     let names: Vec<String> = tools.iter().map(|t| lit(&t.name)).collect();
