@@ -657,6 +657,22 @@ async fn a_failed_jail_is_told_from_a_tool_that_prints_bwraps_words() {
     let r = call(&broken, &py, json!({})).await;
     assert_eq!(r.stop, StopReason::JailFailed, "{}", r.text_content());
 
+    // bwrap's option and status pipes stop at bwrap: a jailed tool can neither read the
+    // options nor write a status record of its own.
+    let fds = lab.tool(
+        "fds",
+        "bash",
+        "",
+        "for fd in 4 5; do if { true >&$fd; } 2>/dev/null || { true <&$fd; } 2>/dev/null; then echo \"fd$fd-open\"; else echo \"fd$fd-closed\"; fi; done\n",
+    );
+    let r = call(&lab.executor(lab.policy()), &fds, json!({})).await;
+    assert_eq!(
+        r.text_content(),
+        "fd4-closed\nfd5-closed",
+        "{}",
+        r.text_content()
+    );
+
     let liar = lab.tool(
         "liar",
         "bash",
