@@ -33,6 +33,9 @@ pub(super) fn probe(
     let interp = resolve(kind, program)?;
     let mut opts = base_options(policy, &interp, policy.network);
     push(&mut opts, ["--chdir", "/"]);
+    // Every jailed call passes `--json-status-fd` (bwrap 0.3.1 and later): an older bwrap
+    // fails here, once, with its own "Unknown option", not at every call.
+    push(&mut opts, ["--json-status-fd", "1"]);
     let mut cmd = std::process::Command::new(&bwrap);
     cmd.args(&opts)
         .arg("--")
