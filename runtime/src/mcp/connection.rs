@@ -703,14 +703,18 @@ impl Connection {
         )
     }
 
-    /// Lists the tools again after `notifications/tools/list_changed`.
+    /// Lists the tools again after `notifications/tools/list_changed`. A listing that
+    /// fails leaves the change marked, so the next call lists again.
     async fn relist(&self, live: &Live) {
         match list::pages(live.client.peer(), &self.list_limits(), "").await {
             Ok(listed) => self.install(live, listed),
-            Err(e) => eprintln!(
-                "toolbind: warning: MCP server `{}` said its tools changed, but listing them again failed ({e}): keeping the list it gave before",
-                self.name()
-            ),
+            Err(e) => {
+                self.shared.list_changed.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "toolbind: warning: MCP server `{}` said its tools changed, but listing them again failed ({e}): this call goes by the list it gave before, the next one lists again",
+                    self.name()
+                )
+            }
         }
     }
 
