@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 
 use super::blobs::Binary;
+use super::group::Group;
 use super::process::{self, Capture, Stdout};
 use super::protocol;
 use super::pump::{self, Pump};
@@ -37,25 +38,26 @@ use crate::executor::{LogSink, ProgressSink};
 use crate::result::{Content, StopReason, ToolResult};
 use toolbind_codegen::model::{BashOutput, ToolSpec};
 
-/// The script's process and what bounds it, ended as a cancelled call is when the call's
-/// future is dropped before the script was reaped (while `armed`): SIGTERM to its group,
-/// so its traps run, SIGKILL once the grace period is over, then the jail's or the
-/// tracking cgroup's members go. A drop cannot wait, so that runs in a task; the script
-/// stays unreaped until the kill, so its group id cannot be reused meanwhile. With no
-/// runtime left to run the task: SIGKILL at once.
+/// The script's process group and what bounds it, ended as a cancelled call is when the
+/// call's future is dropped before the script was reaped (while `armed`): SIGTERM to the
+/// script, so its traps run, SIGKILL once the grace period is over, then what is left of
+/// its group, the jail's or the tracking cgroup's members go. A drop cannot wait, so that
+/// runs in a task; with no runtime left to run the task: SIGKILL at once.
 struct GroupGuard {
-    pgid: i32,
+    group: Arc<Group>,
     armed: bool,
     grace: Duration,
-    child: Option<tokio::process::Child>,
     jail: Option<super::sandbox::Running>,
     tracker: Option<super::sandbox::Cgroup>,
 }
 
-/// Where SIGTERM must go to reach the script: in a jail, the process group it runs in
-/// there, not bwrap, whose death would SIGKILL everything at once and skip the traps.
-fn term_group(jail: &Option<super::sandbox::Running>, pgid: i32) -> i32 {
-    jail.as_ref().and_then(|j| j.tool_group()).unwrap_or(pgid)
+/// SIGTERM to the script: in a jail, to the process group it runs in there, not to bwrap,
+/// whose death would SIGKILL everything at once and skip the traps.
+fn terminate(group: &Group, jail: Option<&super::sandbox::Running>) {
+    match jail.and_then(|j| j.tool_group()) {
+        Some(inner) => group.signal_inner(inner, Signal::SIGTERM),
+        None => group.signal(Signal::SIGTERM),
+    };
 }
 
 impl Drop for GroupGuard {
@@ -63,33 +65,23 @@ impl Drop for GroupGuard {
         if !self.armed {
             return;
         }
-        let (pgid, term, grace) = (self.pgid, term_group(&self.jail, self.pgid), self.grace);
-        let (child, jail, tracker) = (self.child.take(), self.jail.take(), self.tracker.take());
+        let (group, grace) = (self.group.clone(), self.grace);
+        let (jail, tracker) = (self.jail.take(), self.tracker.take());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            process::signal_group(pgid, Signal::SIGKILL);
+            group.signal(Signal::SIGKILL);
             return;
         };
         runtime.spawn(async move {
-            let mut child = child;
-            let exited = async {
-                if let Some(c) = child.as_mut() {
-                    let _ = c.wait().await;
-                }
-            };
             // The same abort (SIGTERM, so its traps run) and kill as a cancelled call.
-            let exited_in_time = stop::end_abandoned(grace, exited, |step| match step {
-                Step::Abort(_) => process::signal_group(term, Signal::SIGTERM),
-                Step::Kill(_) => process::signal_group(pgid, Signal::SIGKILL),
+            stop::end_abandoned(grace, group.exited(), |step| match step {
+                Step::Abort(_) => terminate(&group, jail.as_ref()),
+                Step::Kill(_) => {
+                    group.signal(Signal::SIGKILL);
+                }
             })
-            .await
-            .is_some();
-            if exited_in_time {
-                // Background jobs the script left behind.
-                process::signal_group(pgid, Signal::SIGKILL);
-            }
-            if let Some(mut c) = child {
-                let _ = c.wait().await;
-            }
+            .await;
+            // Background jobs the script left behind go as it is reaped.
+            group.wait().await;
             drop((jail, tracker));
         });
     }
@@ -114,7 +106,7 @@ pub(crate) async fn run(
         Ok(started) => started,
         Err(result) => return result,
     };
-    let mut output = Output::capture(&mut spawned.child, tool, config, limits, log);
+    let mut output = Output::capture(&mut spawned, tool, config, limits, log);
     let updates = pump::Slot::new();
     let mut pump = Pump::new(progress, config.progress_interval);
     let progress_task = read_progress(
@@ -122,21 +114,12 @@ pub(crate) async fn run(
         updates.clone(),
         config.max_progress_line_bytes.max(1024),
         limits.text,
-        spawned.pgid,
+        guard.group.clone(),
     );
 
     let mut stopper = Stopper::new(timeout, config.grace);
-    let (status, killed) = wait_or_stop(
-        &mut guard,
-        spawned.child,
-        &mut stopper,
-        cancel,
-        &updates,
-        &mut pump,
-    )
-    .await;
-    // Background jobs the script left behind die with the call.
-    process::signal_group(spawned.pgid, Signal::SIGKILL);
+    // Background jobs the script left behind die with the call: reaping it ends its group.
+    let (status, killed) = wait_or_stop(&guard, &mut stopper, cancel, &updates, &mut pump).await;
     guard.armed = false;
     let too_long = output.drained(progress_task).await;
     // The latest update goes out before the result.
@@ -175,15 +158,14 @@ fn start(
         Err(e) => return Err(ToolResult::stopped(StopReason::Crashed, e.to_string())),
     };
     let guard = GroupGuard {
-        pgid: spawned.pgid,
+        group: spawned.group.clone(),
         armed: true,
         grace: config.grace,
-        child: None,
         jail: spawned.jail.take(),
         tracker: spawned.tracker.take(),
     };
     let input = serde_json::to_vec(&Value::Object(params.clone())).unwrap_or_default();
-    if let Some(mut stdin) = spawned.child.stdin.take() {
+    if let Some(mut stdin) = spawned.stdin.take() {
         tokio::spawn(async move {
             let _ = stdin.write_all(&input).await;
         });
@@ -205,7 +187,7 @@ struct Output {
 impl Output {
     /// Starts reading the script's stdout and stderr (each stderr line also goes to `log`).
     fn capture(
-        child: &mut tokio::process::Child,
+        spawned: &mut process::Spawned,
         tool: &ToolSpec,
         config: &ExecConfig,
         limits: Limits,
@@ -221,12 +203,12 @@ impl Output {
         };
         let out = Arc::new(Mutex::new(Capture::new(out_cap, 0)));
         let err = Arc::new(Mutex::new(Capture::new(limits.log / 2, limits.log / 2)));
-        let out_task = child
+        let out_task = spawned
             .stdout
             .take()
             .map(|s| tokio::spawn(process::drain(s, out.clone())));
         // One process per call: every stderr line is this call's.
-        let err_task = child.stderr.take().map(|s| match log {
+        let err_task = spawned.stderr.take().map(|s| match log {
             Some(log) => tokio::spawn(process::drain_lines(s, err.clone(), log.clone())),
             None => tokio::spawn(process::drain(s, err.clone())),
         });
@@ -264,7 +246,7 @@ fn read_progress(
     slot: Arc<pump::Slot>,
     max_line: usize,
     max_text: usize,
-    pgid: i32,
+    group: Arc<Group>,
 ) -> tokio::task::JoinHandle<Option<usize>> {
     tokio::spawn(async move {
         let mut read = BufReader::new(control);
@@ -277,7 +259,7 @@ fn read_progress(
                     line.clear();
                 }
                 Err(protocol::LineError::TooLong(max)) => {
-                    process::signal_group(pgid, Signal::SIGKILL);
+                    group.signal(Signal::SIGKILL);
                     return Some(max);
                 }
                 Ok(None) | Err(protocol::LineError::Io(_)) => return None,
@@ -287,35 +269,33 @@ fn read_progress(
 }
 
 /// Waits for the script to exit, handing its progress on meanwhile, and stops it when the
-/// call is cancelled or times out: SIGTERM to its group, SIGKILL once the grace period is
-/// over. Its exit status (when it could be waited for), and whether it had to be killed.
-/// The child goes into `guard`, which ends it as a cancelled call if this future is dropped.
+/// call is cancelled or times out: SIGTERM to the script, SIGKILL to its group once the
+/// grace period is over. Its exit status (when it could be had), and whether it had to be
+/// killed. Reaping it ends what is left of its group. Dropped before that, `guard` ends it
+/// as a cancelled call.
 async fn wait_or_stop(
-    guard: &mut GroupGuard,
-    child: tokio::process::Child,
+    guard: &GroupGuard,
     stopper: &mut Stopper,
     cancel: &CancelToken,
     updates: &pump::Slot,
     pump: &mut Pump<'_>,
 ) -> (Option<std::process::ExitStatus>, bool) {
-    let child = guard.child.insert(child);
+    let group = &guard.group;
     loop {
         let step = tokio::select! {
             biased;
             _ = updates.ready() => { pump.take_from(updates); None }
             _ = pump::until(pump.due()) => { pump.tick(); None }
-            status = child.wait() => return (status.ok(), false),
+            _ = group.exited() => return (group.wait().await, false),
             _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
             _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
         };
         match step {
-            // The abort signal of a bash tool: SIGTERM to its group, so its traps run.
-            Some(Step::Abort(_)) => {
-                process::signal_group(term_group(&guard.jail, guard.pgid), Signal::SIGTERM)
-            }
+            // The abort signal of a bash tool: SIGTERM, so its traps run.
+            Some(Step::Abort(_)) => terminate(group, guard.jail.as_ref()),
             Some(Step::Kill(_)) => {
-                process::signal_group(guard.pgid, Signal::SIGKILL);
-                return (child.wait().await.ok(), true);
+                group.signal(Signal::SIGKILL);
+                return (group.wait().await, true);
             }
             None => {}
         }

@@ -90,6 +90,7 @@ mod blobs;
 mod cache;
 mod config;
 mod error;
+pub(crate) mod group;
 mod launch;
 mod pool;
 mod prepare;

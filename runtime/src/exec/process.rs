@@ -8,14 +8,14 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
 use nix::sys::resource::{Resource, setrlimit};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::UnixStream;
-use tokio::process::{Child, Command};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::ExecConfig;
 use super::error::{SpawnError, SpawnStep};
+use super::group::Group;
 use super::sandbox::{Cgroup, Jail, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
@@ -33,8 +33,11 @@ pub(crate) enum Stdout {
 }
 
 pub(crate) struct Spawned {
-    pub child: Child,
-    pub pgid: i32,
+    /// The process and its group: the one way to signal or reap it.
+    pub group: Arc<Group>,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+    pub stderr: Option<ChildStderr>,
     /// The runtime's end of the fd 3 socket.
     pub control: UnixStream,
     /// The jail the process runs in, when it runs in one.
@@ -154,16 +157,19 @@ pub(crate) fn spawn(
     let shown = jail
         .as_ref()
         .map_or(program.to_owned(), |j| j.bwrap.display().to_string());
-    let child = cmd.spawn().map_err(failed(SpawnStep::Exec(shown)))?;
+    let mut child = cmd.spawn().map_err(failed(SpawnStep::Exec(shown)))?;
     drop(theirs);
     drop(options_fd);
     drop(status_write);
-    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    let jail = jail.map(|j| j.running(pgid, status_read));
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let group = Arc::new(Group::new(child));
+    let jail = jail.map(|j| j.running(group.id(), status_read));
     let control = UnixStream::from_std(ours).map_err(failed(SpawnStep::RegisterSocket))?;
     Ok(Spawned {
-        child,
-        pgid,
+        group,
+        stdin,
+        stdout,
+        stderr,
         control,
         jail,
         tracker,
@@ -369,13 +375,6 @@ pub(crate) fn environment(
     }
     out.push(("TOOL_DIR".into(), tool.dir.clone().into_os_string()));
     out
-}
-
-/// Sends `signal` to every process of the group. A group that is already gone is fine.
-pub(crate) fn signal_group(pgid: i32, signal: Signal) {
-    if pgid > 1 {
-        let _ = killpg(Pid::from_raw(pgid), signal);
-    }
 }
 
 /// "exited with code 3", "was killed by signal 9 (SIGKILL)".

@@ -18,6 +18,7 @@ use rmcp::model::PaginatedRequestParams;
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::ServerConfig;
+use crate::exec::group::Group;
 use toolbind_codegen::mcp::{ServerInfo, Snapshot, SnapshotTool};
 
 /// Bounds on one listing.
@@ -103,12 +104,12 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
             let mut child = cmd
                 .spawn()
                 .map_err(|e| ListError(format!("cannot start `{command}`: {e}")))?;
-            // The group dies with the listing, whichever way it ends: an `npx` server is
-            // npm's child, and killing npm alone would leave the server running.
-            let _group = child.id().map(Group);
             let stdin = child.stdin.take().expect("stdin is piped");
             let stdout = child.stdout.take().expect("stdout is piped");
             let stderr = child.stderr.take().expect("stderr is piped");
+            // The group dies with the listing, whichever way it ends: an `npx` server is
+            // npm's child, and killing npm alone would leave the server running.
+            let group = Group::new(child);
             let (tail, mut drain) = super::spawn::keep_tail(stderr);
             let over = Arc::new(Mutex::new(false));
             let stdout = Bounded {
@@ -119,8 +120,9 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
             let result = session((stdout, stdin), limits, &|_| None, "").await;
             // A server that went away says how: its exit status, when it has one by now.
             let exited = if result.is_err() {
-                match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-                    Ok(Ok(status)) => {
+                let _ = tokio::time::timeout(Duration::from_millis(500), group.exited()).await;
+                match group.status() {
+                    Some(Some(status)) => {
                         // What it wrote before it went: the rest of its stderr.
                         let _ = tokio::time::timeout(Duration::from_millis(500), &mut drain).await;
                         format!(" (the server exited: {status})")
@@ -142,7 +144,7 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
                 let what = format!("`{command}`");
                 ListError(with_stderr(&format!("{what}: {e}{exited}"), &tail))
             });
-            drop(_group);
+            drop(group);
             drain.abort();
             result
         }
@@ -558,20 +560,6 @@ pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         cur = c.source();
     }
     out
-}
-
-/// A process group, killed when dropped.
-struct Group(u32);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Ok(pid) = i32::try_from(self.0) {
-            // SAFETY: killpg only sends a signal; a group that is gone gives ESRCH.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
-    }
 }
 
 /// A reader that fails after `left` bytes, so that a server flooding stdout cannot make

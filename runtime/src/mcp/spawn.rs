@@ -11,15 +11,15 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 
 use nix::sys::signal::Signal;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{ChildStdin, ChildStdout};
 
 use super::McpServer;
-use crate::exec::process::{Stdout, describe_exit, signal_group, spawn};
+use crate::exec::group::Group;
+use crate::exec::process::{Stdout, describe_exit, spawn};
 use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
 use crate::exec::{ExecConfig, InterpError, JailError, ProbeError, StartError, Subject};
 use toolbind_codegen::model::ToolSpec;
@@ -41,9 +41,7 @@ pub(crate) struct Started {
 /// npm's child, and killing npm alone would leave the server running); a jailed server's
 /// cgroups go with it.
 pub(crate) struct ServerProcess {
-    child: Mutex<Option<Child>>,
-    pgid: i32,
-    exit: Mutex<Option<ExitStatus>>,
+    group: Arc<Group>,
     tail: Arc<Mutex<Vec<u8>>>,
     drain: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     _jail: Option<Running>,
@@ -52,49 +50,23 @@ pub(crate) struct ServerProcess {
 
 impl ServerProcess {
     /// How the process ended, once it has ("exited with code 1", "was killed by signal
-    /// 9 (SIGKILL)"); `None` while it runs.
+    /// 9 (SIGKILL)"); `None` while it runs. Its group is ended and it is reaped at once.
     pub(crate) fn exit(&self) -> Option<String> {
-        let mut exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
-        if exit.is_none() {
-            let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(c) = child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
-            {
-                *exit = Some(status);
-            }
-        }
-        exit.map(describe_exit)
+        self.group
+            .status()
+            .map(|s| s.map_or_else(|| "ended".to_owned(), describe_exit))
     }
 
     /// Waits up to `limit` for the process to end, then says how it did.
     pub(crate) async fn exit_within(&self, limit: std::time::Duration) -> Option<String> {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(e) = self.exit() {
-                return Some(e);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let _ = tokio::time::timeout(limit, self.group.exited()).await;
+        self.exit()
     }
 
-    /// Kills the whole group now. Only while its leader is unreaped (then its id cannot
-    /// have been reused); members that outlive the leader go with the jail's or the
-    /// tracking cgroup.
+    /// Kills the whole group now (the group's owner never signals a reaped one); members
+    /// that left it go with the jail's or the tracking cgroup.
     pub(crate) fn kill(&self) {
-        // The child stays locked from the check to the signal: no one reaps it between.
-        let mut exit = self.exit.lock().unwrap_or_else(|e| e.into_inner());
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-        if exit.is_some() {
-            return;
-        }
-        match child.as_mut().map(Child::try_wait) {
-            Some(Ok(Some(status))) => *exit = Some(status),
-            Some(Ok(None)) => signal_group(self.pgid, Signal::SIGKILL),
-            _ => {}
-        }
+        self.group.signal(Signal::SIGKILL);
     }
 
     /// The server's last stderr lines (at most 10, control characters removed), as a
@@ -432,17 +404,15 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     let mut spawned = spawn(command, &argv, &spec, &exec, true, Stdout::Piped, jail)?;
     // The server does not speak toolbind's harness protocol: its end of fd 3 is closed.
     drop(spawned.control);
-    let stdin = spawned.child.stdin.take().expect("stdin is piped");
-    let stdout = spawned.child.stdout.take().expect("stdout is piped");
-    let stderr = spawned.child.stderr.take().expect("stderr is piped");
+    let stdin = spawned.stdin.take().expect("stdin is piped");
+    let stdout = spawned.stdout.take().expect("stdout is piped");
+    let stderr = spawned.stderr.take().expect("stderr is piped");
     let (tail, drain) = keep_tail(stderr);
     Ok(Started {
         stdin,
         stdout,
         process: ServerProcess {
-            child: Mutex::new(Some(spawned.child)),
-            pgid: spawned.pgid,
-            exit: Mutex::new(None),
+            group: spawned.group,
             tail,
             drain: tokio::sync::Mutex::new(Some(drain)),
             _jail: spawned.jail,

@@ -14,6 +14,7 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 
 use super::error::{PrepareError, SpawnError};
+use super::group::Group;
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, Capabilities};
 use super::pump::{self, Pump};
@@ -90,8 +91,6 @@ struct State {
     pending: HashMap<u64, Pending>,
     /// Why the worker can serve no more calls.
     dead: Option<String>,
-    /// The reader owns the end of the process; nobody else signals its group after this.
-    exiting: bool,
     in_flight: usize,
     last_used: Option<Instant>,
     /// Sensitive values sent to this worker, redacted from every message it causes.
@@ -126,7 +125,7 @@ impl Shared {
 
 /// One harness process.
 pub(crate) struct Worker {
-    pgid: i32,
+    group: Arc<Group>,
     pub(crate) stamp: u64,
     /// When the stamp was last found current (the stamp walk is skipped for
     /// `source_check_interval` after).
@@ -166,7 +165,7 @@ impl Worker {
             state: Mutex::new(State::default()),
             stderr: Mutex::new(Capture::new(limits.log / 2, limits.log / 2)),
         });
-        let stderr = spawned.child.stderr.take();
+        let stderr = spawned.stderr.take();
         let stderr_shared = shared.clone();
         let stderr_task = tokio::spawn(async move {
             if let Some(err) = stderr {
@@ -180,8 +179,7 @@ impl Worker {
         let (greeted_tx, greeted) = watch::channel(None);
         let ctx = ReaderCtx {
             shared: shared.clone(),
-            child: spawned.child,
-            pgid: spawned.pgid,
+            group: spawned.group.clone(),
             stderr_task,
             limits,
             label: launch.label,
@@ -195,7 +193,7 @@ impl Worker {
         };
         tokio::spawn(reader(read, ctx));
         Ok(Arc::new(Worker {
-            pgid: spawned.pgid,
+            group: spawned.group,
             stamp: launch.stamp,
             stamp_checked: Mutex::new(Some(Instant::now())),
             lines,
@@ -226,15 +224,12 @@ impl Worker {
     /// Kills the whole process group because one call would not stop: no new call is sent
     /// to this worker, and the others in flight on it learn why they failed.
     fn kill_for(&self, reason: String) {
-        kill_group_for(&self.shared, self.pgid, reason);
+        kill_group_for(&self.shared, &self.group, reason);
     }
 
     /// Kills the whole process group now.
     pub(crate) fn kill(&self) {
-        let st = self.lock();
-        if !st.exiting {
-            process::signal_group(self.pgid, Signal::SIGKILL);
-        }
+        self.group.signal(Signal::SIGKILL);
     }
 
     /// Waits (at most `limit`) until the process has been reaped.
@@ -450,22 +445,13 @@ impl Worker {
     ) -> Result<Value, PrepareError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(2);
-        {
-            let mut st = self.lock();
-            if let Some(reason) = &st.dead {
-                return Err(PrepareError::Died(reason.clone()));
-            }
-            st.pending.insert(
-                id,
-                Pending {
-                    done: tx,
-                    progress: pump::Slot::new(),
-                    log: None,
-                    tool_call_id: String::new(),
-                },
-            );
-            st.in_flight += 1;
-        }
+        let pending = Pending {
+            done: tx,
+            progress: pump::Slot::new(),
+            log: None,
+            tool_call_id: String::new(),
+        };
+        self.enlist(id, pending, &[]).map_err(PrepareError::Died)?;
         let mut guard = CallGuard {
             worker: self,
             id,
@@ -521,10 +507,10 @@ impl Drop for CallGuard<'_> {
             return;
         };
         st.abandoned.insert(self.id);
-        let (shared, lines, pgid, id, grace) = (
+        let (shared, lines, group, id, grace) = (
             self.worker.shared.clone(),
             self.worker.lines.clone(),
-            self.worker.pgid,
+            self.worker.group.clone(),
             self.id,
             self.grace,
         );
@@ -546,7 +532,7 @@ impl Drop for CallGuard<'_> {
                     if still_running {
                         kill_group_for(
                             &shared,
-                            pgid,
+                            &group,
                             format!(
                                 "the tool's worker process was restarted: a call its caller stopped waiting for ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker",
                                 secs(grace)
@@ -560,16 +546,14 @@ impl Drop for CallGuard<'_> {
 }
 
 /// Marks the worker dead with `reason` (what its other calls are told) and kills its
-/// process group, unless the reader is already reaping it.
-fn kill_group_for(shared: &Shared, pgid: i32, reason: String) {
+/// process group, unless it has been reaped already.
+fn kill_group_for(shared: &Shared, group: &Group, reason: String) {
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     st.killed_because = Some(reason.clone());
     if st.dead.is_none() {
         st.dead = Some(reason);
     }
-    if !st.exiting {
-        process::signal_group(pgid, Signal::SIGKILL);
-    }
+    group.signal(Signal::SIGKILL);
 }
 
 /// Keeps the worker's stderr for error messages, and hands each line to the log sink of

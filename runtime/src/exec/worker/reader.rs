@@ -11,12 +11,12 @@ use nix::sys::signal::Signal;
 use serde_json::Value;
 use tokio::io::BufReader;
 use tokio::net::unix::OwnedReadHalf;
-use tokio::process::Child;
 use tokio::sync::watch;
 
 use super::{Event, Shared};
 use crate::exec::Limits;
 use crate::exec::blobs::{Binary, Blobs};
+use crate::exec::group::Group;
 use crate::exec::process;
 use crate::exec::protocol::{self, Capabilities, Cut, FromHarness, LineError};
 use crate::exec::sandbox::{Cgroup, Running};
@@ -24,8 +24,7 @@ use crate::result::{StopReason, ToolResult};
 
 pub(super) struct ReaderCtx {
     pub(super) shared: Arc<Shared>,
-    pub(super) child: Child,
-    pub(super) pgid: i32,
+    pub(super) group: Arc<Group>,
     pub(super) stderr_task: tokio::task::JoinHandle<()>,
     pub(super) limits: Limits,
     pub(super) label: &'static str,
@@ -56,9 +55,8 @@ struct Reading {
     broken: Option<String>,
     /// The first message must be the hello (or a fatal): nothing else is read before it.
     greeted: bool,
-    /// The harness's exit status, once its exit was noticed (`Some(None)`: it could not be
-    /// waited for).
-    status: Option<Option<ExitStatus>>,
+    /// The harness has exited (its group is left unreaped until [`reap`]).
+    exited: bool,
     /// The binary pieces each call in flight has sent ahead of its result.
     blobs: HashMap<u64, (String, Blobs)>,
 }
@@ -71,7 +69,7 @@ pub(super) async fn reader(read: OwnedReadHalf, mut ctx: ReaderCtx) {
     let mut reading = Reading::default();
     read_messages(&mut read, &mut line, &mut ctx, &mut reading).await;
     let broken = reading.broken.take();
-    let status = reap(&mut ctx, broken.is_some(), reading.status).await;
+    let status = reap(&mut ctx, broken.is_some(), reading.exited).await;
     let (reason, why, named) = death(&ctx, reading.fatal.take(), broken, status);
     fail_pending(&ctx.shared, reason, named, why).await;
     let _ = ctx.closed.send(true);
@@ -92,8 +90,8 @@ async fn read_messages(
     loop {
         let next = tokio::select! {
             r = protocol::read_line(read, line, ctx.limits.line) => r,
-            s = ctx.child.wait(), if reading.status.is_none() => {
-                reading.status = Some(s.ok());
+            _ = ctx.group.exited(), if !reading.exited => {
+                reading.exited = true;
                 drain_until = Some(tokio::time::Instant::now() + Duration::from_millis(500));
                 continue;
             }
@@ -349,39 +347,20 @@ async fn deliver(shared: &Shared, id: u64, event: Event) {
     }
 }
 
-/// Takes over the end of the process once reading is over (nobody else signals its group
-/// after this) and reaps it: its exit status, when it could be had.
-async fn reap(
-    ctx: &mut ReaderCtx,
-    broken: bool,
-    status: Option<Option<ExitStatus>>,
-) -> Option<ExitStatus> {
-    ctx.shared
-        .state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .exiting = true;
-    if broken {
-        process::signal_group(ctx.pgid, Signal::SIGKILL);
+/// Ends the process once reading is over and reaps it: its exit status, when it could be
+/// had. A harness that broke the protocol is killed at once; one that has not exited is
+/// given a moment to exit on its own, to report its real status. Reaping kills what is left
+/// of its group (grandchildren included: nothing of a dead worker survives it).
+async fn reap(ctx: &mut ReaderCtx, broken: bool, exited: bool) -> Option<ExitStatus> {
+    let ends_by_itself = !broken
+        && (exited
+            || tokio::time::timeout(Duration::from_millis(500), ctx.group.exited())
+                .await
+                .is_ok());
+    if !ends_by_itself {
+        ctx.group.signal(Signal::SIGKILL);
     }
-    // Let a process that is exiting on its own report its real status before the group is
-    // killed (grandchildren included: nothing of a dead worker survives it).
-    let status = match status {
-        Some(s) => {
-            process::signal_group(ctx.pgid, Signal::SIGKILL);
-            s
-        }
-        None => match tokio::time::timeout(Duration::from_millis(500), ctx.child.wait()).await {
-            Ok(s) => {
-                process::signal_group(ctx.pgid, Signal::SIGKILL);
-                s.ok()
-            }
-            Err(_) => {
-                process::signal_group(ctx.pgid, Signal::SIGKILL);
-                ctx.child.wait().await.ok()
-            }
-        },
-    };
+    let status = ctx.group.wait().await;
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
     drop(ctx.tracker.take());
     status
