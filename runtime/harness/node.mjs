@@ -5,7 +5,7 @@
 // socket); runtime/src/exec/protocol.rs describes every message:
 //   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<exports prepareArguments>}}
 //          (or a fatal, when the module cannot load)
-//   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+//   in:  {"type":"call","id","toolCallId","params","trace"?} | {"type":"abort","id"}
 //        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
 //   out: {"type":"update","id","content","cut"?} | {"type":"result","id","result","cut"?}
@@ -13,6 +13,9 @@
 //        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
 //          sent ahead of the result that names it {"ref": n}; the first gives its length)
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
+// A call's W3C trace context (when the runtime exports traces) is what
+// `globalThis.toolbindTrace.carrier()` returns while that call's code runs (its async
+// context, as for exceptions): {traceparent, tracestate?}, or {} otherwise.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { writeSync } from "node:fs";
 import { Socket } from "node:net";
@@ -161,10 +164,20 @@ function updateMsg(id, partial) {
 // context, which timers, promises and event handlers it starts inherit.
 const owner = new AsyncLocalStorage();
 
+// Each call in flight's trace context, for `toolbindTrace.carrier()`.
+const traces = new Map();
+globalThis.toolbindTrace = Object.freeze({
+  carrier() {
+    const t = traces.get(owner.getStore());
+    return t ? { ...t } : {};
+  },
+});
+
 // Sends a call's one final message, unless it already has one (an exception charged to a
 // call in flight ends it; its `execute` may still settle later).
 function finish(id, msg) {
   if (!calls.delete(id)) return;
+  traces.delete(id);
   // The latest update still goes out, before the result.
   if (unsent.has(id)) send(updateMsg(id, unsent.get(id)));
   unsent.delete(id);
@@ -208,6 +221,12 @@ function update(id, partial) {
 async function run(msg) {
   const controller = new AbortController();
   calls.set(msg.id, controller);
+  const trace = msg.trace;
+  if (trace && typeof trace.traceparent === "string") {
+    traces.set(msg.id, typeof trace.tracestate === "string"
+      ? { traceparent: trace.traceparent, tracestate: trace.tracestate }
+      : { traceparent: trace.traceparent });
+  }
   const onUpdate = (partial) => update(msg.id, partial);
   try {
     const result = await owner.run(msg.id, () =>

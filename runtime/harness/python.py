@@ -4,7 +4,7 @@
 # socket); runtime/src/exec/protocol.rs describes every message:
 #   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<defines prepare_arguments>}}
 #          (or a fatal, when the module cannot load)
-#   in:  {"type":"call","id","toolCallId","params"} | {"type":"abort","id"}
+#   in:  {"type":"call","id","toolCallId","params","trace"?} | {"type":"abort","id"}
 #        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 #          {"type":"prepared","id","args"} or an error)
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
@@ -17,6 +17,12 @@
 # blocks until it is (or the timeout passes) and `await signal.wait_async()` awaits it.
 # Returning a str is shorthand for one text block. An exception becomes an error result
 # with its message; the traceback goes to stderr.
+#
+# A call's W3C trace context (when the runtime exports traces) is what
+# `toolbind_trace.carrier()` returns while that call's code runs: a dict with `traceparent`
+# (and `tracestate`), empty otherwise; OpenTelemetry's
+# `TraceContextTextMapPropagator().extract(toolbind_trace.carrier())` continues the trace.
+import contextvars
 import inspect
 import json
 import os
@@ -214,6 +220,22 @@ def _load():
     return fn
 
 
+# The call the running code belongs to (set around `execute`; coroutines and the tasks
+# they create inherit it), and each call in flight's trace context.
+_current_call = contextvars.ContextVar("toolbind_call", default=None)
+_traces = {}
+
+
+def _carrier():
+    """The W3C trace context of the call this code runs for: {"traceparent", "tracestate"?},
+    or {} when the runtime exports no traces (or outside a call)."""
+    return dict(_traces.get(_current_call.get()) or {})
+
+
+_trace_module = types.ModuleType("toolbind_trace")
+_trace_module.carrier = _carrier
+sys.modules.setdefault("toolbind_trace", _trace_module)
+
 _module = None
 _execute = _load()
 _is_async = inspect.iscoroutinefunction(inspect.unwrap(_execute)) or inspect.iscoroutinefunction(
@@ -310,6 +332,7 @@ def _pieces(call_id, value):
 
 
 def _finish(call_id, value=None, exc=None):
+    _traces.pop(call_id, None)
     if exc is None:
         if call_id not in _calls:
             return
@@ -333,6 +356,7 @@ def _await(call_id, awaitable):
     import asyncio
 
     async def wrap():
+        _current_call.set(call_id)
         return await awaitable
 
     fut = asyncio.run_coroutine_threadsafe(wrap(), _event_loop())
@@ -358,20 +382,30 @@ def _start(msg):
             _send(_capped("update", call_id, partial))
 
     args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
+    trace = msg.get("trace")
+    if isinstance(trace, dict):
+        _traces[call_id] = {k: v for k, v in trace.items()
+                            if k in ("traceparent", "tracestate") and isinstance(v, str)}
     if _is_async:
+        token = _current_call.set(call_id)
         try:
             coro = _execute(*args)
         except BaseException as e:  # noqa: BLE001
             _finish(call_id, exc=e)
             return
+        finally:
+            _current_call.reset(token)
         _await(call_id, coro)
     else:
         def run():
+            token = _current_call.set(call_id)
             try:
                 value = _execute(*args)
             except BaseException as e:  # noqa: BLE001
                 _finish(call_id, exc=e)
                 return
+            finally:
+                _current_call.reset(token)
             if inspect.isawaitable(value):
                 # A decorated or partial `execute`, or an object with `async def __call__`:
                 # what it returned still has to run on the event loop.

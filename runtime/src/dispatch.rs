@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tracing::Instrument;
+
 use serde_json::Value;
 use toolbind_codegen::suggest;
 
@@ -19,6 +21,7 @@ use crate::loader::Registry;
 use crate::output::{OutputCheck, OutputError, OutputViolation, Typed};
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
+use crate::telemetry::CallSpan;
 use crate::truncate::{TruncateOptions, truncate_head};
 
 /// Settings of a [`Runtime`].
@@ -27,6 +30,7 @@ pub struct RuntimeConfig {
     pub(crate) default_timeout: Duration,
     pub(crate) truncation: TruncateOptions,
     pub(crate) spill_dir: Option<PathBuf>,
+    pub(crate) record_content: bool,
 }
 
 impl RuntimeConfig {
@@ -57,6 +61,21 @@ impl RuntimeConfig {
         self
     }
 
+    /// Records each call's arguments and result on its span (`gen_ai.tool.call.arguments`,
+    /// `gen_ai.tool.call.result`; see [`telemetry`](crate::telemetry)), after redaction: a
+    /// sensitive input's value never appears, binary content appears as its type, MIME
+    /// type and size. Default off, or on when
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`.
+    pub fn record_content(mut self, on: bool) -> Self {
+        self.record_content = on;
+        self
+    }
+
+    /// See [`record_content`](Self::record_content).
+    pub fn get_record_content(&self) -> bool {
+        self.record_content
+    }
+
     /// See [`default_timeout`](Self::default_timeout).
     pub fn get_default_timeout(&self) -> Duration {
         self.default_timeout
@@ -79,6 +98,7 @@ impl Default for RuntimeConfig {
             default_timeout: crate::exec::DEFAULT_TIMEOUT,
             truncation: TruncateOptions::default(),
             spill_dir: None,
+            record_content: crate::telemetry::content_from_env(),
         }
     }
 }
@@ -274,6 +294,12 @@ impl RuntimeBuilder {
     /// Sets [`RuntimeConfig::truncation`].
     pub fn truncation(mut self, limits: TruncateOptions) -> Self {
         self.config = self.config.truncation(limits);
+        self
+    }
+
+    /// Sets [`RuntimeConfig::record_content`].
+    pub fn record_content(mut self, on: bool) -> Self {
+        self.config = self.config.record_content(on);
         self
     }
 
@@ -577,16 +603,47 @@ impl Runtime {
     /// ([`call_typed`](Self::call_typed)) and [`check`](Self::check) do not run it: their
     /// params are already in the tool's current shape.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        let args = match self.prepare(name, args, &opts).await {
-            Ok(a) => a,
-            Err(result) => return result,
-        };
-        self.call_prepared(name, args, opts).await
+        self.in_call_span(name, opts, |opts| async move {
+            let args = match self.prepare(name, args, &opts).await {
+                Ok(a) => a,
+                Err(result) => return result,
+            };
+            self.call_prepared(name, args, opts).await
+        })
+        .await
+    }
+
+    /// Runs `run` in the span of a call of tool `name` (see [`telemetry`](crate::telemetry)),
+    /// the call's id settled first.
+    async fn in_call_span<'a, F>(
+        &'a self,
+        name: &str,
+        opts: CallOptions,
+        run: impl FnOnce(CallOptions) -> F,
+    ) -> ToolResult
+    where
+        F: Future<Output = ToolResult> + 'a,
+    {
+        let opts = self.with_call_id(opts);
+        let span = CallSpan::open(name, self.registry.get(name), &opts.tool_call_id);
+        let result = run(opts).instrument(span.span().clone()).await;
+        span.end(&result, self.config.record_content);
+        result
+    }
+
+    /// `opts` with the call's id: the caller's, else one made up (`call_<n>`).
+    fn with_call_id(&self, mut opts: CallOptions) -> CallOptions {
+        if opts.tool_call_id.is_empty() {
+            opts.tool_call_id = format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed));
+        }
+        opts
     }
 
     /// [`call`](Self::call) after `prepareArguments`: validate and run.
     async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        match self.check(name, args) {
+        let checked = tracing::info_span!(target: "toolbind", "validate_arguments")
+            .in_scope(|| self.check(name, args));
+        match checked {
             Ok(valid) => {
                 let tool = valid.tool();
                 self.execute(tool, valid.into_params(), opts).await
@@ -640,15 +697,14 @@ impl Runtime {
             );
         }
         let timeout = self.timeout_of(tool, &opts);
-        let tool_call_id = if opts.tool_call_id.is_empty() {
-            format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed))
-        } else {
-            opts.tool_call_id
-        };
+        let tool_call_id = opts.tool_call_id;
         // The one choke point for secrets: everything that leaves the call (progress, result
         // text, details, error text, and so spill files and whatever the CLI, MCP or a
         // provider adapter makes of them) passes through this redactor.
         let redactor = Redactor::new(&secret::secrets_of(tool.spec(), &params));
+        if self.config.record_content {
+            crate::telemetry::record_arguments(tool, &params);
+        }
         let progress = match opts.progress {
             Some(sink) if !redactor.is_empty() => {
                 let r = redactor.clone();
@@ -672,6 +728,7 @@ impl Runtime {
             .timeout(timeout);
         call.progress = progress;
         call.log = log;
+        call.trace = crate::telemetry::current();
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(tool, &tool_call_id, &mut result);
@@ -763,7 +820,20 @@ impl Runtime {
         self.call_compiled(Compiled::of::<T>(), params, opts)
     }
 
+    /// The typed path's one span around its call (not generic: see `call_typed`).
     async fn call_compiled(
+        &self,
+        tool: Compiled,
+        params: Result<Value, serde_json::Error>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        self.in_call_span(tool.name, opts, |opts| {
+            self.call_compiled_untraced(tool, params, opts)
+        })
+        .await
+    }
+
+    async fn call_compiled_untraced(
         &self,
         tool: Compiled,
         params: Result<Value, serde_json::Error>,
@@ -825,6 +895,21 @@ impl Runtime {
 
     #[cfg(feature = "mcp")]
     async fn call_mcp_compiled(
+        &self,
+        name: &'static str,
+        mcp_name: &'static str,
+        contract: &'static str,
+        params: Result<Value, serde_json::Error>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        self.in_call_span(name, opts, |opts| {
+            self.call_mcp_untraced(name, mcp_name, contract, params, opts)
+        })
+        .await
+    }
+
+    #[cfg(feature = "mcp")]
+    async fn call_mcp_untraced(
         &self,
         name: &'static str,
         mcp_name: &'static str,

@@ -46,6 +46,10 @@ pub struct ExecCall<'a> {
     /// call's, else the tool's, else its default). The executor enforces it as given:
     /// abort, then kill after the grace period.
     pub timeout: Duration,
+    /// The call's W3C trace context, when its span is exported (feature `otel`): handed
+    /// to the tool (a bash tool's `TRACEPARENT`/`TRACESTATE`, node and python tools'
+    /// `carrier()`) and to an MCP server (`_meta.traceparent`).
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 /// A call's timeout when nobody set one: 120 s.
@@ -67,6 +71,7 @@ impl<'a> ExecCall<'a> {
             progress: None,
             log: None,
             timeout: tool.timeout().unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT),
+            trace: None,
         }
     }
 
@@ -97,6 +102,12 @@ impl<'a> ExecCall<'a> {
     /// Sets the call's timeout (capped at [`MAX_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.min(MAX_TIMEOUT);
+        self
+    }
+
+    /// Sets the call's trace context (see [`ExecCall::trace`]).
+    pub fn trace(mut self, context: crate::telemetry::TraceContext) -> Self {
+        self.trace = Some(context);
         self
     }
 }

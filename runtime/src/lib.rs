@@ -54,6 +54,7 @@ pub mod secret;
 pub mod spill;
 #[path = "sync.rs"]
 pub mod syncing;
+pub mod telemetry;
 pub mod tool;
 pub mod truncate;
 

@@ -34,8 +34,9 @@ use super::sandbox::Jail;
 use super::stop::{self, Ending, Step, Stopper};
 use super::{ExecConfig, Limits};
 use crate::cancel::CancelToken;
-use crate::executor::{LogSink, ProgressSink};
+use crate::executor::{ExecCall, LogSink};
 use crate::result::{Content, StopReason, ToolResult};
+use crate::telemetry::TraceContext;
 use toolbind_codegen::model::{BashOutput, ToolSpec};
 
 /// The script's process group and what bounds it, ended as a cancelled call is when the
@@ -87,22 +88,21 @@ impl Drop for GroupGuard {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Runs `call` as one `bash` process within `timeout` (resolved by the executor).
 pub(crate) async fn run(
-    tool: &ToolSpec,
+    call: &ExecCall<'_>,
     entry: &std::path::Path,
     config: &ExecConfig,
-    tool_call_id: &str,
-    params: &Map<String, Value>,
-    cancel: &CancelToken,
     timeout: Duration,
-    progress: Option<&ProgressSink>,
-    log: Option<&LogSink>,
     secrets: &[String],
     jail: Option<Jail>,
 ) -> ToolResult {
+    let tool = call.tool.spec();
+    let (tool_call_id, cancel) = (call.tool_call_id, &call.cancel);
+    let (progress, log) = (call.progress.as_ref(), call.log.as_ref());
     let limits = Limits::from(config);
-    let (mut spawned, mut guard) = match start(tool, entry, config, params, jail) {
+    let started = start(tool, entry, config, &call.params, call.trace.as_ref(), jail);
+    let (mut spawned, mut guard) = match started {
         Ok(started) => started,
         Err(result) => return result,
     };
@@ -143,15 +143,27 @@ fn start(
     entry: &std::path::Path,
     config: &ExecConfig,
     params: &Map<String, Value>,
+    trace: Option<&TraceContext>,
     jail: Option<Jail>,
 ) -> Result<(process::Spawned, GroupGuard), ToolResult> {
+    // A one-process call's trace context is its environment's (W3C's names for it).
+    let trace_env: Vec<(&str, &str)> = trace
+        .map(|t| {
+            std::iter::once(("TRACEPARENT", t.traceparent.as_str()))
+                .chain(t.tracestate.as_deref().map(|s| ("TRACESTATE", s)))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut spawned = match process::spawn(
         &config.bash,
         &[entry.as_os_str()],
         tool,
         config,
-        true,
-        Stdout::Piped,
+        process::Io {
+            stdin: true,
+            stdout: Stdout::Piped,
+            env: &trace_env,
+        },
         jail,
     ) {
         Ok(s) => s,

@@ -281,20 +281,8 @@ impl SubprocessExecutor {
                 Ok(j) => j,
                 Err(e) => return start_failed(e),
             };
-            return bash::run(
-                tool,
-                &entry,
-                config,
-                call.tool_call_id,
-                &call.params,
-                &call.cancel,
-                timeout,
-                call.progress.as_ref(),
-                call.log.as_ref(),
-                &secrets,
-                jail,
-            )
-            .await;
+            crate::telemetry::note_process("bash", jail.is_some());
+            return bash::run(call, &entry, config, timeout, &secrets, jail).await;
         }
         let idempotent = tool.annotations.idempotent == Some(true);
         let mut retried = false;
@@ -303,6 +291,7 @@ impl SubprocessExecutor {
                 .then(|| self.inner.pool.take_spare(&entry))
                 .flatten();
             let worker = if let Some(w) = spare {
+                crate::telemetry::note_process("oneshot_spare", w.jailed());
                 w
             } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
@@ -314,7 +303,10 @@ impl SubprocessExecutor {
                     Err(e) => return start_failed(e),
                 };
                 match Worker::spawn(&launch, tool, config, jail) {
-                    Ok(w) => w,
+                    Ok(w) => {
+                        crate::telemetry::note_process("oneshot_started", w.jailed());
+                        w
+                    }
                     Err(e) => return start_failed(e.into()),
                 }
             } else {
@@ -323,18 +315,7 @@ impl SubprocessExecutor {
                     Err(e) => return start_failed(e),
                 }
             };
-            let end = worker
-                .call(
-                    call.tool_call_id,
-                    &call.params,
-                    &call.cancel,
-                    timeout,
-                    config.grace,
-                    call.progress.as_ref(),
-                    call.log.as_ref(),
-                    &secrets,
-                )
-                .await;
+            let end = worker.call(call, timeout, config.grace, &secrets).await;
             if mode == WorkerMode::OneShot {
                 worker.kill();
             }
@@ -361,6 +342,7 @@ impl SubprocessExecutor {
         // Stamping stats the tool's source files: at most once per `source_check_interval`
         // (a second) per worker, so a busy worker's calls do not each pay for it.
         if let Some(w) = pool.checked_within(&key, self.inner.config.source_check_interval) {
+            crate::telemetry::note_process("warm_reused", w.jailed());
             return Ok(w);
         }
         if !entry.is_file() {
@@ -368,6 +350,7 @@ impl SubprocessExecutor {
         }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = pool.current(&key, stamp) {
+            crate::telemetry::note_process("warm_reused", w.jailed());
             return Ok(w);
         }
         let launch = self.launch(tool, entry).await?;
@@ -375,9 +358,12 @@ impl SubprocessExecutor {
         if let Some(j) = &mut jail {
             j.warm = true;
         }
-        pool.current_or_start(key, stamp, || {
+        let worker = pool.current_or_start(key, stamp, || {
             Worker::spawn(&launch, tool, &self.inner.config, jail).map_err(StartError::from)
-        })
+        })?;
+        // Started here, or by a call that got there first.
+        crate::telemetry::note_process("warm", worker.jailed());
+        Ok(worker)
     }
 }
 

@@ -32,6 +32,14 @@ pub(crate) enum Stdout {
     Piped,
 }
 
+/// What the child's stdin and stdout connect to, and the variables its one call adds to
+/// the scrubbed environment (a trace context).
+pub(crate) struct Io<'a> {
+    pub stdin: bool,
+    pub stdout: Stdout,
+    pub env: &'a [(&'a str, &'a str)],
+}
+
 pub(crate) struct Spawned {
     /// The process and its group: the one way to signal or reap it.
     pub group: Arc<Group>,
@@ -60,10 +68,14 @@ pub(crate) fn spawn(
     args: &[&std::ffi::OsStr],
     tool: &ToolSpec,
     config: &ExecConfig,
-    stdin: bool,
-    stdout: Stdout,
+    io: Io<'_>,
     jail: Option<Jail>,
 ) -> Result<Spawned, SpawnError> {
+    let Io {
+        stdin,
+        stdout,
+        env: extra,
+    } = io;
     let failed = |step: SpawnStep| move |source: std::io::Error| SpawnError { step, source };
     let (ours, theirs) =
         std::os::unix::net::UnixStream::pair().map_err(failed(SpawnStep::ControlSocket))?;
@@ -73,6 +85,10 @@ pub(crate) fn spawn(
     let theirs_raw = theirs.as_raw_fd();
 
     let mut env = environment(tool, config);
+    for (k, v) in extra {
+        env.retain(|(n, _)| n != k);
+        env.push(((*k).to_owned(), (*v).into()));
+    }
     let mut cmd = match &jail {
         None => {
             let mut cmd = Command::new(program);

@@ -235,13 +235,25 @@ pub(crate) fn prepare_line(id: u64, args: &Value) -> Vec<u8> {
 }
 
 /// The `call` line for one call.
-pub(crate) fn call_line(id: u64, tool_call_id: &str, params: &Map<String, Value>) -> Vec<u8> {
-    let msg = serde_json::json!({
+pub(crate) fn call_line(
+    id: u64,
+    tool_call_id: &str,
+    params: &Map<String, Value>,
+    trace: Option<&crate::telemetry::TraceContext>,
+) -> Vec<u8> {
+    let mut msg = serde_json::json!({
         "type": "call",
         "id": id,
         "toolCallId": tool_call_id,
         "params": params,
     });
+    // The call's W3C trace context, for the harness to hand the tool (`carrier()`).
+    if let Some(t) = trace {
+        msg["trace"] = serde_json::json!({"traceparent": t.traceparent});
+        if let Some(state) = &t.tracestate {
+            msg["trace"]["tracestate"] = Value::String(state.clone());
+        }
+    }
     let mut line = serde_json::to_vec(&msg).unwrap_or_default();
     line.push(b'\n');
     line

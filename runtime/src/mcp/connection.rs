@@ -26,6 +26,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
@@ -764,6 +765,27 @@ impl Connection {
         contract: &str,
         call: ExecCall<'_>,
     ) -> ToolResult {
+        let transport = match self.server.config {
+            ServerConfig::Stdio { .. } => "pipe",
+            ServerConfig::Http { .. } => "tcp",
+        };
+        let protocol = self.protocol_version().unwrap_or_default();
+        let span = crate::telemetry::mcp_client_span(mcp_name, &protocol, transport);
+        let started = std::time::Instant::now();
+        let result = self
+            .call_untraced(mcp_name, contract, call)
+            .instrument(span.clone())
+            .await;
+        crate::telemetry::mcp_client_ended(&span, mcp_name, &result, started);
+        result
+    }
+
+    async fn call_untraced(
+        self: &Arc<Self>,
+        mcp_name: &str,
+        contract: &str,
+        call: ExecCall<'_>,
+    ) -> ToolResult {
         let deadline = Instant::now() + call.timeout;
         let name = call.tool.name().to_owned();
         let cancel = call.cancel.clone();
@@ -796,8 +818,12 @@ impl Connection {
                 Ok(a) => a,
                 Err(r) => return r,
             };
+            let span = tracing::Span::current();
+            span.record("mcp.protocol.version", live.protocol.as_str());
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
+                crate::telemetry::with_trace_context(
+                    CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
+                ),
             ));
             let peer = live.client.peer().clone();
             let sent = peer
@@ -814,6 +840,7 @@ impl Connection {
                         }
                     });
                     let id = handle.id.clone();
+                    span.record("jsonrpc.request.id", id.to_string().as_str());
                     match until(&cancel, deadline, handle.await_response()).await {
                         Ok(Ok(response)) => return self.answered(&name, response),
                         Ok(Err(rmcp::ServiceError::McpError(e))) => {

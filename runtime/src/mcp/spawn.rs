@@ -19,7 +19,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 
 use super::McpServer;
 use crate::exec::group::Group;
-use crate::exec::process::{Stdout, describe_exit, spawn};
+use crate::exec::process::{Io, Stdout, describe_exit, spawn};
 use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
 use crate::exec::{ExecConfig, InterpError, JailError, ProbeError, StartError, Subject};
 use toolbind_codegen::model::ToolSpec;
@@ -401,7 +401,12 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         _ => args.iter().map(OsString::from).collect(),
     };
     let argv: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
-    let mut spawned = spawn(command, &argv, &spec, &exec, true, Stdout::Piped, jail)?;
+    let io = Io {
+        stdin: true,
+        stdout: Stdout::Piped,
+        env: &[],
+    };
+    let mut spawned = spawn(command, &argv, &spec, &exec, io, jail)?;
     // The server does not speak toolbind's harness protocol: its end of fd 3 is closed.
     drop(spawned.control);
     let stdin = spawned.stdin.take().expect("stdin is piped");

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
@@ -21,8 +21,7 @@ use super::pump::{self, Pump};
 use super::sandbox::{Jail, Running};
 use super::stop::{self, Ending, Step, Stopper, secs};
 use super::{ExecConfig, Limits};
-use crate::cancel::CancelToken;
-use crate::executor::{LogSink, ProgressSink};
+use crate::executor::{ExecCall, LogSink};
 use crate::result::{StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
@@ -155,8 +154,11 @@ impl Worker {
             &args,
             tool,
             config,
-            false,
-            Stdout::ToStderr,
+            process::Io {
+                stdin: false,
+                stdout: Stdout::ToStderr,
+                env: &[],
+            },
             jail,
         )?;
         let jail = spawned.jail.take().map(Arc::new);
@@ -206,6 +208,11 @@ impl Worker {
         }))
     }
 
+    /// Whether the worker runs in a jail.
+    pub(crate) fn jailed(&self) -> bool {
+        self.jail.is_some()
+    }
+
     /// Whether the worker can take calls.
     pub(crate) fn is_alive(&self) -> bool {
         self.lock().dead.is_none()
@@ -238,19 +245,17 @@ impl Worker {
         let _ = tokio::time::timeout(limit, closed.wait_for(|c| *c)).await;
     }
 
-    /// Runs one call on this worker.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs one call on this worker: `call` within `timeout` (resolved by the executor), an
+    /// abort that is not honoured within `grace` killing the worker.
     pub(crate) async fn call(
         &self,
-        tool_call_id: &str,
-        params: &Map<String, Value>,
-        cancel: &CancelToken,
+        call: &ExecCall<'_>,
         timeout: Duration,
         grace: Duration,
-        progress: Option<&ProgressSink>,
-        log: Option<&LogSink>,
         secrets: &[String],
     ) -> CallEnd {
+        let (tool_call_id, cancel) = (call.tool_call_id, &call.cancel);
+        let (progress, log) = (call.progress.as_ref(), call.log.as_ref());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = mpsc::channel(4);
         let updates = pump::Slot::new();
@@ -274,9 +279,12 @@ impl Worker {
             finished: false,
             grace,
         };
-        let _ = self
-            .lines
-            .send(protocol::call_line(id, tool_call_id, params));
+        let _ = self.lines.send(protocol::call_line(
+            id,
+            tool_call_id,
+            &call.params,
+            call.trace.as_ref(),
+        ));
 
         let mut stopper = Stopper::new(timeout, grace);
         loop {

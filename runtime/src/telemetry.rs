@@ -1,0 +1,321 @@
+//! Every tool call traced, by the OpenTelemetry GenAI and MCP semantic conventions.
+//!
+//! The runtime opens one [`tracing`] span per call, `execute_tool` (its OpenTelemetry name
+//! `execute_tool {gen_ai.tool.name}`, kind INTERNAL), with `gen_ai.operation.name`,
+//! `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` (`function` for a
+//! tools-folder tool, `extension` for an MCP server's) and `gen_ai.tool.description`;
+//! `error.type` is the call's [`StopReason::kind`] when it did not complete. A call to an
+//! MCP server's tool has a child span `tools/call {tool}` (kind CLIENT) with
+//! `mcp.method.name`, `jsonrpc.request.id`, `mcp.protocol.version` and `network.transport`
+//! (`pipe` for stdio, `tcp` for HTTP). Inside rig's own `execute_tool` span for the same
+//! call (the rig adapter), toolbind opens none of its own: its fields go to rig's span
+//! where rig declared them. toolbind's own span also says how the tool's process was had
+//! (`toolbind.process`: `bash`, `oneshot_spare`, `oneshot_started`, `warm_reused`,
+//! `warm`) and whether it ran in the jail (`toolbind.sandbox`), and has a child span
+//! `validate_arguments` for the checks of a model's arguments.
+//!
+//! The arguments and the result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`)
+//! are recorded only when asked ([`RuntimeBuilder::record_content`](crate::runtime::RuntimeBuilder::record_content),
+//! or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`), and then after the
+//! call's redactor: a sensitive input's value never appears, and binary content is
+//! recorded as `{type, mimeType, size}`, never its bytes.
+//!
+//! Without a subscriber these spans cost a branch each. With feature `otel`,
+//! [`init`](crate::telemetry::init) exports them, and the duration metrics, over OTLP.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::result::{Content, StopReason, ToolResult};
+use crate::tool::ToolInfo;
+
+#[cfg(feature = "otel")]
+mod otel;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use otel::{FLUSH_LIMIT, Guard, InitError, init, layer};
+
+/// The span name every call's span has, toolbind's and rig's alike.
+const EXECUTE_TOOL: &str = "execute_tool";
+
+/// Whether `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` asks for arguments and
+/// results on the spans (the variable the GenAI instrumentations share).
+pub(crate) fn content_from_env() -> bool {
+    std::env::var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+        .is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// One call's span and when it started.
+pub(crate) struct CallSpan {
+    span: Span,
+    started: Instant,
+    tool: String,
+}
+
+impl CallSpan {
+    /// The span of a call of tool `name` (`tool`: the loaded tool, when there is one) with
+    /// id `call_id`: rig's own `execute_tool` span when the call runs inside one, else a
+    /// new one.
+    pub(crate) fn open(name: &str, tool: Option<&ToolInfo>, call_id: &str) -> CallSpan {
+        let current = Span::current();
+        let span = if current
+            .metadata()
+            .is_some_and(|m| m.name() == EXECUTE_TOOL && m.target() != "toolbind")
+        {
+            // rig's span for this call: add what it declared and lacks.
+            if let Some(t) = tool {
+                current.record("gen_ai.tool.type", tool_type(t));
+                current.record("gen_ai.tool.description", t.spec().description.as_str());
+            }
+            current
+        } else {
+            tracing::info_span!(
+                target: "toolbind",
+                "execute_tool",
+                otel.name = %format_args!("execute_tool {name}"),
+                otel.kind = "internal",
+                otel.status_code = Empty,
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = name,
+                gen_ai.tool.call.id = call_id,
+                gen_ai.tool.type = tool.map(tool_type),
+                gen_ai.tool.description = tool.map(|t| t.spec().description.as_str()),
+                gen_ai.tool.call.arguments = Empty,
+                gen_ai.tool.call.result = Empty,
+                error.type = Empty,
+                toolbind.process = Empty,
+                toolbind.sandbox = Empty,
+            )
+        };
+        CallSpan {
+            span,
+            started: Instant::now(),
+            tool: name.to_owned(),
+        }
+    }
+
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// Records how the call ended (and, with `content`, its result) and its duration.
+    pub(crate) fn end(self, result: &ToolResult, content: bool) {
+        let failed = result.is_error || result.stop != StopReason::Completed;
+        if failed {
+            self.span.record("error.type", result.stop.kind());
+            self.span.record("otel.status_code", "ERROR");
+        }
+        if content {
+            self.span
+                .record("gen_ai.tool.call.result", result_json(result).as_str());
+        }
+        #[cfg(feature = "otel")]
+        otel::record_tool_duration(
+            &self.tool,
+            self.started.elapsed(),
+            failed.then(|| result.stop.kind()),
+        );
+        #[cfg(not(feature = "otel"))]
+        let _ = (&self.tool, self.started);
+    }
+}
+
+/// Records on the current call span how its process was had (`bash`: one per call;
+/// `oneshot_spare` / `oneshot_started`; `warm_reused`, or `warm`: a worker just started
+/// for it or by a call that got there first) and whether it runs in the jail.
+pub(crate) fn note_process(how: &'static str, jailed: bool) {
+    let span = Span::current();
+    span.record("toolbind.process", how);
+    span.record("toolbind.sandbox", if jailed { "jailed" } else { "off" });
+}
+
+/// Records a call's validated arguments on the current call span, its sensitive inputs'
+/// values replaced.
+pub(crate) fn record_arguments(tool: &ToolInfo, params: &Map<String, Value>) {
+    let mut shown = params.clone();
+    for input in tool.spec().inputs.iter().filter(|i| i.sensitive) {
+        if let Some(v) = shown.get_mut(&input.name) {
+            *v = Value::String("[REDACTED]".into());
+        }
+    }
+    let text = Value::Object(shown).to_string();
+    Span::current().record("gen_ai.tool.call.arguments", text.as_str());
+}
+
+fn tool_type(tool: &ToolInfo) -> &'static str {
+    #[cfg(feature = "mcp")]
+    if tool.spec().mcp.is_some() {
+        return "extension";
+    }
+    let _ = tool;
+    "function"
+}
+
+/// The result as JSON for a span: its text blocks as they are (already redacted), each
+/// binary block as `{type, mimeType, size}` only.
+fn result_json(result: &ToolResult) -> String {
+    // base64: 3 bytes per 4 characters.
+    let size = |b64: &str| b64.trim_end_matches('=').len() * 3 / 4;
+    let blocks: Vec<Value> = result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Image { data, mime_type } => {
+                serde_json::json!({"type": "image", "mimeType": mime_type, "size": size(data)})
+            }
+            Content::Audio { data, mime_type } => {
+                serde_json::json!({"type": "audio", "mimeType": mime_type, "size": size(data)})
+            }
+            Content::Resource { resource } => match &resource.contents {
+                crate::result::ResourceContents::Blob { blob } => serde_json::json!({
+                    "type": "resource", "uri": resource.uri,
+                    "mimeType": resource.mime_type, "size": size(blob),
+                }),
+                _ => serde_json::to_value(c).unwrap_or(Value::Null),
+            },
+            // Text and links carry no bytes of their own.
+            _ => serde_json::to_value(c).unwrap_or(Value::Null),
+        })
+        .collect();
+    let mut out = serde_json::json!({"content": blocks, "isError": result.is_error});
+    if let Some(d) = &result.details {
+        out["details"] = d.clone();
+    }
+    out.to_string()
+}
+
+/// The span of one `tools/call` request to an MCP server (kind CLIENT), a child of the
+/// call's span; its request id is recorded once sent.
+#[cfg(feature = "mcp")]
+pub(crate) fn mcp_client_span(tool: &str, protocol: &str, transport: &str) -> Span {
+    mcp_span("client", tool, None, protocol, transport)
+}
+
+fn mcp_span(
+    kind: &'static str,
+    tool: &str,
+    request_id: Option<&str>,
+    protocol: &str,
+    transport: &str,
+) -> Span {
+    tracing::info_span!(
+        target: "toolbind",
+        "tools/call",
+        otel.name = %format_args!("tools/call {tool}"),
+        otel.kind = kind,
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        gen_ai.tool.name = tool,
+        gen_ai.operation.name = "execute_tool",
+        jsonrpc.request.id = request_id,
+        mcp.protocol.version = protocol,
+        network.transport = transport,
+        error.type = Empty,
+    )
+}
+
+/// Records how an MCP `tools/call` ended on its span, and its duration.
+#[cfg(feature = "mcp")]
+pub(crate) fn mcp_client_ended(span: &Span, tool: &str, result: &ToolResult, started: Instant) {
+    mcp_ended("mcp.client.operation.duration", span, tool, result, started);
+}
+
+fn mcp_ended(metric: &'static str, span: &Span, tool: &str, result: &ToolResult, started: Instant) {
+    let failed = result.is_error || result.stop != StopReason::Completed;
+    if failed {
+        span.record("error.type", result.stop.kind());
+        span.record("otel.status_code", "ERROR");
+    }
+    #[cfg(feature = "otel")]
+    otel::record_mcp_duration(
+        metric,
+        tool,
+        started.elapsed(),
+        failed.then(|| result.stop.kind()),
+    );
+    #[cfg(not(feature = "otel"))]
+    let _ = (metric, tool, started);
+}
+
+/// The span of one `tools/call` request `toolbind serve` answers (kind SERVER): the
+/// CLI's, here so that the names stay in one place.
+#[doc(hidden)]
+pub fn mcp_server_span(tool: &str, request_id: &str, protocol: &str, transport: &str) -> Span {
+    mcp_span("server", tool, Some(request_id), protocol, transport)
+}
+
+/// Records how a served `tools/call` ended on its span, and its duration.
+#[doc(hidden)]
+pub fn mcp_server_ended(span: &Span, tool: &str, result: &ToolResult, started: Instant) {
+    mcp_ended("mcp.server.operation.duration", span, tool, result, started);
+}
+
+/// A W3C trace context: where a call's span sits in its trace, for what the call starts
+/// (a tool process, an MCP request) to continue it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `traceparent`: `00-<trace id>-<span id>-<flags>`.
+    pub traceparent: String,
+    /// `tracestate`, when the trace carries one.
+    pub tracestate: Option<String>,
+}
+
+/// The trace context of the current span, when spans are exported (feature `otel`, with
+/// an OpenTelemetry layer in the subscriber); `None` otherwise.
+pub fn current() -> Option<TraceContext> {
+    #[cfg(feature = "otel")]
+    return otel::current();
+    #[cfg(not(feature = "otel"))]
+    None
+}
+
+/// Makes `span` continue the trace of `context` (a `traceparent` and `tracestate` an MCP
+/// request or an HTTP request carried). Without feature `otel`, or with a malformed
+/// `traceparent`, nothing changes.
+pub fn continue_trace(span: &Span, context: &TraceContext) {
+    #[cfg(feature = "otel")]
+    otel::set_parent(span, context);
+    #[cfg(not(feature = "otel"))]
+    let _ = (span, context);
+}
+
+/// `params` with the current trace context in its `_meta` (`traceparent`, `tracestate`).
+#[cfg(feature = "mcp")]
+pub(crate) fn with_trace_context(
+    mut params: rmcp::model::CallToolRequestParams,
+) -> rmcp::model::CallToolRequestParams {
+    use rmcp::model::RequestParamsMeta;
+    if let Some(tc) = current() {
+        params.set_traceparent(&tc.traceparent);
+        if let Some(state) = &tc.tracestate {
+            params.set_tracestate(state);
+        }
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_blocks_are_recorded_by_type_mime_and_size_only() {
+        let r = ToolResult::new(vec![
+            Content::text("hi"),
+            Content::Image {
+                data: "aGVsbG8gd29ybGQ=".into(),
+                mime_type: "image/png".into(),
+            },
+        ]);
+        let json: Value = serde_json::from_str(&result_json(&r)).unwrap();
+        assert_eq!(json["content"][0]["text"], "hi");
+        assert_eq!(
+            json["content"][1],
+            serde_json::json!({"type": "image", "mimeType": "image/png", "size": 11})
+        );
+        assert!(!result_json(&r).contains("aGVsbG8"));
+    }
+}
