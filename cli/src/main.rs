@@ -23,6 +23,12 @@ use args::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     check::set_color(cli.color);
+    // Dropped after the command: what is left of its spans goes out then (1 s at most).
+    #[cfg(feature = "otel")]
+    let _telemetry = match cli.command {
+        Command::Call(_) | Command::Serve(_) => telemetry(),
+        _ => None,
+    };
     let outcome = match cli.command {
         Command::Check(a) => check::run(&a),
         Command::Gen(a) => emit::rust(&a),
@@ -43,5 +49,29 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code.into(),
         Err(e) => e.report(),
+    }
+}
+
+/// With feature `otel`: export every call's spans and duration metrics, when an OTLP
+/// endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`);
+/// without one the CLI sends nothing (no collector to wait for at exit).
+#[cfg(feature = "otel")]
+fn telemetry() -> Option<toolbind::telemetry::Guard> {
+    let configured = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    ]
+    .iter()
+    .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
+    if !configured {
+        return None;
+    }
+    match toolbind::telemetry::init() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("toolbind: warning: no OpenTelemetry export: {e}");
+            None
+        }
     }
 }

@@ -24,6 +24,7 @@ use toolbind::output::OutputCheck;
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult};
 use toolbind_codegen::ToolSpec;
 use toolbind_codegen::schema::{self, Dialect};
+use tracing::Instrument;
 
 use crate::args::ServeArgs;
 use crate::tools;
@@ -771,7 +772,7 @@ impl ServerHandler for Server {
             let result = runtime.check(&name, Value::Null).err().unwrap_or_default();
             return Err(McpError::invalid_params(result.text_content(), None));
         }
-        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let args = request.arguments.clone().map_or(Value::Null, Value::Object);
         let cancel = CancelToken::new();
         let opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
@@ -788,10 +789,18 @@ impl ServerHandler for Server {
                 .is_some_and(|v| !v.has_initialize()),
         };
         let opts = self.forward_log(&name, request_level, &context, opts);
+        // rmcp hands the request's `_meta` over in the context.
+        let meta = match &request.meta {
+            Some(m) if context.meta.get_traceparent().is_none() => m,
+            _ => &context.meta,
+        };
+        let span = request_span(&name, meta, &context);
         let started = Instant::now();
         let (result, stopped) = self
             .run_call(runtime, &name, args, opts, cancel, &context)
+            .instrument(span.clone())
             .await;
+        toolbind::telemetry::mcp_server_ended(&span, &name, &result, started);
         if let Some(mut f) = forwarder {
             // The sink was dropped with the call: the task ends once it has sent the rest.
             // Not for long: a client that stopped reading, or a session that is closing
@@ -963,4 +972,48 @@ fn to_mcp(r: ToolResult, spill_dir: &Path) -> CallToolResult {
         out.meta = Some(MetaObject(meta));
     }
     out
+}
+
+/// The span of a `tools/call` request, continuing the client's trace: the request's
+/// `_meta.traceparent` (2026-07-28, SEP-414), else the HTTP request's `traceparent` header.
+fn request_span(
+    tool: &str,
+    meta: &rmcp::model::RequestMetaObject,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
+    let http = context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .map(|p| &p.headers);
+    let protocol = context
+        .protocol_version()
+        .map(|v| v.as_str().to_owned())
+        .unwrap_or_default();
+    let span = toolbind::telemetry::mcp_server_span(
+        tool,
+        &context.id.to_string(),
+        &protocol,
+        if http.is_some() { "tcp" } else { "pipe" },
+    );
+    let header = |name: &str| {
+        http.and_then(|h| h.get(name))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let from_meta = meta
+        .get_traceparent()
+        .map(|t| toolbind::telemetry::TraceContext {
+            traceparent: t.to_owned(),
+            tracestate: meta.get_tracestate().map(str::to_owned),
+        });
+    let from_header = || {
+        Some(toolbind::telemetry::TraceContext {
+            traceparent: header("traceparent")?,
+            tracestate: header("tracestate"),
+        })
+    };
+    if let Some(tc) = from_meta.or_else(from_header) {
+        toolbind::telemetry::continue_trace(&span, &tc);
+    }
+    span
 }
