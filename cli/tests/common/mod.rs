@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test crate uses a different subset
 
+pub mod otlp;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
