@@ -196,13 +196,6 @@ async fn a_call_is_traced_from_the_mcp_request_to_the_tools_own_span() {
                     _ => &["bash"],
                 };
                 assert!(expected.contains(&process), "{call}");
-                // The validation of the model's arguments is its child.
-                assert!(
-                    named(&spans, "validate_arguments")
-                        .iter()
-                        .any(|v| v["parent_span_id"] == call["span_id"]),
-                    "no validate_arguments under {call}"
-                );
                 // Content is not recorded unless asked.
                 assert!(attr(call, "gen_ai.tool.call.arguments").is_null());
                 // The tool's own span is the call's child (python), or the script got the

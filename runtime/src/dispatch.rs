@@ -641,7 +641,8 @@ impl Runtime {
 
     /// [`call`](Self::call) after `prepareArguments`: validate and run.
     async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        let checked = tracing::info_span!(target: "toolbind", "validate_arguments")
+        // DEBUG: a span per call costs more than the checks it times (BENCHMARKS.md).
+        let checked = tracing::debug_span!(target: "toolbind", "validate_arguments")
             .in_scope(|| self.check(name, args));
         match checked {
             Ok(valid) => {

@@ -11,8 +11,10 @@
 //! call (the rig adapter), toolbind opens none of its own: its fields go to rig's span
 //! where rig declared them. toolbind's own span also says how the tool's process was had
 //! (`toolbind.process`: `bash`, `oneshot_spare`, `oneshot_started`, `warm_reused`,
-//! `warm`) and whether it ran in the jail (`toolbind.sandbox`), and has a child span
-//! `validate_arguments` for the checks of a model's arguments.
+//! `warm`) and whether it ran in the jail (`toolbind.sandbox`). The checks of a model's
+//! arguments are a child span `validate_arguments` at DEBUG level, for a subscriber of
+//! your own ([`init`](crate::telemetry::init) exports INFO: a span per call costs more
+//! than the checks it would time).
 //!
 //! The arguments and the result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`)
 //! are recorded only when asked ([`RuntimeBuilder::record_content`](crate::runtime::RuntimeBuilder::record_content),

@@ -186,24 +186,40 @@ where
     let targets = tracing_subscriber::filter::Targets::new()
         .with_target("toolbind", tracing::Level::INFO)
         .with_target("rig_agent", tracing::Level::INFO);
-    let layer = tracing_subscriber::Layer::with_filter(
-        tracing_opentelemetry::layer().with_tracer(tracer.tracer("toolbind")),
-        targets,
-    );
+    // Per-call cost (BENCHMARKS.md): no source location, thread, level or target
+    // attributes, no busy/idle timing on every poll, no OpenTelemetry context activated on
+    // every enter (`current` reads the span's own).
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(tracer.tracer("toolbind"))
+        .with_location(false)
+        .with_threads(false)
+        .with_level(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
+        .with_context_activation(false);
+    let layer = tracing_subscriber::Layer::with_filter(otel, targets);
     Ok((Guard { tracer, meter }, layer))
 }
 
 /// The current span's trace context, when it is sampled into an OpenTelemetry trace.
 pub(super) fn current() -> Option<TraceContext> {
     let cx = Span::current().context();
-    if !cx.span().span_context().is_valid() {
+    let span = cx.span();
+    let sc = span.span_context();
+    if !sc.is_valid() {
         return None;
     }
-    let mut carrier = HashMap::new();
-    TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+    // W3C trace context version 00, written directly (the propagator's carrier map costs
+    // allocations on every call).
+    let state = sc.trace_state().header();
     Some(TraceContext {
-        traceparent: carrier.remove("traceparent")?,
-        tracestate: carrier.remove("tracestate").filter(|s| !s.is_empty()),
+        traceparent: format!(
+            "00-{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        ),
+        tracestate: (!state.is_empty()).then_some(state),
     })
 }
 
