@@ -24,11 +24,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     check::set_color(cli.color);
     // Dropped after the command: what is left of its spans goes out then (1 s at most).
-    #[cfg(feature = "otel")]
-    let _telemetry = match cli.command {
-        Command::Call(_) | Command::Serve(_) => telemetry(),
-        _ => None,
-    };
+    let _telemetry = subscriber(matches!(cli.command, Command::Call(_) | Command::Serve(_)));
     let outcome = match cli.command {
         Command::Check(a) => check::run(&a),
         Command::Gen(a) => emit::rust(&a),
@@ -52,26 +48,44 @@ fn main() -> ExitCode {
     }
 }
 
-/// With feature `otel`: export every call's spans and duration metrics, when an OTLP
-/// endpoint is configured (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`);
-/// without one the CLI sends nothing (no collector to wait for at exit).
+/// The global `tracing` subscriber: the runtime's warnings and notes on stderr as the
+/// lines they always were, filtered by `RUST_LOG` (`toolbind::telemetry::stderr_layer`);
+/// with feature `otel`, for `call` and `serve` (`exports`), every call's spans and
+/// duration metrics exported when an OTLP endpoint is configured
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT` or a per-signal one; without one there is no collector
+/// to wait for at exit). The guard, while export runs.
+fn subscriber(exports: bool) -> Option<Telemetry> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let registry = tracing_subscriber::registry().with(toolbind::telemetry::stderr_layer());
+    #[cfg(feature = "otel")]
+    if exports && otlp_configured() {
+        match toolbind::telemetry::layer() {
+            Ok(Some((guard, layer))) => {
+                let _ = registry.with(layer).try_init();
+                return Some(guard);
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("toolbind: warning: no OpenTelemetry export: {e}"),
+        }
+    }
+    let _ = exports;
+    let _ = registry.try_init();
+    None
+}
+
 #[cfg(feature = "otel")]
-fn telemetry() -> Option<toolbind::telemetry::Guard> {
-    let configured = [
+type Telemetry = toolbind::telemetry::Guard;
+#[cfg(not(feature = "otel"))]
+type Telemetry = ();
+
+#[cfg(feature = "otel")]
+fn otlp_configured() -> bool {
+    [
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
     ]
     .iter()
-    .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()));
-    if !configured {
-        return None;
-    }
-    match toolbind::telemetry::init() {
-        Ok(guard) => guard,
-        Err(e) => {
-            eprintln!("toolbind: warning: no OpenTelemetry export: {e}");
-            None
-        }
-    }
+    .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
 }

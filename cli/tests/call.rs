@@ -608,3 +608,32 @@ fn rich_blocks_are_named_on_stderr_and_cannot_forge_a_line() {
     );
     assert!(!err.contains('\u{1b}'), "{err}");
 }
+
+/// The runtime's warnings are `tracing` events the CLI prints as the lines they always
+/// were; `RUST_LOG` filters them (`toolbind=error` silences warnings), and another crate's
+/// events stay out unless asked for.
+#[test]
+fn runtime_warnings_are_lines_on_stderr_filtered_by_rust_log() {
+    let call = |rust_log: Option<&str>| {
+        let mut cmd = toolbind();
+        cmd.args(["call", "report", "--sandbox", "off", "--dir"])
+            .arg(fixture("typed"))
+            .args(["--args", r#"{"broken": true}"#]);
+        match rust_log {
+            Some(v) => cmd.env("RUST_LOG", v),
+            None => cmd.env_remove("RUST_LOG"),
+        };
+        let o = cmd.output().unwrap();
+        assert_code(&o, 0);
+        stderr(&o)
+    };
+    let warning = "toolbind: warning: tool `report` returned details that break its declared outputs (a bug in the tool; the result is kept): ";
+    let default = call(None);
+    assert!(default.starts_with(warning), "{default}");
+    assert_eq!(default.lines().count(), 1, "{default}");
+    assert!(call(Some("toolbind=warn")).starts_with(warning));
+    assert_eq!(call(Some("toolbind=error")), "");
+    // A directive for other crates prints theirs (there are none here), not twice ours.
+    let all = call(Some("info"));
+    assert_eq!(all.matches(warning).count(), 1, "{all}");
+}

@@ -316,3 +316,76 @@ async fn a_collector_that_never_answers_neither_fails_a_call_nor_holds_the_exit(
     .await
     .expect("the test hung");
 }
+
+/// Over Streamable HTTP a request without `_meta.traceparent` continues the trace of the
+/// HTTP request's `traceparent` header (the official Python SDK's client sends it).
+#[tokio::test(flavor = "multi_thread")]
+async fn over_http_the_traceparent_header_is_continued() {
+    tokio::time::timeout(GUARD, async {
+        let receiver = Receiver::start("answer");
+        let tools = tempfile::tempdir().unwrap();
+        copy_dir(
+            &fixture("otel_tools/traced_sh"),
+            &tools.path().join("tools/traced_sh"),
+        );
+        let log = tools.path().join("serve.log");
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--sandbox",
+            "off",
+            "--dir",
+        ])
+        .arg(tools.path().join("tools"))
+        .env_remove("PI_TOOLS_DIRS")
+        .env("TOOLBIND_TOKEN", "otel-test-token-0123456789")
+        .env("XDG_STATE_HOME", tools.path().join("state"))
+        .env("XDG_RUNTIME_DIR", tools.path().join("run"))
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{}", receiver.port),
+        )
+        .env("OTEL_SERVICE_NAME", "toolbind-test")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50");
+        let serve = common::Background::start(cmd, log, "at http://");
+        let text = serve.log();
+        let at = text.find("at http://").unwrap() + "at ".len();
+        let url = text[at..].split_whitespace().next().unwrap().to_owned();
+        let script = fixture("../clients/http_client.py");
+        let out = tokio::process::Command::new(clients_dir().join("py/bin/python"))
+            .arg(script)
+            .args([url.as_str(), "otel-test-token-0123456789", "call", "legacy"])
+            .args(["traced_sh", "{}"])
+            .env(
+                "HTTP_CLIENT_HEADERS",
+                json!({"traceparent": format!("00-{TRACE}-{CLIENT_SPAN}-01")}).to_string(),
+            )
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let answer: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null"))
+            .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(answer["ok"], true, "{answer}");
+        assert!(
+            answer["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with(&format!("00-{TRACE}-"))),
+            "{answer}"
+        );
+        // The spans go out 50 ms after they end.
+        let found = eventually(30.0, || {
+            !named(&receiver.spans(), "tools/call traced_sh").is_empty()
+        });
+        assert!(found, "{:#?}\n{}", receiver.spans(), serve.log());
+        let spans = receiver.spans();
+        let server = named(&spans, "tools/call traced_sh")[0];
+        assert_eq!(server["trace_id"], TRACE);
+        assert_eq!(server["parent_span_id"], CLIENT_SPAN);
+        assert_eq!(attr(server, "network.transport"), "tcp");
+    })
+    .await
+    .expect("the test hung");
+}

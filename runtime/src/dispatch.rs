@@ -781,12 +781,12 @@ impl Runtime {
             Some(hook) => hook(tool, &violations),
             None => {
                 let list: Vec<String> = violations.iter().map(ToString::to_string).collect();
-                eprintln!(
+                crate::telemetry::warn(&format!(
                     "toolbind: warning: tool `{}` returned details that break its declared outputs \
                      (a bug in the tool; the result is kept): {}",
                     spec.name,
                     list.join("; ")
-                );
+                ));
             }
         }
     }

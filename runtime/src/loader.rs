@@ -472,7 +472,7 @@ impl Loader {
     fn warn(&self, loaded: &mut Loaded, path: PathBuf, kind: LoadWarningKind) {
         let w = LoadWarning { path, kind };
         match &self.hook {
-            Hook::Stderr => eprintln!("toolbind: warning: {w}"),
+            Hook::Stderr => crate::telemetry::warn(&format!("toolbind: warning: {w}")),
             Hook::Quiet => {}
             Hook::Custom(f) => f(&w),
         }

@@ -40,6 +40,98 @@ mod otel;
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub use otel::{FLUSH_LIMIT, Guard, InitError, init, layer};
 
+/// Says `line` (a whole `toolbind: warning: ...` line) as a WARN event of target
+/// `toolbind` when the program has a `tracing` subscriber, else on stderr as before: a
+/// library's warnings reach a program with no subscriber, and follow the subscriber's
+/// rules in one that has one.
+pub(crate) fn warn(line: &str) {
+    if tracing::dispatcher::has_been_set() {
+        tracing::warn!(target: "toolbind", "{line}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// [`warn`] for a note: an INFO event.
+#[cfg(feature = "mcp")]
+pub(crate) fn note(line: &str) {
+    if tracing::dispatcher::has_been_set() {
+        tracing::info!(target: "toolbind", "{line}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// A `tracing` layer that prints toolbind's warnings and notes on stderr as the lines they
+/// are (`toolbind: warning: ...`), byte for byte what a program without a subscriber
+/// gets, filtered by `RUST_LOG` (`target=level` directives, e.g. `toolbind=warn`;
+/// default `toolbind=info`: warnings and notes, nothing of other crates). The CLI's
+/// stderr, and [`init`](crate::telemetry::init)'s.
+pub fn stderr_layer<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use std::str::FromStr;
+    use tracing_subscriber::filter::Targets;
+    let default = || Targets::new().with_target("toolbind", tracing::Level::INFO);
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.trim().is_empty() => Targets::from_str(&v).unwrap_or_else(|e| {
+            eprintln!("toolbind: warning: RUST_LOG={v} is not a list of target=level directives ({e}): using toolbind=info");
+            default()
+        }),
+        _ => default(),
+    };
+    use tracing_subscriber::filter::FilterExt;
+    // Events only: no per-span work for this layer.
+    let events = tracing_subscriber::filter::filter_fn(|m| m.is_event());
+    tracing_subscriber::Layer::with_filter(Lines, filter.and(events))
+}
+
+/// Prints each event on stderr: toolbind's as the line it is, another crate's (when
+/// `RUST_LOG` asks for it) as `LEVEL target: message field=value ...`.
+struct Lines;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Lines {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        #[derive(Default)]
+        struct Text {
+            message: String,
+            fields: String,
+        }
+        impl tracing::field::Visit for Text {
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "message" {
+                    self.message.push_str(value);
+                } else {
+                    self.record_debug(field, &value);
+                }
+            }
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                use std::fmt::Write;
+                let _ = if field.name() == "message" {
+                    write!(self.message, "{value:?}")
+                } else {
+                    write!(self.fields, " {}={value:?}", field.name())
+                };
+            }
+        }
+        let mut text = Text::default();
+        event.record(&mut text);
+        let meta = event.metadata();
+        if meta.target() == "toolbind" || meta.target().starts_with("toolbind::") {
+            eprintln!("{}{}", text.message, text.fields);
+        } else {
+            eprintln!(
+                "{} {}: {}{}",
+                meta.level(),
+                meta.target(),
+                text.message,
+                text.fields
+            );
+        }
+    }
+}
+
 /// The span name every call's span has, toolbind's and rig's alike.
 const EXECUTE_TOOL: &str = "execute_tool";
 

@@ -85,12 +85,23 @@ fn runtime(record_content: bool) -> Runtime {
 
 /// Runs `calls` on a current-thread runtime under a subscriber that keeps every span.
 fn traced(record_content: bool, calls: Vec<(&'static str, Value)>) -> Vec<Seen> {
+    traced_in(tracing::Span::none, record_content, calls)
+}
+
+/// [`traced`], inside the span `outer` makes.
+fn traced_in(
+    outer: fn() -> tracing::Span,
+    record_content: bool,
+    calls: Vec<(&'static str, Value)>,
+) -> Vec<Seen> {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     tracing::subscriber::with_default(subscriber, || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
+        let outer = outer();
+        let _in = outer.enter();
         rt.block_on(async {
             let runtime = runtime(record_content);
             for (name, args) in calls {
@@ -167,4 +178,28 @@ fn content_is_recorded_only_when_asked_and_then_redacted() {
             assert!(!v.contains(SECRET), "the secret is on a span: {v}");
         }
     }
+}
+
+/// Inside rig's own `execute_tool` span (as rig's agent loop opens one per tool call),
+/// toolbind opens no second one: it records what rig declared and left to it.
+#[test]
+fn inside_rigs_execute_tool_span_no_second_span_is_opened() {
+    // rig-agent 0.44's span (agent/telemetry.rs), with a field of its own left empty.
+    let rig = || {
+        tracing::info_span!(
+            target: "rig_agent::agent::telemetry",
+            "execute_tool",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.type = tracing::field::Empty,
+            gen_ai.tool.name = tracing::field::Empty,
+        )
+    };
+    let spans = traced_in(rig, false, vec![("search", json!({"query": "rust"}))]);
+    let calls: Vec<_> = spans.iter().filter(|(n, _)| n == "execute_tool").collect();
+    assert_eq!(calls.len(), 1, "{spans:?}");
+    assert_eq!(calls[0].1["gen_ai.tool.type"], "function");
+    assert!(
+        !calls[0].1.contains_key("otel.name"),
+        "not toolbind's own span"
+    );
 }

@@ -4,7 +4,8 @@ Run by cli/tests/http.rs (and bench/) with the SDK venv that tests/clients/insta
 
     http_client.py URL TOKEN COMMAND [ARGS...]
 
-TOKEN "-" sends no Authorization header. The server's tools are cli/tests/fixtures/tools.
+TOKEN "-" sends no Authorization header. HTTP_CLIENT_HEADERS (a JSON object) adds
+headers to every request (cli/tests/otel.rs: a `traceparent`). The server's tools are cli/tests/fixtures/tools.
 Each command prints one JSON line on stdout (the last line) and exits 0 when the
 exchange went as the command expects, 1 otherwise (with the reason on stderr).
 
@@ -22,6 +23,7 @@ baseline of bench/http-load.sh, one session with TASKS calls of hello_ts in flig
 
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -33,6 +35,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 def client(url: str, token: str, mode: str, headers: dict | None = None) -> Client:
     h = dict(headers or {})
+    h.update(json.loads(os.environ.get("HTTP_CLIENT_HEADERS") or "{}"))
     if token != "-":
         h["Authorization"] = f"Bearer {token}"
     http = create_mcp_http_client(headers=h, timeout=httpx2.Timeout(30.0, read=60.0))

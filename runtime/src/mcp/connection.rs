@@ -414,10 +414,10 @@ impl Connection {
                     drop(state);
                     return Box::pin(self.live()).await;
                 }
-                eprintln!(
+                crate::telemetry::warn(&format!(
                     "toolbind: MCP server `{}` {why}: starting it again",
                     self.name()
-                );
+                ));
                 Some(0)
             }
             State::Idle => Some(0),
@@ -671,10 +671,10 @@ impl Connection {
         let mut subscription = match opened {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                eprintln!(
+                crate::telemetry::note(&format!(
                     "toolbind: note: MCP server `{}` refused `subscriptions/listen` ({e}): a change of its tool list is noticed only at the next start",
                     self.name()
-                );
+                ));
                 return None;
             }
             Err(_) => return None,
@@ -711,10 +711,10 @@ impl Connection {
             Ok(listed) => self.install(live, listed),
             Err(e) => {
                 self.shared.list_changed.store(true, Ordering::SeqCst);
-                eprintln!(
+                crate::telemetry::warn(&format!(
                     "toolbind: warning: MCP server `{}` said its tools changed, but listing them again failed ({e}): this call goes by the list it gave before, the next one lists again",
                     self.name()
-                )
+                ))
             }
         }
     }
@@ -728,18 +728,18 @@ impl Connection {
                 let (oc, od) = old.hashes();
                 let (nc, nd) = t.hashes();
                 if oc == nc && od != nd {
-                    eprintln!(
+                    crate::telemetry::warn(&format!(
                         "toolbind: warning: MCP server `{}`: tool `{}` changed its description or annotations since the snapshot (calls go on; regenerate the snapshot to update what the model reads)",
                         self.name(),
                         t.name
-                    );
+                    ));
                 }
             } else if !self.expected.is_empty() {
-                eprintln!(
+                crate::telemetry::note(&format!(
                     "toolbind: note: MCP server `{}` lists tool `{}`, which its snapshot does not have: it has no generated bindings",
                     self.name(),
                     t.name
-                );
+                ));
             }
             let input = jsonschema::validator_for(&t.input_schema)
                 .ok()
@@ -1074,10 +1074,10 @@ impl Connection {
         tokio::spawn(async move {
             let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
             if tokio::time::timeout(limit, ping).await.is_err() {
-                eprintln!(
+                crate::telemetry::warn(&format!(
                     "toolbind: MCP server `{name}` did not answer a ping within {} s after a call timed out: stopping it (the next call starts it again)",
                     limit.as_secs_f64()
-                );
+                ));
                 live.stop("did not answer a ping after a call timed out");
             }
             live.pinging.store(false, Ordering::SeqCst);

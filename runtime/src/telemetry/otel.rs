@@ -86,8 +86,9 @@ impl Drop for Guard {
 /// `http/protobuf` gets one warning and HTTP/protobuf.
 ///
 /// Installs the global `tracing` subscriber (an error when the program already set one:
-/// then add [`layer`]'s layer to yours instead) and the global meter provider. Keep the
-/// guard for as long as the program runs:
+/// then add [`layer`]'s layer to yours instead), with
+/// [`stderr_layer`](super::stderr_layer) for toolbind's warnings, and the global meter
+/// provider. Keep the guard for as long as the program runs:
 ///
 /// ```no_run
 /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -102,6 +103,7 @@ pub fn init() -> Result<Option<Guard>, InitError> {
     let (guard, layer) = providers()?;
     tracing_subscriber::registry()
         .with(layer)
+        .with(super::stderr_layer())
         .try_init()
         .map_err(|e| InitError(format!("cannot install the tracing subscriber: {e}")))?;
     Ok(Some(guard))

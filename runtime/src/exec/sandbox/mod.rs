@@ -256,10 +256,10 @@ impl Sandbox {
             }
             Err(e) => {
                 WARNED.call_once(|| {
-                    eprintln!(
+                    crate::telemetry::warn(&format!(
                         "warning: toolbind runs tools WITHOUT a sandbox: {e}; {}",
                         unjailed_guarantee()
-                    )
+                    ))
                 });
                 return Ok(None);
             }
