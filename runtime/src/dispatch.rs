@@ -632,7 +632,7 @@ impl Runtime {
     }
 
     /// `opts` with the call's id: the caller's, else one made up (`call_<n>`).
-    fn with_call_id(&self, mut opts: CallOptions) -> CallOptions {
+    pub(crate) fn with_call_id(&self, mut opts: CallOptions) -> CallOptions {
         if opts.tool_call_id.is_empty() {
             opts.tool_call_id = format!("call_{}", self.seq.fetch_add(1, Ordering::Relaxed));
         }

@@ -39,6 +39,7 @@ mod cancel;
 pub mod dirs;
 pub mod exec;
 mod executor;
+mod handle;
 pub mod loader;
 pub mod mcp;
 mod os_error;
@@ -67,6 +68,7 @@ pub mod sandbox {
 }
 
 pub use cancel::CancelToken;
+pub use handle::CallHandle;
 pub use loader::{Loader, Registry};
 pub use os_error::OsError;
 pub use result::{Content, Progress, StopReason, ToolResult};
