@@ -633,6 +633,8 @@ fn runtime_warnings_are_lines_on_stderr_filtered_by_rust_log() {
     assert_eq!(default.lines().count(), 1, "{default}");
     assert!(call(Some("toolbind=warn")).starts_with(warning));
     assert_eq!(call(Some("toolbind=error")), "");
+    // A RUST_LOG for another crate leaves toolbind's warnings as they were.
+    assert!(call(Some("myapp=debug")).starts_with(warning));
     // A directive for other crates prints theirs (there are none here), not twice ours.
     let all = call(Some("info"));
     assert_eq!(all.matches(warning).count(), 1, "{all}");

@@ -42,6 +42,20 @@ function describe(err) {
   }
 }
 
+// Which call an exception belongs to: each call's `execute` runs inside its own async
+// context, which timers, promises and event handlers it starts inherit.
+const owner = new AsyncLocalStorage();
+
+// Each call in flight's trace context, for `toolbindTrace.carrier()`: defined before the
+// tool's module loads, so that the module may keep a reference to it.
+const traces = new Map();
+globalThis.toolbindTrace = Object.freeze({
+  carrier() {
+    const t = traces.get(owner.getStore());
+    return t ? { ...t } : {};
+  },
+});
+
 let execute;
 let prepareArguments;
 try {
@@ -160,18 +174,6 @@ function updateMsg(id, partial) {
   return cut ? { type: "update", id, content: body, cut } : { type: "update", id, content: body };
 }
 
-// Which call an exception belongs to: each call's `execute` runs inside its own async
-// context, which timers, promises and event handlers it starts inherit.
-const owner = new AsyncLocalStorage();
-
-// Each call in flight's trace context, for `toolbindTrace.carrier()`.
-const traces = new Map();
-globalThis.toolbindTrace = Object.freeze({
-  carrier() {
-    const t = traces.get(owner.getStore());
-    return t ? { ...t } : {};
-  },
-});
 
 // Sends a call's one final message, unless it already has one (an exception charged to a
 // call in flight ends it; its `execute` may still settle later).

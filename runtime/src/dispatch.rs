@@ -704,7 +704,7 @@ impl Runtime {
         // provider adapter makes of them) passes through this redactor.
         let redactor = Redactor::new(&secret::secrets_of(tool.spec(), &params));
         if self.config.record_content {
-            crate::telemetry::record_arguments(tool, &params);
+            crate::telemetry::record_arguments(tool, &params, &redactor);
         }
         let progress = match opts.progress {
             Some(sink) if !redactor.is_empty() => {

@@ -152,7 +152,9 @@ impl CallHandle {
     }
 
     /// Cancels the call: the tool's abort signal, then SIGKILL to its process group after
-    /// the grace period, as for any cancelled call. Its result says it was cancelled.
+    /// the grace period, as for any cancelled call. Its result says it was cancelled. This
+    /// fires the call's cancel token: the one its `CallOptions` were given, if any, so
+    /// every call sharing that token is cancelled with it.
     pub fn cancel(&self) {
         self.cancel.cancel();
     }

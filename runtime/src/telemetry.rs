@@ -8,8 +8,9 @@
 //! MCP server's tool has a child span `tools/call {tool}` (kind CLIENT) with
 //! `mcp.method.name`, `jsonrpc.request.id`, `mcp.protocol.version` and `network.transport`
 //! (`pipe` for stdio, `tcp` for HTTP). Inside rig's own `execute_tool` span for the same
-//! call (the rig adapter), toolbind opens none of its own: its fields go to rig's span
-//! where rig declared them. toolbind's own span also says how the tool's process was had
+//! call (the rig adapter), toolbind opens none of its own and leaves rig's span as rig
+//! fills it (rig records the arguments itself, unredacted, when its own content recording
+//! is on). toolbind's own span also says how the tool's process was had
 //! (`toolbind.process`: `bash`, `oneshot_spare`, `oneshot_started`, `warm_reused`,
 //! `warm`) and whether it ran in the jail (`toolbind.sandbox`). The checks of a model's
 //! arguments are a child span `validate_arguments` at DEBUG level, for a subscriber of
@@ -41,22 +42,36 @@ mod otel;
 pub use otel::{FLUSH_LIMIT, Guard, InitError, init, layer};
 
 /// Says `line` (a whole `toolbind: warning: ...` line) as a WARN event of target
-/// `toolbind` when the program has a `tracing` subscriber, else on stderr as before: a
-/// library's warnings reach a program with no subscriber, and follow the subscriber's
-/// rules in one that has one.
+/// `toolbind` when the program's `tracing` subscriber takes it, else on stderr as before:
+/// a library's warnings reach a program with no subscriber (or one that filters them
+/// out), and follow the subscriber's rules in one that takes them.
 pub(crate) fn warn(line: &str) {
-    if tracing::dispatcher::has_been_set() {
-        tracing::warn!(target: "toolbind", "{line}");
+    // `parent: None`: a warning may quote a tool's values; it is not part of a call's span
+    // (an exported span event) unless content recording says so.
+    if taken(tracing::enabled!(target: "toolbind", tracing::Level::WARN)) {
+        tracing::warn!(target: "toolbind", parent: None, "{line}");
     } else {
         eprintln!("{line}");
     }
 }
 
+/// Whether a warning or note goes to the subscriber (`enabled`: whether it takes it): with
+/// [`stderr_layer`] installed, its `RUST_LOG` decides, silence included; with another
+/// subscriber, one that does not take it (an `EnvFilter` left at its ERROR default, an
+/// export-only one) leaves it to stderr, where it always went.
+fn taken(enabled: bool) -> bool {
+    tracing::dispatcher::has_been_set()
+        && (enabled || STDERR_LAYER.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Set once [`stderr_layer`] has made a layer.
+static STDERR_LAYER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// [`warn`] for a note: an INFO event.
 #[cfg(feature = "mcp")]
 pub(crate) fn note(line: &str) {
-    if tracing::dispatcher::has_been_set() {
-        tracing::info!(target: "toolbind", "{line}");
+    if taken(tracing::enabled!(target: "toolbind", tracing::Level::INFO)) {
+        tracing::info!(target: "toolbind", parent: None, "{line}");
     } else {
         eprintln!("{line}");
     }
@@ -65,7 +80,8 @@ pub(crate) fn note(line: &str) {
 /// A `tracing` layer that prints toolbind's warnings and notes on stderr as the lines they
 /// are (`toolbind: warning: ...`), byte for byte what a program without a subscriber
 /// gets, filtered by `RUST_LOG` (`target=level` directives, e.g. `toolbind=warn`;
-/// default `toolbind=info`: warnings and notes, nothing of other crates). The CLI's
+/// default `toolbind=info`: warnings and notes, nothing of other crates; a `RUST_LOG`
+/// that names neither toolbind nor a default level keeps `toolbind=info`). The CLI's
 /// stderr, and [`init`](crate::telemetry::init)'s.
 pub fn stderr_layer<S>() -> impl tracing_subscriber::Layer<S>
 where
@@ -73,12 +89,23 @@ where
 {
     use std::str::FromStr;
     use tracing_subscriber::filter::Targets;
+    STDERR_LAYER.store(true, std::sync::atomic::Ordering::Relaxed);
     let default = || Targets::new().with_target("toolbind", tracing::Level::INFO);
     let filter = match std::env::var("RUST_LOG") {
-        Ok(v) if !v.trim().is_empty() => Targets::from_str(&v).unwrap_or_else(|e| {
-            eprintln!("toolbind: warning: RUST_LOG={v} is not a list of target=level directives ({e}): using toolbind=info");
-            default()
-        }),
+        Ok(v) if !v.trim().is_empty() => match Targets::from_str(&v) {
+            // A RUST_LOG for other crates (`myapp=debug`) keeps toolbind's warnings and
+            // notes: only a directive naming toolbind, or a default level, changes them.
+            Ok(t) if !v.contains("toolbind") && v.split(',').all(|d| d.contains('=')) => {
+                t.with_target("toolbind", tracing::Level::INFO)
+            }
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!(
+                    "toolbind: warning: RUST_LOG={v} is not a list of target=level directives ({e}): using toolbind=info"
+                );
+                default()
+            }
+        },
         _ => default(),
     };
     use tracing_subscriber::filter::FilterExt;
@@ -159,11 +186,8 @@ impl CallSpan {
             .metadata()
             .is_some_and(|m| m.name() == EXECUTE_TOOL && m.target() != "toolbind")
         {
-            // rig's span for this call: add what it declared and lacks.
-            if let Some(t) = tool {
-                current.record("gen_ai.tool.type", tool_type(t));
-                current.record("gen_ai.tool.description", t.spec().description.as_str());
-            }
+            // rig's span for this call: it sets its own attributes (an exported attribute
+            // recorded twice is exported twice); what it does not declare is dropped.
             current
         } else {
             tracing::info_span!(
@@ -187,7 +211,8 @@ impl CallSpan {
         CallSpan {
             span,
             started: Instant::now(),
-            tool: name.to_owned(),
+            // A name no tool has (the model's typo) is not a metric series of its own.
+            tool: if tool.is_some() { name } else { "_OTHER" }.to_owned(),
         }
     }
 
@@ -226,16 +251,16 @@ pub(crate) fn note_process(how: &'static str, jailed: bool) {
     span.record("toolbind.sandbox", if jailed { "jailed" } else { "off" });
 }
 
-/// Records a call's validated arguments on the current call span, its sensitive inputs'
-/// values replaced.
-pub(crate) fn record_arguments(tool: &ToolInfo, params: &Map<String, Value>) {
-    let mut shown = params.clone();
-    for input in tool.spec().inputs.iter().filter(|i| i.sensitive) {
-        if let Some(v) = shown.get_mut(&input.name) {
-            *v = Value::String("[REDACTED]".into());
-        }
-    }
-    let text = Value::Object(shown).to_string();
+/// Records a call's validated arguments on the current call span: every sensitive input's
+/// value replaced, at any depth, then what is left passed through the call's redactor (a
+/// secret the model copied into another argument).
+pub(crate) fn record_arguments(
+    tool: &ToolInfo,
+    params: &Map<String, Value>,
+    redactor: &crate::secret::Redactor,
+) {
+    let shown = crate::args::redact(tool.spec(), params);
+    let text = redactor.text(&Value::Object(shown).to_string());
     Span::current().record("gen_ai.tool.call.arguments", text.as_str());
 }
 
@@ -284,15 +309,15 @@ fn result_json(result: &ToolResult) -> String {
 /// The span of one `tools/call` request to an MCP server (kind CLIENT), a child of the
 /// call's span; its request id is recorded once sent.
 #[cfg(feature = "mcp")]
-pub(crate) fn mcp_client_span(tool: &str, protocol: &str, transport: &str) -> Span {
-    mcp_span("client", tool, None, protocol, transport)
+pub(crate) fn mcp_client_span(tool: &str, transport: &str) -> Span {
+    mcp_span("client", tool, None, None, transport)
 }
 
 fn mcp_span(
     kind: &'static str,
     tool: &str,
     request_id: Option<&str>,
-    protocol: &str,
+    protocol: Option<&str>,
     transport: &str,
 ) -> Span {
     tracing::info_span!(
@@ -338,7 +363,7 @@ fn mcp_ended(metric: &'static str, span: &Span, tool: &str, result: &ToolResult,
 /// CLI's, here so that the names stay in one place.
 #[doc(hidden)]
 pub fn mcp_server_span(tool: &str, request_id: &str, protocol: &str, transport: &str) -> Span {
-    mcp_span("server", tool, Some(request_id), protocol, transport)
+    mcp_span("server", tool, Some(request_id), Some(protocol), transport)
 }
 
 /// Records how a served `tools/call` ended on its span, and its duration.

@@ -769,8 +769,9 @@ impl Connection {
             ServerConfig::Stdio { .. } => "pipe",
             ServerConfig::Http { .. } => "tcp",
         };
-        let protocol = self.protocol_version().unwrap_or_default();
-        let span = crate::telemetry::mcp_client_span(mcp_name, &protocol, transport);
+        // The protocol is recorded once the connection is up (a span's attribute recorded
+        // twice is exported twice).
+        let span = crate::telemetry::mcp_client_span(mcp_name, transport);
         let started = std::time::Instant::now();
         let result = self
             .call_untraced(mcp_name, contract, call)

@@ -1,8 +1,8 @@
 //! Feature `otel`: the calls' spans and duration metrics exported over OTLP.
 
+use opentelemetry::metrics::MeterProvider as _;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -23,8 +23,9 @@ use super::TraceContext;
 /// How long [`Guard`]'s drop waits for the last spans and metrics to go out.
 pub const FLUSH_LIMIT: Duration = Duration::from_secs(1);
 
-/// Spans waiting for export, at most; one more is dropped (and counted once, in a
-/// warning the SDK logs), so a collector that is down never grows memory or slows a call.
+/// Spans waiting for export, at most; one more is dropped, so a collector that is down
+/// never grows memory or slows a call. (The SDK counts the drops in its internal logs,
+/// which this build leaves out: no warning is printed for them.)
 const MAX_QUEUED_SPANS: usize = 2048;
 
 /// Why [`init`] could not set up export.
@@ -45,6 +46,7 @@ impl std::error::Error for InitError {}
 pub struct Guard {
     tracer: SdkTracerProvider,
     meter: SdkMeterProvider,
+    id: u64,
 }
 
 impl fmt::Debug for Guard {
@@ -55,24 +57,51 @@ impl fmt::Debug for Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        let mut metrics = METRICS.write().unwrap_or_else(|e| e.into_inner());
+        if metrics.as_ref().is_some_and(|m| m.of == self.id) {
+            *metrics = None;
+        }
+        drop(metrics);
         let (tracer, meter) = (self.tracer.clone(), self.meter.clone());
         let (tx, rx) = std::sync::mpsc::channel();
         // The SDK's shutdowns block (the meter's for a fixed 5 s when the collector does
-        // not answer): they run on a thread of their own, waited for at most FLUSH_LIMIT.
+        // not answer): each runs on a thread of its own, both within one deadline.
+        let traces = tx.clone();
         std::thread::spawn(move || {
-            let traces = tracer.shutdown_with_timeout(FLUSH_LIMIT);
-            let metrics = meter.shutdown();
-            let _ = tx.send(traces.is_ok() && metrics.is_ok());
+            let _ = traces.send(tracer.shutdown_with_timeout(FLUSH_LIMIT).is_ok());
         });
-        match rx.recv_timeout(FLUSH_LIMIT + Duration::from_millis(100)) {
-            Ok(true) => {}
-            Ok(false) | Err(_) => eprintln!(
-                "toolbind: warning: the OpenTelemetry collector did not take the last spans and metrics within {} s: they were dropped",
+        std::thread::spawn(move || {
+            let _ = tx.send(meter.shutdown().is_ok());
+        });
+        let deadline = std::time::Instant::now() + FLUSH_LIMIT + Duration::from_millis(100);
+        let mut sent = 0;
+        while sent < 2 {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(true) => sent += 1,
+                Ok(false) | Err(_) => break,
+            }
+        }
+        if sent < 2 {
+            eprintln!(
+                "toolbind: warning: the OpenTelemetry collector did not take the last spans and metrics within {} s (it is down, slow or refused them): they were dropped",
                 FLUSH_LIMIT.as_secs()
-            ),
+            );
         }
     }
 }
+
+/// The duration histograms of the export set up last, and whose they are.
+struct Histograms {
+    of: u64,
+    tool: Histogram<f64>,
+    client: Histogram<f64>,
+    server: Histogram<f64>,
+}
+
+/// Recorded into while an export runs; none before one is set up, none after its guard
+/// is dropped. (Not `global::meter`'s: that would keep the provider of its first use.)
+static METRICS: std::sync::RwLock<Option<Histograms>> = std::sync::RwLock::new(None);
 
 /// Sets up export of toolbind's spans (and rig's `execute_tool` spans) and duration
 /// metrics over OTLP, HTTP/protobuf, as the standard variables say:
@@ -106,11 +135,14 @@ pub fn init() -> Result<Option<Guard>, InitError> {
         .with(super::stderr_layer())
         .try_init()
         .map_err(|e| InitError(format!("cannot install the tracing subscriber: {e}")))?;
+    activate(&guard);
     Ok(Some(guard))
 }
 
 /// The same export as [`init`], for a program with a `tracing` subscriber of its own:
 /// the guard, and the layer to add to it (it passes on toolbind's and rig's spans only).
+/// Like `init`, it makes its meter provider OpenTelemetry's global one (replacing the
+/// program's) and the W3C trace context the global propagator.
 pub fn layer<S>() -> Result<Option<(Guard, impl tracing_subscriber::Layer<S>)>, InitError>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
@@ -118,7 +150,38 @@ where
     if disabled() {
         return Ok(None);
     }
-    providers().map(Some)
+    let (guard, layer) = providers()?;
+    activate(&guard);
+    Ok(Some((guard, layer)))
+}
+
+/// Makes `guard`'s providers the ones recorded into (and OpenTelemetry's globals).
+fn activate(guard: &Guard) {
+    opentelemetry::global::set_meter_provider(guard.meter.clone());
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    let meter = guard.meter.meter("toolbind");
+    let histogram = |name: &'static str, description: &'static str| {
+        meter
+            .f64_histogram(name)
+            .with_unit("s")
+            .with_description(description)
+            .build()
+    };
+    *METRICS.write().unwrap_or_else(|e| e.into_inner()) = Some(Histograms {
+        of: guard.id,
+        tool: histogram(
+            "gen_ai.execute_tool.duration",
+            "Duration of a tool call, validation to result",
+        ),
+        client: histogram(
+            "mcp.client.operation.duration",
+            "Duration of an MCP request, as the client saw it",
+        ),
+        server: histogram(
+            "mcp.server.operation.duration",
+            "Duration of an MCP request, as the server saw it",
+        ),
+    });
 }
 
 fn disabled() -> bool {
@@ -183,8 +246,6 @@ where
         .with_reader(PeriodicReader::builder(metrics).build())
         .with_resource(resource)
         .build();
-    opentelemetry::global::set_meter_provider(meter.clone());
-    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let targets = tracing_subscriber::filter::Targets::new()
         .with_target("toolbind", tracing::Level::INFO)
         .with_target("rig_agent", tracing::Level::INFO);
@@ -200,7 +261,9 @@ where
         .with_tracked_inactivity(false)
         .with_context_activation(false);
     let layer = tracing_subscriber::Layer::with_filter(otel, targets);
-    Ok((Guard { tracer, meter }, layer))
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok((Guard { tracer, meter, id }, layer))
 }
 
 /// The current span's trace context, when it is sampled into an OpenTelemetry trace.
@@ -237,30 +300,18 @@ pub(super) fn set_parent(span: &Span, context: &TraceContext) {
     }
 }
 
-fn histogram(name: &'static str, description: &'static str) -> Histogram<f64> {
-    opentelemetry::global::meter("toolbind")
-        .f64_histogram(name)
-        .with_unit("s")
-        .with_description(description)
-        .build()
-}
-
 /// `gen_ai.execute_tool.duration`: how long a call took, by tool and how it failed.
 pub(super) fn record_tool_duration(tool: &str, took: Duration, error: Option<&'static str>) {
-    static H: OnceLock<Histogram<f64>> = OnceLock::new();
-    let h = H.get_or_init(|| {
-        histogram(
-            "gen_ai.execute_tool.duration",
-            "Duration of a tool call, validation to result",
-        )
-    });
-    record(
-        h,
-        took,
-        ("gen_ai.operation.name", "execute_tool"),
-        tool,
-        error,
-    );
+    let metrics = METRICS.read().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = metrics.as_ref() {
+        record(
+            &m.tool,
+            took,
+            ("gen_ai.operation.name", "execute_tool"),
+            tool,
+            error,
+        );
+    }
 }
 
 /// `mcp.client.operation.duration` / `mcp.server.operation.duration` of a `tools/call`.
@@ -270,14 +321,15 @@ pub(super) fn record_mcp_duration(
     took: Duration,
     error: Option<&'static str>,
 ) {
-    static CLIENT: OnceLock<Histogram<f64>> = OnceLock::new();
-    static SERVER: OnceLock<Histogram<f64>> = OnceLock::new();
-    let h = if name == "mcp.server.operation.duration" {
-        SERVER.get_or_init(|| histogram(name, "Duration of an MCP request, as the server saw it"))
-    } else {
-        CLIENT.get_or_init(|| histogram(name, "Duration of an MCP request, as the client saw it"))
-    };
-    record(h, took, ("mcp.method.name", "tools/call"), tool, error);
+    let metrics = METRICS.read().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = metrics.as_ref() {
+        let h = if name == "mcp.server.operation.duration" {
+            &m.server
+        } else {
+            &m.client
+        };
+        record(h, took, ("mcp.method.name", "tools/call"), tool, error);
+    }
 }
 
 fn record(
