@@ -94,6 +94,16 @@ fn traced_in(
     record_content: bool,
     calls: Vec<(&'static str, Value)>,
 ) -> Vec<Seen> {
+    traced_on(move || runtime(record_content), outer, calls)
+}
+
+/// Runs `calls` on the runtime `make` builds, on a current-thread runtime, inside the span
+/// `outer` makes, under a subscriber that keeps every span.
+fn traced_on(
+    make: impl FnOnce() -> Runtime,
+    outer: fn() -> tracing::Span,
+    calls: Vec<(&'static str, Value)>,
+) -> Vec<Seen> {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     tracing::subscriber::with_default(subscriber, || {
@@ -103,7 +113,7 @@ fn traced_in(
         let outer = outer();
         let _in = outer.enter();
         rt.block_on(async {
-            let runtime = runtime(record_content);
+            let runtime = make();
             for (name, args) in calls {
                 runtime
                     .call(name, args, CallOptions::new().id(format!("id-{name}")))
@@ -226,21 +236,15 @@ fn a_nested_sensitive_field_is_redacted_in_the_recorded_arguments() {
         "{:?}",
         loaded.warnings
     );
-    let spans = Spans::default();
-    let subscriber = tracing_subscriber::registry().with(spans.clone());
-    tracing::subscriber::with_default(subscriber, || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let runtime = Runtime::builder()
+    let make = move || {
+        Runtime::builder()
             .registry(loaded.registry)
             .executor(Arc::new(Echo))
             .record_content(true)
-            .build();
-        let args = json!({"auth": {"user": "ada", "token": SECRET}});
-        rt.block_on(runtime.call("nested", args, CallOptions::new()));
-    });
-    let spans = spans.0.lock().unwrap().clone();
+            .build()
+    };
+    let args = json!({"auth": {"user": "ada", "token": SECRET}});
+    let spans = traced_on(make, tracing::Span::none, vec![("nested", args)]);
     let (_, f) = spans.iter().find(|(n, _)| n == "execute_tool").unwrap();
     let args = &f["gen_ai.tool.call.arguments"];
     assert!(
