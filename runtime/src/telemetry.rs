@@ -14,7 +14,7 @@
 //! (`toolbind.process`: `bash`, `oneshot_spare`, `oneshot_started`, `warm_reused`,
 //! `warm`) and whether it ran in the jail (`toolbind.sandbox`). The checks of a model's
 //! arguments are a child span `validate_arguments` at DEBUG level, for a subscriber of
-//! your own ([`init`](crate::telemetry::init) exports INFO: a span per call costs more
+//! your own (`init` (feature `otel`) exports INFO: a span per call costs more
 //! than the checks it would time).
 //!
 //! The arguments and the result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`)
@@ -24,7 +24,7 @@
 //! recorded as `{type, mimeType, size}`, never its bytes.
 //!
 //! Without a subscriber these spans cost a branch each. With feature `otel`,
-//! [`init`](crate::telemetry::init) exports them, and the duration metrics, over OTLP.
+//! `init` (feature `otel`) exports them, and the duration metrics, over OTLP.
 
 use std::time::Instant;
 
@@ -82,7 +82,7 @@ pub(crate) fn note(line: &str) {
 /// gets, filtered by `RUST_LOG` (`target=level` directives, e.g. `toolbind=warn`;
 /// default `toolbind=info`: warnings and notes, nothing of other crates; a `RUST_LOG`
 /// that names neither toolbind nor a default level keeps `toolbind=info`). The CLI's
-/// stderr, and [`init`](crate::telemetry::init)'s.
+/// stderr, and `init` (feature `otel`)'s.
 pub fn stderr_layer<S>() -> impl tracing_subscriber::Layer<S>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
