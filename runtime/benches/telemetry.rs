@@ -73,6 +73,24 @@ impl toolbind::exec::Executor for Inline {
     }
 }
 
+/// A subscriber whose spans are built as `layer()`'s are (tracing-opentelemetry, the
+/// same settings) by a tracer provider with no processor: the spans and the trace context
+/// sent to the tools as with export, no export thread.
+fn built_only() -> Dispatch {
+    use opentelemetry::trace::TracerProvider as _;
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("toolbind"))
+        .with_location(false)
+        .with_threads(false)
+        .with_level(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
+        .with_context_activation(false);
+    std::mem::forget(provider);
+    Dispatch::new(tracing_subscriber::registry().with(layer))
+}
+
 /// A subscriber exporting to `endpoint`, and the guard that keeps its export running.
 fn exporting(endpoint: &str) -> (Dispatch, toolbind::telemetry::Guard) {
     // SAFETY: set before the runtime (or any other thread that reads the environment)
@@ -116,6 +134,7 @@ fn main() {
         ("no subscriber", Dispatch::none()),
         ("exporting (otel)", export),
         ("exporting, collector down", down),
+        ("spans built, not exported", built_only()),
     ];
 
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -52,7 +52,10 @@ const traces = new Map();
 globalThis.toolbindTrace = Object.freeze({
   carrier() {
     const t = traces.get(owner.getStore());
-    return t ? { ...t } : {};
+    if (!t || typeof t.traceparent !== "string") return {};
+    return typeof t.tracestate === "string"
+      ? { traceparent: t.traceparent, tracestate: t.tracestate }
+      : { traceparent: t.traceparent };
   },
 });
 
@@ -223,12 +226,8 @@ function update(id, partial) {
 async function run(msg) {
   const controller = new AbortController();
   calls.set(msg.id, controller);
-  const trace = msg.trace;
-  if (trace && typeof trace.traceparent === "string") {
-    traces.set(msg.id, typeof trace.tracestate === "string"
-      ? { traceparent: trace.traceparent, tracestate: trace.tracestate }
-      : { traceparent: trace.traceparent });
-  }
+  // Kept as sent (the runtime writes only the two strings); copied when read.
+  if (msg.trace) traces.set(msg.id, msg.trace);
   const onUpdate = (partial) => update(msg.id, partial);
   try {
     const result = await owner.run(msg.id, () =>

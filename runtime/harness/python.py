@@ -229,7 +229,10 @@ _traces = {}
 def _carrier():
     """The W3C trace context of the call this code runs for: {"traceparent", "tracestate"?},
     or {} when the runtime exports no traces (or outside a call)."""
-    return dict(_traces.get(_current_call.get()) or {})
+    t = _traces.get(_current_call.get())
+    if not isinstance(t, dict):
+        return {}
+    return {k: v for k, v in t.items() if k in ("traceparent", "tracestate") and isinstance(v, str)}
 
 
 _trace_module = types.ModuleType("toolbind_trace")
@@ -383,9 +386,9 @@ def _start(msg):
 
     args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
     trace = msg.get("trace")
-    if isinstance(trace, dict):
-        _traces[call_id] = {k: v for k, v in trace.items()
-                            if k in ("traceparent", "tracestate") and isinstance(v, str)}
+    if trace is not None:
+        # Kept as sent (the runtime writes only the two strings); copied when read.
+        _traces[call_id] = trace
     if _is_async:
         token = _current_call.set(call_id)
         try:
