@@ -828,45 +828,25 @@ impl Runtime {
         params: Result<Value, serde_json::Error>,
         opts: CallOptions,
     ) -> ToolResult {
-        self.in_call_span(tool.name, opts, |opts| {
-            self.call_compiled_untraced(tool, params, opts)
+        self.in_call_span(tool.name, opts, |opts| async move {
+            if let Err(result) = self.drift_check_of(&tool) {
+                return result;
+            }
+            let Some(spec) = self.registry.get(tool.name) else {
+                return self.unknown_tool(tool.name);
+            };
+            let mut params = match params_object(tool.name, params) {
+                Ok(p) => p,
+                Err(result) => return result,
+            };
+            // Types hold every rule but the constraints (`minimum`, `max_items`, ...): the
+            // runtime still enforces them, as for a model's call.
+            if let Err(e) = args::typed_check(spec.spec(), &mut params) {
+                return ToolResult::stopped(StopReason::BadArguments, e.to_string());
+            }
+            self.execute(spec, params, opts).await
         })
         .await
-    }
-
-    async fn call_compiled_untraced(
-        &self,
-        tool: Compiled,
-        params: Result<Value, serde_json::Error>,
-        opts: CallOptions,
-    ) -> ToolResult {
-        if let Err(result) = self.drift_check_of(&tool) {
-            return result;
-        }
-        let Some(spec) = self.registry.get(tool.name) else {
-            return self.unknown_tool(tool.name);
-        };
-        match params {
-            Ok(Value::Object(mut params)) => {
-                // Types hold every rule but the constraints (`minimum`, `max_items`, ...):
-                // the runtime still enforces them, as for a model's call.
-                if let Err(e) = args::typed_check(spec.spec(), &mut params) {
-                    return ToolResult::stopped(StopReason::BadArguments, e.to_string());
-                }
-                self.execute(spec, params, opts).await
-            }
-            Ok(other) => ToolResult::stopped(
-                StopReason::BadArguments,
-                format!(
-                    "the params of tool `{}` serialised to {other}, not an object",
-                    tool.name
-                ),
-            ),
-            Err(e) => ToolResult::error(format!(
-                "cannot serialise the params of tool `{}`: {e}",
-                tool.name
-            )),
-        }
     }
 
     /// The typed path of an MCP server's tool: sends a generated `Params` value (from
@@ -904,13 +884,14 @@ impl Runtime {
         opts: CallOptions,
     ) -> ToolResult {
         self.in_call_span(name, opts, |opts| {
-            self.call_mcp_untraced(name, mcp_name, contract, params, opts)
+            self.call_mcp_checked(name, mcp_name, contract, params, opts)
         })
         .await
     }
 
+    /// The MCP typed path within its span: the drift checks, then the call.
     #[cfg(feature = "mcp")]
-    async fn call_mcp_untraced(
+    async fn call_mcp_checked(
         &self,
         name: &'static str,
         mcp_name: &'static str,
@@ -948,15 +929,9 @@ impl Runtime {
                 );
             }
         }
-        match params {
-            Ok(Value::Object(params)) => self.execute(tool, params, opts).await,
-            Ok(other) => ToolResult::stopped(
-                StopReason::BadArguments,
-                format!("the params of tool `{name}` serialised to {other}, not an object"),
-            ),
-            Err(e) => {
-                ToolResult::error(format!("cannot serialise the params of tool `{name}`: {e}"))
-            }
+        match params_object(name, params) {
+            Ok(params) => self.execute(tool, params, opts).await,
+            Err(result) => result,
         }
     }
 
@@ -1208,5 +1183,23 @@ impl Compiled {
             version: T::VERSION,
             fingerprint: T::FINGERPRINT,
         }
+    }
+}
+
+/// A typed call's serialised params as the object a call takes, or the result saying why
+/// they are not one.
+fn params_object(
+    name: &str,
+    params: Result<Value, serde_json::Error>,
+) -> Result<serde_json::Map<String, Value>, ToolResult> {
+    match params {
+        Ok(Value::Object(params)) => Ok(params),
+        Ok(other) => Err(ToolResult::stopped(
+            StopReason::BadArguments,
+            format!("the params of tool `{name}` serialised to {other}, not an object"),
+        )),
+        Err(e) => Err(ToolResult::error(format!(
+            "cannot serialise the params of tool `{name}`: {e}"
+        ))),
     }
 }
