@@ -73,22 +73,11 @@ impl toolbind::exec::Executor for Inline {
     }
 }
 
-/// A subscriber whose spans are built as `layer()`'s are (tracing-opentelemetry, the
-/// same settings) by a tracer provider with no processor: the spans and the trace context
-/// sent to the tools as with export, no export thread.
+/// A subscriber whose spans are built as `layer()`'s are, by a provider with no
+/// processor: the spans and the trace context sent to the tools as with export, no export
+/// thread.
 fn built_only() -> Dispatch {
-    use opentelemetry::trace::TracerProvider as _;
-    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
-    let layer = tracing_opentelemetry::layer()
-        .with_tracer(provider.tracer("toolbind"))
-        .with_location(false)
-        .with_threads(false)
-        .with_level(false)
-        .with_target(false)
-        .with_tracked_inactivity(false)
-        .with_context_activation(false);
-    std::mem::forget(provider);
-    Dispatch::new(tracing_subscriber::registry().with(layer))
+    Dispatch::new(tracing_subscriber::registry().with(toolbind::telemetry::unexported_layer()))
 }
 
 /// A subscriber exporting to `endpoint`, and the guard that keeps its export running.

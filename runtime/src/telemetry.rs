@@ -38,6 +38,9 @@ use crate::tool::ToolInfo;
 #[cfg(feature = "otel")]
 mod otel;
 #[cfg(feature = "otel")]
+#[doc(hidden)]
+pub use otel::unexported_layer;
+#[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub use otel::{FLUSH_LIMIT, Guard, InitError, init, layer};
 

@@ -249,21 +249,42 @@ where
     let targets = tracing_subscriber::filter::Targets::new()
         .with_target("toolbind", tracing::Level::INFO)
         .with_target("rig_agent", tracing::Level::INFO);
-    // Per-call cost (BENCHMARKS.md): no source location, thread, level or target
-    // attributes, no busy/idle timing on every poll, no OpenTelemetry context activated on
-    // every enter (`current` reads the span's own).
-    let otel = tracing_opentelemetry::layer()
-        .with_tracer(tracer.tracer("toolbind"))
+    let layer = tracing_subscriber::Layer::with_filter(span_layer(&tracer), targets);
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok((Guard { tracer, meter, id }, layer))
+}
+
+/// The layer that makes toolbind's spans OpenTelemetry spans of `provider`. Per-call cost
+/// (BENCHMARKS.md): no source location, thread, level or target attributes, no busy/idle
+/// timing on every poll, no OpenTelemetry context activated on every enter (`current`
+/// reads the span's own).
+fn span_layer<S>(provider: &SdkTracerProvider) -> impl tracing_subscriber::Layer<S> + use<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("toolbind"))
         .with_location(false)
         .with_threads(false)
         .with_level(false)
         .with_target(false)
         .with_tracked_inactivity(false)
-        .with_context_activation(false);
-    let layer = tracing_subscriber::Layer::with_filter(otel, targets);
-    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Ok((Guard { tracer, meter, id }, layer))
+        .with_context_activation(false)
+}
+
+/// [`layer`]'s spans built by a provider that exports nothing: for the bench that tells
+/// building spans from exporting them (runtime/benches/telemetry.rs).
+#[doc(hidden)]
+pub fn unexported_layer<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    let provider = SdkTracerProvider::builder().build();
+    let layer = span_layer(&provider);
+    // The layer's tracer keeps what it needs; the provider itself has nothing to flush.
+    drop(provider);
+    layer
 }
 
 /// The current span's trace context, when it is sampled into an OpenTelemetry trace.
