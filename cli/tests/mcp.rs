@@ -18,7 +18,6 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
 use toolbind_codegen::schema::{Dialect, output_schema, tool_definition};
 use toolbind_codegen::{Options, load_tools};
 
@@ -105,21 +104,7 @@ async fn start_fixture(
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    if let Some(mut e) = child_stderr {
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = e.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-    }
+    let stderr = common::StderrLog::read(child_stderr).text;
     let handler = Client::default();
     let client = match lifecycle {
         None => handler.clone().serve(transport).await.expect("initialize"),

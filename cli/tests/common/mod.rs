@@ -202,3 +202,35 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// A child's stderr read to its end by a task, into a shared string: what it wrote so far,
+/// and whether it is closed (the process, and whatever held the pipe, is gone).
+#[derive(Clone, Default)]
+pub struct StderrLog {
+    pub text: std::sync::Arc<std::sync::Mutex<String>>,
+    pub closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StderrLog {
+    /// Starts reading `stderr` (nothing to read: closed at once).
+    pub fn read(stderr: Option<tokio::process::ChildStderr>) -> StderrLog {
+        use tokio::io::AsyncReadExt;
+        let log = StderrLog::default();
+        let Some(mut e) = stderr else {
+            log.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+            return log;
+        };
+        let sink = log.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = e.read(&mut buf).await {
+                sink.text
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+            sink.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        log
+    }
+}
