@@ -10,7 +10,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::otlp::{Receiver, attr, named};
@@ -20,7 +19,6 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
 
 /// The MCP client's own span: the trace every request of these tests belongs to.
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
@@ -31,7 +29,7 @@ const GUARD: Duration = Duration::from_secs(120);
 
 struct Served {
     client: RunningService<RoleClient, ()>,
-    stderr: Arc<Mutex<String>>,
+    stderr: common::StderrLog,
     _tools: tempfile::TempDir,
 }
 
@@ -68,19 +66,7 @@ async fn serve(receiver: &Receiver, env: &[(&str, &str)]) -> Served {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    if let Some(mut e) = child_stderr {
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = e.read(&mut buf).await {
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-            sink.lock().unwrap().push_str("\n<stderr closed>");
-        });
-    }
+    let stderr = common::StderrLog::read(child_stderr);
     let client = ().serve(transport).await.expect("initialize");
     Served {
         client,
@@ -102,10 +88,11 @@ impl Served {
     /// until its stderr is closed: it has exited.
     async fn stop(self) -> String {
         let _ = self.client.cancel().await;
-        let stderr = self.stderr.clone();
-        let closed = eventually(30.0, || stderr.lock().unwrap().contains("<stderr closed>"));
+        let closed = eventually(30.0, || {
+            self.stderr.closed.load(std::sync::atomic::Ordering::SeqCst)
+        });
         assert!(closed, "serve did not exit");
-        stderr.lock().unwrap().clone()
+        self.stderr.text.lock().unwrap().clone()
     }
 }
 
@@ -385,6 +372,46 @@ async fn over_http_the_traceparent_header_is_continued() {
         assert_eq!(server["trace_id"], TRACE);
         assert_eq!(server["parent_span_id"], CLIENT_SPAN);
         assert_eq!(attr(server, "network.transport"), "tcp");
+    })
+    .await
+    .expect("the test hung");
+}
+
+/// A client's trace context is the client's text: a `traceparent` with a newline and an
+/// environment assignment, or a 200 KB `tracestate`, never reaches a tool as it was sent.
+/// The tool gets a well-formed `TRACEPARENT` of the server's own span (the malformed
+/// context is not continued), and the call runs as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_trace_context_never_reaches_a_tool_as_sent() {
+    tokio::time::timeout(GUARD, async {
+        let receiver = Receiver::start("answer");
+        let served = serve(&receiver, &[]).await;
+        let hostile = [
+            (format!("00-{TRACE}-{CLIENT_SPAN}-01\nEVIL=1"), None),
+            ("../../etc/passwd".to_owned(), None),
+            (
+                format!("00-{TRACE}-{CLIENT_SPAN}-01"),
+                Some(format!("k={}", "v".repeat(200 << 10))),
+            ),
+        ];
+        for (parent, state) in hostile {
+            let mut params =
+                CallToolRequestParams::new("traced_sh").with_arguments(serde_json::Map::new());
+            params.set_traceparent(&parent);
+            if let Some(s) = &state {
+                params.set_tracestate(s);
+            }
+            let r = served.client.call_tool(params).await.expect("tools/call");
+            assert_ne!(r.is_error, Some(true), "{r:?}");
+            let t = text(&r);
+            let well_formed = t.len() == 55
+                && t.starts_with("00-")
+                && t[3..].split('-').map(str::len).eq([32, 16, 2])
+                && t[3..].chars().all(|c| c == '-' || c.is_ascii_hexdigit());
+            assert!(well_formed, "{t:?}");
+            assert!(!t.contains("EVIL") && !t.contains("passwd"), "{t:?}");
+        }
+        served.stop().await;
     })
     .await
     .expect("the test hung");
