@@ -467,7 +467,39 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_concurrent_calls: usize,
     #[command(flatten)]
+    pub tasks: TaskArgs,
+    #[command(flatten)]
     pub http: HttpArgs,
+}
+
+/// MCP's tasks extension: calls of `task: optional | required` tools, for clients that
+/// take tasks (docs/http.md, "Tasks").
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Tasks")]
+pub struct TaskArgs {
+    /// Unfinished tasks at once (at least 1); one more is refused with a JSON-RPC error.
+    /// Beyond --max-concurrent-calls, tasks wait for a running call to end
+    #[arg(long, value_name = "N", default_value_t = crate::serve::tasks::DEFAULT_MAX_TASKS)]
+    pub max_tasks: usize,
+    /// How long a task is kept, from its creation while it runs (then it is stopped) and
+    /// from its end once finished (then its result is dropped); a tool whose timeout is
+    /// longer gets its timeout [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub task_ttl: Option<std::time::Duration>,
+    /// What finished tasks' results may take in all; past it the oldest are dropped first
+    /// (64 MiB by default)
+    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::tasks::DEFAULT_MEMORY)]
+    pub task_memory: usize,
+}
+
+impl TaskArgs {
+    pub(crate) fn limits(&self) -> crate::serve::tasks::Limits {
+        crate::serve::tasks::Limits {
+            max_tasks: self.max_tasks,
+            ttl: self.task_ttl.unwrap_or(crate::serve::tasks::DEFAULT_TTL),
+            memory: self.task_memory,
+        }
+    }
 }
 
 /// `serve --http`: MCP Streamable HTTP (docs/http.md).

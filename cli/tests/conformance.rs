@@ -174,41 +174,58 @@ async fn forward(
     })
 }
 
-/// Runs the suite `package` (`conformance-0.1` or `-0.2`) with `args` against a fresh
-/// server, with `baseline`; panics with the unexpected results when it fails.
-async fn run(package: &str, args: &[&str], baseline: &str) {
+/// Runs the suite `package` (`conformance-0.1` or `-0.2`) once per argument set of
+/// `runs`, one after the other against one fresh server, with `baseline`; panics with the
+/// unexpected results when one fails.
+async fn run(package: &str, runs: &[&[&str]], baseline: &str) {
     let _one = ONE_AT_A_TIME.lock().await;
     let suite = suite_dir();
     let serve = Serve::start();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let proxied = tokio::spawn(proxy(listener, serve.addr));
-    let results = tempfile::tempdir().unwrap();
+    // `CONFORMANCE_RESULTS=<dir>`: the suite's results (every check's checks.json) are
+    // kept there, to read what passed as well as what failed.
+    let results = match std::env::var_os("CONFORMANCE_RESULTS") {
+        Some(keep) => {
+            let dir = Path::new(&keep).join(baseline.trim_end_matches(".yml"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Results::Kept(dir)
+        }
+        None => Results::Temp(tempfile::tempdir().unwrap()),
+    };
     let baseline = repo().join("tests/conformance").join(baseline);
-    let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
-    cmd.arg(
-        suite
-            .join("node_modules")
-            .join(package)
-            .join("dist/index.js"),
-    )
-    .args(["server", "--url", &url])
-    .args(args)
-    .arg("--expected-failures")
-    .arg(&baseline)
-    .arg("-o")
-    .arg(results.path())
-    // Bounded memory: the suite is one node process.
-    .env("NODE_OPTIONS", "--max-old-space-size=1024")
-    .env("NO_COLOR", "1")
-    .stdin(Stdio::null())
-    .kill_on_drop(true);
-    let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
-        .await
-        .unwrap_or_else(|_| panic!("{package} {args:?} ran past {RUN_LIMIT:?}"))
-        .unwrap();
+    let mut failed_runs = Vec::new();
+    for args in runs {
+        let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
+        cmd.arg(
+            suite
+                .join("node_modules")
+                .join(package)
+                .join("dist/index.js"),
+        )
+        .args(["server", "--url", &url])
+        .args(*args)
+        .arg("--expected-failures")
+        .arg(&baseline)
+        .arg("-o")
+        .arg(results.path())
+        // Bounded memory: the suite is one node process.
+        .env("NODE_OPTIONS", "--max-old-space-size=1024")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+        let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
+            .await
+            .unwrap_or_else(|_| panic!("{package} {args:?} ran past {RUN_LIMIT:?}"))
+            .unwrap();
+        if !out.status.success() {
+            failed_runs.push((args.join(" "), out));
+        }
+    }
     proxied.abort();
-    if out.status.success() {
+    if failed_runs.is_empty() {
         // The suite calls an entry stale only when its check ran and passed: an entry
         // that names nothing that ran (mistyped, renamed, skipped) would pass unseen.
         let failed = failures(results.path());
@@ -224,19 +241,39 @@ async fn run(package: &str, args: &[&str], baseline: &str) {
         );
         return;
     }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let summary = stdout
-        .find("=== SUMMARY ===")
-        .map_or(&stdout[..], |i| &stdout[i..]);
+    let mut report = String::new();
+    for (args, out) in &failed_runs {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let summary = stdout
+            .find("=== SUMMARY ===")
+            .map_or(&stdout[..], |i| &stdout[i..]);
+        report += &format!(
+            "--- {package} {args}:\n{summary}\n{}\n",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     panic!(
-        "the conformance suite ({package} {}) failed against the baseline {}:\n\n\
-         checks that did not pass:\n{}\n\n{summary}\n{}\nserver log (last 40 lines):\n{}",
-        args.join(" "),
+        "the conformance suite failed against the baseline {}:\n\n\
+         checks that did not pass:\n{}\n\n{report}\nserver log (last 40 lines):\n{}",
         baseline.display(),
         failed_checks(results.path()).join("\n"),
-        String::from_utf8_lossy(&out.stderr),
         tail(&serve.log(), 40),
     );
+}
+
+/// Where a run's results go: a temporary folder, or one `CONFORMANCE_RESULTS` names.
+enum Results {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl Results {
+    fn path(&self) -> &Path {
+        match self {
+            Results::Temp(t) => t.path(),
+            Results::Kept(p) => p,
+        }
+    }
 }
 
 /// The entries of a baseline file: `scenario` or `scenario:check-id`.
@@ -324,7 +361,7 @@ fn tail(text: &str, n: usize) -> String {
 async fn conformance_0_1_16_on_2025_11_25() {
     run(
         "conformance-0.1",
-        &["--spec-version", "2025-11-25"],
+        &[&["--spec-version", "2025-11-25"]],
         "baseline-0.1.16.yml",
     )
     .await;
@@ -334,7 +371,7 @@ async fn conformance_0_1_16_on_2025_11_25() {
 async fn conformance_requirements_of_2025_11_25() {
     run(
         "conformance-0.2",
-        &["--requirements", "2025-11-25"],
+        &[&["--requirements", "2025-11-25"]],
         "baseline-2025-11-25.yml",
     )
     .await;
@@ -344,8 +381,30 @@ async fn conformance_requirements_of_2025_11_25() {
 async fn conformance_requirements_of_2026_07_28() {
     run(
         "conformance-0.2",
-        &["--requirements", "2026-07-28"],
+        &[&["--requirements", "2026-07-28"]],
         "baseline-2026-07-28.yml",
     )
     .await;
+}
+
+/// The tasks extension's scenarios (`io.modelcontextprotocol/tasks`, SEP-2663). Run by a
+/// requirements set, an extension's scenarios are reported but never scored; named with
+/// `--scenario`, each is scored against the baseline like any other.
+const TASKS_SCENARIOS: &[&str] = &[
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-required-task-error",
+    "tasks-mrtr-input",
+    "tasks-mrtr-composition",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_tasks_extension() {
+    let runs: Vec<[&str; 2]> = TASKS_SCENARIOS.iter().map(|s| ["--scenario", s]).collect();
+    let runs: Vec<&[&str]> = runs.iter().map(|r| &r[..]).collect();
+    run("conformance-0.2", &runs, "baseline-tasks.yml").await;
 }

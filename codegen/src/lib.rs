@@ -37,7 +37,10 @@ pub use file::{
 /// Not public API: the file rules toolbind's own runtime and CLI share.
 #[doc(hidden)]
 pub use file::{read_regular_file, read_regular_file_no_follow};
-pub use model::{Input, InputType, Language, OutputField, OutputType, ToolSpec};
+pub use model::{
+    Input, InputType, Language, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, TaskSupport,
+    ToolSpec,
+};
 pub use parse::{read_name, read_version};
 /// Not public API: the cross-tool checks, for toolbind's fuzz targets.
 #[doc(hidden)]

@@ -523,6 +523,7 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
             worker: WorkerMode::default(),
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
+            task: crate::TaskSupport::default(),
             bash_output: crate::model::BashOutput::Text,
             body,
             dir: snapshot

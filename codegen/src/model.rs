@@ -654,6 +654,28 @@ pub enum Execution {
     Sequential,
 }
 
+/// Whether a call of the tool may run as a task (TOOL.md `task:`): started, answered at
+/// once with a task id, then polled for its result. `toolbind serve` offers MCP's tasks
+/// extension (`io.modelcontextprotocol/tasks`) for such tools; a Rust agent has
+/// `Runtime::start` for any tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Always a plain call (the default for a tool whose `timeout:` is 60 s or less, or
+    /// unset; `task: never`).
+    #[default]
+    Never,
+    /// `task: optional`: a task for a client that takes tasks, a plain call for one that
+    /// does not. The default for a tool whose `timeout:` is over 60 s: a host's request
+    /// timeout (the MCP TypeScript SDK's is 60 s) would give up on a plain call first.
+    Optional,
+    /// `task: required`: only as a task; a client that does not take tasks is refused.
+    Required,
+}
+
+/// The longest `timeout:` a tool may declare and still default to [`TaskSupport::Never`].
+pub const PLAIN_CALL_TIMEOUT_SECS: f64 = 60.0;
+
 /// What a bash tool's stdout is (TOOL.md `output:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -727,6 +749,9 @@ pub struct ToolSpec {
     pub sandbox: ToolSandbox,
     /// Whether a batch may run this tool's calls concurrently (`execution:`).
     pub execution: Execution,
+    /// Whether a call may run as a task (`task:`; absent: [`TaskSupport::Optional`] when
+    /// `timeout:` is over [`PLAIN_CALL_TIMEOUT_SECS`], else [`TaskSupport::Never`]).
+    pub task: TaskSupport,
     /// What a bash tool's stdout is (`output:`; `text` unless it says `json`).
     pub bash_output: BashOutput,
     /// The Markdown documentation after the frontmatter.
@@ -793,6 +818,7 @@ impl ToolSpec {
             worker: WorkerMode::default(),
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
+            task: TaskSupport::default(),
             bash_output: BashOutput::Text,
             body: Body::default(),
             file: dir.join("TOOL.md"),

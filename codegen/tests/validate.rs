@@ -1191,6 +1191,50 @@ fn sandbox_key_narrows_network_and_rejects_the_rest() {
 }
 
 #[test]
+fn task_support() {
+    use toolbind_codegen::TaskSupport;
+    // Absent: a plain call, unless the tool may run longer than a host waits for one.
+    assert_eq!(parse(&with("")).unwrap().task, TaskSupport::Never);
+    assert_eq!(
+        parse(&with("timeout: 60\n")).unwrap().task,
+        TaskSupport::Never
+    );
+    assert_eq!(
+        parse(&with("timeout: 60.5\n")).unwrap().task,
+        TaskSupport::Optional
+    );
+    let t = parse(&with("task: required\n")).unwrap();
+    assert_eq!(t.task, TaskSupport::Required);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert!(t.metadata.is_empty(), "a known key is not metadata");
+    assert_eq!(
+        parse(&with("task: Optional\n")).unwrap().task,
+        TaskSupport::Optional
+    );
+    // Said outright, `never` wins over a long timeout.
+    assert_eq!(
+        parse(&with("timeout: 600\ntask: never\n")).unwrap().task,
+        TaskSupport::Never
+    );
+    one(
+        &with("task: always\n"),
+        4,
+        7,
+        "unknown task mode `always`",
+        Some(
+            "`optional` (a task for a client that takes tasks), `required` (only as a task) or `never`",
+        ),
+    );
+    one(
+        &with("task: true\n"),
+        4,
+        7,
+        "unknown task mode `true`",
+        Some("`optional`"),
+    );
+}
+
+#[test]
 fn execution_mode() {
     use toolbind_codegen::model::Execution;
     assert_eq!(parse(&with("")).unwrap().execution, Execution::Parallel);

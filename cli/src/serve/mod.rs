@@ -37,6 +37,7 @@ mod progress;
 mod server;
 mod stdio;
 mod surface;
+pub(crate) mod tasks;
 
 pub fn run(args: &ServeArgs) -> Outcome {
     args.sandbox.check()?;

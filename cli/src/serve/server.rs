@@ -8,12 +8,13 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -22,14 +23,14 @@ use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::output::OutputCheck;
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult};
-use toolbind_codegen::ToolSpec;
 use toolbind_codegen::schema::{self, Dialect};
+use toolbind_codegen::{TaskSupport, ToolSpec};
 use tracing::Instrument;
 
 use crate::args::ServeArgs;
 use crate::tools;
 
-use super::{logging, progress, surface};
+use super::{logging, progress, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -71,6 +72,7 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
         calls: Arc::new(tokio::sync::Semaphore::new(
             args.max_concurrent_calls.max(1),
         )),
+        tasks: tasks::Tasks::start(args.tasks.limits()),
     })
 }
 
@@ -101,8 +103,10 @@ pub(crate) struct State {
     /// closes.
     pub(crate) shutdown: CancelToken,
     /// `--max-concurrent-calls`: over stdio a call waits here for a running one to end
-    /// (HTTP refuses one more before it gets this far).
+    /// (HTTP refuses one more before it gets this far); a task's call waits here too.
     calls: Arc<tokio::sync::Semaphore>,
+    /// The tasks of every session (MCP's tasks extension).
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl State {
@@ -498,6 +502,66 @@ impl Server {
         }
     }
 
+    /// A `tools/call` of a tool that runs as a task for this client: the task, its call
+    /// started. `None`: a plain call (the tool says `task: never`, or it says `optional`
+    /// and the client does not take tasks). A `task: required` tool's call from a client
+    /// that does not take tasks is refused with -32021 (missing client capability).
+    ///
+    /// A client takes tasks when it declared the extension `io.modelcontextprotocol/tasks`
+    /// at `initialize`, or in the request's own `_meta` client capabilities (2026-07-28).
+    fn as_task(
+        &self,
+        runtime: &Arc<Runtime>,
+        name: &str,
+        args: &Value,
+        meta: &rmcp::model::RequestMetaObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, McpError> {
+        let Some(info) = runtime.registry().get(name) else {
+            return Ok(None);
+        };
+        let takes_tasks = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        match info.spec().task {
+            TaskSupport::Required | TaskSupport::Optional if takes_tasks => {}
+            TaskSupport::Required => {
+                let required = ClientCapabilities::builder().enable_tasks().build();
+                return Err(McpError::new(
+                    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "`{name}` runs only as a task (its TOOL.md says `task: required`): declare the client capability extensions.\"{}\" and poll tasks/get",
+                        rmcp::model::TASKS_EXTENSION_ID
+                    ),
+                    Some(serde_json::json!({ "requiredCapabilities": required })),
+                ));
+            }
+            _ => return Ok(None),
+        }
+        let runs_for = info
+            .timeout()
+            .unwrap_or(runtime.config().get_default_timeout())
+            + self.state.executor.config().get_grace();
+        let (task, started) = self.state.tasks.create(name, runs_for)?;
+        let span = request_span(name, meta, context);
+        log(&format!(
+            "call {} of `{name}`: task {}",
+            context.id, started.id
+        ));
+        tokio::spawn(
+            run_task(
+                self.state.clone(),
+                runtime.clone(),
+                name.to_owned(),
+                args.clone(),
+                started,
+                span.clone(),
+            )
+            .instrument(span),
+        );
+        Ok(Some(CallToolResponse::Task(CreateTaskResult::new(task))))
+    }
+
     /// The call's one line on stderr, and as a `notifications/message` from `toolbind`
     /// (Warning for an error, Debug otherwise) where the request's level allows it.
     fn report(
@@ -576,6 +640,66 @@ fn forward_progress(
     (opts, Some(task))
 }
 
+/// A task's call: it waits for one of `--max-concurrent-calls` (a cancel or the TTL ends
+/// the wait), runs (the task's cancel, its TTL and the server's shutdown stop it through
+/// the call's abort signal, then the kill), and leaves its result with the task.
+async fn run_task(
+    state: Arc<State>,
+    runtime: Arc<Runtime>,
+    name: String,
+    args: Value,
+    started: tasks::Started,
+    span: tracing::Span,
+) {
+    let begun = Instant::now();
+    let cancel = started.cancel.clone();
+    let progress = started.progress.clone();
+    let opts = CallOptions::new()
+        .id(format!("task-{}", started.id))
+        .cancel(cancel.clone())
+        .progress(move |p| {
+            progress.send_replace(Some(p));
+        });
+    let calls = state.calls.clone();
+    let waiting = cancel.clone();
+    let call = async {
+        let permit = tokio::select! {
+            p = calls.acquire_owned() => p.ok(),
+            _ = waiting.cancelled() => None,
+        };
+        match permit {
+            Some(_running) => {
+                started.running();
+                runtime.call(&name, args, opts).await
+            }
+            None => toolbind::ToolResult::stopped(
+                toolbind::StopReason::Cancelled,
+                "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
+            ),
+        }
+    };
+    tokio::pin!(call);
+    let result = tokio::select! {
+        r = &mut call => r,
+        _ = state.shutdown.cancelled() => {
+            cancel.cancel();
+            call.await
+        }
+    };
+    toolbind::telemetry::mcp_server_ended(&span, &name, &result, begun);
+    log(&format!(
+        "task {} of `{name}`: {} in {:.1} s",
+        started.id,
+        result.stop.kind(),
+        begun.elapsed().as_secs_f64()
+    ));
+    let json = match serde_json::to_value(to_mcp(result.clone(), &state.spill_dir)) {
+        Ok(Value::Object(o)) => o,
+        _ => rmcp::model::JsonObject::new(),
+    };
+    state.tasks.finish(&started.id, &result, json);
+}
+
 /// Resource URIs one session subscribed to, at most this many.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 1024;
 /// The longest URI a subscription may name, in bytes (so a session holds at most 4 MiB of
@@ -635,6 +759,7 @@ impl ServerHandler for Server {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         if self.state.subscriptions
             && let Some(resources) = capabilities.resources.as_mut()
@@ -773,6 +898,14 @@ impl ServerHandler for Server {
             return Err(McpError::invalid_params(result.text_content(), None));
         }
         let args = request.arguments.clone().map_or(Value::Null, Value::Object);
+        // rmcp hands the request's `_meta` over in the context.
+        let meta = match &request.meta {
+            Some(m) if context.meta.get_traceparent().is_none() => m,
+            _ => &context.meta,
+        };
+        if let Some(response) = self.as_task(&runtime, &name, &args, meta, &context)? {
+            return Ok(response);
+        }
         let cancel = CancelToken::new();
         let opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
@@ -789,11 +922,6 @@ impl ServerHandler for Server {
                 .is_some_and(|v| !v.has_initialize()),
         };
         let opts = self.forward_log(&name, request_level, &context, opts);
-        // rmcp hands the request's `_meta` over in the context.
-        let meta = match &request.meta {
-            Some(m) if context.meta.get_traceparent().is_none() => m,
-            _ => &context.meta,
-        };
         let span = request_span(&name, meta, &context);
         let started = Instant::now();
         let (result, stopped) = self
@@ -815,6 +943,39 @@ impl ServerHandler for Server {
         }
         self.report(&context, &name, &result, stopped, started, request_level);
         Ok(to_mcp(result, &self.state.spill_dir).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.state
+            .tasks
+            .get(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.tasks.cancel(&request.task_id)?;
+        log(&format!(
+            "task {}: cancelled by the client (request {})",
+            surface::shortened(&request.task_id),
+            context.id
+        ));
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

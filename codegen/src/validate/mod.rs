@@ -11,7 +11,8 @@ use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
     Annotations, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH,
-    OutputField, OutputType, Pos, ToolSandbox, ToolSpec, WorkerMode,
+    OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, Pos, TaskSupport, ToolSandbox, ToolSpec,
+    WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -94,6 +95,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "sandbox",
     "execution",
     "output",
+    "task",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change

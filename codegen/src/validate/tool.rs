@@ -83,6 +83,16 @@ pub fn tool_from_document(
         worker: keys.worker,
         sandbox: keys.sandbox,
         execution: keys.execution,
+        task: keys.task.unwrap_or(
+            if keys
+                .timeout_secs
+                .is_some_and(|t| t > PLAIN_CALL_TIMEOUT_SECS)
+            {
+                TaskSupport::Optional
+            } else {
+                TaskSupport::Never
+            },
+        ),
         bash_output: keys.bash_output.map_or(BashOutput::Text, |(o, _)| o),
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
@@ -117,6 +127,7 @@ struct Keys<'y> {
     annotations: Annotations,
     worker: WorkerMode,
     execution: Execution,
+    task: Option<TaskSupport>,
     bash_output: Option<(BashOutput, &'y YNode)>,
     metadata: BTreeMap<String, Value>,
     sandbox: ToolSandbox,
@@ -185,6 +196,17 @@ impl<'y> Keys<'y> {
                 let hint = "expected `parallel` (the default) or `sequential` (one call at a time)";
                 if let Some(e) = one_of(cx, v, "execution", &modes, hint) {
                     self.execution = e;
+                }
+            }
+            "task" => {
+                let modes = [
+                    ("never", TaskSupport::Never),
+                    ("optional", TaskSupport::Optional),
+                    ("required", TaskSupport::Required),
+                ];
+                let hint = "expected `optional` (a task for a client that takes tasks), `required` (only as a task) or `never`";
+                if let Some(t) = one_of(cx, v, "task", &modes, hint) {
+                    self.task = Some(t);
                 }
             }
             other

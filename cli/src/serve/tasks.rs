@@ -1,0 +1,682 @@
+//! MCP's tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) in `toolbind serve`:
+//! a `tools/call` of a tool whose TOOL.md says `task: optional | required` (or whose
+//! `timeout` is over 60 s) is answered at once with a task id when the client takes tasks;
+//! the call runs on, and `tasks/get` reports its status, progress and, once it has ended,
+//! its result.
+//!
+//! One store per server, shared by every session: a stateless HTTP request, or another
+//! session, can poll a task another request created (its id is 128 random bits; anyone
+//! with the server's token and the id can read it). Tasks live in this process's memory:
+//! a restart loses them, and behind a load balancer a task is found only on the replica
+//! that runs it (docs/http.md, "Tasks").
+//!
+//! Bounds, each with a clear answer when reached:
+//! - at most `--max-tasks` tasks unfinished (running, or queued for one of the
+//!   `--max-concurrent-calls`); one more is refused with a JSON-RPC error;
+//! - a task is kept for its TTL (`--task-ttl`, or the tool's timeout when that is longer)
+//!   from its creation; one still unfinished then is stopped through the call's one
+//!   termination path (abort signal, then the kill) and `failed`; a finished one is kept
+//!   one more TTL from its end, then dropped;
+//! - finished results take at most `--task-memory` bytes in all (64 MiB); past that the
+//!   oldest are dropped first.
+//!
+//! A dropped task's id answers `-32602` saying it expired (and why), not "unknown", for the
+//! last [`GONE_REMEMBERED`] dropped.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{DetailedTask, ErrorCode, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::task_manager::current_timestamp;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use toolbind::{CancelToken, Progress, StopReason, ToolResult};
+
+use super::surface::shortened;
+
+/// The default of `--max-tasks`.
+pub(crate) const DEFAULT_MAX_TASKS: usize = 1000;
+/// The default of `--task-ttl`.
+pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
+/// The default of `--task-memory`: what finished results may take in all.
+pub(crate) const DEFAULT_MEMORY: usize = 64 << 20;
+/// How many dropped task ids are remembered, to answer "expired" rather than "unknown".
+pub(crate) const GONE_REMEMBERED: usize = 10_000;
+/// What a finished task costs besides its result's bytes (its id, times, the map entry).
+const ENTRY_COST: usize = 512;
+/// How often requests sweep the whole store at most.
+const SWEEP_EVERY: Duration = Duration::from_millis(250);
+/// The poll interval suggested to clients.
+const POLL_INTERVAL_MS: u64 = 500;
+/// The error code of a refused task: the one `serve --http` answers a refused call with.
+const BUSY: ErrorCode = ErrorCode(-32000);
+
+/// The bounds of one server's tasks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// `--max-tasks`: unfinished tasks at once.
+    pub max_tasks: usize,
+    /// `--task-ttl`: how long a task is kept (at least).
+    pub ttl: Duration,
+    /// `--task-memory`: bytes of finished results kept in all.
+    pub memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_tasks: DEFAULT_MAX_TASKS,
+            ttl: DEFAULT_TTL,
+            memory: DEFAULT_MEMORY,
+        }
+    }
+}
+
+/// Why a task id no longer answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gone {
+    /// Its TTL passed.
+    Expired,
+    /// Dropped early: the finished results held more than `--task-memory`.
+    Evicted,
+}
+
+/// The tasks of one server.
+pub(crate) struct Tasks {
+    limits: Limits,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    tasks: HashMap<String, Entry>,
+    /// Unfinished tasks.
+    running: usize,
+    /// What the finished results take, [`ENTRY_COST`] each included.
+    bytes: usize,
+    /// Finished tasks, oldest end first: what goes when results take too much.
+    finished: VecDeque<String>,
+    /// The last [`GONE_REMEMBERED`] dropped ids, oldest first, and why each went.
+    gone: VecDeque<String>,
+    gone_why: HashMap<String, Gone>,
+    /// When the last whole sweep ran.
+    swept: Option<Instant>,
+}
+
+struct Entry {
+    /// The wire fields: id, status, times, TTL, poll interval, status message.
+    task: Task,
+    tool: String,
+    deadline: Instant,
+    state: State,
+}
+
+enum State {
+    Running {
+        cancel: CancelToken,
+        progress: watch::Receiver<Option<Progress>>,
+        /// Waiting for one of `--max-concurrent-calls`.
+        queued: Arc<std::sync::atomic::AtomicBool>,
+        /// The TTL passed and the call was stopped: it ends `failed`, whatever it returns.
+        expired: bool,
+    },
+    Done {
+        payload: TaskPayload,
+        ended: Instant,
+        bytes: usize,
+    },
+}
+
+/// What a task's call gets from [`Tasks::create`]: where to send progress, what stops it,
+/// and how to say it now runs.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub id: String,
+    pub cancel: CancelToken,
+    pub progress: watch::Sender<Option<Progress>>,
+    queued: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Started {
+    /// The call got its slot and runs.
+    pub(crate) fn running(&self) {
+        self.queued
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Tasks {
+    /// The store, and its sweeper: a task that outlives its TTL is stopped (and a finished
+    /// one dropped) within a second even when no request comes. The sweeper ends with the
+    /// store.
+    pub(crate) fn start(limits: Limits) -> Arc<Tasks> {
+        let tasks = Arc::new(Tasks {
+            limits: Limits {
+                max_tasks: limits.max_tasks.max(1),
+                ttl: limits.ttl.max(Duration::from_millis(1)),
+                memory: limits.memory,
+            },
+            inner: Mutex::default(),
+        });
+        let weak: Weak<Tasks> = Arc::downgrade(&tasks);
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(tasks) = weak.upgrade() else { return };
+                    let mut inner = tasks.lock();
+                    inner.swept = None;
+                    inner.sweep();
+                }
+            });
+        }
+        tasks
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes a task for a call of `tool` that may run `runs_for` (its timeout): it is
+    /// observable by `tasks/get` before this returns (the spec's durable create). Refused
+    /// when `--max-tasks` are unfinished.
+    pub(crate) fn create(
+        &self,
+        tool: &str,
+        runs_for: Duration,
+    ) -> Result<(Task, Started), McpError> {
+        let ttl = self.limits.ttl.max(runs_for);
+        let id = new_id()
+            .map_err(|e| McpError::internal_error(format!("cannot make a task id: {e}"), None))?;
+        let now = current_timestamp();
+        let mut task = Task::new(id.clone(), TaskStatus::Working, now.clone(), now);
+        task.ttl_ms = Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        task.poll_interval_ms = Some(POLL_INTERVAL_MS);
+        let cancel = CancelToken::new();
+        let (progress, progress_rx) = watch::channel(None);
+        let queued = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let mut inner = self.lock();
+        inner.sweep();
+        if inner.running >= self.limits.max_tasks {
+            return Err(McpError::new(
+                BUSY,
+                format!(
+                    "too many tasks: {} are unfinished, this server's limit (toolbind serve --max-tasks); retry when one has ended",
+                    self.limits.max_tasks
+                ),
+                None,
+            ));
+        }
+        inner.running += 1;
+        inner.tasks.insert(
+            id.clone(),
+            Entry {
+                task: task.clone(),
+                tool: tool.to_owned(),
+                deadline: Instant::now() + ttl,
+                state: State::Running {
+                    cancel: cancel.clone(),
+                    progress: progress_rx,
+                    queued: queued.clone(),
+                    expired: false,
+                },
+            },
+        );
+        Ok((
+            task,
+            Started {
+                id,
+                cancel,
+                progress,
+                queued,
+            },
+        ))
+    }
+
+    /// Records the end of task `id`'s call. `result_json` is the MCP result the call's
+    /// `tools/call` would have answered.
+    pub(crate) fn finish(&self, id: &str, result: &ToolResult, result_json: JsonObject) {
+        let mut inner = self.lock();
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return;
+        };
+        let State::Running { expired, .. } = entry.state else {
+            return;
+        };
+        let payload = if expired {
+            TaskPayload::Failed {
+                error: error_object(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!(
+                        "task expired: `{}` was still running when its TTL of {} ms passed, and was stopped",
+                        entry.tool,
+                        entry.task.ttl_ms.unwrap_or_default()
+                    ),
+                    json!({"stop": "expired"}),
+                ),
+            }
+        } else {
+            payload_of(result, result_json)
+        };
+        let bytes = ENTRY_COST + payload_bytes(&payload);
+        entry.task.status = payload.status();
+        entry.task.status_message = None;
+        entry.task.last_updated_at = current_timestamp();
+        entry.state = State::Done {
+            payload,
+            ended: Instant::now(),
+            bytes,
+        };
+        inner.running -= 1;
+        inner.bytes += bytes;
+        inner.finished.push_back(id.to_owned());
+        inner.evict(self.limits.memory);
+    }
+
+    /// `tasks/get`.
+    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, McpError> {
+        let mut inner = self.lock();
+        inner.sweep();
+        inner.expire(id);
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return Err(inner.missing(id));
+        };
+        let payload = match &mut entry.state {
+            State::Running {
+                progress, queued, ..
+            } => {
+                let message = if progress.has_changed().unwrap_or(false) {
+                    entry.task.last_updated_at = current_timestamp();
+                    progress.borrow_and_update().as_ref().map(status_message)
+                } else {
+                    progress.borrow().as_ref().map(status_message)
+                };
+                entry.task.status_message = if queued.load(std::sync::atomic::Ordering::Relaxed) {
+                    Some(
+                            "queued: waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end"
+                                .into(),
+                        )
+                } else {
+                    message.filter(|m| !m.is_empty())
+                };
+                TaskPayload::Working
+            }
+            State::Done { payload, .. } => payload.clone(),
+        };
+        Ok(DetailedTask::new(entry.task.clone(), payload))
+    }
+
+    /// `tasks/update`: this server's tools ask no questions yet, so a task never waits for
+    /// input; responses are ignored (the spec: responses to keys not outstanding are).
+    pub(crate) fn update(&self, id: &str) -> Result<(), McpError> {
+        let mut inner = self.lock();
+        inner.sweep();
+        inner.expire(id);
+        if inner.tasks.contains_key(id) {
+            Ok(())
+        } else {
+            Err(inner.missing(id))
+        }
+    }
+
+    /// `tasks/cancel`: stops a running task's call through its abort signal (then the
+    /// kill, after the grace period); the task settles `cancelled` once the call has
+    /// ended. A finished task is left as it is (the same empty answer).
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), McpError> {
+        let mut inner = self.lock();
+        inner.sweep();
+        inner.expire(id);
+        match inner.tasks.get_mut(id) {
+            Some(Entry {
+                state: State::Running { cancel, .. },
+                task,
+                ..
+            }) => {
+                task.status_message = Some("cancelling".into());
+                task.last_updated_at = current_timestamp();
+                cancel.cancel();
+                Ok(())
+            }
+            Some(_) => Ok(()),
+            None => Err(inner.missing(id)),
+        }
+    }
+
+    /// How many tasks are unfinished.
+    #[cfg(test)]
+    fn running(&self) -> usize {
+        self.lock().running
+    }
+}
+
+impl Entry {
+    /// Its TTL has passed: since its creation while unfinished (and not yet stopped for
+    /// it), since its end once finished.
+    fn due(&self, now: Instant) -> bool {
+        match &self.state {
+            State::Running { expired, .. } => !*expired && now >= self.deadline,
+            State::Done { ended, .. } => {
+                now.duration_since(*ended)
+                    >= Duration::from_millis(self.task.ttl_ms.unwrap_or_default())
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Stops the unfinished tasks whose TTL has passed and drops the finished ones whose
+    /// TTL has passed since they ended: every [`SWEEP_EVERY`] at most (the sweeper does it
+    /// each second; requests between look at their own task, [`Inner::expire`]).
+    fn sweep(&mut self) {
+        let now = Instant::now();
+        if self
+            .swept
+            .is_some_and(|at| now.duration_since(at) < SWEEP_EVERY)
+        {
+            return;
+        }
+        self.swept = Some(now);
+        let due: Vec<String> = self
+            .tasks
+            .iter()
+            .filter(|(_, e)| e.due(now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let dropped = due.len();
+        for id in due {
+            self.expire(&id);
+        }
+        if dropped > 0 {
+            let tasks = &self.tasks;
+            self.finished.retain(|id| tasks.contains_key(id));
+        }
+    }
+
+    /// Task `id`, if its TTL has passed: stopped if unfinished, dropped if finished.
+    fn expire(&mut self, id: &str) {
+        let Some(entry) = self.tasks.get_mut(id) else {
+            return;
+        };
+        if !entry.due(Instant::now()) {
+            return;
+        }
+        match &mut entry.state {
+            State::Running {
+                cancel, expired, ..
+            } => {
+                *expired = true;
+                entry.task.status_message = Some("expired: stopping".into());
+                entry.task.last_updated_at = current_timestamp();
+                cancel.cancel();
+            }
+            State::Done { .. } => self.drop_finished(id, Gone::Expired),
+        }
+    }
+
+    /// Drops the oldest finished results while they take more than `memory`.
+    fn evict(&mut self, memory: usize) {
+        while self.bytes > memory {
+            let Some(id) = self.finished.pop_front() else {
+                return;
+            };
+            self.drop_finished(&id, Gone::Evicted);
+        }
+    }
+
+    fn drop_finished(&mut self, id: &str, why: Gone) {
+        match self.tasks.remove(id) {
+            Some(Entry {
+                state: State::Done { bytes, .. },
+                ..
+            }) => self.bytes -= bytes,
+            // Not a finished task (already dropped, or running): nothing to drop.
+            Some(running) => {
+                self.tasks.insert(id.to_owned(), running);
+                return;
+            }
+            None => return,
+        }
+        // `finished` may still name it: `evict` skips such names, `sweep` clears them.
+        self.gone.push_back(id.to_owned());
+        self.gone_why.insert(id.to_owned(), why);
+        while self.gone.len() > GONE_REMEMBERED {
+            if let Some(old) = self.gone.pop_front() {
+                self.gone_why.remove(&old);
+            }
+        }
+    }
+
+    /// The `-32602` answer for an id this server does not hold.
+    fn missing(&self, id: &str) -> McpError {
+        let shown = shortened(id);
+        let message = match self.gone_why.get(id) {
+            Some(Gone::Expired) => format!(
+                "task `{shown}` expired: its result was kept for its TTL after it ended, and is gone"
+            ),
+            Some(Gone::Evicted) => format!(
+                "task `{shown}` expired early: finished results held more than this server keeps (toolbind serve --task-memory), and it was the oldest"
+            ),
+            None => format!(
+                "unknown task `{shown}`: no task with this id, or it expired long ago (a task is found only on the server that made it, while it keeps it)"
+            ),
+        };
+        McpError::invalid_params(message, Some(json!({"taskId": shown})))
+    }
+}
+
+/// A task's terminal payload from its call's result: a crash, a jail that failed or a
+/// broken protocol is a protocol-level `failed`; a cancelled call is `cancelled`; anything
+/// else the tool returned (its own error, a timeout or limit it ran into, bad arguments)
+/// is `completed`, with `isError` where the call failed, as a plain call answers it.
+fn payload_of(result: &ToolResult, result_json: JsonObject) -> TaskPayload {
+    match result.stop {
+        StopReason::Cancelled => TaskPayload::Cancelled,
+        StopReason::Crashed
+        | StopReason::JailFailed
+        | StopReason::ProtocolError
+        | StopReason::UnknownTool
+        | StopReason::ContractDrift => TaskPayload::Failed {
+            error: error_object(
+                ErrorCode::INTERNAL_ERROR,
+                result.text_content(),
+                json!({"stop": result.stop.kind()}),
+            ),
+        },
+        _ => TaskPayload::Completed {
+            result: result_json,
+        },
+    }
+}
+
+fn error_object(code: ErrorCode, message: String, data: Value) -> JsonObject {
+    let mut error = JsonObject::new();
+    error.insert("code".into(), json!(code.0));
+    error.insert("message".into(), Value::String(message));
+    error.insert("data".into(), data);
+    error
+}
+
+fn payload_bytes(payload: &TaskPayload) -> usize {
+    let object = match payload {
+        TaskPayload::Completed { result } => result,
+        TaskPayload::Failed { error } => error,
+        _ => return 0,
+    };
+    serde_json::to_vec(object).map_or(0, |v| v.len())
+}
+
+/// A running task's `statusMessage`: what the tool last said, with its position.
+fn status_message(p: &Progress) -> String {
+    let text = p.text_content();
+    match (p.progress, p.total) {
+        (Some(at), Some(total)) => format!("{at}/{total} {text}").trim_end().to_owned(),
+        (Some(at), None) => format!("{at} {text}").trim_end().to_owned(),
+        _ => text,
+    }
+}
+
+/// 128 random bits, as 32 hex digits.
+fn new_id() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_tasks: usize, ttl_ms: u64, memory: usize) -> Limits {
+        Limits {
+            max_tasks,
+            ttl: Duration::from_millis(ttl_ms),
+            memory,
+        }
+    }
+
+    fn ok(text: &str) -> (ToolResult, JsonObject) {
+        let r = ToolResult::text(text);
+        let mut o = JsonObject::new();
+        o.insert("content".into(), json!([{"type": "text", "text": text}]));
+        (r, o)
+    }
+
+    #[tokio::test]
+    async fn a_task_is_observable_at_once_and_ends_with_its_result() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, started) = tasks.create("t", Duration::ZERO).unwrap();
+        assert_eq!(task.task_id.len(), 32);
+        assert_eq!(task.ttl_ms, Some(300_000));
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.status(), TaskStatus::Working);
+        assert!(got.task.status_message.unwrap().starts_with("queued"));
+        started.running();
+        started
+            .progress
+            .send_replace(Some(Progress::text("half").at(1.0, Some(2.0))));
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.task.status_message.as_deref(), Some("1/2 half"));
+        let (r, o) = ok("done");
+        tasks.finish(&task.task_id, &r, o);
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.status(), TaskStatus::Completed);
+        assert!(matches!(got.payload, TaskPayload::Completed { .. }));
+        assert_eq!(tasks.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn ids_are_unique_and_unknown_ones_are_invalid_params() {
+        let tasks = Tasks::start(Limits::default());
+        let a = tasks.create("t", Duration::ZERO).unwrap().0.task_id;
+        let b = tasks.create("t", Duration::ZERO).unwrap().0.task_id;
+        assert_ne!(a, b);
+        for e in [
+            tasks.get("nope").unwrap_err(),
+            tasks.cancel("nope").unwrap_err(),
+            tasks.update("nope").unwrap_err(),
+        ] {
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+            assert!(e.message.contains("unknown task `nope`"), "{}", e.message);
+        }
+        // A hostile id is not echoed whole.
+        let long = "x".repeat(100_000);
+        assert!(tasks.get(&long).unwrap_err().message.len() < 1000);
+    }
+
+    #[tokio::test]
+    async fn one_more_than_max_tasks_is_refused_until_one_ends() {
+        let tasks = Tasks::start(limits(2, 60_000, DEFAULT_MEMORY));
+        let (a, _) = tasks.create("t", Duration::ZERO).unwrap();
+        let _b = tasks.create("t", Duration::ZERO).unwrap();
+        let e = tasks.create("t", Duration::ZERO).unwrap_err();
+        assert_eq!(e.code, BUSY);
+        assert!(e.message.contains("--max-tasks"), "{}", e.message);
+        let (r, o) = ok("x");
+        tasks.finish(&a.task_id, &r, o);
+        tasks.create("t", Duration::ZERO).unwrap();
+    }
+
+    #[tokio::test]
+    async fn cancel_stops_the_call_and_a_cancelled_result_settles_cancelled() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, started) = tasks.create("t", Duration::ZERO).unwrap();
+        tasks.cancel(&task.task_id).unwrap();
+        assert!(started.cancel.is_cancelled());
+        let r = ToolResult::stopped(StopReason::Cancelled, "cancelled");
+        tasks.finish(&task.task_id, &r, JsonObject::new());
+        assert_eq!(
+            tasks.get(&task.task_id).unwrap().status(),
+            TaskStatus::Cancelled
+        );
+        // Idempotent on a finished task.
+        tasks.cancel(&task.task_id).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_crash_is_failed_with_an_error_and_no_result() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, _s) = tasks.create("t", Duration::ZERO).unwrap();
+        let r = ToolResult::stopped(StopReason::Crashed, "the tool's process died");
+        tasks.finish(&task.task_id, &r, JsonObject::new());
+        let got = tasks.get(&task.task_id).unwrap();
+        let TaskPayload::Failed { error } = got.payload else {
+            panic!("{got:?}")
+        };
+        assert_eq!(error["code"], json!(-32603));
+        assert_eq!(error["message"], json!("the tool's process died"));
+        assert_eq!(error["data"]["stop"], json!("crashed"));
+    }
+
+    #[tokio::test]
+    async fn past_its_ttl_a_running_task_is_stopped_and_failed_then_dropped() {
+        let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
+        let (task, started) = tasks.create("slow", Duration::ZERO).unwrap();
+        assert_eq!(task.ttl_ms, Some(50));
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        tasks.get(&task.task_id).unwrap();
+        assert!(started.cancel.is_cancelled(), "the TTL stops the call");
+        let r = ToolResult::stopped(StopReason::Cancelled, "cancelled");
+        tasks.finish(&task.task_id, &r, JsonObject::new());
+        let got = tasks.get(&task.task_id).unwrap();
+        let TaskPayload::Failed { error } = got.payload else {
+            panic!("{got:?}")
+        };
+        assert!(
+            error["message"].as_str().unwrap().contains("task expired"),
+            "{error:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        let e = tasks.get(&task.task_id).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert!(e.message.contains("expired"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn a_tool_that_may_run_longer_than_the_ttl_gets_its_timeout_as_ttl() {
+        let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
+        let (task, _s) = tasks.create("slow", Duration::from_secs(600)).unwrap();
+        assert_eq!(task.ttl_ms, Some(600_000));
+    }
+
+    #[tokio::test]
+    async fn results_over_the_memory_bound_drop_the_oldest_first() {
+        let big = "y".repeat(10_000);
+        let tasks = Tasks::start(limits(100, 60_000, 3 * (10_000 + 2 * ENTRY_COST)));
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            let (task, _s) = tasks.create("t", Duration::ZERO).unwrap();
+            let (r, o) = ok(&big);
+            tasks.finish(&task.task_id, &r, o);
+            ids.push(task.task_id);
+        }
+        let e = tasks.get(&ids[0]).unwrap_err();
+        assert!(e.message.contains("--task-memory"), "{}", e.message);
+        assert!(tasks.get(&ids[4]).is_ok());
+        assert!(tasks.lock().bytes <= 3 * (10_000 + 2 * ENTRY_COST));
+    }
+}
