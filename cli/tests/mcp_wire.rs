@@ -4,33 +4,21 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::bin;
+use common::wire::{Wire, error_of};
 use serde_json::{Value, json};
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-}
-
-/// `toolbind serve` on the fixture tools, stdin and stdout piped.
-fn spawn(extra: &[&str]) -> Child {
-    Command::new(bin())
-        .arg("serve")
-        .arg("--dir")
-        .arg(common::fixture("tools"))
-        .args(extra)
-        .env_remove("PI_TOOLS_DIRS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+/// `toolbind serve` on the fixture tools plus `extra`, initialised (2025-06-18).
+fn server(extra: &[&str]) -> Wire {
+    let tools = common::fixture("tools");
+    let mut args: Vec<&OsStr> = vec![OsStr::new("--dir"), tools.as_os_str()];
+    args.extend(extra.iter().map(OsStr::new));
+    Wire::start(&args, "2025-06-18", json!({}))
 }
 
 /// The `initialize` request and the `initialized` notification, as lines.
@@ -44,70 +32,16 @@ fn initialize() -> String {
         + "\n"
 }
 
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let mut child = spawn(extra);
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Server {
-            child,
-            stdin,
-            lines,
-        };
-        let init = initialize();
-        let (request, initialized) = init.trim_end().split_once('\n').unwrap();
-        s.send_raw(request.as_bytes());
-        assert_eq!(s.answer()["id"], 0);
-        s.send_raw(initialized.as_bytes());
-        s
-    }
-
-    fn send_raw(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message, waiting at most 15 s (a missing answer fails instead of hanging).
-    fn answer(&self) -> Value {
-        self.lines
-            .recv_timeout(Duration::from_secs(15))
-            .expect("no answer from toolbind serve")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn error_of(v: &Value) -> (Value, i64, String) {
-    (
-        v["id"].clone(),
-        v["error"]["code"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("not an error: {v}")),
-        v["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    )
+fn spawn(extra: &[&str]) -> Child {
+    let tools = common::fixture("tools");
+    let mut args: Vec<&OsStr> = vec![OsStr::new("--dir"), tools.as_os_str()];
+    args.extend(extra.iter().map(OsStr::new));
+    common::wire::spawn(&args, Stdio::null())
 }
 
 #[test]
 fn malformed_requests_get_the_right_json_rpc_errors() {
-    let mut s = Server::start(&[]);
+    let mut s = server(&[]);
     s.send_raw(b"this is not json");
     let (id, code, _) = error_of(&s.answer());
     assert_eq!((id, code), (Value::Null, -32700));
@@ -145,7 +79,7 @@ fn malformed_requests_get_the_right_json_rpc_errors() {
 #[test]
 fn an_over_long_request_is_answered_with_the_limit() {
     // The default limit (16 MiB): a 17 MiB line.
-    let mut s = Server::start(&[]);
+    let mut s = server(&[]);
     let mut line = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hello_py","arguments":{"name":""#.to_vec();
     line.extend(std::iter::repeat_n(b'x', 17 << 20));
     line.extend_from_slice(br#""}}}"#);
@@ -158,7 +92,7 @@ fn an_over_long_request_is_answered_with_the_limit() {
     );
 
     // The limit is configurable.
-    let mut s = Server::start(&["--max-request-bytes", "4096"]);
+    let mut s = server(&["--max-request-bytes", "4096"]);
     let mut line = br#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"x":""#.to_vec();
     line.extend(std::iter::repeat_n(b'y', 5000));
     line.extend_from_slice(br#""}}"#);
@@ -237,7 +171,7 @@ fn every_answer_is_written_before_serve_exits() {
 fn a_response_the_server_cannot_read_is_not_answered() {
     // A client's response to a request of the server's: its id is the server's, so an
     // error with that id could fail the client's own request 3.
-    let mut s = Server::start(&[]);
+    let mut s = server(&[]);
     s.send_raw(br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}"#);
     s.send_raw(br#"{"jsonrpc":"2.0","id":4}"#);
     s.send_raw(br#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#);
@@ -250,7 +184,7 @@ fn a_response_the_server_cannot_read_is_not_answered() {
 fn stdio_runs_at_most_max_concurrent_calls_and_the_rest_wait() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    let mut s = Server::start(&["--max-concurrent-calls", "1", "--sandbox", "off"]);
+    let mut s = server(&["--max-concurrent-calls", "1", "--sandbox", "off"]);
     for (id, pidfile) in [(1, &a), (2, &b)] {
         s.send_raw(
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
@@ -271,7 +205,7 @@ fn stdio_runs_at_most_max_concurrent_calls_and_the_rest_wait() {
         !waiting.exists(),
         "two calls ran at once with --max-concurrent-calls 1"
     );
-    let cancel = |s: &mut Server, id: i64| {
+    let cancel = |s: &mut Wire, id: i64| {
         s.send_raw(
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": id}})

@@ -9,14 +9,8 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use common::bin;
+use common::{bin, hwm_kib};
 use serde_json::{Value, json};
-
-fn hwm_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 const TOOL_MD: &str = "---\nname: flood\ndescription: Floods progress.\nlanguage: typescript\ninputs:\n  mb:\n    type: number\n    description: MiB of progress.\n---\nFloods.\n";
 

@@ -6,7 +6,8 @@
 //! - a line that is not JSON is answered with `-32700`;
 //! - `tools/call` without a string `name`, or with `arguments` that are not an object, and
 //!   a `tools/list` with a pagination cursor (this server has one page) are answered with
-//!   `-32602`, carrying the request's id; so are the other malformed requests
+//!   `-32602`, carrying the request's id; so are `tasks/get`, `tasks/update` and
+//!   `tasks/cancel` without a string `taskId`, and the other malformed requests
 //!   [`check_message`] names.
 
 use rmcp::model::ErrorCode;
@@ -144,6 +145,17 @@ pub(crate) fn check_message(msg: &Value) -> Verdict {
         },
         "prompts/get" => required_string(params, "name", method, invalid),
         "resources/read" => required_string(params, "uri", method, invalid),
+        // The tasks extension's methods: rmcp answers params it cannot read with "method
+        // not found", which says the extension is missing.
+        "tasks/get" | "tasks/cancel" => required_string(params, "taskId", method, invalid),
+        "tasks/update" => match params.get("inputResponses") {
+            Some(Value::Object(_)) => required_string(params, "taskId", method, invalid),
+            Some(other) => invalid(format!(
+                "tasks/update `inputResponses` must be an object, got {}",
+                kind(other)
+            )),
+            None => invalid("tasks/update needs `inputResponses`".into()),
+        },
         _ => Verdict::Forward,
     }
 }

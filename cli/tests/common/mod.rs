@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test crate uses a different subset
 
 pub mod otlp;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -233,4 +234,11 @@ impl StderrLog {
         });
         log
     }
+}
+
+/// A process's peak resident memory (`VmHWM`), in KiB.
+pub fn hwm_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
