@@ -110,6 +110,26 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Stops the unfinished tasks (the server is ending: no client could fetch what they
+    /// return) through their calls' abort signal, and waits for them, up to the grace
+    /// period and 2 s: a tool stopped so can clean up, rather than being killed with the
+    /// executor.
+    pub(crate) async fn stop_tasks(&self) {
+        let left = self.tasks.running();
+        if left == 0 {
+            return;
+        }
+        log(&format!(
+            "stopping {left} unfinished task{}",
+            if left == 1 { "" } else { "s" }
+        ));
+        self.shutdown.cancel();
+        let end = Instant::now() + self.executor.config().get_grace() + Duration::from_secs(2);
+        while self.tasks.running() > 0 && Instant::now() < end {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// How many tools are served now.
     pub(crate) fn tool_count(&self) -> usize {
         self.current().tools.len()

@@ -347,8 +347,7 @@ impl Tasks {
     }
 
     /// How many tasks are unfinished.
-    #[cfg(test)]
-    fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.lock().running
     }
 }

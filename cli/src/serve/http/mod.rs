@@ -126,6 +126,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), graceful.shutdown()).await;
     watcher.abort();
+    state.stop_tasks().await;
     state.executor.shutdown();
     Ok(code)
 }

@@ -50,6 +50,7 @@ pub(super) async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
         Ok(code)
     };
     let outcome = session.await;
+    state.stop_tasks().await;
     executor.shutdown();
     // The last answers are still on their way to stdout, however the session ended (the
     // answers to rejected lines included, when initialisation failed).
