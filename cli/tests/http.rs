@@ -1035,3 +1035,58 @@ fn revision_2026_07_28_has_no_set_level_and_logs_only_when_asked() {
     meta["io.modelcontextprotocol/logLevel"] = json!("debug");
     assert!(logged(meta), "no message at level debug:\n{}", s.log());
 }
+
+#[test]
+fn tasks_over_stateless_http_are_polled_by_later_requests_on_the_same_replica() {
+    let tools = fixture("task_tools");
+    let s = Serve::start_with(&["--stateless"], &[("TOOLBIND_TOKEN", TOKEN)], Some(&tools));
+    let other = Serve::start_with(&["--stateless"], &[("TOOLBIND_TOKEN", TOKEN)], Some(&tools));
+    // A 2026-07-28 request takes tasks by saying so in its own `_meta`.
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let post = |s: &Serve, id: u32, method: &str, name: &str, params: Value| {
+        let h = modern_headers("X-No-Origin: 1", method, Some(name));
+        let h: Vec<&str> = h.iter().map(String::as_str).collect();
+        let mut params = params;
+        params["_meta"] = meta.clone();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let r = request(&s.addr, "POST", "/mcp", &h, &body.to_string());
+        assert_eq!(r.status, 200, "{r:?}\n{}", s.log());
+        r.json()
+    };
+    let created = post(
+        &s,
+        1,
+        "tools/call",
+        "job_py",
+        json!({"name": "job_py", "arguments": {"seconds": 0.5}}),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut id = 10;
+    let done = loop {
+        id += 1;
+        let got = post(&s, id, "tasks/get", &task, json!({"taskId": task}));
+        if got["result"]["status"] != "working" {
+            break got;
+        }
+        assert!(id < 200, "the task never ended: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"], "worked 0.5 s",
+        "{done}"
+    );
+    // Another replica does not have it: the reason tasks need affinity.
+    let elsewhere = post(&other, 2, "tasks/get", &task, json!({"taskId": task}));
+    assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");
+    assert!(
+        elsewhere["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("found only on the server that made it"),
+        "{elsewhere}"
+    );
+}
