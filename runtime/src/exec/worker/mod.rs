@@ -104,15 +104,54 @@ struct State {
     last_log: Option<(LogSink, Instant)>,
 }
 
+/// The longest a result waits for the stderr the tool wrote before it to be read.
+const STDERR_CATCH_UP: Duration = Duration::from_millis(100);
+
 /// How long after a call ended alone its stderr lines are still handed to its sink.
 const LOG_LINGER: Duration = Duration::from_secs(1);
 
 struct Shared {
     state: Mutex<State>,
     stderr: Mutex<Capture>,
+    /// The worker's stderr pipe while the task reading it holds it open (`None` after):
+    /// what [`Shared::stderr_caught_up`] asks how much is still unread.
+    stderr_fd: Mutex<Option<std::os::fd::RawFd>>,
 }
 
 impl Shared {
+    /// Waits (at most [`STDERR_CATCH_UP`]) until the worker's stderr pipe holds nothing
+    /// unread: a line the tool wrote before its result is in the pipe when the result
+    /// arrives on the socket, and must reach the call's log sink before the call ends (a
+    /// server answers the request then, and a line after it goes nowhere).
+    async fn stderr_caught_up(&self) {
+        let deadline = Instant::now() + STDERR_CATCH_UP;
+        let mut waited = false;
+        loop {
+            let unread = {
+                let fd = self.stderr_fd.lock().unwrap_or_else(|e| e.into_inner());
+                match *fd {
+                    Some(fd) => {
+                        let mut n: libc::c_int = 0;
+                        // SAFETY: FIONREAD writes one int; the fd is open while it is held
+                        // here (the reading task forgets it under this lock before closing).
+                        let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+                        r == 0 && n > 0
+                    }
+                    None => false,
+                }
+            };
+            if !unread || Instant::now() >= deadline {
+                break;
+            }
+            waited = true;
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if waited {
+            // The reading task has taken the bytes; let it hand the line over.
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// The secret values of the calls in flight, to redact from error text.
     fn secrets(&self) -> Vec<String> {
         self.state
@@ -166,12 +205,26 @@ impl Worker {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             stderr: Mutex::new(Capture::new(limits.log / 2, limits.log / 2)),
+            stderr_fd: Mutex::new(None),
         });
         let stderr = spawned.stderr.take();
         let stderr_shared = shared.clone();
         let stderr_task = tokio::spawn(async move {
-            if let Some(err) = stderr {
-                drain_into(err, &stderr_shared).await;
+            if let Some(mut err) = stderr {
+                {
+                    use std::os::fd::AsRawFd;
+                    *stderr_shared
+                        .stderr_fd
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(err.as_raw_fd());
+                }
+                drain_into(&mut err, &stderr_shared).await;
+                // Forgotten before the pipe closes: the number may be reused.
+                *stderr_shared
+                    .stderr_fd
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = None;
+                drop(err);
             }
         });
         let (read, write) = spawned.control.into_split();
@@ -569,7 +622,7 @@ fn kill_group_for(shared: &Shared, group: &Group, reason: String) {
 /// other call has started since): the process is shared, so with several calls in flight a
 /// line cannot be attributed, and is not sent to any (rather than to the wrong caller). A
 /// line is redacted of every secret sent to this worker first.
-async fn drain_into(mut reader: impl tokio::io::AsyncRead + Unpin, shared: &Shared) {
+async fn drain_into(reader: &mut (impl tokio::io::AsyncRead + Unpin), shared: &Shared) {
     use tokio::io::AsyncReadExt;
     let mut buf = vec![0u8; 64 * 1024];
     let mut lines = process::LineSplitter::default();

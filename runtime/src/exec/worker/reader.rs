@@ -333,6 +333,15 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
 
 /// Hands call `id` its end, if it is still waiting for one.
 async fn deliver(shared: &Shared, id: u64, event: Event) {
+    // The call's stderr lines go to its sink only while it runs alone: then what it wrote
+    // before its result is read first.
+    let logs_alone = {
+        let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.pending.len() == 1 && st.pending.get(&id).is_some_and(|c| c.log.is_some())
+    };
+    if logs_alone {
+        shared.stderr_caught_up().await;
+    }
     let call = {
         let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         let call = st.pending.remove(&id);
