@@ -1079,6 +1079,48 @@ fn tasks_over_stateless_http_are_polled_by_later_requests_on_the_same_replica() 
         done["result"]["result"]["content"][0]["text"], "worked 0.5 s",
         "{done}"
     );
+    // Over HTTP a plain call does not queue behind tasks that hold every slot: refused.
+    let slow = Serve::start_with(
+        &["--stateless", "--max-concurrent-calls", "1"],
+        &[("TOOLBIND_TOKEN", TOKEN)],
+        Some(&tools),
+    );
+    let long = post(
+        &slow,
+        3,
+        "tools/call",
+        "job_sh",
+        json!({"name": "job_sh", "arguments": {"seconds": 15}}),
+    );
+    let long = long["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut id = 300;
+    loop {
+        id += 1;
+        let got = post(&slow, id, "tasks/get", &long, json!({"taskId": long}));
+        if !got["result"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("queued"))
+        {
+            break;
+        }
+        assert!(id < 500, "the task never started: {got}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let h = modern_headers("X-No-Origin: 1", "tools/call", Some("job_py"));
+    let h: Vec<&str> = h.iter().map(String::as_str).collect();
+    let plain = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "job_py", "arguments": {"seconds": 0}, "_meta": modern_meta()}});
+    let r = request(&slow.addr, "POST", "/mcp", &h, &plain.to_string());
+    let refused = r.json();
+    assert_eq!(refused["error"]["code"], -32000, "{r:?}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-concurrent-calls"),
+        "{refused}"
+    );
+    post(&slow, 5, "tasks/cancel", &long, json!({"taskId": long}));
     // Another replica does not have it: the reason tasks need affinity.
     let elsewhere = post(&other, 2, "tasks/get", &task, json!({"taskId": task}));
     assert_eq!(elsewhere["error"]["code"], -32602, "{elsewhere}");

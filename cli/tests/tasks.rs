@@ -184,11 +184,10 @@ fn a_cancelled_task_stops_its_tool_and_settles_cancelled() {
     let done = until(&mut w, &task, 15, terminal);
     assert_eq!(done["result"]["status"], "cancelled", "{done}");
     assert!(done["result"].get("result").is_none(), "{done}");
-    // Its abort signal ended the 30-second wait (the kill after the grace period would
-    // have taken 2 s more).
+    // The tool's abort signal fired (a kill after the grace period would leave no mark).
     assert!(
-        asked.elapsed() < Duration::from_secs(10),
-        "{:?}",
+        dir.path().join("job.pid.aborted").exists(),
+        "the tool never saw its abort signal ({:?} after the cancel)",
         asked.elapsed()
     );
     // Cancelling a finished task is the same empty answer.
@@ -219,10 +218,10 @@ fn a_result_fetched_after_its_ttl_has_expired_says_so() {
         done["result"]["result"]["content"][0]["text"], "hi",
         "{done}"
     );
-    // The TTL is --task-ttl, or the tool's timeout (1 s) and the grace period (2 s) when
+    // The TTL is --task-ttl, or the tool's timeout (3 s) and the grace period (2 s) when
     // longer: a task lives at least as long as its tool may run.
-    assert_eq!(done["result"]["ttlMs"], 3000, "{done}");
-    let end = Instant::now() + Duration::from_secs(15);
+    assert_eq!(done["result"]["ttlMs"], 5000, "{done}");
+    let end = Instant::now() + Duration::from_secs(20);
     let gone = loop {
         let answer = get(&mut w, 2, &task);
         if answer.get("error").is_some() {
@@ -245,8 +244,13 @@ fn a_task_still_queued_when_its_ttl_passes_is_stopped_and_failed() {
         &["--task-ttl", "1", "--max-concurrent-calls", "1"],
         takes_tasks(),
     );
-    // The one slot: taken for 15 s.
+    // The one slot: taken for 15 s, once the long task has it.
     let long = start(&mut w, 1, "job_sh", json!({"seconds": 15}));
+    until(&mut w, &long, 20, |v| {
+        !v["result"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("queued"))
+    });
     let queued = start(&mut w, 2, "quick_sh", json!({"text": "late"}));
     let waiting = get(&mut w, 3, &queued);
     assert!(
@@ -255,7 +259,7 @@ fn a_task_still_queued_when_its_ttl_passes_is_stopped_and_failed() {
             .is_some_and(|m| m.starts_with("queued")),
         "{waiting}"
     );
-    let done = until(&mut w, &queued, 15, terminal);
+    let done = until(&mut w, &queued, 20, terminal);
     let r = &done["result"];
     assert_eq!(r["status"], "failed", "{done}");
     let message = r["error"]["message"].as_str().unwrap();

@@ -73,6 +73,7 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
             args.max_concurrent_calls.max(1),
         )),
         tasks: tasks::Tasks::start(args.tasks.limits()),
+        queue_calls: args.http.addr.is_none(),
     })
 }
 
@@ -107,6 +108,9 @@ pub(crate) struct State {
     calls: Arc<tokio::sync::Semaphore>,
     /// The tasks of every session (MCP's tasks extension).
     tasks: Arc<tasks::Tasks>,
+    /// Over stdio a call waits for a slot; over HTTP it is refused (429 from the
+    /// transport, or a JSON-RPC error here when tasks hold the slots).
+    queue_calls: bool,
 }
 
 impl State {
@@ -476,17 +480,21 @@ impl Server {
         name: &str,
         args: Value,
         opts: CallOptions,
-        cancel: CancelToken,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
         context: &RequestContext<RoleServer>,
     ) -> (toolbind::ToolResult, bool) {
+        let cancel = opts.get_cancel().clone();
         let calls = self.state.calls.clone();
         let waiting = cancel.clone();
         let called = name.to_owned();
         let call = async move {
             // A call cancelled while it waits for a slot never starts.
-            let permit = tokio::select! {
-                p = calls.acquire_owned() => p.ok(),
-                _ = waiting.cancelled() => None,
+            let permit = match slot {
+                Some(p) => Some(p),
+                None => tokio::select! {
+                    p = calls.acquire_owned() => p.ok(),
+                    _ = waiting.cancelled() => None,
+                },
             };
             match permit {
                 Some(_running) => runtime.call(&called, args, opts).await,
@@ -561,12 +569,15 @@ impl Server {
         let runs_for = info
             .timeout()
             .unwrap_or(runtime.config().get_default_timeout())
-            + self.state.executor.config().get_grace();
-        let (task, started) = self.state.tasks.create(name, runs_for)?;
+            .saturating_add(self.state.executor.config().get_grace());
+        // Counted against --task-memory while the task is unfinished.
+        let args_bytes = serde_json::to_vec(args).map_or(0, |v| v.len());
+        let (task, started) = self.state.tasks.create(name, runs_for, args_bytes)?;
         let span = request_span(name, meta, context);
         log(&format!(
             "call {} of `{name}`: task {}",
-            context.id, started.id
+            context.id,
+            tasks::short(&started.id)
         ));
         tokio::spawn(
             run_task(
@@ -675,22 +686,23 @@ async fn run_task(
     let cancel = started.cancel.clone();
     let progress = started.progress.clone();
     let opts = CallOptions::new()
-        .id(format!("task-{}", started.id))
+        .id(format!("task-{}", tasks::short(&started.id)))
         .cancel(cancel.clone())
         .progress(move |p| {
             progress.send_replace(Some(p));
         });
     let calls = state.calls.clone();
     let waiting = cancel.clone();
-    let call = async {
+    let (started_ref, called) = (&started, name.as_str());
+    let call = async move {
         let permit = tokio::select! {
             p = calls.acquire_owned() => p.ok(),
             _ = waiting.cancelled() => None,
         };
         match permit {
             Some(_running) => {
-                started.running();
-                runtime.call(&name, args, opts).await
+                started_ref.running();
+                runtime.call(called, args, opts).await
             }
             None => toolbind::ToolResult::stopped(
                 toolbind::StopReason::Cancelled,
@@ -698,18 +710,20 @@ async fn run_task(
             ),
         }
     };
-    tokio::pin!(call);
-    let result = tokio::select! {
-        r = &mut call => r,
-        _ = state.shutdown.cancelled() => {
-            cancel.cancel();
-            call.await
+    let result = {
+        tokio::pin!(call);
+        tokio::select! {
+            r = &mut call => r,
+            _ = state.shutdown.cancelled() => {
+                cancel.cancel();
+                call.await
+            }
         }
     };
     toolbind::telemetry::mcp_server_ended(&span, &name, &result, begun);
     log(&format!(
         "task {} of `{name}`: {} in {:.1} s",
-        started.id,
+        tasks::short(&started.id),
         result.stop.kind(),
         begun.elapsed().as_secs_f64()
     ));
@@ -717,7 +731,7 @@ async fn run_task(
         Ok(Value::Object(o)) => o,
         _ => rmcp::model::JsonObject::new(),
     };
-    state.tasks.finish(&started.id, &result, json);
+    started.finish(&result, json);
 }
 
 /// Resource URIs one session subscribed to, at most this many.
@@ -926,6 +940,26 @@ impl ServerHandler for Server {
         if let Some(response) = self.as_task(&runtime, &name, &args, meta, &context)? {
             return Ok(response);
         }
+        // Over HTTP a call does not queue (the transport refuses one past the limit with
+        // 429); tasks can still hold every slot, and then a call is refused here.
+        let slot = if self.state.queue_calls {
+            None
+        } else {
+            match self.state.calls.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    log(&format!(
+                        "refused call {} of `{name}`: every one of --max-concurrent-calls is taken (tasks included)",
+                        context.id
+                    ));
+                    return Err(McpError::new(
+                        ErrorCode(-32000),
+                        "too many tool calls: every one this server runs at once is taken, by calls or tasks (toolbind serve --max-concurrent-calls); retry later",
+                        None,
+                    ));
+                }
+            }
+        };
         let cancel = CancelToken::new();
         let opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
@@ -945,7 +979,7 @@ impl ServerHandler for Server {
         let span = request_span(&name, meta, &context);
         let started = Instant::now();
         let (result, stopped) = self
-            .run_call(runtime, &name, args, opts, cancel, &context)
+            .run_call(runtime, &name, args, opts, slot, &context)
             .instrument(span.clone())
             .await;
         toolbind::telemetry::mcp_server_ended(&span, &name, &result, started);
@@ -992,7 +1026,7 @@ impl ServerHandler for Server {
         self.state.tasks.cancel(&request.task_id)?;
         log(&format!(
             "task {}: cancelled by the client (request {})",
-            surface::shortened(&request.task_id),
+            tasks::short(&request.task_id),
             context.id
         ));
         Ok(())

@@ -46,6 +46,10 @@ pub(crate) const DEFAULT_MEMORY: usize = 64 << 20;
 pub(crate) const GONE_REMEMBERED: usize = 10_000;
 /// What a finished task costs besides its result's bytes (its id, times, the map entry).
 const ENTRY_COST: usize = 512;
+/// The longest TTL: a year (a deadline `now + ttl` cannot overflow).
+const MAX_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
+/// The least `--task-memory`.
+pub(crate) const MIN_MEMORY: usize = 1 << 20;
 /// How often requests sweep the whole store at most.
 const SWEEP_EVERY: Duration = Duration::from_millis(250);
 /// The poll interval suggested to clients.
@@ -96,6 +100,8 @@ struct Inner {
     running: usize,
     /// What the finished results take, [`ENTRY_COST`] each included.
     bytes: usize,
+    /// What the arguments of unfinished tasks take.
+    waiting_bytes: usize,
     /// Finished tasks, oldest end first: what goes when results take too much.
     finished: VecDeque<String>,
     /// The last [`GONE_REMEMBERED`] dropped ids, oldest first, and why each went.
@@ -119,24 +125,40 @@ enum State {
         progress: watch::Receiver<Option<Progress>>,
         /// Waiting for one of `--max-concurrent-calls`.
         queued: Arc<std::sync::atomic::AtomicBool>,
-        /// The TTL passed and the call was stopped: it ends `failed`, whatever it returns.
+        /// The TTL passed and the call was stopped: it ends `failed` (unless it returned
+        /// first).
         expired: bool,
+        /// Being stopped (a cancel, the TTL): the status message says so.
+        stopping: Option<&'static str>,
+        /// What its arguments take, counted against `--task-memory` until it ends.
+        args_bytes: usize,
     },
     Done {
-        payload: TaskPayload,
+        payload: Arc<TaskPayload>,
         ended: Instant,
         bytes: usize,
     },
 }
 
 /// What a task's call gets from [`Tasks::create`]: where to send progress, what stops it,
-/// and how to say it now runs.
-#[derive(Debug)]
+/// how to say it now runs, and where its result goes ([`Started::finish`]). Dropped
+/// without a result (the call's task panicked or was aborted), the task settles `failed`
+/// rather than holding its slot for ever.
 pub(crate) struct Started {
     pub id: String,
     pub cancel: CancelToken,
     pub progress: watch::Sender<Option<Progress>>,
     queued: Arc<std::sync::atomic::AtomicBool>,
+    tasks: Weak<Tasks>,
+    finished: bool,
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Started {
@@ -144,6 +166,30 @@ impl Started {
     pub(crate) fn running(&self) {
         self.queued
             .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Records the end of the task's call: `result_json` is the MCP result its
+    /// `tools/call` would have answered.
+    pub(crate) fn finish(mut self, result: &ToolResult, result_json: JsonObject) {
+        self.finished = true;
+        if let Some(tasks) = self.tasks.upgrade() {
+            tasks.finish(&self.id, result, result_json);
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        if let Some(tasks) = self.tasks.upgrade() {
+            let lost = ToolResult::stopped(
+                StopReason::Crashed,
+                "the task's call ended without a result (its task in the server stopped)",
+            );
+            tasks.finish(&self.id, &lost, JsonObject::new());
+        }
     }
 }
 
@@ -155,8 +201,8 @@ impl Tasks {
         let tasks = Arc::new(Tasks {
             limits: Limits {
                 max_tasks: limits.max_tasks.max(1),
-                ttl: limits.ttl.max(Duration::from_millis(1)),
-                memory: limits.memory,
+                ttl: limits.ttl.clamp(Duration::from_millis(1), MAX_TTL),
+                memory: limits.memory.max(MIN_MEMORY),
             },
             inner: Mutex::default(),
         });
@@ -185,11 +231,15 @@ impl Tasks {
     /// observable by `tasks/get` before this returns (the spec's durable create). Refused
     /// when `--max-tasks` are unfinished.
     pub(crate) fn create(
-        &self,
+        self: &Arc<Self>,
         tool: &str,
         runs_for: Duration,
+        args_bytes: usize,
     ) -> Result<(Task, Started), McpError> {
-        let ttl = self.limits.ttl.max(runs_for);
+        let ttl = self.limits.ttl.max(runs_for).min(MAX_TTL);
+        let deadline = Instant::now()
+            .checked_add(ttl)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let id = new_id()
             .map_err(|e| McpError::internal_error(format!("cannot make a task id: {e}"), None))?;
         let now = current_timestamp();
@@ -211,18 +261,31 @@ impl Tasks {
                 None,
             ));
         }
+        if inner.waiting_bytes + args_bytes > self.limits.memory {
+            return Err(McpError::new(
+                BUSY,
+                format!(
+                    "too many tasks: the arguments of the unfinished ones hold {} bytes, and this one's {args_bytes} more would pass this server's limit of {} (toolbind serve --task-memory); retry when one has ended",
+                    inner.waiting_bytes, self.limits.memory
+                ),
+                None,
+            ));
+        }
         inner.running += 1;
+        inner.waiting_bytes += args_bytes;
         inner.tasks.insert(
             id.clone(),
             Entry {
                 task: task.clone(),
                 tool: tool.to_owned(),
-                deadline: Instant::now() + ttl,
+                deadline,
                 state: State::Running {
                     cancel: cancel.clone(),
                     progress: progress_rx,
                     queued: queued.clone(),
                     expired: false,
+                    stopping: None,
+                    args_bytes,
                 },
             },
         );
@@ -233,21 +296,28 @@ impl Tasks {
                 cancel,
                 progress,
                 queued,
+                tasks: Arc::downgrade(self),
+                finished: false,
             },
         ))
     }
 
-    /// Records the end of task `id`'s call. `result_json` is the MCP result the call's
-    /// `tools/call` would have answered.
-    pub(crate) fn finish(&self, id: &str, result: &ToolResult, result_json: JsonObject) {
+    /// Records the end of task `id`'s call ([`Started::finish`]).
+    fn finish(&self, id: &str, result: &ToolResult, result_json: JsonObject) {
         let mut inner = self.lock();
         let Some(entry) = inner.tasks.get_mut(id) else {
             return;
         };
-        let State::Running { expired, .. } = entry.state else {
+        let State::Running {
+            expired,
+            args_bytes,
+            ..
+        } = entry.state
+        else {
             return;
         };
-        let payload = if expired {
+        // A call that returned just as its TTL passed keeps its result.
+        let payload = if expired && result.stop == StopReason::Cancelled {
             TaskPayload::Failed {
                 error: error_object(
                     ErrorCode::INTERNAL_ERROR,
@@ -267,11 +337,12 @@ impl Tasks {
         entry.task.status_message = None;
         entry.task.last_updated_at = current_timestamp();
         entry.state = State::Done {
-            payload,
+            payload: Arc::new(payload),
             ended: Instant::now(),
             bytes,
         };
         inner.running -= 1;
+        inner.waiting_bytes -= args_bytes;
         inner.bytes += bytes;
         inner.finished.push_back(id.to_owned());
         inner.evict(self.limits.memory);
@@ -279,6 +350,12 @@ impl Tasks {
 
     /// `tasks/get`.
     pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, McpError> {
+        let (task, payload) = self.get_shared(id)?;
+        // The (possibly large) result is copied out of the lock.
+        Ok(DetailedTask::new(task, TaskPayload::clone(&payload)))
+    }
+
+    fn get_shared(&self, id: &str) -> Result<(Task, Arc<TaskPayload>), McpError> {
         let mut inner = self.lock();
         inner.sweep();
         inner.expire(id);
@@ -287,7 +364,10 @@ impl Tasks {
         };
         let payload = match &mut entry.state {
             State::Running {
-                progress, queued, ..
+                progress,
+                queued,
+                stopping,
+                ..
             } => {
                 let message = if progress.has_changed().unwrap_or(false) {
                     entry.task.last_updated_at = current_timestamp();
@@ -295,19 +375,21 @@ impl Tasks {
                 } else {
                     progress.borrow().as_ref().map(status_message)
                 };
-                entry.task.status_message = if queued.load(std::sync::atomic::Ordering::Relaxed) {
+                entry.task.status_message = if let Some(stopping) = stopping {
+                    Some((*stopping).to_owned())
+                } else if queued.load(std::sync::atomic::Ordering::Relaxed) {
                     Some(
-                            "queued: waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end"
-                                .into(),
-                        )
+                        "queued: waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end"
+                            .into(),
+                    )
                 } else {
                     message.filter(|m| !m.is_empty())
                 };
-                TaskPayload::Working
+                Arc::new(TaskPayload::Working)
             }
             State::Done { payload, .. } => payload.clone(),
         };
-        Ok(DetailedTask::new(entry.task.clone(), payload))
+        Ok((entry.task.clone(), payload))
     }
 
     /// `tasks/update`: this server's tools ask no questions yet, so a task never waits for
@@ -332,11 +414,13 @@ impl Tasks {
         inner.expire(id);
         match inner.tasks.get_mut(id) {
             Some(Entry {
-                state: State::Running { cancel, .. },
+                state: State::Running {
+                    cancel, stopping, ..
+                },
                 task,
                 ..
             }) => {
-                task.status_message = Some("cancelling".into());
+                stopping.get_or_insert("cancelling");
                 task.last_updated_at = current_timestamp();
                 cancel.cancel();
                 Ok(())
@@ -385,11 +469,11 @@ impl Inner {
             .filter(|(_, e)| e.due(now))
             .map(|(id, _)| id.clone())
             .collect();
-        let dropped = due.len();
         for id in due {
             self.expire(&id);
         }
-        if dropped > 0 {
+        // Ids of finished tasks dropped since (here, or by a request's own `expire`).
+        if self.finished.len() > self.tasks.len() - self.running {
             let tasks = &self.tasks;
             self.finished.retain(|id| tasks.contains_key(id));
         }
@@ -405,10 +489,13 @@ impl Inner {
         }
         match &mut entry.state {
             State::Running {
-                cancel, expired, ..
+                cancel,
+                expired,
+                stopping,
+                ..
             } => {
                 *expired = true;
-                entry.task.status_message = Some("expired: stopping".into());
+                *stopping = Some("expired: stopping");
                 entry.task.last_updated_at = current_timestamp();
                 cancel.cancel();
             }
@@ -457,7 +544,7 @@ impl Inner {
                 "task `{shown}` expired: its result was kept for its TTL after it ended, and is gone"
             ),
             Some(Gone::Evicted) => format!(
-                "task `{shown}` expired early: finished results held more than this server keeps (toolbind serve --task-memory), and it was the oldest"
+                "task `{shown}` expired early: finished results held more than this server keeps (toolbind serve --task-memory), and the oldest go first"
             ),
             None => format!(
                 "unknown task `{shown}`: no task with this id, or it expired long ago (a task is found only on the server that made it, while it keeps it)"
@@ -518,6 +605,16 @@ fn status_message(p: &Progress) -> String {
     }
 }
 
+/// A task id as logs show it: its first 8 digits. An id is a key to the task's result
+/// for anyone with the server's token; a log line is no place for the whole key.
+pub(crate) fn short(id: &str) -> String {
+    let mut s: String = id.chars().take(8).collect();
+    if id.chars().nth(8).is_some() {
+        s.push('…');
+    }
+    s
+}
+
 /// 128 random bits, as 32 hex digits.
 fn new_id() -> std::io::Result<String> {
     use std::io::Read;
@@ -548,7 +645,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_is_observable_at_once_and_ends_with_its_result() {
         let tasks = Tasks::start(Limits::default());
-        let (task, started) = tasks.create("t", Duration::ZERO).unwrap();
+        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
         assert_eq!(task.task_id.len(), 32);
         assert_eq!(task.ttl_ms, Some(300_000));
         let got = tasks.get(&task.task_id).unwrap();
@@ -561,7 +658,7 @@ mod tests {
         let got = tasks.get(&task.task_id).unwrap();
         assert_eq!(got.task.status_message.as_deref(), Some("1/2 half"));
         let (r, o) = ok("done");
-        tasks.finish(&task.task_id, &r, o);
+        started.finish(&r, o);
         let got = tasks.get(&task.task_id).unwrap();
         assert_eq!(got.status(), TaskStatus::Completed);
         assert!(matches!(got.payload, TaskPayload::Completed { .. }));
@@ -571,8 +668,8 @@ mod tests {
     #[tokio::test]
     async fn ids_are_unique_and_unknown_ones_are_invalid_params() {
         let tasks = Tasks::start(Limits::default());
-        let a = tasks.create("t", Duration::ZERO).unwrap().0.task_id;
-        let b = tasks.create("t", Duration::ZERO).unwrap().0.task_id;
+        let a = tasks.create("t", Duration::ZERO, 0).unwrap().0.task_id;
+        let b = tasks.create("t", Duration::ZERO, 0).unwrap().0.task_id;
         assert_ne!(a, b);
         for e in [
             tasks.get("nope").unwrap_err(),
@@ -590,24 +687,24 @@ mod tests {
     #[tokio::test]
     async fn one_more_than_max_tasks_is_refused_until_one_ends() {
         let tasks = Tasks::start(limits(2, 60_000, DEFAULT_MEMORY));
-        let (a, _) = tasks.create("t", Duration::ZERO).unwrap();
-        let _b = tasks.create("t", Duration::ZERO).unwrap();
-        let e = tasks.create("t", Duration::ZERO).unwrap_err();
+        let (_, a) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let _b = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let e = tasks.create("t", Duration::ZERO, 0).unwrap_err();
         assert_eq!(e.code, BUSY);
         assert!(e.message.contains("--max-tasks"), "{}", e.message);
         let (r, o) = ok("x");
-        tasks.finish(&a.task_id, &r, o);
-        tasks.create("t", Duration::ZERO).unwrap();
+        a.finish(&r, o);
+        let _c = tasks.create("t", Duration::ZERO, 0).unwrap();
     }
 
     #[tokio::test]
     async fn cancel_stops_the_call_and_a_cancelled_result_settles_cancelled() {
         let tasks = Tasks::start(Limits::default());
-        let (task, started) = tasks.create("t", Duration::ZERO).unwrap();
+        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
         tasks.cancel(&task.task_id).unwrap();
         assert!(started.cancel.is_cancelled());
         let r = ToolResult::stopped(StopReason::Cancelled, "cancelled");
-        tasks.finish(&task.task_id, &r, JsonObject::new());
+        started.finish(&r, JsonObject::new());
         assert_eq!(
             tasks.get(&task.task_id).unwrap().status(),
             TaskStatus::Cancelled
@@ -619,9 +716,9 @@ mod tests {
     #[tokio::test]
     async fn a_crash_is_failed_with_an_error_and_no_result() {
         let tasks = Tasks::start(Limits::default());
-        let (task, _s) = tasks.create("t", Duration::ZERO).unwrap();
+        let (task, s) = tasks.create("t", Duration::ZERO, 0).unwrap();
         let r = ToolResult::stopped(StopReason::Crashed, "the tool's process died");
-        tasks.finish(&task.task_id, &r, JsonObject::new());
+        s.finish(&r, JsonObject::new());
         let got = tasks.get(&task.task_id).unwrap();
         let TaskPayload::Failed { error } = got.payload else {
             panic!("{got:?}")
@@ -634,13 +731,13 @@ mod tests {
     #[tokio::test]
     async fn past_its_ttl_a_running_task_is_stopped_and_failed_then_dropped() {
         let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
-        let (task, started) = tasks.create("slow", Duration::ZERO).unwrap();
+        let (task, started) = tasks.create("slow", Duration::ZERO, 0).unwrap();
         assert_eq!(task.ttl_ms, Some(50));
         tokio::time::sleep(Duration::from_millis(80)).await;
         tasks.get(&task.task_id).unwrap();
         assert!(started.cancel.is_cancelled(), "the TTL stops the call");
         let r = ToolResult::stopped(StopReason::Cancelled, "cancelled");
-        tasks.finish(&task.task_id, &r, JsonObject::new());
+        started.finish(&r, JsonObject::new());
         let got = tasks.get(&task.task_id).unwrap();
         let TaskPayload::Failed { error } = got.payload else {
             panic!("{got:?}")
@@ -658,24 +755,85 @@ mod tests {
     #[tokio::test]
     async fn a_tool_that_may_run_longer_than_the_ttl_gets_its_timeout_as_ttl() {
         let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
-        let (task, _s) = tasks.create("slow", Duration::from_secs(600)).unwrap();
+        let (task, _s) = tasks.create("slow", Duration::from_secs(600), 0).unwrap();
         assert_eq!(task.ttl_ms, Some(600_000));
     }
 
     #[tokio::test]
     async fn results_over_the_memory_bound_drop_the_oldest_first() {
-        let big = "y".repeat(10_000);
-        let tasks = Tasks::start(limits(100, 60_000, 3 * (10_000 + 2 * ENTRY_COST)));
+        let tasks = Tasks::start(limits(100, 60_000, MIN_MEMORY));
+        let big = "y".repeat(MIN_MEMORY / 3);
         let mut ids = Vec::new();
         for _ in 0..5 {
-            let (task, _s) = tasks.create("t", Duration::ZERO).unwrap();
+            let (task, s) = tasks.create("t", Duration::ZERO, 0).unwrap();
             let (r, o) = ok(&big);
-            tasks.finish(&task.task_id, &r, o);
+            s.finish(&r, o);
             ids.push(task.task_id);
         }
         let e = tasks.get(&ids[0]).unwrap_err();
         assert!(e.message.contains("--task-memory"), "{}", e.message);
         assert!(tasks.get(&ids[4]).is_ok());
-        assert!(tasks.lock().bytes <= 3 * (10_000 + 2 * ENTRY_COST));
+        assert!(tasks.lock().bytes <= MIN_MEMORY);
+    }
+
+    #[tokio::test]
+    async fn a_call_lost_without_a_result_fails_its_task_and_frees_its_slot() {
+        let tasks = Tasks::start(limits(1, 60_000, DEFAULT_MEMORY));
+        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        drop(started);
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.status(), TaskStatus::Failed, "{got:?}");
+        assert_eq!(tasks.running(), 0);
+        let _again = tasks.create("t", Duration::ZERO, 0).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_call_that_returned_as_its_ttl_passed_keeps_its_result() {
+        let tasks = Tasks::start(limits(10, 30, DEFAULT_MEMORY));
+        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(
+            got.task.status_message.as_deref(),
+            Some("expired: stopping")
+        );
+        let (r, o) = ok("made it");
+        started.finish(&r, o);
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.status(), TaskStatus::Completed, "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_task_says_so_until_it_ends() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        started.running();
+        tasks.cancel(&task.task_id).unwrap();
+        started
+            .progress
+            .send_replace(Some(Progress::text("still going")));
+        let got = tasks.get(&task.task_id).unwrap();
+        assert_eq!(got.task.status_message.as_deref(), Some("cancelling"));
+    }
+
+    #[tokio::test]
+    async fn the_arguments_of_unfinished_tasks_are_bounded_by_the_memory_limit() {
+        let tasks = Tasks::start(limits(100, 60_000, MIN_MEMORY));
+        let (_, a) = tasks.create("t", Duration::ZERO, MIN_MEMORY / 2).unwrap();
+        let _b = tasks.create("t", Duration::ZERO, MIN_MEMORY / 2).unwrap();
+        let e = tasks.create("t", Duration::ZERO, 10).unwrap_err();
+        assert_eq!(e.code, BUSY);
+        assert!(e.message.contains("--task-memory"), "{}", e.message);
+        let (r, o) = ok("x");
+        a.finish(&r, o);
+        let _c = tasks.create("t", Duration::ZERO, 10).unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_absurd_timeout_or_ttl_does_not_overflow() {
+        let tasks = Tasks::start(limits(10, u64::MAX, DEFAULT_MEMORY));
+        let (task, _s) = tasks.create("t", Duration::MAX, 0).unwrap();
+        assert_eq!(task.ttl_ms, Some(MAX_TTL.as_millis() as u64));
+        assert!(tasks.get(&task.task_id).is_ok());
     }
 }
