@@ -38,8 +38,8 @@ pub use file::{
 #[doc(hidden)]
 pub use file::{read_regular_file, read_regular_file_no_follow};
 pub use model::{
-    Input, InputType, Language, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, TaskSupport,
-    ToolSpec,
+    Approval, Input, InputType, Language, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS,
+    TaskSupport, ToolSpec,
 };
 pub use parse::{read_name, read_version};
 /// Not public API: the cross-tool checks, for toolbind's fuzz targets.

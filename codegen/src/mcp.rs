@@ -524,6 +524,7 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
             task: crate::TaskSupport::default(),
+            approval: crate::Approval::default(),
             bash_output: crate::model::BashOutput::Text,
             body,
             dir: snapshot

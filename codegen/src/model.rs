@@ -673,6 +673,20 @@ pub enum TaskSupport {
     Required,
 }
 
+/// Whether a call of the tool needs someone's approval before it runs (TOOL.md
+/// `approval:`). The runtime asks its host (`toolbind::host::Host`); without one, such a
+/// call is denied, never run unasked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Approval {
+    /// Runs as soon as the model calls it (the default), unless the host's policy asks
+    /// anyway (for example for every tool annotated `destructive`).
+    #[default]
+    Never,
+    /// `approval: always`: every call waits for the host's approval.
+    Always,
+}
+
 /// The longest `timeout:` a tool may declare and still default to [`TaskSupport::Never`].
 pub const PLAIN_CALL_TIMEOUT_SECS: f64 = 60.0;
 
@@ -752,6 +766,8 @@ pub struct ToolSpec {
     /// Whether a call may run as a task (`task:`; absent: [`TaskSupport::Optional`] when
     /// `timeout:` is over [`PLAIN_CALL_TIMEOUT_SECS`], else [`TaskSupport::Never`]).
     pub task: TaskSupport,
+    /// Whether every call needs approval before it runs (`approval:`).
+    pub approval: Approval,
     /// What a bash tool's stdout is (`output:`; `text` unless it says `json`).
     pub bash_output: BashOutput,
     /// The Markdown documentation after the frontmatter.
@@ -819,6 +835,7 @@ impl ToolSpec {
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
             task: TaskSupport::default(),
+            approval: Approval::default(),
             bash_output: BashOutput::Text,
             body: Body::default(),
             file: dir.join("TOOL.md"),

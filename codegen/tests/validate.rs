@@ -1191,6 +1191,35 @@ fn sandbox_key_narrows_network_and_rejects_the_rest() {
 }
 
 #[test]
+fn approval_mode() {
+    use toolbind_codegen::Approval;
+    assert_eq!(parse(&with("")).unwrap().approval, Approval::Never);
+    let t = parse(&with("approval: always\n")).unwrap();
+    assert_eq!(t.approval, Approval::Always);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert!(t.metadata.is_empty(), "a known key is not metadata");
+    assert_eq!(
+        parse(&with("approval: Never\n")).unwrap().approval,
+        Approval::Never
+    );
+    // A tool meant to wait for approval must not run unasked for a typo.
+    one(
+        &with("approval: yes\n"),
+        4,
+        11,
+        "unknown approval mode `yes`",
+        Some("`always` (every call waits for the host's approval) or `never`"),
+    );
+    one(
+        &with("aproval: always\n"),
+        4,
+        1,
+        "unknown key `aproval`",
+        Some("did you mean `approval`?"),
+    );
+}
+
+#[test]
 fn task_support() {
     use toolbind_codegen::TaskSupport;
     // Absent: a plain call, unless the tool may run longer than a host waits for one.

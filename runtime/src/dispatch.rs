@@ -31,6 +31,7 @@ pub struct RuntimeConfig {
     pub(crate) truncation: TruncateOptions,
     pub(crate) spill_dir: Option<PathBuf>,
     pub(crate) record_content: bool,
+    pub(crate) ask_timeout: Duration,
 }
 
 impl RuntimeConfig {
@@ -81,6 +82,19 @@ impl RuntimeConfig {
         self.default_timeout
     }
 
+    /// How long a call waits for its [host](crate::host::Host)'s approval before it is
+    /// denied (default [`DEFAULT_ASK_TIMEOUT`], 5 minutes). The wait does not count against
+    /// the call's timeout: the tool has not started.
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
+    /// See [`ask_timeout`](Self::ask_timeout).
+    pub fn get_ask_timeout(&self) -> Duration {
+        self.ask_timeout
+    }
+
     /// See [`truncation`](Self::truncation).
     pub fn get_truncation(&self) -> TruncateOptions {
         self.truncation
@@ -99,9 +113,13 @@ impl Default for RuntimeConfig {
             truncation: TruncateOptions::default(),
             spill_dir: None,
             record_content: crate::telemetry::content_from_env(),
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 }
+
+/// The default of [`RuntimeConfig::ask_timeout`]: 5 minutes.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The most bytes of one block saved to a spill file; the note says when more was cut.
 pub const MAX_SPILL_FILE_BYTES: usize = 16 << 20;
@@ -125,6 +143,7 @@ pub struct CallOptions {
     pub(crate) progress: Option<ProgressSink>,
     pub(crate) log: Option<LogSink>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) host: Option<crate::host::SharedHost>,
 }
 
 impl CallOptions {
@@ -179,6 +198,14 @@ impl CallOptions {
         self
     }
 
+    /// Asks `host` instead of the runtime's ([`RuntimeBuilder::host`]) about this call:
+    /// for a server whose calls come from several clients, each with its own person to
+    /// ask (`toolbind serve` asks the MCP client that made the call).
+    pub fn host(mut self, host: impl crate::host::Host) -> Self {
+        self.host = Some(Arc::new(host));
+        self
+    }
+
     /// See [`id`](Self::id).
     pub fn get_id(&self) -> &str {
         &self.tool_call_id
@@ -203,6 +230,7 @@ impl fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.is_some())
             .field("timeout", &self.timeout)
+            .field("host", &self.host.is_some())
             .finish()
     }
 }
@@ -238,6 +266,7 @@ pub struct Runtime {
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
     on_output_violation: Option<ViolationHook>,
+    host: Option<crate::host::SharedHost>,
     seq: AtomicU64,
     /// One queue per `execution: sequential` tool, shared by every batch.
     pub(crate) sequential: crate::batch::Queues,
@@ -262,11 +291,19 @@ pub struct RuntimeBuilder {
     executor: Option<Arc<dyn Executor>>,
     sandbox: Option<crate::sandbox::SandboxPolicy>,
     on_output_violation: Option<ViolationHook>,
+    host: Option<crate::host::SharedHost>,
     #[cfg(feature = "mcp")]
     mcp: Vec<crate::mcp::McpServer>,
 }
 
 impl RuntimeBuilder {
+    /// The agent's side of calls that need its say: approval before a call (see
+    /// [`host`](crate::host)). Without one, a call that needs approval is denied.
+    pub fn host(mut self, host: impl crate::host::Host) -> Self {
+        self.host = Some(Arc::new(host));
+        self
+    }
+
     /// The tools to serve (for example [`Loaded::registry`](crate::loader::Loaded)).
     pub fn registry(mut self, registry: Registry) -> Self {
         self.registry = registry;
@@ -499,6 +536,7 @@ impl RuntimeBuilder {
             config: self.config,
             executor,
             on_output_violation: self.on_output_violation,
+            host: self.host,
             seq: AtomicU64::new(0),
             sequential: Default::default(),
             #[cfg(feature = "mcp")]
@@ -697,6 +735,10 @@ impl Runtime {
                 format!("tool `{name}` was cancelled before it started"),
             );
         }
+        let params = match self.approval(tool, params, &opts).await {
+            Ok(params) => params,
+            Err(denied) => return denied,
+        };
         let timeout = self.timeout_of(tool, &opts);
         let tool_call_id = opts.tool_call_id;
         // The one choke point for secrets: everything that leaves the call (progress, result
@@ -735,6 +777,88 @@ impl Runtime {
         self.truncate_result(tool, &tool_call_id, &mut result);
         self.check_outputs(tool, &mut result);
         result
+    }
+
+    /// The call's params once approved, when it needs approval: as they are, or as the host
+    /// edited them (validated again). Otherwise the result to report: denied (by the host,
+    /// by its silence past [`RuntimeConfig::ask_timeout`], by its panic, or for want of a
+    /// host), cancelled while waiting, or edited into invalid arguments.
+    async fn approval(
+        &self,
+        tool: &ToolInfo,
+        params: serde_json::Map<String, Value>,
+        opts: &CallOptions,
+    ) -> Result<serde_json::Map<String, Value>, ToolResult> {
+        let host = opts.host.as_ref().or(self.host.as_ref());
+        let declared = tool.spec().approval == toolbind_codegen::Approval::Always;
+        let asked = host.is_some_and(|h| h.needs_approval(tool));
+        if !declared && !asked {
+            return Ok(params);
+        }
+        let name = tool.name();
+        let denied = |why: String| {
+            ToolResult::stopped(
+                StopReason::Denied,
+                format!("tool `{name}` did not run: {why}"),
+            )
+        };
+        let Some(host) = host.cloned() else {
+            return Err(denied(
+                "it needs approval before it runs (its TOOL.md says `approval: always`), and this agent has no one to ask (toolbind::RuntimeBuilder::host; `toolbind call --yes` approves)".into(),
+            ));
+        };
+        let request = crate::host::ApprovalRequest {
+            tool: tool.clone(),
+            tool_call_id: opts.tool_call_id.clone(),
+            args: Value::Object(params.clone()),
+        };
+        // Its own task: a policy that panics denies this call and nothing else.
+        let mut asking = tokio::spawn(host.approve(request));
+        let wait = self.config.ask_timeout;
+        let decision = tokio::select! {
+            d = &mut asking => match d {
+                Ok(d) => d,
+                Err(e) if e.is_panic() => {
+                    let panic = e.into_panic();
+                    let message = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a panic without a message".into());
+                    return Err(denied(format!("the approval policy panicked: {message}")));
+                }
+                Err(e) => return Err(denied(format!("the approval was not given: {e}"))),
+            },
+            () = tokio::time::sleep(wait) => {
+                asking.abort();
+                return Err(denied(format!(
+                    "its approval did not come within {} s (RuntimeConfig::ask_timeout)",
+                    wait.as_secs_f64()
+                )));
+            }
+            _ = opts.cancel.cancelled() => {
+                asking.abort();
+                return Err(ToolResult::stopped(
+                    StopReason::Cancelled,
+                    format!("tool `{name}` was cancelled while it waited for approval"),
+                ));
+            }
+        };
+        match decision {
+            crate::host::Decision::Approve => Ok(params),
+            crate::host::Decision::Deny { reason } => {
+                Err(denied(format!("the call was denied: {reason}")))
+            }
+            crate::host::Decision::ApproveWith { args } => match self.check(name, args) {
+                Ok(valid) => Ok(valid.into_params()),
+                Err(mut bad) => {
+                    if let Some(Content::Text { text }) = bad.content.first_mut() {
+                        text.insert_str(0, "the arguments the approver edited are invalid: ");
+                    }
+                    Err(bad)
+                }
+            },
+        }
     }
 
     /// A call's timeout, resolved here and only here: the call's, else the tool's

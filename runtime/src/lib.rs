@@ -40,6 +40,7 @@ pub mod dirs;
 pub mod exec;
 mod executor;
 mod handle;
+pub mod host;
 pub mod loader;
 pub mod mcp;
 mod os_error;

@@ -222,12 +222,16 @@ pub enum StopReason {
     /// The tool's process broke the protocol (a line too long or not a message, a result
     /// of the wrong shape).
     ProtocolError,
+    /// The call needed approval (TOOL.md `approval: always`, or the host's policy) and did
+    /// not get it: the host denied it, did not answer in time, or there is no host to ask.
+    /// Nothing ran.
+    Denied,
 }
 
 impl StopReason {
     /// The variant's stable snake_case name: `completed`, `tool_error`, `bad_arguments`,
     /// `unknown_tool`, `contract_drift`, `timeout`, `cancelled`, `limit_exceeded`,
-    /// `jail_failed`, `crashed`, `protocol_error`. `toolbind call --json` prints it as
+    /// `jail_failed`, `crashed`, `protocol_error`, `denied`. `toolbind call --json` prints it as
     /// `stop.kind`; these strings do not change once published (other outputs, such as
     /// traces, reuse them), and a new variant gets a new one.
     pub const fn kind(&self) -> &'static str {
@@ -243,6 +247,7 @@ impl StopReason {
             StopReason::JailFailed => "jail_failed",
             StopReason::Crashed => "crashed",
             StopReason::ProtocolError => "protocol_error",
+            StopReason::Denied => "denied",
         }
     }
 }
@@ -509,6 +514,7 @@ mod tests {
             StopReason::JailFailed,
             StopReason::Crashed,
             StopReason::ProtocolError,
+            StopReason::Denied,
         ];
         for (i, r) in all.iter().enumerate() {
             let index = match r {
@@ -523,6 +529,7 @@ mod tests {
                 StopReason::JailFailed => 8,
                 StopReason::Crashed => 9,
                 StopReason::ProtocolError => 10,
+                StopReason::Denied => 11,
             };
             assert_eq!(index, i, "{r:?}");
         }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH,
+    Annotations, Approval, BashOutput, EnumValue, Execution, Input, InputType, Language, MAX_DEPTH,
     OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, Pos, TaskSupport, ToolSandbox, ToolSpec,
     WorkerMode,
 };
@@ -96,6 +96,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "execution",
     "output",
     "task",
+    "approval",
 ];
 
 /// Keys of JSON-Schema-style tool formats: loading such a tool with no inputs would change

@@ -93,6 +93,7 @@ pub fn tool_from_document(
                 TaskSupport::Never
             },
         ),
+        approval: keys.approval,
         bash_output: keys.bash_output.map_or(BashOutput::Text, |(o, _)| o),
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
@@ -128,6 +129,7 @@ struct Keys<'y> {
     worker: WorkerMode,
     execution: Execution,
     task: Option<TaskSupport>,
+    approval: Approval,
     bash_output: Option<(BashOutput, &'y YNode)>,
     metadata: BTreeMap<String, Value>,
     sandbox: ToolSandbox,
@@ -196,6 +198,13 @@ impl<'y> Keys<'y> {
                 let hint = "expected `parallel` (the default) or `sequential` (one call at a time)";
                 if let Some(e) = one_of(cx, v, "execution", &modes, hint) {
                     self.execution = e;
+                }
+            }
+            "approval" => {
+                let modes = [("always", Approval::Always), ("never", Approval::Never)];
+                let hint = "expected `always` (every call waits for the host's approval) or `never` (the default)";
+                if let Some(a) = one_of(cx, v, "approval", &modes, hint) {
+                    self.approval = a;
                 }
             }
             "task" => {
