@@ -411,6 +411,10 @@ pub struct CallArgs {
     /// Print the whole result object as JSON instead of its text
     #[arg(long)]
     pub json: bool,
+    /// Approve the call without asking when it needs approval (TOOL.md `approval:
+    /// always`). Without it the terminal asks; with no terminal the call is denied
+    #[arg(long)]
+    pub yes: bool,
     #[command(flatten)]
     pub spill: SpillArg,
     #[command(flatten)]

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::host::{Answer, ApprovalRequest, Decision, Host};
 use toolbind::result::Limit;
 use toolbind::sandbox::SandboxLimits;
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult};
@@ -99,10 +100,16 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         .map_err(|e| Failure::failed(format!("cannot handle SIGTERM: {e}")))?;
     let display = Display::new(&args.name);
     let cancel = CancelToken::new();
-    let mut opts = CallOptions::new().cancel(cancel.clone()).progress({
-        let display = display.clone();
-        move |p| display.update(&p)
-    });
+    let mut opts = CallOptions::new()
+        .cancel(cancel.clone())
+        .progress({
+            let display = display.clone();
+            move |p| display.update(&p)
+        })
+        .host(Asker {
+            yes: args.yes,
+            display: display.clone(),
+        });
     if let Some(t) = args.timeout {
         opts = opts.timeout(t);
     }
@@ -310,6 +317,14 @@ impl Display {
         }
     }
 
+    /// Runs `f` with the spinner hidden (a prompt on the terminal).
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self {
+            Display::Spinner(bar) => bar.suspend(f),
+            Display::Plain => f(),
+        }
+    }
+
     /// A line that stays above the spinner.
     fn note(&self, msg: &str) {
         match self {
@@ -323,6 +338,73 @@ impl Display {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Who approves a call that needs approval (TOOL.md `approval: always`): `--yes`, else the
+/// person at the terminal (`/dev/tty`, so `--args -` on stdin does not get in the way),
+/// else nobody, and the call is denied saying how to allow it.
+struct Asker {
+    yes: bool,
+    display: Display,
+}
+
+impl Host for Asker {
+    fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
+        if self.yes {
+            return Box::pin(std::future::ready(Decision::Approve));
+        }
+        let display = self.display.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask_on_terminal(&display, &request))
+                .await
+                .unwrap_or_else(|e| Decision::deny(format!("asking on the terminal failed: {e}")))
+        })
+    }
+}
+
+/// Asks on the controlling terminal: `y` or `yes` approves, anything else denies.
+fn ask_on_terminal(display: &Display, request: &ApprovalRequest) -> Decision {
+    use std::io::BufRead;
+    let name = request.tool.name();
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return Decision::deny(format!(
+            "it needs approval (its TOOL.md says `approval: always`) and there is no terminal to ask on; run `toolbind call {name} --yes` to approve it"
+        ));
+    };
+    // What the person approves, without the values of sensitive inputs.
+    let mut shown = request.args.clone();
+    if let Value::Object(m) = &mut shown {
+        for input in request.tool.spec().inputs.iter().filter(|i| i.sensitive) {
+            if let Some(v) = m.get_mut(&input.name) {
+                *v = Value::String("[sensitive]".into());
+            }
+        }
+    }
+    let args = serde_json::to_string_pretty(&shown).unwrap_or_default();
+    display.suspend(|| {
+        let mut out = &tty;
+        let _ = write!(
+            out,
+            "`{name}` needs your approval to run with:\n{args}\nRun it? [y/N] "
+        );
+        let _ = out.flush();
+        let mut answer = String::new();
+        if std::io::BufReader::new(&tty)
+            .read_line(&mut answer)
+            .is_err()
+        {
+            return Decision::deny("no answer could be read from the terminal");
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Decision::Approve,
+            "" => Decision::deny("not approved at the terminal (the default is no)"),
+            _ => Decision::deny("not approved at the terminal"),
+        }
+    })
 }
 
 /// A sensitive value given with `--args JSON` sits in this process's argv, where `ps` and

@@ -1,0 +1,120 @@
+//! `toolbind call` and a tool that needs approval (TOOL.md `approval: always`): asked on a
+//! real terminal (a pty, from `script`), approved with `--yes`, and denied, saying how to
+//! allow it, when there is no terminal (`setsid`: no controlling terminal).
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::{bin, fixture};
+
+const ARGS: &str = r#"{"path": "a.txt", "token": "s3cret-value"}"#;
+
+fn base() -> Vec<String> {
+    vec![
+        "call".into(),
+        "remove_note".into(),
+        "--dir".into(),
+        fixture("ask_tools").display().to_string(),
+        "--args".into(),
+        ARGS.into(),
+    ]
+}
+
+/// `toolbind call ...` run by `script` on a pty of its own, typing `typed` on it.
+fn on_a_terminal(typed: &str) -> Output {
+    let quoted: Vec<String> = std::iter::once(bin().to_owned())
+        .chain(base())
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env_remove("PI_TOOLS_DIRS")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (bsdutils) runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(typed.as_bytes()).unwrap();
+    // stdin stays open until the end: its end would reach the terminal as end of input.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("toolbind call on a terminal did not end within 60 s")
+        .unwrap();
+    drop(stdin);
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn the_terminal_asks_and_yes_runs_the_tool() {
+    let o = on_a_terminal("y\n");
+    let t = text(&o);
+    assert!(
+        t.contains("`remove_note` needs your approval to run with:"),
+        "{t}"
+    );
+    assert!(t.contains("\"path\": \"a.txt\""), "{t}");
+    // The credential is not shown; the person approves what they can see.
+    assert!(
+        t.contains("[sensitive]") && !t.contains("s3cret-value"),
+        "{t}"
+    );
+    assert!(t.contains("removed a.txt"), "{t}");
+    assert_eq!(o.status.code(), Some(0), "{t}");
+}
+
+#[test]
+fn the_terminal_asks_and_no_denies() {
+    let o = on_a_terminal("n\n");
+    let t = text(&o);
+    assert!(t.contains("Run it? [y/N]"), "{t}");
+    assert!(t.contains("denied: not approved at the terminal"), "{t}");
+    assert!(!t.contains("removed a.txt"), "{t}");
+    assert_eq!(o.status.code(), Some(1), "{t}");
+}
+
+#[test]
+fn without_a_terminal_the_call_is_denied_and_yes_approves_it() {
+    let o = Command::new("setsid")
+        .arg("-w")
+        .arg(bin())
+        .args(base())
+        .arg("--json")
+        .env_remove("PI_TOOLS_DIRS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}"));
+    assert_eq!(v["stop"]["kind"], "denied", "{v}");
+    let said = v["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("no terminal to ask on"), "{said}");
+    assert!(said.contains("--yes"), "{said}");
+    assert_eq!(o.status.code(), Some(1));
+    let o = Command::new("setsid")
+        .arg("-w")
+        .arg(bin())
+        .args(base())
+        .arg("--yes")
+        .env_remove("PI_TOOLS_DIRS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("removed a.txt"));
+}
