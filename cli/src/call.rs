@@ -8,7 +8,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::host::{Answer, ApprovalRequest, Decision, Host};
+use toolbind::host::{
+    Answer, ApprovalRequest, Asker as Who, ConfirmRequest, Decision, ElicitAction, ElicitRequest,
+    Elicited, Host, Notice, Refusal, Root,
+};
 use toolbind::result::Limit;
 use toolbind::sandbox::SandboxLimits;
 use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, StopReason, ToolResult};
@@ -340,9 +343,11 @@ impl Display {
     }
 }
 
-/// Who approves a call that needs approval (TOOL.md `approval: always`): `--yes`, else the
-/// person at the terminal (`/dev/tty`, so `--args -` on stdin does not get in the way),
-/// else nobody, and the call is denied saying how to allow it.
+/// Who answers for the person running `toolbind call`: approvals (TOOL.md `approval:
+/// always`) and `ctx.confirm` are `--yes`, else the terminal (`/dev/tty`, so `--args -` on
+/// stdin does not get in the way), else refused saying how to allow them; `ctx.elicit`
+/// fills its form on the terminal; `ctx.roots` is the working directory; `ctx.sample` is
+/// refused (there is no model here); `ctx.notify` goes to stderr.
 struct Asker {
     yes: bool,
     display: Display,
@@ -360,6 +365,156 @@ impl Host for Asker {
                 .unwrap_or_else(|e| Decision::deny(format!("asking on the terminal failed: {e}")))
         })
     }
+
+    fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
+        if self.yes {
+            return Box::pin(std::future::ready(Ok(true)));
+        }
+        let display = self.display.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let question = format!(
+                    "`{}` asks: {}\n[y/N] ",
+                    request.asker.tool.name(),
+                    request.message
+                );
+                let answer = on_terminal(&display, &question)?;
+                Ok(matches!(answer.as_str(), "y" | "yes"))
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("asking on the terminal failed: {e}")))
+        })
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
+        let display = self.display.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || fill_form(&display, &request))
+                .await
+                .unwrap_or_else(|e| Err(format!("asking on the terminal failed: {e}")))
+        })
+    }
+
+    fn roots(&self, _asker: Who) -> Answer<Result<Vec<Root>, Refusal>> {
+        let root = std::env::current_dir()
+            .map(|d| vec![Root::new(format!("file://{}", d.display()), None)])
+            .map_err(|e| format!("the working directory is unknown: {e}"));
+        Box::pin(std::future::ready(root))
+    }
+
+    fn sample(&self, _request: toolbind::host::SampleRequest) -> Answer<Result<Value, Refusal>> {
+        Box::pin(std::future::ready(Err(
+            "`toolbind call` has no model to sample: run the tool from an agent (or `toolbind serve` for an MCP client) for ctx.sample".into(),
+        )))
+    }
+
+    fn notify(&self, notice: Notice) {
+        self.display.note(&format!(
+            "{} [{}]: {}",
+            notice.asker.tool.name(),
+            notice.level,
+            notice.text
+        ));
+    }
+}
+
+/// One line typed at the terminal after `question` (trimmed, lower case kept as typed), or
+/// why there is none.
+fn on_terminal(display: &Display, question: &str) -> Result<String, Refusal> {
+    use std::io::BufRead;
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|_| {
+            "there is no terminal to ask on (toolbind call --yes answers yes to confirmations)"
+                .to_owned()
+        })?;
+    display.suspend(|| {
+        let mut out = &tty;
+        let _ = write!(out, "{question}");
+        let _ = out.flush();
+        let mut answer = String::new();
+        std::io::BufReader::new(&tty)
+            .read_line(&mut answer)
+            .map_err(|e| format!("no answer could be read from the terminal: {e}"))?;
+        Ok(answer.trim().to_owned())
+    })
+}
+
+/// `ctx.elicit` on the terminal: one line per field (an empty line skips an optional one;
+/// `!cancel` cancels, `!decline` declines), read as the field's type.
+fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Refusal> {
+    let name = request.asker.tool.name();
+    let required: Vec<&str> = request.schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut content = Map::new();
+    let fields = request.schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut intro = format!(
+        "`{name}` asks: {}\n(type !decline to say no, !cancel to leave it)\n",
+        request.message
+    );
+    for (field, spec) in &fields {
+        let kind = spec["type"].as_str().unwrap_or("string");
+        let mut hint = kind.to_owned();
+        if let Some(values) = spec["enum"].as_array() {
+            let v: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+            hint = format!("one of {}", v.join(", "));
+        }
+        let optional = !required.contains(&field.as_str());
+        let question = format!(
+            "{intro}{field} ({hint}{}){}: ",
+            if optional { ", optional" } else { "" },
+            spec["description"]
+                .as_str()
+                .map(|d| format!(" - {d}"))
+                .unwrap_or_default()
+        );
+        intro.clear();
+        loop {
+            let line = on_terminal(display, &question)?;
+            match line.as_str() {
+                "!cancel" => return Ok(Elicited::without_content(ElicitAction::Cancel)),
+                "!decline" => return Ok(Elicited::without_content(ElicitAction::Decline)),
+                "" if optional => break,
+                _ => {}
+            }
+            let value = match kind {
+                "boolean" => match line.to_ascii_lowercase().as_str() {
+                    "y" | "yes" | "true" => Some(Value::Bool(true)),
+                    "n" | "no" | "false" => Some(Value::Bool(false)),
+                    _ => None,
+                },
+                "integer" => line.parse::<i64>().ok().map(Value::from),
+                "number" => line
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number),
+                _ => Some(Value::String(line.clone())),
+            };
+            let allowed = spec["enum"]
+                .as_array()
+                .is_none_or(|values| value.as_ref().is_some_and(|v| values.contains(v)));
+            match value {
+                Some(v) if allowed => {
+                    content.insert(field.clone(), v);
+                    break;
+                }
+                _ => {
+                    display.note(&format!("`{line}` is not {hint}; again:"));
+                }
+            }
+        }
+    }
+    Ok(Elicited::accept(content))
 }
 
 /// Asks on the controlling terminal: `y` or `yes` approves, anything else denies.

@@ -24,8 +24,12 @@ fn base() -> Vec<String> {
 
 /// `toolbind call ...` run by `script` on a pty of its own, typing `typed` on it.
 fn on_a_terminal(typed: &str) -> Output {
+    on_a_terminal_with(base(), typed)
+}
+
+fn on_a_terminal_with(args: Vec<String>, typed: &str) -> Output {
     let quoted: Vec<String> = std::iter::once(bin().to_owned())
-        .chain(base())
+        .chain(args)
         .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
         .collect();
     let mut child = Command::new("script")
@@ -117,4 +121,62 @@ fn without_a_terminal_the_call_is_denied_and_yes_approves_it() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("removed a.txt"));
+}
+
+fn copies() -> Vec<String> {
+    vec![
+        "call".into(),
+        "make_copies".into(),
+        "--dir".into(),
+        fixture("ask_tools").display().to_string(),
+    ]
+}
+
+#[test]
+fn a_tool_fills_its_form_and_confirms_on_the_terminal() {
+    // name, copies, paper (not a choice first, then one), then the confirmation.
+    let o = on_a_terminal_with(copies(), "Ada\n3\nfolio\na4\ny\n");
+    let t = text(&o);
+    assert!(
+        t.contains("`make_copies` asks: Who are the copies for?"),
+        "{t}"
+    );
+    assert!(t.contains("name (string) - their name:"), "{t}");
+    assert!(t.contains("paper (one of a4, letter, optional)"), "{t}");
+    assert!(
+        t.contains("`folio` is not one of a4, letter; again:"),
+        "{t}"
+    );
+    assert!(
+        t.contains("`make_copies` asks: Make 3 copies for Ada?"),
+        "{t}"
+    );
+    assert!(t.contains("make_copies [notice]: making 3 copies"), "{t}");
+    let cwd = std::env::current_dir().unwrap();
+    assert!(
+        t.contains(&format!(
+            "made 3 copies for Ada in file://{}",
+            cwd.display()
+        )),
+        "{t}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    // Declined at the first field.
+    let t = text(&on_a_terminal_with(copies(), "!decline\n"));
+    assert!(t.contains("no copies (decline)"), "{t}");
+}
+
+#[test]
+fn without_a_terminal_a_question_is_refused_and_the_tool_is_told() {
+    let o = Command::new("setsid")
+        .arg("-w")
+        .arg(bin())
+        .args(copies())
+        .env_remove("PI_TOOLS_DIRS")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(t.contains("there is no terminal to ask on"), "{t}");
+    assert_eq!(o.status.code(), Some(1), "{t}");
 }

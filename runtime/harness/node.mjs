@@ -3,16 +3,23 @@
 //
 // Imports the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 // socket); runtime/src/exec/protocol.rs describes every message:
-//   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<exports prepareArguments>}}
+//   first: {"type":"hello","protocol":4,"capabilities":{"prepare":<exports prepareArguments>}}
 //          (or a fatal, when the module cannot load)
 //   in:  {"type":"call","id","toolCallId","params","trace"?} | {"type":"abort","id"}
 //        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 //          {"type":"prepared","id","args"} or an error)
+//        | {"type":"answer","id","ask","result"|"error"} (to a question of the call's ctx)
 //   out: {"type":"update","id","content","cut"?} | {"type":"result","id","result","cut"?}
+//        | {"type":"ask","id","ask","kind","params"} | {"type":"notify","id","level","text"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 //        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
 //          sent ahead of the result that names it {"ref": n}; the first gives its length)
 // The runtime joins fd 1 to fd 2, so console.log cannot reach the protocol.
+// `execute(toolCallId, params, signal, onUpdate, ctx)`: the optional fifth argument asks
+// the agent during the call: ctx.confirm(message) -> Promise<boolean>,
+// ctx.elicit(message, schema) -> Promise<{action, content?}>, ctx.sample({messages, ...}),
+// ctx.roots() -> Promise<[{uri, name?}]>, ctx.notify(text, level = "info"). At most 8
+// questions open at once; the call's abort rejects what is still open.
 // A call's W3C trace context (when the runtime exports traces) is what
 // `globalThis.toolbindTrace.carrier()` returns while that call's code runs (its async
 // context, as for exceptions): {traceparent, tracestate?}, or {} otherwise.
@@ -79,7 +86,7 @@ try {
 // The first message: the protocol version this harness speaks and what the entry offers
 // (the runtime sends `prepare` lines only when it exports prepareArguments). Written before
 // the socket is read, so it precedes every answer.
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 try {
   writeSync(3, JSON.stringify({
     type: "hello",
@@ -178,11 +185,61 @@ function updateMsg(id, partial) {
 }
 
 
+// Each call's open questions (ctx): question number -> {resolve, reject}.
+const questions = new Map();
+const MAX_QUESTIONS = 8;
+
+function rejectQuestions(id, why) {
+  const open = questions.get(id);
+  if (!open) return;
+  for (const { reject } of open.values()) reject(new Error(why));
+  open.clear();
+}
+
+// The fifth argument of `execute`: questions to the agent during call `id`.
+function makeCtx(id, signal) {
+  const open = new Map();
+  questions.set(id, open);
+  let next = 0;
+  const ask = (kind, params) => {
+    if (!calls.has(id)) return Promise.reject(new Error(`ctx.${kind}: the call has ended`));
+    if (signal.aborted) return Promise.reject(new Error(`ctx.${kind}: the call was cancelled`));
+    if (open.size >= MAX_QUESTIONS) {
+      return Promise.reject(new Error(`ctx.${kind}: at most ${MAX_QUESTIONS} questions may be open at once`));
+    }
+    const n = next++;
+    return new Promise((resolve, reject) => {
+      open.set(n, { resolve, reject });
+      send({ type: "ask", id, ask: n, kind, params });
+    });
+  };
+  return Object.freeze({
+    confirm: (message) => ask("confirm", { message: String(message) }),
+    elicit: (message, schema) => ask("elicit", { message: String(message), schema: schema ?? null }),
+    sample: (params) => ask("sample", params ?? {}),
+    roots: () => ask("roots", {}),
+    notify: (text, level = "info") => {
+      if (calls.has(id)) send({ type: "notify", id, level: String(level), text: String(text) });
+    },
+  });
+}
+
+function answer(msg) {
+  const open = questions.get(msg.id);
+  const q = open?.get(msg.ask);
+  if (!q) return;
+  open.delete(msg.ask);
+  if (typeof msg.error === "string") q.reject(new Error(msg.error));
+  else q.resolve(msg.result);
+}
+
 // Sends a call's one final message, unless it already has one (an exception charged to a
 // call in flight ends it; its `execute` may still settle later).
 function finish(id, msg) {
   if (!calls.delete(id)) return;
   traces.delete(id);
+  rejectQuestions(id, "the call has ended");
+  questions.delete(id);
   // The latest update still goes out, before the result.
   if (unsent.has(id)) send(updateMsg(id, unsent.get(id)));
   unsent.delete(id);
@@ -229,9 +286,10 @@ async function run(msg) {
   // Kept as sent (the runtime writes only the two strings); copied when read.
   if (msg.trace) traces.set(msg.id, msg.trace);
   const onUpdate = (partial) => update(msg.id, partial);
+  const ctx = makeCtx(msg.id, controller.signal);
   try {
     const result = await owner.run(msg.id, () =>
-      execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate));
+      execute(msg.toolCallId, msg.params ?? {}, controller.signal, onUpdate, ctx));
     const { body, cut } = capText(result ?? null);
     const sent = await pieces(msg.id, body);
     finish(msg.id, cut ? { type: "result", id: msg.id, result: sent, cut } : { type: "result", id: msg.id, result: sent });
@@ -301,7 +359,11 @@ sock.on("data", (chunk) => {
     const msg = JSON.parse(line);
     if (msg.type === "call") run(msg);
     else if (msg.type === "prepare") prepare(msg);
-    else if (msg.type === "abort") calls.get(msg.id)?.abort(new Error("the call was cancelled"));
+    else if (msg.type === "answer") answer(msg);
+    else if (msg.type === "abort") {
+      rejectQuestions(msg.id, "the call was cancelled");
+      calls.get(msg.id)?.abort(new Error("the call was cancelled"));
+    }
   }
 });
 // The runtime is gone (or done with this worker): take the whole process group down.

@@ -2,13 +2,15 @@
 #
 # Loads the tool's module once, says hello, then serves JSON-lines calls on fd 3 (a
 # socket); runtime/src/exec/protocol.rs describes every message:
-#   first: {"type":"hello","protocol":3,"capabilities":{"prepare":<defines prepare_arguments>}}
+#   first: {"type":"hello","protocol":4,"capabilities":{"prepare":<defines prepare_arguments>}}
 #          (or a fatal, when the module cannot load)
 #   in:  {"type":"call","id","toolCallId","params","trace"?} | {"type":"abort","id"}
 #        | {"type":"prepare","id","args"} (the Pi tool API's prepareArguments: answered with
 #          {"type":"prepared","id","args"} or an error)
+#        | {"type":"answer","id","ask","result"|"error"} (to a question of the call's ctx)
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 #        | {"type":"error","id","message"} | {"type":"fatal","message"}
+#        | {"type":"ask","id","ask","kind","params"} | {"type":"notify","id","level","text"}
 # The runtime joins fd 1 to fd 2, so print() cannot reach the protocol.
 #
 # execute(tool_call_id, params, signal, on_update) may be a plain or an `async def`
@@ -17,6 +19,13 @@
 # blocks until it is (or the timeout passes) and `await signal.wait_async()` awaits it.
 # Returning a str is shorthand for one text block. An exception becomes an error result
 # with its message; the traceback goes to stderr.
+#
+# execute(tool_call_id, params, signal, on_update, ctx): an execute that takes a fifth
+# argument gets `ctx`, to ask the agent during the call: ctx.confirm(message),
+# ctx.elicit(message, schema), ctx.sample({"messages": [...], ...}), ctx.roots() return an
+# answer to `await` (async execute) or to `.result()` (plain execute); ctx.notify(text,
+# level="info") sends a log message. At most 8 questions open at once; the call's abort
+# fails what is still open.
 #
 # A call's W3C trace context (when the runtime exports traces) is what
 # `toolbind_trace.carrier()` returns while that call's code runs: a dict with `traceparent`
@@ -246,10 +255,112 @@ _is_async = inspect.iscoroutinefunction(inspect.unwrap(_execute)) or inspect.isc
 _calls = {}
 _loop = None
 
+
+def _takes_ctx(fn):
+    """Whether `execute` takes a fifth argument (`ctx`): a seed-format tool's four-argument
+    execute is called as before."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return True
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 5
+
+
+_with_ctx = _takes_ctx(_execute)
+# Each call's open questions: {call id: {question number: Future}}.
+_questions = {}
+_questions_lock = threading.Lock()
+MAX_QUESTIONS = 8
+
+
+class Answer:
+    """The answer to a question of `ctx`: `await` it in an async execute, or call
+    `.result(timeout=None)` in a plain one. Fails with RuntimeError saying why when the
+    agent refuses, does not answer in time, or the call is cancelled."""
+
+    def __init__(self, future):
+        self._future = future
+
+    def result(self, timeout=None):
+        return self._future.result(timeout)
+
+    def __await__(self):
+        import asyncio
+        return asyncio.wrap_future(self._future).__await__()
+
+
+class Ctx:
+    """`execute`'s fifth argument: questions to the agent during one call."""
+
+    def __init__(self, call_id):
+        self._id = call_id
+        self._next = 0
+
+    def _ask(self, kind, params):
+        import concurrent.futures
+        fut = concurrent.futures.Future()
+        with _questions_lock:
+            open_ = _questions.get(self._id)
+            sig = _calls.get(self._id)
+            if open_ is None or sig is None:
+                fut.set_exception(RuntimeError("ctx.%s: the call has ended" % kind))
+                return Answer(fut)
+            if sig.aborted:
+                fut.set_exception(RuntimeError("ctx.%s: the call was cancelled" % kind))
+                return Answer(fut)
+            if len(open_) >= MAX_QUESTIONS:
+                fut.set_exception(RuntimeError(
+                    "ctx.%s: at most %d questions may be open at once" % (kind, MAX_QUESTIONS)))
+                return Answer(fut)
+            n = self._next
+            self._next += 1
+            open_[n] = fut
+        _send({"type": "ask", "id": self._id, "ask": n, "kind": kind, "params": params})
+        return Answer(fut)
+
+    def confirm(self, message):
+        return self._ask("confirm", {"message": str(message)})
+
+    def elicit(self, message, schema):
+        return self._ask("elicit", {"message": str(message), "schema": schema})
+
+    def sample(self, params):
+        return self._ask("sample", params if isinstance(params, dict) else {})
+
+    def roots(self):
+        return self._ask("roots", {})
+
+    def notify(self, text, level="info"):
+        if self._id in _calls:
+            _send({"type": "notify", "id": self._id, "level": str(level), "text": str(text)})
+
+
+def _answer(msg):
+    with _questions_lock:
+        fut = _questions.get(msg.get("id"), {}).pop(msg.get("ask"), None)
+    if fut is None or fut.done():
+        return
+    if isinstance(msg.get("error"), str):
+        fut.set_exception(RuntimeError(msg["error"]))
+    else:
+        fut.set_result(msg.get("result"))
+
+
+def _fail_questions(call_id, why, forget=False):
+    with _questions_lock:
+        open_ = _questions.pop(call_id, {}) if forget else _questions.get(call_id, {})
+        futs = list(open_.values())
+        open_.clear()
+    for fut in futs:
+        if not fut.done():
+            fut.set_exception(RuntimeError(why))
+
 # The first message: the protocol version this harness speaks and what the module offers
 # (the runtime sends `prepare` lines only when it defines prepare_arguments). Sent before
 # the socket is read, so it precedes every answer.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 try:
     _send({"type": "hello", "protocol": PROTOCOL_VERSION,
            "capabilities": {"prepare": callable(getattr(_module, "prepare_arguments", None))}})
@@ -336,6 +447,7 @@ def _pieces(call_id, value):
 
 def _finish(call_id, value=None, exc=None):
     _traces.pop(call_id, None)
+    _fail_questions(call_id, "the call has ended", forget=True)
     if exc is None:
         if call_id not in _calls:
             return
@@ -385,6 +497,10 @@ def _start(msg):
             _send(_capped("update", call_id, partial))
 
     args = (msg.get("toolCallId", ""), msg.get("params") or {}, sig, on_update)
+    if _with_ctx:
+        with _questions_lock:
+            _questions[call_id] = {}
+        args = args + (Ctx(call_id),)
     trace = msg.get("trace")
     if trace is not None:
         # Kept as sent (the runtime writes only the two strings); copied when read.
@@ -477,7 +593,10 @@ def _serve():
                 _start(msg)
             elif kind == "prepare":
                 _prepare(msg)
+            elif kind == "answer":
+                _answer(msg)
             elif kind == "abort":
+                _fail_questions(msg.get("id"), "the call was cancelled")
                 sig = _calls.get(msg.get("id"))
                 if sig is not None:
                     sig._abort()

@@ -772,6 +772,11 @@ impl Runtime {
         call.progress = progress;
         call.log = log;
         call.trace = crate::telemetry::current();
+        call.ask_timeout = self.config.ask_timeout;
+        call.host = opts
+            .host
+            .or_else(|| self.host.clone())
+            .map(|h| crate::host::redacting(h, &redactor));
         let mut result = self.executor.execute(call).await;
         redactor.result(&mut result);
         self.truncate_result(tool, &tool_call_id, &mut result);

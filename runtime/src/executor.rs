@@ -50,6 +50,14 @@ pub struct ExecCall<'a> {
     /// to the tool (a bash tool's `TRACEPARENT`/`TRACESTATE`, node and python tools'
     /// `carrier()`) and to an MCP server (`_meta.traceparent`).
     pub trace: Option<crate::telemetry::TraceContext>,
+    /// Who answers the questions the tool asks while it runs (`ctx.confirm`, ...): the
+    /// call's or the runtime's [`Host`](crate::host::Host); `None`, every question is
+    /// refused with a message saying so.
+    pub host: Option<Arc<dyn crate::host::Host>>,
+    /// How long one question may wait for its answer
+    /// ([`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout)); the
+    /// wait does not count against [`timeout`](Self::timeout).
+    pub ask_timeout: Duration,
 }
 
 /// A call's timeout when nobody set one: 120 s.
@@ -72,7 +80,17 @@ impl<'a> ExecCall<'a> {
             log: None,
             timeout: tool.timeout().unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT),
             trace: None,
+            host: None,
+            ask_timeout: crate::runtime::DEFAULT_ASK_TIMEOUT,
         }
+    }
+
+    /// Sets who answers the tool's questions (see [`ExecCall::host`]) and how long each
+    /// may wait.
+    pub fn host(mut self, host: Arc<dyn crate::host::Host>, ask_timeout: Duration) -> Self {
+        self.host = Some(host);
+        self.ask_timeout = ask_timeout;
+        self
     }
 
     /// Sets the provider's call id.

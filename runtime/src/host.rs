@@ -1,4 +1,5 @@
-//! The agent's say in a call: approval before a tool runs.
+//! The agent's say in a call: approval before a tool runs, and the questions a tool asks
+//! while it runs.
 //!
 //! A tool whose TOOL.md says `approval: always` does not run when the model calls it: the
 //! runtime asks its [`Host`] first, with the tool (its annotations included) and the
@@ -13,6 +14,18 @@
 //! as a denial, a cancelled call stops waiting at once, and a policy that panics denies
 //! the call with the panic's message. A runtime without a host denies every call that
 //! needs approval, saying how to allow it: never a hang, never a call run unasked.
+//!
+//! A node or python tool may also ask during its call, through `execute`'s optional fifth
+//! argument `ctx` (four-argument tools are unaffected): `ctx.confirm(message)`,
+//! `ctx.elicit(message, schema)` (a flat object of primitive fields, as MCP elicitation
+//! allows), `ctx.sample({messages, systemPrompt, maxTokens, ...})` (the host's model),
+//! `ctx.roots()` and `ctx.notify(text, level)`. Each reaches the host's method of that
+//! name ([`Host::confirm`], [`Host::elicit`], [`Host::sample`], [`Host::roots`],
+//! [`Host::notify`]); a host that does not implement one refuses it, and the tool's promise
+//! rejects with a clear message. The same bounds hold: the wait does not count against the
+//! call's timeout, each question ends after `ask_timeout`, a cancelled call rejects what it
+//! still waits for, and a call has at most [`MAX_QUESTIONS`] questions open at once. bash
+//! tools have no `ctx`.
 //!
 //! ```no_run
 //! use toolbind::host::{Decision, policy};
@@ -104,6 +117,37 @@ pub trait Host: Send + Sync + 'static {
     /// Decides a call that needs approval. It may take as long as a person does, up to
     /// [`RuntimeConfig::ask_timeout`](crate::RuntimeConfig::ask_timeout).
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision>;
+
+    /// `ctx.confirm(message)`: `Ok(true)` to go on. By default refused.
+    fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(not_answered("confirm"))))
+    }
+
+    /// `ctx.elicit(message, schema)`: the user's answer to a form. By default refused.
+    fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(not_answered("elicit"))))
+    }
+
+    /// `ctx.sample({...})`: the host model's answer (MCP's `CreateMessageResult` shape:
+    /// `role`, `content`, `model`, `stopReason`). By default refused.
+    fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(not_answered("sample"))))
+    }
+
+    /// `ctx.roots()`: the workspace roots. By default refused.
+    fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
+        let _ = asker;
+        Box::pin(std::future::ready(Err(not_answered("roots"))))
+    }
+
+    /// `ctx.notify(text, level)`: a log message (the runtime also emits it as a DEBUG `tracing`
+    /// event, target `toolbind::tool`). By default dropped.
+    fn notify(&self, notice: Notice) {
+        let _ = notice;
+    }
 }
 
 /// A [`Host`] whose approvals are `decide`'s answers (and which asks only for the tools
@@ -138,3 +182,478 @@ where
 
 /// The host a runtime holds.
 pub(crate) type SharedHost = Arc<dyn Host>;
+
+/// The most questions one call may have open at once; one more is refused in the tool.
+pub const MAX_QUESTIONS: usize = 8;
+
+/// Who asks: the tool and the call, in every question.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Asker {
+    /// The tool asking.
+    pub tool: ToolInfo,
+    /// Its call's id.
+    pub tool_call_id: String,
+}
+
+/// `ctx.confirm(message)`: a yes or no.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConfirmRequest {
+    /// Who asks.
+    pub asker: Asker,
+    /// What to confirm.
+    pub message: String,
+}
+
+/// `ctx.elicit(message, schema)`: a few facts from the user, as a form.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ElicitRequest {
+    /// Who asks.
+    pub asker: Asker,
+    /// What the form is for.
+    pub message: String,
+    /// The form: a JSON Schema object whose properties are strings, numbers, integers,
+    /// booleans or string enums (MCP elicitation's `requestedSchema`). The runtime has
+    /// checked it is flat, and checks the answer's content against it.
+    pub schema: Value,
+}
+
+/// How the user answered a form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ElicitAction {
+    /// Filled in and submitted: the answer has content.
+    Accept,
+    /// Said no.
+    Decline,
+    /// Dismissed without choosing.
+    Cancel,
+}
+
+impl ElicitAction {
+    /// `accept`, `decline`, `cancel`: MCP's words, and what the tool reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElicitAction::Accept => "accept",
+            ElicitAction::Decline => "decline",
+            ElicitAction::Cancel => "cancel",
+        }
+    }
+}
+
+/// The answer to an [`ElicitRequest`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Elicited {
+    /// What the user did.
+    pub action: ElicitAction,
+    /// The form's values, for [`ElicitAction::Accept`].
+    pub content: Option<serde_json::Map<String, Value>>,
+}
+
+impl Elicited {
+    /// Accepted with `content`.
+    pub fn accept(content: serde_json::Map<String, Value>) -> Elicited {
+        Elicited {
+            action: ElicitAction::Accept,
+            content: Some(content),
+        }
+    }
+
+    /// Declined or cancelled: no content.
+    pub fn without_content(action: ElicitAction) -> Elicited {
+        Elicited {
+            action,
+            content: None,
+        }
+    }
+}
+
+/// `ctx.sample({...})`: a completion from the host's model.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SampleRequest {
+    /// Who asks.
+    pub asker: Asker,
+    /// What the tool passed: MCP `sampling/createMessage` params (`messages`,
+    /// `systemPrompt`, `maxTokens`, `temperature`, `stopSequences`, `modelPreferences`).
+    pub params: Value,
+}
+
+/// One of the client's workspace roots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// Its name, when it has one.
+    pub name: Option<String>,
+}
+
+impl Root {
+    /// A root at `uri`.
+    pub fn new(uri: impl Into<String>, name: Option<String>) -> Root {
+        Root {
+            uri: uri.into(),
+            name,
+        }
+    }
+}
+
+/// `ctx.notify(text, level)`: a log message from the tool.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Notice {
+    /// Who says it.
+    pub asker: Asker,
+    /// `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`.
+    pub level: String,
+    /// What it says (redacted of the call's sensitive values).
+    pub text: String,
+}
+
+/// Why a question got no answer: said to the tool (its promise rejects with it).
+pub type Refusal = String;
+
+/// The refusal of a question a host does not answer.
+pub(crate) fn not_answered(what: &str) -> Refusal {
+    format!(
+        "this agent does not answer `ctx.{what}` (toolbind::host::Host::{what} is not implemented by its host)"
+    )
+}
+
+/// Answers one question a tool asked (`kind` and its `params` as the harness sent them),
+/// from `host`, within `timeout`: the value the tool's promise resolves to, or why it
+/// rejects.
+pub(crate) async fn answer(
+    host: Option<SharedHost>,
+    asker: Asker,
+    kind: &str,
+    params: Value,
+    timeout: std::time::Duration,
+) -> Result<Value, Refusal> {
+    let Some(host) = host else {
+        return Err(format!(
+            "`ctx.{kind}` has no one to ask: this agent set no host (toolbind::RuntimeBuilder::host)"
+        ));
+    };
+    let text = |field: &str| params.get(field).and_then(Value::as_str).map(str::to_owned);
+    let asking: Answer<Result<Value, Refusal>> = match kind {
+        "confirm" => {
+            let Some(message) = text("message") else {
+                return Err("ctx.confirm(message) needs a message, a string".into());
+            };
+            let f = host.confirm(ConfirmRequest { asker, message });
+            Box::pin(async move { f.await.map(Value::Bool) })
+        }
+        "elicit" => {
+            let Some(message) = text("message") else {
+                return Err("ctx.elicit(message, schema) needs a message, a string".into());
+            };
+            let schema = params.get("schema").cloned().unwrap_or(Value::Null);
+            flat_schema(&schema)?;
+            let f = host.elicit(ElicitRequest {
+                asker,
+                message,
+                schema: schema.clone(),
+            });
+            Box::pin(async move {
+                let answer = f.await?;
+                let mut out = serde_json::Map::new();
+                out.insert(
+                    "action".into(),
+                    Value::String(answer.action.as_str().into()),
+                );
+                if answer.action == ElicitAction::Accept {
+                    let content = answer.content.unwrap_or_default();
+                    fits(&schema, &content)?;
+                    out.insert("content".into(), Value::Object(content));
+                }
+                Ok(Value::Object(out))
+            })
+        }
+        "sample" => {
+            if !params.get("messages").is_some_and(Value::is_array) {
+                return Err("ctx.sample({messages, ...}) needs `messages`, an array".into());
+            }
+            Box::pin(host.sample(SampleRequest { asker, params }))
+        }
+        "roots" => {
+            let f = host.roots(asker);
+            Box::pin(async move {
+                let roots = f.await?;
+                Ok(Value::Array(
+                    roots
+                        .into_iter()
+                        .map(|r| {
+                            let mut o = serde_json::Map::new();
+                            o.insert("uri".into(), Value::String(r.uri));
+                            if let Some(n) = r.name {
+                                o.insert("name".into(), Value::String(n));
+                            }
+                            Value::Object(o)
+                        })
+                        .collect(),
+                ))
+            })
+        }
+        other => {
+            return Err(format!(
+                "unknown question `{}`: ctx has confirm, elicit, sample, roots and notify",
+                other.chars().take(64).collect::<String>()
+            ));
+        }
+    };
+    // Its own task: a host that panics refuses this question and nothing else.
+    let mut task = tokio::spawn(asking);
+    tokio::select! {
+        r = &mut task => r.unwrap_or_else(|e| Err(if e.is_panic() {
+            format!("the agent's host panicked answering `ctx.{kind}`")
+        } else {
+            format!("`ctx.{kind}` was not answered: {e}")
+        })),
+        () = tokio::time::sleep(timeout) => {
+            task.abort();
+            Err(format!(
+                "`ctx.{kind}` got no answer within {} s (RuntimeConfig::ask_timeout)",
+                timeout.as_secs_f64()
+            ))
+        }
+    }
+}
+
+/// The log levels `ctx.notify` takes: MCP's (RFC 5424's, lower case), least severe first.
+pub const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Checks an elicitation schema is what MCP allows: an object whose properties are each a
+/// string (optionally an enum of strings), number, integer or boolean.
+fn flat_schema(schema: &Value) -> Result<(), Refusal> {
+    let refuse = |why: String| {
+        Err(format!(
+            "ctx.elicit: {why}; MCP elicitation takes a flat object of string, number, integer, boolean or string-enum fields"
+        ))
+    };
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return refuse("the schema must be `{type: \"object\", properties: {...}}`".into());
+    }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return refuse("the schema has no `properties` object".into());
+    };
+    for (name, p) in props {
+        match p.get("type").and_then(Value::as_str) {
+            Some("string") => {
+                if let Some(e) = p.get("enum")
+                    && !e.as_array().is_some_and(|v| v.iter().all(Value::is_string))
+                {
+                    return refuse(format!("`{name}`'s enum must be a list of strings"));
+                }
+            }
+            Some("number" | "integer" | "boolean") => {}
+            Some(other) => return refuse(format!("`{name}` is of type `{other}`")),
+            None => return refuse(format!("`{name}` has no `type`")),
+        }
+    }
+    Ok(())
+}
+
+/// Checks an accepted answer's content against its (flat) schema: required fields there,
+/// no field it does not name, each of its type and within its enum and bounds.
+fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), Refusal> {
+    let bad = |why: String| Err(format!("the answer does not fit the form: {why}"));
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for req in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !content.contains_key(req) {
+            return bad(format!("`{req}` is required"));
+        }
+    }
+    for (name, v) in content {
+        let Some(p) = props.get(name) else {
+            return bad(format!("`{name}` is not a field of the form"));
+        };
+        let ok = match p.get("type").and_then(Value::as_str) {
+            Some("string") => v.is_string(),
+            Some("number") => v.is_number(),
+            Some("integer") => v.as_f64().is_some_and(|f| f.fract() == 0.0),
+            Some("boolean") => v.is_boolean(),
+            _ => false,
+        };
+        if !ok {
+            return bad(format!("`{name}` must be a {}, got {v}", p["type"]));
+        }
+        if let Some(allowed) = p.get("enum").and_then(Value::as_array)
+            && !allowed.contains(v)
+        {
+            return bad(format!(
+                "`{name}` must be one of {}",
+                Value::Array(allowed.clone())
+            ));
+        }
+        if let Some(x) = v.as_f64() {
+            if p.get("minimum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x < m)
+            {
+                return bad(format!("`{name}` is below its minimum {}", p["minimum"]));
+            }
+            if p.get("maximum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x > m)
+            {
+                return bad(format!("`{name}` is above its maximum {}", p["maximum"]));
+            }
+        }
+        if let Some(s) = v.as_str() {
+            let n = s.chars().count() as u64;
+            if p.get("minLength")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| n < m)
+            {
+                return bad(format!("`{name}` is shorter than {}", p["minLength"]));
+            }
+            if p.get("maxLength")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| n > m)
+            {
+                return bad(format!("`{name}` is longer than {}", p["maxLength"]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `host`, with what the tool says to it (a question's message, a notice's text)
+/// redacted of the call's sensitive values: they reach a person's screen or a log.
+pub(crate) fn redacting(host: SharedHost, redactor: &crate::secret::Redactor) -> SharedHost {
+    if redactor.is_empty() {
+        return host;
+    }
+    Arc::new(Redacting {
+        inner: host,
+        redactor: redactor.clone(),
+    })
+}
+
+struct Redacting {
+    inner: SharedHost,
+    redactor: crate::secret::Redactor,
+}
+
+impl Host for Redacting {
+    fn needs_approval(&self, tool: &ToolInfo) -> bool {
+        self.inner.needs_approval(tool)
+    }
+    fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
+        self.inner.approve(request)
+    }
+    fn confirm(&self, mut request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
+        request.message = self.redactor.text(&request.message);
+        self.inner.confirm(request)
+    }
+    fn elicit(&self, mut request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
+        request.message = self.redactor.text(&request.message);
+        self.inner.elicit(request)
+    }
+    fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
+        self.inner.sample(request)
+    }
+    fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
+        self.inner.roots(asker)
+    }
+    fn notify(&self, mut notice: Notice) {
+        notice.text = self.redactor.text(&notice.text);
+        self.inner.notify(notice)
+    }
+}
+
+/// `ctx.notify(text, level)`: to the host and as a `tracing` event. An unknown level is
+/// `info`.
+pub(crate) fn notify(host: Option<&SharedHost>, asker: Asker, level: &str, text: String) {
+    let level = if LEVELS.contains(&level) {
+        level
+    } else {
+        "info"
+    };
+    // DEBUG: the host has it already (a CLI would print it twice); a subscriber that wants
+    // every tool notice turns it on for target `toolbind::tool`.
+    tracing::debug!(target: "toolbind::tool", tool = asker.tool.name(), level, "{text}");
+    if let Some(host) = host {
+        host.notify(Notice {
+            asker,
+            level: level.to_owned(),
+            text,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_flat_forms_are_asked() {
+        let ok = json!({"type": "object", "properties": {
+            "name": {"type": "string"}, "age": {"type": "integer"},
+            "color": {"type": "string", "enum": ["red", "blue"]}, "sure": {"type": "boolean"}}});
+        assert!(flat_schema(&ok).is_ok());
+        let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
+        let e = flat_schema(&nested).unwrap_err();
+        assert!(e.contains("`a` is of type `object`"), "{e}");
+        assert!(flat_schema(&json!({"type": "array"})).is_err());
+        assert!(flat_schema(&json!({"type": "object"})).is_err());
+    }
+
+    #[test]
+    fn answers_are_checked_against_the_form() {
+        let schema = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "maxLength": 5}, "age": {"type": "integer", "minimum": 0},
+            "color": {"type": "string", "enum": ["red", "blue"]}}});
+        let m = |v: Value| v.as_object().unwrap().clone();
+        assert!(
+            fits(
+                &schema,
+                &m(json!({"name": "Ada", "age": 36, "color": "red"}))
+            )
+            .is_ok()
+        );
+        for (content, why) in [
+            (json!({"age": 1}), "`name` is required"),
+            (json!({"name": "Ada", "x": 1}), "`x` is not a field"),
+            (json!({"name": 7}), "`name` must be a \"string\""),
+            (
+                json!({"name": "Ada", "age": 1.5}),
+                "`age` must be a \"integer\"",
+            ),
+            (
+                json!({"name": "Ada", "color": "green"}),
+                "`color` must be one of",
+            ),
+            (json!({"name": "Ada", "age": -1}), "below its minimum"),
+            (json!({"name": "Adalbert"}), "longer than 5"),
+        ] {
+            let e = fits(&schema, &m(content)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+    }
+}

@@ -587,7 +587,8 @@ mod tests {
                 "limit_exceeded",
                 "jail_failed",
                 "crashed",
-                "protocol_error"
+                "protocol_error",
+                "denied"
             ]
         );
         let limits: Vec<_> = all_limits().into_iter().map(Limit::kind).collect();

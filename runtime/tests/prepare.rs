@@ -491,22 +491,22 @@ async fn a_harness_speaking_another_protocol_is_refused() {
     tool(&root, "py_tool", "python", "oneshot", "index.py", PYTHON);
     let cases = [
         (
-            // A harness of the previous version (results in one line, no data pieces).
-            r#"{"type":"hello","protocol":2,"capabilities":{"prepare":true}}"#,
-            "speaks protocol version 2, and this runtime speaks version 3".to_string(),
+            // A harness of the previous version (no ctx questions).
+            r#"{"type":"hello","protocol":3,"capabilities":{"prepare":true}}"#,
+            "speaks protocol version 3, and this runtime speaks version 4".to_string(),
         ),
         (
-            r#"{"type":"hello","protocol":4,"capabilities":{"prepare":true}}"#,
-            "speaks protocol version 4, and this runtime speaks version 3".to_string(),
+            r#"{"type":"hello","protocol":5,"capabilities":{"prepare":true}}"#,
+            "speaks protocol version 5, and this runtime speaks version 4".to_string(),
         ),
         // An older harness, without a hello: its answer to the call comes first.
         (
             r#"{"type":"result","id":1,"result":"hi"}"#,
-            "first message is `result`, not the hello protocol version 3 begins with".into(),
+            "first message is `result`, not the hello protocol version 4 begins with".into(),
         ),
         (
             r#"{"type":"greeting","protocol":1}"#,
-            "first message is not a hello (protocol version 3)".into(),
+            "first message is not a hello (protocol version 4)".into(),
         ),
     ];
     for (first, needle) in cases {

@@ -170,16 +170,7 @@ fn modern(params: &Value) -> bool {
 }
 
 /// The MCP log levels, as `logging/setLevel` takes them (RFC 5424's, lower case).
-const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+use toolbind::host::LEVELS as LOG_LEVELS;
 
 /// What is wrong with `completion/complete` params, if anything: `ref` must be a prompt
 /// (`{type: "ref/prompt", name}`) or a resource template (`{type: "ref/resource", uri}`),

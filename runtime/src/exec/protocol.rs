@@ -4,7 +4,7 @@
 //! directions). The protocol is versioned ([`PROTOCOL_VERSION`]): once the entry has
 //! loaded, the harness's first message is
 //!
-//! - `{"type":"hello","protocol":3,"capabilities":{"prepare":true}}` — the protocol version
+//! - `{"type":"hello","protocol":4,"capabilities":{"prepare":true}}` — the protocol version
 //!   it speaks and what the entry offers, found by the harness itself: `prepare` is whether
 //!   the entry exports a callable `prepareArguments` (`prepare_arguments` in python). A
 //!   capability that is absent is not offered; capability keys the runtime does not know
@@ -17,7 +17,11 @@
 //! input only after sending it). The runtime sends:
 //!
 //! - `{"type":"call","id":1,"toolCallId":"...","params":{...}}` — run `execute` once;
-//! - `{"type":"abort","id":1}` — fire that call's `AbortSignal`;
+//! - `{"type":"abort","id":1}` — fire that call's `AbortSignal` (and reject what its
+//!   `ctx` still waits for);
+//! - (version 4) `{"type":"answer","id":1,"ask":0,"result":<value>}` or
+//!   `{"type":"answer","id":1,"ask":0,"error":"..."}` — the answer to the call's question
+//!   `ask` (below);
 //! - `{"type":"prepare","id":2,"args":<raw arguments>}` — run the entry's
 //!   `prepareArguments(args)` (the Pi tool API; `prepare_arguments` in python), answered with
 //!   `{"type":"prepared","id":2,"args":<its return value>}` (the arguments unchanged when
@@ -42,6 +46,11 @@
 //!   `{"kind":"message","message":"result","bytes":<its size>,"limit":<line limit>,"kept":<characters kept>}`.
 //!   The runtime writes the note the model reads ([`note`]) and knows it for its own
 //!   (`ToolResult::runtime_notes`), so no text a tool returns passes for one;
+//! - (version 4) `{"type":"ask","id":1,"ask":0,"kind":"confirm"|"elicit"|"sample"|"roots","params":{...}}`
+//!   — a question the tool asks through `ctx` (`execute`'s fifth argument), numbered per
+//!   call; at most [`MAX_QUESTIONS`](crate::host::MAX_QUESTIONS) open at once, one more is
+//!   refused at once. The call's timeout stands still while one is open;
+//! - (version 4) `{"type":"notify","id":1,"level":"info","text":"..."}` — `ctx.notify`;
 //! - `{"type":"error","id":1,"message":"..."}` — `execute` threw;
 //! - `{"type":"fatal","message":"..."}` — the harness cannot serve calls at all (the entry
 //!   failed to load or has no `execute`); it exits right after.
@@ -61,7 +70,7 @@ use crate::result::{
 };
 
 /// The protocol version this runtime speaks: the only one a harness's hello may carry.
-pub(crate) const PROTOCOL_VERSION: u64 = 3;
+pub(crate) const PROTOCOL_VERSION: u64 = 4;
 
 /// What a harness's hello says the entry offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -112,6 +121,23 @@ pub(crate) enum FromHarness {
         #[serde(default)]
         args: Value,
     },
+    /// (version 4) A question the tool asks during call `id` (`ctx.confirm`, `elicit`,
+    /// `sample`, `roots`), number `ask` of that call; answered with an `answer` line.
+    Ask {
+        id: u64,
+        ask: u64,
+        kind: String,
+        #[serde(default)]
+        params: Value,
+    },
+    /// (version 4) `ctx.notify(text, level)` during call `id`: no answer.
+    Notify {
+        id: u64,
+        #[serde(default)]
+        level: Value,
+        #[serde(default)]
+        text: Value,
+    },
     /// A piece of a long base64 string of call `id`'s result, sent ahead of it; the
     /// result names the whole as `{"ref": <ref>}`.
     Data {
@@ -137,6 +163,8 @@ impl FromHarness {
             FromHarness::Fatal { .. } => "fatal",
             FromHarness::Prepared { .. } => "prepared",
             FromHarness::Data { .. } => "data",
+            FromHarness::Ask { .. } => "ask",
+            FromHarness::Notify { .. } => "notify",
         }
     }
 }
@@ -260,6 +288,18 @@ pub(crate) fn call_line(
 }
 
 /// The `abort` line for one call.
+/// The answer to question `ask` of call `id`: what the tool's promise resolves to, or why
+/// it rejects.
+pub(crate) fn answer_line(id: u64, ask: u64, answer: Result<Value, String>) -> Vec<u8> {
+    let msg = match answer {
+        Ok(result) => serde_json::json!({"type": "answer", "id": id, "ask": ask, "result": result}),
+        Err(error) => serde_json::json!({"type": "answer", "id": id, "ask": ask, "error": error}),
+    };
+    let mut line = serde_json::to_vec(&msg).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
 pub(crate) fn abort_line(id: u64) -> Vec<u8> {
     format!("{{\"type\":\"abort\",\"id\":{id}}}\n").into_bytes()
 }
@@ -1277,32 +1317,32 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":3,"capabilities":{"prepare":true}}"#),
+            hello_of(r#"{"type":"hello","protocol":4,"capabilities":{"prepare":true}}"#),
             Ok(Capabilities { prepare: true })
         );
         // Absent capabilities are not offered; unknown ones (a newer harness) are ignored.
         assert_eq!(
-            hello_of(r#"{"type":"hello","protocol":3}"#),
+            hello_of(r#"{"type":"hello","protocol":4}"#),
             Ok(Capabilities::default())
         );
         assert_eq!(
             hello_of(
-                r#"{"type":"hello","protocol":3,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
+                r#"{"type":"hello","protocol":4,"capabilities":{"prepare":false,"streams":{"x":1}},"extra":2}"#
             ),
             Ok(Capabilities { prepare: false })
         );
         // A version this runtime does not speak: both versions named.
-        let e = hello_of(r#"{"type":"hello","protocol":4,"capabilities":{}}"#).unwrap_err();
+        let e = hello_of(r#"{"type":"hello","protocol":5,"capabilities":{}}"#).unwrap_err();
         assert_eq!(
             e,
             HelloError::Version {
                 label: "node",
-                speaks: 4
+                speaks: 5
             }
         );
         assert_eq!(
             e.to_string(),
-            "protocol error: the node harness speaks protocol version 4, and this runtime speaks version 3; the harness is from another toolbind version"
+            "protocol error: the node harness speaks protocol version 5, and this runtime speaks version 4; the harness is from another toolbind version"
         );
         let e = hello_of(r#"{"type":"hello","protocol":"1"}"#)
             .unwrap_err()
@@ -1311,22 +1351,22 @@ mod tests {
             e.contains("no protocol version (`protocol` is \"1\")"),
             "{e}"
         );
-        assert!(e.contains("speaks version 3"), "{e}");
+        assert!(e.contains("speaks version 4"), "{e}");
         let e = hello_of(r#"{"type":"hello","capabilities":{}}"#)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`protocol` is null"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":{"prepare":"yes"}}"#)
+        let e = hello_of(r#"{"type":"hello","protocol":4,"capabilities":{"prepare":"yes"}}"#)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`prepare` capability as a string"), "{e}");
-        let e = hello_of(r#"{"type":"hello","protocol":3,"capabilities":[]}"#)
+        let e = hello_of(r#"{"type":"hello","protocol":4,"capabilities":[]}"#)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`capabilities` as an array"), "{e}");
         // Message kinds stay closed: an unknown one is not a message.
         assert!(
-            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":3}"#).is_err()
+            serde_json::from_str::<FromHarness>(r#"{"type":"greeting","protocol":4}"#).is_err()
         );
     }
 

@@ -35,6 +35,8 @@ pub(crate) struct Stopper {
     grace: Duration,
     deadline: Instant,
     ending: Option<Ending>,
+    /// What was left of the timeout when the call paused (waiting for an answer).
+    paused_left: Option<Duration>,
 }
 
 impl Stopper {
@@ -45,6 +47,25 @@ impl Stopper {
             grace,
             deadline: Instant::now() + timeout,
             ending: None,
+            paused_left: None,
+        }
+    }
+
+    /// The call waits for someone's answer: its timeout stands still until
+    /// [`resume`](Self::resume). Nothing once it is being stopped.
+    pub(crate) fn pause(&mut self) {
+        if self.ending.is_some() || self.paused_left.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        self.paused_left = Some(self.deadline.saturating_duration_since(now));
+        self.deadline = now + crate::exec::MAX_TIMEOUT;
+    }
+
+    /// The answer came: the timeout runs on from where it stood.
+    pub(crate) fn resume(&mut self) {
+        if let Some(left) = self.paused_left.take() {
+            self.deadline = Instant::now() + left;
         }
     }
 
@@ -79,6 +100,7 @@ impl Stopper {
             return None;
         }
         self.ending = Some(ending);
+        self.paused_left = None;
         self.deadline = Instant::now() + self.grace;
         Some(Step::Abort(ending))
     }

@@ -51,6 +51,17 @@ enum Event {
     Done(ToolResult),
     /// The answer to a `prepare` request.
     Prepared(Value),
+    /// A question the call's tool asks (`ctx`), number `ask` of the call.
+    Ask {
+        ask: u64,
+        kind: String,
+        params: Value,
+    },
+    /// `ctx.notify(text, level)`.
+    Notify {
+        level: String,
+        text: String,
+    },
     /// The worker died with this call in flight, for a reason not charged to it; `others`
     /// is how many other calls were in flight with it.
     Died {
@@ -340,12 +351,58 @@ impl Worker {
         ));
 
         let mut stopper = Stopper::new(timeout, grace);
+        // The questions the tool asked (`ctx`), each answered by the host in a task of its
+        // own; the call's timeout stands still while any is open.
+        let mut questions: tokio::task::JoinSet<(u64, Result<Value, String>)> =
+            tokio::task::JoinSet::new();
+        let asker = crate::host::Asker {
+            tool: call.tool.clone(),
+            tool_call_id: tool_call_id.to_owned(),
+        };
         loop {
             let step = tokio::select! {
                 biased;
                 _ = updates.ready() => { pump.take_from(&updates); None }
                 _ = pump::until(pump.due()) => { pump.tick(); None }
+                Some(answered) = questions.join_next(), if !questions.is_empty() => {
+                    if let Ok((ask, answer)) = answered {
+                        let _ = self.lines.send(protocol::answer_line(id, ask, answer));
+                    }
+                    if questions.is_empty() {
+                        stopper.resume();
+                    }
+                    None
+                }
                 event = rx.recv() => {
+                    match event {
+                        Some(Event::Ask { ask, kind, params }) => {
+                            if stopper.ending().is_some() {
+                                let why = "the call is being stopped".to_owned();
+                                let _ = self.lines.send(protocol::answer_line(id, ask, Err(why)));
+                            } else if questions.len() >= crate::host::MAX_QUESTIONS {
+                                let why = format!(
+                                    "at most {} questions may be open at once",
+                                    crate::host::MAX_QUESTIONS
+                                );
+                                let _ = self.lines.send(protocol::answer_line(id, ask, Err(why)));
+                            } else {
+                                if questions.is_empty() {
+                                    stopper.pause();
+                                }
+                                let (host, asker) = (call.host.clone(), asker.clone());
+                                let wait = call.ask_timeout;
+                                questions.spawn(async move {
+                                    (ask, crate::host::answer(host, asker, &kind, params, wait).await)
+                                });
+                            }
+                            continue;
+                        }
+                        Some(Event::Notify { level, text }) => {
+                            crate::host::notify(call.host.as_ref(), asker.clone(), &level, text);
+                            continue;
+                        }
+                        _ => {}
+                    }
                     if let Some(Event::Done(_)) = &event {
                         // The latest update goes out before the result.
                         pump.take_from(&updates);
@@ -358,8 +415,10 @@ impl Worker {
                 _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
             };
             match step {
-                // A worker's abort signal: the harness fires the call's AbortSignal.
+                // A worker's abort signal: the harness fires the call's AbortSignal (and
+                // rejects what its ctx waits for: the questions are not answered now).
                 Some(Step::Abort(_)) => {
+                    questions.abort_all();
                     let _ = self.lines.send(protocol::abort_line(id));
                 }
                 Some(Step::Kill(ending)) => {
@@ -454,6 +513,11 @@ fn call_end(event: Option<Event>, stopper: &Stopper) -> CallEnd {
             StopReason::ProtocolError,
             "protocol error: the harness answered a call with `prepared`",
         )),
+        // Handled by the call's loop, never an end.
+        Some(Event::Ask { .. } | Event::Notify { .. }) => CallEnd::Done(ToolResult::stopped(
+            StopReason::ProtocolError,
+            "internal error: a question was taken for the call's end",
+        )),
         None => CallEnd::Done(ToolResult::stopped(
             StopReason::Crashed,
             "internal error: the worker dropped the call",
@@ -526,6 +590,9 @@ impl Worker {
             Ok(Some(Event::Prepared(args))) => Ok(args),
             Ok(Some(Event::Done(result))) => Err(PrepareError::Failed(result.text_content())),
             Ok(Some(Event::Died { reason, .. })) => Err(PrepareError::Died(reason)),
+            Ok(Some(Event::Ask { .. } | Event::Notify { .. })) => Err(PrepareError::Failed(
+                "prepareArguments has no ctx to ask or notify with".into(),
+            )),
             Ok(None) => Err(PrepareError::Dropped),
             Err(_) => Err(PrepareError::TimedOut(timeout)),
         }

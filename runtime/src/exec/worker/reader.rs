@@ -132,6 +132,9 @@ async fn read_messages(
         let handled =
             in_order(&msg, reading.greeted, ctx.label).and_then(|()| reading.handle(ctx, msg));
         match handled {
+            Ok(Some((id, event @ (Event::Ask { .. } | Event::Notify { .. })))) => {
+                forward(&ctx.shared, id, event).await
+            }
             Ok(Some((id, event))) => deliver(&ctx.shared, id, event).await,
             Ok(None) => {}
             Err(broken) => {
@@ -235,6 +238,22 @@ impl Reading {
                 Ok(None)
             }
             FromHarness::Prepared { id, args } => Ok(Some((id, Event::Prepared(args)))),
+            FromHarness::Ask {
+                id,
+                ask,
+                kind,
+                params,
+            } => Ok(Some((id, Event::Ask { ask, kind, params }))),
+            FromHarness::Notify { id, level, text } => Ok(Some((
+                id,
+                Event::Notify {
+                    level: level.as_str().unwrap_or("info").to_owned(),
+                    text: match text {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    },
+                },
+            ))),
         }
     }
 
@@ -328,6 +347,17 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
     let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(call) = st.pending.get(&id) {
         call.progress.put(p);
+    }
+}
+
+/// Hands call `id` something on the way (a question, a notice), if it is still in flight.
+async fn forward(shared: &Shared, id: u64, event: Event) {
+    let to = {
+        let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.pending.get(&id).map(|c| c.done.clone())
+    };
+    if let Some(to) = to {
+        let _ = to.send(event).await;
     }
 }
 
