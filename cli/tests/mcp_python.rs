@@ -126,3 +126,27 @@ fn the_python_sdk_sees_nested_inputs_and_every_content_block_type() {
         );
     }
 }
+
+#[test]
+fn the_python_sdk_answers_approvals_elicitation_sampling_and_roots() {
+    let (out, err, ok) = python(
+        "asking.py",
+        &[bin().as_ref(), fixture("ask_tools").as_os_str()],
+        Duration::from_secs(120),
+    );
+    assert!(
+        ok,
+        "the client failed\n--- stdout\n{out}\n--- stderr\n{err}"
+    );
+    for check in [
+        "ok: ctx: elicit, confirm, roots and notify reach the client",
+        "ok: ctx: sample reaches the client's model",
+        "ok: approval: asked as an elicitation, sensitive inputs hidden; yes runs, no denies",
+        "ok: a client without the capabilities: the tool is told it cannot be asked",
+    ] {
+        assert!(
+            out.contains(check),
+            "missing `{check}`\n--- stdout\n{out}\n--- stderr\n{err}"
+        );
+    }
+}

@@ -437,11 +437,13 @@ pub const LEVELS: [&str; 8] = [
 ];
 
 /// Checks an elicitation schema is what MCP allows: an object whose properties are each a
-/// string (optionally an enum of strings), number, integer or boolean.
+/// string (optionally with `enum`, `enumNames` or titled `oneOf` choices), number,
+/// integer, boolean, or an array of string choices (`items` with `enum` or titled
+/// `anyOf`): no nesting.
 fn flat_schema(schema: &Value) -> Result<(), Refusal> {
     let refuse = |why: String| {
         Err(format!(
-            "ctx.elicit: {why}; MCP elicitation takes a flat object of string, number, integer, boolean or string-enum fields"
+            "ctx.elicit: {why}; MCP elicitation takes a flat object of string, number, integer, boolean or choice fields"
         ))
     };
     if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -458,8 +460,28 @@ fn flat_schema(schema: &Value) -> Result<(), Refusal> {
                 {
                     return refuse(format!("`{name}`'s enum must be a list of strings"));
                 }
+                if let Some(o) = p.get("oneOf")
+                    && choices(o).is_none()
+                {
+                    return refuse(format!(
+                        "`{name}`'s oneOf must be a list of {{const: <string>, title}}"
+                    ));
+                }
             }
             Some("number" | "integer" | "boolean") => {}
+            Some("array") => {
+                let items = &p["items"];
+                let ok = match (items.get("enum"), items.get("anyOf")) {
+                    (Some(e), None) => e.as_array().is_some_and(|v| v.iter().all(Value::is_string)),
+                    (None, Some(a)) => choices(a).is_some(),
+                    _ => false,
+                };
+                if !ok {
+                    return refuse(format!(
+                        "`{name}` is an array: only a multi-select of string choices (`items` with `enum` or `anyOf` of consts)"
+                    ));
+                }
+            }
             Some(other) => return refuse(format!("`{name}` is of type `{other}`")),
             None => return refuse(format!("`{name}` has no `type`")),
         }
@@ -467,8 +489,24 @@ fn flat_schema(schema: &Value) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The `const` strings of a titled-choices list (`[{const, title}, ...]`).
+fn choices(list: &Value) -> Option<Vec<Value>> {
+    list.as_array()?
+        .iter()
+        .map(|c| c.get("const").filter(|v| v.is_string()).cloned())
+        .collect()
+}
+
+/// The values a field allows, when it is a choice: `enum`, or `oneOf` consts.
+fn allowed(p: &Value) -> Option<Vec<Value>> {
+    p.get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| p.get("oneOf").and_then(choices))
+}
+
 /// Checks an accepted answer's content against its (flat) schema: required fields there,
-/// no field it does not name, each of its type and within its enum and bounds.
+/// no field it does not name, each of its type and within its choices and bounds.
 fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), Refusal> {
     let bad = |why: String| Err(format!("the answer does not fit the form: {why}"));
     let props = schema
@@ -496,17 +534,25 @@ fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), 
             Some("number") => v.is_number(),
             Some("integer") => v.as_f64().is_some_and(|f| f.fract() == 0.0),
             Some("boolean") => v.is_boolean(),
+            Some("array") => v.is_array(),
             _ => false,
         };
         if !ok {
             return bad(format!("`{name}` must be a {}, got {v}", p["type"]));
         }
-        if let Some(allowed) = p.get("enum").and_then(Value::as_array)
+        if let Some(allowed) = allowed(p)
             && !allowed.contains(v)
         {
+            return bad(format!("`{name}` must be one of {}", Value::Array(allowed)));
+        }
+        if let (Some(items), Some(allowed)) = (
+            v.as_array(),
+            allowed(&p["items"]).or_else(|| p["items"].get("anyOf").and_then(choices)),
+        ) && let Some(wrong) = items.iter().find(|i| !allowed.contains(i))
+        {
             return bad(format!(
-                "`{name}` must be one of {}",
-                Value::Array(allowed.clone())
+                "`{name}` holds {wrong}, not one of {}",
+                Value::Array(allowed)
             ));
         }
         if let Some(x) = v.as_f64() {
@@ -617,6 +663,25 @@ mod tests {
             "name": {"type": "string"}, "age": {"type": "integer"},
             "color": {"type": "string", "enum": ["red", "blue"]}, "sure": {"type": "boolean"}}});
         assert!(flat_schema(&ok).is_ok());
+        let choices = json!({"type": "object", "properties": {
+            "titled": {"type": "string", "oneOf": [{"const": "v1", "title": "One"}]},
+            "legacy": {"type": "string", "enum": ["a"], "enumNames": ["A"]},
+            "multi": {"type": "array", "items": {"type": "string", "enum": ["x", "y"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "p", "title": "P"}]}}}});
+        assert!(flat_schema(&choices).is_ok());
+        let m = |v: Value| v.as_object().unwrap().clone();
+        assert!(
+            fits(
+                &choices,
+                &m(json!({"titled": "v1", "multi": ["x"], "titledMulti": ["p"]}))
+            )
+            .is_ok()
+        );
+        assert!(fits(&choices, &m(json!({"titled": "v2"}))).is_err());
+        assert!(fits(&choices, &m(json!({"multi": ["z"]}))).is_err());
+        assert!(fits(&choices, &m(json!({"titledMulti": ["q"]}))).is_err());
+        let arrays = json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "object"}}}});
+        assert!(flat_schema(&arrays).is_err());
         let nested = json!({"type": "object", "properties": {"a": {"type": "object"}}});
         let e = flat_schema(&nested).unwrap_err();
         assert!(e.contains("`a` is of type `object`"), "{e}");

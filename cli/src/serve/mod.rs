@@ -30,6 +30,7 @@ use crate::args::ServeArgs;
 use crate::exit::{Failure, Outcome};
 use crate::tools;
 
+mod asking;
 pub(crate) mod checks;
 mod http;
 mod logging;

@@ -30,7 +30,7 @@ use tracing::Instrument;
 use crate::args::ServeArgs;
 use crate::tools;
 
-use super::{logging, progress, surface, tasks};
+use super::{asking, logging, progress, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -593,6 +593,35 @@ impl Server {
         Ok(Some(CallToolResponse::Task(CreateTaskResult::new(task))))
     }
 
+    /// The host of a `tools/call`: its client, where it can be asked (see [`asking`]).
+    fn asker(
+        &self,
+        context: &RequestContext<RoleServer>,
+        level: logging::RequestLevel,
+    ) -> asking::McpAsker {
+        let reach = if !self.state.subscriptions {
+            asking::Reach::Nobody(
+                "this server is stateless (toolbind serve --stateless) and cannot receive a client's answer".into(),
+            )
+        } else if context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize())
+        {
+            asking::Reach::Nobody(
+                "on MCP 2026-07-28 a server asks through an InputRequiredResult, which toolbind serve does not send yet".into(),
+            )
+        } else {
+            asking::Reach::Client
+        };
+        asking::McpAsker {
+            peer: context.peer.clone(),
+            request: context.id.clone(),
+            reach,
+            logger: self.logger.clone(),
+            level,
+        }
+    }
+
     /// The call's one line on stderr, and as a `notifications/message` from `toolbind`
     /// (Warning for an error, Debug otherwise) where the request's level allows it.
     fn report(
@@ -687,6 +716,7 @@ async fn run_task(
     let progress = started.progress.clone();
     let opts = CallOptions::new()
         .id(format!("task-{}", tasks::short(&started.id)))
+        .host(asking::TaskAsker)
         .cancel(cancel.clone())
         .progress(move |p| {
             progress.send_replace(Some(p));
@@ -976,6 +1006,7 @@ impl ServerHandler for Server {
                 .is_some_and(|v| !v.has_initialize()),
         };
         let opts = self.forward_log(&name, request_level, &context, opts);
+        let opts = opts.host(self.asker(&context, request_level));
         let span = request_span(&name, meta, &context);
         let started = Instant::now();
         let (result, stopped) = self
