@@ -676,7 +676,7 @@ pub enum TaskSupport {
 /// Whether a call of the tool needs someone's approval before it runs (TOOL.md
 /// `approval:`). The runtime asks its host (`toolbind::host::Host`); without one, such a
 /// call is denied, never run unasked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Approval {
     /// Runs as soon as the model calls it (the default), unless the host's policy asks
@@ -685,6 +685,30 @@ pub enum Approval {
     Never,
     /// `approval: always`: every call waits for the host's approval.
     Always,
+    /// `approval: when <input>`: a call waits for approval when this boolean input is
+    /// `true` (`approval: when overwrite`: replacing a file needs a yes, writing a new one
+    /// does not).
+    When(String),
+}
+
+impl Approval {
+    /// Whether a call with these (validated) arguments needs approval.
+    pub fn needed(&self, args: &serde_json::Map<String, Value>) -> bool {
+        match self {
+            Approval::Never => false,
+            Approval::Always => true,
+            Approval::When(input) => args.get(input) == Some(&Value::Bool(true)),
+        }
+    }
+
+    /// How TOOL.md says it: `always`, `never`, `when overwrite`.
+    pub fn describe(&self) -> String {
+        match self {
+            Approval::Never => "never".into(),
+            Approval::Always => "always".into(),
+            Approval::When(input) => format!("when {input}"),
+        }
+    }
 }
 
 /// The longest `timeout:` a tool may declare and still default to [`TaskSupport::Never`].

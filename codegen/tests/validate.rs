@@ -1208,8 +1208,33 @@ fn approval_mode() {
         4,
         11,
         "unknown approval mode `yes`",
-        Some("`always` (every call waits for the host's approval) or `never`"),
+        Some("`always` (every call waits for the host's approval), `when <boolean input>`"),
     );
+    // Conditional: a boolean input decides.
+    let with_inputs = |approval: &str| {
+        format!(
+            "---\nname: copy_file\ndescription: Copies a file.\n{approval}inputs:\n  overwrite:\n    type: boolean\n    description: Replace it.\n  path:\n    type: string\n    description: Where.\n---\n"
+        )
+    };
+    let t = parse(&with_inputs("approval: when overwrite\n")).unwrap();
+    assert_eq!(t.approval, Approval::When("overwrite".into()));
+    let args = |v: serde_json::Value| v.as_object().unwrap().clone();
+    assert!(
+        t.approval
+            .needed(&args(serde_json::json!({"overwrite": true})))
+    );
+    assert!(
+        !t.approval
+            .needed(&args(serde_json::json!({"overwrite": false})))
+    );
+    let e = parse(&with_inputs("approval: when force\n")).unwrap_err();
+    assert!(
+        e[0].message.contains("names no input of this tool"),
+        "{e:?}"
+    );
+    assert!(e[0].hint.as_deref().unwrap().contains("overwrite"), "{e:?}");
+    let e = parse(&with_inputs("approval: when path\n")).unwrap_err();
+    assert!(e[0].message.contains("not a boolean input"), "{e:?}");
     one(
         &with("aproval: always\n"),
         4,

@@ -795,7 +795,7 @@ impl Runtime {
         opts: &CallOptions,
     ) -> Result<serde_json::Map<String, Value>, ToolResult> {
         let host = opts.host.as_ref().or(self.host.as_ref());
-        let declared = tool.spec().approval == toolbind_codegen::Approval::Always;
+        let declared = tool.spec().approval.needed(&params);
         let asked = host.is_some_and(|h| h.needs_approval(tool));
         if !declared && !asked {
             return Ok(params);
@@ -808,9 +808,10 @@ impl Runtime {
             )
         };
         let Some(host) = host.cloned() else {
-            return Err(denied(
-                "it needs approval before it runs (its TOOL.md says `approval: always`), and this agent has no one to ask (toolbind::RuntimeBuilder::host; `toolbind call --yes` approves)".into(),
-            ));
+            return Err(denied(format!(
+                "it needs approval before it runs (its TOOL.md says `approval: {}`), and this agent has no one to ask (toolbind::RuntimeBuilder::host; `toolbind call --yes` approves)",
+                tool.spec().approval.describe()
+            )));
         };
         let request = crate::host::ApprovalRequest {
             tool: tool.clone(),

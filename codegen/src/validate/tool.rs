@@ -63,6 +63,7 @@ pub fn tool_from_document(
     if !keys.outputs.is_empty() {
         no_input_named_output(&mut cx, &mut keys.inputs);
     }
+    approval_names_a_boolean(&mut cx, &keys);
     if cx.errors() > 0 {
         return Err(cx.diags);
     }
@@ -130,6 +131,7 @@ struct Keys<'y> {
     execution: Execution,
     task: Option<TaskSupport>,
     approval: Approval,
+    approval_node: Option<&'y YNode>,
     bash_output: Option<(BashOutput, &'y YNode)>,
     metadata: BTreeMap<String, Value>,
     sandbox: ToolSandbox,
@@ -201,10 +203,18 @@ impl<'y> Keys<'y> {
                 }
             }
             "approval" => {
-                let modes = [("always", Approval::Always), ("never", Approval::Never)];
-                let hint = "expected `always` (every call waits for the host's approval) or `never` (the default)";
-                if let Some(a) = one_of(cx, v, "approval", &modes, hint) {
-                    self.approval = a;
+                if let Some(input) = v
+                    .as_text()
+                    .and_then(|t| t.trim().strip_prefix("when ").map(|i| i.trim().to_owned()))
+                {
+                    self.approval = Approval::When(input);
+                    self.approval_node = Some(v);
+                } else {
+                    let modes = [("always", true), ("never", false)];
+                    let hint = "expected `always` (every call waits for the host's approval), `when <boolean input>` (a call waits when that input is true) or `never` (the default)";
+                    if let Some(a) = one_of(cx, v, "approval", &modes, hint) {
+                        self.approval = if a { Approval::Always } else { Approval::Never };
+                    }
                 }
             }
             "task" => {
@@ -296,6 +306,33 @@ fn one_of<T: Copy>(
     let found = word.unwrap_or_else(|| v.kind().to_owned());
     cx.err(v, format!("unknown {key} mode `{found}`")).hint = Some(expected.into());
     None
+}
+
+/// `approval: when <input>` names a boolean input of the tool: any other would never ask
+/// (a typo would run the tool unasked), so it is an error.
+fn approval_names_a_boolean(cx: &mut Ctx<'_>, keys: &Keys<'_>) {
+    let (Approval::When(input), Some(node)) = (&keys.approval, keys.approval_node) else {
+        return;
+    };
+    let found = keys.inputs.iter().find(|i| &i.name == input);
+    let why = match found {
+        Some(i) if i.ty == InputType::Boolean => return,
+        Some(_) => {
+            format!("`approval: when {input}` names `{input}`, which is not a boolean input")
+        }
+        None => format!("`approval: when {input}` names no input of this tool"),
+    };
+    let booleans: Vec<&str> = keys
+        .inputs
+        .iter()
+        .filter(|i| i.ty == InputType::Boolean)
+        .map(|i| i.name.as_str())
+        .collect();
+    cx.err(node, why).hint = Some(if booleans.is_empty() {
+        "add a boolean input (say `overwrite`) for the case that needs approval, or say `approval: always`".into()
+    } else {
+        format!("name one of the boolean inputs: {}", booleans.join(", "))
+    });
 }
 
 /// `name:` and `description:` are required.

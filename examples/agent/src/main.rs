@@ -5,8 +5,9 @@
 //! 3. print the system prompt generated at build time;
 //! 4. play a scripted model turn: tool calls as a model emits them (a name and JSON
 //!    arguments), parsed into the generated `ToolCall` and run by the runtime for real in
-//!    node, python3 and bash — including a call with bad arguments and one cancelled
-//!    mid-way.
+//!    node, python3 and bash — including a call with bad arguments, one cancelled
+//!    mid-way, and two that replace a file and so wait for the user's approval (an
+//!    approval policy with a scripted answer: one yes, one no).
 //!
 //! `cargo run -p toolbind-example-agent` (add `-- --data DIR` to choose the data folder).
 //!
@@ -24,6 +25,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use toolbind::Loader;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
+use toolbind::host::{Decision, policy};
 use toolbind::sandbox::SandboxPolicy;
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
@@ -104,10 +106,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("sandbox: {}", executor.sandbox_status(&languages));
+    // The user's say: a call that would replace a file (convert_audio_to_mp3 with
+    // overwrite: true, `approval: when overwrite` in its TOOL.md) waits for this policy.
+    // A real agent asks its user here; this one plays a scripted answer: yes for the
+    // 128k MP3, no for anything else.
     let runtime = Runtime::builder()
         .registry(loaded.registry)
         .executor(std::sync::Arc::new(executor))
         .spill_dir(workdir.join("spill"))
+        .host(policy(|request| async move {
+            let yes = request.args["bitrate"] == "128k";
+            println!(
+                "  ? approve `{}` replacing {}? (scripted answer: {})",
+                request.tool.name(),
+                request.args["output_path"].as_str().unwrap_or("its output"),
+                if yes { "yes" } else { "no" }
+            );
+            if yes {
+                Decision::Approve
+            } else {
+                Decision::deny("the user keeps the existing file")
+            }
+        }))
         .build();
 
     if let Some(live) = &live {
@@ -141,6 +161,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         (
             "convert_audio_to_mp3",
             json!({"input_path": wav.display().to_string(), "output_path": mp3.display().to_string(), "bitrate": "128k"}),
+        ),
+        // Replacing that MP3 needs the user's approval: given for 128k, refused for 320k.
+        (
+            "convert_audio_to_mp3",
+            json!({"input_path": wav.display().to_string(), "output_path": mp3.display().to_string(), "bitrate": "128k", "overwrite": true}),
+        ),
+        (
+            "convert_audio_to_mp3",
+            json!({"input_path": wav.display().to_string(), "output_path": mp3.display().to_string(), "bitrate": "320k", "overwrite": true}),
         ),
         // A model sending "5" for a number and "true" for a boolean: tolerated.
         (

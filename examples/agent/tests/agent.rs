@@ -170,36 +170,56 @@ fn agent_runs_the_whole_scripted_turn() {
         &bytes[..4]
     );
 
-    // Quirks tolerated: "2" for a number, "false" for a boolean.
+    // Replacing the MP3 waits for the user's approval (`approval: when overwrite`): the
+    // scripted policy says yes for 128k, no for 320k, and the denied call never runs.
     let c6 = call_section(&out, "call_6");
-    has(c6, "  result:");
-    has(c6, "1 message(s) matching query='budget'");
+    has(c6, "? approve `convert_audio_to_mp3` replacing");
+    has(c6, "(scripted answer: yes)");
+    has(c6, "progress: Converting: 100%");
+    has(c6, "Bitrate: 128k, size: ");
+    let c7 = call_section(&out, "call_7");
+    has(c7, "(scripted answer: no)");
+    has(c7, "error result (isError: true)");
+    has(
+        c7,
+        "tool `convert_audio_to_mp3` did not run: the call was denied: the user keeps the existing file",
+    );
+    assert!(
+        !c7.contains("progress:"),
+        "the denied call ran:
+{c7}"
+    );
+
+    // Quirks tolerated: "2" for a number, "false" for a boolean.
+    let c8 = call_section(&out, "call_8");
+    has(c8, "  result:");
+    has(c8, "1 message(s) matching query='budget'");
 
     // 5. The bad call: a model-readable error naming the field, the expectation and what
     // was received, with a suggestion for the misspelt field.
-    let c7 = call_section(&out, "call_7");
-    has(c7, "error result (isError: true)");
-    has(c7, "invalid arguments for tool `todo`");
+    let c9 = call_section(&out, "call_9");
+    has(c9, "error result (isError: true)");
+    has(c9, "invalid arguments for tool `todo`");
     has(
-        c7,
+        c9,
         "`action`: expected one of \"list\", \"add\", \"done\", received the string \"finish\"",
     );
-    has(c7, "`txt`: unknown field (did you mean `text`?)");
-    has(c7, "Fix the arguments and call `todo` again.");
+    has(c9, "`txt`: unknown field (did you mean `text`?)");
+    has(c9, "Fix the arguments and call `todo` again.");
     assert!(
-        !c7.contains("progress:"),
-        "the bad call reached the tool:\n{c7}"
+        !c9.contains("progress:"),
+        "the bad call reached the tool:\n{c9}"
     );
 
     // The warm worker kept the list across calls.
-    let c8 = call_section(&out, "call_8");
+    let c10 = call_section(&out, "call_10");
     has(
-        c8,
+        c10,
         "Completed: Read the release notes (remaining 1 item(s))",
     );
-    let c9 = call_section(&out, "call_9");
-    has(c9, "1. Summarise unread email from Alice");
-    assert!(!c9.contains("2. "), "{c9}");
+    let c11 = call_section(&out, "call_11");
+    has(c11, "1. Summarise unread email from Alice");
+    assert!(!c11.contains("2. "), "{c11}");
 
     // 6. The cancelled call.
     let cancel = call_section(&out, "call_cancel");
