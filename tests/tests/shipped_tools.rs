@@ -946,16 +946,28 @@ async fn convert_audio_to_mp3_refuses_to_overwrite_unless_asked() {
 
     let mut args = args;
     args["overwrite"] = json!(true);
-    let (r, _) = call(&rt, "convert_audio_to_mp3", args).await;
+    // `approval: when overwrite`: without anyone to approve, replacing is denied and the
+    // file kept; a user's yes (CallOptions::host) lets it run.
+    let (r, _) = call(&rt, "convert_audio_to_mp3", args.clone()).await;
+    assert_eq!(r.stop, toolbind::StopReason::Denied, "{r:?}");
+    contains(&r.text_content(), "`approval: when overwrite`");
+    assert_eq!(std::fs::read(&out).unwrap(), b"an earlier result");
+    let yes = || {
+        CallOptions::new().host(toolbind::host::policy(|_| async {
+            toolbind::host::Decision::Approve
+        }))
+    };
+    let (r, _) = call_with(&rt, "convert_audio_to_mp3", args, yes()).await;
     contains(&ok(&r), "Bitrate: 192k");
     assert!(is_mp3(&std::fs::read(&out).unwrap()));
 
     // The input itself is never the output.
     let mp3_in = dir.path().join("out.mp3");
-    let (r, _) = call(
+    let (r, _) = call_with(
         &rt,
         "convert_audio_to_mp3",
         json!({"input_path": mp3_in.display().to_string(), "overwrite": true}),
+        yes(),
     )
     .await;
     contains(&err(&r), "output would overwrite the input");

@@ -1,0 +1,3 @@
+export async function execute(_id, params) {
+  return { content: [{ type: "text", text: `echo: ${params.text}` }] };
+}
