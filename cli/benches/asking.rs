@@ -165,7 +165,11 @@ fn main() {
             "echo_confirm",
             "toolbind serve: one ctx.confirm (elicitation)",
         ),
-        (Which::Peer, "echo_plain", "TypeScript SDK server: plain call"),
+        (
+            Which::Peer,
+            "echo_plain",
+            "TypeScript SDK server: plain call",
+        ),
         (
             Which::Peer,
             "echo_confirm",
@@ -198,7 +202,11 @@ fn main() {
         .map(|r| (median(p50s[r].clone()), median(p99s[r].clone())))
         .collect();
     for (r, (w, _, label)) in rows.iter().enumerate() {
-        let plain = if *w == Which::Toolbind { med[0].0 } else { med[3].0 };
+        let plain = if *w == Which::Toolbind {
+            med[0].0
+        } else {
+            med[3].0
+        };
         let added = med[r].0.as_secs_f64() - plain.as_secs_f64();
         println!(
             "| {label} | {} | {} | {:+.3} ms |",

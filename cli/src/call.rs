@@ -321,9 +321,20 @@ impl Display {
     }
 
     /// Runs `f` with the spinner hidden (a prompt on the terminal).
+    ///
+    /// Not indicatif's `suspend`, which holds the bar's lock while `f` runs: progress or a
+    /// notice arriving during a prompt would block the call until the person answers. The
+    /// bar is hidden instead, and one prompt runs at a time.
     fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        static ONE_PROMPT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE_PROMPT.lock().unwrap_or_else(|e| e.into_inner());
         match self {
-            Display::Spinner(bar) => bar.suspend(f),
+            Display::Spinner(bar) => {
+                bar.set_draw_target(ProgressDrawTarget::hidden());
+                let r = f();
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                r
+            }
             Display::Plain => f(),
         }
     }
@@ -331,8 +342,8 @@ impl Display {
     /// A line that stays above the spinner.
     fn note(&self, msg: &str) {
         match self {
-            Display::Spinner(bar) => bar.println(msg),
-            Display::Plain => eprintln!("{msg}"),
+            Display::Spinner(bar) if !bar.is_hidden() => bar.println(msg),
+            _ => eprintln!("{msg}"),
         }
     }
 
@@ -376,9 +387,9 @@ impl Host for Asker {
                 let question = format!(
                     "`{}` asks: {}\n[y/N] ",
                     request.asker.tool.name(),
-                    request.message
+                    printable(&request.message)
                 );
-                let answer = on_terminal(&display, &question)?;
+                let answer = on_terminal(&display, &question)?.to_ascii_lowercase();
                 Ok(matches!(answer.as_str(), "y" | "yes"))
             })
             .await
@@ -413,13 +424,25 @@ impl Host for Asker {
             "{} [{}]: {}",
             notice.asker.tool.name(),
             notice.level,
-            notice.text
+            printable(&notice.text)
         ));
     }
 }
 
-/// One line typed at the terminal after `question` (trimmed, lower case kept as typed), or
-/// why there is none.
+/// A tool's text as the terminal shows it: control characters (ANSI and OSC escape
+/// sequences among them: a tool must not fake a prompt, hide one or set the clipboard)
+/// escaped, line breaks kept.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\n".to_owned(),
+            c if c.is_control() => c.escape_debug().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// One line typed at the terminal after `question` (trimmed), or why there is none.
 fn on_terminal(display: &Display, question: &str) -> Result<String, Refusal> {
     use std::io::BufRead;
     let tty = std::fs::OpenOptions::new()
@@ -459,22 +482,35 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
         .unwrap_or_default();
     let mut intro = format!(
         "`{name}` asks: {}\n(type !decline to say no, !cancel to leave it)\n",
-        request.message
+        printable(&request.message)
     );
     for (field, spec) in &fields {
         let kind = spec["type"].as_str().unwrap_or("string");
-        let mut hint = kind.to_owned();
-        if let Some(values) = spec["enum"].as_array() {
-            let v: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        let mut hint = printable(kind);
+        let choices: Option<Vec<Value>> = spec["enum"].as_array().cloned().or_else(|| {
+            spec["oneOf"]
+                .as_array()
+                .map(|o| o.iter().map(|c| c["const"].clone()).collect())
+        });
+        if let Some(values) = &choices {
+            let v: Vec<String> = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(printable)
+                .collect();
             hint = format!("one of {}", v.join(", "));
+        }
+        if kind == "array" {
+            hint = "a list, comma-separated".into();
         }
         let optional = !required.contains(&field.as_str());
         let question = format!(
-            "{intro}{field} ({hint}{}){}: ",
+            "{intro}{} ({hint}{}){}: ",
+            printable(field),
             if optional { ", optional" } else { "" },
             spec["description"]
                 .as_str()
-                .map(|d| format!(" - {d}"))
+                .map(|d| format!(" - {}", printable(d)))
                 .unwrap_or_default()
         );
         intro.clear();
@@ -498,10 +534,16 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
                     .ok()
                     .and_then(serde_json::Number::from_f64)
                     .map(Value::Number),
+                "array" => Some(Value::Array(
+                    line.split(',')
+                        .map(|s| Value::String(s.trim().to_owned()))
+                        .filter(|s| s != "")
+                        .collect(),
+                )),
                 _ => Some(Value::String(line.clone())),
             };
-            let allowed = spec["enum"]
-                .as_array()
+            let allowed = choices
+                .as_ref()
                 .is_none_or(|values| value.as_ref().is_some_and(|v| values.contains(v)));
             match value {
                 Some(v) if allowed => {
@@ -527,7 +569,7 @@ fn ask_on_terminal(display: &Display, request: &ApprovalRequest) -> Decision {
         .open("/dev/tty")
     else {
         return Decision::deny(format!(
-            "it needs approval (its TOOL.md says `approval: always`) and there is no terminal to ask on; run `toolbind call {name} --yes` to approve it"
+            "it needs approval and there is no terminal to ask on; run `toolbind call {name} --yes` to approve it"
         ));
     };
     // What the person approves, without the values of sensitive inputs.

@@ -180,3 +180,28 @@ fn without_a_terminal_a_question_is_refused_and_the_tool_is_told() {
     assert!(t.contains("there is no terminal to ask on"), "{t}");
     assert_eq!(o.status.code(), Some(1), "{t}");
 }
+
+#[test]
+fn a_tool_cannot_send_escape_sequences_to_the_terminal() {
+    let args = vec![
+        "call".into(),
+        "sneaky_confirm".into(),
+        "--dir".into(),
+        fixture("ask_tools").display().to_string(),
+    ];
+    let o = on_a_terminal_with(args, "y\n");
+    let t = text(&o);
+    // The OSC 52 (clipboard) and OSC 0 (title) sequences and the screen clear arrive as
+    // text, not as escapes.
+    assert!(
+        !t.contains("\u{1b}]52"),
+        "a raw escape reached the terminal: {t:?}"
+    );
+    assert!(
+        !t.contains("\u{1b}[2J"),
+        "a raw escape reached the terminal: {t:?}"
+    );
+    assert!(t.contains(r"\u{1b}]52;c;ZXZpbA==\u{7}"), "{t:?}");
+    assert!(t.contains(r"\u{1b}[2Jcleared?"), "{t:?}");
+    assert!(t.contains("went on"), "{t:?}");
+}

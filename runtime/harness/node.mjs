@@ -210,7 +210,12 @@ function makeCtx(id, signal) {
     const n = next++;
     return new Promise((resolve, reject) => {
       open.set(n, { resolve, reject });
-      send({ type: "ask", id, ask: n, kind, params });
+      try {
+        send({ type: "ask", id, ask: n, kind, params });
+      } catch (err) {
+        open.delete(n);
+        reject(err);
+      }
     });
   };
   return Object.freeze({

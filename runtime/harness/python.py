@@ -340,12 +340,16 @@ class Ctx:
 def _answer(msg):
     with _questions_lock:
         fut = _questions.get(msg.get("id"), {}).pop(msg.get("ask"), None)
-    if fut is None or fut.done():
+    if fut is None:
         return
-    if isinstance(msg.get("error"), str):
-        fut.set_exception(RuntimeError(msg["error"]))
-    else:
-        fut.set_result(msg.get("result"))
+    import concurrent.futures
+    try:
+        if isinstance(msg.get("error"), str):
+            fut.set_exception(RuntimeError(msg["error"]))
+        else:
+            fut.set_result(msg.get("result"))
+    except concurrent.futures.InvalidStateError:
+        pass  # cancelled meanwhile (an awaiting task was cancelled): nobody waits for it
 
 
 def _fail_questions(call_id, why, forget=False):
@@ -353,9 +357,12 @@ def _fail_questions(call_id, why, forget=False):
         open_ = _questions.pop(call_id, {}) if forget else _questions.get(call_id, {})
         futs = list(open_.values())
         open_.clear()
+    import concurrent.futures
     for fut in futs:
-        if not fut.done():
+        try:
             fut.set_exception(RuntimeError(why))
+        except concurrent.futures.InvalidStateError:
+            pass
 
 # The first message: the protocol version this harness speaks and what the module offers
 # (the runtime sends `prepare` lines only when it defines prepare_arguments). Sent before

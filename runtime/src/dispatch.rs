@@ -819,10 +819,11 @@ impl Runtime {
             args: Value::Object(params.clone()),
         };
         // Its own task: a policy that panics denies this call and nothing else.
-        let mut asking = tokio::spawn(host.approve(request));
+        // Aborted when this future is dropped: the question does not outlive the call.
+        let mut asking = crate::host::AbortOnDrop(tokio::spawn(host.approve(request)));
         let wait = self.config.ask_timeout;
         let decision = tokio::select! {
-            d = &mut asking => match d {
+            d = &mut asking.0 => match d {
                 Ok(d) => d,
                 Err(e) if e.is_panic() => {
                     let panic = e.into_panic();
@@ -836,14 +837,12 @@ impl Runtime {
                 Err(e) => return Err(denied(format!("the approval was not given: {e}"))),
             },
             () = tokio::time::sleep(wait) => {
-                asking.abort();
                 return Err(denied(format!(
                     "its approval did not come within {} s (RuntimeConfig::ask_timeout)",
                     wait.as_secs_f64()
                 )));
             }
             _ = opts.cancel.cancelled() => {
-                asking.abort();
                 return Err(ToolResult::stopped(
                     StopReason::Cancelled,
                     format!("tool `{name}` was cancelled while it waited for approval"),

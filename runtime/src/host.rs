@@ -406,21 +406,44 @@ pub(crate) async fn answer(
             ));
         }
     };
-    // Its own task: a host that panics refuses this question and nothing else.
-    let mut task = tokio::spawn(asking);
-    tokio::select! {
-        r = &mut task => r.unwrap_or_else(|e| Err(if e.is_panic() {
+    // Its own task: a host that panics refuses this question and nothing else. Aborted
+    // when this future is dropped (the call was cancelled, or ended): the host's request
+    // (a prompt, an MCP request) does not outlive the question.
+    let mut task = AbortOnDrop(tokio::spawn(asking));
+    let answer = tokio::select! {
+        r = &mut task.0 => r.unwrap_or_else(|e| Err(if e.is_panic() {
             format!("the agent's host panicked answering `ctx.{kind}`")
         } else {
             format!("`ctx.{kind}` was not answered: {e}")
         })),
         () = tokio::time::sleep(timeout) => {
-            task.abort();
             Err(format!(
                 "`ctx.{kind}` got no answer within {} s (RuntimeConfig::ask_timeout)",
                 timeout.as_secs_f64()
             ))
         }
+    };
+    // A refusal goes back to the tool as a line: bounded, whatever the host said.
+    answer.map_err(|why| shorten(&why, MAX_REFUSAL))
+}
+
+/// The longest refusal sent back to a tool, in characters.
+const MAX_REFUSAL: usize = 1000;
+
+/// `text`, cut to `max` characters (with `…`).
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
+}
+
+/// A task aborted when dropped.
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -453,6 +476,7 @@ fn flat_schema(schema: &Value) -> Result<(), Refusal> {
         return refuse("the schema has no `properties` object".into());
     };
     for (name, p) in props {
+        let name = shorten(name, 64);
         match p.get("type").and_then(Value::as_str) {
             Some("string") => {
                 if let Some(e) = p.get("enum")
@@ -482,7 +506,9 @@ fn flat_schema(schema: &Value) -> Result<(), Refusal> {
                     ));
                 }
             }
-            Some(other) => return refuse(format!("`{name}` is of type `{other}`")),
+            Some(other) => {
+                return refuse(format!("`{name}` is of type `{}`", shorten(other, 64)));
+            }
             None => return refuse(format!("`{name}` has no `type`")),
         }
     }
@@ -588,12 +614,22 @@ fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), 
     Ok(())
 }
 
+/// A tool's notice as a DEBUG `tracing` event (target `toolbind::tool`): the host has it
+/// already (a CLI would print it twice); a subscriber that wants every notice turns the
+/// target on.
+fn trace_notice(notice: &Notice) {
+    tracing::debug!(
+        target: "toolbind::tool",
+        tool = notice.asker.tool.name(),
+        level = notice.level.as_str(),
+        "{}",
+        notice.text
+    );
+}
+
 /// `host`, with what the tool says to it (a question's message, a notice's text)
 /// redacted of the call's sensitive values: they reach a person's screen or a log.
 pub(crate) fn redacting(host: SharedHost, redactor: &crate::secret::Redactor) -> SharedHost {
-    if redactor.is_empty() {
-        return host;
-    }
     Arc::new(Redacting {
         inner: host,
         redactor: redactor.clone(),
@@ -603,6 +639,19 @@ pub(crate) fn redacting(host: SharedHost, redactor: &crate::secret::Redactor) ->
 struct Redacting {
     inner: SharedHost,
     redactor: crate::secret::Redactor,
+}
+
+impl Redacting {
+    /// Every string in `value`, redacted (a form's titles and choices, a sample's
+    /// messages and system prompt).
+    fn redact_strings(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => *s = self.redactor.text(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_strings(v)),
+            Value::Object(map) => map.values_mut().for_each(|v| self.redact_strings(v)),
+            _ => {}
+        }
+    }
 }
 
 impl Host for Redacting {
@@ -618,9 +667,11 @@ impl Host for Redacting {
     }
     fn elicit(&self, mut request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
         request.message = self.redactor.text(&request.message);
+        self.redact_strings(&mut request.schema);
         self.inner.elicit(request)
     }
-    fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
+    fn sample(&self, mut request: SampleRequest) -> Answer<Result<Value, Refusal>> {
+        self.redact_strings(&mut request.params);
         self.inner.sample(request)
     }
     fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
@@ -628,26 +679,25 @@ impl Host for Redacting {
     }
     fn notify(&self, mut notice: Notice) {
         notice.text = self.redactor.text(&notice.text);
+        trace_notice(&notice);
         self.inner.notify(notice)
     }
 }
 
-/// `ctx.notify(text, level)`: to the host and as a `tracing` event. An unknown level is
-/// `info`.
+/// `ctx.notify(text, level)`: to the host, which (through [`redacting`]) has it redacted
+/// and a DEBUG `tracing` event emitted. An unknown level is `info`; the text is cut to
+/// 4,096 characters. Without a host, nothing: unredacted text goes nowhere.
 pub(crate) fn notify(host: Option<&SharedHost>, asker: Asker, level: &str, text: String) {
     let level = if LEVELS.contains(&level) {
         level
     } else {
         "info"
     };
-    // DEBUG: the host has it already (a CLI would print it twice); a subscriber that wants
-    // every tool notice turns it on for target `toolbind::tool`.
-    tracing::debug!(target: "toolbind::tool", tool = asker.tool.name(), level, "{text}");
     if let Some(host) = host {
         host.notify(Notice {
             asker,
             level: level.to_owned(),
-            text,
+            text: shorten(&text, 4096),
         });
     }
 }

@@ -150,9 +150,7 @@ impl Host for McpAsker {
             match asking.await {
                 Ok(true) => Decision::Approve,
                 Ok(false) => Decision::deny("the user did not approve it"),
-                Err(why) => Decision::deny(format!(
-                    "it needs approval (its TOOL.md says `approval: always`), and {why}"
-                )),
+                Err(why) => Decision::deny(format!("it needs approval, and {why}")),
             }
         })
     }
@@ -176,7 +174,7 @@ impl Host for McpAsker {
         if let Err(why) = self.can("sampling") {
             return Box::pin(std::future::ready(Err(why)));
         }
-        let asking = self.ask("sampling/createMessage", request.params);
+        let asking = self.ask("sampling/createMessage", sample_params(request.params));
         Box::pin(async move {
             match asking.await? {
                 r @ ClientResult::CreateMessageResult(_) => serde_json::to_value(r)
@@ -249,4 +247,33 @@ impl Host for TaskAsker {
     fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
         Box::pin(std::future::ready(Err(format!("ctx.roots: {IN_A_TASK}"))))
     }
+}
+
+/// The most tokens a tool may ask the client's model for.
+const MAX_SAMPLE_TOKENS: u64 = 4096;
+
+/// What of a tool's `ctx.sample` params goes to the client: the messages, system prompt,
+/// model preferences, temperature and stop sequences, and `maxTokens` (at most
+/// [`MAX_SAMPLE_TOKENS`]). Not `includeContext` (the client's conversation would come
+/// back to the tool), nor tools to call.
+fn sample_params(params: Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for key in [
+        "messages",
+        "systemPrompt",
+        "modelPreferences",
+        "temperature",
+        "stopSequences",
+    ] {
+        if let Some(v) = params.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let tokens = params
+        .get("maxTokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(MAX_SAMPLE_TOKENS)
+        .min(MAX_SAMPLE_TOKENS);
+    out.insert("maxTokens".into(), json!(tokens));
+    Value::Object(out)
 }

@@ -35,8 +35,11 @@ pub(crate) struct Stopper {
     grace: Duration,
     deadline: Instant,
     ending: Option<Ending>,
-    /// What was left of the timeout when the call paused (waiting for an answer).
-    paused_left: Option<Duration>,
+    /// What was left of the timeout when the call paused (waiting for an answer), and
+    /// when it paused.
+    paused_left: Option<(Duration, Instant)>,
+    /// How long the call may still stand still in all.
+    pause_budget: Duration,
 }
 
 impl Stopper {
@@ -48,24 +51,39 @@ impl Stopper {
             deadline: Instant::now() + timeout,
             ending: None,
             paused_left: None,
+            pause_budget: Duration::ZERO,
         }
+    }
+
+    /// Lets the timeout stand still for `budget` in all while the call waits for answers
+    /// ([`pause`](Self::pause)); none by default.
+    pub(crate) fn with_pause_budget(mut self, budget: Duration) -> Self {
+        self.pause_budget = budget.min(crate::exec::MAX_TIMEOUT);
+        self
     }
 
     /// The call waits for someone's answer: its timeout stands still until
-    /// [`resume`](Self::resume). Nothing once it is being stopped.
+    /// [`resume`](Self::resume), for what is left of the pause budget (then it runs on).
+    /// Nothing once it is being stopped.
     pub(crate) fn pause(&mut self) {
-        if self.ending.is_some() || self.paused_left.is_some() {
+        if self.ending.is_some() || self.paused_left.is_some() || self.pause_budget.is_zero() {
             return;
         }
         let now = Instant::now();
-        self.paused_left = Some(self.deadline.saturating_duration_since(now));
-        self.deadline = now + crate::exec::MAX_TIMEOUT;
+        let left = self.deadline.saturating_duration_since(now);
+        self.paused_left = Some((left, now));
+        self.deadline = now + self.pause_budget + left;
     }
 
-    /// The answer came: the timeout runs on from where it stood.
+    /// The answer came: the timeout runs on from where it stood, less what the pause
+    /// took past the budget.
     pub(crate) fn resume(&mut self) {
-        if let Some(left) = self.paused_left.take() {
-            self.deadline = Instant::now() + left;
+        if let Some((left, since)) = self.paused_left.take() {
+            let now = Instant::now();
+            let used = now.saturating_duration_since(since);
+            let over = used.saturating_sub(self.pause_budget);
+            self.pause_budget = self.pause_budget.saturating_sub(used);
+            self.deadline = now + left.saturating_sub(over);
         }
     }
 
@@ -229,5 +247,33 @@ mod tests {
         assert_eq!(s.reason(Ending::Cancelled), StopReason::Cancelled);
         assert_eq!(s.grace(), "2 s");
         assert_eq!(secs(Duration::from_millis(400)), "0.4 s");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_stops_the_clock_for_at_most_its_budget() {
+        let mut s = Stopper::new(Duration::from_secs(10), Duration::from_secs(2))
+            .with_pause_budget(Duration::from_secs(5));
+        tokio::time::advance(Duration::from_secs(4)).await;
+        s.pause();
+        // Waiting 3 s for an answer costs the timeout nothing.
+        tokio::time::advance(Duration::from_secs(3)).await;
+        s.resume();
+        assert_eq!(s.deadline() - Instant::now(), Duration::from_secs(6));
+        // The second wait outlasts what is left of the budget (2 s): the rest counts.
+        s.pause();
+        assert_eq!(s.deadline() - Instant::now(), Duration::from_secs(8));
+        tokio::time::advance(Duration::from_secs(5)).await;
+        s.resume();
+        assert_eq!(s.deadline() - Instant::now(), Duration::from_secs(3));
+        // Spent: no more standing still.
+        s.pause();
+        assert_eq!(s.deadline() - Instant::now(), Duration::from_secs(3));
+        // A cancel while paused is a cancel: the grace period, not the pause.
+        let mut s = Stopper::new(Duration::from_secs(10), Duration::from_secs(2))
+            .with_pause_budget(Duration::from_secs(60));
+        s.pause();
+        assert!(s.cancel().is_some());
+        s.resume();
+        assert_eq!(s.deadline() - Instant::now(), Duration::from_secs(2));
     }
 }

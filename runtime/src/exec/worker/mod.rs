@@ -115,6 +115,13 @@ struct State {
     last_log: Option<(LogSink, Instant)>,
 }
 
+/// How many ask timeouts' worth a call's timeout may stand still in all while it waits
+/// for answers; past that, waiting counts.
+const PAUSE_BUDGET: u32 = 3;
+/// The most questions one call may ask in all; one more is a protocol error (each answer
+/// is a line the runtime writes to the tool: a tool must not make it write without end).
+const MAX_ASKS: usize = 1000;
+
 /// The longest a result waits for the stderr the tool wrote before it to be read.
 const STDERR_CATCH_UP: Duration = Duration::from_millis(100);
 
@@ -321,7 +328,8 @@ impl Worker {
         let (tool_call_id, cancel) = (call.tool_call_id, &call.cancel);
         let (progress, log) = (call.progress.as_ref(), call.log.as_ref());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, mut rx) = mpsc::channel(4);
+        // Room for the end, a few notices and every question the call may have open.
+        let (tx, mut rx) = mpsc::channel(8 + crate::host::MAX_QUESTIONS);
         let updates = pump::Slot::new();
         let mut pump = Pump::new(progress, self.progress_interval);
         let pending = Pending {
@@ -350,9 +358,12 @@ impl Worker {
             call.trace.as_ref(),
         ));
 
-        let mut stopper = Stopper::new(timeout, grace);
         // The questions the tool asked (`ctx`), each answered by the host in a task of its
-        // own; the call's timeout stands still while any is open.
+        // own; the call's timeout stands still while any is open, for at most
+        // PAUSE_BUDGET asks' worth in all (a tool must not outrun its timeout by asking).
+        let mut stopper = Stopper::new(timeout, grace)
+            .with_pause_budget(call.ask_timeout.saturating_mul(PAUSE_BUDGET));
+        let mut asked = 0usize;
         let mut questions: tokio::task::JoinSet<(u64, Result<Value, String>)> =
             tokio::task::JoinSet::new();
         let asker = crate::host::Asker {
@@ -376,14 +387,19 @@ impl Worker {
                 event = rx.recv() => {
                     match event {
                         Some(Event::Ask { ask, kind, params }) => {
-                            if stopper.ending().is_some() {
-                                let why = "the call is being stopped".to_owned();
-                                let _ = self.lines.send(protocol::answer_line(id, ask, Err(why)));
-                            } else if questions.len() >= crate::host::MAX_QUESTIONS {
+                            asked += 1;
+                            if questions.len() >= crate::host::MAX_QUESTIONS || asked > MAX_ASKS {
+                                // The harness holds to both bounds: this is not a harness.
+                                guard.finished = true;
                                 let why = format!(
-                                    "at most {} questions may be open at once",
+                                    "protocol error: the tool asked more than {} questions at once, or {MAX_ASKS} in one call",
                                     crate::host::MAX_QUESTIONS
                                 );
+                                self.kill_for(why.clone());
+                                return CallEnd::Done(ToolResult::stopped(StopReason::ProtocolError, why));
+                            }
+                            if stopper.ending().is_some() {
+                                let why = "the call is being stopped".to_owned();
                                 let _ = self.lines.send(protocol::answer_line(id, ask, Err(why)));
                             } else {
                                 if questions.is_empty() {

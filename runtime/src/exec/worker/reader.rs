@@ -133,7 +133,10 @@ async fn read_messages(
             in_order(&msg, reading.greeted, ctx.label).and_then(|()| reading.handle(ctx, msg));
         match handled {
             Ok(Some((id, event @ (Event::Ask { .. } | Event::Notify { .. })))) => {
-                forward(&ctx.shared, id, event).await
+                if let Err(broken) = forward(&ctx.shared, id, event) {
+                    reading.broken = Some(broken);
+                    break;
+                }
             }
             Ok(Some((id, event))) => deliver(&ctx.shared, id, event).await,
             Ok(None) => {}
@@ -350,14 +353,22 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
     }
 }
 
-/// Hands call `id` something on the way (a question, a notice), if it is still in flight.
-async fn forward(shared: &Shared, id: u64, event: Event) {
+/// Hands call `id` something on the way (a question, a notice), if it is still in flight,
+/// without waiting: reading never stalls on one call. A notice that finds the call's queue
+/// full is dropped; a question that does is more than the harness may have open, a
+/// protocol break.
+fn forward(shared: &Shared, id: u64, event: Event) -> Result<(), String> {
     let to = {
         let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         st.pending.get(&id).map(|c| c.done.clone())
     };
-    if let Some(to) = to {
-        let _ = to.send(event).await;
+    let Some(to) = to else { return Ok(()) };
+    match to.try_send(event) {
+        Err(tokio::sync::mpsc::error::TrySendError::Full(Event::Ask { .. })) => Err(format!(
+            "protocol error: the harness asked more than {} questions at once in one call",
+            crate::host::MAX_QUESTIONS
+        )),
+        _ => Ok(()),
     }
 }
 
