@@ -316,3 +316,52 @@ fn ten_thousand_task_requests_in_a_burst_are_refused_or_queued_in_bounded_memory
     );
     eprintln!("10,000 task requests grew serve's peak RSS by {grown} KiB");
 }
+
+#[test]
+fn a_task_that_asks_waits_in_input_required_until_tasks_update_answers() {
+    let mut w = serve(&[], takes_tasks());
+    let task = start(&mut w, 1, "ask_task", json!({}));
+    let waiting = until(&mut w, &task, 20, |v| {
+        v["result"]["status"] == "input_required" || terminal(v)
+    });
+    let r = &waiting["result"];
+    assert_eq!(r["status"], "input_required", "{waiting}");
+    let requests = r["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{waiting}");
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{waiting}");
+    assert_eq!(request["params"]["message"], "Go on?", "{waiting}");
+    // An answer to a key that is not open is ignored; the right one resumes the call.
+    let ack = w.request(
+        2,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": {"no-such-key": {}}}),
+    );
+    assert!(ack["result"].is_object(), "{ack}");
+    assert_eq!(get(&mut w, 3, &task)["result"]["status"], "input_required");
+    let ack = w.request(
+        4,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": {key: {"action": "accept", "content": {"confirm": true}}}}),
+    );
+    assert!(ack["result"].is_object(), "{ack}");
+    let done = until(&mut w, &task, 20, terminal);
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"], "told yes",
+        "{done}"
+    );
+    // Cancelled while it waits: the question fails at once and the task ends.
+    let task = start(&mut w, 5, "ask_task", json!({}));
+    until(&mut w, &task, 20, |v| {
+        v["result"]["status"] == "input_required"
+    });
+    w.request(6, "tasks/cancel", json!({"taskId": task}));
+    let done = until(&mut w, &task, 20, terminal);
+    assert!(
+        done["result"]["status"] == "cancelled"
+            || done["result"]["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("not told")),
+        "{done}"
+    );
+}

@@ -6,7 +6,7 @@
 //! What cannot be asked is refused with a message the tool (or, for an approval, the
 //! model) reads: a client without the capability; `--stateless`, which cannot receive an
 //! answer; MCP 2026-07-28, whose questions travel as an `InputRequiredResult` this server
-//! does not send yet; and a task's call (its questions belong in `tasks/get`).
+//! does not send yet. A task's call asks through the task instead ([`TaskQuestions`]).
 
 // Logging, sampling and roots: rmcp marks them deprecated (SEP-2577), and 2025-11-25
 // clients use them.
@@ -114,6 +114,23 @@ impl McpAsker {
     }
 }
 
+/// What a person approves: the tool and its arguments, without the values of sensitive
+/// inputs.
+fn approval_question(request: &ApprovalRequest) -> String {
+    let mut shown = request.args.clone();
+    if let Value::Object(m) = &mut shown {
+        for input in request.tool.spec().inputs.iter().filter(|i| i.sensitive) {
+            if let Some(v) = m.get_mut(&input.name) {
+                *v = Value::String("[sensitive]".into());
+            }
+        }
+    }
+    format!(
+        "Allow the tool `{}` to run with these arguments?\n{shown}",
+        request.tool.name()
+    )
+}
+
 fn elicited(result: ClientResult) -> Result<Elicited, Refusal> {
     let ClientResult::ElicitResult(r) = result else {
         return Err("the MCP client answered elicitation/create with something else".into());
@@ -132,20 +149,7 @@ fn elicited(result: ClientResult) -> Result<Elicited, Refusal> {
 
 impl Host for McpAsker {
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
-        let name = request.tool.name().to_owned();
-        // What the person approves, without the values of sensitive inputs.
-        let mut shown = request.args.clone();
-        if let Value::Object(m) = &mut shown {
-            for input in request.tool.spec().inputs.iter().filter(|i| i.sensitive) {
-                if let Some(v) = m.get_mut(&input.name) {
-                    *v = Value::String("[sensitive]".into());
-                }
-            }
-        }
-        let asking = self.yes_or_no(
-            format!("Allow the tool `{name}` to run with these arguments?\n{shown}"),
-            "approve",
-        );
+        let asking = self.yes_or_no(approval_question(&request), "approve");
         Box::pin(async move {
             match asking.await {
                 Ok(true) => Decision::Approve,
@@ -219,33 +223,98 @@ impl Host for McpAsker {
     }
 }
 
-/// The host of a task's call: its questions would reach the client through `tasks/get`
-/// (`input_required`), which this server does not offer yet; each is refused saying so.
-pub(crate) struct TaskAsker;
+/// The host of a task's call: its questions wait in the task for the client, which sees
+/// them as `inputRequests` in `tasks/get` (status `input_required`) and answers with
+/// `tasks/update` (SEP-2663); a cancel or the TTL fails them.
+pub(crate) struct TaskQuestions {
+    pub tasks: Arc<super::tasks::Tasks>,
+    pub id: String,
+}
 
-const IN_A_TASK: &str = "it runs as a task, whose questions reach the client through tasks/get (input_required), which toolbind serve does not support yet";
-
-impl Host for TaskAsker {
-    fn approve(&self, _request: ApprovalRequest) -> Answer<Decision> {
-        Box::pin(std::future::ready(Decision::deny(format!(
-            "it needs approval, and {IN_A_TASK}"
-        ))))
+impl TaskQuestions {
+    /// Puts `method` with `params` in the task and waits for the client's result.
+    fn ask(&self, method: &str, params: Value) -> Answer<Result<Value, Refusal>> {
+        let waiting = self
+            .tasks
+            .ask(&self.id, json!({"method": method, "params": params}));
+        Box::pin(async move {
+            waiting?.await.map_err(|_| {
+                "the task was cancelled or expired before the client answered".to_owned()
+            })
+        })
     }
 
-    fn confirm(&self, _request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
-        Box::pin(std::future::ready(Err(format!("ctx.confirm: {IN_A_TASK}"))))
+    fn form(&self, message: String, schema: Value) -> Answer<Result<Elicited, Refusal>> {
+        let asking = self.ask(
+            "elicitation/create",
+            json!({"mode": "form", "message": message, "requestedSchema": schema}),
+        );
+        Box::pin(async move {
+            let answer = asking.await?;
+            let result: rmcp::model::ElicitResult = serde_json::from_value(answer)
+                .map_err(|e| format!("the client's answer is not an elicitation result: {e}"))?;
+            elicited(ClientResult::ElicitResult(result))
+        })
     }
 
-    fn elicit(&self, _request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
-        Box::pin(std::future::ready(Err(format!("ctx.elicit: {IN_A_TASK}"))))
+    fn yes_or_no(&self, message: String, field: &'static str) -> Answer<Result<bool, Refusal>> {
+        let asking = self.form(
+            message,
+            json!({"type": "object", "required": [field],
+                "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}),
+        );
+        Box::pin(async move {
+            let answer = asking.await?;
+            Ok(answer.action == ElicitAction::Accept
+                && answer
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get(field))
+                    .and_then(Value::as_bool)
+                    == Some(true))
+        })
+    }
+}
+
+impl Host for TaskQuestions {
+    fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
+        let asking = self.yes_or_no(approval_question(&request), "approve");
+        Box::pin(async move {
+            match asking.await {
+                Ok(true) => Decision::Approve,
+                Ok(false) => Decision::deny("the user did not approve it"),
+                Err(why) => Decision::deny(format!("it needs approval, and {why}")),
+            }
+        })
     }
 
-    fn sample(&self, _request: SampleRequest) -> Answer<Result<Value, Refusal>> {
-        Box::pin(std::future::ready(Err(format!("ctx.sample: {IN_A_TASK}"))))
+    fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
+        self.yes_or_no(request.message, "confirm")
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
+        self.form(request.message, request.schema)
+    }
+
+    fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
+        self.ask("sampling/createMessage", sample_params(request.params))
     }
 
     fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        Box::pin(std::future::ready(Err(format!("ctx.roots: {IN_A_TASK}"))))
+        let asking = self.ask("roots/list", json!({}));
+        Box::pin(async move {
+            let answer = asking.await?;
+            let roots = answer["roots"].as_array().cloned().unwrap_or_default();
+            Ok(roots
+                .iter()
+                .filter_map(|r| {
+                    Some(Root::new(
+                        r["uri"].as_str()?,
+                        r["name"].as_str().map(str::to_owned),
+                    ))
+                })
+                .collect())
+        })
     }
 }
 

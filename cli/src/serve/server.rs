@@ -716,7 +716,10 @@ async fn run_task(
     let progress = started.progress.clone();
     let opts = CallOptions::new()
         .id(format!("task-{}", tasks::short(&started.id)))
-        .host(asking::TaskAsker)
+        .host(asking::TaskQuestions {
+            tasks: state.tasks.clone(),
+            id: started.id.clone(),
+        })
         .cancel(cancel.clone())
         .progress(move |p| {
             progress.send_replace(Some(p));
@@ -1046,7 +1049,9 @@ impl ServerHandler for Server {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.tasks.update(&request.task_id)
+        self.state
+            .tasks
+            .update(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(

@@ -31,7 +31,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{DetailedTask, ErrorCode, JsonObject, Task, TaskPayload, TaskStatus};
 use rmcp::task_manager::current_timestamp;
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use toolbind::{CancelToken, Progress, StopReason, ToolResult};
 
 use super::surface::shortened;
@@ -132,6 +132,11 @@ enum State {
         stopping: Option<&'static str>,
         /// What its arguments take, counted against `--task-memory` until it ends.
         args_bytes: usize,
+        /// The questions its call waits for answers to (`input_required`): each request
+        /// as `tasks/get` shows it, and where its answer goes.
+        inputs: std::collections::BTreeMap<String, (Value, oneshot::Sender<Value>)>,
+        /// Questions asked so far, naming the next one (`input-<n>`).
+        asked: u64,
     },
     Done {
         payload: Arc<TaskPayload>,
@@ -286,6 +291,8 @@ impl Tasks {
                     expired: false,
                     stopping: None,
                     args_bytes,
+                    inputs: Default::default(),
+                    asked: 0,
                 },
             },
         );
@@ -363,6 +370,16 @@ impl Tasks {
             return Err(inner.missing(id));
         };
         let payload = match &mut entry.state {
+            State::Running { inputs, .. } if !inputs.is_empty() => {
+                let requests: serde_json::Map<String, Value> = inputs
+                    .iter()
+                    .map(|(k, (request, _))| (k.clone(), request.clone()))
+                    .collect();
+                match serde_json::from_value(Value::Object(requests)) {
+                    Ok(input_requests) => Arc::new(TaskPayload::InputRequired { input_requests }),
+                    Err(_) => Arc::new(TaskPayload::Working),
+                }
+            }
             State::Running {
                 progress,
                 queued,
@@ -392,17 +409,57 @@ impl Tasks {
         Ok((entry.task.clone(), payload))
     }
 
-    /// `tasks/update`: this server's tools ask no questions yet, so a task never waits for
-    /// input; responses are ignored (the spec: responses to keys not outstanding are).
-    pub(crate) fn update(&self, id: &str) -> Result<(), McpError> {
+    /// Task `id`'s call asks the client `request` (`{method, params}`: an elicitation,
+    /// a sample, the roots): `tasks/get` shows it among `inputRequests` until
+    /// `tasks/update` answers it. The receiver gets the client's result; it fails when the
+    /// task is cancelled or expires first.
+    pub(crate) fn ask(&self, id: &str, request: Value) -> Result<oneshot::Receiver<Value>, String> {
+        let mut inner = self.lock();
+        let Some(Entry {
+            state: State::Running { inputs, asked, .. },
+            task,
+            ..
+        }) = inner.tasks.get_mut(id)
+        else {
+            return Err("the task has ended".into());
+        };
+        let (tx, rx) = oneshot::channel();
+        *asked += 1;
+        inputs.insert(format!("input-{asked}"), (request, tx));
+        task.status = TaskStatus::InputRequired;
+        task.last_updated_at = current_timestamp();
+        Ok(rx)
+    }
+
+    /// `tasks/update`: each response goes to the question of its key; a key that names no
+    /// open question is ignored (the spec).
+    pub(crate) fn update(
+        &self,
+        id: &str,
+        responses: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<(), McpError> {
         let mut inner = self.lock();
         inner.sweep();
         inner.expire(id);
-        if inner.tasks.contains_key(id) {
-            Ok(())
-        } else {
-            Err(inner.missing(id))
+        let Some(entry) = inner.tasks.get_mut(id) else {
+            return Err(inner.missing(id));
+        };
+        if let State::Running { inputs, .. } = &mut entry.state {
+            let mut answered = false;
+            for (key, value) in responses {
+                if let Some((_, tx)) = inputs.remove(&key) {
+                    let _ = tx.send(value);
+                    answered = true;
+                }
+            }
+            if answered {
+                if inputs.is_empty() {
+                    entry.task.status = TaskStatus::Working;
+                }
+                entry.task.last_updated_at = current_timestamp();
+            }
         }
+        Ok(())
     }
 
     /// `tasks/cancel`: stops a running task's call through its abort signal (then the
@@ -414,12 +471,19 @@ impl Tasks {
         inner.expire(id);
         match inner.tasks.get_mut(id) {
             Some(Entry {
-                state: State::Running {
-                    cancel, stopping, ..
-                },
+                state:
+                    State::Running {
+                        cancel,
+                        stopping,
+                        inputs,
+                        ..
+                    },
                 task,
                 ..
             }) => {
+                // What the call waits for fails now: the cancel reaches it at once.
+                inputs.clear();
+                task.status = TaskStatus::Working;
                 stopping.get_or_insert("cancelling");
                 task.last_updated_at = current_timestamp();
                 cancel.cancel();
@@ -492,8 +556,11 @@ impl Inner {
                 cancel,
                 expired,
                 stopping,
+                inputs,
                 ..
             } => {
+                inputs.clear();
+                entry.task.status = TaskStatus::Working;
                 *expired = true;
                 *stopping = Some("expired: stopping");
                 entry.task.last_updated_at = current_timestamp();
@@ -674,7 +741,7 @@ mod tests {
         for e in [
             tasks.get("nope").unwrap_err(),
             tasks.cancel("nope").unwrap_err(),
-            tasks.update("nope").unwrap_err(),
+            tasks.update("nope", []).unwrap_err(),
         ] {
             assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
             assert!(e.message.contains("unknown task `nope`"), "{}", e.message);
@@ -835,5 +902,38 @@ mod tests {
         let (task, _s) = tasks.create("t", Duration::MAX, 0).unwrap();
         assert_eq!(task.ttl_ms, Some(MAX_TTL.as_millis() as u64));
         assert!(tasks.get(&task.task_id).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_question_waits_in_the_task_until_its_answer_or_the_cancel() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, _s) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let answer = tasks
+            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .unwrap();
+        let got = tasks.get(&task.task_id).unwrap();
+        let TaskPayload::InputRequired { input_requests } = &got.payload else {
+            panic!("{got:?}")
+        };
+        assert_eq!(got.status(), TaskStatus::InputRequired);
+        let key = input_requests.keys().next().unwrap().clone();
+        tasks
+            .update(&task.task_id, [(key, json!({"roots": []}))])
+            .unwrap();
+        assert_eq!(answer.await.unwrap(), json!({"roots": []}));
+        assert_eq!(
+            tasks.get(&task.task_id).unwrap().status(),
+            TaskStatus::Working
+        );
+        // A cancel fails what is still asked.
+        let pending = tasks
+            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .unwrap();
+        tasks.cancel(&task.task_id).unwrap();
+        assert!(pending.await.is_err());
+        assert_eq!(
+            tasks.get(&task.task_id).unwrap().status(),
+            TaskStatus::Working
+        );
     }
 }
