@@ -1220,3 +1220,106 @@ fn a_server_dies_with_the_agent() {
         marked(&mark)
     );
 }
+
+/// A host that answers every question of a server: a form with a name, a sample, a root.
+struct Answers;
+
+impl toolbind::host::Host for Answers {
+    fn approve(
+        &self,
+        _request: toolbind::host::ApprovalRequest,
+    ) -> toolbind::host::Answer<toolbind::host::Decision> {
+        Box::pin(async { toolbind::host::Decision::Approve })
+    }
+
+    fn elicit(
+        &self,
+        request: toolbind::host::ElicitRequest,
+    ) -> toolbind::host::Answer<Result<toolbind::host::Elicited, toolbind::host::Refusal>> {
+        Box::pin(async move {
+            assert!(request.schema["properties"]["name"].is_object());
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), json!("Ada Lovelace"));
+            Ok(toolbind::host::Elicited::accept(content))
+        })
+    }
+
+    fn sample(
+        &self,
+        request: toolbind::host::SampleRequest,
+    ) -> toolbind::host::Answer<Result<serde_json::Value, toolbind::host::Refusal>> {
+        Box::pin(async move {
+            let asked = request.params["messages"][0]["content"]["text"].clone();
+            Ok(json!({"role": "assistant", "model": "the-host",
+                "content": {"type": "text", "text": format!("sampled for {asked}")}}))
+        })
+    }
+
+    fn roots(
+        &self,
+        _asker: toolbind::host::Asker,
+    ) -> toolbind::host::Answer<Result<Vec<toolbind::host::Root>, toolbind::host::Refusal>> {
+        Box::pin(async {
+            Ok(vec![toolbind::host::Root::new(
+                "file:///work/project",
+                Some("project".into()),
+            )])
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_servers_questions_reach_the_agents_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = || {
+        McpServer::stdio("everything", server_bin("mcp-server-everything"), ["stdio"])
+            .sandbox(jail(dir.path()))
+    };
+    // With a host, the client declares elicitation, sampling and roots, and the server
+    // offers the tools that use them.
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .host(Answers)
+            .mcp_server(server())
+            .connect(),
+    )
+    .await
+    .expect("server-everything starts");
+    let r = bounded(
+        "elicitation",
+        runtime.call("trigger-elicitation-request", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    let t = text(&r);
+    assert!(t.contains("User provided the requested information"), "{t}");
+    assert!(t.contains("Ada Lovelace"), "{t}");
+    let r = bounded(
+        "sampling",
+        runtime.call(
+            "trigger-sampling-request",
+            json!({"prompt": "a haiku", "maxTokens": 20}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(text(&r).contains("sampled for"), "{}", text(&r));
+    assert!(text(&r).contains("a haiku"), "{}", text(&r));
+    let r = bounded(
+        "roots",
+        runtime.call("get-roots-list", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert!(text(&r).contains("file:///work/project"), "{r:?}");
+    drop(runtime);
+    // Without a host nothing is declared, and the server does not offer those tools.
+    let runtime = bounded("connect", Runtime::builder().mcp_server(server()).connect())
+        .await
+        .expect("server-everything starts");
+    let r = runtime
+        .call("trigger-elicitation-request", json!({}), CallOptions::new())
+        .await;
+    assert_eq!(r.stop, StopReason::UnknownTool, "{r:?}");
+}

@@ -500,7 +500,9 @@ impl RuntimeBuilder {
             {
                 return Err(duplicate(server.get_name()));
             }
-            conns.push(Arc::new(crate::mcp::connection::Connection::new(server)));
+            let conn = crate::mcp::connection::Connection::new(server);
+            conn.set_host(self.host.clone(), self.config.ask_timeout);
+            conns.push(Arc::new(conn));
         }
         Ok(conns)
     }

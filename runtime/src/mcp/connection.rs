@@ -138,6 +138,21 @@ struct LiveTool {
 struct Shared {
     progress: Mutex<ProgressMap>,
     list_changed: AtomicBool,
+    /// Who answers the server's questions (elicitation, sampling, roots): the host of the
+    /// one call in flight when there is one, else the runtime's.
+    asking: Mutex<Asking>,
+}
+
+/// The hosts a server's questions may go to.
+#[derive(Default)]
+struct Asking {
+    /// The runtime's host ([`crate::RuntimeBuilder::host`]): also what makes this client
+    /// declare the elicitation, sampling and roots capabilities.
+    runtime: Option<crate::host::SharedHost>,
+    ask_timeout: Duration,
+    /// The calls in flight with a host of their own, by a key of the call's.
+    calls: Vec<(u64, crate::host::SharedHost, crate::host::Asker)>,
+    next: u64,
 }
 
 /// A call's progress key: its connection (rmcp's tokens start again at 0 on each) and
@@ -296,10 +311,50 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 }
 
-/// toolbind's client side: `list_changed` noted; no capability it cannot serve (no
-/// sampling, elicitation or roots).
+/// toolbind's client side: `list_changed` noted; the server's questions (elicitation,
+/// sampling, roots) put to the agent's host, and the capabilities declared only when
+/// the runtime has one.
 struct Handler {
     shared: Arc<Shared>,
+    /// The server's name: who asks, when no single call is in flight.
+    server: String,
+}
+
+impl Handler {
+    /// The host a question goes to and who asks: the one call in flight with a host, else
+    /// the runtime's host on behalf of the server.
+    fn asker(&self) -> Option<(crate::host::SharedHost, crate::host::Asker, Duration)> {
+        let asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        if let [(_, host, asker)] = asking.calls.as_slice() {
+            return Some((host.clone(), asker.clone(), asking.ask_timeout));
+        }
+        let host = asking.runtime.clone()?;
+        let spec = toolbind_codegen::ToolSpec::process(&self.server, std::path::PathBuf::new());
+        Some((
+            host,
+            crate::host::Asker {
+                tool: crate::ToolInfo::from(spec),
+                tool_call_id: String::new(),
+            },
+            asking.ask_timeout,
+        ))
+    }
+
+    /// A question of `kind` with `params`, answered by the host (the runtime's checks and
+    /// bounds apply), as JSON; an MCP error when nobody answers.
+    async fn ask(&self, kind: &str, params: Value) -> Result<Value, rmcp::ErrorData> {
+        let Some((host, asker, timeout)) = self.asker() else {
+            return Err(rmcp::ErrorData::invalid_request(
+                format!(
+                    "this agent answers no `{kind}` questions (toolbind::RuntimeBuilder::host)"
+                ),
+                None,
+            ));
+        };
+        crate::host::answer(Some(host), asker, kind, params, timeout)
+            .await
+            .map_err(|why| rmcp::ErrorData::internal_error(why, None))
+    }
 }
 
 impl ClientHandler for Handler {
@@ -314,7 +369,78 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
+        let has_host = self
+            .shared
+            .asking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .runtime
+            .is_some();
+        if has_host
+            && let Ok(caps) = serde_json::from_value(serde_json::json!({
+                "elicitation": {"form": {}}, "sampling": {}, "roots": {}
+            }))
+        {
+            info.capabilities = caps;
+        }
         info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(&request).unwrap_or_default();
+        if params["mode"] == "url" {
+            return Err(rmcp::ErrorData::invalid_request(
+                "this agent answers form elicitations only",
+                None,
+            ));
+        }
+        let answer = self
+            .ask(
+                "elicit",
+                serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
+            )
+            .await?;
+        serde_json::from_value(answer)
+            .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's answer: {e}"), None))
+    }
+
+    #[allow(deprecated)] // sampling: rmcp marks it deprecated (SEP-2577)
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let answer = self.ask("sample", params).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's sample: {e}"), None))
+    }
+
+    #[allow(deprecated)] // roots: rmcp marks it deprecated (SEP-2577)
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let answer = self.ask("roots", serde_json::json!({})).await?;
+        serde_json::from_value(serde_json::json!({ "roots": answer }))
+            .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's roots: {e}"), None))
+    }
+}
+
+/// A call in [`Asking::calls`] while it is in flight.
+struct InFlight {
+    shared: Arc<Shared>,
+    key: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        asking.calls.retain(|(k, _, _)| *k != self.key);
     }
 }
 
@@ -520,6 +646,7 @@ impl Connection {
             let transport = Observed::new(rw, self.shared.clone(), generation);
             let handler = Handler {
                 shared: self.shared.clone(),
+                server: self.server.name.clone(),
             };
             let e = match list::initialize(handler, transport, timeout, &|_| None, true).await {
                 Ok(c) => return Ok((c, process)),
@@ -579,6 +706,7 @@ impl Connection {
             ServerConfig::Http { url, .. } => {
                 let handler = Handler {
                     shared: self.shared.clone(),
+                    server: self.server.name.clone(),
                 };
                 let timeout = self.server.connect_timeout;
                 let headers = self
@@ -781,12 +909,38 @@ impl Connection {
         result
     }
 
+    /// Lets the server's questions reach `host`, answering within `ask_timeout` (set
+    /// before the server starts: a host is what makes the client declare the capabilities).
+    pub(crate) fn set_host(&self, host: Option<crate::host::SharedHost>, ask_timeout: Duration) {
+        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        asking.runtime = host;
+        asking.ask_timeout = ask_timeout;
+    }
+
     async fn call_untraced(
         self: &Arc<Self>,
         mcp_name: &str,
         contract: &str,
         call: ExecCall<'_>,
     ) -> ToolResult {
+        // While the call is in flight, a question of the server's may be its own.
+        let _asking = call.host.clone().map(|host| {
+            let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+            asking.next += 1;
+            let key = asking.next;
+            asking.calls.push((
+                key,
+                host,
+                crate::host::Asker {
+                    tool: call.tool.clone(),
+                    tool_call_id: call.tool_call_id.to_owned(),
+                },
+            ));
+            InFlight {
+                shared: self.shared.clone(),
+                key,
+            }
+        });
         let deadline = Instant::now() + call.timeout;
         let name = call.tool.name().to_owned();
         let cancel = call.cancel.clone();
