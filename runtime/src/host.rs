@@ -447,6 +447,35 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// The most tokens a sample may ask a model for.
+pub const MAX_SAMPLE_TOKENS: u64 = 4096;
+
+/// What of a sample's params goes on to a model: the messages, system prompt, model
+/// preferences, temperature and stop sequences, and `maxTokens` (at most
+/// [`MAX_SAMPLE_TOKENS`]); never `includeContext` (a conversation would come back to
+/// whoever asked) nor tools to call.
+pub fn sample_params(params: Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for key in [
+        "messages",
+        "systemPrompt",
+        "modelPreferences",
+        "temperature",
+        "stopSequences",
+    ] {
+        if let Some(v) = params.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let tokens = params
+        .get("maxTokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(MAX_SAMPLE_TOKENS)
+        .min(MAX_SAMPLE_TOKENS);
+    out.insert("maxTokens".into(), Value::from(tokens));
+    Value::Object(out)
+}
+
 /// The log levels `ctx.notify` takes: MCP's (RFC 5424's, lower case), least severe first.
 pub const LEVELS: [&str; 8] = [
     "debug",

@@ -178,7 +178,10 @@ impl Host for McpAsker {
         if let Err(why) = self.can("sampling") {
             return Box::pin(std::future::ready(Err(why)));
         }
-        let asking = self.ask("sampling/createMessage", sample_params(request.params));
+        let asking = self.ask(
+            "sampling/createMessage",
+            toolbind::host::sample_params(request.params),
+        );
         Box::pin(async move {
             match asking.await? {
                 r @ ClientResult::CreateMessageResult(_) => serde_json::to_value(r)
@@ -238,7 +241,8 @@ impl TaskQuestions {
             .tasks
             .ask(&self.id, json!({"method": method, "params": params}));
         Box::pin(async move {
-            waiting?.await.map_err(|_| {
+            let mut question = waiting?;
+            (&mut question.answer).await.map_err(|_| {
                 "the task was cancelled or expired before the client answered".to_owned()
             })
         })
@@ -297,7 +301,10 @@ impl Host for TaskQuestions {
     }
 
     fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
-        self.ask("sampling/createMessage", sample_params(request.params))
+        self.ask(
+            "sampling/createMessage",
+            toolbind::host::sample_params(request.params),
+        )
     }
 
     fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
@@ -316,33 +323,4 @@ impl Host for TaskQuestions {
                 .collect())
         })
     }
-}
-
-/// The most tokens a tool may ask the client's model for.
-const MAX_SAMPLE_TOKENS: u64 = 4096;
-
-/// What of a tool's `ctx.sample` params goes to the client: the messages, system prompt,
-/// model preferences, temperature and stop sequences, and `maxTokens` (at most
-/// [`MAX_SAMPLE_TOKENS`]). Not `includeContext` (the client's conversation would come
-/// back to the tool), nor tools to call.
-fn sample_params(params: Value) -> Value {
-    let mut out = serde_json::Map::new();
-    for key in [
-        "messages",
-        "systemPrompt",
-        "modelPreferences",
-        "temperature",
-        "stopSequences",
-    ] {
-        if let Some(v) = params.get(key) {
-            out.insert(key.into(), v.clone());
-        }
-    }
-    let tokens = params
-        .get("maxTokens")
-        .and_then(Value::as_u64)
-        .unwrap_or(MAX_SAMPLE_TOKENS)
-        .min(MAX_SAMPLE_TOKENS);
-    out.insert("maxTokens".into(), json!(tokens));
-    Value::Object(out)
 }

@@ -145,6 +145,23 @@ enum State {
     },
 }
 
+/// A question waiting in a task ([`Tasks::ask`]): its answer, and its key, withdrawn
+/// from the task when dropped unanswered.
+pub(crate) struct Question {
+    pub answer: oneshot::Receiver<Value>,
+    tasks: Weak<Tasks>,
+    id: String,
+    key: String,
+}
+
+impl Drop for Question {
+    fn drop(&mut self) {
+        if let Some(tasks) = self.tasks.upgrade() {
+            tasks.withdraw(&self.id, &self.key);
+        }
+    }
+}
+
 /// What a task's call gets from [`Tasks::create`]: where to send progress, what stops it,
 /// how to say it now runs, and where its result goes ([`Started::finish`]). Dropped
 /// without a result (the call's task panicked or was aborted), the task settles `failed`
@@ -375,6 +392,7 @@ impl Tasks {
                     .iter()
                     .map(|(k, (request, _))| (k.clone(), request.clone()))
                     .collect();
+                entry.task.status_message = None;
                 match serde_json::from_value(Value::Object(requests)) {
                     Ok(input_requests) => Arc::new(TaskPayload::InputRequired { input_requests }),
                     Err(_) => Arc::new(TaskPayload::Working),
@@ -413,22 +431,69 @@ impl Tasks {
     /// a sample, the roots): `tasks/get` shows it among `inputRequests` until
     /// `tasks/update` answers it. The receiver gets the client's result; it fails when the
     /// task is cancelled or expires first.
-    pub(crate) fn ask(&self, id: &str, request: Value) -> Result<oneshot::Receiver<Value>, String> {
+    /// The question is taken back when the returned [`Question`] is dropped (the call
+    /// gave up on it: its ask timeout, the call's end). At most
+    /// [`MAX_QUESTIONS`](toolbind::host::MAX_QUESTIONS) are open; a request that is not
+    /// one MCP allows in `inputRequests` is refused at once.
+    pub(crate) fn ask(self: &Arc<Self>, id: &str, request: Value) -> Result<Question, String> {
+        if serde_json::from_value::<rmcp::model::InputRequest>(request.clone()).is_err() {
+            return Err(
+                "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),
+            );
+        }
         let mut inner = self.lock();
         let Some(Entry {
-            state: State::Running { inputs, asked, .. },
+            state:
+                State::Running {
+                    inputs,
+                    asked,
+                    stopping,
+                    ..
+                },
             task,
             ..
         }) = inner.tasks.get_mut(id)
         else {
             return Err("the task has ended".into());
         };
+        if stopping.is_some() {
+            return Err("the task is being stopped".into());
+        }
+        if inputs.len() >= toolbind::host::MAX_QUESTIONS {
+            return Err(format!(
+                "at most {} questions may be open at once",
+                toolbind::host::MAX_QUESTIONS
+            ));
+        }
         let (tx, rx) = oneshot::channel();
         *asked += 1;
-        inputs.insert(format!("input-{asked}"), (request, tx));
+        let key = format!("input-{asked}");
+        inputs.insert(key.clone(), (request, tx));
         task.status = TaskStatus::InputRequired;
         task.last_updated_at = current_timestamp();
-        Ok(rx)
+        Ok(Question {
+            answer: rx,
+            tasks: Arc::downgrade(self),
+            id: id.to_owned(),
+            key,
+        })
+    }
+
+    /// Takes question `key` of task `id` back, unanswered.
+    fn withdraw(&self, id: &str, key: &str) {
+        let mut inner = self.lock();
+        if let Some(Entry {
+            state: State::Running { inputs, .. },
+            task,
+            ..
+        }) = inner.tasks.get_mut(id)
+            && inputs.remove(key).is_some()
+        {
+            if inputs.is_empty() {
+                task.status = TaskStatus::Working;
+            }
+            task.last_updated_at = current_timestamp();
+        }
     }
 
     /// `tasks/update`: each response goes to the question of its key; a key that names no
@@ -908,7 +973,7 @@ mod tests {
     async fn a_question_waits_in_the_task_until_its_answer_or_the_cancel() {
         let tasks = Tasks::start(Limits::default());
         let (task, _s) = tasks.create("t", Duration::ZERO, 0).unwrap();
-        let answer = tasks
+        let mut answer = tasks
             .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
             .unwrap();
         let got = tasks.get(&task.task_id).unwrap();
@@ -920,20 +985,38 @@ mod tests {
         tasks
             .update(&task.task_id, [(key, json!({"roots": []}))])
             .unwrap();
-        assert_eq!(answer.await.unwrap(), json!({"roots": []}));
+        assert_eq!((&mut answer.answer).await.unwrap(), json!({"roots": []}));
         assert_eq!(
             tasks.get(&task.task_id).unwrap().status(),
             TaskStatus::Working
         );
         // A cancel fails what is still asked.
-        let pending = tasks
+        let mut pending = tasks
             .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
             .unwrap();
+        // Given up on: taken back out of the task.
+        let given_up = tasks
+            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .unwrap();
+        drop(given_up);
+        let got = tasks.get(&task.task_id).unwrap();
+        let TaskPayload::InputRequired { input_requests } = &got.payload else {
+            panic!("{got:?}")
+        };
+        assert_eq!(input_requests.len(), 1);
+        // Not a request a client can be asked: refused at once.
+        assert!(tasks.ask(&task.task_id, json!({"method": "ping"})).is_err());
         tasks.cancel(&task.task_id).unwrap();
-        assert!(pending.await.is_err());
+        assert!((&mut pending.answer).await.is_err());
         assert_eq!(
             tasks.get(&task.task_id).unwrap().status(),
             TaskStatus::Working
+        );
+        // A task being stopped takes no more questions.
+        assert!(
+            tasks
+                .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+                .is_err()
         );
     }
 }

@@ -153,6 +153,8 @@ struct Asking {
     /// The calls in flight with a host of their own, by a key of the call's.
     calls: Vec<(u64, crate::host::SharedHost, crate::host::Asker)>,
     next: u64,
+    /// The server's questions open now: at most [`crate::host::MAX_QUESTIONS`].
+    open: usize,
 }
 
 /// A call's progress key: its connection (rmcp's tokens start again at 0 on each) and
@@ -351,6 +353,21 @@ impl Handler {
                 None,
             ));
         };
+        // A server asks at most as many questions at once as a tool may.
+        {
+            let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+            if asking.open >= crate::host::MAX_QUESTIONS {
+                return Err(rmcp::ErrorData::invalid_request(
+                    format!(
+                        "at most {} questions may be open at once",
+                        crate::host::MAX_QUESTIONS
+                    ),
+                    None,
+                ));
+            }
+            asking.open += 1;
+        }
+        let _open = OpenQuestion(self.shared.clone());
         crate::host::answer(Some(host), asker, kind, params, timeout)
             .await
             .map_err(|why| rmcp::ErrorData::internal_error(why, None))
@@ -414,7 +431,7 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        let params = serde_json::to_value(&params).unwrap_or_default();
+        let params = crate::host::sample_params(serde_json::to_value(&params).unwrap_or_default());
         let answer = self.ask("sample", params).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's sample: {e}"), None))
@@ -428,6 +445,16 @@ impl ClientHandler for Handler {
         let answer = self.ask("roots", serde_json::json!({})).await?;
         serde_json::from_value(serde_json::json!({ "roots": answer }))
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's roots: {e}"), None))
+    }
+}
+
+/// One of the server's questions, open while this lives.
+struct OpenQuestion(Arc<Shared>);
+
+impl Drop for OpenQuestion {
+    fn drop(&mut self) {
+        let mut asking = self.0.asking.lock().unwrap_or_else(|e| e.into_inner());
+        asking.open = asking.open.saturating_sub(1);
     }
 }
 
