@@ -10,7 +10,7 @@
 //!
 //! What a wait may cost is bounded: the time spent waiting for an answer does not count
 //! against the call's timeout (the tool has not started), a wait ends after
-//! [`RuntimeConfig::ask_timeout`](crate::RuntimeConfig::ask_timeout) (5 minutes by default)
+//! [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout) (5 minutes by default)
 //! as a denial, a cancelled call stops waiting at once, and a policy that panics denies
 //! the call with the panic's message. A runtime without a host denies every call that
 //! needs approval, saying how to allow it: never a hang, never a call run unasked.
@@ -103,7 +103,7 @@ impl Decision {
 }
 
 /// The agent's side of calls that need its say. Set on a runtime with
-/// [`RuntimeBuilder::host`](crate::RuntimeBuilder::host); [`policy`] makes one from a
+/// [`RuntimeBuilder::host`](crate::runtime::RuntimeBuilder::host); [`policy`] makes one from a
 /// closure.
 pub trait Host: Send + Sync + 'static {
     /// Whether this call needs approval. By default: when the tool's TOOL.md says
@@ -115,7 +115,7 @@ pub trait Host: Send + Sync + 'static {
     }
 
     /// Decides a call that needs approval. It may take as long as a person does, up to
-    /// [`RuntimeConfig::ask_timeout`](crate::RuntimeConfig::ask_timeout).
+    /// [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout).
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision>;
 
     /// `ctx.confirm(message)`: `Ok(true)` to go on. By default refused.

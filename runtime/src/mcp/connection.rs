@@ -146,7 +146,7 @@ struct Shared {
 /// The hosts a server's questions may go to.
 #[derive(Default)]
 struct Asking {
-    /// The runtime's host ([`crate::RuntimeBuilder::host`]): also what makes this client
+    /// The runtime's host ([`crate::runtime::RuntimeBuilder::host`]): also what makes this client
     /// declare the elicitation, sampling and roots capabilities.
     runtime: Option<crate::host::SharedHost>,
     ask_timeout: Duration,
