@@ -6,7 +6,12 @@
 //! What cannot be asked is refused with a message the tool (or, for an approval, the
 //! model) reads: a client without the capability; `--stateless`, which cannot receive an
 //! answer; MCP 2026-07-28, whose questions travel as an `InputRequiredResult` this server
-//! does not send yet. A task's call asks through the task instead ([`TaskQuestions`]).
+//! does not send yet. A task's call asks through the task instead ([`Via::Task`]).
+//!
+//! One host, [`Asking`], whatever carries the question ([`Via`]): an approval and
+//! `ctx.confirm` are a form with one boolean, `ctx.elicit` the tool's form, `ctx.sample`
+//! the filtered sample, `ctx.roots` the roots; each answer is read into rmcp's type
+//! before the tool sees it.
 
 // Logging, sampling and roots: rmcp marks them deprecated (SEP-2577), and 2025-11-25
 // clients use them.
@@ -14,7 +19,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{ClientResult, GetExtensions, LoggingLevel, RequestId, ServerRequest};
+use rmcp::model::{GetExtensions, LoggingLevel, RequestId, ServerRequest};
 use rmcp::service::OriginatingRequestId;
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -24,32 +29,40 @@ use toolbind::host::{
 };
 
 use super::logging::{Logger, RequestLevel};
+use super::tasks::Tasks;
 
-/// Why the client cannot be asked, when it cannot.
-#[derive(Debug, Clone)]
-pub(crate) enum Reach {
-    /// Ask away.
-    Client,
-    /// Refuse every question with this reason.
+/// What carries a call's questions.
+pub(crate) enum Via {
+    /// The client that made the call, on the call's own stream.
+    Client {
+        peer: Peer<RoleServer>,
+        /// The `tools/call` the questions belong to: over HTTP they go out on its stream.
+        request: RequestId,
+        /// Log messages go out where the request's level allows them.
+        logger: Arc<Logger>,
+        level: RequestLevel,
+    },
+    /// The task the call runs as: its questions wait in it as `inputRequests` until
+    /// `tasks/update` answers them (SEP-2663); a cancel or the TTL fails them.
+    Task { tasks: Arc<Tasks>, id: String },
+    /// Nobody: every question is refused with this reason.
     Nobody(String),
 }
 
-/// The host of one `tools/call`: its client.
-pub(crate) struct McpAsker {
-    pub peer: Peer<RoleServer>,
-    /// The `tools/call` the questions belong to: over HTTP they go out on its stream.
-    pub request: RequestId,
-    pub reach: Reach,
-    pub logger: Arc<Logger>,
-    pub level: RequestLevel,
-}
+/// The host of one `tools/call`.
+pub(crate) struct Asking(pub Via);
 
-impl McpAsker {
+impl Asking {
+    /// Whether the client declared `capability` (`elicitation` in form mode, `sampling`,
+    /// `roots`). A task's client is asked whatever it declared: it answers through
+    /// `tasks/update`, or the task runs out.
     fn can(&self, capability: &str) -> Result<(), Refusal> {
-        if let Reach::Nobody(why) = &self.reach {
-            return Err(why.clone());
-        }
-        let caps = self.peer.peer_info().map(|i| i.capabilities.clone());
+        let peer = match &self.0 {
+            Via::Nobody(why) => return Err(why.clone()),
+            Via::Task { .. } => return Ok(()),
+            Via::Client { peer, .. } => peer,
+        };
+        let caps = peer.peer_info().map(|i| i.capabilities.clone());
         let declared = match capability {
             "elicitation" => caps.as_ref().is_some_and(|c| {
                 c.elicitation
@@ -73,36 +86,67 @@ impl McpAsker {
         }
     }
 
-    /// Sends `method` with `params` to the client, on the call's stream.
-    fn ask(&self, method: &'static str, params: Value) -> Answer<Result<ClientResult, Refusal>> {
-        let peer = self.peer.clone();
-        let origin = self.request.clone();
-        Box::pin(async move {
-            let mut request: ServerRequest =
-                serde_json::from_value(json!({"method": method, "params": params}))
-                    .map_err(|e| format!("cannot ask the client ({method}): {e}"))?;
-            request
-                .extensions_mut()
-                .insert(OriginatingRequestId(origin));
-            peer.send_request(request)
-                .await
-                .map_err(|e| format!("the MCP client did not answer {method}: {e}"))
-        })
-    }
-
-    /// A form with one yes-or-no field, `field`.
-    fn yes_or_no(&self, message: String, field: &'static str) -> Answer<Result<bool, Refusal>> {
-        if let Err(why) = self.can("elicitation") {
+    /// Asks `method` with `params` (when the client declared `capability`) and returns
+    /// the client's result as JSON.
+    fn ask(
+        &self,
+        capability: &str,
+        method: &'static str,
+        params: Value,
+    ) -> Answer<Result<Value, Refusal>> {
+        if let Err(why) = self.can(capability) {
             return Box::pin(std::future::ready(Err(why)));
         }
+        match &self.0 {
+            Via::Client { peer, request, .. } => {
+                let (peer, origin) = (peer.clone(), request.clone());
+                Box::pin(async move {
+                    let mut request: ServerRequest =
+                        serde_json::from_value(json!({"method": method, "params": params}))
+                            .map_err(|e| format!("cannot ask the client ({method}): {e}"))?;
+                    request
+                        .extensions_mut()
+                        .insert(OriginatingRequestId(origin));
+                    let answer = peer
+                        .send_request(request)
+                        .await
+                        .map_err(|e| format!("the MCP client did not answer {method}: {e}"))?;
+                    serde_json::to_value(answer)
+                        .map_err(|e| format!("the client's answer to {method}: {e}"))
+                })
+            }
+            Via::Task { tasks, id } => {
+                let waiting = tasks.ask(id, json!({"method": method, "params": params}));
+                Box::pin(async move {
+                    let mut question = waiting?;
+                    (&mut question.answer).await.map_err(|_| {
+                        "the task was cancelled or expired before the client answered".to_owned()
+                    })
+                })
+            }
+            Via::Nobody(why) => Box::pin(std::future::ready(Err(why.clone()))),
+        }
+    }
+
+    /// A form: `elicitation/create` with `schema`.
+    fn form(&self, message: String, schema: Value) -> Answer<Result<Elicited, Refusal>> {
         let asking = self.ask(
+            "elicitation",
             "elicitation/create",
-            json!({"mode": "form", "message": message, "requestedSchema": {
-                "type": "object", "required": [field],
-                "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}}),
+            json!({"mode": "form", "message": message, "requestedSchema": schema}),
+        );
+        Box::pin(async move { elicited(asking.await?) })
+    }
+
+    /// A form with one boolean, `field`: yes when accepted with it true.
+    fn yes_or_no(&self, message: String, field: &'static str) -> Answer<Result<bool, Refusal>> {
+        let asking = self.form(
+            message,
+            json!({"type": "object", "required": [field],
+                "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}),
         );
         Box::pin(async move {
-            let answer = elicited(asking.await?)?;
+            let answer = asking.await?;
             Ok(answer.action == ElicitAction::Accept
                 && answer
                     .content
@@ -131,10 +175,10 @@ fn approval_question(request: &ApprovalRequest) -> String {
     )
 }
 
-fn elicited(result: ClientResult) -> Result<Elicited, Refusal> {
-    let ClientResult::ElicitResult(r) = result else {
-        return Err("the MCP client answered elicitation/create with something else".into());
-    };
+/// A client's answer to `elicitation/create`, read as rmcp's `ElicitResult`.
+fn elicited(answer: Value) -> Result<Elicited, Refusal> {
+    let r: rmcp::model::ElicitResult = serde_json::from_value(answer)
+        .map_err(|e| format!("the client's answer is not an elicitation result: {e}"))?;
     let action = match r.action {
         rmcp::model::ElicitationAction::Accept => ElicitAction::Accept,
         rmcp::model::ElicitationAction::Decline => ElicitAction::Decline,
@@ -147,140 +191,7 @@ fn elicited(result: ClientResult) -> Result<Elicited, Refusal> {
     })
 }
 
-impl Host for McpAsker {
-    fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
-        let asking = self.yes_or_no(approval_question(&request), "approve");
-        Box::pin(async move {
-            match asking.await {
-                Ok(true) => Decision::Approve,
-                Ok(false) => Decision::deny("the user did not approve it"),
-                Err(why) => Decision::deny(format!("it needs approval, and {why}")),
-            }
-        })
-    }
-
-    fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
-        self.yes_or_no(request.message, "confirm")
-    }
-
-    fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
-        if let Err(why) = self.can("elicitation") {
-            return Box::pin(std::future::ready(Err(why)));
-        }
-        let asking = self.ask(
-            "elicitation/create",
-            json!({"mode": "form", "message": request.message, "requestedSchema": request.schema}),
-        );
-        Box::pin(async move { elicited(asking.await?) })
-    }
-
-    fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
-        if let Err(why) = self.can("sampling") {
-            return Box::pin(std::future::ready(Err(why)));
-        }
-        let asking = self.ask(
-            "sampling/createMessage",
-            toolbind::host::sample_params(request.params),
-        );
-        Box::pin(async move {
-            match asking.await? {
-                r @ ClientResult::CreateMessageResult(_) => serde_json::to_value(r)
-                    .map_err(|e| format!("the client's sample cannot be read: {e}")),
-                _ => {
-                    Err("the MCP client answered sampling/createMessage with something else".into())
-                }
-            }
-        })
-    }
-
-    fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        if let Err(why) = self.can("roots") {
-            return Box::pin(std::future::ready(Err(why)));
-        }
-        let asking = self.ask("roots/list", Value::Null);
-        Box::pin(async move {
-            match asking.await? {
-                ClientResult::ListRootsResult(r) => Ok(r
-                    .roots
-                    .into_iter()
-                    .map(|root| Root::new(root.uri, root.name))
-                    .collect()),
-                _ => Err("the MCP client answered roots/list with something else".into()),
-            }
-        })
-    }
-
-    fn notify(&self, notice: Notice) {
-        let Ok(level) = serde_json::from_value::<LoggingLevel>(Value::String(notice.level)) else {
-            return;
-        };
-        #[allow(deprecated)]
-        if self.logger.enabled(level, self.level) {
-            self.logger.log(
-                &self.peer,
-                level,
-                notice.asker.tool.name(),
-                Value::String(notice.text),
-            );
-        }
-    }
-}
-
-/// The host of a task's call: its questions wait in the task for the client, which sees
-/// them as `inputRequests` in `tasks/get` (status `input_required`) and answers with
-/// `tasks/update` (SEP-2663); a cancel or the TTL fails them.
-pub(crate) struct TaskQuestions {
-    pub tasks: Arc<super::tasks::Tasks>,
-    pub id: String,
-}
-
-impl TaskQuestions {
-    /// Puts `method` with `params` in the task and waits for the client's result.
-    fn ask(&self, method: &str, params: Value) -> Answer<Result<Value, Refusal>> {
-        let waiting = self
-            .tasks
-            .ask(&self.id, json!({"method": method, "params": params}));
-        Box::pin(async move {
-            let mut question = waiting?;
-            (&mut question.answer).await.map_err(|_| {
-                "the task was cancelled or expired before the client answered".to_owned()
-            })
-        })
-    }
-
-    fn form(&self, message: String, schema: Value) -> Answer<Result<Elicited, Refusal>> {
-        let asking = self.ask(
-            "elicitation/create",
-            json!({"mode": "form", "message": message, "requestedSchema": schema}),
-        );
-        Box::pin(async move {
-            let answer = asking.await?;
-            let result: rmcp::model::ElicitResult = serde_json::from_value(answer)
-                .map_err(|e| format!("the client's answer is not an elicitation result: {e}"))?;
-            elicited(ClientResult::ElicitResult(result))
-        })
-    }
-
-    fn yes_or_no(&self, message: String, field: &'static str) -> Answer<Result<bool, Refusal>> {
-        let asking = self.form(
-            message,
-            json!({"type": "object", "required": [field],
-                "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}),
-        );
-        Box::pin(async move {
-            let answer = asking.await?;
-            Ok(answer.action == ElicitAction::Accept
-                && answer
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get(field))
-                    .and_then(Value::as_bool)
-                    == Some(true))
-        })
-    }
-}
-
-impl Host for TaskQuestions {
+impl Host for Asking {
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
         let asking = self.yes_or_no(approval_question(&request), "approve");
         Box::pin(async move {
@@ -301,26 +212,51 @@ impl Host for TaskQuestions {
     }
 
     fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
-        self.ask(
+        let asking = self.ask(
+            "sampling",
             "sampling/createMessage",
             toolbind::host::sample_params(request.params),
-        )
+        );
+        Box::pin(async move {
+            let answer = asking.await?;
+            let r: rmcp::model::CreateMessageResult = serde_json::from_value(answer)
+                .map_err(|e| format!("the client's sample cannot be read: {e}"))?;
+            serde_json::to_value(r).map_err(|e| format!("the client's sample: {e}"))
+        })
     }
 
     fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        let asking = self.ask("roots/list", json!({}));
+        let asking = self.ask("roots", "roots/list", json!({}));
         Box::pin(async move {
-            let answer = asking.await?;
-            let roots = answer["roots"].as_array().cloned().unwrap_or_default();
-            Ok(roots
-                .iter()
-                .filter_map(|r| {
-                    Some(Root::new(
-                        r["uri"].as_str()?,
-                        r["name"].as_str().map(str::to_owned),
-                    ))
-                })
+            let r: rmcp::model::ListRootsResult = serde_json::from_value(asking.await?)
+                .map_err(|e| format!("the client's roots cannot be read: {e}"))?;
+            Ok(r.roots
+                .into_iter()
+                .map(|root| Root::new(root.uri, root.name))
                 .collect())
         })
+    }
+
+    fn notify(&self, notice: Notice) {
+        let Via::Client {
+            peer,
+            logger,
+            level: request_level,
+            ..
+        } = &self.0
+        else {
+            return;
+        };
+        let Ok(level) = serde_json::from_value::<LoggingLevel>(Value::String(notice.level)) else {
+            return;
+        };
+        if logger.enabled(level, *request_level) {
+            logger.log(
+                peer,
+                level,
+                notice.asker.tool.name(),
+                Value::String(notice.text),
+            );
+        }
     }
 }

@@ -598,28 +598,26 @@ impl Server {
         &self,
         context: &RequestContext<RoleServer>,
         level: logging::RequestLevel,
-    ) -> asking::McpAsker {
-        let reach = if !self.state.subscriptions {
-            asking::Reach::Nobody(
+    ) -> asking::Asking {
+        asking::Asking(if !self.state.subscriptions {
+            asking::Via::Nobody(
                 "this server is stateless (toolbind serve --stateless) and cannot receive a client's answer".into(),
             )
         } else if context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize())
         {
-            asking::Reach::Nobody(
+            asking::Via::Nobody(
                 "on MCP 2026-07-28 a server asks through an InputRequiredResult, which toolbind serve does not send yet".into(),
             )
         } else {
-            asking::Reach::Client
-        };
-        asking::McpAsker {
-            peer: context.peer.clone(),
-            request: context.id.clone(),
-            reach,
-            logger: self.logger.clone(),
-            level,
-        }
+            asking::Via::Client {
+                peer: context.peer.clone(),
+                request: context.id.clone(),
+                logger: self.logger.clone(),
+                level,
+            }
+        })
     }
 
     /// The call's one line on stderr, and as a `notifications/message` from `toolbind`
@@ -716,10 +714,10 @@ async fn run_task(
     let progress = started.progress.clone();
     let opts = CallOptions::new()
         .id(format!("task-{}", tasks::short(&started.id)))
-        .host(asking::TaskQuestions {
+        .host(asking::Asking(asking::Via::Task {
             tasks: state.tasks.clone(),
             id: started.id.clone(),
-        })
+        }))
         .cancel(cancel.clone())
         .progress(move |p| {
             progress.send_replace(Some(p));
