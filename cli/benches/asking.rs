@@ -10,15 +10,18 @@
 //! `cargo bench -p toolbind-cli --bench asking [-- --quick]`; needs the clients of
 //! `tests/clients/install.sh`.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/line.rs"]
+mod line;
+
+use line::Line;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Which {
@@ -26,100 +29,24 @@ enum Which {
     Peer,
 }
 
-struct Line {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: i64,
-    asked: usize,
-}
-
-impl Line {
-    fn start(which: Which) -> Line {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/asking");
-        let mut cmd = match which {
-            Which::Toolbind => {
-                let mut c = Command::new(env!("CARGO_BIN_EXE_toolbind"));
-                c.arg("serve")
-                    .arg(here.join("tools"))
-                    .env_remove("PI_TOOLS_DIRS");
-                c
-            }
-            Which::Peer => {
-                let mut c = Command::new("node");
-                c.arg(here.join("ts_asking_server.mjs"))
-                    .arg(common::clients_dir());
-                c
-            }
-        };
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = Line {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-            asked: 0,
-        };
-        let init = line.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
-                "clientInfo": {"name": "asking-bench", "version": "0"}}),
-        );
-        assert!(init["result"].is_object(), "{init}");
-        writeln!(
-            line.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        )
-        .unwrap();
-        line
-    }
-
-    /// Sends a request and returns its answer; an elicitation from the server meanwhile
-    /// is answered at once: yes to its one boolean field.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut buf = String::new();
-        loop {
-            buf.clear();
-            assert!(self.stdout.read_line(&mut buf).unwrap() > 0, "server gone");
-            let v: Value = serde_json::from_str(&buf).unwrap();
-            if v["method"] == "elicitation/create" {
-                self.asked += 1;
-                let props = v["params"]["requestedSchema"]["properties"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default();
-                let field = props.keys().next().cloned().unwrap_or_default();
-                let answer = json!({"jsonrpc": "2.0", "id": v["id"],
-                    "result": {"action": "accept", "content": {field: true}}});
-                writeln!(self.stdin, "{answer}").unwrap();
-                self.stdin.flush().unwrap();
-                continue;
-            }
-            if v["id"] == id && v.get("method").is_none() {
-                return v;
-            }
+fn start(which: Which) -> Line {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/asking");
+    let cmd = match which {
+        Which::Toolbind => {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_toolbind"));
+            c.arg("serve")
+                .arg(here.join("tools"))
+                .env_remove("PI_TOOLS_DIRS");
+            c
         }
-    }
-}
-
-impl Drop for Line {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+        Which::Peer => {
+            let mut c = Command::new("node");
+            c.arg(here.join("ts_asking_server.mjs"))
+                .arg(common::clients_dir());
+            c
+        }
+    };
+    Line::start(cmd, json!({"elicitation": {"form": {}}}), "asking-bench")
 }
 
 fn measure(line: &mut Line, tool: &str, calls: usize) -> Vec<Duration> {
@@ -180,7 +107,7 @@ fn main() {
     let mut p99s = vec![Vec::new(); rows.len()];
     for round in 0..rounds {
         for which in [Which::Toolbind, Which::Peer] {
-            let mut line = Line::start(which);
+            let mut line = start(which);
             for (r, (w, tool, _)) in rows.iter().enumerate() {
                 if *w != which {
                     continue;

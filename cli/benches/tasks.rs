@@ -20,15 +20,18 @@
 //! median over rounds of each p50 and p99, and the ratios of a task's way to its result to
 //! a plain call.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/line.rs"]
+mod line;
+
+use line::Line;
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -47,90 +50,29 @@ impl Which {
     }
 }
 
-/// A server on stdio, spoken to one request at a time.
-struct Line {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: i64,
-}
-
-impl Line {
-    fn start(which: Which, takes_tasks: bool) -> Line {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/tasks");
-        let mut cmd = match which {
-            Which::Toolbind => {
-                let mut c = Command::new(env!("CARGO_BIN_EXE_toolbind"));
-                c.arg("serve")
-                    .arg(here.join("tools"))
-                    .env_remove("PI_TOOLS_DIRS");
-                c
-            }
-            Which::Peer => {
-                let mut c = Command::new("node");
-                c.arg(here.join("ts_task_server.mjs"))
-                    .arg(common::clients_dir());
-                c
-            }
-        };
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the server");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = Line {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-        };
-        let capabilities = match (which, takes_tasks) {
-            (Which::Toolbind, true) => json!({"extensions": {TASKS: {}}}),
-            (Which::Peer, true) => json!({"tasks": {"requests": {}}}),
-            (_, false) => json!({}),
-        };
-        let init = line.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                "clientInfo": {"name": "tasks-bench", "version": "0"}}),
-        );
-        assert!(init["result"].is_object(), "{init}");
-        writeln!(
-            line.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        )
-        .unwrap();
-        line
-    }
-
-    /// Sends a request and returns its answer (notifications in between are skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut buf = String::new();
-        loop {
-            buf.clear();
-            assert!(self.stdout.read_line(&mut buf).unwrap() > 0, "server gone");
-            let v: Value = serde_json::from_str(&buf).unwrap();
-            if v["id"] == id {
-                return v;
-            }
+fn start(which: Which, takes_tasks: bool) -> Line {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/tasks");
+    let cmd = match which {
+        Which::Toolbind => {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_toolbind"));
+            c.arg("serve")
+                .arg(here.join("tools"))
+                .env_remove("PI_TOOLS_DIRS");
+            c
         }
-    }
-}
-
-impl Drop for Line {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+        Which::Peer => {
+            let mut c = Command::new("node");
+            c.arg(here.join("ts_task_server.mjs"))
+                .arg(common::clients_dir());
+            c
+        }
+    };
+    let capabilities = match (which, takes_tasks) {
+        (Which::Toolbind, true) => json!({"extensions": {TASKS: {}}}),
+        (Which::Peer, true) => json!({"tasks": {"requests": {}}}),
+        (_, false) => json!({}),
+    };
+    Line::start(cmd, capabilities, "tasks-bench")
 }
 
 fn call_params(which: Which, i: usize, as_task: bool) -> Value {
@@ -192,7 +134,7 @@ struct Samples {
 
 fn measure(which: Which, calls: usize, warmup: usize) -> Samples {
     let mut s = Samples::default();
-    let mut plain = Line::start(which, false);
+    let mut plain = start(which, false);
     for i in 0..warmup {
         check(
             &plain.request("tools/call", call_params(which, i, false))["result"],
@@ -206,7 +148,7 @@ fn measure(which: Which, calls: usize, warmup: usize) -> Samples {
         check(&r["result"], i);
     }
     drop(plain);
-    let mut tasks = Line::start(which, true);
+    let mut tasks = start(which, true);
     for i in 0..warmup {
         let created = tasks.request("tools/call", call_params(which, i, true));
         let id = task_id(which, &created);

@@ -5,13 +5,8 @@
 // Usage: node ts_asking_server.mjs <clients dir with node/node_modules>
 import { pathToFileURL, fileURLToPath } from "node:url";
 import { join, dirname } from "node:path";
+import { sdk } from "../sdk.mjs";
 
-const clients = process.argv[2];
-if (!clients) {
-  console.error("usage: node ts_asking_server.mjs CLIENTS_DIR (run tests/clients/install.sh)");
-  process.exit(2);
-}
-const sdk = (p) => import(pathToFileURL(join(clients, "node/node_modules/@modelcontextprotocol/sdk/dist/esm", p)).href);
 const { Server } = await sdk("server/index.js");
 const { StdioServerTransport } = await sdk("server/stdio.js");
 const { ListToolsRequestSchema, CallToolRequestSchema } = await sdk("types.js");

@@ -7,17 +7,12 @@
 // Usage: node ts_task_server.mjs <clients dir with node/node_modules>
 import { pathToFileURL, fileURLToPath } from "node:url";
 import { join, dirname } from "node:path";
+import { nodeModule, sdk } from "../sdk.mjs";
 
-const clients = process.argv[2];
-if (!clients) {
-  console.error("usage: node ts_task_server.mjs CLIENTS_DIR (run tests/clients/install.sh)");
-  process.exit(2);
-}
-const sdk = (p) => import(pathToFileURL(join(clients, "node/node_modules/@modelcontextprotocol/sdk/dist/esm", p)).href);
 const { McpServer } = await sdk("server/mcp.js");
 const { StdioServerTransport } = await sdk("server/stdio.js");
 const { InMemoryTaskStore } = await sdk("experimental/tasks/stores/in-memory.js");
-const { z } = await import(pathToFileURL(join(clients, "node/node_modules/zod/index.js")).href);
+const { z } = await nodeModule("zod/index.js");
 const here = dirname(fileURLToPath(import.meta.url));
 const tool = await import(pathToFileURL(join(here, "tools/echo_task/index.mjs")).href);
 
