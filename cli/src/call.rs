@@ -444,15 +444,32 @@ fn printable(text: &str) -> String {
 
 /// One line typed at the terminal after `question` (trimmed), or why there is none.
 fn on_terminal(display: &Display, question: &str) -> Result<String, Refusal> {
+    match read_on_terminal(display, question) {
+        Ok(answer) => Ok(answer),
+        Err(Unasked::NoTerminal) => Err(
+            "there is no terminal to ask on (toolbind call --yes answers yes to confirmations)"
+                .to_owned(),
+        ),
+        Err(Unasked::Unread(why)) => Err(why),
+    }
+}
+
+/// Why nobody answered on the terminal.
+enum Unasked {
+    /// This process has no controlling terminal.
+    NoTerminal,
+    /// The answer could not be read.
+    Unread(String),
+}
+
+/// Writes `question` to the controlling terminal and reads one line (trimmed).
+fn read_on_terminal(display: &Display, question: &str) -> Result<String, Unasked> {
     use std::io::BufRead;
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|_| {
-            "there is no terminal to ask on (toolbind call --yes answers yes to confirmations)"
-                .to_owned()
-        })?;
+        .map_err(|_| Unasked::NoTerminal)?;
     display.suspend(|| {
         let mut out = &tty;
         let _ = write!(out, "{question}");
@@ -460,7 +477,9 @@ fn on_terminal(display: &Display, question: &str) -> Result<String, Refusal> {
         let mut answer = String::new();
         std::io::BufReader::new(&tty)
             .read_line(&mut answer)
-            .map_err(|e| format!("no answer could be read from the terminal: {e}"))?;
+            .map_err(|e| {
+                Unasked::Unread(format!("no answer could be read from the terminal: {e}"))
+            })?;
         Ok(answer.trim().to_owned())
     })
 }
@@ -561,47 +580,20 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
 
 /// Asks on the controlling terminal: `y` or `yes` approves, anything else denies.
 fn ask_on_terminal(display: &Display, request: &ApprovalRequest) -> Decision {
-    use std::io::BufRead;
     let name = request.tool.name();
-    let Ok(tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return Decision::deny(format!(
+    let args = serde_json::to_string_pretty(&request.shown_args()).unwrap_or_default();
+    let question = format!("`{name}` needs your approval to run with:\n{args}\nRun it? [y/N] ");
+    match read_on_terminal(display, &question) {
+        Err(Unasked::NoTerminal) => Decision::deny(format!(
             "it needs approval and there is no terminal to ask on; run `toolbind call {name} --yes` to approve it"
-        ));
-    };
-    // What the person approves, without the values of sensitive inputs.
-    let mut shown = request.args.clone();
-    if let Value::Object(m) = &mut shown {
-        for input in request.tool.spec().inputs.iter().filter(|i| i.sensitive) {
-            if let Some(v) = m.get_mut(&input.name) {
-                *v = Value::String("[sensitive]".into());
-            }
-        }
-    }
-    let args = serde_json::to_string_pretty(&shown).unwrap_or_default();
-    display.suspend(|| {
-        let mut out = &tty;
-        let _ = write!(
-            out,
-            "`{name}` needs your approval to run with:\n{args}\nRun it? [y/N] "
-        );
-        let _ = out.flush();
-        let mut answer = String::new();
-        if std::io::BufReader::new(&tty)
-            .read_line(&mut answer)
-            .is_err()
-        {
-            return Decision::deny("no answer could be read from the terminal");
-        }
-        match answer.trim().to_ascii_lowercase().as_str() {
+        )),
+        Err(Unasked::Unread(_)) => Decision::deny("no answer could be read from the terminal"),
+        Ok(answer) => match answer.to_ascii_lowercase().as_str() {
             "y" | "yes" => Decision::Approve,
             "" => Decision::deny("not approved at the terminal (the default is no)"),
             _ => Decision::deny("not approved at the terminal"),
-        }
-    })
+        },
+    }
 }
 
 /// A sensitive value given with `--args JSON` sits in this process's argv, where `ps` and

@@ -68,6 +68,22 @@ pub struct ApprovalRequest {
     pub args: Value,
 }
 
+impl ApprovalRequest {
+    /// The arguments as a person should see them: the values of the tool's sensitive
+    /// inputs replaced by `"[sensitive]"`.
+    pub fn shown_args(&self) -> Value {
+        let mut shown = self.args.clone();
+        if let Value::Object(m) = &mut shown {
+            for input in self.tool.spec().inputs.iter().filter(|i| i.sensitive) {
+                if let Some(v) = m.get_mut(&input.name) {
+                    *v = Value::String("[sensitive]".into());
+                }
+            }
+        }
+        shown
+    }
+}
+
 /// A host's answer to an [`ApprovalRequest`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -161,17 +161,10 @@ impl Asking {
 /// What a person approves: the tool and its arguments, without the values of sensitive
 /// inputs.
 fn approval_question(request: &ApprovalRequest) -> String {
-    let mut shown = request.args.clone();
-    if let Value::Object(m) = &mut shown {
-        for input in request.tool.spec().inputs.iter().filter(|i| i.sensitive) {
-            if let Some(v) = m.get_mut(&input.name) {
-                *v = Value::String("[sensitive]".into());
-            }
-        }
-    }
     format!(
-        "Allow the tool `{}` to run with these arguments?\n{shown}",
-        request.tool.name()
+        "Allow the tool `{}` to run with these arguments?\n{}",
+        request.tool.name(),
+        request.shown_args()
     )
 }
 
