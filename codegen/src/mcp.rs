@@ -525,6 +525,7 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
             execution: Execution::default(),
             task: crate::TaskSupport::default(),
             approval: crate::Approval::default(),
+            asks: Vec::new(),
             bash_output: crate::model::BashOutput::Text,
             body,
             dir: snapshot
@@ -550,8 +551,10 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
     out
 }
 
-/// `sha256:` and the hex SHA-256 of `v`'s RFC 8785 canonical form.
-fn hash(v: &Value) -> String {
+/// `sha256:` and the hex SHA-256 of `v`'s RFC 8785 canonical form: snapshots' hashes,
+/// and `toolbind serve`'s digest of a call's arguments. Not public API.
+#[doc(hidden)]
+pub fn hash(v: &Value) -> String {
     let bytes = serde_json_canonicalizer::to_vec(v).expect("JSON values canonicalize");
     let digest = Sha256::digest(&bytes);
     let mut s = String::with_capacity(71);

@@ -10,7 +10,7 @@
 //          {"type":"prepared","id","args"} or an error)
 //        | {"type":"answer","id","ask","result"|"error"} (to a question of the call's ctx)
 //   out: {"type":"update","id","content","cut"?} | {"type":"result","id","result","cut"?}
-//        | {"type":"ask","id","ask","kind","params"} | {"type":"notify","id","level","text"}
+//        | {"type":"ask","id","ask","kind","params","key"?} | {"type":"notify","id","level","text"}
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 //        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
 //          sent ahead of the result that names it {"ref": n}; the first gives its length)
@@ -201,7 +201,8 @@ function makeCtx(id, signal) {
   const open = new Map();
   questions.set(id, open);
   let next = 0;
-  const ask = (kind, params) => {
+  // `opts.key` names the question (MCP 2026-07-28 clients see it as its inputRequests key).
+  const ask = (kind, params, opts) => {
     if (!calls.has(id)) return Promise.reject(new Error(`ctx.${kind}: the call has ended`));
     if (signal.aborted) return Promise.reject(new Error(`ctx.${kind}: the call was cancelled`));
     if (open.size >= MAX_QUESTIONS) {
@@ -211,7 +212,8 @@ function makeCtx(id, signal) {
     return new Promise((resolve, reject) => {
       open.set(n, { resolve, reject });
       try {
-        send({ type: "ask", id, ask: n, kind, params });
+        const key = opts?.key;
+        send(key === undefined ? { type: "ask", id, ask: n, kind, params } : { type: "ask", id, ask: n, kind, params, key: String(key) });
       } catch (err) {
         open.delete(n);
         reject(err);
@@ -219,10 +221,10 @@ function makeCtx(id, signal) {
     });
   };
   return Object.freeze({
-    confirm: (message) => ask("confirm", { message: String(message) }),
-    elicit: (message, schema) => ask("elicit", { message: String(message), schema: schema ?? null }),
-    sample: (params) => ask("sample", params ?? {}),
-    roots: () => ask("roots", {}),
+    confirm: (message, opts) => ask("confirm", { message: String(message) }, opts),
+    elicit: (message, schema, opts) => ask("elicit", { message: String(message), schema: schema ?? null }, opts),
+    sample: (params, opts) => ask("sample", params ?? {}, opts),
+    roots: (opts) => ask("roots", {}, opts),
     notify: (text, level = "info") => {
       if (calls.has(id)) send({ type: "notify", id, level: String(level), text: String(text) });
     },

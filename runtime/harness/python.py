@@ -10,7 +10,7 @@
 #        | {"type":"answer","id","ask","result"|"error"} (to a question of the call's ctx)
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 #        | {"type":"error","id","message"} | {"type":"fatal","message"}
-#        | {"type":"ask","id","ask","kind","params"} | {"type":"notify","id","level","text"}
+#        | {"type":"ask","id","ask","kind","params","key"?} | {"type":"notify","id","level","text"}
 # The runtime joins fd 1 to fd 2, so print() cannot reach the protocol.
 #
 # execute(tool_call_id, params, signal, on_update) may be a plain or an `async def`
@@ -298,7 +298,7 @@ class Ctx:
         self._id = call_id
         self._next = 0
 
-    def _ask(self, kind, params):
+    def _ask(self, kind, params, key=None):
         import concurrent.futures
         fut = concurrent.futures.Future()
         with _questions_lock:
@@ -317,20 +317,24 @@ class Ctx:
             n = self._next
             self._next += 1
             open_[n] = fut
-        _send({"type": "ask", "id": self._id, "ask": n, "kind": kind, "params": params})
+        msg = {"type": "ask", "id": self._id, "ask": n, "kind": kind, "params": params}
+        if key is not None:
+            # The question's name (MCP 2026-07-28 clients see it as its inputRequests key).
+            msg["key"] = str(key)
+        _send(msg)
         return Answer(fut)
 
-    def confirm(self, message):
-        return self._ask("confirm", {"message": str(message)})
+    def confirm(self, message, key=None):
+        return self._ask("confirm", {"message": str(message)}, key)
 
-    def elicit(self, message, schema):
-        return self._ask("elicit", {"message": str(message), "schema": schema})
+    def elicit(self, message, schema, key=None):
+        return self._ask("elicit", {"message": str(message), "schema": schema}, key)
 
-    def sample(self, params):
-        return self._ask("sample", params if isinstance(params, dict) else {})
+    def sample(self, params, key=None):
+        return self._ask("sample", params if isinstance(params, dict) else {}, key)
 
-    def roots(self):
-        return self._ask("roots", {})
+    def roots(self, key=None):
+        return self._ask("roots", {}, key)
 
     def notify(self, text, level="info"):
         if self._id in _calls:

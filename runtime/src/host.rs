@@ -210,6 +210,42 @@ pub struct Asker {
     pub tool: ToolInfo,
     /// Its call's id.
     pub tool_call_id: String,
+    /// The name the tool gave the question (`ctx.elicit(message, schema, {key})` in node,
+    /// `key=` in python), when it gave one: 1 to 64 letters, digits, `_`, `-` or `.`. A
+    /// host that lists questions by name (`toolbind serve`'s MCP `inputRequests`) uses
+    /// it; others may ignore it.
+    pub key: Option<String>,
+}
+
+/// The longest question key.
+pub const MAX_KEY_LEN: usize = 64;
+
+/// Reads the key a tool gave question `kind` (`None` when it gave none): 1 to
+/// [`MAX_KEY_LEN`] letters, digits, `_`, `-` or `.`, else the refusal the tool reads.
+pub(crate) fn question_key(kind: &str, key: Option<Value>) -> Result<Option<String>, Refusal> {
+    let key = match key {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(k)) => k,
+        Some(other) => {
+            return Err(format!(
+                "ctx.{kind}: key must be a string, not {}",
+                toolbind_codegen::mcp::json_kind(&other)
+            ));
+        }
+    };
+    let ok = !key.is_empty()
+        && key.len() <= MAX_KEY_LEN
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(Some(key))
+    } else {
+        Err(format!(
+            "ctx.{kind}: key must be 1 to {MAX_KEY_LEN} letters, digits, `_`, `-` or `.` (got {} characters)",
+            key.chars().count()
+        ))
+    }
 }
 
 /// `ctx.confirm(message)`: a yes or no.

@@ -48,7 +48,7 @@
 //!   (`ToolResult::runtime_notes`), so no text a tool returns passes for one;
 //! - (version 4) `{"type":"ask","id":1,"ask":0,"kind":"confirm"|"elicit"|"sample"|"roots","params":{...}}`
 //!   — a question the tool asks through `ctx` (`execute`'s fifth argument), numbered per
-//!   call; at most [`MAX_QUESTIONS`](crate::host::MAX_QUESTIONS) open at once, one more is
+//!   call, with `"key":"..."` when the tool named it; at most [`MAX_QUESTIONS`](crate::host::MAX_QUESTIONS) open at once, one more is
 //!   refused at once. The call's timeout stands still while one is open;
 //! - (version 4) `{"type":"notify","id":1,"level":"info","text":"..."}` — `ctx.notify`;
 //! - `{"type":"error","id":1,"message":"..."}` — `execute` threw;
@@ -129,6 +129,10 @@ pub(crate) enum FromHarness {
         kind: String,
         #[serde(default)]
         params: Value,
+        /// The question's name, when the tool gave one (`{key}`): checked by
+        /// [`host::answer`](crate::host).
+        #[serde(default)]
+        key: Option<Value>,
     },
     /// (version 4) `ctx.notify(text, level)` during call `id`: no answer.
     Notify {

@@ -337,6 +337,7 @@ impl Handler {
             crate::host::Asker {
                 tool: crate::ToolInfo::from(spec),
                 tool_call_id: String::new(),
+                key: None,
             },
             asking.ask_timeout,
         ))
@@ -961,6 +962,7 @@ impl Connection {
                 crate::host::Asker {
                     tool: call.tool.clone(),
                     tool_call_id: call.tool_call_id.to_owned(),
+                    key: None,
                 },
             ));
             InFlight {

@@ -56,6 +56,8 @@ enum Event {
         ask: u64,
         kind: String,
         params: Value,
+        /// Its name, when the tool gave one.
+        key: Option<Value>,
     },
     /// `ctx.notify(text, level)`.
     Notify {
@@ -369,6 +371,7 @@ impl Worker {
         let asker = crate::host::Asker {
             tool: call.tool.clone(),
             tool_call_id: tool_call_id.to_owned(),
+            key: None,
         };
         loop {
             let step = tokio::select! {
@@ -386,7 +389,7 @@ impl Worker {
                 }
                 event = rx.recv() => {
                     match event {
-                        Some(Event::Ask { ask, kind, params }) => {
+                        Some(Event::Ask { ask, kind, params, key }) => {
                             asked += 1;
                             if questions.len() >= crate::host::MAX_QUESTIONS || asked > MAX_ASKS {
                                 // The harness holds to both bounds: this is not a harness.
@@ -405,10 +408,17 @@ impl Worker {
                                 if questions.is_empty() {
                                     stopper.pause();
                                 }
-                                let (host, asker) = (call.host.clone(), asker.clone());
+                                let (host, mut asker) = (call.host.clone(), asker.clone());
                                 let wait = call.ask_timeout;
                                 questions.spawn(async move {
-                                    (ask, crate::host::answer(host, asker, &kind, params, wait).await)
+                                    let answer = match crate::host::question_key(&kind, key) {
+                                        Ok(key) => {
+                                            asker.key = key;
+                                            crate::host::answer(host, asker, &kind, params, wait).await
+                                        }
+                                        Err(why) => Err(why),
+                                    };
+                                    (ask, answer)
                                 });
                             }
                             continue;

@@ -246,7 +246,16 @@ impl Reading {
                 ask,
                 kind,
                 params,
-            } => Ok(Some((id, Event::Ask { ask, kind, params }))),
+                key,
+            } => Ok(Some((
+                id,
+                Event::Ask {
+                    ask,
+                    kind,
+                    params,
+                    key,
+                },
+            ))),
             FromHarness::Notify { id, level, text } => Ok(Some((
                 id,
                 Event::Notify {
