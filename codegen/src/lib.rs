@@ -38,7 +38,7 @@ pub use file::{
 #[doc(hidden)]
 pub use file::{read_regular_file, read_regular_file_no_follow};
 pub use model::{
-    Approval, Input, InputType, Language, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS,
+    Approval, Ask, Input, InputType, Language, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS,
     TaskSupport, ToolSpec,
 };
 pub use parse::{read_name, read_version};

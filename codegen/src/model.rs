@@ -673,6 +673,39 @@ pub enum TaskSupport {
     Required,
 }
 
+/// A kind of question a tool cannot do without (TOOL.md `asks: [sampling]`): the MCP client
+/// capability of that name. `toolbind serve` refuses a call from a client that did not
+/// declare it (JSON-RPC -32021, `requiredCapabilities`) before the tool runs; questions a
+/// tool asks only when it can (catching the refusal) need not be listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Ask {
+    /// Forms to the user (`ctx.elicit`, `ctx.confirm`): MCP `elicitation`.
+    Elicitation,
+    /// The client's model (`ctx.sample`): MCP `sampling`.
+    Sampling,
+    /// The client's workspace roots (`ctx.roots`): MCP `roots`.
+    Roots,
+}
+
+impl Ask {
+    /// Every kind, as TOOL.md spells them.
+    pub const ALL: [(&'static str, Ask); 3] = [
+        ("elicitation", Ask::Elicitation),
+        ("sampling", Ask::Sampling),
+        ("roots", Ask::Roots),
+    ];
+
+    /// The MCP client capability's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ask::Elicitation => "elicitation",
+            Ask::Sampling => "sampling",
+            Ask::Roots => "roots",
+        }
+    }
+}
+
 /// Whether a call of the tool needs someone's approval before it runs (TOOL.md
 /// `approval:`). The runtime asks its host (`toolbind::host::Host`); without one, such a
 /// call is denied, never run unasked.
@@ -792,6 +825,8 @@ pub struct ToolSpec {
     pub task: TaskSupport,
     /// Whether every call needs approval before it runs (`approval:`).
     pub approval: Approval,
+    /// The questions the tool cannot do without (`asks:`), in TOOL.md's order.
+    pub asks: Vec<Ask>,
     /// What a bash tool's stdout is (`output:`; `text` unless it says `json`).
     pub bash_output: BashOutput,
     /// The Markdown documentation after the frontmatter.
@@ -860,6 +895,7 @@ impl ToolSpec {
             execution: Execution::default(),
             task: TaskSupport::default(),
             approval: Approval::default(),
+            asks: Vec::new(),
             bash_output: BashOutput::Text,
             body: Body::default(),
             file: dir.join("TOOL.md"),

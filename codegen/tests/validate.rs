@@ -1245,6 +1245,26 @@ fn approval_mode() {
 }
 
 #[test]
+fn asks_lists_the_questions_a_tool_cannot_do_without() {
+    use toolbind_codegen::Ask;
+    assert!(parse(&with("")).unwrap().asks.is_empty());
+    let t = parse(&with("asks: [sampling, Roots, sampling]\n")).unwrap();
+    assert_eq!(t.asks, [Ask::Sampling, Ask::Roots]);
+    assert!(t.warnings.is_empty(), "{:#?}", t.warnings);
+    assert!(t.metadata.is_empty(), "a known key is not metadata");
+    // A tool listed as needing nothing would run for a client that cannot answer.
+    one(
+        &with("asks: [sampling, model]\n"),
+        4,
+        18,
+        "`model` is not a question a client can be asked",
+        Some(
+            "expected `elicitation` (forms: ctx.elicit, ctx.confirm), `sampling` (ctx.sample) or `roots` (ctx.roots)",
+        ),
+    );
+}
+
+#[test]
 fn task_support() {
     use toolbind_codegen::TaskSupport;
     // Absent: a plain call, unless the tool may run longer than a host waits for one.

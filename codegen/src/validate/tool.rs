@@ -95,6 +95,7 @@ pub fn tool_from_document(
             },
         ),
         approval: keys.approval,
+        asks: keys.asks,
         bash_output: keys.bash_output.map_or(BashOutput::Text, |(o, _)| o),
         body: doc.body.clone(),
         dir: dir.to_path_buf(),
@@ -132,6 +133,7 @@ struct Keys<'y> {
     task: Option<TaskSupport>,
     approval: Approval,
     approval_node: Option<&'y YNode>,
+    asks: Vec<Ask>,
     bash_output: Option<(BashOutput, &'y YNode)>,
     metadata: BTreeMap<String, Value>,
     sandbox: ToolSandbox,
@@ -217,6 +219,7 @@ impl<'y> Keys<'y> {
                     }
                 }
             }
+            "asks" => self.asks = check_asks(cx, v),
             "task" => {
                 let modes = [
                     ("never", TaskSupport::Never),
@@ -269,6 +272,28 @@ fn check_name_value(cx: &mut Ctx<'_>, v: &YNode) -> Option<String> {
         }
         _ => cx.nonempty_string("name", v),
     }
+}
+
+/// `asks:`: the questions the tool cannot do without, each once; an unknown one is an
+/// error (a tool listed as needing nothing would run for a client that cannot answer).
+fn check_asks(cx: &mut Ctx<'_>, v: &YNode) -> Vec<Ask> {
+    let mut asks = Vec::new();
+    for (word, node) in string_list(cx, "asks", v) {
+        match Ask::ALL
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(word.trim()))
+        {
+            Some((_, ask)) if !asks.contains(ask) => asks.push(*ask),
+            Some(_) => {}
+            None => {
+                cx.err(&node, format!("`{word}` is not a question a client can be asked"))
+                    .hint = Some(
+                    "expected `elicitation` (forms: ctx.elicit, ctx.confirm), `sampling` (ctx.sample) or `roots` (ctx.roots)".into(),
+                );
+            }
+        }
+    }
+    asks
 }
 
 /// `env:`: the variable names passed to the tool; one that is not a name is dropped.
