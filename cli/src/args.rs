@@ -473,7 +473,67 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub tasks: TaskArgs,
     #[command(flatten)]
+    pub rounds: RoundArgs,
+    #[command(flatten)]
     pub http: HttpArgs,
+}
+
+/// MCP 2026-07-28's `InputRequiredResult`: a call whose tool asks waits, alive, for its
+/// client's retry (docs/http.md, "Tools that ask").
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Questions on MCP 2026-07-28")]
+pub struct RoundArgs {
+    /// Calls that may wait for their client's answers at once (at least 1); one more is
+    /// stopped and answered with a JSON-RPC error. Each keeps its slot of
+    /// --max-concurrent-calls while it waits
+    #[arg(long, value_name = "N", default_value_t = crate::serve::rounds::DEFAULT_MAX_PENDING)]
+    pub max_pending_calls: usize,
+    /// How long a call waits for its client's retry; then it is stopped [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub pending_ttl: Option<std::time::Duration>,
+    /// Read the key that seals `requestState` from PATH (at least 32 bytes). Replicas that
+    /// share one tell a retry meant for another replica from a forged one [default: a key
+    /// drawn at start, good for this process]
+    #[arg(long, value_name = "PATH")]
+    pub request_state_key_file: Option<PathBuf>,
+}
+
+impl RoundArgs {
+    /// The store of waiting calls, its key read from --request-state-key-file.
+    pub(crate) fn rounds(&self) -> Result<crate::serve::rounds::Rounds, crate::exit::Failure> {
+        use crate::exit::Failure;
+        let key = match &self.request_state_key_file {
+            None => None,
+            Some(path) => {
+                let bytes = std::fs::read(path).map_err(|e| {
+                    Failure::usage(format!(
+                        "cannot read --request-state-key-file {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                let key = bytes.trim_ascii().to_vec();
+                if key.len() < 32 {
+                    return Err(Failure::usage(format!(
+                        "--request-state-key-file {}: the key has {} bytes, and needs at least 32 (make one with `head -c 32 /dev/urandom | base64 > {}`)",
+                        path.display(),
+                        key.len(),
+                        path.display()
+                    )));
+                }
+                Some(key)
+            }
+        };
+        crate::serve::rounds::Rounds::new(
+            crate::serve::rounds::Limits {
+                max_pending: self.max_pending_calls.max(1),
+                ttl: self
+                    .pending_ttl
+                    .unwrap_or(crate::serve::rounds::DEFAULT_TTL),
+            },
+            key,
+        )
+        .map_err(Failure::failed)
+    }
 }
 
 /// MCP's tasks extension: calls of `task: optional | required` tools, for clients that

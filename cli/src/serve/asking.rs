@@ -4,9 +4,10 @@
 //! capability and the transport can carry the question.
 //!
 //! What cannot be asked is refused with a message the tool (or, for an approval, the
-//! model) reads: a client without the capability; `--stateless`, which cannot receive an
-//! answer; MCP 2026-07-28, whose questions travel as an `InputRequiredResult` this server
-//! does not send yet. A task's call asks through the task instead ([`Via::Task`]).
+//! model) reads: a client without the capability; `--stateless` on 2025-11-25, which
+//! cannot receive an answer. On MCP 2026-07-28 the questions travel in an
+//! `InputRequiredResult` ([`Via::Rounds`], see [`rounds`](super::rounds)); a task's call
+//! asks through the task instead ([`Via::Task`]).
 //!
 //! One host, [`Asking`], whatever carries the question ([`Via`]): an approval and
 //! `ctx.confirm` are a form with one boolean, `ctx.elicit` the tool's form, `ctx.sample`
@@ -29,6 +30,7 @@ use toolbind::host::{
 };
 
 use super::logging::{Logger, RequestLevel};
+use super::rounds::Call;
 use super::tasks::Tasks;
 
 /// What carries a call's questions.
@@ -45,6 +47,13 @@ pub(crate) enum Via {
     /// The task the call runs as: its questions wait in it as `inputRequests` until
     /// `tasks/update` answers them (SEP-2663); a cancel or the TTL fails them.
     Task { tasks: Arc<Tasks>, id: String },
+    /// The client of an MCP 2026-07-28 call: its questions go out in the request's
+    /// `InputRequiredResult` and wait in the call until the client's retry answers them.
+    Rounds {
+        call: Arc<Call>,
+        /// What the first request declared it can be asked.
+        capabilities: Option<rmcp::model::ClientCapabilities>,
+    },
     /// Nobody: every question is refused with this reason.
     Nobody(String),
 }
@@ -57,12 +66,12 @@ impl Asking {
     /// `roots`). A task's client is asked whatever it declared: it answers through
     /// `tasks/update`, or the task runs out.
     fn can(&self, capability: &str) -> Result<(), Refusal> {
-        let peer = match &self.0 {
+        let caps = match &self.0 {
             Via::Nobody(why) => return Err(why.clone()),
             Via::Task { .. } => return Ok(()),
-            Via::Client { peer, .. } => peer,
+            Via::Client { peer, .. } => peer.peer_info().map(|i| i.capabilities.clone()),
+            Via::Rounds { capabilities, .. } => capabilities.clone(),
         };
-        let caps = peer.peer_info().map(|i| i.capabilities.clone());
         let declared = match capability {
             "elicitation" => caps.as_ref().is_some_and(|c| {
                 c.elicitation
@@ -88,11 +97,13 @@ impl Asking {
 
     /// Asks `method` with `params` (when the client declared `capability`) and returns
     /// the client's result as JSON.
+    /// `key`: the name the tool gave the question.
     fn ask(
         &self,
         capability: &str,
         method: &'static str,
         params: Value,
+        key: Option<String>,
     ) -> Answer<Result<Value, Refusal>> {
         if let Err(why) = self.can(capability) {
             return Box::pin(std::future::ready(Err(why)));
@@ -116,7 +127,7 @@ impl Asking {
                 })
             }
             Via::Task { tasks, id } => {
-                let waiting = tasks.ask(id, json!({"method": method, "params": params}));
+                let waiting = tasks.ask(id, json!({"method": method, "params": params}), key);
                 Box::pin(async move {
                     let mut question = waiting?;
                     (&mut question.answer).await.map_err(|_| {
@@ -124,26 +135,47 @@ impl Asking {
                     })
                 })
             }
+            Via::Rounds { call, .. } => {
+                let waiting = call.ask(json!({"method": method, "params": params}), key);
+                Box::pin(async move {
+                    let mut question = waiting?;
+                    (&mut question.answer)
+                        .await
+                        .map_err(|_| "the call was stopped before the client answered".to_owned())
+                })
+            }
             Via::Nobody(why) => Box::pin(std::future::ready(Err(why.clone()))),
         }
     }
 
     /// A form: `elicitation/create` with `schema`.
-    fn form(&self, message: String, schema: Value) -> Answer<Result<Elicited, Refusal>> {
+    fn form(
+        &self,
+        message: String,
+        schema: Value,
+        key: Option<String>,
+    ) -> Answer<Result<Elicited, Refusal>> {
         let asking = self.ask(
             "elicitation",
             "elicitation/create",
             json!({"mode": "form", "message": message, "requestedSchema": schema}),
+            key,
         );
         Box::pin(async move { elicited(asking.await?) })
     }
 
     /// A form with one boolean, `field`: yes when accepted with it true.
-    fn yes_or_no(&self, message: String, field: &'static str) -> Answer<Result<bool, Refusal>> {
+    fn yes_or_no(
+        &self,
+        message: String,
+        field: &'static str,
+        key: Option<String>,
+    ) -> Answer<Result<bool, Refusal>> {
         let asking = self.form(
             message,
             json!({"type": "object", "required": [field],
                 "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}),
+            key,
         );
         Box::pin(async move {
             let answer = asking.await?;
@@ -186,7 +218,11 @@ fn elicited(answer: Value) -> Result<Elicited, Refusal> {
 
 impl Host for Asking {
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
-        let asking = self.yes_or_no(approval_question(&request), "approve");
+        let asking = self.yes_or_no(
+            approval_question(&request),
+            "approve",
+            Some("approval".into()),
+        );
         Box::pin(async move {
             match asking.await {
                 Ok(true) => Decision::Approve,
@@ -197,11 +233,11 @@ impl Host for Asking {
     }
 
     fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
-        self.yes_or_no(request.message, "confirm")
+        self.yes_or_no(request.message, "confirm", request.asker.key)
     }
 
     fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
-        self.form(request.message, request.schema)
+        self.form(request.message, request.schema, request.asker.key)
     }
 
     fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
@@ -209,6 +245,7 @@ impl Host for Asking {
             "sampling",
             "sampling/createMessage",
             toolbind::host::sample_params(request.params),
+            request.asker.key,
         );
         Box::pin(async move {
             let answer = asking.await?;
@@ -218,8 +255,8 @@ impl Host for Asking {
         })
     }
 
-    fn roots(&self, _asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        let asking = self.ask("roots", "roots/list", json!({}));
+    fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
+        let asking = self.ask("roots", "roots/list", json!({}), asker.key);
         Box::pin(async move {
             let r: rmcp::model::ListRootsResult = serde_json::from_value(asking.await?)
                 .map_err(|e| format!("the client's roots cannot be read: {e}"))?;

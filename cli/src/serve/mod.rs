@@ -35,6 +35,7 @@ pub(crate) mod checks;
 mod http;
 mod logging;
 mod progress;
+pub(crate) mod rounds;
 mod server;
 mod stdio;
 mod surface;

@@ -30,13 +30,18 @@ use tracing::Instrument;
 use crate::args::ServeArgs;
 use crate::tools;
 
-use super::{asking, logging, progress, surface, tasks};
+use super::{asking, logging, progress, rounds, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
 
 /// Loads the tools and logs what is served `over` what; the caller runs [`watch`].
-pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<State> {
+pub(crate) fn start(
+    dirs: Vec<PathBuf>,
+    args: &ServeArgs,
+    over: &str,
+) -> Result<Arc<State>, crate::exit::Failure> {
+    let rounds = Arc::new(args.rounds.rounds()?);
     let spill_dir = args.spill.dir();
     let timeout = args.timeout;
     let executor = Arc::new(SubprocessExecutor::new(
@@ -59,7 +64,7 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
             .join(", ")
     ));
     let (changed, _) = broadcast::channel(16);
-    Arc::new(State {
+    Ok(Arc::new(State {
         // `--stateless` HTTP has no session to hold a `resources/subscribe` in.
         subscriptions: !(args.http.addr.is_some() && args.http.stateless),
         dirs,
@@ -73,8 +78,9 @@ pub(crate) fn start(dirs: Vec<PathBuf>, args: &ServeArgs, over: &str) -> Arc<Sta
             args.max_concurrent_calls.max(1),
         )),
         tasks: tasks::Tasks::start(args.tasks.limits()),
+        rounds,
         queue_calls: args.http.addr.is_none(),
-    })
+    }))
 }
 
 /// One line on stderr, in one write: `eprintln!` writes each piece of its format apart,
@@ -108,6 +114,8 @@ pub(crate) struct State {
     calls: Arc<tokio::sync::Semaphore>,
     /// The tasks of every session (MCP's tasks extension).
     tasks: Arc<tasks::Tasks>,
+    /// MCP 2026-07-28 calls that wait for their client's answers.
+    rounds: Arc<rounds::Rounds>,
     /// Over stdio a call waits for a slot; over HTTP it is refused (429 from the
     /// transport, or a JSON-RPC error here when tasks hold the slots).
     queue_calls: bool,
@@ -119,6 +127,15 @@ impl State {
     /// period and 2 s: a tool stopped so can clean up, rather than being killed with the
     /// executor.
     pub(crate) async fn stop_tasks(&self) {
+        // Calls waiting for their client's answers: no client can finish them now. Their
+        // tools are stopped through their abort signal, like a task's.
+        let waiting = self.rounds.stop_all();
+        if waiting > 0 {
+            log(&format!(
+                "stopping {waiting} call{} waiting for their client's answers",
+                if waiting == 1 { "" } else { "s" }
+            ));
+        }
         let left = self.tasks.running();
         if left == 0 {
             return;
@@ -441,13 +458,14 @@ impl Server {
     }
 
     /// The tool's stderr lines, as `notifications/message` from a logger named after it,
-    /// when the request's level lets Info through.
+    /// when the request's level lets Info through (and while `attached`, when given).
     fn forward_log(
         &self,
         tool: &str,
         request_level: logging::RequestLevel,
         context: &RequestContext<RoleServer>,
         opts: CallOptions,
+        attached: Option<Arc<std::sync::atomic::AtomicBool>>,
     ) -> CallOptions {
         #[allow(deprecated)]
         if !self
@@ -458,9 +476,14 @@ impl Server {
         }
         let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), tool.to_owned());
         opts.log(move |line| {
-            // The client may raise its level while the call runs.
+            // The client may raise its level while the call runs; an MCP 2026-07-28 call
+            // that asked has answered its first request, which got its log lines.
             #[allow(deprecated)]
-            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
+            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level)
+                && attached
+                    .as_ref()
+                    .is_none_or(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+            {
                 logger.log(
                     &peer,
                     rmcp::model::LoggingLevel::Info,
@@ -593,6 +616,164 @@ impl Server {
         Ok(Some(CallToolResponse::Task(CreateTaskResult::new(task))))
     }
 
+    /// The first request of an MCP 2026-07-28 call: the tool starts, in a task of its
+    /// own that outlives the request should the tool ask (see [`rounds`]).
+    #[allow(clippy::too_many_arguments)]
+    async fn first_round(
+        &self,
+        runtime: Arc<Runtime>,
+        name: &str,
+        args: Value,
+        responses: std::collections::BTreeMap<String, Value>,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+        opts: CallOptions,
+        forwarder: Option<tokio::task::JoinHandle<()>>,
+        request_level: logging::RequestLevel,
+        meta: &rmcp::model::RequestMetaObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call = rounds::Rounds::begin(name, &args, responses)?;
+        // Log lines go to the first request only: a later round's client has its own.
+        let attached = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let opts = self.forward_log(name, request_level, context, opts, Some(attached.clone()));
+        let opts = opts
+            .cancel(call.cancel.clone())
+            .host(asking::Asking(asking::Via::Rounds {
+                call: call.clone(),
+                capabilities: context.client_capabilities(),
+            }));
+        let span = request_span(name, meta, context);
+        let started = Instant::now();
+        let (state, called, running) = (self.state.clone(), name.to_owned(), call.clone());
+        tokio::spawn(
+            async move {
+                let cancel = running.cancel.clone();
+                let permit = match slot {
+                    Some(p) => Some(p),
+                    None => tokio::select! {
+                        p = state.calls.clone().acquire_owned() => p.ok(),
+                        _ = cancel.cancelled() => None,
+                    },
+                };
+                let result = match permit {
+                    Some(_running) => {
+                        let call = runtime.call(&called, args, opts);
+                        tokio::pin!(call);
+                        tokio::select! {
+                            r = &mut call => r,
+                            _ = state.shutdown.cancelled() => {
+                                cancel.cancel();
+                                let mut r = call.await;
+                                if let Some(Content::Text { text }) = r.content.first_mut() {
+                                    text.insert_str(0, "the server shut down before the call finished (it may have run in part; call again on another replica): ");
+                                }
+                                r
+                            }
+                        }
+                    }
+                    None => toolbind::ToolResult::stopped(
+                        toolbind::StopReason::Cancelled,
+                        "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
+                    ),
+                };
+                toolbind::telemetry::mcp_server_ended(&tracing::Span::current(), &called, &result, started);
+                running.finish(result);
+            }
+            .instrument(span),
+        );
+        let turn = self.drive(&call, context).await;
+        attached.store(false, std::sync::atomic::Ordering::Relaxed);
+        if let Some(mut f) = forwarder {
+            // As a plain call's: the rest of the progress goes before the result, and no
+            // progress follows an InputRequiredResult (its request has ended).
+            let done = matches!(turn, Ok(rounds::Turn::Done(_)));
+            if !done
+                || tokio::time::timeout(Duration::from_secs(1), &mut f)
+                    .await
+                    .is_err()
+            {
+                f.abort();
+            }
+        }
+        self.round_ended(name, &call, turn, context, started, request_level)
+    }
+
+    /// A retry of an MCP 2026-07-28 call, its answers delivered: on to the call's end or
+    /// its next questions.
+    async fn next_round(
+        &self,
+        name: &str,
+        call: Arc<rounds::Call>,
+        context: &RequestContext<RoleServer>,
+        meta: &rmcp::model::RequestMetaObject,
+    ) -> Result<CallToolResponse, McpError> {
+        #[allow(deprecated)]
+        let request_level = logging::RequestLevel {
+            level: context.meta.log_level(),
+            per_request: true,
+        };
+        let started = Instant::now();
+        let turn = self
+            .drive(&call, context)
+            .instrument(request_span(name, meta, context))
+            .await;
+        self.round_ended(name, &call, turn, context, started, request_level)
+    }
+
+    /// Drives `call` until it ends or asks; the client's cancel and the server's end stop
+    /// it.
+    async fn drive(
+        &self,
+        call: &Arc<rounds::Call>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rounds::Turn, McpError> {
+        let (ct, shutdown, id) = (
+            context.ct.clone(),
+            self.state.shutdown.clone(),
+            context.id.clone(),
+        );
+        let stop = async move {
+            tokio::select! {
+                () = ct.cancelled() => log(&format!("call {id}: cancelled by the client")),
+                () = shutdown.cancelled() => log(&format!("call {id}: stopped, the server is shutting down")),
+            }
+        };
+        self.state.rounds.drive(call, stop).await
+    }
+
+    /// What a round of `call` answers: its result, or its questions.
+    fn round_ended(
+        &self,
+        name: &str,
+        call: &rounds::Call,
+        turn: Result<rounds::Turn, McpError>,
+        context: &RequestContext<RoleServer>,
+        started: Instant,
+        request_level: logging::RequestLevel,
+    ) -> Result<CallToolResponse, McpError> {
+        match turn? {
+            rounds::Turn::Done(result) => {
+                let stopped = context.ct.is_cancelled() || self.state.shutdown.is_cancelled();
+                self.report(context, name, &result, stopped, started, request_level);
+                Ok(to_mcp(result, &self.state.spill_dir).into())
+            }
+            rounds::Turn::Input(input) => {
+                log(&format!(
+                    "call {} of `{name}`: waits for the client's answers to {} (call {}, --pending-ttl {} s)",
+                    context.id,
+                    input
+                        .input_requests
+                        .as_ref()
+                        .map(|r| r.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default(),
+                    call.short_id(),
+                    self.state.rounds.ttl().as_secs(),
+                ));
+                Ok(CallToolResponse::InputRequired(input))
+            }
+        }
+    }
+
     /// The host of a `tools/call`: its client, where it can be asked (see [`asking`]).
     fn asker(
         &self,
@@ -602,13 +783,6 @@ impl Server {
         asking::Asking(if !self.state.subscriptions {
             asking::Via::Nobody(
                 "this server is stateless (toolbind serve --stateless) and cannot receive a client's answer".into(),
-            )
-        } else if context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize())
-        {
-            asking::Via::Nobody(
-                "on MCP 2026-07-28 a server asks through an InputRequiredResult, which toolbind serve does not send yet".into(),
             )
         } else {
             asking::Via::Client {
@@ -658,6 +832,77 @@ impl Server {
             }
         }
     }
+}
+
+/// Refuses, with -32021 and `requiredCapabilities`, a call of a tool whose TOOL.md says
+/// `asks:` a question the client did not declare it can be asked (at `initialize`, or in
+/// the request's `_meta` on MCP 2026-07-28), before the tool runs.
+fn can_be_asked(
+    runtime: &Runtime,
+    name: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), McpError> {
+    let Some(info) = runtime.registry().get(name) else {
+        return Ok(());
+    };
+    if info.spec().asks.is_empty() {
+        return Ok(());
+    }
+    let caps = context.client_capabilities();
+    let declared = |ask: toolbind_codegen::Ask| {
+        caps.as_ref().is_some_and(|c| match ask {
+            toolbind_codegen::Ask::Elicitation => c
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
+            toolbind_codegen::Ask::Sampling => c.sampling.is_some(),
+            _ => c.roots.is_some(),
+        })
+    };
+    let missing: Vec<_> = info
+        .spec()
+        .asks
+        .iter()
+        .copied()
+        .filter(|a| !declared(*a))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let required: serde_json::Map<String, Value> = missing
+        .iter()
+        .map(|a| (a.as_str().to_owned(), serde_json::json!({})))
+        .collect();
+    let names: Vec<_> = missing.iter().map(|a| a.as_str()).collect();
+    Err(McpError::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "`{name}` asks its client questions it cannot do without (its TOOL.md says `asks:`): declare the client capabilit{} {}",
+            if names.len() == 1 { "y" } else { "ies" },
+            names.join(", ")
+        ),
+        Some(serde_json::json!({ "requiredCapabilities": required })),
+    ))
+}
+
+/// A request's `inputResponses` (MCP 2026-07-28): each must be an object, the client's
+/// result for the input request of its key; -32602 otherwise.
+fn input_responses(
+    responses: Option<rmcp::model::InputResponses>,
+) -> Result<std::collections::BTreeMap<String, Value>, McpError> {
+    let responses = responses.unwrap_or_default();
+    for (key, value) in &responses {
+        if !value.is_object() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "inputResponses.{key} must be an object (the client's result for that input request), not {}",
+                    toolbind_codegen::mcp::json_kind(value)
+                ),
+                None,
+            ));
+        }
+    }
+    Ok(responses)
 }
 
 /// Progress notifications for a request with a progress token. They go out in order,
@@ -968,6 +1213,26 @@ impl ServerHandler for Server {
             Some(m) if context.meta.get_traceparent().is_none() => m,
             _ => &context.meta,
         };
+        // MCP 2026-07-28: a call's questions go out in an InputRequiredResult; a retry
+        // carries the requestState it got, and resumes its waiting call.
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        let responses = if in_rounds {
+            input_responses(request.input_responses.clone())?
+        } else {
+            Default::default()
+        };
+        if in_rounds && let Some(sealed) = request.request_state.as_deref() {
+            let call = self.state.rounds.redeem(sealed, &name, &args, responses)?;
+            log(&format!(
+                "call {} of `{name}`: resumed by the client's answers (call {})",
+                context.id,
+                call.short_id()
+            ));
+            return self.next_round(&name, call, &context, meta).await;
+        }
+        can_be_asked(&runtime, &name, &context)?;
         if let Some(response) = self.as_task(&runtime, &name, &args, meta, &context)? {
             return Ok(response);
         }
@@ -1006,7 +1271,23 @@ impl ServerHandler for Server {
                 .protocol_version()
                 .is_some_and(|v| !v.has_initialize()),
         };
-        let opts = self.forward_log(&name, request_level, &context, opts);
+        if in_rounds {
+            return self
+                .first_round(
+                    runtime,
+                    &name,
+                    args,
+                    responses,
+                    slot,
+                    opts,
+                    forwarder,
+                    request_level,
+                    meta,
+                    &context,
+                )
+                .await;
+        }
+        let opts = self.forward_log(&name, request_level, &context, opts, None);
         let opts = opts.host(self.asker(&context, request_level));
         let span = request_span(&name, meta, &context);
         let started = Instant::now();

@@ -435,7 +435,13 @@ impl Tasks {
     /// gave up on it: its ask timeout, the call's end). At most
     /// [`MAX_QUESTIONS`](toolbind::host::MAX_QUESTIONS) are open; a request that is not
     /// one MCP allows in `inputRequests` is refused at once.
-    pub(crate) fn ask(self: &Arc<Self>, id: &str, request: Value) -> Result<Question, String> {
+    /// `key`: the name the tool gave the question, else the next `input-N`.
+    pub(crate) fn ask(
+        self: &Arc<Self>,
+        id: &str,
+        request: Value,
+        key: Option<String>,
+    ) -> Result<Question, String> {
         if serde_json::from_value::<rmcp::model::InputRequest>(request.clone()).is_err() {
             return Err(
                 "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),
@@ -465,9 +471,20 @@ impl Tasks {
                 toolbind::host::MAX_QUESTIONS
             ));
         }
+        let key = match key {
+            Some(key) if inputs.contains_key(&key) => {
+                return Err(format!("a question named `{key}` is already open"));
+            }
+            Some(key) => key,
+            None => loop {
+                *asked += 1;
+                let key = format!("input-{asked}");
+                if !inputs.contains_key(&key) {
+                    break key;
+                }
+            },
+        };
         let (tx, rx) = oneshot::channel();
-        *asked += 1;
-        let key = format!("input-{asked}");
         inputs.insert(key.clone(), (request, tx));
         task.status = TaskStatus::InputRequired;
         task.last_updated_at = current_timestamp();
@@ -749,10 +766,7 @@ pub(crate) fn short(id: &str) -> String {
 
 /// 128 random bits, as 32 hex digits.
 fn new_id() -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    super::rounds::random(16).map(|b| super::rounds::hex(&b))
 }
 
 #[cfg(test)]
@@ -974,7 +988,11 @@ mod tests {
         let tasks = Tasks::start(Limits::default());
         let (task, _s) = tasks.create("t", Duration::ZERO, 0).unwrap();
         let mut answer = tasks
-            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .ask(
+                &task.task_id,
+                json!({"method": "roots/list", "params": {}}),
+                None,
+            )
             .unwrap();
         let got = tasks.get(&task.task_id).unwrap();
         let TaskPayload::InputRequired { input_requests } = &got.payload else {
@@ -992,11 +1010,19 @@ mod tests {
         );
         // A cancel fails what is still asked.
         let mut pending = tasks
-            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .ask(
+                &task.task_id,
+                json!({"method": "roots/list", "params": {}}),
+                None,
+            )
             .unwrap();
         // Given up on: taken back out of the task.
         let given_up = tasks
-            .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+            .ask(
+                &task.task_id,
+                json!({"method": "roots/list", "params": {}}),
+                None,
+            )
             .unwrap();
         drop(given_up);
         let got = tasks.get(&task.task_id).unwrap();
@@ -1005,7 +1031,11 @@ mod tests {
         };
         assert_eq!(input_requests.len(), 1);
         // Not a request a client can be asked: refused at once.
-        assert!(tasks.ask(&task.task_id, json!({"method": "ping"})).is_err());
+        assert!(
+            tasks
+                .ask(&task.task_id, json!({"method": "ping"}), None)
+                .is_err()
+        );
         tasks.cancel(&task.task_id).unwrap();
         assert!((&mut pending.answer).await.is_err());
         assert_eq!(
@@ -1015,7 +1045,11 @@ mod tests {
         // A task being stopped takes no more questions.
         assert!(
             tasks
-                .ask(&task.task_id, json!({"method": "roots/list", "params": {}}))
+                .ask(
+                    &task.task_id,
+                    json!({"method": "roots/list", "params": {}}),
+                    None
+                )
                 .is_err()
         );
     }

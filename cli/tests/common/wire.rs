@@ -35,6 +35,22 @@ pub fn spawn(args: &[&std::ffi::OsStr], stderr: Stdio) -> Child {
 impl Wire {
     /// `serve ARGS`, initialised as a client of `protocol` with `capabilities`.
     pub fn start(args: &[&std::ffi::OsStr], protocol: &str, capabilities: Value) -> Wire {
+        let mut w = Wire::stateless(args);
+        let init = w.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": protocol, "capabilities": capabilities,
+                "clientInfo": {"name": "wire-test", "version": "0"}}),
+        );
+        assert!(init["result"].is_object(), "initialize failed: {init}");
+        w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        w
+    }
+
+    /// `serve ARGS`, not initialised: an MCP 2026-07-28 client, whose every request carries
+    /// its own `_meta`.
+    #[allow(dead_code)]
+    pub fn stateless(args: &[&std::ffi::OsStr]) -> Wire {
         let mut child = spawn(args, Stdio::null());
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -47,21 +63,12 @@ impl Wire {
                 }
             }
         });
-        let mut w = Wire {
+        Wire {
             child,
             stdin: Some(stdin),
             lines,
             held: Vec::new(),
-        };
-        let init = w.request(
-            0,
-            "initialize",
-            json!({"protocolVersion": protocol, "capabilities": capabilities,
-                "clientInfo": {"name": "wire-test", "version": "0"}}),
-        );
-        assert!(init["result"].is_object(), "initialize failed: {init}");
-        w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        w
+        }
     }
 
     pub fn send_raw(&mut self, line: &[u8]) {

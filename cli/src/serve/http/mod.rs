@@ -88,7 +88,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         dirs,
         args,
         &format!("MCP Streamable HTTP at http://{local}{PATH} ({mode})"),
-    );
+    )?;
     log(&format!("bearer token: {}", token.source));
     if local.ip().is_unspecified() && opts.allowed_host.is_empty() {
         log(&format!(

@@ -17,7 +17,7 @@ pub(crate) mod wire;
 
 pub(super) async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
     let max_request_bytes = max_request_bytes(args);
-    let state = start(dirs, args, "MCP on stdio");
+    let state = start(dirs, args, "MCP on stdio")?;
     let executor = state.executor.clone();
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
