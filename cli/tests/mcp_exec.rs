@@ -1323,3 +1323,94 @@ async fn a_reference_servers_questions_reach_the_agents_host() {
         .await;
     assert_eq!(r.stop, StopReason::UnknownTool, "{r:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_servers_input_required_results_are_answered_by_the_agents_host() {
+    // toolbind serve on the conformance fixtures: their tools ask through an
+    // InputRequiredResult on 2026-07-28, round after round.
+    let server = McpServer::stdio(
+        "asking",
+        common::bin(),
+        [
+            "serve".to_owned(),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/conformance/tools")
+                .display()
+                .to_string(),
+        ],
+    )
+    .sandbox(SandboxPolicy::off());
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .host(Answers)
+            .mcp_server(server.clone())
+            .connect(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("asking").as_deref(),
+        Some("2026-07-28")
+    );
+    // A form, a sample and the roots in one round.
+    let r = bounded(
+        "three questions",
+        runtime.call(
+            "test_input_required_result_multiple_inputs",
+            json!({}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(
+        text(&r),
+        "sampled for \"Generate a greeting\" Ada Lovelace (1 roots)"
+    );
+    let r = bounded(
+        "one question",
+        runtime.call(
+            "test_input_required_result_elicitation",
+            json!({}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert_eq!(text(&r), "Hello, Ada Lovelace!");
+    drop(runtime);
+    // A host that does not answer forms: the server's question stops the call, saying so.
+    struct OnlyApproves;
+    impl toolbind::host::Host for OnlyApproves {
+        fn approve(
+            &self,
+            _request: toolbind::host::ApprovalRequest,
+        ) -> toolbind::host::Answer<toolbind::host::Decision> {
+            Box::pin(async { toolbind::host::Decision::Approve })
+        }
+    }
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .host(OnlyApproves)
+            .mcp_server(server)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let r = bounded(
+        "unanswered",
+        runtime.call(
+            "test_input_required_result_elicitation",
+            json!({}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert!(r.is_error, "{r:?}");
+    assert!(
+        text(&r).contains("asked for input (elicitation/create), and it was not given"),
+        "{}",
+        text(&r)
+    );
+}

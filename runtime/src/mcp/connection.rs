@@ -949,7 +949,7 @@ impl Connection {
         self: &Arc<Self>,
         mcp_name: &str,
         contract: &str,
-        call: ExecCall<'_>,
+        mut call: ExecCall<'_>,
     ) -> ToolResult {
         // While the call is in flight, a question of the server's may be its own.
         let _asking = call.host.clone().map(|host| {
@@ -970,7 +970,7 @@ impl Connection {
                 key,
             }
         });
-        let deadline = Instant::now() + call.timeout;
+        let mut deadline = Instant::now() + call.timeout;
         let name = call.tool.name().to_owned();
         let cancel = call.cancel.clone();
         let slots = self.slots.clone();
@@ -986,28 +986,33 @@ impl Connection {
         let retry = matches!(self.server.config, ServerConfig::Http { .. })
             && (annotations.read_only == Some(true) || annotations.idempotent == Some(true));
         let mut retried = false;
-        let mut params = call.params;
+        let params = std::mem::take(&mut call.params);
+        // MCP 2026-07-28: the answers to the server's last `InputRequiredResult`, and how
+        // many it sent.
+        let mut answered: Option<(rmcp::model::InputResponses, Option<String>)> = None;
+        let mut rounds = 0;
         loop {
             let live = match until(&cancel, deadline, self.live()).await {
                 Ok(Ok(l)) => l,
                 Ok(Err(r)) => return r,
                 Err(why) => return self.stopped_waiting(&name, call.timeout, why),
             };
-            let params = if retry {
-                params.clone()
-            } else {
-                std::mem::take(&mut params)
-            };
-            let args = match self.checked_args(&live, &name, mcp_name, contract, params) {
+            // A retry (of a lost connection, or with answers) sends the arguments again.
+            let args = match self.checked_args(&live, &name, mcp_name, contract, params.clone()) {
                 Ok(a) => a,
                 Err(r) => return r,
             };
             let span = tracing::Span::current();
             span.record("mcp.protocol.version", live.protocol.as_str());
+            let mut request = CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args);
+            if let Some((responses, state)) = &answered {
+                request = request.with_input_responses(responses.clone());
+                if let Some(state) = state {
+                    request = request.with_request_state(state.clone());
+                }
+            }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-                crate::telemetry::with_trace_context(
-                    CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args),
-                ),
+                crate::telemetry::with_trace_context(request),
             ));
             let peer = live.client.peer().clone();
             let sent = peer
@@ -1026,6 +1031,37 @@ impl Connection {
                     let id = handle.id.clone();
                     span.record("jsonrpc.request.id", id.to_string().as_str());
                     match until(&cancel, deadline, handle.await_response()).await {
+                        Ok(Ok(ServerResult::InputRequiredResult(input))) => {
+                            rounds += 1;
+                            if rounds > rmcp::model::DEFAULT_MRTR_MAX_ROUNDS {
+                                return ToolResult::stopped(
+                                    StopReason::ProtocolError,
+                                    format!(
+                                        "tool `{name}`: MCP server `{}` asked for input {} times over; toolbind answers at most {} rounds",
+                                        self.name(),
+                                        rounds,
+                                        rmcp::model::DEFAULT_MRTR_MAX_ROUNDS
+                                    ),
+                                );
+                            }
+                            // The wait for answers does not count against the call's
+                            // timeout (each question has the ask timeout).
+                            let asking = Instant::now();
+                            let answers = tokio::select! {
+                                a = self.fulfil(&name, &call, input) => a,
+                                () = cancel.cancelled() => {
+                                    return self.stopped_waiting(&name, call.timeout, Stop::Cancelled);
+                                }
+                            };
+                            deadline += asking.elapsed();
+                            match answers {
+                                Ok(a) => {
+                                    answered = Some(a);
+                                    continue;
+                                }
+                                Err(r) => return r,
+                            }
+                        }
                         Ok(Ok(response)) => return self.answered(&name, response),
                         Ok(Err(rmcp::ServiceError::McpError(e))) => {
                             return self.refused(&name, &e);
@@ -1050,6 +1086,89 @@ impl Connection {
             }
             return r;
         }
+    }
+
+    /// Answers an MCP 2026-07-28 `InputRequiredResult` through the call's host (else the
+    /// runtime's), question by question, with the runtime's checks: the `inputResponses`
+    /// and the `requestState` to send back. A question nobody answers stops the call,
+    /// saying why.
+    async fn fulfil(
+        &self,
+        name: &str,
+        call: &ExecCall<'_>,
+        input: rmcp::model::InputRequiredResult,
+    ) -> Result<(rmcp::model::InputResponses, Option<String>), ToolResult> {
+        let requests = input.input_requests.unwrap_or_default();
+        let (host, ask_timeout) = {
+            let asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+            (
+                call.host.clone().or_else(|| asking.runtime.clone()),
+                asking.ask_timeout,
+            )
+        };
+        if requests.len() > crate::host::MAX_QUESTIONS {
+            return Err(ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` asked {} questions at once; at most {} may be open",
+                    self.name(),
+                    requests.len(),
+                    crate::host::MAX_QUESTIONS
+                ),
+            ));
+        }
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in requests {
+            let request = serde_json::to_value(&request).unwrap_or_default();
+            let method = request["method"].as_str().unwrap_or("").to_owned();
+            let params = &request["params"];
+            let (kind, params) = match method.as_str() {
+                "elicitation/create" if params["mode"] != "url" => (
+                    "elicit",
+                    serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
+                ),
+                "sampling/createMessage" => ("sample", crate::host::sample_params(params.clone())),
+                "roots/list" => ("roots", serde_json::json!({})),
+                _ => {
+                    return Err(ToolResult::stopped(
+                        StopReason::ToolError,
+                        format!(
+                            "tool `{name}`: MCP server `{}` asked for input this agent does not give ({method}{})",
+                            self.name(),
+                            if method == "elicitation/create" {
+                                " in URL mode"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
+            };
+            let asker = crate::host::Asker {
+                tool: call.tool.clone(),
+                tool_call_id: call.tool_call_id.to_owned(),
+                key: crate::host::question_key(kind, Some(Value::String(key.clone())))
+                    .ok()
+                    .flatten(),
+            };
+            let answer = crate::host::answer(host.clone(), asker, kind, params, ask_timeout)
+                .await
+                .map_err(|why| {
+                    ToolResult::stopped(
+                        StopReason::ToolError,
+                        format!(
+                            "tool `{name}`: MCP server `{}` asked for input ({method}), and it was not given: {why}",
+                            self.name()
+                        ),
+                    )
+                })?;
+            let response = match kind {
+                "roots" => serde_json::json!({ "roots": answer }),
+                _ => answer,
+            };
+            responses.insert(key, response);
+        }
+        Ok((responses, input.request_state))
     }
 
     /// A call stopped before its request was sent: waiting for a slot or the connection.
@@ -1138,13 +1257,6 @@ impl Connection {
     fn answered(&self, name: &str, response: ServerResult) -> ToolResult {
         match response {
             ServerResult::CallToolResult(r) => result_of(r),
-            ServerResult::InputRequiredResult(_) => ToolResult::stopped(
-                StopReason::ToolError,
-                format!(
-                    "tool `{name}`: MCP server `{}` asked for more input (an `input_required` result), which toolbind does not answer yet",
-                    self.name()
-                ),
-            ),
             ServerResult::CreateTaskResult(_) => ToolResult::stopped(
                 StopReason::ProtocolError,
                 format!(
