@@ -235,6 +235,24 @@ fn answers_may_come_with_the_first_request_and_bad_ones_are_refused() {
 }
 
 #[test]
+fn questions_asked_at_once_go_out_in_one_round() {
+    let mut w = serve(&[]);
+    // python's asyncio.gather: both in the first round.
+    let first = call(&mut w, 1, "two_at_once", json!({}), json!({}));
+    let (keys, state) = asked(&first);
+    assert_eq!(keys, ["first", "second"]);
+    let done = call(
+        &mut w,
+        2,
+        "two_at_once",
+        json!({}),
+        json!({"inputResponses": {"first": accept(json!({"x": "one"})),
+            "second": accept(json!({"x": "two"}))}, "requestState": state}),
+    );
+    assert_eq!(text(&done), "one and two");
+}
+
+#[test]
 fn an_approval_goes_out_as_a_question_and_a_no_denies() {
     let mut w = serve(&[]);
     let args = json!({"path": "notes/a.txt", "token": "s3cret-value"});

@@ -11,6 +11,7 @@
 //        | {"type":"answer","id","ask","result"|"error"} (to a question of the call's ctx)
 //   out: {"type":"update","id","content","cut"?} | {"type":"result","id","result","cut"?}
 //        | {"type":"ask","id","ask","kind","params","key"?} | {"type":"notify","id","level","text"}
+//        | {"type":"waiting","id"} (it asked, and awaits an answer)
 //        | {"type":"error","id","message"} | {"type":"fatal","message"}
 //        | {"type":"data","id","ref","data","size"?} (a piece of a long base64 string,
 //          sent ahead of the result that names it {"ref": n}; the first gives its length)
@@ -201,6 +202,13 @@ function makeCtx(id, signal) {
   const open = new Map();
   questions.set(id, open);
   let next = 0;
+  // Once the event loop goes idle after a question (the tool awaits its answers), the
+  // runtime hears that the tool waits: questions asked together go out together.
+  let idle = false;
+  const waiting = () => {
+    idle = false;
+    if (calls.has(id) && open.size > 0) send({ type: "waiting", id });
+  };
   // `opts.key` names the question (MCP 2026-07-28 clients see it as its inputRequests key).
   const ask = (kind, params, opts) => {
     if (!calls.has(id)) return Promise.reject(new Error(`ctx.${kind}: the call has ended`));
@@ -214,6 +222,10 @@ function makeCtx(id, signal) {
       try {
         const key = opts?.key;
         send(key === undefined ? { type: "ask", id, ask: n, kind, params } : { type: "ask", id, ask: n, kind, params, key: String(key) });
+        if (!idle) {
+          idle = true;
+          setImmediate(waiting);
+        }
       } catch (err) {
         open.delete(n);
         reject(err);

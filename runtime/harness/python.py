@@ -11,6 +11,7 @@
 #   out: {"type":"update","id","content"} | {"type":"result","id","result"}
 #        | {"type":"error","id","message"} | {"type":"fatal","message"}
 #        | {"type":"ask","id","ask","kind","params","key"?} | {"type":"notify","id","level","text"}
+#        | {"type":"waiting","id"} (it asked, and awaits an answer)
 # The runtime joins fd 1 to fd 2, so print() cannot reach the protocol.
 #
 # execute(tool_call_id, params, signal, on_update) may be a plain or an `async def`
@@ -280,10 +281,14 @@ class Answer:
     `.result(timeout=None)` in a plain one. Fails with RuntimeError saying why when the
     agent refuses, does not answer in time, or the call is cancelled."""
 
-    def __init__(self, future):
+    def __init__(self, future, waiting=None):
         self._future = future
+        self._waiting = waiting
 
     def result(self, timeout=None):
+        # A plain execute blocks here: the runtime hears that the tool waits.
+        if not self._future.done() and self._waiting is not None:
+            self._waiting()
         return self._future.result(timeout)
 
     def __await__(self):
@@ -322,7 +327,22 @@ class Ctx:
             # The question's name (MCP 2026-07-28 clients see it as its inputRequests key).
             msg["key"] = str(key)
         _send(msg)
-        return Answer(fut)
+        # An async execute: once the event loop has run what is ready (the other
+        # questions of an asyncio.gather), the tool awaits; a plain one: when it blocks
+        # in .result().
+        try:
+            import asyncio
+            asyncio.get_running_loop().call_soon(self._waiting)
+        except RuntimeError:
+            pass
+        return Answer(fut, self._waiting)
+
+    def _waiting(self):
+        with _questions_lock:
+            open_ = _questions.get(self._id)
+            if not open_ or self._id not in _calls:
+                return
+        _send({"type": "waiting", "id": self._id})
 
     def confirm(self, message, key=None):
         return self._ask("confirm", {"message": str(message)}, key)

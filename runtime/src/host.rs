@@ -164,6 +164,15 @@ pub trait Host: Send + Sync + 'static {
     fn notify(&self, notice: Notice) {
         let _ = notice;
     }
+
+    /// The tool has asked `asked` questions in this call so far and now waits for an
+    /// answer (node: its event loop went idle after asking; python: it awaits or blocks
+    /// on one). A host that gathers a call's questions may send them now: `toolbind
+    /// serve` on MCP 2026-07-28 sends them in one `InputRequiredResult`. A hint, not a
+    /// promise: the tool may still be working. By default ignored.
+    fn waiting(&self, asker: Asker, asked: u64) {
+        let _ = (asker, asked);
+    }
 }
 
 /// A [`Host`] whose approvals are `decide`'s answers (and which asks only for the tools
@@ -762,6 +771,9 @@ impl Host for Redacting {
         notice.text = self.redactor.text(&notice.text);
         trace_notice(&notice);
         self.inner.notify(notice)
+    }
+    fn waiting(&self, asker: Asker, asked: u64) {
+        self.inner.waiting(asker, asked)
     }
 }
 

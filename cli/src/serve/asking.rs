@@ -97,14 +97,19 @@ impl Asking {
 
     /// Asks `method` with `params` (when the client declared `capability`) and returns
     /// the client's result as JSON.
-    /// `key`: the name the tool gave the question.
+    /// `key`: the name the tool gave the question; `approval`: the runtime asks, not the
+    /// tool.
     fn ask(
         &self,
         capability: &str,
         method: &'static str,
         params: Value,
         key: Option<String>,
+        approval: bool,
     ) -> Answer<Result<Value, Refusal>> {
+        if let (Via::Rounds { call, .. }, false) = (&self.0, approval) {
+            call.counted();
+        }
         if let Err(why) = self.can(capability) {
             return Box::pin(std::future::ready(Err(why)));
         }
@@ -136,7 +141,7 @@ impl Asking {
                 })
             }
             Via::Rounds { call, .. } => {
-                let waiting = call.ask(json!({"method": method, "params": params}), key);
+                let waiting = call.ask(json!({"method": method, "params": params}), key, approval);
                 Box::pin(async move {
                     let mut question = waiting?;
                     (&mut question.answer)
@@ -154,12 +159,14 @@ impl Asking {
         message: String,
         schema: Value,
         key: Option<String>,
+        approval: bool,
     ) -> Answer<Result<Elicited, Refusal>> {
         let asking = self.ask(
             "elicitation",
             "elicitation/create",
             json!({"mode": "form", "message": message, "requestedSchema": schema}),
             key,
+            approval,
         );
         Box::pin(async move { elicited(asking.await?) })
     }
@@ -170,12 +177,14 @@ impl Asking {
         message: String,
         field: &'static str,
         key: Option<String>,
+        approval: bool,
     ) -> Answer<Result<bool, Refusal>> {
         let asking = self.form(
             message,
             json!({"type": "object", "required": [field],
                 "properties": {field: {"type": "boolean", "title": "Yes?", "default": false}}}),
             key,
+            approval,
         );
         Box::pin(async move {
             let answer = asking.await?;
@@ -222,6 +231,7 @@ impl Host for Asking {
             approval_question(&request),
             "approve",
             Some("approval".into()),
+            true,
         );
         Box::pin(async move {
             match asking.await {
@@ -233,11 +243,11 @@ impl Host for Asking {
     }
 
     fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
-        self.yes_or_no(request.message, "confirm", request.asker.key)
+        self.yes_or_no(request.message, "confirm", request.asker.key, false)
     }
 
     fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
-        self.form(request.message, request.schema, request.asker.key)
+        self.form(request.message, request.schema, request.asker.key, false)
     }
 
     fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
@@ -246,6 +256,7 @@ impl Host for Asking {
             "sampling/createMessage",
             toolbind::host::sample_params(request.params),
             request.asker.key,
+            false,
         );
         Box::pin(async move {
             let answer = asking.await?;
@@ -256,7 +267,7 @@ impl Host for Asking {
     }
 
     fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        let asking = self.ask("roots", "roots/list", json!({}), asker.key);
+        let asking = self.ask("roots", "roots/list", json!({}), asker.key, false);
         Box::pin(async move {
             let r: rmcp::model::ListRootsResult = serde_json::from_value(asking.await?)
                 .map_err(|e| format!("the client's roots cannot be read: {e}"))?;
@@ -265,6 +276,12 @@ impl Host for Asking {
                 .map(|root| Root::new(root.uri, root.name))
                 .collect())
         })
+    }
+
+    fn waiting(&self, _asker: Asker, asked: u64) {
+        if let Via::Rounds { call, .. } = &self.0 {
+            call.waiting(asked);
+        }
     }
 
     fn notify(&self, notice: Notice) {

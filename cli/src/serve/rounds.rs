@@ -2,9 +2,11 @@
 //! tool asks is answered with an `InputRequiredResult`, and the tool waits, alive, for the
 //! client's retry.
 //!
-//! - The questions the tool asks before it blocks (those asked within [`GATHER`] of each
-//!   other, at most [`MAX_QUESTIONS`]) go out together as `inputRequests`, keyed by the
-//!   names the tool gave them (`{key}`), else `input-1`, `input-2`, ….
+//! - The questions the tool asks before it blocks go out together as `inputRequests`
+//!   (at most [`MAX_QUESTIONS`]), keyed by the names the tool gave them (`{key}`), else
+//!   `input-1`, `input-2`, …: once the harness says the tool waits (`Host::waiting`) and
+//!   they have all arrived, else [`GATHER`] after the last one. The runtime's approval
+//!   goes out at once.
 //! - `requestState` is sealed (HMAC-SHA256, rmcp's [`RequestStateCodec`], with a TTL) and
 //!   names the call, this replica, the round and a digest of the tool name and arguments
 //!   (RFC 8785 canonical JSON). It is good for one retry: the retry that redeems it moves
@@ -45,8 +47,9 @@ pub(crate) const DEFAULT_MAX_PENDING: usize = 16;
 /// `--pending-ttl`: as long as a question may wait in a tool (the runtime's ask timeout).
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// After a question, how long the call may take to ask the next one and have it go out
-/// in the same `InputRequiredResult`. A tool that asks several at once (`Promise.all`,
-/// `asyncio.gather`) writes them in one go, well within it.
+/// in the same `InputRequiredResult`, when the harness has not said the tool waits (it
+/// says so once a tool awaits: this bound is for a python tool asking from a thread of
+/// its own, or a question refused before it reached the host).
 pub(crate) const GATHER: Duration = Duration::from_millis(20);
 /// Ended calls remembered, so that a late retry is told its call ended.
 const ENDED: usize = 10_000;
@@ -99,6 +102,11 @@ struct CallState {
     /// The tool's end, until a request takes it.
     result: Option<toolbind::ToolResult>,
     last_asked: Option<Instant>,
+    /// Questions the tool has asked in this call (not the runtime's approval).
+    tool_asked: u64,
+    /// The tool said it waits, having asked this many: once they are all here, they go
+    /// out (without waiting out [`GATHER`]).
+    waits_after: Option<u64>,
     /// Whether no request drives the call: it waits for its client's retry.
     detached: bool,
     /// Whether its request stopped it (the client's cancel, the server's end): no more
@@ -300,10 +308,13 @@ impl Rounds {
                     self.end(&call.id, Ended::Done);
                     return Ok(Turn::Done(result));
                 }
+                let all_here = st.waits_after.is_some_and(|n| st.tool_asked >= n);
                 match st.last_asked {
                     _ if st.open.is_empty() || st.stopping => None,
                     Some(last)
-                        if st.open.len() < MAX_QUESTIONS && last + GATHER > Instant::now() =>
+                        if !all_here
+                            && st.open.len() < MAX_QUESTIONS
+                            && last + GATHER > Instant::now() =>
                     {
                         Some(last + GATHER)
                     }
@@ -376,6 +387,7 @@ impl Rounds {
             requests.insert(key.clone(), request);
         }
         st.detached = true;
+        st.waits_after = None;
         let round = st.round;
         drop(st);
         let (rounds, waiting) = (Arc::downgrade(self), Arc::downgrade(call));
@@ -445,12 +457,28 @@ impl Call {
         self.changed.notify_one();
     }
 
-    /// The tool asks `request` (`{method, params}`), under `key` or the next `input-N`.
-    /// Answered at once when the current request already carries the answer.
+    /// The tool said it waits, having asked `asked` questions (`Host::waiting`).
+    pub(crate) fn waiting(&self, asked: u64) {
+        self.lock().waits_after = Some(asked);
+        self.changed.notify_one();
+    }
+
+    /// A question of the tool's reached the host (asked, or refused there): counted
+    /// against what [`waiting`](Self::waiting) says.
+    pub(crate) fn counted(&self) {
+        self.lock().tool_asked += 1;
+        self.changed.notify_one();
+    }
+
+    /// `request` (`{method, params}`) is asked, under `key` or the next `input-N`: by the
+    /// tool, or (`at_once`) by the runtime for its approval, which goes out without
+    /// waiting for more. Answered at once when the current request already carries the
+    /// answer.
     pub(crate) fn ask(
         self: &Arc<Self>,
         request: Value,
         key: Option<String>,
+        at_once: bool,
     ) -> Result<Waiting, String> {
         if serde_json::from_value::<InputRequest>(request.clone()).is_err() {
             return Err(
@@ -498,6 +526,9 @@ impl Call {
             },
         );
         st.last_asked = Some(Instant::now());
+        if at_once {
+            st.waits_after = Some(0);
+        }
         drop(st);
         self.changed.notify_one();
         Ok(Waiting {
@@ -603,9 +634,9 @@ mod tests {
         let r = rounds(4);
         let args = json!({"x": 1});
         let call = Rounds::begin("t", &args, BTreeMap::new()).unwrap();
-        let mut a = call.ask(form("a"), Some("a".into())).unwrap();
-        let _b = call.ask(form("b"), None).unwrap();
-        assert!(call.ask(form("again"), Some("a".into())).is_err());
+        let mut a = call.ask(form("a"), Some("a".into()), false).unwrap();
+        let _b = call.ask(form("b"), None, false).unwrap();
+        assert!(call.ask(form("again"), Some("a".into()), false).is_err());
         let turn = r.drive(&call, std::future::pending()).await.unwrap();
         let (asked, s1) = keys(&turn);
         assert_eq!(asked, ["a", "input-1"]);
@@ -641,10 +672,10 @@ mod tests {
     async fn a_call_past_the_limit_is_stopped_and_one_never_retried_expires() {
         let r = rounds(1);
         let first = Rounds::begin("t", &json!({}), BTreeMap::new()).unwrap();
-        let _q1 = first.ask(form("a"), None).unwrap();
+        let _q1 = first.ask(form("a"), None, false).unwrap();
         let (_, state) = keys(&r.drive(&first, std::future::pending()).await.unwrap());
         let second = Rounds::begin("t", &json!({}), BTreeMap::new()).unwrap();
-        let _q2 = second.ask(form("a"), None).unwrap();
+        let _q2 = second.ask(form("a"), None, false).unwrap();
         let refused = r
             .drive(&second, std::future::pending())
             .await
@@ -671,9 +702,9 @@ mod tests {
             ("bad".to_owned(), json!({"content": {}})),
         ]);
         let call = Rounds::begin("t", &json!({}), responses).unwrap();
-        let mut good = call.ask(form("g"), Some("good".into())).unwrap();
+        let mut good = call.ask(form("g"), Some("good".into()), false).unwrap();
         assert_eq!((&mut good.answer).await.unwrap(), yes());
-        let _bad = call.ask(form("b"), Some("bad".into())).unwrap();
+        let _bad = call.ask(form("b"), Some("bad".into()), false).unwrap();
         let (asked, state) = keys(&r.drive(&call, std::future::pending()).await.unwrap());
         assert_eq!(asked, ["bad"]);
         // On a retry a bad answer is refused, and the state stays good.
@@ -688,7 +719,7 @@ mod tests {
     async fn a_question_taken_back_is_not_sent() {
         let r = rounds(4);
         let call = Rounds::begin("t", &json!({}), BTreeMap::new()).unwrap();
-        drop(call.ask(form("a"), None).unwrap());
+        drop(call.ask(form("a"), None, false).unwrap());
         call.finish(toolbind::ToolResult::text("done"));
         assert!(matches!(
             r.drive(&call, std::future::pending()).await.unwrap(),

@@ -51,6 +51,9 @@
 //!   call, with `"key":"..."` when the tool named it; at most [`MAX_QUESTIONS`](crate::host::MAX_QUESTIONS) open at once, one more is
 //!   refused at once. The call's timeout stands still while one is open;
 //! - (version 4) `{"type":"notify","id":1,"level":"info","text":"..."}` — `ctx.notify`;
+//! - (version 4) `{"type":"waiting","id":1}` — the tool asked, and now waits for an
+//!   answer (node: its event loop went idle; python: it awaits or blocks on one): a hint
+//!   for hosts that gather questions;
 //! - `{"type":"error","id":1,"message":"..."}` — `execute` threw;
 //! - `{"type":"fatal","message":"..."}` — the harness cannot serve calls at all (the entry
 //!   failed to load or has no `execute`); it exits right after.
@@ -134,6 +137,10 @@ pub(crate) enum FromHarness {
         #[serde(default)]
         key: Option<Value>,
     },
+    /// (version 4) The tool of call `id` asked and now waits for an answer.
+    Waiting {
+        id: u64,
+    },
     /// (version 4) `ctx.notify(text, level)` during call `id`: no answer.
     Notify {
         id: u64,
@@ -169,6 +176,7 @@ impl FromHarness {
             FromHarness::Data { .. } => "data",
             FromHarness::Ask { .. } => "ask",
             FromHarness::Notify { .. } => "notify",
+            FromHarness::Waiting { .. } => "waiting",
         }
     }
 }

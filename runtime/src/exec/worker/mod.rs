@@ -59,6 +59,8 @@ enum Event {
         /// Its name, when the tool gave one.
         key: Option<Value>,
     },
+    /// The tool asked and now waits for an answer.
+    Waiting,
     /// `ctx.notify(text, level)`.
     Notify {
         level: String,
@@ -427,6 +429,12 @@ impl Worker {
                             crate::host::notify(call.host.as_ref(), asker.clone(), &level, text);
                             continue;
                         }
+                        Some(Event::Waiting) => {
+                            if let Some(host) = &call.host {
+                                host.waiting(asker.clone(), asked as u64);
+                            }
+                            continue;
+                        }
                         _ => {}
                     }
                     if let Some(Event::Done(_)) = &event {
@@ -540,10 +548,12 @@ fn call_end(event: Option<Event>, stopper: &Stopper) -> CallEnd {
             "protocol error: the harness answered a call with `prepared`",
         )),
         // Handled by the call's loop, never an end.
-        Some(Event::Ask { .. } | Event::Notify { .. }) => CallEnd::Done(ToolResult::stopped(
-            StopReason::ProtocolError,
-            "internal error: a question was taken for the call's end",
-        )),
+        Some(Event::Ask { .. } | Event::Notify { .. } | Event::Waiting) => {
+            CallEnd::Done(ToolResult::stopped(
+                StopReason::ProtocolError,
+                "internal error: a question was taken for the call's end",
+            ))
+        }
         None => CallEnd::Done(ToolResult::stopped(
             StopReason::Crashed,
             "internal error: the worker dropped the call",
@@ -616,9 +626,9 @@ impl Worker {
             Ok(Some(Event::Prepared(args))) => Ok(args),
             Ok(Some(Event::Done(result))) => Err(PrepareError::Failed(result.text_content())),
             Ok(Some(Event::Died { reason, .. })) => Err(PrepareError::Died(reason)),
-            Ok(Some(Event::Ask { .. } | Event::Notify { .. })) => Err(PrepareError::Failed(
-                "prepareArguments has no ctx to ask or notify with".into(),
-            )),
+            Ok(Some(Event::Ask { .. } | Event::Notify { .. } | Event::Waiting)) => Err(
+                PrepareError::Failed("prepareArguments has no ctx to ask or notify with".into()),
+            ),
             Ok(None) => Err(PrepareError::Dropped),
             Err(_) => Err(PrepareError::TimedOut(timeout)),
         }

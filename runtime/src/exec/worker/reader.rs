@@ -132,7 +132,7 @@ async fn read_messages(
         let handled =
             in_order(&msg, reading.greeted, ctx.label).and_then(|()| reading.handle(ctx, msg));
         match handled {
-            Ok(Some((id, event @ (Event::Ask { .. } | Event::Notify { .. })))) => {
+            Ok(Some((id, event @ (Event::Ask { .. } | Event::Notify { .. } | Event::Waiting)))) => {
                 if let Err(broken) = forward(&ctx.shared, id, event) {
                     reading.broken = Some(broken);
                     break;
@@ -256,6 +256,7 @@ impl Reading {
                     key,
                 },
             ))),
+            FromHarness::Waiting { id } => Ok(Some((id, Event::Waiting))),
             FromHarness::Notify { id, level, text } => Ok(Some((
                 id,
                 Event::Notify {
@@ -362,7 +363,7 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
     }
 }
 
-/// Hands call `id` something on the way (a question, a notice), if it is still in flight,
+/// Hands call `id` something on the way (a question, a notice, its waiting), if it is still in flight,
 /// without waiting: reading never stalls on one call. A notice that finds the call's queue
 /// full is dropped; a question that does is more than the harness may have open, a
 /// protocol break.
