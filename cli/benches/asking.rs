@@ -5,7 +5,10 @@
 //! (`echo_confirm`: a question from the tool's process, through the runtime, to the
 //! client and back); the peer, an MCP server on the official TypeScript SDK, runs the
 //! plain echo and one that calls `server.elicitInput` first. The client (raw JSON-RPC
-//! lines, one call in flight) answers every elicitation at once with yes.
+//! lines, one call in flight) answers every elicitation at once with yes. The same
+//! toolbind tools again on MCP 2026-07-28 (no session; each request carries its `_meta`):
+//! a plain call, and `ctx.confirm` as an `InputRequiredResult` and the client's retry
+//! with its answer, the tool waiting alive in between.
 //!
 //! `cargo bench -p toolbind-cli --bench asking [-- --quick]`; needs the clients of
 //! `tests/clients/install.sh`.
@@ -27,12 +30,14 @@ use line::Line;
 enum Which {
     Toolbind,
     Peer,
+    /// toolbind serve, spoken to on MCP 2026-07-28.
+    Rounds,
 }
 
 fn start(which: Which) -> Line {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/asking");
     let cmd = match which {
-        Which::Toolbind => {
+        Which::Toolbind | Which::Rounds => {
             let mut c = Command::new(env!("CARGO_BIN_EXE_toolbind"));
             c.arg("serve")
                 .arg(here.join("tools"))
@@ -46,17 +51,58 @@ fn start(which: Which) -> Line {
             c
         }
     };
+    if which == Which::Rounds {
+        return Line::stateless(cmd);
+    }
     Line::start(cmd, json!({"elicitation": {"form": {}}}), "asking-bench")
 }
 
-fn measure(line: &mut Line, tool: &str, calls: usize) -> Vec<Duration> {
+/// A 2026-07-28 request's `_meta`: a client that answers forms.
+fn meta() -> serde_json::Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "asking-bench", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    })
+}
+
+/// A 2026-07-28 `tools/call` to its end: each `InputRequiredResult`'s forms are answered
+/// yes (their first field) in the retry.
+fn call_in_rounds(line: &mut Line, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    let mut params = json!({"name": tool, "arguments": args, "_meta": meta()});
+    loop {
+        let r = line.request("tools/call", params.clone());
+        let result = &r["result"];
+        if result["resultType"] != "input_required" {
+            return r;
+        }
+        line.asked += 1;
+        let mut responses = serde_json::Map::new();
+        for (key, request) in result["inputRequests"].as_object().unwrap() {
+            let field = request["params"]["requestedSchema"]["properties"]
+                .as_object()
+                .and_then(|p| p.keys().next().cloned())
+                .unwrap_or_default();
+            responses.insert(
+                key.clone(),
+                json!({"action": "accept", "content": {field: true}}),
+            );
+        }
+        params["inputResponses"] = responses.into();
+        params["requestState"] = result["requestState"].clone();
+    }
+}
+
+fn measure(line: &mut Line, which: Which, tool: &str, calls: usize) -> Vec<Duration> {
     let mut took = Vec::with_capacity(calls);
     for i in 0..calls {
         let t = Instant::now();
-        let r = line.request(
-            "tools/call",
-            json!({"name": tool, "arguments": {"text": format!("call {i}")}}),
-        );
+        let args = json!({"text": format!("call {i}")});
+        let r = if which == Which::Rounds {
+            call_in_rounds(line, tool, args)
+        } else {
+            line.request("tools/call", json!({"name": tool, "arguments": args}))
+        };
         took.push(t.elapsed());
         assert_eq!(
             r["result"]["content"][0]["text"],
@@ -80,7 +126,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let (rounds, calls, warmup) = if quick { (1, 200, 50) } else { (5, 1000, 200) };
-    let rows: [(Which, &str, &str); 5] = [
+    let rows: [(Which, &str, &str); 7] = [
         (Which::Toolbind, "echo_plain", "toolbind serve: plain call"),
         (
             Which::Toolbind,
@@ -102,18 +148,28 @@ fn main() {
             "echo_confirm",
             "TypeScript SDK server: one elicitInput",
         ),
+        (
+            Which::Rounds,
+            "echo_plain",
+            "toolbind serve, MCP 2026-07-28: plain call",
+        ),
+        (
+            Which::Rounds,
+            "echo_confirm",
+            "toolbind serve, MCP 2026-07-28: one ctx.confirm (InputRequiredResult, retry)",
+        ),
     ];
     let mut p50s = vec![Vec::new(); rows.len()];
     let mut p99s = vec![Vec::new(); rows.len()];
     for round in 0..rounds {
-        for which in [Which::Toolbind, Which::Peer] {
+        for which in [Which::Toolbind, Which::Peer, Which::Rounds] {
             let mut line = start(which);
             for (r, (w, tool, _)) in rows.iter().enumerate() {
                 if *w != which {
                     continue;
                 }
-                measure(&mut line, tool, warmup);
-                let mut took = measure(&mut line, tool, calls);
+                measure(&mut line, which, tool, warmup);
+                let mut took = measure(&mut line, which, tool, calls);
                 p50s[r].push(pick(&mut took, 0.5));
                 p99s[r].push(pick(&mut took, 0.99));
             }
@@ -129,10 +185,10 @@ fn main() {
         .map(|r| (median(p50s[r].clone()), median(p99s[r].clone())))
         .collect();
     for (r, (w, _, label)) in rows.iter().enumerate() {
-        let plain = if *w == Which::Toolbind {
-            med[0].0
-        } else {
-            med[3].0
+        let plain = match w {
+            Which::Toolbind => med[0].0,
+            Which::Peer => med[3].0,
+            Which::Rounds => med[5].0,
         };
         let added = med[r].0.as_secs_f64() - plain.as_secs_f64();
         println!(
