@@ -485,10 +485,11 @@ pub struct ServeArgs {
 pub struct RoundArgs {
     /// Calls that may wait for their client's answers at once (at least 1); one more is
     /// stopped and answered with a JSON-RPC error. Each keeps its slot of
-    /// --max-concurrent-calls while it waits
-    #[arg(long, value_name = "N", default_value_t = crate::serve::rounds::DEFAULT_MAX_PENDING)]
-    pub max_pending_calls: usize,
-    /// How long a call waits for its client's retry; then it is stopped [default: 300]
+    /// --max-concurrent-calls while it waits [default: half of --max-concurrent-calls]
+    #[arg(long, value_name = "N")]
+    pub max_pending_calls: Option<usize>,
+    /// How long a call waits for its client's retry, each round; then it is stopped
+    /// [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub pending_ttl: Option<std::time::Duration>,
     /// Read the key that seals `requestState` from PATH (at least 32 bytes). Replicas that
@@ -499,8 +500,12 @@ pub struct RoundArgs {
 }
 
 impl RoundArgs {
-    /// The store of waiting calls, its key read from --request-state-key-file.
-    pub(crate) fn rounds(&self) -> Result<crate::serve::rounds::Rounds, crate::exit::Failure> {
+    /// The store of waiting calls, its key read from --request-state-key-file; `slots`:
+    /// --max-concurrent-calls.
+    pub(crate) fn rounds(
+        &self,
+        slots: usize,
+    ) -> Result<crate::serve::rounds::Rounds, crate::exit::Failure> {
         use crate::exit::Failure;
         let key = match &self.request_state_key_file {
             None => None,
@@ -525,7 +530,9 @@ impl RoundArgs {
         };
         crate::serve::rounds::Rounds::new(
             crate::serve::rounds::Limits {
-                max_pending: self.max_pending_calls.max(1),
+                // Half the slots by default: clients that never come back must not take
+                // every one.
+                max_pending: self.max_pending_calls.unwrap_or(slots / 2).max(1),
                 ttl: self
                     .pending_ttl
                     .unwrap_or(crate::serve::rounds::DEFAULT_TTL),

@@ -302,6 +302,9 @@ class Ctx:
     def __init__(self, call_id):
         self._id = call_id
         self._next = 0
+        # How many questions had been asked at the last `waiting`: one per burst of them
+        # (a tool polling .result(timeout) must not flood the runtime).
+        self._waited = 0
 
     def _ask(self, kind, params, key=None):
         import concurrent.futures
@@ -340,8 +343,9 @@ class Ctx:
     def _waiting(self):
         with _questions_lock:
             open_ = _questions.get(self._id)
-            if not open_ or self._id not in _calls:
+            if not open_ or self._id not in _calls or self._waited == self._next:
                 return
+            self._waited = self._next
         _send({"type": "waiting", "id": self._id})
 
     def confirm(self, message, key=None):

@@ -107,10 +107,10 @@ impl Asking {
         key: Option<String>,
         approval: bool,
     ) -> Answer<Result<Value, Refusal>> {
-        if let (Via::Rounds { call, .. }, false) = (&self.0, approval) {
-            call.counted();
-        }
         if let Err(why) = self.can(capability) {
+            if let (Via::Rounds { call, .. }, false) = (&self.0, approval) {
+                call.counted();
+            }
             return Box::pin(std::future::ready(Err(why)));
         }
         match &self.0 {

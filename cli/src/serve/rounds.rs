@@ -17,10 +17,10 @@
 //!   round (a first request may carry them too); other keys are ignored.
 //! - A retry whose state was forged or changed, expired, was already used, names other
 //!   arguments, or belongs to another replica is -32602, saying which.
-//! - Bounds: at most `--max-pending-calls` calls wait for their client at once (one more
-//!   is stopped and answered -32000), each for at most `--pending-ttl`; a call whose
-//!   client does not come back in time is stopped through its abort signal (then the
-//!   kill), like any cancelled call.
+//! - Bounds: at most `--max-pending-calls` calls that have asked and not ended (one more
+//!   is stopped and answered -32000); each round waits at most `--pending-ttl` for its
+//!   retry (a sweeper checks every second); a call whose client does not come back in
+//!   time is stopped through its abort signal (then the kill), like any cancelled call.
 //!
 //! A waiting call keeps its tool process, and so its slot of `--max-concurrent-calls`.
 
@@ -41,9 +41,6 @@ use tokio::time::Instant;
 use toolbind::CancelToken;
 use toolbind::host::MAX_QUESTIONS;
 
-/// `--max-pending-calls`: half the default `--max-concurrent-calls`, so that clients that
-/// never come back cannot take every slot.
-pub(crate) const DEFAULT_MAX_PENDING: usize = 16;
 /// `--pending-ttl`: as long as a question may wait in a tool (the runtime's ask timeout).
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// After a question, how long the call may take to ask the next one and have it go out
@@ -51,6 +48,8 @@ pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// says so once a tool awaits: this bound is for a python tool asking from a thread of
 /// its own, or a question refused before it reached the host).
 pub(crate) const GATHER: Duration = Duration::from_millis(20);
+/// How often waiting calls are checked against `--pending-ttl`.
+const SWEEP: Duration = Duration::from_secs(1);
 /// Ended calls remembered, so that a late retry is told its call ended.
 const ENDED: usize = 10_000;
 
@@ -68,6 +67,17 @@ pub(crate) struct Rounds {
     replica: String,
     limits: Limits,
     inner: Mutex<Inner>,
+    /// MCP 2026-07-28 calls whose tool runs now ([`Running`]).
+    running: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A 2026-07-28 call's tool running, counted while this lives.
+pub(crate) struct Running(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 #[derive(Default)]
@@ -77,6 +87,8 @@ struct Inner {
     /// Calls that ended after sending one, newest last, and how ([`Ended`]).
     ended: VecDeque<String>,
     ended_how: HashMap<String, Ended>,
+    /// Whether the sweeper runs.
+    sweeping: bool,
 }
 
 /// One `tools/call` on MCP 2026-07-28, over all its rounds.
@@ -90,7 +102,6 @@ pub(crate) struct Call {
     changed: Notify,
 }
 
-#[derive(Default)]
 struct CallState {
     /// The round the next sealed state names; a retry must bring the latest.
     round: u64,
@@ -107,11 +118,34 @@ struct CallState {
     /// The tool said it waits, having asked this many: once they are all here, they go
     /// out (without waiting out [`GATHER`]).
     waits_after: Option<u64>,
-    /// Whether no request drives the call: it waits for its client's retry.
+    /// Whether no request drives the call: it waits for its client's retry, until
+    /// `deadline`.
     detached: bool,
+    deadline: Instant,
+    /// `tool_asked` when the last round went out.
+    issued_after: u64,
     /// Whether its request stopped it (the client's cancel, the server's end): no more
     /// rounds.
     stopping: bool,
+}
+
+impl Default for CallState {
+    fn default() -> Self {
+        CallState {
+            round: 0,
+            unnamed: 0,
+            open: BTreeMap::new(),
+            offered: BTreeMap::new(),
+            result: None,
+            last_asked: None,
+            tool_asked: 0,
+            waits_after: None,
+            detached: false,
+            deadline: Instant::now(),
+            issued_after: 0,
+            stopping: false,
+        }
+    }
 }
 
 struct Open {
@@ -181,11 +215,25 @@ impl Rounds {
             replica: hex(&replica),
             limits,
             inner: Mutex::default(),
+            running: Arc::default(),
         })
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a call's tool as running while the guard lives: the server's end waits for
+    /// them.
+    pub(crate) fn runs(&self) -> Running {
+        self.running
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Running(self.running.clone())
+    }
+
+    /// How many 2026-07-28 calls' tools run now.
+    pub(crate) fn running(&self) -> usize {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// How long a call waits for its client's retry.
@@ -308,7 +356,9 @@ impl Rounds {
                     self.end(&call.id, Ended::Done);
                     return Ok(Turn::Done(result));
                 }
-                let all_here = st.waits_after.is_some_and(|n| st.tool_asked >= n);
+                // The tool said it waits, and every question it asked is here (a later
+                // question means a later `waiting`).
+                let all_here = st.waits_after == Some(st.tool_asked);
                 match st.last_asked {
                     _ if st.open.is_empty() || st.stopping => None,
                     Some(last)
@@ -343,31 +393,67 @@ impl Rounds {
     /// it if its client does not come back. `None`: nothing to send after all (the tool
     /// took its questions back, or ended: the caller looks again).
     fn issue(self: &Arc<Self>, call: &Arc<Call>) -> Result<Option<Turn>, McpError> {
-        {
-            let mut inner = self.lock();
-            if !inner.calls.contains_key(&call.id) {
-                if inner.calls.len() >= self.limits.max_pending {
-                    drop(inner);
-                    call.lock().stopping = true;
-                    call.cancel.cancel();
-                    return Err(McpError::new(
-                        ErrorCode(-32000),
-                        format!(
-                            "too many calls wait for their clients' answers ({}, toolbind serve --max-pending-calls); the call was stopped: retry later",
-                            self.limits.max_pending
-                        ),
-                        None,
-                    ));
-                }
-                inner.calls.insert(call.id.clone(), call.clone());
-            }
-        }
         let mut st = call.lock();
         if st.result.is_some() || st.open.is_empty() {
             return Ok(None);
         }
-        let sealed = self
-            .codec
+        let built = self.sealed(call, &st).and_then(|sealed| {
+            let mut requests = InputRequests::new();
+            for (key, open) in &st.open {
+                let request = serde_json::from_value::<InputRequest>(open.request.clone())
+                    .map_err(|e| {
+                        McpError::internal_error(format!("input request {key}: {e}"), None)
+                    })?;
+                requests.insert(key.clone(), request);
+            }
+            Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
+        });
+        let input = match built {
+            Ok(input) => input,
+            Err(e) => {
+                st.stopping = true;
+                drop(st);
+                call.cancel.cancel();
+                self.end(&call.id, Ended::Done);
+                return Err(e);
+            }
+        };
+        st.detached = true;
+        st.waits_after = None;
+        st.issued_after = st.tool_asked;
+        st.deadline = Instant::now() + self.limits.ttl;
+        drop(st);
+        // Registered last: a call that cannot wait is stopped, and no state of it is out.
+        let mut inner = self.lock();
+        if !inner.calls.contains_key(&call.id) {
+            if inner.calls.len() >= self.limits.max_pending {
+                drop(inner);
+                let mut st = call.lock();
+                st.detached = false;
+                st.stopping = true;
+                drop(st);
+                call.cancel.cancel();
+                return Err(McpError::new(
+                    ErrorCode(-32000),
+                    format!(
+                        "too many calls wait for their clients' answers ({}, toolbind serve --max-pending-calls); the call was stopped: retry later",
+                        self.limits.max_pending
+                    ),
+                    None,
+                ));
+            }
+            inner.calls.insert(call.id.clone(), call.clone());
+            if !inner.sweeping {
+                inner.sweeping = true;
+                tokio::spawn(sweep(Arc::downgrade(self)));
+            }
+        }
+        Ok(Some(Turn::Input(input)))
+    }
+
+    /// The `requestState` of `call`'s current round.
+    fn sealed(&self, call: &Call, st: &CallState) -> Result<String, McpError> {
+        self.codec
             .seal_json_with(
                 &Sealed {
                     call: call.id.clone(),
@@ -379,42 +465,35 @@ impl Rounds {
             )
             .map_err(|e| {
                 McpError::internal_error(format!("cannot seal the request state: {e}"), None)
-            })?;
-        let mut requests = InputRequests::new();
-        for (key, open) in &st.open {
-            let request = serde_json::from_value::<InputRequest>(open.request.clone())
-                .map_err(|e| McpError::internal_error(format!("input request {key}: {e}"), None))?;
-            requests.insert(key.clone(), request);
-        }
-        st.detached = true;
-        st.waits_after = None;
-        let round = st.round;
-        drop(st);
-        let (rounds, waiting) = (Arc::downgrade(self), Arc::downgrade(call));
-        let ttl = self.limits.ttl;
-        tokio::spawn(async move {
-            tokio::time::sleep(ttl).await;
-            let (Some(rounds), Some(call)) = (rounds.upgrade(), waiting.upgrade()) else {
-                return;
-            };
+            })
+    }
+
+    /// Stops the calls whose client has not come back within `--pending-ttl` of their
+    /// last round.
+    fn expire(&self) {
+        let now = Instant::now();
+        let calls: Vec<_> = self.lock().calls.values().cloned().collect();
+        for call in calls {
             let expired = {
-                let st = call.lock();
-                st.round == round && st.detached
+                let mut st = call.lock();
+                let expired = st.detached && st.deadline <= now;
+                if expired {
+                    // Under the lock: a retry that comes now finds the call stopping.
+                    st.detached = false;
+                    st.stopping = true;
+                }
+                expired
             };
             if expired {
-                rounds.end(&call.id, Ended::Expired);
+                self.end(&call.id, Ended::Expired);
                 call.cancel.cancel();
                 super::server::log(&format!(
                     "call {}: its client did not come back within --pending-ttl ({} s); stopped",
                     short(&call.id),
-                    ttl.as_secs()
+                    self.limits.ttl.as_secs()
                 ));
             }
-        });
-        Ok(Some(Turn::Input(InputRequiredResult::new(
-            Some(requests),
-            Some(sealed),
-        ))))
+        }
     }
 
     /// Forgets call `id`: a retry of it is told how it ended.
@@ -441,6 +520,19 @@ impl Rounds {
     }
 }
 
+/// Expires waiting calls once a second while the store lives.
+async fn sweep(rounds: Weak<Rounds>) {
+    let mut tick = tokio::time::interval(SWEEP);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(rounds) = rounds.upgrade() else {
+            return;
+        };
+        rounds.expire();
+    }
+}
+
 impl Call {
     fn lock(&self) -> MutexGuard<'_, CallState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -459,12 +551,17 @@ impl Call {
 
     /// The tool said it waits, having asked `asked` questions (`Host::waiting`).
     pub(crate) fn waiting(&self, asked: u64) {
-        self.lock().waits_after = Some(asked);
-        self.changed.notify_one();
+        let mut st = self.lock();
+        // Not about questions already sent.
+        if asked > st.issued_after {
+            st.waits_after = Some(asked);
+            drop(st);
+            self.changed.notify_one();
+        }
     }
 
-    /// A question of the tool's reached the host (asked, or refused there): counted
-    /// against what [`waiting`](Self::waiting) says.
+    /// A question of the tool's reached the host and was refused there: counted against
+    /// what [`waiting`](Self::waiting) says, as [`ask`](Self::ask) counts the others.
     pub(crate) fn counted(&self) {
         self.lock().tool_asked += 1;
         self.changed.notify_one();
@@ -486,6 +583,11 @@ impl Call {
             );
         }
         let mut st = self.lock();
+        if !at_once {
+            // Under the lock that adds it to `open`: `drive` never sees the count ahead of
+            // the questions.
+            st.tool_asked += 1;
+        }
         if st.stopping {
             return Err("the call is being stopped".into());
         }
@@ -494,6 +596,10 @@ impl Call {
                 "at most {MAX_QUESTIONS} questions may be open at once"
             ));
         }
+        // Only a question the tool named may be answered before it is asked: never the
+        // runtime's approval (a client must not approve what it was never shown), nor a
+        // question known only by its number.
+        let named = key.is_some() && !at_once;
         let key = match key {
             Some(key) if st.open.contains_key(&key) => {
                 return Err(format!("a question named `{key}` is already open"));
@@ -508,7 +614,7 @@ impl Call {
             },
         };
         let (tx, rx) = oneshot::channel();
-        if let Some(v) = st.offered.remove(&key)
+        if let Some(v) = st.offered.remove(&key).filter(|_| named)
             && check_response(&request, &v).is_ok()
         {
             let _ = tx.send(v);
@@ -713,6 +819,69 @@ mod tests {
         assert_eq!(c, -32602);
         assert!(m.contains("inputResponses.bad"), "{m}");
         assert!(r.redeem(&state, "t", &json!({}), BTreeMap::new()).is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_approval_or_an_unnamed_question_is_never_answered_before_it_is_asked() {
+        let r = rounds(4);
+        let responses = BTreeMap::from([
+            (
+                "approval".to_owned(),
+                json!({"action": "accept", "content": {"approve": true}}),
+            ),
+            ("input-1".to_owned(), yes()),
+        ]);
+        let call = Rounds::begin("t", &json!({}), responses).unwrap();
+        let _approval = call
+            .ask(form("ok?"), Some("approval".into()), true)
+            .unwrap();
+        let (asked, state) = keys(&r.drive(&call, std::future::pending()).await.unwrap());
+        assert_eq!(
+            asked,
+            ["approval"],
+            "an approval goes out at once, unanswered"
+        );
+        let responses = BTreeMap::from([("input-1".to_owned(), yes())]);
+        let call = r.redeem(&state, "t", &json!({}), responses).unwrap();
+        let _unnamed = call.ask(form("x"), None, false).unwrap();
+        call.waiting(1);
+        let (asked, _) = keys(&r.drive(&call, std::future::pending()).await.unwrap());
+        assert_eq!(asked, ["approval", "input-1"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn questions_go_out_once_the_tool_waits_with_all_of_them_here() {
+        let r = rounds(4);
+        let call = Rounds::begin("t", &json!({}), BTreeMap::new()).unwrap();
+        let _a = call.ask(form("a"), None, false).unwrap();
+        // The tool says it waits after two: the first alone does not go out.
+        call.waiting(2);
+        let started = Instant::now();
+        let ask_later = {
+            let call = call.clone();
+            async move {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                call.ask(form("b"), None, false).unwrap()
+            }
+        };
+        let (turn, _b) = tokio::join!(r.drive(&call, std::future::pending()), ask_later);
+        let (asked, state) = keys(&turn.unwrap());
+        assert_eq!(asked, ["input-1", "input-2"]);
+        assert!(
+            started.elapsed() < GATHER,
+            "it went out once both were here"
+        );
+        // A late `waiting` about what went out changes nothing in the next round.
+        call.waiting(2);
+        let call = r.redeem(&state, "t", &json!({}), BTreeMap::new()).unwrap();
+        let _c = call.ask(form("c"), Some("c".into()), false).unwrap();
+        let started = Instant::now();
+        let (asked, _) = keys(&r.drive(&call, std::future::pending()).await.unwrap());
+        assert_eq!(asked, ["c", "input-1", "input-2"]);
+        assert!(
+            started.elapsed() >= GATHER,
+            "no `waiting` for it: the gather bound"
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -41,7 +41,7 @@ pub(crate) fn start(
     args: &ServeArgs,
     over: &str,
 ) -> Result<Arc<State>, crate::exit::Failure> {
-    let rounds = Arc::new(args.rounds.rounds()?);
+    let rounds = Arc::new(args.rounds.rounds(args.max_concurrent_calls.max(1))?);
     let spill_dir = args.spill.dir();
     let timeout = args.timeout;
     let executor = Arc::new(SubprocessExecutor::new(
@@ -122,8 +122,9 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// Stops the unfinished tasks (the server is ending: no client could fetch what they
-    /// return) through their calls' abort signal, and waits for them, up to the grace
+    /// Stops the unfinished tasks and the MCP 2026-07-28 calls, those waiting for their
+    /// client's answers included (the server is ending: no client could fetch what they
+    /// return), through their calls' abort signal, and waits for them, up to the grace
     /// period and 2 s: a tool stopped so can clean up, rather than being killed with the
     /// executor.
     pub(crate) async fn stop_tasks(&self) {
@@ -137,16 +138,18 @@ impl State {
             ));
         }
         let left = self.tasks.running();
-        if left == 0 {
+        if left == 0 && self.rounds.running() == 0 {
             return;
         }
-        log(&format!(
-            "stopping {left} unfinished task{}",
-            if left == 1 { "" } else { "s" }
-        ));
+        if left > 0 {
+            log(&format!(
+                "stopping {left} unfinished task{}",
+                if left == 1 { "" } else { "s" }
+            ));
+        }
         self.shutdown.cancel();
         let end = Instant::now() + self.executor.config().get_grace() + Duration::from_secs(2);
-        while self.tasks.running() > 0 && Instant::now() < end {
+        while self.tasks.running() + self.rounds.running() > 0 && Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -645,8 +648,10 @@ impl Server {
         let span = request_span(name, meta, context);
         let started = Instant::now();
         let (state, called, running) = (self.state.clone(), name.to_owned(), call.clone());
+        let counted = self.state.rounds.runs();
         tokio::spawn(
             async move {
+                let _counted = counted;
                 let cancel = running.cancel.clone();
                 let permit = match slot {
                     Some(p) => Some(p),

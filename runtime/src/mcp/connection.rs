@@ -991,6 +991,15 @@ impl Connection {
         // many it sent.
         let mut answered: Option<(rmcp::model::InputResponses, Option<String>)> = None;
         let mut rounds = 0;
+        // The waits for answers stand the call's timeout still, up to three ask timeouts
+        // in all, as a tool's own questions do: a server cannot stretch a call without end.
+        let mut pause_left = self
+            .shared
+            .asking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ask_timeout
+            .saturating_mul(3);
         loop {
             let live = match until(&cancel, deadline, self.live()).await {
                 Ok(Ok(l)) => l,
@@ -1044,8 +1053,6 @@ impl Connection {
                                     ),
                                 );
                             }
-                            // The wait for answers does not count against the call's
-                            // timeout (each question has the ask timeout).
                             let asking = Instant::now();
                             let answers = tokio::select! {
                                 a = self.fulfil(&name, &call, input) => a,
@@ -1053,7 +1060,9 @@ impl Connection {
                                     return self.stopped_waiting(&name, call.timeout, Stop::Cancelled);
                                 }
                             };
-                            deadline += asking.elapsed();
+                            let paused = asking.elapsed().min(pause_left);
+                            pause_left -= paused;
+                            deadline += paused;
                             match answers {
                                 Ok(a) => {
                                     answered = Some(a);
@@ -1117,7 +1126,9 @@ impl Connection {
                 ),
             ));
         }
-        let mut responses = rmcp::model::InputResponses::new();
+        // Each question is put to the host at once (a host may show them together);
+        // the first one not answered stops the call, and the others are dropped.
+        let mut asked = tokio::task::JoinSet::new();
         for (key, request) in requests {
             let request = serde_json::to_value(&request).unwrap_or_default();
             let method = request["method"].as_str().unwrap_or("").to_owned();
@@ -1151,22 +1162,41 @@ impl Connection {
                     .ok()
                     .flatten(),
             };
-            let answer = crate::host::answer(host.clone(), asker, kind, params, ask_timeout)
-                .await
-                .map_err(|why| {
-                    ToolResult::stopped(
+            let host = host.clone();
+            asked.spawn(async move {
+                let answer = crate::host::answer(host, asker, kind, params, ask_timeout).await;
+                let answer = answer.map(|a| match kind {
+                    "roots" => serde_json::json!({ "roots": a }),
+                    _ => a,
+                });
+                (key, method, answer)
+            });
+        }
+        let mut responses = rmcp::model::InputResponses::new();
+        while let Some(done) = asked.join_next().await {
+            let Ok((key, method, answer)) = done else {
+                return Err(ToolResult::stopped(
+                    StopReason::ToolError,
+                    format!(
+                        "tool `{name}`: MCP server `{}` asked for input, and the agent's host failed answering it",
+                        self.name()
+                    ),
+                ));
+            };
+            match answer {
+                Ok(response) => {
+                    responses.insert(key, response);
+                }
+                Err(why) => {
+                    return Err(ToolResult::stopped(
                         StopReason::ToolError,
                         format!(
                             "tool `{name}`: MCP server `{}` asked for input ({method}), and it was not given: {why}",
                             self.name()
                         ),
-                    )
-                })?;
-            let response = match kind {
-                "roots" => serde_json::json!({ "roots": answer }),
-                _ => answer,
-            };
-            responses.insert(key, response);
+                    ));
+                }
+            }
         }
         Ok((responses, input.request_state))
     }
