@@ -96,6 +96,14 @@ async fn runtime_for(
 async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) -> Outcome {
     let (executor, runtime) = runtime_for(&args, registry).await?;
     warn_secrets_in_argv(&args, &call_args, runtime.registry());
+    if let Some(tool) = runtime.registry().get(&args.name)
+        && tool.spec().asks.contains(&toolbind_codegen::Ask::Sampling)
+    {
+        return Err(Failure::failed(format!(
+            "`{}` cannot do without asking a model (its TOOL.md says `asks: [sampling]`), and toolbind call has none to ask; nothing ran. Call it from an agent whose host samples (toolbind::host::Host::sample) or from an MCP client with sampling (toolbind serve)",
+            args.name
+        )));
+    }
 
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle Ctrl-C: {e}")))?;

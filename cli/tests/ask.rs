@@ -205,3 +205,21 @@ fn a_tool_cannot_send_escape_sequences_to_the_terminal() {
     assert!(t.contains(r"\u{1b}[2Jcleared?"), "{t:?}");
     assert!(t.contains("went on"), "{t:?}");
 }
+
+#[test]
+fn a_tool_that_cannot_do_without_a_model_is_refused_before_it_runs() {
+    let out = common::run(&[
+        "call",
+        "summarize",
+        "--dir",
+        fixture("ask_tools").to_str().unwrap(),
+        "--args",
+        r#"{"text": "a long story"}"#,
+    ]);
+    common::assert_code(&out, 1);
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("asks: [sampling]") && err.contains("nothing ran"),
+        "{err}"
+    );
+}

@@ -143,6 +143,8 @@ fn the_python_sdk_answers_approvals_elicitation_sampling_and_roots() {
         "ok: ctx: sample reaches the client's model",
         "ok: approval: asked as an elicitation, sensitive inputs hidden; yes runs, no denies",
         "ok: a client without the capabilities: the tool is told it cannot be asked",
+        "ok: asks: [sampling]: a client without sampling is refused with -32021",
+        "ok: 2026-07-28: the SDK's driver answers a tool's questions and approval round by round",
     ] {
         assert!(
             out.contains(check),

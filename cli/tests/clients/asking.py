@@ -1,7 +1,9 @@
 """`toolbind serve` over stdio asking the official MCP Python SDK client (2025-11-25):
 a tool's approval and its `ctx` questions as elicitation, sampling and roots requests,
-its `ctx.notify` as a log message; and a client without those capabilities, whose tools
-are told it cannot be asked.
+its `ctx.notify` as a log message; a client without those capabilities, whose tools are
+told it cannot be asked (and refused, for a tool that `asks:` what the client lacks); and
+the SDK's `Client` on MCP 2026-07-28, whose driver answers the same questions as
+`InputRequiredResult`s while the tool waits.
 
 Usage: python asking.py TOOLBIND TOOLS_DIR
 Prints `ok: <check>` per check; any failure raises. Driven by cli/tests/mcp_python.rs.
@@ -11,6 +13,8 @@ import sys
 
 import anyio
 from mcp import types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -85,6 +89,33 @@ async def main():
             r = await session.call_tool("remove_note", {"path": "a.txt"})
             assert r.is_error and "cannot be asked" in r.content[0].text, r
             ok("a client without the capabilities: the tool is told it cannot be asked")
+            # A tool that cannot do without sampling (TOOL.md `asks: [sampling]`) is
+            # refused before it runs.
+            try:
+                await session.call_tool("summarize", {"text": "a long story"})
+                raise AssertionError("summarize ran for a client that cannot sample")
+            except MCPError as e:
+                assert e.error.code == -32021, e.error
+                assert e.error.data["requiredCapabilities"] == {"sampling": {}}, e.error
+            ok("asks: [sampling]: a client without sampling is refused with -32021")
+
+    # MCP 2026-07-28 (the SDK's Client discovers it): the same questions travel as
+    # InputRequiredResults, answered by the same callbacks, round after round.
+    asked.clear()
+    approve["answer"] = True
+    async with Client(params, elicitation_callback=elicit, sampling_callback=sample,
+                      list_roots_callback=roots) as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        r = await client.call_tool("make_copies", {})
+        assert not r.is_error, r
+        assert r.content[0].text == "made 2 copies for Ada in file:///tmp/project", r
+        assert [a.message for a in asked] == ["Who are the copies for?", "Make 2 copies for Ada?"], asked
+        r = await client.call_tool("summarize", {"text": "a long story"})
+        assert r.content[0].text == "summary: short (23 chars asked)", r
+        r = await client.call_tool("remove_note", {"path": "c.txt", "token": "s3cret-value"})
+        assert not r.is_error and r.content[0].text.strip() == "removed c.txt", r
+        assert "s3cret" not in asked[-1].message, asked[-1].message
+        ok("2026-07-28: the SDK's driver answers a tool's questions and approval round by round")
 
 
 anyio.run(main)
