@@ -154,6 +154,49 @@ impl State {
         }
     }
 
+    /// Runs `name` once one of `--max-concurrent-calls` is free (`slot`: one held already),
+    /// calling `started` then. A call cancelled (through its options' cancel token) while
+    /// it waits never starts; the server's end stops it through that token. The flag says
+    /// the server's end stopped it.
+    async fn run_in_slot(
+        &self,
+        runtime: Arc<Runtime>,
+        name: &str,
+        args: Value,
+        opts: CallOptions,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+        started: impl FnOnce(),
+    ) -> (ToolResult, bool) {
+        let cancel = opts.get_cancel().clone();
+        let call = async {
+            let permit = match slot {
+                Some(p) => Some(p),
+                None => tokio::select! {
+                    p = self.calls.clone().acquire_owned() => p.ok(),
+                    _ = cancel.cancelled() => None,
+                },
+            };
+            match permit {
+                Some(_running) => {
+                    started();
+                    runtime.call(name, args, opts).await
+                }
+                None => ToolResult::stopped(
+                    toolbind::StopReason::Cancelled,
+                    "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
+                ),
+            }
+        };
+        tokio::pin!(call);
+        tokio::select! {
+            r = &mut call => (r, false),
+            _ = self.shutdown.cancelled() => {
+                cancel.cancel();
+                (call.await, true)
+            }
+        }
+    }
+
     /// How many tools are served now.
     pub(crate) fn tool_count(&self) -> usize {
         self.current().tools.len()
@@ -510,50 +553,26 @@ impl Server {
         context: &RequestContext<RoleServer>,
     ) -> (toolbind::ToolResult, bool) {
         let cancel = opts.get_cancel().clone();
-        let calls = self.state.calls.clone();
-        let waiting = cancel.clone();
-        let called = name.to_owned();
-        let call = async move {
-            // A call cancelled while it waits for a slot never starts.
-            let permit = match slot {
-                Some(p) => Some(p),
-                None => tokio::select! {
-                    p = calls.acquire_owned() => p.ok(),
-                    _ = waiting.cancelled() => None,
-                },
-            };
-            match permit {
-                Some(_running) => runtime.call(&called, args, opts).await,
-                None => toolbind::ToolResult::stopped(
-                    toolbind::StopReason::Cancelled,
-                    "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
-                ),
-            }
-        };
+        let call = self
+            .state
+            .run_in_slot(runtime, name, args, opts, slot, || {});
         tokio::pin!(call);
-        tokio::select! {
-            r = &mut call => (r, false),
+        let (r, shut) = tokio::select! {
+            r = &mut call => r,
             _ = context.ct.cancelled() => {
                 log(&format!("call {} of `{name}`: cancelled by the client", context.id));
                 cancel.cancel();
-                (call.await, true)
+                return (call.await.0, true);
             }
-            _ = self.state.shutdown.cancelled() => {
-                log(&format!(
-                    "call {} of `{name}`: stopped, the server is shutting down (--drain-timeout)",
-                    context.id
-                ));
-                cancel.cancel();
-                let mut r = call.await;
-                if let Some(Content::Text { text }) = r.content.first_mut() {
-                    text.insert_str(
-                        0,
-                        "the server shut down before the call finished (it may have run in part; call again on another replica): ",
-                    );
-                }
-                (r, true)
-            }
+        };
+        if shut {
+            log(&format!(
+                "call {} of `{name}`: stopped, the server is shutting down (--drain-timeout)",
+                context.id
+            ));
+            return (shut_down(r), true);
         }
+        (r, false)
     }
 
     /// A `tools/call` of a tool that runs as a task for this client: the task, its call
@@ -652,36 +671,16 @@ impl Server {
         tokio::spawn(
             async move {
                 let _counted = counted;
-                let cancel = running.cancel.clone();
-                let permit = match slot {
-                    Some(p) => Some(p),
-                    None => tokio::select! {
-                        p = state.calls.clone().acquire_owned() => p.ok(),
-                        _ = cancel.cancelled() => None,
-                    },
-                };
-                let result = match permit {
-                    Some(_running) => {
-                        let call = runtime.call(&called, args, opts);
-                        tokio::pin!(call);
-                        tokio::select! {
-                            r = &mut call => r,
-                            _ = state.shutdown.cancelled() => {
-                                cancel.cancel();
-                                let mut r = call.await;
-                                if let Some(Content::Text { text }) = r.content.first_mut() {
-                                    text.insert_str(0, "the server shut down before the call finished (it may have run in part; call again on another replica): ");
-                                }
-                                r
-                            }
-                        }
-                    }
-                    None => toolbind::ToolResult::stopped(
-                        toolbind::StopReason::Cancelled,
-                        "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
-                    ),
-                };
-                toolbind::telemetry::mcp_server_ended(&tracing::Span::current(), &called, &result, started);
+                let (result, shut) = state
+                    .run_in_slot(runtime, &called, args, opts, slot, || {})
+                    .await;
+                let result = if shut { shut_down(result) } else { result };
+                toolbind::telemetry::mcp_server_ended(
+                    &tracing::Span::current(),
+                    &called,
+                    &result,
+                    started,
+                );
                 running.finish(result);
             }
             .instrument(span),
@@ -839,6 +838,17 @@ impl Server {
     }
 }
 
+/// A call the server's end stopped: its text says so first.
+fn shut_down(mut r: ToolResult) -> ToolResult {
+    if let Some(Content::Text { text }) = r.content.first_mut() {
+        text.insert_str(
+            0,
+            "the server shut down before the call finished (it may have run in part; call again on another replica): ",
+        );
+    }
+    r
+}
+
 /// Refuses, with -32021 and `requiredCapabilities`, a call of a tool whose TOOL.md says
 /// `asks:` a question the client did not declare it can be asked (at `initialize`, or in
 /// the request's `_meta` on MCP 2026-07-28), before the tool runs.
@@ -972,35 +982,9 @@ async fn run_task(
         .progress(move |p| {
             progress.send_replace(Some(p));
         });
-    let calls = state.calls.clone();
-    let waiting = cancel.clone();
-    let (started_ref, called) = (&started, name.as_str());
-    let call = async move {
-        let permit = tokio::select! {
-            p = calls.acquire_owned() => p.ok(),
-            _ = waiting.cancelled() => None,
-        };
-        match permit {
-            Some(_running) => {
-                started_ref.running();
-                runtime.call(called, args, opts).await
-            }
-            None => toolbind::ToolResult::stopped(
-                toolbind::StopReason::Cancelled,
-                "cancelled before it started: it was waiting for one of the calls running (toolbind serve --max-concurrent-calls) to end",
-            ),
-        }
-    };
-    let result = {
-        tokio::pin!(call);
-        tokio::select! {
-            r = &mut call => r,
-            _ = state.shutdown.cancelled() => {
-                cancel.cancel();
-                call.await
-            }
-        }
-    };
+    let (result, _) = state
+        .run_in_slot(runtime, &name, args, opts, None, || started.running())
+        .await;
     toolbind::telemetry::mcp_server_ended(&span, &name, &result, begun);
     log(&format!(
         "task {} of `{name}`: {} in {:.1} s",
