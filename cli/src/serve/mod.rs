@@ -33,6 +33,7 @@ use crate::tools;
 mod asking;
 pub(crate) mod checks;
 mod http;
+mod ids;
 mod logging;
 mod progress;
 pub(crate) mod rounds;

@@ -41,6 +41,8 @@ use tokio::time::Instant;
 use toolbind::CancelToken;
 use toolbind::host::MAX_QUESTIONS;
 
+use super::ids::{hex, random, short};
+
 /// `--pending-ttl`: as long as a question may wait in a tool (the runtime's ask timeout).
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// After a question, how long the call may take to ask the next one and have it go out
@@ -248,7 +250,7 @@ impl Rounds {
         args: &Value,
         responses: BTreeMap<String, Value>,
     ) -> Result<Arc<Call>, McpError> {
-        let id = random(16).map(|b| hex(&b)).map_err(|e| {
+        let id = super::ids::new_id().map_err(|e| {
             McpError::internal_error(format!("cannot read /dev/urandom: {e}"), None)
         })?;
         Ok(Arc::new(Call {
@@ -577,11 +579,6 @@ impl Call {
         key: Option<String>,
         at_once: bool,
     ) -> Result<Waiting, String> {
-        if serde_json::from_value::<InputRequest>(request.clone()).is_err() {
-            return Err(
-                "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),
-            );
-        }
         let mut st = self.lock();
         if !at_once {
             // Under the lock that adds it to `open`: `drive` never sees the count ahead of
@@ -591,28 +588,18 @@ impl Call {
         if st.stopping {
             return Err("the call is being stopped".into());
         }
-        if st.open.len() >= MAX_QUESTIONS {
-            return Err(format!(
-                "at most {MAX_QUESTIONS} questions may be open at once"
-            ));
-        }
         // Only a question the tool named may be answered before it is asked: never the
         // runtime's approval (a client must not approve what it was never shown), nor a
         // question known only by its number.
         let named = key.is_some() && !at_once;
-        let key = match key {
-            Some(key) if st.open.contains_key(&key) => {
-                return Err(format!("a question named `{key}` is already open"));
-            }
-            Some(key) => key,
-            None => loop {
-                st.unnamed += 1;
-                let key = format!("input-{}", st.unnamed);
-                if !st.open.contains_key(&key) {
-                    break key;
-                }
-            },
-        };
+        let state = &mut *st;
+        let key = super::asking::open_key(
+            &request,
+            key,
+            state.open.len(),
+            |k| state.open.contains_key(k),
+            &mut state.unnamed,
+        )?;
         let (tx, rx) = oneshot::channel();
         if let Some(v) = st.offered.remove(&key).filter(|_| named)
             && check_response(&request, &v).is_ok()
@@ -672,24 +659,6 @@ fn check_response(request: &Value, response: &Value) -> Result<(), String> {
 /// `sha256:` of the canonical `{name, arguments}` of a call.
 fn digest(name: &str, args: &Value) -> String {
     toolbind_codegen::mcp::hash(&serde_json::json!({"name": name, "arguments": args}))
-}
-
-/// `n` random bytes.
-pub(crate) fn random(n: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// `bytes` as hex digits.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A call id as logs show it.
-fn short(id: &str) -> String {
-    id.chars().take(8).collect()
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use tracing::Instrument;
 use crate::args::ServeArgs;
 use crate::tools;
 
-use super::{asking, logging, progress, rounds, surface, tasks};
+use super::{asking, ids, logging, progress, rounds, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -622,7 +622,7 @@ impl Server {
         log(&format!(
             "call {} of `{name}`: task {}",
             context.id,
-            tasks::short(&started.id)
+            ids::short(&started.id)
         ));
         tokio::spawn(
             run_task(
@@ -864,22 +864,12 @@ fn can_be_asked(
         return Ok(());
     }
     let caps = context.client_capabilities();
-    let declared = |ask: toolbind_codegen::Ask| {
-        caps.as_ref().is_some_and(|c| match ask {
-            toolbind_codegen::Ask::Elicitation => c
-                .elicitation
-                .as_ref()
-                .is_some_and(|e| e.form.is_some() || e.url.is_none()),
-            toolbind_codegen::Ask::Sampling => c.sampling.is_some(),
-            _ => c.roots.is_some(),
-        })
-    };
     let missing: Vec<_> = info
         .spec()
         .asks
         .iter()
         .copied()
-        .filter(|a| !declared(*a))
+        .filter(|a| !asking::declares(caps.as_ref(), a.as_str()))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -973,7 +963,7 @@ async fn run_task(
     let cancel = started.cancel.clone();
     let progress = started.progress.clone();
     let opts = CallOptions::new()
-        .id(format!("task-{}", tasks::short(&started.id)))
+        .id(format!("task-{}", ids::short(&started.id)))
         .host(asking::Asking(asking::Via::Task {
             tasks: state.tasks.clone(),
             id: started.id.clone(),
@@ -988,7 +978,7 @@ async fn run_task(
     toolbind::telemetry::mcp_server_ended(&span, &name, &result, begun);
     log(&format!(
         "task {} of `{name}`: {} in {:.1} s",
-        tasks::short(&started.id),
+        ids::short(&started.id),
         result.stop.kind(),
         begun.elapsed().as_secs_f64()
     ));
@@ -1330,7 +1320,7 @@ impl ServerHandler for Server {
         self.state.tasks.cancel(&request.task_id)?;
         log(&format!(
             "task {}: cancelled by the client (request {})",
-            tasks::short(&request.task_id),
+            ids::short(&request.task_id),
             context.id
         ));
         Ok(())

@@ -262,7 +262,7 @@ impl Tasks {
         let deadline = Instant::now()
             .checked_add(ttl)
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
-        let id = new_id()
+        let id = super::ids::new_id()
             .map_err(|e| McpError::internal_error(format!("cannot make a task id: {e}"), None))?;
         let now = current_timestamp();
         let mut task = Task::new(id.clone(), TaskStatus::Working, now.clone(), now);
@@ -442,11 +442,6 @@ impl Tasks {
         request: Value,
         key: Option<String>,
     ) -> Result<Question, String> {
-        if serde_json::from_value::<rmcp::model::InputRequest>(request.clone()).is_err() {
-            return Err(
-                "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),
-            );
-        }
         let mut inner = self.lock();
         let Some(Entry {
             state:
@@ -465,25 +460,13 @@ impl Tasks {
         if stopping.is_some() {
             return Err("the task is being stopped".into());
         }
-        if inputs.len() >= toolbind::host::MAX_QUESTIONS {
-            return Err(format!(
-                "at most {} questions may be open at once",
-                toolbind::host::MAX_QUESTIONS
-            ));
-        }
-        let key = match key {
-            Some(key) if inputs.contains_key(&key) => {
-                return Err(format!("a question named `{key}` is already open"));
-            }
-            Some(key) => key,
-            None => loop {
-                *asked += 1;
-                let key = format!("input-{asked}");
-                if !inputs.contains_key(&key) {
-                    break key;
-                }
-            },
-        };
+        let key = super::asking::open_key(
+            &request,
+            key,
+            inputs.len(),
+            |k| inputs.contains_key(k),
+            asked,
+        )?;
         let (tx, rx) = oneshot::channel();
         inputs.insert(key.clone(), (request, tx));
         task.status = TaskStatus::InputRequired;
@@ -752,21 +735,6 @@ fn status_message(p: &Progress) -> String {
         (Some(at), None) => format!("{at} {text}").trim_end().to_owned(),
         _ => text,
     }
-}
-
-/// A task id as logs show it: its first 8 digits. An id is a key to the task's result
-/// for anyone with the server's token; a log line is no place for the whole key.
-pub(crate) fn short(id: &str) -> String {
-    let mut s: String = id.chars().take(8).collect();
-    if id.chars().nth(8).is_some() {
-        s.push('…');
-    }
-    s
-}
-
-/// 128 random bits, as 32 hex digits.
-fn new_id() -> std::io::Result<String> {
-    super::rounds::random(16).map(|b| super::rounds::hex(&b))
 }
 
 #[cfg(test)]
