@@ -104,6 +104,7 @@ pub(crate) struct Call {
     changed: Notify,
 }
 
+#[derive(Default)]
 struct CallState {
     /// The round the next sealed state names; a retry must bring the latest.
     round: u64,
@@ -120,34 +121,13 @@ struct CallState {
     /// The tool said it waits, having asked this many: once they are all here, they go
     /// out (without waiting out [`GATHER`]).
     waits_after: Option<u64>,
-    /// Whether no request drives the call: it waits for its client's retry, until
-    /// `deadline`.
-    detached: bool,
-    deadline: Instant,
+    /// Set while no request drives the call: it waits for its client's retry until then.
+    detached: Option<Instant>,
     /// `tool_asked` when the last round went out.
     issued_after: u64,
     /// Whether its request stopped it (the client's cancel, the server's end): no more
     /// rounds.
     stopping: bool,
-}
-
-impl Default for CallState {
-    fn default() -> Self {
-        CallState {
-            round: 0,
-            unnamed: 0,
-            open: BTreeMap::new(),
-            offered: BTreeMap::new(),
-            result: None,
-            last_asked: None,
-            tool_asked: 0,
-            waits_after: None,
-            detached: false,
-            deadline: Instant::now(),
-            issued_after: 0,
-            stopping: false,
-        }
-    }
 }
 
 struct Open {
@@ -307,7 +287,7 @@ impl Rounds {
             ));
         }
         let mut st = call.lock();
-        if s.round != st.round || !st.detached {
+        if s.round != st.round || st.detached.is_none() {
             return Err(bad(
                 "request state already used: each is good for one retry; send the latest one the server returned".into(),
             ));
@@ -319,7 +299,7 @@ impl Rounds {
             }
         }
         st.round += 1;
-        st.detached = false;
+        st.detached = None;
         st.offered.clear();
         for (key, v) in responses {
             match st.open.remove(&key) {
@@ -420,10 +400,9 @@ impl Rounds {
                 return Err(e);
             }
         };
-        st.detached = true;
+        st.detached = Some(Instant::now() + self.limits.ttl);
         st.waits_after = None;
         st.issued_after = st.tool_asked;
-        st.deadline = Instant::now() + self.limits.ttl;
         drop(st);
         // Registered last: a call that cannot wait is stopped, and no state of it is out.
         let mut inner = self.lock();
@@ -431,7 +410,7 @@ impl Rounds {
             if inner.calls.len() >= self.limits.max_pending {
                 drop(inner);
                 let mut st = call.lock();
-                st.detached = false;
+                st.detached = None;
                 st.stopping = true;
                 drop(st);
                 call.cancel.cancel();
@@ -478,10 +457,10 @@ impl Rounds {
         for call in calls {
             let expired = {
                 let mut st = call.lock();
-                let expired = st.detached && st.deadline <= now;
+                let expired = st.detached.is_some_and(|until| until <= now);
                 if expired {
                     // Under the lock: a retry that comes now finds the call stopping.
-                    st.detached = false;
+                    st.detached = None;
                     st.stopping = true;
                 }
                 expired
