@@ -410,18 +410,9 @@ impl ClientHandler for Handler {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&request).unwrap_or_default();
-        if params["mode"] == "url" {
-            return Err(rmcp::ErrorData::invalid_request(
-                "this agent answers form elicitations only",
-                None,
-            ));
-        }
-        let answer = self
-            .ask(
-                "elicit",
-                serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
-            )
-            .await?;
+        let (kind, params) = host_question("elicitation/create", &params)
+            .map_err(|why| rmcp::ErrorData::invalid_request(why, None))?;
+        let answer = self.ask(kind, params).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's answer: {e}"), None))
     }
@@ -432,8 +423,10 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        let params = crate::host::sample_params(serde_json::to_value(&params).unwrap_or_default());
-        let answer = self.ask("sample", params).await?;
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let (kind, params) = host_question("sampling/createMessage", &params)
+            .map_err(|why| rmcp::ErrorData::invalid_request(why, None))?;
+        let answer = self.ask(kind, params).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's sample: {e}"), None))
     }
@@ -444,8 +437,37 @@ impl ClientHandler for Handler {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
         let answer = self.ask("roots", serde_json::json!({})).await?;
-        serde_json::from_value(serde_json::json!({ "roots": answer }))
+        serde_json::from_value(mcp_answer("roots", answer))
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's roots: {e}"), None))
+    }
+}
+
+/// A server's question (`method` with `params`) as the host is asked it: the kind of
+/// question (`elicit`, `sample`, `roots`) and its params for
+/// [`host::answer`](crate::host); `Err` says why this agent does not answer it (a
+/// URL-mode form, another method). The same whether the server sent a request
+/// (2025-11-25) or put it in an `InputRequiredResult` (2026-07-28).
+fn host_question(method: &str, params: &Value) -> Result<(&'static str, Value), String> {
+    match method {
+        "elicitation/create" if params["mode"] == "url" => {
+            Err("this agent answers form elicitations only (not URL mode)".into())
+        }
+        "elicitation/create" => Ok((
+            "elicit",
+            serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
+        )),
+        "sampling/createMessage" => Ok(("sample", crate::host::sample_params(params.clone()))),
+        "roots/list" => Ok(("roots", serde_json::json!({}))),
+        other => Err(format!("`{other}` is not a question this agent answers")),
+    }
+}
+
+/// The host's answer to a question of `kind` as the MCP result: the roots as a
+/// `ListRootsResult`, the rest as they are.
+fn mcp_answer(kind: &str, answer: Value) -> Value {
+    match kind {
+        "roots" => serde_json::json!({ "roots": answer }),
+        _ => answer,
     }
 }
 
@@ -1132,29 +1154,15 @@ impl Connection {
         for (key, request) in requests {
             let request = serde_json::to_value(&request).unwrap_or_default();
             let method = request["method"].as_str().unwrap_or("").to_owned();
-            let params = &request["params"];
-            let (kind, params) = match method.as_str() {
-                "elicitation/create" if params["mode"] != "url" => (
-                    "elicit",
-                    serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
-                ),
-                "sampling/createMessage" => ("sample", crate::host::sample_params(params.clone())),
-                "roots/list" => ("roots", serde_json::json!({})),
-                _ => {
-                    return Err(ToolResult::stopped(
-                        StopReason::ToolError,
-                        format!(
-                            "tool `{name}`: MCP server `{}` asked for input this agent does not give ({method}{})",
-                            self.name(),
-                            if method == "elicitation/create" {
-                                " in URL mode"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
-                }
-            };
+            let (kind, params) = host_question(&method, &request["params"]).map_err(|why| {
+                ToolResult::stopped(
+                    StopReason::ToolError,
+                    format!(
+                        "tool `{name}`: MCP server `{}` asked for input this agent does not give: {why}",
+                        self.name()
+                    ),
+                )
+            })?;
             let asker = crate::host::Asker {
                 tool: call.tool.clone(),
                 tool_call_id: call.tool_call_id.to_owned(),
@@ -1165,10 +1173,7 @@ impl Connection {
             let host = host.clone();
             asked.spawn(async move {
                 let answer = crate::host::answer(host, asker, kind, params, ask_timeout).await;
-                let answer = answer.map(|a| match kind {
-                    "roots" => serde_json::json!({ "roots": a }),
-                    _ => a,
-                });
+                let answer = answer.map(|a| mcp_answer(kind, a));
                 (key, method, answer)
             });
         }
