@@ -23,8 +23,11 @@ use serde_json::json;
 mod common;
 #[path = "common/line.rs"]
 mod line;
+#[path = "common/stats.rs"]
+mod stats;
 
 use line::Line;
+use stats::{median, pick};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Which {
@@ -111,16 +114,6 @@ fn measure(line: &mut Line, which: Which, tool: &str, calls: usize) -> Vec<Durat
         );
     }
     took
-}
-
-fn pick(v: &mut [Duration], q: f64) -> Duration {
-    v.sort();
-    v[((v.len() as f64 * q) as usize).min(v.len() - 1)]
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn main() {

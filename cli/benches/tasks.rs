@@ -30,8 +30,11 @@ use serde_json::{Value, json};
 mod common;
 #[path = "common/line.rs"]
 mod line;
+#[path = "common/stats.rs"]
+mod stats;
 
 use line::Line;
+use stats::{median, pick};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -182,16 +185,6 @@ fn measure(which: Which, calls: usize, warmup: usize) -> Samples {
         check(&result, i);
     }
     s
-}
-
-fn pick(v: &mut [Duration], q: f64) -> Duration {
-    v.sort();
-    v[((v.len() as f64 * q) as usize).min(v.len() - 1)]
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn main() {
