@@ -1176,7 +1176,7 @@ impl ServerHandler for Server {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let runtime = self.state.current().runtime.clone();
@@ -1186,7 +1186,8 @@ impl ServerHandler for Server {
             let result = runtime.check(&name, Value::Null).err().unwrap_or_default();
             return Err(McpError::invalid_params(result.text_content(), None));
         }
-        let args = request.arguments.clone().map_or(Value::Null, Value::Object);
+        let args = request.arguments.take().map_or(Value::Null, Value::Object);
+        let input_responses_sent = request.input_responses.take();
         // rmcp hands the request's `_meta` over in the context.
         let meta = match &request.meta {
             Some(m) if context.meta.get_traceparent().is_none() => m,
@@ -1198,7 +1199,7 @@ impl ServerHandler for Server {
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
         let responses = if in_rounds {
-            input_responses(request.input_responses.clone())?
+            input_responses(input_responses_sent)?
         } else {
             Default::default()
         };
