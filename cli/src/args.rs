@@ -478,6 +478,9 @@ pub struct ServeArgs {
     pub http: HttpArgs,
 }
 
+/// The largest `--request-state-key-file` read.
+const MAX_KEY_FILE: u64 = 4096;
+
 /// MCP 2026-07-28's `InputRequiredResult`: a call whose tool asks waits, alive, for its
 /// client's retry (docs/http.md, "Tools that ask").
 #[derive(Debug, Args)]
@@ -510,12 +513,32 @@ impl RoundArgs {
         let key = match &self.request_state_key_file {
             None => None,
             Some(path) => {
-                let bytes = std::fs::read(path).map_err(|e| {
+                let cannot = |e: std::io::Error| {
                     Failure::usage(format!(
                         "cannot read --request-state-key-file {}: {e}",
                         path.display()
                     ))
-                })?;
+                };
+                // A key is a few bytes: a big file is not one, and is not read.
+                let size = std::fs::metadata(path).map_err(cannot)?.len();
+                if size > MAX_KEY_FILE {
+                    return Err(Failure::usage(format!(
+                        "--request-state-key-file {}: {size} bytes is not a key (at most {MAX_KEY_FILE}); make one with `head -c 32 /dev/urandom | base64 > {}`",
+                        path.display(),
+                        path.display()
+                    )));
+                }
+                // Never blocks on a FIFO or a device: a regular file, or an error naming
+                // what it is.
+                let bytes = toolbind_codegen::read_regular_file(path).map_err(cannot)?;
+                if let Ok(m) = std::fs::metadata(path)
+                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o077 != 0
+                {
+                    crate::serve::server_log(&format!(
+                        "warning: {} is readable by other users (chmod 600 it): whoever reads it can forge request states",
+                        path.display()
+                    ));
+                }
                 let key = bytes.trim_ascii().to_vec();
                 if key.len() < 32 {
                     return Err(Failure::usage(format!(

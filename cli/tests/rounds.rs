@@ -448,3 +448,86 @@ fn clients_that_never_come_back_are_bounded_in_number_and_time() {
     );
     assert_eq!(error_of(&fifth).1, -32000, "{fifth}");
 }
+
+#[test]
+fn a_key_file_that_is_not_a_small_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve_with = |key: &std::path::Path| {
+        let mut cmd = common::toolbind();
+        cmd.args(["serve"])
+            .arg(common::fixture("ask_tools"))
+            .arg("--request-state-key-file")
+            .arg(key)
+            .stdin(std::process::Stdio::null());
+        // Bounded: a FIFO must not block the start.
+        let mut child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+                return (status.code(), err);
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "serve blocked on --request-state-key-file {}",
+                    key.display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // A FIFO: refused, not opened for a read that would never end.
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, err) = serve_with(&fifo);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cannot read --request-state-key-file"),
+        "{err}"
+    );
+    // A folder.
+    let (code, err) = serve_with(dir.path());
+    assert_eq!(code, Some(2), "{err}");
+    // 200 MB (sparse): refused from its size, never read.
+    let big = dir.path().join("big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(200 * 1024 * 1024)
+        .unwrap();
+    let (code, err) = serve_with(&big);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not a key"), "{err}");
+    // A symlink to a good key is followed (the operator's choice, as for a token file).
+    let key = dir.path().join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let args = [
+        common::fixture("ask_tools").into_os_string(),
+        "--request-state-key-file".into(),
+        link.into_os_string(),
+    ];
+    let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let mut w = Wire::stateless(&args);
+    let (keys, _) = asked(&call(
+        &mut w,
+        1,
+        "two_steps",
+        json!({"greeting": "Hi"}),
+        json!({}),
+    ));
+    assert_eq!(keys, ["name"]);
+}

@@ -833,6 +833,37 @@ mod tests {
     }
 
     #[test]
+    fn a_question_key_is_a_short_plain_name() {
+        let key = |v: Value| question_key("elicit", Some(v));
+        assert_eq!(
+            key(json!("user_name")).unwrap().as_deref(),
+            Some("user_name")
+        );
+        assert_eq!(question_key("elicit", None).unwrap(), None);
+        assert_eq!(key(Value::Null).unwrap(), None);
+        // Dots are allowed (a key is never a path); anything that could break a line, a
+        // log or a map's rendering is not.
+        assert_eq!(key(json!("..")).unwrap().as_deref(), Some(".."));
+        for bad in [
+            json!(""),
+            json!("a\nb"),
+            json!("a b"),
+            json!("ключ"),
+            json!("../etc"),
+            json!("x".repeat(MAX_KEY_LEN + 1)),
+        ] {
+            let e = key(bad.clone()).unwrap_err();
+            assert!(
+                e.starts_with("ctx.elicit: key must be 1 to 64"),
+                "{bad}: {e}"
+            );
+        }
+        let e = key(json!(7)).unwrap_err();
+        assert!(e.contains("must be a string, not a number"), "{e}");
+        assert!(key(json!("x".repeat(MAX_KEY_LEN))).is_ok());
+    }
+
+    #[test]
     fn answers_are_checked_against_the_form() {
         let schema = json!({"type": "object", "required": ["name"], "properties": {
             "name": {"type": "string", "maxLength": 5}, "age": {"type": "integer", "minimum": 0},

@@ -42,6 +42,9 @@ mod stdio;
 mod surface;
 pub(crate) mod tasks;
 
+/// One line on `serve`'s stderr.
+pub(crate) use server::log as server_log;
+
 pub fn run(args: &ServeArgs) -> Outcome {
     args.sandbox.check()?;
     let dirs = tools::absolute(tools::dirs(&args.dirs))?;
