@@ -699,9 +699,130 @@ fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), 
             {
                 return bad(format!("`{name}` is longer than {}", p["maxLength"]));
             }
+            if let Some(f) = p.get("format").and_then(Value::as_str)
+                && !has_format(f, s)
+            {
+                return bad(format!("`{name}` is not a valid {f}"));
+            }
+        }
+        if let Some(items) = v.as_array() {
+            let n = items.len() as u64;
+            if p.get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| n < m)
+            {
+                return bad(format!(
+                    "`{name}` has {n} choices, fewer than its minItems {}",
+                    p["minItems"]
+                ));
+            }
+            if p.get("maxItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| n > m)
+            {
+                return bad(format!(
+                    "`{name}` has {n} choices, more than its maxItems {}",
+                    p["maxItems"]
+                ));
+            }
         }
     }
     Ok(())
+}
+
+/// Whether `s` is of one of the string formats MCP elicitation names (`email`, `uri`,
+/// `date`, `date-time`, as JSON Schema defines them); another format is not checked (a
+/// format JSON Schema does not know is an annotation).
+fn has_format(format: &str, s: &str) -> bool {
+    match format {
+        // RFC 5321's shape, not its every rule: a local part and a domain, one `@`
+        // between them, no space or control character.
+        "email" => s.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !domain.contains('@')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+        }),
+        // RFC 3986: a scheme (a letter, then letters, digits, `+`, `-`, `.`), a colon,
+        // and no space or control character anywhere.
+        "uri" => s.split_once(':').is_some_and(|(scheme, _)| {
+            scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+        }),
+        "date" => is_date(s),
+        // RFC 3339: full-date "T" time-hour:minute:second[.fraction] ("Z" / ±hh:mm).
+        "date-time" => {
+            let Some((date, time)) = s.split_once(['T', 't']) else {
+                return false;
+            };
+            let (clock, zone) = match time.find(['Z', 'z', '+', '-']) {
+                Some(i) => time.split_at(i),
+                None => return false,
+            };
+            let (hms, fraction) = match clock.split_once('.') {
+                Some((hms, f)) => (hms, Some(f)),
+                None => (clock, None),
+            };
+            let zone_ok = matches!(zone, "Z" | "z")
+                || (zone.len() == 6
+                    && zone[1..].split_once(':').is_some_and(|(h, m)| {
+                        two_digits(h).is_some_and(|h| h < 24)
+                            && two_digits(m).is_some_and(|m| m < 60)
+                    }));
+            is_date(date)
+                && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+                && zone_ok
+                && match hms.split(':').collect::<Vec<_>>()[..] {
+                    [h, m, sec] => {
+                        two_digits(h).is_some_and(|h| h < 24)
+                            && two_digits(m).is_some_and(|m| m < 60)
+                            // 60: a leap second.
+                            && two_digits(sec).is_some_and(|s| s <= 60)
+                    }
+                    _ => false,
+                }
+        }
+        _ => true,
+    }
+}
+
+/// `YYYY-MM-DD`, a day that exists (RFC 3339's full-date).
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) = (
+        s[..4]
+            .parse::<u32>()
+            .ok()
+            .filter(|_| b[..4].iter().all(u8::is_ascii_digit)),
+        two_digits(&s[5..7]),
+        two_digits(&s[8..]),
+    ) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// Two ASCII digits, as a number.
+fn two_digits(s: &str) -> Option<u32> {
+    (s.len() == 2 && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
 }
 
 /// A tool's notice as a DEBUG `tracing` event (target `toolbind::tool`): the host has it
@@ -893,6 +1014,82 @@ mod tests {
         ] {
             let e = fits(&schema, &m(content)).unwrap_err();
             assert!(e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn answers_are_checked_for_their_format_and_number_of_choices() {
+        let schema = json!({"type": "object", "properties": {
+            "email": {"type": "string", "format": "email"},
+            "site": {"type": "string", "format": "uri"},
+            "day": {"type": "string", "format": "date"},
+            "at": {"type": "string", "format": "date-time"},
+            "other": {"type": "string", "format": "hostname-ish"},
+            "pick": {"type": "array", "minItems": 1, "maxItems": 2,
+                     "items": {"type": "string", "enum": ["a", "b", "c"]}}}});
+        let m = |v: Value| v.as_object().unwrap().clone();
+        for good in [
+            json!({"email": "ada@example.org"}),
+            json!({"email": "ada@localhost"}),
+            json!({"site": "https://example.org/a?b=c"}),
+            json!({"site": "urn:isbn:0451450523"}),
+            json!({"day": "2024-02-29"}),
+            json!({"day": "2026-12-31"}),
+            json!({"at": "2026-12-05T21:27:30Z"}),
+            json!({"at": "2026-12-05t21:27:30.125+01:00"}),
+            json!({"at": "2016-12-31T23:59:60-08:00"}),
+            json!({"other": "anything at all"}),
+            json!({"pick": ["a"]}),
+            json!({"pick": ["a", "c"]}),
+        ] {
+            assert!(fits(&schema, &m(good.clone())).is_ok(), "{good}");
+        }
+        for (bad, why) in [
+            (json!({"email": "ada"}), "`email` is not a valid email"),
+            (json!({"email": "@example.org"}), "not a valid email"),
+            (json!({"email": "ada@"}), "not a valid email"),
+            (json!({"email": "a@b@c"}), "not a valid email"),
+            (
+                json!({"email": "ada lovelace@example.org"}),
+                "not a valid email",
+            ),
+            (json!({"site": "example.org"}), "`site` is not a valid uri"),
+            (json!({"site": "1http://x"}), "not a valid uri"),
+            (json!({"site": "http://exa mple.org"}), "not a valid uri"),
+            (json!({"day": "2023-02-29"}), "`day` is not a valid date"),
+            (json!({"day": "2026-13-01"}), "not a valid date"),
+            (json!({"day": "2026-1-01"}), "not a valid date"),
+            (json!({"day": "+026-01-01"}), "not a valid date"),
+            (json!({"day": "2026-12-05T00:00:00Z"}), "not a valid date"),
+            (json!({"at": "2026-12-05"}), "`at` is not a valid date-time"),
+            (
+                json!({"at": "2026-12-05T21:27:30"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2026-12-05T24:00:00Z"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2026-12-05T21:27:30.Z"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2026-12-05T21:27:30+1:00"}),
+                "not a valid date-time",
+            ),
+            (json!({"at": "2026-12-05T21:27Z"}), "not a valid date-time"),
+            (
+                json!({"pick": []}),
+                "`pick` has 0 choices, fewer than its minItems 1",
+            ),
+            (
+                json!({"pick": ["a", "b", "c"]}),
+                "`pick` has 3 choices, more than its maxItems 2",
+            ),
+        ] {
+            let e = fits(&schema, &m(bad.clone())).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 }
