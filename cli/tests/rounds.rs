@@ -252,6 +252,105 @@ fn questions_asked_at_once_go_out_in_one_round() {
     assert_eq!(text(&done), "one and two");
 }
 
+/// A progress notification's token, value and message.
+type ProgressSeen = (Value, f64, String);
+/// A log message's logger and data.
+type LogSeen = (String, String);
+
+/// The notifications `w` held while answering, after a `ping` (whatever the server queued
+/// before it has gone out by then).
+fn notifications(w: &mut Wire, ping: i64) -> (Vec<ProgressSeen>, Vec<LogSeen>) {
+    w.request(ping, "ping", json!({"_meta": meta()}));
+    let (mut progress, mut logs) = (Vec::new(), Vec::new());
+    for m in w.take_held() {
+        match m["method"].as_str() {
+            Some("notifications/progress") => progress.push((
+                m["params"]["progressToken"].clone(),
+                m["params"]["progress"].as_f64().unwrap(),
+                m["params"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )),
+            Some("notifications/message") => logs.push((
+                m["params"]["logger"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                m["params"]["data"].as_str().unwrap_or_default().to_owned(),
+            )),
+            _ => {}
+        }
+    }
+    (progress, logs)
+}
+
+#[test]
+fn progress_and_logs_go_to_the_request_of_the_round_at_hand() {
+    let mut w = serve(&[]);
+    // Each request of the call names its own progress token and log level.
+    let request =
+        |w: &mut Wire, id: i64, token: Option<&str>, level: Option<&str>, extra: Value| {
+            let mut m = meta();
+            if let Some(t) = token {
+                m["progressToken"] = json!(t);
+            }
+            if let Some(l) = level {
+                m["io.modelcontextprotocol/logLevel"] = json!(l);
+            }
+            let mut params = json!({"name": "reports", "arguments": {}, "_meta": m});
+            if let Value::Object(extra) = extra {
+                params.as_object_mut().unwrap().extend(extra);
+            }
+            w.request(id, "tools/call", params)
+        };
+    let go = |state: &str| json!({"inputResponses": {"go": accept(json!({"confirm": true}))}, "requestState": state});
+
+    let first = request(&mut w, 1, Some("p1"), Some("info"), json!({}));
+    let (keys, state) = asked(&first);
+    assert_eq!(keys, ["go"]);
+    let (progress, logs) = notifications(&mut w, 2);
+    assert_eq!(
+        progress,
+        [(json!("p1"), 1.0, "before asking".to_owned())],
+        "the first request's progress"
+    );
+    assert_eq!(
+        logs,
+        [("reports".to_owned(), "notice before asking".to_owned())]
+    );
+
+    // The retry takes what the tool reports once answered, under its own token; the
+    // values go on increasing over the call.
+    let done = request(&mut w, 3, Some("p2"), Some("info"), go(&state));
+    assert_eq!(text(&done), "went on");
+    let (progress, mut logs) = notifications(&mut w, 4);
+    assert_eq!(
+        progress,
+        [(json!("p2"), 2.0, "after the answer".to_owned())],
+        "the retry's progress"
+    );
+    logs.sort();
+    assert_eq!(
+        logs,
+        [
+            ("reports".to_owned(), "notice after the answer".to_owned()),
+            ("reports".to_owned(), "stderr after the answer".to_owned()),
+        ]
+    );
+
+    // A retry that names no token and no level gets neither (2026-07-28: no level, no
+    // messages), though the first request asked for both.
+    let first = request(&mut w, 5, Some("p3"), Some("info"), json!({}));
+    let (_, state) = asked(&first);
+    let _ = notifications(&mut w, 6);
+    let done = request(&mut w, 7, None, None, go(&state));
+    assert_eq!(text(&done), "went on");
+    let (progress, logs) = notifications(&mut w, 8);
+    assert!(progress.is_empty(), "{progress:?}");
+    assert!(logs.is_empty(), "{logs:?}");
+}
+
 #[test]
 fn an_approval_goes_out_as_a_question_and_a_no_denies() {
     let mut w = serve(&[]);

@@ -324,25 +324,31 @@ impl Host for Asking {
     }
 
     fn notify(&self, notice: Notice) {
-        let Via::Client {
-            peer,
-            logger,
-            level: request_level,
-            ..
-        } = &self.0
-        else {
-            return;
-        };
         let Ok(level) = serde_json::from_value::<LoggingLevel>(Value::String(notice.level)) else {
             return;
         };
-        if logger.enabled(level, *request_level) {
-            logger.log(
+        match &self.0 {
+            Via::Client {
                 peer,
-                level,
-                notice.asker.tool.name(),
-                Value::String(notice.text),
-            );
+                logger,
+                level: request_level,
+                ..
+            } => {
+                if logger.enabled(level, *request_level) {
+                    logger.log(
+                        peer,
+                        level,
+                        notice.asker.tool.name(),
+                        Value::String(notice.text),
+                    );
+                }
+            }
+            // To the request of the round at hand.
+            Via::Rounds { call, .. } => {
+                call.listener
+                    .log(level, notice.asker.tool.name(), notice.text);
+            }
+            Via::Task { .. } | Via::Nobody(_) => {}
         }
     }
 }

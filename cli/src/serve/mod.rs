@@ -34,6 +34,7 @@ mod asking;
 pub(crate) mod checks;
 mod http;
 mod ids;
+mod listener;
 mod logging;
 mod progress;
 pub(crate) mod rounds;

@@ -1,5 +1,11 @@
 //! A tool's progress updates as MCP `notifications/progress` values, which must increase.
 
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 use toolbind::Progress;
 
 /// The position of one call's progress notifications.
@@ -31,6 +37,38 @@ impl Position {
         self.last = Some(value);
         Some((value, p.total, p.text_content()))
     }
+}
+
+/// Sends a request's progress notifications (`token`, to `peer`) in order, before its
+/// result, and never queues them: the returned sender replaces the latest unsent update,
+/// and one task sends whatever is latest when the client is ready for it (a paused client
+/// costs one update of memory, not all). The task ends once the sender is dropped and the
+/// last update sent. `position` is shared by the requests of one call.
+pub(crate) fn forwarder(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    position: Arc<Mutex<Position>>,
+) -> (watch::Sender<Option<Progress>>, JoinHandle<()>) {
+    let (tx, mut rx) = watch::channel::<Option<Progress>>(None);
+    let task = tokio::spawn(async move {
+        // After the sender is dropped, `changed` still reports an unseen last value.
+        while rx.changed().await.is_ok() {
+            let Some(p) = rx.borrow_and_update().clone() else {
+                continue;
+            };
+            let next = position.lock().unwrap_or_else(|e| e.into_inner()).next(&p);
+            let Some((value, total, message)) = next else {
+                continue;
+            };
+            let mut param =
+                ProgressNotificationParam::new(token.clone(), value).with_message(message);
+            param.total = total;
+            if peer.notify_progress(param).await.is_err() {
+                break;
+            }
+        }
+    });
+    (tx, task)
 }
 
 #[cfg(test)]

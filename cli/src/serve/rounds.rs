@@ -100,6 +100,8 @@ pub(crate) struct Call {
     digest: String,
     /// Stops the tool: the client's cancel, the server's end, the TTL.
     pub(crate) cancel: CancelToken,
+    /// Where its progress and log lines go: the request of its round now.
+    pub(crate) listener: Arc<super::listener::Listener>,
     state: Mutex<CallState>,
     changed: Notify,
 }
@@ -237,6 +239,7 @@ impl Rounds {
             id,
             digest: digest(name, args),
             cancel: CancelToken::new(),
+            listener: Arc::default(),
             state: Mutex::new(CallState {
                 offered: responses,
                 ..CallState::default()
@@ -246,13 +249,16 @@ impl Rounds {
     }
 
     /// A retry: the call its `requestState` names, with `responses` delivered to its open
-    /// questions. -32602 when the state does not hold (see the module's docs).
+    /// questions. -32602 when the state does not hold (see the module's docs). `resume`
+    /// runs once the state holds, before the tool gets its answers (so that the retry's
+    /// request takes what the tool reports from then on).
     pub(crate) fn redeem(
         &self,
         sealed: &str,
         name: &str,
         args: &Value,
         responses: BTreeMap<String, Value>,
+        resume: impl FnOnce(&Call),
     ) -> Result<Arc<Call>, McpError> {
         let bad = |why: String| McpError::invalid_params(why, None);
         let s: Sealed = self.codec.open_json(sealed).map_err(|e| match e {
@@ -301,6 +307,7 @@ impl Rounds {
         st.round += 1;
         st.detached = None;
         st.offered.clear();
+        resume(&call);
         for (key, v) in responses {
             match st.open.remove(&key) {
                 Some(open) => {
@@ -697,28 +704,33 @@ mod tests {
 
         // Only `a` answered: `b` is asked again, with a new state.
         let responses = BTreeMap::from([("a".to_owned(), yes())]);
-        let again = r.redeem(&s1, "t", &args, responses.clone()).unwrap();
+        let again = r
+            .redeem(&s1, "t", &args, responses.clone(), |_| {})
+            .unwrap();
         assert_eq!((&mut a.answer).await.unwrap(), yes());
         let (asked, s2) = keys(&r.drive(&again, std::future::pending()).await.unwrap());
         assert_eq!(asked, ["input-1"]);
         assert_ne!(s1, s2);
-        let (c, m) = code(r.redeem(&s1, "t", &args, responses.clone()));
+        let (c, m) = code(r.redeem(&s1, "t", &args, responses.clone(), |_| {}));
         assert_eq!(c, -32602);
         assert!(m.contains("already used"), "{m}");
-        let (_, m) = code(r.redeem(&s2, "t", &json!({"x": 2}), responses.clone()));
+        let (_, m) = code(r.redeem(&s2, "t", &json!({"x": 2}), responses.clone(), |_| {}));
         assert!(m.contains("another call"), "{m}");
-        let (_, m) = code(r.redeem(&format!("{s2}x"), "t", &args, responses.clone()));
+        let (_, m) = code(r.redeem(&format!("{s2}x"), "t", &args, responses.clone(), |_| {}));
         assert!(m.contains("not valid"), "{m}");
         // The same arguments written otherwise are the same (RFC 8785: 1.0 is 1).
         let reordered = json!({"x": 1.0});
-        assert!(r.redeem(&s2, "t", &reordered, BTreeMap::new()).is_ok());
+        assert!(
+            r.redeem(&s2, "t", &reordered, BTreeMap::new(), |_| {})
+                .is_ok()
+        );
 
         call.finish(toolbind::ToolResult::text("done"));
         assert!(matches!(
             r.drive(&call, std::future::pending()).await.unwrap(),
             Turn::Done(_)
         ));
-        let (_, m) = code(r.redeem(&s2, "t", &args, responses));
+        let (_, m) = code(r.redeem(&s2, "t", &args, responses, |_| {}));
         assert!(m.contains("its call has ended"), "{m}");
     }
 
@@ -744,7 +756,7 @@ mod tests {
             first.cancel.is_cancelled(),
             "the TTL stops a call never retried"
         );
-        let (_, m) = code(r.redeem(&state, "t", &json!({}), BTreeMap::new()));
+        let (_, m) = code(r.redeem(&state, "t", &json!({}), BTreeMap::new(), |_| {}));
         assert!(m.contains("expired") && m.contains("--pending-ttl"), "{m}");
     }
 
@@ -763,10 +775,13 @@ mod tests {
         assert_eq!(asked, ["bad"]);
         // On a retry a bad answer is refused, and the state stays good.
         let bad = BTreeMap::from([("bad".to_owned(), json!({"action": 7}))]);
-        let (c, m) = code(r.redeem(&state, "t", &json!({}), bad));
+        let (c, m) = code(r.redeem(&state, "t", &json!({}), bad, |_| {}));
         assert_eq!(c, -32602);
         assert!(m.contains("inputResponses.bad"), "{m}");
-        assert!(r.redeem(&state, "t", &json!({}), BTreeMap::new()).is_ok());
+        assert!(
+            r.redeem(&state, "t", &json!({}), BTreeMap::new(), |_| {})
+                .is_ok()
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -790,7 +805,9 @@ mod tests {
             "an approval goes out at once, unanswered"
         );
         let responses = BTreeMap::from([("input-1".to_owned(), yes())]);
-        let call = r.redeem(&state, "t", &json!({}), responses).unwrap();
+        let call = r
+            .redeem(&state, "t", &json!({}), responses, |_| {})
+            .unwrap();
         let _unnamed = call.ask(form("x"), None, false).unwrap();
         call.waiting(1);
         let (asked, _) = keys(&r.drive(&call, std::future::pending()).await.unwrap());
@@ -821,7 +838,9 @@ mod tests {
         );
         // A late `waiting` about what went out changes nothing in the next round.
         call.waiting(2);
-        let call = r.redeem(&state, "t", &json!({}), BTreeMap::new()).unwrap();
+        let call = r
+            .redeem(&state, "t", &json!({}), BTreeMap::new(), |_| {})
+            .unwrap();
         let _c = call.ask(form("c"), Some("c".into()), false).unwrap();
         let started = Instant::now();
         let (asked, _) = keys(&r.drive(&call, std::future::pending()).await.unwrap());

@@ -12,9 +12,9 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::output::OutputCheck;
-use toolbind::{CallOptions, CancelToken, Content, Progress, Runtime, ToolInfo, ToolResult};
+use toolbind::{CallOptions, CancelToken, Content, Runtime, ToolInfo, ToolResult};
 use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{TaskSupport, ToolSpec};
 use tracing::Instrument;
@@ -504,14 +504,13 @@ impl Server {
     }
 
     /// The tool's stderr lines, as `notifications/message` from a logger named after it,
-    /// when the request's level lets Info through (and while `attached`, when given).
+    /// when the request's level lets Info through.
     fn forward_log(
         &self,
         tool: &str,
         request_level: logging::RequestLevel,
         context: &RequestContext<RoleServer>,
         opts: CallOptions,
-        attached: Option<Arc<std::sync::atomic::AtomicBool>>,
     ) -> CallOptions {
         #[allow(deprecated)]
         if !self
@@ -522,14 +521,9 @@ impl Server {
         }
         let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), tool.to_owned());
         opts.log(move |line| {
-            // The client may raise its level while the call runs; an MCP 2026-07-28 call
-            // that asked has answered its first request, which got its log lines.
+            // The client may raise its level while the call runs.
             #[allow(deprecated)]
-            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level)
-                && attached
-                    .as_ref()
-                    .is_none_or(|a| a.load(std::sync::atomic::Ordering::Relaxed))
-            {
+            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
                 logger.log(
                     &peer,
                     rmcp::model::LoggingLevel::Info,
@@ -649,16 +643,20 @@ impl Server {
         responses: std::collections::BTreeMap<String, Value>,
         slot: Option<tokio::sync::OwnedSemaphorePermit>,
         opts: CallOptions,
-        forwarder: Option<tokio::task::JoinHandle<()>>,
         request_level: logging::RequestLevel,
         meta: &rmcp::model::RequestMetaObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let call = rounds::Rounds::begin(name, &args, responses)?;
-        // Log lines go to the first request only: a later round's client has its own.
-        let attached = Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let opts = self.forward_log(name, request_level, context, opts, Some(attached.clone()));
-        let opts = opts
+        // Progress and log lines go to the request of the round at hand: this one, then
+        // each retry.
+        let (attached, forwarder) =
+            call.listener
+                .request(context, self.logger.clone(), request_level);
+        call.listener.attach(attached);
+        let opts = call
+            .listener
+            .report(opts, name)
             .cancel(call.cancel.clone())
             .host(asking::Asking(asking::Via::Rounds {
                 call: call.clone(),
@@ -685,43 +683,25 @@ impl Server {
             }
             .instrument(span),
         );
-        let turn = self.drive(&call, context).await;
-        attached.store(false, std::sync::atomic::Ordering::Relaxed);
-        if let Some(mut f) = forwarder {
-            // As a plain call's: the rest of the progress goes before the result, and no
-            // progress follows an InputRequiredResult (its request has ended).
-            let done = matches!(turn, Ok(rounds::Turn::Done(_)));
-            if !done
-                || tokio::time::timeout(Duration::from_secs(1), &mut f)
-                    .await
-                    .is_err()
-            {
-                f.abort();
-            }
-        }
-        self.round_ended(name, &call, turn, context, started, request_level)
+        self.round(name, &call, forwarder, context, request_level)
+            .await
     }
 
-    /// A retry of an MCP 2026-07-28 call, its answers delivered: on to the call's end or
-    /// its next questions.
+    /// A retry of an MCP 2026-07-28 call, its answers delivered (and its request attached
+    /// to the call, with `forwarder` sending its progress): on to the call's end or its
+    /// next questions.
     async fn next_round(
         &self,
         name: &str,
         call: Arc<rounds::Call>,
+        forwarder: Option<tokio::task::JoinHandle<()>>,
+        request_level: logging::RequestLevel,
         context: &RequestContext<RoleServer>,
         meta: &rmcp::model::RequestMetaObject,
     ) -> Result<CallToolResponse, McpError> {
-        #[allow(deprecated)]
-        let request_level = logging::RequestLevel {
-            level: context.meta.log_level(),
-            per_request: true,
-        };
-        let started = Instant::now();
-        let turn = self
-            .drive(&call, context)
+        self.round(name, &call, forwarder, context, request_level)
             .instrument(request_span(name, meta, context))
-            .await;
-        self.round_ended(name, &call, turn, context, started, request_level)
+            .await
     }
 
     /// Drives `call` until it ends or asks; the client's cancel and the server's end stop
@@ -745,16 +725,29 @@ impl Server {
         self.state.rounds.drive(call, stop).await
     }
 
-    /// What a round of `call` answers: its result, or its questions.
-    fn round_ended(
+    /// One round of `call`, for the request of `context` (attached to the call, its
+    /// progress sent by `forwarder`): on until the tool ends or asks, then its result or
+    /// its questions. The request is detached first, and, as a plain call's, the rest of
+    /// its progress goes before the answer (for at most a second): what the tool reports
+    /// after that is the retry's.
+    async fn round(
         &self,
         name: &str,
-        call: &rounds::Call,
-        turn: Result<rounds::Turn, McpError>,
+        call: &Arc<rounds::Call>,
+        forwarder: Option<tokio::task::JoinHandle<()>>,
         context: &RequestContext<RoleServer>,
-        started: Instant,
         request_level: logging::RequestLevel,
     ) -> Result<CallToolResponse, McpError> {
+        let started = Instant::now();
+        let turn = self.drive(call, context).await;
+        call.listener.detach();
+        if let Some(mut f) = forwarder
+            && tokio::time::timeout(Duration::from_secs(1), &mut f)
+                .await
+                .is_err()
+        {
+            f.abort();
+        }
         match turn? {
             rounds::Turn::Done(result) => {
                 let stopped = context.ct.is_cancelled() || self.state.shutdown.is_cancelled();
@@ -910,10 +903,8 @@ fn input_responses(
     Ok(responses)
 }
 
-/// Progress notifications for a request with a progress token. They go out in order,
-/// before the result, and never queue up: the sink replaces the latest unsent update, and
-/// one task sends whatever is latest when the client is ready for it (a paused client
-/// costs one update of memory, not all). Returns that task, which ends once the call's
+/// Progress notifications for a request with a progress token (see
+/// [`progress::forwarder`]). Returns the task that sends them, which ends once the call's
 /// sink is dropped and the last update sent.
 fn forward_progress(
     context: &RequestContext<RoleServer>,
@@ -922,28 +913,9 @@ fn forward_progress(
     let Some(token) = context.meta.get_progress_token() else {
         return (opts, None);
     };
-    let (tx, mut rx) = tokio::sync::watch::channel::<Option<Progress>>(None);
+    let (tx, task) = progress::forwarder(context.peer.clone(), token, Arc::default());
     let opts = opts.progress(move |p| {
         tx.send_replace(Some(p));
-    });
-    let peer = context.peer.clone();
-    let task = tokio::spawn(async move {
-        let mut position = progress::Position::default();
-        // After the sink is dropped, `changed` still reports an unseen last value.
-        while rx.changed().await.is_ok() {
-            let Some(p) = rx.borrow_and_update().clone() else {
-                continue;
-            };
-            let Some((value, total, message)) = position.next(&p) else {
-                continue;
-            };
-            let mut param =
-                ProgressNotificationParam::new(token.clone(), value).with_message(message);
-            param.total = total;
-            if peer.notify_progress(param).await.is_err() {
-                break;
-            }
-        }
     });
     (opts, Some(task))
 }
@@ -1204,13 +1176,30 @@ impl ServerHandler for Server {
             Default::default()
         };
         if in_rounds && let Some(sealed) = request.request_state.as_deref() {
-            let call = self.state.rounds.redeem(sealed, &name, &args, responses)?;
+            #[allow(deprecated)]
+            let request_level = logging::RequestLevel {
+                level: context.meta.log_level(),
+                per_request: true,
+            };
+            let mut forwarder = None;
+            let call = self
+                .state
+                .rounds
+                .redeem(sealed, &name, &args, responses, |call| {
+                    let (attached, task) =
+                        call.listener
+                            .request(&context, self.logger.clone(), request_level);
+                    call.listener.attach(attached);
+                    forwarder = task;
+                })?;
             log(&format!(
                 "call {} of `{name}`: resumed by the client's answers (call {})",
                 context.id,
                 call.short_id()
             ));
-            return self.next_round(&name, call, &context, meta).await;
+            return self
+                .next_round(&name, call, forwarder, request_level, &context, meta)
+                .await;
         }
         can_be_asked(&runtime, &name, &context)?;
         if let Some(response) = self.as_task(&runtime, &name, &args, meta, &context)? {
@@ -1240,7 +1229,6 @@ impl ServerHandler for Server {
         let opts = CallOptions::new()
             .id(format!("mcp-{}", context.id))
             .cancel(cancel.clone());
-        let (opts, forwarder) = forward_progress(&context, opts);
         // 2026-07-28: only a request that names a log level gets messages (the spec: a
         // server MUST NOT send any otherwise); earlier revisions: the session's level, or
         // the request's own.
@@ -1260,14 +1248,14 @@ impl ServerHandler for Server {
                     responses,
                     slot,
                     opts,
-                    forwarder,
                     request_level,
                     meta,
                     &context,
                 )
                 .await;
         }
-        let opts = self.forward_log(&name, request_level, &context, opts, None);
+        let (opts, forwarder) = forward_progress(&context, opts);
+        let opts = self.forward_log(&name, request_level, &context, opts);
         let opts = opts.host(self.asker(&context, request_level));
         let span = request_span(&name, meta, &context);
         let started = Instant::now();

@@ -110,6 +110,11 @@ impl Wire {
         }
     }
 
+    /// The messages read while waiting for answers and not taken since (notifications).
+    pub fn take_held(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.held)
+    }
+
     /// Sends request `id` and waits for its answer.
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
