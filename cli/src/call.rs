@@ -513,7 +513,10 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
     );
     for (field, spec) in &fields {
         let kind = spec["type"].as_str().unwrap_or("string");
-        let mut hint = printable(kind);
+        let mut hint = match spec["format"].as_str() {
+            Some(format) => format!("{}, {}", printable(kind), printable(format)),
+            None => printable(kind),
+        };
         let choices: Option<Vec<Value>> = spec["enum"].as_array().cloned().or_else(|| {
             spec["oneOf"]
                 .as_array()
@@ -573,10 +576,14 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
                 .as_ref()
                 .is_none_or(|values| value.as_ref().is_some_and(|v| values.contains(v)));
             match value {
-                Some(v) if allowed => {
-                    content.insert(field.clone(), v);
-                    break;
-                }
+                Some(v) if allowed => match toolbind::host::field_fits(field, spec, &v) {
+                    Ok(()) => {
+                        content.insert(field.clone(), v);
+                        break;
+                    }
+                    // Its bounds or format: say which, and ask again.
+                    Err(why) => display.note(&format!("{}; again:", printable(&why))),
+                },
                 _ => {
                     display.note(&format!("`{line}` is not {hint}; again:"));
                 }

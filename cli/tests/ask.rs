@@ -134,8 +134,9 @@ fn copies() -> Vec<String> {
 
 #[test]
 fn a_tool_fills_its_form_and_confirms_on_the_terminal() {
-    // name, copies, paper (not a choice first, then one), then the confirmation.
-    let o = on_a_terminal_with(copies(), "Ada\n3\nfolio\na4\ny\n");
+    // name, copies (below its minimum first), paper (not a choice first, then one),
+    // contact (not an email first), then the confirmation.
+    let o = on_a_terminal_with(copies(), "Ada\n0\n3\nfolio\na4\nada\nada@example.org\ny\n");
     let t = text(&o);
     assert!(
         t.contains("`make_copies` asks: Who are the copies for?"),
@@ -147,6 +148,9 @@ fn a_tool_fills_its_form_and_confirms_on_the_terminal() {
         t.contains("`folio` is not one of a4, letter; again:"),
         "{t}"
     );
+    assert!(t.contains("`copies` is below its minimum 1; again:"), "{t}");
+    assert!(t.contains("contact (string, email, optional)"), "{t}");
+    assert!(t.contains("`contact` is not a valid email; again:"), "{t}");
     assert!(
         t.contains("`make_copies` asks: Make 3 copies for Ada?"),
         "{t}"

@@ -645,86 +645,82 @@ fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), 
         let Some(p) = props.get(name) else {
             return bad(format!("`{name}` is not a field of the form"));
         };
-        let ok = match p.get("type").and_then(Value::as_str) {
-            Some("string") => v.is_string(),
-            Some("number") => v.is_number(),
-            Some("integer") => v.as_f64().is_some_and(|f| f.fract() == 0.0),
-            Some("boolean") => v.is_boolean(),
-            Some("array") => v.is_array(),
-            _ => false,
-        };
-        if !ok {
-            return bad(format!("`{name}` must be a {}, got {v}", p["type"]));
+        field_fits(name, p, v).or_else(bad)?;
+    }
+    Ok(())
+}
+
+/// Whether `value` fits the elicitation form's field `name` of schema `spec`: its type,
+/// its choices, its bounds (`minimum`, `maximum`, `minLength`, `maxLength`, `minItems`,
+/// `maxItems`) and its string `format` (`email`, `uri`, `date`, `date-time`); else why
+/// not, naming the field. The runtime checks a whole answer so before the tool sees it; a
+/// host that fills a form field by field (`toolbind call` on the terminal) can check each
+/// field as it is given, and ask again.
+pub fn field_fits(name: &str, spec: &Value, value: &Value) -> Result<(), String> {
+    let (p, v) = (spec, value);
+    let ok = match p.get("type").and_then(Value::as_str) {
+        Some("string") => v.is_string(),
+        Some("number") => v.is_number(),
+        Some("integer") => v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        Some("boolean") => v.is_boolean(),
+        Some("array") => v.is_array(),
+        _ => false,
+    };
+    if !ok {
+        return Err(format!("`{name}` must be a {}, got {v}", p["type"]));
+    }
+    if let Some(allowed) = allowed(p)
+        && !allowed.contains(v)
+    {
+        return Err(format!("`{name}` must be one of {}", Value::Array(allowed)));
+    }
+    if let (Some(items), Some(allowed)) = (
+        v.as_array(),
+        allowed(&p["items"]).or_else(|| p["items"].get("anyOf").and_then(choices)),
+    ) && let Some(wrong) = items.iter().find(|i| !allowed.contains(i))
+    {
+        return Err(format!(
+            "`{name}` holds {wrong}, not one of {}",
+            Value::Array(allowed)
+        ));
+    }
+    let number = |key: &str| p.get(key).and_then(Value::as_f64);
+    let count = |key: &str| p.get(key).and_then(Value::as_u64);
+    if let Some(x) = v.as_f64() {
+        if number("minimum").is_some_and(|m| x < m) {
+            return Err(format!("`{name}` is below its minimum {}", p["minimum"]));
         }
-        if let Some(allowed) = allowed(p)
-            && !allowed.contains(v)
-        {
-            return bad(format!("`{name}` must be one of {}", Value::Array(allowed)));
+        if number("maximum").is_some_and(|m| x > m) {
+            return Err(format!("`{name}` is above its maximum {}", p["maximum"]));
         }
-        if let (Some(items), Some(allowed)) = (
-            v.as_array(),
-            allowed(&p["items"]).or_else(|| p["items"].get("anyOf").and_then(choices)),
-        ) && let Some(wrong) = items.iter().find(|i| !allowed.contains(i))
+    }
+    if let Some(s) = v.as_str() {
+        let n = s.chars().count() as u64;
+        if count("minLength").is_some_and(|m| n < m) {
+            return Err(format!("`{name}` is shorter than {}", p["minLength"]));
+        }
+        if count("maxLength").is_some_and(|m| n > m) {
+            return Err(format!("`{name}` is longer than {}", p["maxLength"]));
+        }
+        if let Some(f) = p.get("format").and_then(Value::as_str)
+            && !has_format(f, s)
         {
-            return bad(format!(
-                "`{name}` holds {wrong}, not one of {}",
-                Value::Array(allowed)
+            return Err(format!("`{name}` is not a valid {f}"));
+        }
+    }
+    if let Some(items) = v.as_array() {
+        let n = items.len() as u64;
+        if count("minItems").is_some_and(|m| n < m) {
+            return Err(format!(
+                "`{name}` has {n} choices, fewer than its minItems {}",
+                p["minItems"]
             ));
         }
-        if let Some(x) = v.as_f64() {
-            if p.get("minimum")
-                .and_then(Value::as_f64)
-                .is_some_and(|m| x < m)
-            {
-                return bad(format!("`{name}` is below its minimum {}", p["minimum"]));
-            }
-            if p.get("maximum")
-                .and_then(Value::as_f64)
-                .is_some_and(|m| x > m)
-            {
-                return bad(format!("`{name}` is above its maximum {}", p["maximum"]));
-            }
-        }
-        if let Some(s) = v.as_str() {
-            let n = s.chars().count() as u64;
-            if p.get("minLength")
-                .and_then(Value::as_u64)
-                .is_some_and(|m| n < m)
-            {
-                return bad(format!("`{name}` is shorter than {}", p["minLength"]));
-            }
-            if p.get("maxLength")
-                .and_then(Value::as_u64)
-                .is_some_and(|m| n > m)
-            {
-                return bad(format!("`{name}` is longer than {}", p["maxLength"]));
-            }
-            if let Some(f) = p.get("format").and_then(Value::as_str)
-                && !has_format(f, s)
-            {
-                return bad(format!("`{name}` is not a valid {f}"));
-            }
-        }
-        if let Some(items) = v.as_array() {
-            let n = items.len() as u64;
-            if p.get("minItems")
-                .and_then(Value::as_u64)
-                .is_some_and(|m| n < m)
-            {
-                return bad(format!(
-                    "`{name}` has {n} choices, fewer than its minItems {}",
-                    p["minItems"]
-                ));
-            }
-            if p.get("maxItems")
-                .and_then(Value::as_u64)
-                .is_some_and(|m| n > m)
-            {
-                return bad(format!(
-                    "`{name}` has {n} choices, more than its maxItems {}",
-                    p["maxItems"]
-                ));
-            }
+        if count("maxItems").is_some_and(|m| n > m) {
+            return Err(format!(
+                "`{name}` has {n} choices, more than its maxItems {}",
+                p["maxItems"]
+            ));
         }
     }
     Ok(())
