@@ -408,6 +408,10 @@ pub struct CallArgs {
     /// Stop the tool after SECS seconds [default: the tool's timeout, else 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub timeout: Option<std::time::Duration>,
+    /// How long an approval or one of the tool's questions waits for an answer on the
+    /// terminal; then the question fails in the tool (an approval is denied) [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub ask_timeout: Option<std::time::Duration>,
     /// Print the whole result object as JSON instead of its text
     #[arg(long)]
     pub json: bool,
@@ -461,6 +465,11 @@ pub struct ServeArgs {
     /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub timeout: Option<std::time::Duration>,
+    /// How long a call's approval or one of its tool's questions waits for the client's
+    /// answer; then the question fails in the tool (an approval is denied). The wait does
+    /// not count against --timeout, up to three of these per call [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub ask_timeout: Option<std::time::Duration>,
     #[command(flatten)]
     pub spill: SpillArg,
     #[command(flatten)]

@@ -79,6 +79,9 @@ async fn runtime_for(
         .registry(registry)
         .executor(executor.clone())
         .spill_dir(args.spill.dir());
+    if let Some(t) = args.ask_timeout {
+        builder = builder.ask_timeout(t);
+    }
     for server in crate::tools::mcp_servers(&args.mcp, &args.sandbox)? {
         builder = builder.mcp_server(server);
     }

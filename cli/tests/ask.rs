@@ -227,3 +227,17 @@ fn a_tool_that_cannot_do_without_a_model_is_refused_before_it_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn a_question_nobody_answers_on_the_terminal_fails_after_ask_timeout() {
+    let mut args = copies();
+    args.extend(["--ask-timeout".into(), "1".into()]);
+    let o = on_a_terminal_with(args, "");
+    let t = text(&o);
+    assert!(
+        t.contains("`make_copies` asks: Who are the copies for?"),
+        "{t}"
+    );
+    assert!(t.contains("`ctx.elicit` got no answer within 1 s"), "{t}");
+    assert_eq!(o.status.code(), Some(1), "{t}");
+}

@@ -630,3 +630,50 @@ fn a_key_file_that_is_not_a_small_regular_file_is_refused_at_once() {
     ));
     assert_eq!(keys, ["name"]);
 }
+
+#[test]
+fn ask_timeout_bounds_a_question_and_a_longer_pending_ttl_is_warned_of() {
+    // A question nobody answers fails in the tool after --ask-timeout (a 2025-11-25
+    // client is sent it, and never answers).
+    let tools = common::fixture("ask_tools");
+    let args = [
+        tools.as_os_str(),
+        OsStr::new("--ask-timeout"),
+        OsStr::new("1"),
+    ];
+    let mut w = Wire::start(&args, "2025-11-25", json!({"elicitation": {"form": {}}}));
+    let answer = w.request(
+        1,
+        "tools/call",
+        json!({"name": "two_steps", "arguments": {"greeting": "Hi"}}),
+    );
+    let said = text(&answer);
+    assert!(
+        said.starts_with("refused:") && said.contains("got no answer within 1 s"),
+        "{said}"
+    );
+    let asked: Vec<Value> = w.take_held();
+    assert!(
+        asked.iter().any(|m| m["method"] == "elicitation/create"),
+        "the client was not asked: {asked:?}"
+    );
+
+    // serve says when --pending-ttl outlasts the questions it waits for.
+    let started = |extra: &[&str]| {
+        let out = common::toolbind()
+            .arg("serve")
+            .arg(&tools)
+            .args(extra)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        common::stderr(&out)
+    };
+    let log = started(&["--pending-ttl", "600"]);
+    assert!(
+        log.contains("warning: --pending-ttl (600 s) is longer than --ask-timeout (300 s)"),
+        "{log}"
+    );
+    let log = started(&["--pending-ttl", "600", "--ask-timeout", "900"]);
+    assert!(!log.contains("--pending-ttl"), "{log}");
+}

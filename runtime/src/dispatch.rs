@@ -83,8 +83,9 @@ impl RuntimeConfig {
     }
 
     /// How long a call waits for its [host](crate::host::Host)'s approval before it is
-    /// denied (default [`DEFAULT_ASK_TIMEOUT`], 5 minutes). The wait does not count against
-    /// the call's timeout: the tool has not started.
+    /// denied, and a tool's question (`ctx.confirm`, `ctx.elicit`, ...) for its answer
+    /// before it fails in the tool (default [`DEFAULT_ASK_TIMEOUT`], 5 minutes). The wait
+    /// does not count against the call's timeout, up to three of these per call.
     pub fn ask_timeout(mut self, timeout: Duration) -> Self {
         self.ask_timeout = timeout;
         self
@@ -325,6 +326,12 @@ impl RuntimeBuilder {
     /// Sets [`RuntimeConfig::default_timeout`].
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.config = self.config.default_timeout(timeout);
+        self
+    }
+
+    /// Sets [`RuntimeConfig::ask_timeout`].
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.config = self.config.ask_timeout(timeout);
         self
     }
 

@@ -43,7 +43,21 @@ pub(crate) fn start(
 ) -> Result<Arc<State>, crate::exit::Failure> {
     let rounds = Arc::new(args.rounds.rounds(args.max_concurrent_calls.max(1))?);
     let spill_dir = args.spill.dir();
-    let timeout = args.timeout;
+    let timeout = Timeouts {
+        call: args.timeout,
+        ask: args.ask_timeout,
+    };
+    let ask = timeout
+        .ask
+        .unwrap_or(toolbind::runtime::DEFAULT_ASK_TIMEOUT);
+    if rounds.ttl() > ask {
+        log(&format!(
+            "warning: --pending-ttl ({} s) is longer than --ask-timeout ({} s): a question still fails in its tool {} s after it was asked",
+            rounds.ttl().as_secs_f64(),
+            ask.as_secs_f64(),
+            ask.as_secs_f64()
+        ));
+    }
     let executor = Arc::new(SubprocessExecutor::new(
         ExecConfig::default()
             .sandbox(args.sandbox.policy())
@@ -91,6 +105,13 @@ pub(crate) fn log(msg: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// `serve --timeout` and `--ask-timeout`.
+#[derive(Clone, Copy)]
+struct Timeouts {
+    call: Option<Duration>,
+    ask: Option<Duration>,
+}
+
 /// What every session of one server shares: the tools, reloaded by [`watch`].
 pub(crate) struct State {
     /// Whether sessions may subscribe to resources (`resources/subscribe`): not under
@@ -98,8 +119,7 @@ pub(crate) struct State {
     subscriptions: bool,
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
-    /// `serve --timeout`.
-    timeout: Option<Duration>,
+    timeout: Timeouts,
     pub(crate) executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list or the tools' documentation changed: each session's
@@ -256,7 +276,7 @@ impl Snapshot {
         dirs: &[PathBuf],
         executor: &Arc<SubprocessExecutor>,
         spill_dir: &Path,
-        timeout: Option<Duration>,
+        timeout: Timeouts,
     ) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
         let stamp = Stamp::of(dirs);
@@ -283,9 +303,12 @@ impl Snapshot {
                     list.join("; ")
                 ));
             });
-        if let Some(t) = timeout {
+        if let Some(t) = timeout.call {
             // `serve --timeout`: the default for tools whose TOOL.md sets none.
             runtime = runtime.default_timeout(t);
+        }
+        if let Some(t) = timeout.ask {
+            runtime = runtime.ask_timeout(t);
         }
         let runtime = runtime.build();
         Snapshot {
