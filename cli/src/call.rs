@@ -375,46 +375,82 @@ struct Asker {
     display: Display,
 }
 
+/// Set once the runtime no longer waits for a question's answer (its ask timeout, the
+/// call's cancel): a prompt still on the terminal gives up, so that it neither holds the
+/// terminal nor takes the line typed for the next question.
+#[derive(Clone, Default)]
+struct Withdrawn(Arc<std::sync::atomic::AtomicBool>);
+
+impl Withdrawn {
+    fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Withdraws its question when dropped: with the answer's future, when nobody waits for it
+/// any more.
+struct WithdrawOnDrop(Withdrawn);
+
+impl Drop for WithdrawOnDrop {
+    fn drop(&mut self) {
+        (self.0).0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Asker {
+    /// `ask` on a thread of its own (the terminal blocks), withdrawn when its answer is no
+    /// longer awaited; `failed` turns a thread that died into the answer.
+    fn on_a_thread<T: Send + 'static>(
+        &self,
+        ask: impl FnOnce(&Display, &Withdrawn) -> T + Send + 'static,
+        failed: impl FnOnce(String) -> T + Send + 'static,
+    ) -> Answer<T> {
+        let display = self.display.clone();
+        let withdrawn = Withdrawn::default();
+        let guard = WithdrawOnDrop(withdrawn.clone());
+        Box::pin(async move {
+            let _guard = guard;
+            tokio::task::spawn_blocking(move || ask(&display, &withdrawn))
+                .await
+                .unwrap_or_else(|e| failed(format!("asking on the terminal failed: {e}")))
+        })
+    }
+}
+
 impl Host for Asker {
     fn approve(&self, request: ApprovalRequest) -> Answer<Decision> {
         if self.yes {
             return Box::pin(std::future::ready(Decision::Approve));
         }
-        let display = self.display.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || ask_on_terminal(&display, &request))
-                .await
-                .unwrap_or_else(|e| Decision::deny(format!("asking on the terminal failed: {e}")))
-        })
+        self.on_a_thread(
+            move |display, withdrawn| ask_on_terminal(display, &request, withdrawn),
+            Decision::deny,
+        )
     }
 
     fn confirm(&self, request: ConfirmRequest) -> Answer<Result<bool, Refusal>> {
         if self.yes {
             return Box::pin(std::future::ready(Ok(true)));
         }
-        let display = self.display.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
+        self.on_a_thread(
+            move |display, withdrawn| {
                 let question = format!(
                     "`{}` asks: {}\n[y/N] ",
                     request.asker.tool.name(),
                     printable(&request.message)
                 );
-                let answer = on_terminal(&display, &question)?.to_ascii_lowercase();
+                let answer = on_terminal(display, &question, withdrawn)?.to_ascii_lowercase();
                 Ok(matches!(answer.as_str(), "y" | "yes"))
-            })
-            .await
-            .unwrap_or_else(|e| Err(format!("asking on the terminal failed: {e}")))
-        })
+            },
+            Err,
+        )
     }
 
     fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
-        let display = self.display.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || fill_form(&display, &request))
-                .await
-                .unwrap_or_else(|e| Err(format!("asking on the terminal failed: {e}")))
-        })
+        self.on_a_thread(
+            move |display, withdrawn| fill_form(display, &request, withdrawn),
+            Err,
+        )
     }
 
     fn roots(&self, _asker: Who) -> Answer<Result<Vec<Root>, Refusal>> {
@@ -454,8 +490,12 @@ fn printable(text: &str) -> String {
 }
 
 /// One line typed at the terminal after `question` (trimmed), or why there is none.
-fn on_terminal(display: &Display, question: &str) -> Result<String, Refusal> {
-    match read_on_terminal(display, question) {
+fn on_terminal(
+    display: &Display,
+    question: &str,
+    withdrawn: &Withdrawn,
+) -> Result<String, Refusal> {
+    match read_on_terminal(display, question, withdrawn) {
         Ok(answer) => Ok(answer),
         Err(Unasked::NoTerminal) => Err(
             "there is no terminal to ask on (toolbind call --yes answers yes to confirmations)"
@@ -473,31 +513,69 @@ enum Unasked {
     Unread(String),
 }
 
-/// Writes `question` to the controlling terminal and reads one line (trimmed).
-fn read_on_terminal(display: &Display, question: &str) -> Result<String, Unasked> {
-    use std::io::BufRead;
+/// Writes `question` to the controlling terminal and reads one line (trimmed). A question
+/// withdrawn meanwhile stops waiting for it (within [`WITHDRAWN_CHECK_MS`]), saying so on the
+/// terminal; one withdrawn before its turn is never shown.
+fn read_on_terminal(
+    display: &Display,
+    question: &str,
+    withdrawn: &Withdrawn,
+) -> Result<String, Unasked> {
+    use nix::errno::Errno;
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
         .map_err(|_| Unasked::NoTerminal)?;
+    let unread =
+        |why: String| Unasked::Unread(format!("no answer could be read from the terminal: {why}"));
+    let gone = || {
+        Unasked::Unread("the question was withdrawn (its ask timeout, or the call's end)".into())
+    };
     display.suspend(|| {
+        if withdrawn.is_set() {
+            return Err(gone());
+        }
         let mut out = &tty;
         let _ = write!(out, "{question}");
         let _ = out.flush();
-        let mut answer = String::new();
-        std::io::BufReader::new(&tty)
-            .read_line(&mut answer)
-            .map_err(|e| {
-                Unasked::Unread(format!("no answer could be read from the terminal: {e}"))
-            })?;
-        Ok(answer.trim().to_owned())
+        // The terminal is in line mode: a read gives one typed line at most.
+        let mut line = Vec::new();
+        while !line.ends_with(b"\n") {
+            if withdrawn.is_set() {
+                let _ = writeln!(out, "\n(no longer asked)");
+                return Err(gone());
+            }
+            let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::from(WITHDRAWN_CHECK_MS)) {
+                Ok(0) | Err(Errno::EINTR) => continue,
+                Ok(_) => {}
+                Err(e) => return Err(unread(e.to_string())),
+            }
+            let mut buf = [0u8; 4096];
+            match (&tty).read(&mut buf) {
+                Ok(0) => return Err(unread("the terminal closed".into())),
+                Ok(n) => line.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(unread(e.to_string())),
+            }
+        }
+        Ok(String::from_utf8_lossy(&line).trim().to_owned())
     })
 }
 
+/// How often a prompt waiting on the terminal looks whether its question was withdrawn.
+const WITHDRAWN_CHECK_MS: u16 = 100;
+
 /// `ctx.elicit` on the terminal: one line per field (an empty line skips an optional one;
 /// `!cancel` cancels, `!decline` declines), read as the field's type.
-fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Refusal> {
+fn fill_form(
+    display: &Display,
+    request: &ElicitRequest,
+    withdrawn: &Withdrawn,
+) -> Result<Elicited, Refusal> {
     let name = request.asker.tool.name();
     let required: Vec<&str> = request.schema["required"]
         .as_array()
@@ -548,7 +626,7 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
         );
         intro.clear();
         loop {
-            let line = on_terminal(display, &question)?;
+            let line = on_terminal(display, &question, withdrawn)?;
             match line.as_str() {
                 "!cancel" => return Ok(Elicited::without_content(ElicitAction::Cancel)),
                 "!decline" => return Ok(Elicited::without_content(ElicitAction::Decline)),
@@ -597,11 +675,15 @@ fn fill_form(display: &Display, request: &ElicitRequest) -> Result<Elicited, Ref
 }
 
 /// Asks on the controlling terminal: `y` or `yes` approves, anything else denies.
-fn ask_on_terminal(display: &Display, request: &ApprovalRequest) -> Decision {
+fn ask_on_terminal(
+    display: &Display,
+    request: &ApprovalRequest,
+    withdrawn: &Withdrawn,
+) -> Decision {
     let name = request.tool.name();
     let args = serde_json::to_string_pretty(&request.shown_args()).unwrap_or_default();
     let question = format!("`{name}` needs your approval to run with:\n{args}\nRun it? [y/N] ");
-    match read_on_terminal(display, &question) {
+    match read_on_terminal(display, &question, withdrawn) {
         Err(Unasked::NoTerminal) => Decision::deny(format!(
             "it needs approval and there is no terminal to ask on; run `toolbind call {name} --yes` to approve it"
         )),

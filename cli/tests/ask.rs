@@ -27,12 +27,13 @@ fn on_a_terminal(typed: &str) -> Output {
     on_a_terminal_with(base(), typed)
 }
 
-fn on_a_terminal_with(args: Vec<String>, typed: &str) -> Output {
+/// `toolbind ARGS` run by `script` on a pty of its own, its input and output piped.
+fn script(args: Vec<String>) -> std::process::Child {
     let quoted: Vec<String> = std::iter::once(bin().to_owned())
         .chain(args)
         .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
         .collect();
-    let mut child = Command::new("script")
+    Command::new("script")
         .args(["-qec", &quoted.join(" "), "/dev/null"])
         .env_remove("PI_TOOLS_DIRS")
         .env("NO_COLOR", "1")
@@ -40,7 +41,11 @@ fn on_a_terminal_with(args: Vec<String>, typed: &str) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("script (bsdutils) runs");
+        .expect("script (bsdutils) runs")
+}
+
+fn on_a_terminal_with(args: Vec<String>, typed: &str) -> Output {
+    let mut child = script(args);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(typed.as_bytes()).unwrap();
     // stdin stays open until the end: its end would reach the terminal as end of input.
@@ -240,4 +245,56 @@ fn a_question_nobody_answers_on_the_terminal_fails_after_ask_timeout() {
     );
     assert!(t.contains("`ctx.elicit` got no answer within 1 s"), "{t}");
     assert_eq!(o.status.code(), Some(1), "{t}");
+}
+
+#[test]
+fn a_question_that_timed_out_leaves_the_terminal_to_the_next() {
+    // The first question runs out (--ask-timeout 1) with nothing typed; the line typed
+    // once the second is shown must reach the second, not a prompt nobody awaits.
+    let mut child = script(vec![
+        "call".into(),
+        "ask_twice".into(),
+        "--dir".into(),
+        fixture("ask_tools").display().to_string(),
+        "--ask-timeout".into(),
+        "1".into(),
+    ]);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut stdout, &mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let mut read_until = |what: &str| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !seen.contains(what) {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(_) => {
+                    panic!("no {what:?} on the terminal (it closed, or 30 s passed):\n{seen}")
+                }
+            }
+        }
+        seen.clone()
+    };
+    read_until("asks: Second?");
+    stdin.write_all(b"y\n").unwrap();
+    let t = read_until("first: ");
+    let t = if t.contains("second: ") {
+        t
+    } else {
+        read_until("second: ")
+    };
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(t.contains("(no longer asked)"), "{t}");
+    assert!(t.contains("first: unanswered, second: yes"), "{t}");
 }
