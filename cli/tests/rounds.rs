@@ -257,10 +257,12 @@ type ProgressSeen = (Value, f64, String);
 /// A log message's logger and data.
 type LogSeen = (String, String);
 
-/// The notifications `w` held while answering, after a `ping` (whatever the server queued
-/// before it has gone out by then).
-fn notifications(w: &mut Wire, ping: i64) -> (Vec<ProgressSeen>, Vec<LogSeen>) {
-    w.request(ping, "ping", json!({"_meta": meta()}));
+/// The notifications `w` read before the answers it took, and after a `ping` too when
+/// `ping` is given (whatever the server queued by then has gone out).
+fn notifications(w: &mut Wire, ping: Option<i64>) -> (Vec<ProgressSeen>, Vec<LogSeen>) {
+    if let Some(id) = ping {
+        w.request(id, "ping", json!({"_meta": meta()}));
+    }
     let (mut progress, mut logs) = (Vec::new(), Vec::new());
     for m in w.take_held() {
         match m["method"].as_str() {
@@ -282,6 +284,7 @@ fn notifications(w: &mut Wire, ping: i64) -> (Vec<ProgressSeen>, Vec<LogSeen>) {
             _ => {}
         }
     }
+    logs.sort();
     (progress, logs)
 }
 
@@ -305,48 +308,52 @@ fn progress_and_logs_go_to_the_request_of_the_round_at_hand() {
             w.request(id, "tools/call", params)
         };
     let go = |state: &str| json!({"inputResponses": {"go": accept(json!({"confirm": true}))}, "requestState": state});
+    let line = |data: &str| ("reports".to_owned(), data.to_owned());
 
+    // What the tool reported before it asked reaches the first request before its
+    // answer: the last of three quick updates, its stderr line, its notice.
     let first = request(&mut w, 1, Some("p1"), Some("info"), json!({}));
     let (keys, state) = asked(&first);
     assert_eq!(keys, ["go"]);
-    let (progress, logs) = notifications(&mut w, 2);
-    assert_eq!(
-        progress,
-        [(json!("p1"), 1.0, "before asking".to_owned())],
-        "the first request's progress"
-    );
+    let (progress, logs) = notifications(&mut w, None);
+    assert!(progress.iter().all(|(t, _, _)| t == "p1"), "{progress:?}");
+    let (_, last, said) = progress.last().expect("no progress before the questions");
+    assert_eq!(said, "3 before asking", "{progress:?}");
     assert_eq!(
         logs,
-        [("reports".to_owned(), "notice before asking".to_owned())]
+        [line("notice before asking"), line("stderr before asking")]
     );
 
-    // The retry takes what the tool reports once answered, under its own token; the
-    // values go on increasing over the call.
+    // The retry takes what the tool reports once answered, under its own token, before
+    // its answer; the values go on increasing over the call.
     let done = request(&mut w, 3, Some("p2"), Some("info"), go(&state));
     assert_eq!(text(&done), "went on");
-    let (progress, mut logs) = notifications(&mut w, 4);
-    assert_eq!(
-        progress,
-        [(json!("p2"), 2.0, "after the answer".to_owned())],
-        "the retry's progress"
-    );
-    logs.sort();
+    let (progress, logs) = notifications(&mut w, None);
+    assert_eq!(progress.len(), 1, "{progress:?}");
+    let (token, value, said) = &progress[0];
+    assert_eq!((token, said.as_str()), (&json!("p2"), "after the answer"));
+    assert!(value > last, "{value} after {last}");
     assert_eq!(
         logs,
         [
-            ("reports".to_owned(), "notice after the answer".to_owned()),
-            ("reports".to_owned(), "stderr after the answer".to_owned()),
+            line("notice after the answer"),
+            line("stderr after the answer")
         ]
+    );
+    let (progress, logs) = notifications(&mut w, Some(4));
+    assert!(
+        progress.is_empty() && logs.is_empty(),
+        "late: {progress:?} {logs:?}"
     );
 
     // A retry that names no token and no level gets neither (2026-07-28: no level, no
     // messages), though the first request asked for both.
     let first = request(&mut w, 5, Some("p3"), Some("info"), json!({}));
     let (_, state) = asked(&first);
-    let _ = notifications(&mut w, 6);
+    let _ = notifications(&mut w, Some(6));
     let done = request(&mut w, 7, None, None, go(&state));
     assert_eq!(text(&done), "went on");
-    let (progress, logs) = notifications(&mut w, 8);
+    let (progress, logs) = notifications(&mut w, Some(8));
     assert!(progress.is_empty(), "{progress:?}");
     assert!(logs.is_empty(), "{logs:?}");
 }

@@ -24,6 +24,8 @@ use super::progress::{self, Position};
 #[derive(Default)]
 pub(crate) struct Listener {
     now: Mutex<Option<Attached>>,
+    /// Whether a message went to the request attached now.
+    logged: std::sync::atomic::AtomicBool,
     /// Progress values increase over the whole call, whichever request carries them.
     position: Arc<Mutex<Position>>,
 }
@@ -71,13 +73,18 @@ impl Listener {
 
     /// From now on the call reports to `request`.
     pub(crate) fn attach(&self, request: Attached) {
-        *self.now() = Some(request);
+        let mut now = self.now();
+        self.logged
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        *now = Some(request);
     }
 
-    /// The call's request has been answered (or is about to be): nothing more goes to it.
-    pub(crate) fn detach(&self) {
-        let gone = self.now().take();
-        drop(gone);
+    /// The call's request is about to be answered: nothing more goes to it. Returns
+    /// whether a message went to it (to [flush](Logger::flush) before the answer).
+    pub(crate) fn detach(&self) -> bool {
+        let mut now = self.now();
+        now.take()
+            .is_some_and(|_| self.logged.swap(false, std::sync::atomic::Ordering::SeqCst))
     }
 
     /// `opts`, reporting to whichever request is attached: the tool's progress, and its
@@ -96,11 +103,18 @@ impl Listener {
     /// A message from the logger `name` to the attached request, where its level lets
     /// `level` through (a tool's stderr line, its `ctx.notify`).
     pub(crate) fn log(&self, level: LoggingLevel, name: &str, text: String) {
-        let to = self.now().as_ref().and_then(|a| {
-            a.logger
-                .enabled(level, a.level)
-                .then(|| (a.peer.clone(), a.logger.clone()))
-        });
+        let to = {
+            let now = self.now();
+            let to = now.as_ref().and_then(|a| {
+                a.logger
+                    .enabled(level, a.level)
+                    .then(|| (a.peer.clone(), a.logger.clone()))
+            });
+            if to.is_some() {
+                self.logged.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            to
+        };
         if let Some((peer, logger)) = to {
             logger.log(&peer, level, name, Value::String(text));
         }

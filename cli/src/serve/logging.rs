@@ -44,7 +44,14 @@ pub struct RequestLevel {
 pub struct Logger {
     level: AtomicU8,
     dropped: Arc<AtomicU64>,
-    tx: OnceLock<mpsc::Sender<LoggingMessageNotificationParam>>,
+    tx: OnceLock<mpsc::Sender<Queued>>,
+}
+
+/// What waits in a session's log queue.
+enum Queued {
+    Message(LoggingMessageNotificationParam),
+    /// Answered once every message queued before it has been sent.
+    Flush(tokio::sync::oneshot::Sender<()>),
 }
 
 impl Default for Logger {
@@ -97,19 +104,33 @@ impl Logger {
             tx
         });
         let msg = LoggingMessageNotificationParam::new(level, data).with_logger(logger);
-        if tx.try_send(msg).is_err() {
+        if tx.try_send(Queued::Message(msg)).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
 
+impl Logger {
+    /// Waits, at most `bound`, until the messages queued so far have been sent: a request
+    /// answered now must not see its last lines come after its answer (or, over HTTP,
+    /// lost with its stream).
+    pub async fn flush(&self, bound: Duration) {
+        let Some(tx) = self.tx.get() else {
+            return;
+        };
+        let (done, sent) = tokio::sync::oneshot::channel();
+        let _ = tokio::time::timeout(bound, async {
+            if tx.send(Queued::Flush(done)).await.is_ok() {
+                let _ = sent.await;
+            }
+        })
+        .await;
+    }
+}
+
 /// Sends queued messages at most [`RATE`] a second (token bucket of [`BURST`]), reporting
 /// the dropped count before the next message once there is one.
-async fn send(
-    peer: Peer<RoleServer>,
-    mut rx: mpsc::Receiver<LoggingMessageNotificationParam>,
-    dropped: Arc<AtomicU64>,
-) {
+async fn send(peer: Peer<RoleServer>, mut rx: mpsc::Receiver<Queued>, dropped: Arc<AtomicU64>) {
     let mut tokens = BURST;
     let mut refilled = Instant::now();
     let mut take = async || {
@@ -124,7 +145,14 @@ async fn send(
             tokio::time::sleep(Duration::from_secs_f64((1.0 - tokens) / RATE)).await;
         }
     };
-    while let Some(msg) = rx.recv().await {
+    while let Some(queued) = rx.recv().await {
+        let msg = match queued {
+            Queued::Message(msg) => msg,
+            Queued::Flush(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
         take().await;
         if peer.notify_logging_message(msg).await.is_err() {
             return;

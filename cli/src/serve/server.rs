@@ -105,6 +105,26 @@ pub(crate) fn log(msg: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// How long a call's answer may wait for the log messages queued before it to go out
+/// (the queue is rate-limited: see [`logging`]).
+const FLUSH: Duration = Duration::from_secs(1);
+
+/// Detaches a round's request from its call when dropped, or [now](Detach::now).
+struct Detach(Arc<super::listener::Listener>);
+
+impl Detach {
+    /// Detaches the request: whether a message went to it.
+    fn now(self) -> bool {
+        self.0.detach()
+    }
+}
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        self.0.detach();
+    }
+}
+
 /// `serve --timeout` and `--ask-timeout`.
 #[derive(Clone, Copy)]
 struct Timeouts {
@@ -527,26 +547,29 @@ impl Server {
     }
 
     /// The tool's stderr lines, as `notifications/message` from a logger named after it,
-    /// when the request's level lets Info through.
+    /// when the request's level lets Info through; and whether one went out.
     fn forward_log(
         &self,
         tool: &str,
         request_level: logging::RequestLevel,
         context: &RequestContext<RoleServer>,
         opts: CallOptions,
-    ) -> CallOptions {
+    ) -> (CallOptions, Arc<std::sync::atomic::AtomicBool>) {
+        let logged = Arc::new(std::sync::atomic::AtomicBool::new(false));
         #[allow(deprecated)]
         if !self
             .logger
             .enabled(rmcp::model::LoggingLevel::Info, request_level)
         {
-            return opts;
+            return (opts, logged);
         }
         let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), tool.to_owned());
-        opts.log(move |line| {
+        let said = logged.clone();
+        let opts = opts.log(move |line| {
             // The client may raise its level while the call runs.
             #[allow(deprecated)]
             if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
+                said.store(true, std::sync::atomic::Ordering::Relaxed);
                 logger.log(
                     &peer,
                     rmcp::model::LoggingLevel::Info,
@@ -554,7 +577,8 @@ impl Server {
                     Value::String(line),
                 );
             }
-        })
+        });
+        (opts, logged)
     }
 
     /// Runs the call once one of `--max-concurrent-calls` is free, stopping it when the
@@ -762,8 +786,10 @@ impl Server {
         request_level: logging::RequestLevel,
     ) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
+        // Detached however this ends (should the request's future be dropped).
+        let detach = Detach(call.listener.clone());
         let turn = self.drive(call, context).await;
-        call.listener.detach();
+        let logged = detach.now();
         if let Some(mut f) = forwarder
             && tokio::time::timeout(Duration::from_secs(1), &mut f)
                 .await
@@ -774,7 +800,10 @@ impl Server {
         match turn? {
             rounds::Turn::Done(result) => {
                 let stopped = context.ct.is_cancelled() || self.state.shutdown.is_cancelled();
-                self.report(context, name, &result, stopped, started, request_level);
+                let reported = self.report(context, name, &result, stopped, started, request_level);
+                if logged || reported {
+                    self.logger.flush(FLUSH).await;
+                }
                 Ok(to_mcp(result, &self.state.spill_dir).into())
             }
             rounds::Turn::Input(input) => {
@@ -789,6 +818,9 @@ impl Server {
                     call.short_id(),
                     self.state.rounds.ttl().as_secs(),
                 ));
+                if logged {
+                    self.logger.flush(FLUSH).await;
+                }
                 Ok(CallToolResponse::InputRequired(input))
             }
         }
@@ -824,7 +856,7 @@ impl Server {
         stopped: bool,
         started: Instant,
         request_level: logging::RequestLevel,
-    ) {
+    ) -> bool {
         let event = format!(
             "call {} of `{name}`: {} in {:.1} s",
             context.id,
@@ -846,10 +878,12 @@ impl Server {
             } else {
                 LoggingLevel::Debug
             };
-            if self.logger.enabled(level, request_level) {
+            let enabled = self.logger.enabled(level, request_level);
+            if enabled {
                 self.logger
                     .log(&context.peer, level, "toolbind", Value::String(event));
             }
+            enabled
         }
     }
 }
@@ -1278,7 +1312,7 @@ impl ServerHandler for Server {
                 .await;
         }
         let (opts, forwarder) = forward_progress(&context, opts);
-        let opts = self.forward_log(&name, request_level, &context, opts);
+        let (opts, logged) = self.forward_log(&name, request_level, &context, opts);
         let opts = opts.host(self.asker(&context, request_level));
         let span = request_span(&name, meta, &context);
         let started = Instant::now();
@@ -1299,7 +1333,11 @@ impl ServerHandler for Server {
                 f.abort();
             }
         }
-        self.report(&context, &name, &result, stopped, started, request_level);
+        let reported = self.report(&context, &name, &result, stopped, started, request_level);
+        if reported || logged.load(std::sync::atomic::Ordering::Relaxed) {
+            // Its last lines before its answer (over HTTP, its stream ends with it).
+            self.logger.flush(FLUSH).await;
+        }
         Ok(to_mcp(result, &self.state.spill_dir).into())
     }
 

@@ -431,6 +431,14 @@ impl Worker {
                         }
                         Some(Event::Waiting) => {
                             if let Some(host) = &call.host {
+                                // What the tool reported before it waits goes first: a
+                                // host may answer its request with the questions now
+                                // (MCP 2026-07-28), and what comes after goes elsewhere.
+                                pump.take_from(&updates);
+                                pump.finish();
+                                if call.log.is_some() {
+                                    self.shared.stderr_caught_up().await;
+                                }
                                 host.waiting(asker.clone(), asked as u64);
                             }
                             continue;
