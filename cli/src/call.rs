@@ -523,6 +523,7 @@ fn read_on_terminal(
 ) -> Result<String, Unasked> {
     use nix::errno::Errno;
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::sys::termios;
     use std::os::fd::AsFd;
     let tty = std::fs::OpenOptions::new()
         .read(true)
@@ -541,10 +542,14 @@ fn read_on_terminal(
         let mut out = &tty;
         let _ = write!(out, "{question}");
         let _ = out.flush();
-        // The terminal is in line mode: a read gives one typed line at most.
+        // The terminal is in line mode: a read gives one typed line at most (or what was
+        // typed before Ctrl-D).
         let mut line = Vec::new();
         while !line.ends_with(b"\n") {
             if withdrawn.is_set() {
+                // What was typed for this prompt (a line, half a line) must not become
+                // the answer to the next: it could be an approval.
+                let _ = termios::tcflush(&tty, termios::FlushArg::TCIFLUSH);
                 let _ = writeln!(out, "\n(no longer asked)");
                 return Err(gone());
             }
@@ -554,9 +559,14 @@ fn read_on_terminal(
                 Ok(_) => {}
                 Err(e) => return Err(unread(e.to_string())),
             }
+            let hung_up = fds[0]
+                .revents()
+                .is_some_and(|r| r.contains(PollFlags::POLLHUP));
             let mut buf = [0u8; 4096];
             match (&tty).read(&mut buf) {
-                Ok(0) => return Err(unread("the terminal closed".into())),
+                Ok(0) if hung_up => return Err(unread("the terminal hung up".into())),
+                // Ctrl-D: what was typed so far (maybe nothing) is the answer.
+                Ok(0) => break,
                 Ok(n) => line.extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(unread(e.to_string())),

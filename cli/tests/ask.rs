@@ -249,15 +249,16 @@ fn a_question_nobody_answers_on_the_terminal_fails_after_ask_timeout() {
 
 #[test]
 fn a_question_that_timed_out_leaves_the_terminal_to_the_next() {
-    // The first question runs out (--ask-timeout 1) with nothing typed; the line typed
-    // once the second is shown must reach the second, not a prompt nobody awaits.
+    // The first question runs out (--ask-timeout 2) with half a line typed; the line
+    // typed once the second is shown must reach the second, not a prompt nobody awaits,
+    // and what was typed for the first must not join it.
     let mut child = script(vec![
         "call".into(),
         "ask_twice".into(),
         "--dir".into(),
         fixture("ask_tools").display().to_string(),
         "--ask-timeout".into(),
-        "1".into(),
+        "2".into(),
     ]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
@@ -284,6 +285,8 @@ fn a_question_that_timed_out_leaves_the_terminal_to_the_next() {
         }
         seen.clone()
     };
+    read_until("asks: First?");
+    stdin.write_all(b"ye").unwrap();
     read_until("asks: Second?");
     stdin.write_all(b"y\n").unwrap();
     let t = read_until("first: ");

@@ -731,60 +731,135 @@ pub fn field_fits(name: &str, spec: &Value, value: &Value) -> Result<(), String>
 /// format JSON Schema does not know is an annotation).
 fn has_format(format: &str, s: &str) -> bool {
     match format {
-        // RFC 5321's shape, not its every rule: a local part and a domain, one `@`
-        // between them, no space or control character.
-        "email" => s.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty()
-                && !domain.is_empty()
-                && !domain.contains('@')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !s.chars().any(|c| c.is_whitespace() || c.is_control())
-        }),
-        // RFC 3986: a scheme (a letter, then letters, digits, `+`, `-`, `.`), a colon,
-        // and no space or control character anywhere.
-        "uri" => s.split_once(':').is_some_and(|(scheme, _)| {
-            scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-                && !s.chars().any(|c| c.is_whitespace() || c.is_control())
-        }),
+        "email" => is_email(s),
+        "uri" => is_uri(s),
         "date" => is_date(s),
-        // RFC 3339: full-date "T" time-hour:minute:second[.fraction] ("Z" / ±hh:mm).
-        "date-time" => {
-            let Some((date, time)) = s.split_once(['T', 't']) else {
-                return false;
-            };
-            let (clock, zone) = match time.find(['Z', 'z', '+', '-']) {
-                Some(i) => time.split_at(i),
-                None => return false,
-            };
-            let (hms, fraction) = match clock.split_once('.') {
-                Some((hms, f)) => (hms, Some(f)),
-                None => (clock, None),
-            };
-            let zone_ok = matches!(zone, "Z" | "z")
-                || (zone.len() == 6
-                    && zone[1..].split_once(':').is_some_and(|(h, m)| {
-                        two_digits(h).is_some_and(|h| h < 24)
-                            && two_digits(m).is_some_and(|m| m < 60)
-                    }));
-            is_date(date)
-                && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
-                && zone_ok
-                && match hms.split(':').collect::<Vec<_>>()[..] {
-                    [h, m, sec] => {
-                        two_digits(h).is_some_and(|h| h < 24)
-                            && two_digits(m).is_some_and(|m| m < 60)
-                            // 60: a leap second.
-                            && two_digits(sec).is_some_and(|s| s <= 60)
-                    }
-                    _ => false,
-                }
-        }
+        "date-time" => is_date_time(s),
         _ => true,
     }
+}
+
+/// RFC 5321's address: a dot-atom or a quoted string, `@`, and a domain of dot-separated
+/// labels (letters, digits, inner hyphens) or an address literal (`[...]`); ASCII only
+/// (JSON Schema's `idn-email` is another format).
+fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return false;
+    };
+    let atext = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c);
+    let local_ok = if local.len() >= 2 && local.starts_with('"') && local.ends_with('"') {
+        // A quoted string: printable ASCII and spaces, `"` and `\` only escaped.
+        let mut chars = local[1..local.len() - 1].chars();
+        let mut ok = true;
+        while let Some(c) = chars.next() {
+            ok &= match c {
+                '\\' => chars
+                    .next()
+                    .is_some_and(|e| e == ' ' || e.is_ascii_graphic()),
+                '"' => false,
+                c => c == ' ' || c.is_ascii_graphic(),
+            };
+        }
+        ok
+    } else {
+        local
+            .split('.')
+            .all(|atom| !atom.is_empty() && atom.chars().all(atext))
+    };
+    let domain_ok = match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        Some(literal) => {
+            !literal.is_empty()
+                && literal
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':'))
+        }
+        None => {
+            domain.len() <= 253
+                && domain.split('.').all(|label| {
+                    (1..=63).contains(&label.len())
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                })
+        }
+    };
+    local_ok && domain_ok
+}
+
+/// RFC 3986's URI: a scheme (a letter, then letters, digits, `+`, `-`, `.`), a colon, and
+/// the rest of unreserved, reserved and percent-encoded characters only.
+fn is_uri(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = |j: usize| b.get(j).is_some_and(u8::is_ascii_hexdigit);
+                if !(hex(i + 1) && hex(i + 2)) {
+                    return false;
+                }
+                i += 3;
+            }
+            c if c.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=".contains(&c) => i += 1,
+            _ => return false,
+        }
+    }
+    scheme_ok
+}
+
+/// RFC 3339's date-time: full-date `T` hh:mm:ss[.fraction] and `Z` or ±hh:mm; a leap
+/// second (`:60`) only at 23:59 UTC.
+fn is_date_time(s: &str) -> bool {
+    let Some((date, time)) = s.split_once(['T', 't']) else {
+        return false;
+    };
+    let Some(i) = time.find(['Z', 'z', '+', '-']) else {
+        return false;
+    };
+    let (clock, zone) = time.split_at(i);
+    let (hms, fraction) = match clock.split_once('.') {
+        Some((hms, f)) => (hms, Some(f)),
+        None => (clock, None),
+    };
+    // The offset east of UTC, in minutes.
+    let offset = match zone {
+        "Z" | "z" => Some(0),
+        _ if zone.len() == 6 && zone.starts_with(['+', '-']) => {
+            zone[1..].split_once(':').and_then(|(h, m)| {
+                let h = two_digits(h).filter(|h| *h < 24)?;
+                let m = two_digits(m).filter(|m| *m < 60)?;
+                let minutes = i64::from(h * 60 + m);
+                Some(if zone.starts_with('-') {
+                    -minutes
+                } else {
+                    minutes
+                })
+            })
+        }
+        _ => None,
+    };
+    let [h, m, sec] = hms.split(':').collect::<Vec<_>>()[..] else {
+        return false;
+    };
+    let (Some(h), Some(m), Some(sec), Some(offset)) = (
+        two_digits(h).filter(|h| *h < 24),
+        two_digits(m).filter(|m| *m < 60),
+        two_digits(sec).filter(|s| *s <= 60),
+        offset,
+    ) else {
+        return false;
+    };
+    let utc_minute = (i64::from(h * 60 + m) - offset).rem_euclid(24 * 60);
+    is_date(date)
+        && fraction.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+        && (sec < 60 || utc_minute == 23 * 60 + 59)
 }
 
 /// `YYYY-MM-DD`, a day that exists (RFC 3339's full-date).
@@ -1033,7 +1108,12 @@ mod tests {
             json!({"day": "2026-12-31"}),
             json!({"at": "2026-12-05T21:27:30Z"}),
             json!({"at": "2026-12-05t21:27:30.125+01:00"}),
-            json!({"at": "2016-12-31T23:59:60-08:00"}),
+            json!({"at": "2016-12-31T15:59:60.5-08:00"}),
+            json!({"at": "2016-12-31T23:59:60Z"}),
+            json!({"email": "\"joe bloggs\"@l33t.com"}),
+            json!({"email": "first.last+tag@sub.example.org"}),
+            json!({"email": "ada@[127.0.0.1]"}),
+            json!({"site": "https://example.org/a%20b?q=%C3%A9#frag"}),
             json!({"other": "anything at all"}),
             json!({"pick": ["a"]}),
             json!({"pick": ["a", "c"]}),
@@ -1075,6 +1155,30 @@ mod tests {
                 "not a valid date-time",
             ),
             (json!({"at": "2026-12-05T21:27Z"}), "not a valid date-time"),
+            (json!({"email": ".ada@example.org"}), "not a valid email"),
+            (json!({"email": "a..b@example.org"}), "not a valid email"),
+            (json!({"email": "ada@-example.org"}), "not a valid email"),
+            (json!({"email": "ada@exämple.org"}), "not a valid email"),
+            (json!({"site": "http://exämple.org/"}), "not a valid uri"),
+            (json!({"site": "http://example.org/<x>"}), "not a valid uri"),
+            (json!({"site": "http://example.org/%zz"}), "not a valid uri"),
+            (json!({"site": "http://example.org/%4"}), "not a valid uri"),
+            (
+                json!({"at": "2026-12-05T21:27:30Z01:00"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2016-12-31T23:59:60-08:00"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2016-12-31T23:58:60Z"}),
+                "not a valid date-time",
+            ),
+            (
+                json!({"at": "2016-12-31T23:59:61Z"}),
+                "not a valid date-time",
+            ),
             (
                 json!({"pick": []}),
                 "`pick` has 0 choices, fewer than its minItems 1",
