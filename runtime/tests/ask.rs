@@ -3,7 +3,8 @@
 //! nested form refused, an answer that breaks the form refused), sample, roots, notify;
 //! no host, a host that does not answer a kind, one that never answers (the ask timeout),
 //! a wait that does not count against the call's timeout, a call cancelled while it
-//! waits, and the ninth open question.
+//! waits, the ninth open question, and a flood of notices that must not outrun the call's
+//! timeout or its cancellation.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -279,4 +280,46 @@ async fn at_most_eight_questions_are_open_at_once() {
             .any(|a| a.contains("at most 8 questions may be open at once")),
         "{r}"
     );
+}
+
+/// A host whose notices take a while, as a terminal that shows each does.
+struct SlowNotices;
+
+impl Host for SlowNotices {
+    fn approve(&self, _request: ApprovalRequest) -> Answer<Decision> {
+        Box::pin(async { Decision::Approve })
+    }
+    fn notify(&self, _n: Notice) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_flooding_notices_still_times_out() {
+    // The tool writes notices faster than the host takes them, so one is always waiting
+    // for the call: its timeout must still come.
+    let rt = Runtime::builder()
+        .registry(registry())
+        .host(SlowNotices)
+        .build();
+    let opts = CallOptions::new().timeout(Duration::from_secs(1));
+    let r = tokio::time::timeout(GUARD, rt.call("ask_py", json!({"what": "flood"}), opts))
+        .await
+        .expect("a flood of notices outran the call's timeout");
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{r:?}");
+
+    // And its cancellation.
+    let cancel = CancelToken::new();
+    let opts = CallOptions::new()
+        .timeout(Duration::from_secs(30))
+        .cancel(cancel.clone());
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stop.cancel();
+    });
+    let r = tokio::time::timeout(GUARD, rt.call("ask_py", json!({"what": "flood"}), opts))
+        .await
+        .expect("a flood of notices outran the call's cancellation");
+    assert_eq!(r.stop, StopReason::Cancelled, "{r:?}");
 }

@@ -368,6 +368,9 @@ impl Worker {
         let mut stopper = Stopper::new(timeout, grace)
             .with_pause_budget(call.ask_timeout.saturating_mul(PAUSE_BUDGET));
         let mut asked = 0usize;
+        // `asked` when the tool last said it waits: a repeat with no new question is
+        // nothing new (and must not cost a catch-up).
+        let mut waited_after = 0usize;
         let mut questions: tokio::task::JoinSet<(u64, Result<Value, String>)> =
             tokio::task::JoinSet::new();
         let asker = crate::host::Asker {
@@ -376,8 +379,15 @@ impl Worker {
             key: None,
         };
         loop {
+            // The tool's messages can keep `rx` ready without a break (a flood of
+            // notices): the biased select would then never reach the cancel or the
+            // deadline below, and the tool would outrun both. They are looked at first.
+            let overdue = tokio::time::Instant::now() >= stopper.deadline();
+            let cancelled = stopper.ending().is_none() && cancel.is_cancelled();
             let step = tokio::select! {
                 biased;
+                () = std::future::ready(()), if overdue => Some(stopper.expire()),
+                () = std::future::ready(()), if cancelled => stopper.cancel(),
                 _ = updates.ready() => { pump.take_from(&updates); None }
                 _ = pump::until(pump.due()) => { pump.tick(); None }
                 Some(answered) = questions.join_next(), if !questions.is_empty() => {
@@ -430,7 +440,8 @@ impl Worker {
                             continue;
                         }
                         Some(Event::Waiting) => {
-                            if let Some(host) = &call.host {
+                            if let Some(host) = call.host.as_ref().filter(|_| asked > waited_after) {
+                                waited_after = asked;
                                 // What the tool reported before it waits goes first: a
                                 // host may answer its request with the questions now
                                 // (MCP 2026-07-28), and what comes after goes elsewhere.
