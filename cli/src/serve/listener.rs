@@ -1,8 +1,9 @@
-//! Where an MCP 2026-07-28 call's progress updates and log lines go. A call that asks
-//! lives over several requests (its rounds, see [`super::rounds`]); what it reports goes to
-//! the request of its round now: the first, then each retry that resumes it, with that
-//! request's progress token and log level. Between rounds no request can take it, and it
-//! is dropped, as a plain call's is after its result.
+//! Where a call's progress updates and log lines go: the request it reports to. A plain
+//! call has one. An MCP 2026-07-28 call that asks lives over several (its rounds, see
+//! [`super::rounds`]), and reports to the request of its round now: the first, then each
+//! retry that resumes it, with that request's progress token and log level. Between
+//! rounds no request can take it, and it is dropped, as a plain call's is after its
+//! result.
 
 // MCP logging: deprecated in rmcp, still used by clients (see `logging`).
 #![allow(deprecated)]
@@ -85,6 +86,22 @@ impl Listener {
         let mut now = self.now();
         now.take()
             .is_some_and(|_| self.logged.swap(false, std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// Detaches the request, then lets the rest of its progress go before its answer, for
+    /// at most a second (a client that stopped reading, or a session that is closing, must
+    /// not hold the answer back): `forwarder` is the task [`request`](Self::request) gave.
+    /// Returns whether a message went to the request.
+    pub(crate) async fn let_go(&self, forwarder: Option<JoinHandle<()>>) -> bool {
+        let logged = self.detach();
+        if let Some(mut f) = forwarder
+            && tokio::time::timeout(std::time::Duration::from_secs(1), &mut f)
+                .await
+                .is_err()
+        {
+            f.abort();
+        }
+        logged
     }
 
     /// `opts`, reporting to whichever request is attached: the tool's progress, and its

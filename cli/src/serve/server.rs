@@ -30,7 +30,8 @@ use tracing::Instrument;
 use crate::args::ServeArgs;
 use crate::tools;
 
-use super::{asking, ids, logging, progress, rounds, surface, tasks};
+use super::listener::Listener;
+use super::{asking, ids, logging, rounds, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -109,15 +110,8 @@ pub(crate) fn log(msg: &str) {
 /// (the queue is rate-limited: see [`logging`]).
 const FLUSH: Duration = Duration::from_secs(1);
 
-/// Detaches a round's request from its call when dropped, or [now](Detach::now).
-struct Detach(Arc<super::listener::Listener>);
-
-impl Detach {
-    /// Detaches the request: whether a message went to it.
-    fn now(self) -> bool {
-        self.0.detach()
-    }
-}
+/// Detaches a round's request from its call when dropped.
+struct Detach(Arc<Listener>);
 
 impl Drop for Detach {
     fn drop(&mut self) {
@@ -546,41 +540,6 @@ impl Server {
         }
     }
 
-    /// The tool's stderr lines, as `notifications/message` from a logger named after it,
-    /// when the request's level lets Info through; and whether one went out.
-    fn forward_log(
-        &self,
-        tool: &str,
-        request_level: logging::RequestLevel,
-        context: &RequestContext<RoleServer>,
-        opts: CallOptions,
-    ) -> (CallOptions, Arc<std::sync::atomic::AtomicBool>) {
-        let logged = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        #[allow(deprecated)]
-        if !self
-            .logger
-            .enabled(rmcp::model::LoggingLevel::Info, request_level)
-        {
-            return (opts, logged);
-        }
-        let (logger, peer, tool) = (self.logger.clone(), context.peer.clone(), tool.to_owned());
-        let said = logged.clone();
-        let opts = opts.log(move |line| {
-            // The client may raise its level while the call runs.
-            #[allow(deprecated)]
-            if logger.enabled(rmcp::model::LoggingLevel::Info, request_level) {
-                said.store(true, std::sync::atomic::Ordering::Relaxed);
-                logger.log(
-                    &peer,
-                    rmcp::model::LoggingLevel::Info,
-                    &tool,
-                    Value::String(line),
-                );
-            }
-        });
-        (opts, logged)
-    }
-
     /// Runs the call once one of `--max-concurrent-calls` is free, stopping it when the
     /// client cancels or the server shuts down. Returns the result and whether it was
     /// stopped so.
@@ -787,16 +746,9 @@ impl Server {
     ) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
         // Detached however this ends (should the request's future be dropped).
-        let detach = Detach(call.listener.clone());
+        let _detach = Detach(call.listener.clone());
         let turn = self.drive(call, context).await;
-        let logged = detach.now();
-        if let Some(mut f) = forwarder
-            && tokio::time::timeout(Duration::from_secs(1), &mut f)
-                .await
-                .is_err()
-        {
-            f.abort();
-        }
+        let logged = call.listener.let_go(forwarder).await;
         match turn? {
             rounds::Turn::Done(result) => {
                 let stopped = context.ct.is_cancelled() || self.state.shutdown.is_cancelled();
@@ -958,23 +910,6 @@ fn input_responses(
         }
     }
     Ok(responses)
-}
-
-/// Progress notifications for a request with a progress token (see
-/// [`progress::forwarder`]). Returns the task that sends them, which ends once the call's
-/// sink is dropped and the last update sent.
-fn forward_progress(
-    context: &RequestContext<RoleServer>,
-    opts: CallOptions,
-) -> (CallOptions, Option<tokio::task::JoinHandle<()>>) {
-    let Some(token) = context.meta.get_progress_token() else {
-        return (opts, None);
-    };
-    let (tx, task) = progress::forwarder(context.peer.clone(), token, Arc::default());
-    let opts = opts.progress(move |p| {
-        tx.send_replace(Some(p));
-    });
-    (opts, Some(task))
 }
 
 /// A task's call: it waits for one of `--max-concurrent-calls` (a cancel or the TTL ends
@@ -1311,9 +1246,12 @@ impl ServerHandler for Server {
                 )
                 .await;
         }
-        let (opts, forwarder) = forward_progress(&context, opts);
-        let (opts, logged) = self.forward_log(&name, request_level, &context, opts);
-        let opts = opts.host(self.asker(&context, request_level));
+        let listener = Arc::new(Listener::default());
+        let (attached, forwarder) = listener.request(&context, self.logger.clone(), request_level);
+        listener.attach(attached);
+        let opts = listener
+            .report(opts, &name)
+            .host(self.asker(&context, request_level));
         let span = request_span(&name, meta, &context);
         let started = Instant::now();
         let (result, stopped) = self
@@ -1321,20 +1259,10 @@ impl ServerHandler for Server {
             .instrument(span.clone())
             .await;
         toolbind::telemetry::mcp_server_ended(&span, &name, &result, started);
-        if let Some(mut f) = forwarder {
-            // The sink was dropped with the call: the task ends once it has sent the rest.
-            // Not for long: a client that stopped reading, or a session that is closing
-            // (rmcp no longer sends notifications then), must not hold the result back,
-            // and no progress may follow the result.
-            if tokio::time::timeout(Duration::from_secs(1), &mut f)
-                .await
-                .is_err()
-            {
-                f.abort();
-            }
-        }
+        // No progress follows the result.
+        let logged = listener.let_go(forwarder).await;
         let reported = self.report(&context, &name, &result, stopped, started, request_level);
-        if reported || logged.load(std::sync::atomic::Ordering::Relaxed) {
+        if reported || logged {
             // Its last lines before its answer (over HTTP, its stream ends with it).
             self.logger.flush(FLUSH).await;
         }
