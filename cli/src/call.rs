@@ -375,17 +375,10 @@ struct Asker {
     display: Display,
 }
 
-/// Set once the runtime no longer waits for a question's answer (its ask timeout, the
-/// call's cancel): a prompt still on the terminal gives up, so that it neither holds the
-/// terminal nor takes the line typed for the next question.
-#[derive(Clone, Default)]
-struct Withdrawn(Arc<std::sync::atomic::AtomicBool>);
-
-impl Withdrawn {
-    fn is_set(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
+/// Cancelled once the runtime no longer waits for a question's answer (its ask timeout,
+/// the call's cancel): a prompt still on the terminal gives up, so that it neither holds
+/// the terminal nor takes the line typed for the next question.
+type Withdrawn = CancelToken;
 
 /// Withdraws its question when dropped: with the answer's future, when nobody waits for it
 /// any more.
@@ -393,7 +386,7 @@ struct WithdrawOnDrop(Withdrawn);
 
 impl Drop for WithdrawOnDrop {
     fn drop(&mut self) {
-        (self.0).0.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.cancel();
     }
 }
 
@@ -406,7 +399,7 @@ impl Asker {
         failed: impl FnOnce(String) -> T + Send + 'static,
     ) -> Answer<T> {
         let display = self.display.clone();
-        let withdrawn = Withdrawn::default();
+        let withdrawn = Withdrawn::new();
         let guard = WithdrawOnDrop(withdrawn.clone());
         Box::pin(async move {
             let _guard = guard;
@@ -536,7 +529,7 @@ fn read_on_terminal(
         Unasked::Unread("the question was withdrawn (its ask timeout, or the call's end)".into())
     };
     display.suspend(|| {
-        if withdrawn.is_set() {
+        if withdrawn.is_cancelled() {
             return Err(gone());
         }
         let mut out = &tty;
@@ -546,7 +539,7 @@ fn read_on_terminal(
         // typed before Ctrl-D).
         let mut line = Vec::new();
         while !line.ends_with(b"\n") {
-            if withdrawn.is_set() {
+            if withdrawn.is_cancelled() {
                 // What was typed for this prompt (a line, half a line) must not become
                 // the answer to the next: it could be an approval.
                 let _ = termios::tcflush(&tty, termios::FlushArg::TCIFLUSH);

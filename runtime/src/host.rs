@@ -789,13 +789,6 @@ fn is_email(s: &str) -> bool {
 /// RFC 3986's URI: a scheme (a letter, then letters, digits, `+`, `-`, `.`), a colon, and
 /// the rest of unreserved, reserved and percent-encoded characters only.
 fn is_uri(s: &str) -> bool {
-    let Some((scheme, _)) = s.split_once(':') else {
-        return false;
-    };
-    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -811,7 +804,18 @@ fn is_uri(s: &str) -> bool {
             _ => return false,
         }
     }
-    scheme_ok
+    has_uri_scheme(s)
+}
+
+/// Whether `s` starts with a scheme and its colon, as RFC 3986 writes it: a letter, then
+/// letters, digits, `+`, `-`, `.`.
+pub(crate) fn has_uri_scheme(s: &str) -> bool {
+    s.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }
 
 /// RFC 3339's date-time: full-date `T` hh:mm:ss[.fraction] and `Z` or ±hh:mm; a leap

@@ -816,14 +816,7 @@ fn shortened(uri: &str) -> String {
 /// Whether `s` starts with a URI scheme (`file:`, `https:`, `toolbind:` ...), as RFC 3986
 /// writes it, and holds no whitespace or control character.
 fn is_uri(s: &str) -> bool {
-    let Some((scheme, _)) = s.split_once(':') else {
-        return false;
-    };
-    scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+    crate::host::has_uri_scheme(s) && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// What [`base64_text`] found: the data as written is base64 once its `data:` prefix (of
