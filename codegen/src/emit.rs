@@ -16,6 +16,7 @@ use std::fmt::Write;
 use proc_macro2::Literal;
 
 use crate::model::{EnumValue, Input, InputType, Language, OutputField, OutputType, ToolSpec};
+use crate::rustdoc::{code, text};
 use crate::{prompt, schema};
 
 /// Which shell the code is for. The macro additionally embeds `include_bytes!` of every file
@@ -147,8 +148,10 @@ pub fn rust_with_mcp(
 
 fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
     w.doc(&format!(
-        "Tools of the MCP server `{}` ({}), from the snapshot `{}`.",
-        server.name, server.server, server.file
+        "Tools of the MCP server {} ({}), from the snapshot {}.",
+        code(&server.name),
+        text(&server.server),
+        code(&server.file)
     ));
     w.line(
         "#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]",
@@ -195,15 +198,16 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
     let origin = tool.mcp.as_ref().expect("an MCP tool");
     let desc = tool.description.trim();
     if desc.is_empty() {
-        w.doc(&format!("`{}`.", origin.name));
+        w.doc(&format!("{}.", code(&origin.name)));
     } else {
-        w.doc(&format!("`{}`: {desc}", origin.name));
+        w.doc(&format!("{}: {}", code(&origin.name), text(desc)));
     }
     w.open(&format!("pub mod {} {{", tool.rust_module));
     params_and_types(w, tool);
     w.doc(&format!(
-        "The `{}` tool of the server `{}`.",
-        origin.name, origin.server
+        "The {} tool of the server {}.",
+        code(&origin.name),
+        code(&origin.server)
     ));
     let mut derives = VALUE_DERIVES.to_vec();
     derives.insert(3, "::core::default::Default");
@@ -386,7 +390,7 @@ fn tool_call_enum(w: &mut W, tools: &[ToolSpec], doc: &str) {
     } else {
         w.open("pub enum ToolCall {");
         for t in tools {
-            w.doc(&format!("A call of `{}`.", t.name));
+            w.doc(&format!("A call of {}.", code(&t.name)));
             let one = format!("{}({}::Params),", t.rust_type, t.rust_module);
             if w.fits(&one) {
                 w.line(&one);
@@ -715,12 +719,12 @@ fn default_value(input: &Input) -> String {
 }
 
 fn field(w: &mut W, input: &Input) {
-    let mut doc = input.description.trim().to_owned();
+    let mut doc = text(input.description.trim());
     if let Some(c) = input.constraint_text() {
-        let _ = write!(doc, "\n\nAllowed: {c} (checked by the runtime).");
+        let _ = write!(doc, "\n\nAllowed: {} (checked by the runtime).", text(&c));
     }
     if let Some(d) = input.public_default() {
-        let _ = write!(doc, "\n\nDefault: `{d}`.");
+        let _ = write!(doc, "\n\nDefault: {}.", code(&d.to_string()));
     }
     if input.sensitive {
         doc.push_str("\n\nSensitive: `Debug` and `Display` print a redaction.");
@@ -860,9 +864,9 @@ fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: bool) {
 fn input_struct(w: &mut W, input: &Input, path: &str) {
     let ty = &input.rust_type;
     let doc = match (input.description.trim(), input.name.is_empty()) {
-        ("", true) => format!("An element of `{}`.", path.trim_end_matches("[]")),
-        ("", false) => format!("The `{path}` object."),
-        (d, _) => d.to_owned(),
+        ("", true) => format!("An element of {}.", code(path.trim_end_matches("[]"))),
+        ("", false) => format!("The {} object.", code(path)),
+        (d, _) => text(d),
     };
     w.doc(&doc);
     w.derive(&[
@@ -1031,9 +1035,9 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
     w.open(&format!("pub struct {name} {{"));
     for f in fields {
         if f.description.is_empty() {
-            w.doc(&format!("`{}`", f.name));
+            w.doc(&code(&f.name));
         } else {
-            w.doc(&f.description);
+            w.doc(&text(&f.description));
         }
         let ty = output_rust_type(&f.ty, in_output);
         let ty = if f.optional {
@@ -1101,9 +1105,9 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
     if tool.outputs.is_empty() {
         return;
     }
-    let name = &tool.name;
+    let name = code(&tool.name);
     w.doc(&format!(
-        "The `details` of a `{name}` result, as its TOOL.md `outputs:` declares them: what\n\
+        "The `details` of a {name} result, as its TOOL.md `outputs:` declares them: what\n\
          `Runtime::call_output` and `Runtime::output` give. Fields not declared are ignored."
     ));
     output_struct(w, "Output", &tool.outputs, false);
@@ -1113,7 +1117,7 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
         return;
     }
     w.doc(&format!(
-        "The objects and enums nested in the outputs of `{name}`."
+        "The objects and enums nested in the outputs of {name}."
     ));
     w.open("pub mod output {");
     for (path, f) in nested {
@@ -1124,7 +1128,7 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
         };
         match &f.ty {
             OutputType::Enum { values, rust_type } => {
-                w.doc(&format!("Values of `{path}`."));
+                w.doc(&format!("Values of {}.", code(&path)));
                 enum_items(w, rust_type, &path, values, None, false);
             }
             OutputType::Object {
@@ -1132,9 +1136,9 @@ fn output_types(w: &mut W, tool: &ToolSpec) {
                 rust_type,
             } => {
                 let doc = match (described, f.name.is_empty()) {
-                    (Some(d), _) => d.to_owned(),
-                    (None, true) => format!("An element of `{}`.", path.trim_end_matches("[]")),
-                    (None, false) => format!("The `{path}` object."),
+                    (Some(d), _) => text(d),
+                    (None, true) => format!("An element of {}.", code(path.trim_end_matches("[]"))),
+                    (None, false) => format!("The {} object.", code(&path)),
                 };
                 w.doc(&doc);
                 output_struct(w, rust_type, properties, true);
@@ -1183,7 +1187,7 @@ const VALUE_DERIVES: &[&str] = &[
 fn enum_type(w: &mut W, input: &Input, path: &str) {
     let name = input.enum_type_name();
     let default = input.public_default().and_then(|d| d.as_str());
-    w.doc(&format!("Allowed values of `{path}`."));
+    w.doc(&format!("Allowed values of {}.", code(path)));
     enum_items(w, &name, path, &input.values, default, true);
 }
 
@@ -1205,7 +1209,7 @@ fn enum_items(
     w.derive(&derives);
     w.open(&format!("pub enum {name} {{"));
     for v in values {
-        w.doc(&format!("`{}`", v.wire));
+        w.doc(&code(&v.wire));
         if default == Some(v.wire.as_str()) {
             w.line("#[default]");
         }
@@ -1291,12 +1295,12 @@ fn enum_items(
 }
 
 fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: bool) {
-    let name = &tool.name;
+    let name = code(&tool.name);
     w.doc(&format!(
-        "`{name}` (v{}, {}): {}",
+        "{name} (v{}, {}): {}",
         tool.version,
         tool.language,
-        tool.description.trim()
+        text(tool.description.trim())
     ));
     // Descriptions are the tool author's Markdown, not rustdoc's: `[text](url)` or a bare
     // URL must not fail a user's `cargo doc` under `#![deny(warnings)]`.
@@ -1318,7 +1322,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
     }
     params_and_types(w, tool);
     w.doc(&format!(
-        "The `{name}` tool: pass it to `Runtime::call_typed`."
+        "The {name} tool: pass it to `Runtime::call_typed`."
     ));
     let mut derives = VALUE_DERIVES.to_vec();
     derives.insert(3, "::core::default::Default");
@@ -1331,7 +1335,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
     } else {
         w.line("type Output = Output;");
     }
-    w.line(&format!("const NAME: &'static str = {};", lit(name)));
+    w.line(&format!("const NAME: &'static str = {};", lit(&tool.name)));
     w.line(&format!(
         "const LABEL: &'static str = {};",
         lit(&tool.label)
@@ -1369,8 +1373,7 @@ fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: 
 
 /// A tool's `Params`, its nested types and enums, and its `Output`.
 fn params_and_types(w: &mut W, tool: &ToolSpec) {
-    let name = &tool.name;
-    w.doc(&format!("Parameters of `{name}`."));
+    w.doc(&format!("Parameters of {}.", code(&tool.name)));
     w.derive(&[
         "::core::fmt::Debug",
         "::core::clone::Clone",

@@ -71,7 +71,7 @@ fn spell(c: char) -> String {
 pub fn spelled(name: &str) -> String {
     name.chars()
         .map(|c| {
-            if unicode_ident::is_xid_continue(c) && c != '_' {
+            if c.is_ascii_alphanumeric() {
                 c.to_string()
             } else {
                 spell(c)
@@ -134,7 +134,8 @@ pub fn unique(base: &str, taken: impl Fn(&str) -> bool) -> String {
 /// Splits a name into lowercase words at separators and camelCase boundaries:
 /// `maxResults` -> [max, results], `HTTPServer` -> [http, server], `x-1.5` -> [x, 1, 5].
 fn words(name: &str) -> Vec<String> {
-    let chars: Vec<char> = name.chars().collect();
+    let ascii = ascii_letters(name);
+    let chars: Vec<char> = ascii.chars().collect();
     let mut words = Vec::new();
     let mut cur = String::new();
     for (i, &c) in chars.iter().enumerate() {
@@ -158,6 +159,37 @@ fn words(name: &str) -> Vec<String> {
         words.push(cur);
     }
     words
+}
+
+/// `name` with its letters made ASCII, so that generated identifiers are: two names that
+/// rustc would read as one identifier after its NFC normalisation (`é` written as one
+/// character or as `e` and a combining accent) cannot become two, and no identifier
+/// trips rustc's lints on confusable or uncommon characters under `#![deny(warnings)]`.
+/// A letter whose compatibility decomposition holds ASCII letters keeps those (`ü` ->
+/// `u`, `ﬁ` -> `fi`, a lone combining accent -> nothing); any other letter becomes a word
+/// of its own, `u` and its code point (`検` -> `u691c`). Characters that are not identifier characters stay separators.
+fn ascii_letters(name: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization;
+    if name.is_ascii() {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii() || !unicode_ident::is_xid_continue(c) {
+            out.push(c);
+            continue;
+        }
+        for d in std::iter::once(c).nfkd() {
+            if d.is_ascii_alphanumeric() {
+                out.push(d);
+            } else if !unicode_normalization::char::is_combining_mark(d) {
+                // Its own word: `_` on both sides.
+                let _ =
+                    std::fmt::Write::write_fmt(&mut out, format_args!("_u{:04x}_", u32::from(d)));
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether `s` is a valid Rust identifier (before keyword escaping).
@@ -260,7 +292,14 @@ mod tests {
         assert_eq!(variant_name("Self").as_deref(), Some("Self_"));
         assert_eq!(variant_name("high-quality").as_deref(), Some("HighQuality"));
         assert_eq!(variant_name("192k").as_deref(), Some("V192k"));
-        assert_eq!(variant_name("ünïcode").as_deref(), Some("Ünïcode"));
+        assert_eq!(variant_name("ünïcode").as_deref(), Some("Unicode"));
+        // One identifier for one name as rustc reads it: NFC `é` and `e` + U+0301 agree.
+        assert_eq!(field_name("caf\u{e9}"), field_name("cafe\u{301}"));
+        assert_eq!(field_name("検索").as_deref(), Some("u691c_u7d22"));
+        assert_eq!(variant_name("検索").as_deref(), Some("U691cU7d22"));
+        // A Cyrillic `а` is not the Latin `a` it looks like.
+        assert_eq!(field_name("q\u{430}").as_deref(), Some("q_u0430"));
+        assert_eq!(spelled("\u{2603}"), "u2603");
         assert_eq!(variant_name(""), None);
         assert_eq!(type_name("params"), "ParamsEnum");
         // Not XID: separators, so `m²` and `m³` both become `M` (a collision validation

@@ -21,6 +21,8 @@ mod config;
 #[cfg(feature = "rust")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rust")))]
 pub mod emit;
+#[cfg(feature = "rust")]
+mod rustdoc;
 
 #[cfg(feature = "rust")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rust")))]

@@ -363,7 +363,7 @@ pub mod kitchen_sink {
         /// An optional number.
         pub limit: ::core::option::Option<f64>,
         /// Line one.
-        /// Line two: Markdown [a link](https://example.com), a bare https://example.org and <b>tags</b>.
+        /// Line two: Markdown \[a link\](https://example.com), a bare https://example.org and &lt;b>tags&lt;/b>.
         pub notes: ::core::option::Option<::std::string::String>,
         /// Values that are not Rust identifier characters are separators.
         pub unit: Unit,
@@ -1576,22 +1576,26 @@ pub mod unicode_tool {
     )]
     pub enum Style {
         /// `café`
-        Café,
+        Cafe,
         /// `naïve`
-        Naïve,
+        Naive,
         /// `普通`
-        普通,
+        U666eU901a,
     }
     impl Style {
         /// Every value, in TOOL.md order.
-        pub const ALL: &'static [Style] = &[Style::Café, Style::Naïve, Style::普通];
+        pub const ALL: &'static [Style] = &[
+            Style::Cafe,
+            Style::Naive,
+            Style::U666eU901a,
+        ];
         const INPUT: &'static str = "style";
         /// The value exactly as the model sends it.
         pub const fn as_str(self) -> &'static str {
             match self {
-                Self::Café => "café",
-                Self::Naïve => "naïve",
-                Self::普通 => "普通",
+                Self::Cafe => "café",
+                Self::Naive => "naïve",
+                Self::U666eU901a => "普通",
             }
         }
     }
