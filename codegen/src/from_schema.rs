@@ -34,10 +34,22 @@ pub(crate) struct Mapper<'a> {
     pub(crate) warnings: Vec<Diagnostic>,
     /// What each warning's help says becomes of an untyped field.
     pub(crate) untyped_hint: &'static str,
+    /// How many typed values (fields, items, variants' schemas) the schema has mapped to.
+    nodes: usize,
+    /// The names in `types`, for lookups.
+    taken: std::collections::HashSet<String>,
 }
 
 /// How deep a schema is mapped before the rest is left untyped.
 const MAX_DEPTH: usize = 10;
+
+/// The most typed values one schema maps to. Every `$ref` is expanded where it is used, so
+/// a schema of a few kilobytes whose definitions each use the next several times would
+/// otherwise expand to millions of fields, and as many lines of generated Rust. The
+/// largest real schema seen (the everything server's) maps to under 100; past this
+/// budget, what is left is an untyped `serde_json::Value`, still checked against the
+/// server's schema at call time.
+const MAX_NODES: usize = 2_000;
 
 impl<'a> Mapper<'a> {
     pub(crate) fn new(
@@ -57,6 +69,8 @@ impl<'a> Mapper<'a> {
                 .collect(),
             warnings: Vec::new(),
             untyped_hint: "the field is a `serde_json::Value` in Rust, checked against the server's schema when a call is validated",
+            nodes: 0,
+            taken: std::collections::HashSet::new(),
         }
     }
 
@@ -84,7 +98,13 @@ impl<'a> Mapper<'a> {
     }
 
     fn type_name(&mut self, base: &str, path: &str) -> String {
-        let name = ident::unique(base, |c| self.types.iter().any(|(t, _)| t == c));
+        if self.taken.is_empty() {
+            self.taken = self.types.iter().map(|(t, _)| t.clone()).collect();
+        }
+        // A set, not a scan of `types`: a schema that uses one definition in many places
+        // names many types from one base (`Item`, `Item2`, ... `Item900`).
+        let name = ident::unique(base, |c| self.taken.contains(c));
+        self.taken.insert(name.clone());
         self.types.push((name.clone(), path.to_owned()));
         name
     }
@@ -159,6 +179,16 @@ impl<'a> Mapper<'a> {
             self.warn(ptr, format!("nested deeper than {MAX_DEPTH} levels"));
             return any;
         }
+        self.nodes += 1;
+        if self.nodes == MAX_NODES + 1 {
+            self.warn(
+                ptr,
+                format!("the schema expands to more than {MAX_NODES} typed values (its `$ref`s are expanded where used); this and what follows are left untyped"),
+            );
+        }
+        if self.nodes > MAX_NODES {
+            return any;
+        }
         let obj = match schema {
             Value::Bool(true) => {
                 self.warn(ptr, "a `true` schema allows any value".into());
@@ -183,13 +213,13 @@ impl<'a> Mapper<'a> {
         {
             input.sensitive = true;
         }
+        input.minimum = obj.get("minimum").and_then(Value::as_f64);
+        input.maximum = obj.get("maximum").and_then(Value::as_f64);
         if let Some(d) = obj.get("default")
             && default_fits(&input, d)
         {
             input.default = Some(d.clone());
         }
-        input.minimum = obj.get("minimum").and_then(Value::as_f64);
-        input.maximum = obj.get("maximum").and_then(Value::as_f64);
         if input.ty == InputType::Array {
             input.min_items = obj.get("minItems").and_then(Value::as_u64);
             input.max_items = obj.get("maxItems").and_then(Value::as_u64);
@@ -531,10 +561,17 @@ fn default_fits(input: &Input, d: &Value) -> bool {
     if d.is_null() {
         return false;
     }
+    // A default outside the schema's own range would be refused by the call's check.
+    if let Some(f) = d.as_f64()
+        && (input.minimum.is_some_and(|m| f < m) || input.maximum.is_some_and(|m| f > m))
+    {
+        return false;
+    }
     match input.ty {
         InputType::String => d.is_string(),
-        InputType::Number => d.is_number(),
-        InputType::Integer => d.is_i64() || d.is_u64(),
+        InputType::Number => d.as_f64().is_some_and(f64::is_finite),
+        // A generated field is an `i64`: a larger default could not be written into it.
+        InputType::Integer => d.is_i64(),
         InputType::Boolean => d.is_boolean(),
         InputType::Enum => d
             .as_str()

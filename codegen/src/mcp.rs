@@ -32,6 +32,13 @@ pub const FORMAT: u64 = 1;
 /// The largest snapshot file read (a server's tool list is bounded when listed too).
 pub const MAX_SNAPSHOT_BYTES: u64 = 32 * 1024 * 1024;
 
+/// The most tools a snapshot holds. Each becomes a module of about 9 KB of Rust (a
+/// params struct, its impls, schemas and prompt text as constants): 1,000 tools are
+/// ~9 MB of code, which rustc takes minutes to compile. The largest hosted servers list
+/// about 100 tools; a server listing more than this is refused rather than left to make
+/// a crate that does not build in reasonable time.
+pub const MAX_SNAPSHOT_TOOLS: usize = 1_000;
+
 /// The schema keywords that document rather than constrain.
 const DOC_KEYWORDS: [&str; 4] = ["description", "title", "examples", "$comment"];
 
@@ -241,6 +248,12 @@ impl Snapshot {
             return Err(format!(
                 "the snapshot name {:?} cannot name a file: {problem}",
                 name
+            ));
+        }
+        if tools.len() > MAX_SNAPSHOT_TOOLS {
+            return Err(format!(
+                "the server lists {} tools, over the limit of {MAX_SNAPSHOT_TOOLS} for a snapshot: each becomes a module of generated Rust (about 9 KB), and this many would not compile in reasonable time; call its tools untyped through the runtime instead",
+                tools.len()
             ));
         }
         tools.sort_by(|a, b| a.name.cmp(&b.name));
@@ -910,6 +923,16 @@ fn read_tools(
     let mut tools = Vec::new();
     let mut pointers = Vec::new();
     match root.get("tools") {
+        Some(Value::Array(items)) if items.len() > MAX_SNAPSHOT_TOOLS => errors.push(
+            at(
+                "/tools",
+                format!(
+                    "the snapshot holds {} tools, over the limit of {MAX_SNAPSHOT_TOOLS}: each is a module of generated Rust (about 9 KB), and this many would not compile in reasonable time",
+                    items.len()
+                ),
+            )
+            .hint("take snapshots of servers that list fewer tools, or call this server's tools untyped through the runtime"),
+        ),
         Some(Value::Array(items)) => {
             let mut seen = BTreeSet::new();
             for (i, item) in items.iter().enumerate() {
@@ -1057,6 +1080,76 @@ mod tests {
         );
         assert!(dup.unwrap_err().contains("two tools named `edit_file`"));
         assert!(Snapshot::new("../x", ServerInfo::default(), "v", vec![]).is_err());
+    }
+
+    #[test]
+    fn a_snapshot_holds_at_most_max_snapshot_tools() {
+        let many = |n: usize| -> Vec<SnapshotTool> {
+            (0..n)
+                .map(|i| tool(json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}})))
+                .collect()
+        };
+        let info = || ServerInfo::new("s", "1");
+        let at_limit =
+            Snapshot::new("many", info(), "2025-11-25", many(MAX_SNAPSHOT_TOOLS)).unwrap();
+        let e =
+            Snapshot::new("many", info(), "2025-11-25", many(MAX_SNAPSHOT_TOOLS + 1)).unwrap_err();
+        assert!(
+            e.contains("lists 1001 tools, over the limit of 1000"),
+            "{e}"
+        );
+        // A file holding more (written by hand, or by another version) is refused on read.
+        let text = at_limit.to_json().replacen(
+            "\"tools\": [",
+            "\"tools\": [{\"name\": \"extra\", \"inputSchema\": {}},",
+            1,
+        );
+        let e = Snapshot::parse(Path::new("many.json"), &text).unwrap_err();
+        assert!(
+            e[0].message
+                .contains("holds 1001 tools, over the limit of 1000"),
+            "{e:?}"
+        );
+    }
+
+    /// A schema whose definitions each use the next several times expands, `$ref` by
+    /// `$ref`, to 4^10 fields: mapped, it stops at a budget with a warning saying so.
+    #[test]
+    fn a_ref_bomb_maps_within_a_budget() {
+        let mut defs = serde_json::Map::new();
+        for i in 0..12 {
+            let next = json!({"$ref": format!("#/$defs/D{}", i + 1)});
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": next, "b": next, "c": next, "d": next}}),
+            );
+        }
+        defs.insert("D12".into(), json!({"type": "string"}));
+        let schema = json!({"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/D0"}}});
+        let snap = Snapshot::new(
+            "bomb",
+            ServerInfo::new("s", "1"),
+            "2025-11-25",
+            vec![tool(json!({"name": "bomb", "inputSchema": schema}))],
+        )
+        .unwrap();
+        let specs = tool_specs(&snap, "");
+        let mut fields = 0;
+        for i in &specs[0].inputs {
+            i.visit(&mut |_| fields += 1);
+        }
+        // The budget, and the untyped leaves of the last objects within it.
+        assert!(fields <= 4 * 2_001, "{fields} fields");
+        let w = specs[0]
+            .warnings
+            .iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>();
+        assert!(
+            w.iter()
+                .any(|m| m.contains("expands to more than 2000 typed values")),
+            "{w:?}"
+        );
     }
 
     #[test]
