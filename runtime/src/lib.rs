@@ -59,6 +59,8 @@ pub mod syncing;
 pub mod telemetry;
 pub mod tool;
 pub mod truncate;
+#[doc(hidden)]
+pub mod untrusted;
 
 /// The sandbox tool processes run in: [`SandboxPolicy`](sandbox::SandboxPolicy) (mode,
 /// grants, network, limits) for [`ExecConfig::sandbox`](exec::ExecConfig::sandbox) and

@@ -3,14 +3,19 @@
 //! executor's bound, decoded into real files while the tool is still sending them.
 //!
 //! Files are created `create_new` and 0600 in a folder verified private, named
-//! `<tool>-<call id>-<block>-<pid>-<n>.<ext>` (the pid and counter keep runs and calls
-//! apart), and pruned by one retention rule each time one is written. A binary file is
-//! written as `.part` and renamed once whole: a file with its final name is complete.
+//! `<tool>-<call id>-<block>-<pid>-<32 random hex digits>.<ext>`, and pruned by one
+//! retention rule each time one is written. A binary file is written as `.part` and renamed
+//! once whole: a file with its final name is complete.
+//!
+//! The folder is one per user, shared by every process and session of that user: a name
+//! is a key to what a call returned. Its 128 random bits make it unguessable (the pid and
+//! call id only keep it readable), and this process remembers the names it wrote
+//! ([`written_here`]), so a server hands out only those. A file is read only when it is a
+//! regular file with one link, opened without following a symlink.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::runtime::{MAX_SPILL_DIR_BYTES, SPILL_RETENTION};
 
@@ -72,9 +77,9 @@ fn is_ours(name: &str) -> bool {
 }
 
 /// A file-name-safe stem for one block of one call: the tool's name (when it is one path
-/// component) and the call id (its characters outside `[A-Za-z0-9_-]` replaced, at most 64).
-fn stem(tool: &str, tool_call_id: &str, block: &str) -> String {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
+/// component), the call id (its characters outside `[A-Za-z0-9_-]` replaced, at most 64),
+/// the block, the pid, and 128 random bits: what makes the name unguessable.
+fn stem(tool: &str, tool_call_id: &str, block: &str) -> Result<String, String> {
     // A tool of a hand-built registry skipped the loader's name rule: its name is not
     // joined as it is.
     let tool = if toolbind_codegen::model::path_component_problem(tool).is_none() {
@@ -93,8 +98,55 @@ fn stem(tool: &str, tool_call_id: &str, block: &str) -> String {
         })
         .take(64)
         .collect();
-    let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    format!("{tool}-{id}-{block}-{}-{n}", std::process::id())
+    let key = crate::untrusted::random(16)
+        .map_err(|e| format!("cannot name a spill file: /dev/urandom: {e}"))?;
+    Ok(format!(
+        "{tool}-{id}-{block}-{}-{}",
+        std::process::id(),
+        crate::untrusted::hex(&key)
+    ))
+}
+
+/// The names of the spill files this process wrote, the newest [`MAX_REMEMBERED`].
+static WRITTEN: std::sync::Mutex<Written> = std::sync::Mutex::new(Written {
+    names: std::collections::BTreeSet::new(),
+    order: std::collections::VecDeque::new(),
+});
+
+/// How many spill names a process remembers (the oldest forgotten first): about 2 MiB of
+/// names. The 256 MiB folder holds fewer files than that unless they are tiny.
+const MAX_REMEMBERED: usize = 16_384;
+
+struct Written {
+    names: std::collections::BTreeSet<String>,
+    order: std::collections::VecDeque<String>,
+}
+
+fn remember(path: &Path) {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let mut w = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    if w.names.insert(name.to_owned()) {
+        w.order.push_back(name.to_owned());
+    }
+    while w.order.len() > MAX_REMEMBERED {
+        if let Some(old) = w.order.pop_front() {
+            w.names.remove(&old);
+        }
+    }
+}
+
+/// Whether this process wrote the spill file `name` (and remembers it): what a server
+/// checks before it serves a file by a name a client sent. The folder is shared by every
+/// process of the user; a name another process wrote, or a file planted there, is not
+/// this process's to hand out.
+pub fn written_here(name: &str) -> bool {
+    WRITTEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .names
+        .contains(name)
 }
 
 fn create(path: &Path) -> std::io::Result<File> {
@@ -120,7 +172,7 @@ pub(crate) fn spill_text(
     crate::dirs::private_dir(dir).map_err(|e| e.to_string())?;
     let path = dir.join(format!(
         "{}.txt",
-        stem(tool, tool_call_id, &block.to_string())
+        stem(tool, tool_call_id, &block.to_string())?
     ));
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
@@ -134,6 +186,7 @@ pub(crate) fn spill_text(
         Ok(())
     });
     written.map_err(|e| format!("{}: {e}", path.display()))?;
+    remember(&path);
     prune(dir, &path);
     Ok(path)
 }
@@ -159,7 +212,7 @@ impl BinarySpill {
         block: &str,
     ) -> Result<Self, String> {
         crate::dirs::private_dir(dir).map_err(|e| e.to_string())?;
-        let stem = stem(tool, tool_call_id, block);
+        let stem = stem(tool, tool_call_id, block)?;
         let part = dir.join(format!("{stem}.part"));
         let file = create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
         Ok(BinarySpill {
@@ -206,6 +259,7 @@ impl BinarySpill {
         std::fs::rename(&self.part, &path)
             .map_err(|e| format!("renaming {}: {e}", self.part.display()))?;
         self.part = PathBuf::new();
+        remember(&path);
         prune(&self.dir, &path);
         Ok((path, prefix_mime))
     }
@@ -295,7 +349,7 @@ impl std::fmt::Display for ReadError {
 impl std::error::Error for ReadError {}
 
 /// Reads the spill file `name` in `dir` — a name the runtime writes, one path component,
-/// never a link — with its MIME type (from its extension). `name` is untrusted input
+/// never a symlink, a regular file with one link — with its MIME type (from its extension). `name` is untrusted input
 /// (a client's `toolbind://spill/<name>`): anything else is refused without touching the
 /// file system outside `dir`.
 pub fn read_spill(dir: &Path, name: &str) -> Result<(Vec<u8>, &'static str), ReadError> {
@@ -325,7 +379,10 @@ pub fn read_spill(dir: &Path, name: &str) -> Result<(Vec<u8>, &'static str), Rea
     let meta = file
         .metadata()
         .map_err(|e| ReadError::Io(format!("{}: {e}", path.display())))?;
-    if !meta.is_file() {
+    // One link only: a hard link planted under a spill name (to a key, a token) is not a
+    // file the runtime wrote, whatever its name.
+    use std::os::unix::fs::MetadataExt;
+    if !meta.is_file() || meta.nlink() != 1 {
         return Err(ReadError::NotASpillName);
     }
     if meta.len() > MAX_SPILL_DIR_BYTES {
@@ -606,6 +663,48 @@ mod tests {
         assert_eq!(
             decode(&["data:image/png"]).unwrap_err(),
             "is a data: URL that is not base64 (`;base64,` missing)"
+        );
+    }
+
+    #[test]
+    fn names_are_unguessable_and_remembered_by_the_process_that_wrote_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill");
+        let a = spill_text(&spill, "t", "c", 0, "text", 100).unwrap();
+        let b = spill_text(&spill, "t", "c", 0, "text", 100).unwrap();
+        let name = |p: &Path| p.file_name().unwrap().to_str().unwrap().to_owned();
+        assert_ne!(name(&a), name(&b));
+        for n in [name(&a), name(&b)] {
+            // `<tool>-<call>-<block>-<pid>-<32 hex digits>.txt`: 128 random bits.
+            let key = n.strip_suffix(".txt").unwrap().rsplit('-').next().unwrap();
+            assert!(
+                key.len() == 32 && key.bytes().all(|c| c.is_ascii_hexdigit()),
+                "{n}"
+            );
+            assert!(written_here(&n), "{n}");
+        }
+        // The name an earlier runtime gave the same call's file: not this process's.
+        let guessed = format!("t-c-0-{}-0.txt", std::process::id());
+        std::fs::write(spill.join(&guessed), "planted").unwrap();
+        assert!(!written_here(&guessed));
+    }
+
+    #[test]
+    fn a_hard_link_at_a_spill_name_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("id_ed25519");
+        std::fs::write(&secret, b"private key").unwrap();
+        std::fs::hard_link(&secret, dir.path().join("t-1-0-2-3.txt")).unwrap();
+        assert_eq!(
+            read_spill(dir.path(), "t-1-0-2-3.txt"),
+            Err(ReadError::NotASpillName)
+        );
+        // Nor once the original is gone but another link stays.
+        std::fs::hard_link(&secret, dir.path().join("t-1-0-2-4.txt")).unwrap();
+        std::fs::remove_file(&secret).unwrap();
+        assert_eq!(
+            read_spill(dir.path(), "t-1-0-2-4.txt"),
+            Err(ReadError::NotASpillName)
         );
     }
 

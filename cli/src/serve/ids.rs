@@ -1,19 +1,9 @@
 //! Random ids and keys for what `serve` hands out (task ids, 2026-07-28 calls, the
 //! replica, a drawn sealing key), and how logs show an id.
 
-use std::io::Read;
-
-/// `n` random bytes.
-pub(crate) fn random(n: usize) -> std::io::Result<Vec<u8>> {
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// `bytes` as hex digits.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// `n` random bytes; `bytes` as hex digits: the runtime's, which names spill files with
+/// them too.
+pub(crate) use toolbind::untrusted::{hex, random};
 
 /// 128 random bits, as 32 hex digits.
 pub(crate) fn new_id() -> std::io::Result<String> {

@@ -39,6 +39,7 @@ mod logging;
 mod progress;
 pub(crate) mod rounds;
 mod server;
+mod spills;
 mod stdio;
 mod surface;
 pub(crate) mod tasks;

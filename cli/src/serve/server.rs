@@ -31,7 +31,7 @@ use crate::args::ServeArgs;
 use crate::tools;
 
 use super::listener::Listener;
-use super::{asking, ids, logging, rounds, surface, tasks};
+use super::{asking, ids, logging, rounds, spills, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
@@ -94,6 +94,7 @@ pub(crate) fn start(
         )),
         tasks: tasks::Tasks::start(args.tasks.limits()),
         rounds,
+        spills: spills::Spills::default(),
         queue_calls: args.http.addr.is_none(),
     }))
 }
@@ -150,6 +151,8 @@ pub(crate) struct State {
     tasks: Arc<tasks::Tasks>,
     /// MCP 2026-07-28 calls that wait for their client's answers.
     rounds: Arc<rounds::Rounds>,
+    /// The spill files this server handed out, and to which session.
+    spills: spills::Spills,
     /// Over stdio a call waits for a slot; over HTTP it is refused (429 from the
     /// transport, or a JSON-RPC error here when tasks hold the slots).
     queue_calls: bool,
@@ -632,6 +635,7 @@ impl Server {
                 args.clone(),
                 started,
                 span.clone(),
+                spills::owner(context),
             )
             .instrument(span),
         );
@@ -756,7 +760,7 @@ impl Server {
                 if logged || reported {
                     self.logger.flush(FLUSH).await;
                 }
-                Ok(to_mcp(result, &self.state.spill_dir).into())
+                Ok(to_mcp(result, &self.state, spills::owner(context).as_deref()).into())
             }
             rounds::Turn::Input(input) => {
                 log(&format!(
@@ -922,6 +926,7 @@ async fn run_task(
     args: Value,
     started: tasks::Started,
     span: tracing::Span,
+    owner: Option<String>,
 ) {
     let begun = Instant::now();
     let cancel = started.cancel.clone();
@@ -946,7 +951,7 @@ async fn run_task(
         result.stop.kind(),
         begun.elapsed().as_secs_f64()
     ));
-    let json = match serde_json::to_value(to_mcp(result.clone(), &state.spill_dir)) {
+    let json = match serde_json::to_value(to_mcp(result.clone(), &state, owner.as_deref())) {
         Ok(Value::Object(o)) => o,
         _ => rmcp::model::JsonObject::new(),
     };
@@ -1096,9 +1101,18 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if let Some(name) = request.uri.strip_prefix(SPILL_URI_PREFIX) {
+            // Only a file this server wrote and handed to this session: any other name is
+            // not found, whether or not a file has it.
+            let owner = spills::owner(&context);
+            if !self.state.spills.may_read(name, owner.as_deref()) {
+                return Err(spill_not_found(
+                    &request.uri,
+                    toolbind::spill::ReadError::NotFound,
+                ));
+            }
             return read_spill(&self.state.spill_dir, name, &request.uri).await;
         }
         self.state
@@ -1266,7 +1280,7 @@ impl ServerHandler for Server {
             // Its last lines before its answer (over HTTP, its stream ends with it).
             self.logger.flush(FLUSH).await;
         }
-        Ok(to_mcp(result, &self.state.spill_dir).into())
+        Ok(to_mcp(result, &self.state, spills::owner(&context).as_deref()).into())
     }
 
     async fn get_task(
@@ -1387,15 +1401,21 @@ async fn read_spill(dir: &Path, name: &str, uri: &str) -> Result<ReadResourceRes
         }
         Err(
             e @ (toolbind::spill::ReadError::NotASpillName | toolbind::spill::ReadError::NotFound),
-        ) => Err(McpError::resource_not_found(
-            format!("no resource `{}`: {e}", surface::shortened(uri)),
-            Some(serde_json::json!({ "uri": uri })),
-        )),
+        ) => Err(spill_not_found(uri, e)),
         Err(e) => Err(McpError::internal_error(
             format!("cannot read `{}`: {e}", surface::shortened(uri)),
             None,
         )),
     }
+}
+
+/// A spill resource that is not found (or not this session's): the URI, shortened.
+fn spill_not_found(uri: &str, e: toolbind::spill::ReadError) -> McpError {
+    let uri = surface::shortened(uri);
+    McpError::resource_not_found(
+        format!("no resource `{uri}`: {e}"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
 }
 
 /// A runtime result as an MCP `CallToolResult`; `details` travels in `_meta`. For a tool
@@ -1407,20 +1427,34 @@ async fn read_spill(dir: &Path, name: &str, uri: &str) -> Result<ReadResourceRes
 /// What the runtime saved to the spill folder is named by a `toolbind://spill/<name>`
 /// resource (readable with `resources/read`, with the same token): a binary block's
 /// `file://` link and the path in a truncation note are server-side paths a remote client
-/// cannot open.
-fn to_mcp(r: ToolResult, spill_dir: &Path) -> CallToolResult {
+/// cannot open. Each file this process wrote is handed to `owner` (the session of the
+/// call), who alone can read it.
+fn to_mcp(r: ToolResult, state: &State, owner: Option<&str>) -> CallToolResult {
+    let spill_dir = &state.spill_dir;
     let structured = r.output_check == OutputCheck::Held;
     let note_path = format!("saved to: {}/", spill_dir.display());
     let content = r
         .content
         .into_iter()
         .map(|c| match c {
-            Content::Text { text } if text.contains(&note_path) => ContentBlock::text(
-                text.replace(&note_path, &format!("saved to: {SPILL_URI_PREFIX}")),
-            ),
+            Content::Text { text } if text.contains(&note_path) => {
+                for (at, _) in text.match_indices(&note_path) {
+                    let rest = &text[at + note_path.len()..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                        .unwrap_or(rest.len());
+                    state
+                        .spills
+                        .hand_out(rest[..end].trim_end_matches('.'), owner);
+                }
+                ContentBlock::text(
+                    text.replace(&note_path, &format!("saved to: {SPILL_URI_PREFIX}")),
+                )
+            }
             Content::Text { text } => ContentBlock::text(text),
             Content::ResourceLink(mut link) => {
                 if let Some(name) = toolbind::spill::spill_name(spill_dir, &link.uri) {
+                    state.spills.hand_out(name, owner);
                     link.uri = format!("{SPILL_URI_PREFIX}{name}");
                 }
                 let json = serde_json::to_value(Content::ResourceLink(link)).unwrap_or_default();
