@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{bin, eventually};
+use common::{bin, eventually, hwm_kib};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -266,4 +266,111 @@ fn a_link_planted_at_a_spill_name_is_not_followed() {
         );
         assert!(is_not_found(&r), "{kind}: {r}");
     }
+}
+
+#[test]
+fn megabytes_where_a_name_goes_get_short_errors_and_serve_stays_small() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tools(tmp.path());
+    let spill = tmp.path().join("spill");
+    let s = Serve::start(&tools, &spill, &tmp.path().join("one"), &[]);
+    let a = s.session();
+    let pid = s.child.id();
+    // Warm: one call and one unknown tool.
+    spill_uri(&s, Some(&a));
+    let (_, _, r, _) = s.post(
+        Some(&a),
+        &msg(3, "tools/call", json!({"name": "bigg", "arguments": {}})),
+    );
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("did you mean `big`")),
+        "{r}"
+    );
+    let before = hwm_kib(pid);
+
+    // The reported attack: a 15 MB tool name, answered in a few hundred bytes, and the
+    // server's peak memory grows by a few copies of the request at most (not the 1.2 GB
+    // of a "did you mean" edit distance against it).
+    let huge = "x".repeat(15 << 20);
+    let (status, _, r, len) = s.post(
+        Some(&a),
+        &msg(4, "tools/call", json!({"name": huge, "arguments": {}})),
+    );
+    assert_eq!(status, 200, "{}", s.log());
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(len < 2048, "a {len}-byte answer to an unknown tool: {r}");
+    let grown = hwm_kib(pid).saturating_sub(before);
+    eprintln!(
+        "a 15 MiB tool name grew serve's peak RSS by {} MiB",
+        grown / 1024
+    );
+    assert!(
+        grown < 160 * 1024,
+        "a 15 MiB tool name grew serve's peak RSS by {} MiB",
+        grown / 1024
+    );
+
+    // The class: every place serve repeats what a client sent, with 1 MiB there.
+    let mb = "y".repeat(1 << 20);
+    let cases = [
+        ("unknown tool", "tools/call", json!({"name": mb})),
+        (
+            "tool name not a string",
+            "tools/call",
+            json!({"name": [mb]}),
+        ),
+        (
+            "unknown field",
+            "tools/call",
+            json!({"name": "big", "arguments": {mb.clone(): 1}}),
+        ),
+        (
+            "enum value",
+            "tools/call",
+            json!({"name": "big", "arguments": {"mode": mb}}),
+        ),
+        (
+            "wrong type",
+            "tools/call",
+            json!({"name": "big", "arguments": {"n": mb}}),
+        ),
+        ("unknown prompt", "prompts/get", json!({"name": mb})),
+        (
+            "unknown docs resource",
+            "resources/read",
+            json!({"uri": format!("toolbind://tools/{mb}")}),
+        ),
+        (
+            "unknown spill resource",
+            "resources/read",
+            json!({"uri": format!("toolbind://spill/{mb}.txt")}),
+        ),
+        (
+            "unknown resource",
+            "resources/read",
+            json!({"uri": format!("file:///{mb}")}),
+        ),
+        ("unknown task", "tasks/get", json!({"taskId": mb})),
+        ("cursor", "tools/list", json!({"cursor": mb})),
+        ("log level", "logging/setLevel", json!({"level": mb})),
+        (
+            "completion ref",
+            "completion/complete",
+            json!({"ref": {"type": mb}, "argument": {"name": "n", "value": "v"}}),
+        ),
+    ];
+    for (what, method, params) in cases {
+        let (_, _, r, len) = s.post(Some(&a), &msg(5, method, params));
+        let text = r.to_string();
+        assert!(
+            len < 4096 && !text.contains(&"y".repeat(1000)),
+            "{what}: a {len}-byte answer: {}…",
+            &text[..text.len().min(600)]
+        );
+    }
+    // Nor does stderr repeat them.
+    let log = std::fs::metadata(&s.stderr).unwrap().len();
+    assert!(log < 256 << 10, "serve's log grew to {log} bytes");
 }

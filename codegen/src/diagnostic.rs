@@ -320,8 +320,17 @@ impl IntoIterator for Diagnostics {
     }
 }
 
+/// The longest word [`suggest`] looks at, in bytes: past it no known word is close, and
+/// the edit distance (work and memory that grow with the word's length) is not computed.
+/// `word` may be a client's megabytes (an unknown tool's name sent to `toolbind serve`).
+pub const MAX_SUGGEST_WORD: usize = 256;
+
 /// The known word closest to `word`, when it is close enough to be a likely misspelling.
+/// A word over [`MAX_SUGGEST_WORD`] bytes gets none.
 pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    if word.len() > MAX_SUGGEST_WORD {
+        return None;
+    }
     let word_l = word.to_lowercase();
     if word_l.len() >= 3
         && let Some(k) = known.iter().find(|k| k.starts_with(&word_l))
@@ -383,6 +392,9 @@ mod tests {
         assert_eq!(suggest("boolen", &types), Some("boolean"));
         assert_eq!(suggest("Number", &types), Some("number"));
         assert_eq!(suggest("xyz", &types), None);
+        // A huge word costs nothing: no suggestion, no distance computed.
+        let huge = format!("strin{}", "g".repeat(16 << 20));
+        assert_eq!(suggest(&huge, &types), None);
         assert_eq!(
             suggest("descripton", &["description", "name"]),
             Some("description")

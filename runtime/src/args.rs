@@ -404,9 +404,10 @@ enum Path<'a> {
 impl fmt::Display for Path<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // A name may be the caller's (an unknown field, a map's key): echoed shortened.
             Path::Root => Ok(()),
-            Path::Field(Path::Root, name) => f.write_str(name),
-            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Field(Path::Root, name) => f.write_str(&crate::untrusted::echo(name)),
+            Path::Field(parent, name) => write!(f, "{parent}.{}", crate::untrusted::echo(name)),
             Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
         }
     }

@@ -1149,7 +1149,8 @@ impl Runtime {
 
     fn unknown_tool(&self, name: &str) -> ToolResult {
         let names: Vec<&str> = self.registry.names().collect();
-        let mut text = format!("unknown tool `{name}`");
+        // `name` is the caller's (a client of `toolbind serve`): echoed shortened.
+        let mut text = format!("unknown tool `{}`", crate::untrusted::echo(name));
         if let Some(s) = suggest(name, &names) {
             text.push_str(&format!(" (did you mean `{s}`?)"));
         }

@@ -12,6 +12,7 @@
 
 use rmcp::model::ErrorCode;
 use serde_json::{Value, json};
+use toolbind::untrusted::echo_json;
 
 use super::server::{MAX_SUBSCRIPTION_URI, MAX_SUBSCRIPTIONS};
 
@@ -95,7 +96,8 @@ pub(crate) fn check_message(msg: &Value) -> Verdict {
                 Some(Value::String(n)) if !n.is_empty() => {}
                 Some(other) => {
                     return invalid(format!(
-                        "tools/call `name` must be a tool name, got {other}"
+                        "tools/call `name` must be a tool name, got {}",
+                        echo_json(other)
                     ));
                 }
                 None => return invalid("tools/call needs a `name`".into()),
@@ -111,7 +113,8 @@ pub(crate) fn check_message(msg: &Value) -> Verdict {
         "tools/list" => match params.get("cursor") {
             None | Some(Value::Null) => Verdict::Forward,
             Some(c) => invalid(format!(
-                "unknown pagination cursor {c}: this server lists every tool on the first page"
+                "unknown pagination cursor {}: this server lists every tool on the first page",
+                echo_json(c)
             )),
         },
         // 2026-07-28 removed `logging/setLevel`: the level travels in each request's
@@ -130,9 +133,7 @@ pub(crate) fn check_message(msg: &Value) -> Verdict {
             _ => invalid(format!(
                 "logging/setLevel needs `level`, one of {}; got {}",
                 LOG_LEVELS.join(", "),
-                params
-                    .get("level")
-                    .map_or("nothing".into(), Value::to_string)
+                params.get("level").map_or("nothing".into(), echo_json)
             )),
         },
         "completion/complete" => match completion_problem(params) {
@@ -187,7 +188,7 @@ fn completion_problem(params: &Value) -> Option<String> {
                 if r.is_null() {
                     "nothing".into()
                 } else {
-                    r.to_string()
+                    echo_json(r)
                 }
             ));
         }
@@ -195,7 +196,7 @@ fn completion_problem(params: &Value) -> Option<String> {
     if !r[field].is_string() {
         return Some(format!(
             "completion/complete `ref` of type {} needs a string `{field}`",
-            r["type"]
+            echo_json(&r["type"])
         ));
     }
     let a = &params["argument"];
@@ -205,7 +206,7 @@ fn completion_problem(params: &Value) -> Option<String> {
             if a.is_null() {
                 "nothing".into()
             } else {
-                a.to_string()
+                echo_json(a)
             }
         ));
     }

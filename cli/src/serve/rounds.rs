@@ -300,8 +300,11 @@ impl Rounds {
         }
         for (key, open) in &st.open {
             if let Some(v) = responses.get(key) {
-                check_response(&open.request, v)
-                    .map_err(|e| bad(format!("inputResponses.{key}: {e}")))?;
+                check_response(&open.request, v).map_err(|e| {
+                    // serde's message quotes what the client sent: shortened.
+                    let e = toolbind::untrusted::clip(&e, 400);
+                    bad(format!("inputResponses.{key}: {e}"))
+                })?;
             }
         }
         st.round += 1;

@@ -100,12 +100,17 @@ pub(crate) fn start(
 }
 
 /// One line on stderr, in one write: `eprintln!` writes each piece of its format apart,
-/// three system calls for a line that is logged for every call.
+/// three system calls for a line that is logged for every call. A line quotes what clients
+/// sent (request ids, names): it is cut at [`MAX_LOG_CHARS`] and escaped for a terminal.
 pub(crate) fn log(msg: &str) {
     use std::io::Write;
-    let line = format!("toolbind serve: {msg}\n");
+    let msg = toolbind::untrusted::clip(msg, MAX_LOG_CHARS);
+    let line = format!("toolbind serve: {}\n", toolbind::untrusted::terminal(&msg));
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
+
+/// The longest log line, in characters (before escaping).
+const MAX_LOG_CHARS: usize = 4096;
 
 /// How long a call's answer may wait for the log messages queued before it to go out
 /// (the queue is rate-limited: see [`logging`]).
@@ -1232,8 +1237,12 @@ impl ServerHandler for Server {
             }
         };
         let cancel = CancelToken::new();
+        // The tool gets the request's id as its call id: shortened, it is the client's.
         let opts = CallOptions::new()
-            .id(format!("mcp-{}", context.id))
+            .id(format!(
+                "mcp-{}",
+                toolbind::untrusted::echo(&context.id.to_string())
+            ))
             .cancel(cancel.clone());
         // 2026-07-28: only a request that names a log level gets messages (the spec: a
         // server MUST NOT send any otherwise); earlier revisions: the session's level, or

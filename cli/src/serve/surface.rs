@@ -127,8 +127,9 @@ impl Docs {
                             known.join(", ")
                         }
                     ),
-                    // MCP: the error's data names the URI that was not found.
-                    Some(serde_json::json!({ "uri": uri })),
+                    // MCP: the error's data names the URI that was not found (shortened:
+                    // an echo is never the client's megabytes).
+                    Some(serde_json::json!({ "uri": shortened(uri) })),
                 ))
             }
         }
@@ -190,7 +191,10 @@ impl Docs {
     pub fn prompt(&self, name: &str) -> Result<GetPromptResult, McpError> {
         if name != SYSTEM_PROMPT {
             return Err(McpError::invalid_params(
-                format!("no prompt `{name}`; the prompts are: {SYSTEM_PROMPT}"),
+                format!(
+                    "no prompt `{}`; the prompts are: {SYSTEM_PROMPT}",
+                    toolbind::untrusted::echo(name)
+                ),
                 None,
             ));
         }
@@ -204,8 +208,5 @@ impl Docs {
 
 /// `uri` as an error message quotes it: at most 200 characters.
 pub(crate) fn shortened(uri: &str) -> String {
-    match uri.char_indices().nth(200) {
-        Some((i, _)) => format!("{}...", &uri[..i]),
-        None => uri.to_owned(),
-    }
+    toolbind::untrusted::echo(uri).into_owned()
 }
