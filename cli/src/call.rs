@@ -29,7 +29,7 @@ pub fn run(args: CallArgs) -> Outcome {
     if loaded.registry.get(&args.name).is_none() {
         // A skipped folder may be the tool the user meant: say why it was skipped.
         for w in &loaded.warnings {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", printable(&w.to_string()));
         }
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -247,7 +247,10 @@ fn print_text(result: &ToolResult) -> Result<(), Failure> {
         text.push('\n');
     }
     if result.is_error {
-        eprint!("error: {text}");
+        eprint!("error: {}", printable(&text));
+    } else if std::io::stdout().is_terminal() {
+        // The tool's text, escaped where a terminal shows it; piped, it stays as it is.
+        write_stdout(&printable(&text))?;
     } else {
         write_stdout(&text)?;
     }
@@ -319,13 +322,16 @@ impl Display {
         let texts: Vec<&str> = p.content.iter().filter_map(Content::as_text).collect();
         let text = texts.join("\n");
         match self {
+            // The tool's text, escaped: a progress line cannot retitle the window, write
+            // the clipboard or reorder what the person reads.
             Display::Spinner(bar) => {
-                bar.set_message(text.split_whitespace().collect::<Vec<_>>().join(" "));
+                let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                bar.set_message(printable(&line));
             }
             Display::Plain => {
                 let mut err = std::io::stderr().lock();
                 for line in text.lines() {
-                    let _ = writeln!(err, "progress: {line}");
+                    let _ = writeln!(err, "progress: {}", printable(line));
                 }
             }
         }
@@ -350,8 +356,9 @@ impl Display {
         }
     }
 
-    /// A line that stays above the spinner.
+    /// A line that stays above the spinner (escaped: it may quote a tool).
     fn note(&self, msg: &str) {
+        let msg = &printable(msg);
         match self {
             Display::Spinner(bar) if !bar.is_hidden() => bar.println(msg),
             _ => eprintln!("{msg}"),
@@ -471,15 +478,10 @@ impl Host for Asker {
 
 /// A tool's text as the terminal shows it: control characters (ANSI and OSC escape
 /// sequences among them: a tool must not fake a prompt, hide one or set the clipboard)
-/// escaped, line breaks kept.
+/// and bidi controls escaped, line breaks and tabs kept (`toolbind::untrusted::terminal`,
+/// which every printer of outside text shares).
 fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => "\n".to_owned(),
-            c if c.is_control() => c.escape_debug().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
+    toolbind::untrusted::terminal(text).into_owned()
 }
 
 /// One line typed at the terminal after `question` (trimmed), or why there is none.
@@ -533,7 +535,7 @@ fn read_on_terminal(
             return Err(gone());
         }
         let mut out = &tty;
-        let _ = write!(out, "{question}");
+        let _ = write!(out, "{}", printable(question));
         let _ = out.flush();
         // The terminal is in line mode: a read gives one typed line at most (or what was
         // typed before Ctrl-D).

@@ -60,7 +60,8 @@ impl Failure {
 
     pub fn report(self) -> ExitCode {
         if !self.message.is_empty() {
-            eprintln!("error: {}", self.message);
+            // It may quote a tool's, a server's or a client's text.
+            eprintln!("error: {}", toolbind::untrusted::terminal(&self.message));
         }
         ExitCode::from(self.code)
     }

@@ -2,6 +2,7 @@
 //! checked-in snapshots.
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -161,7 +162,7 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
         let listing = match list_tools(&config, &limits).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("error: {shown}: {e}");
+                eprintln!("error: {}", shown_text(&format!("{shown}: {e}")));
                 failed += 1;
                 continue;
             }
@@ -170,7 +171,7 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
         let snap = match listing.into_snapshot(&name) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: {name}: {e}");
+                eprintln!("error: {}", shown_text(&format!("{name}: {e}")));
                 failed += 1;
                 continue;
             }
@@ -184,8 +185,15 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
             snap.server.version,
             snap.protocol_version
         );
+        // The server's name and version, escaped for the terminal.
+        let what = shown_text(&what);
         if a.out.as_deref() == Some(Path::new("-")) {
-            print!("{text}");
+            // JSON escapes C0 controls, not C1 or bidi controls: escaped on a terminal.
+            if std::io::stdout().is_terminal() {
+                print!("{}", shown_text(&text));
+            } else {
+                print!("{text}");
+            }
             eprintln!("{what}");
             continue;
         }
@@ -276,12 +284,13 @@ async fn check(a: McpCheckArgs) -> Outcome {
     let breaking = changes.iter().filter(|c| c.breaks()).count();
     for c in &changes {
         let level = if c.breaks() { "error" } else { "warning" };
-        eprintln!("{level}: {file}: {c}");
+        eprintln!("{level}: {file}: {}", shown_text(&c.to_string()));
     }
     if breaking > 0 {
         eprintln!(
             "error: {file}: {breaking} breaking change(s) against {} {}: review them, then take the snapshot again (`toolbind mcp snapshot`) and rebuild",
-            new.server.name, new.server.version
+            shown_text(&new.server.name),
+            shown_text(&new.server.version)
         );
         return Ok(Code::Failed);
     }
@@ -293,8 +302,13 @@ async fn check(a: McpCheckArgs) -> Outcome {
     eprintln!(
         "{file}: {} tools match {} {} ({note})",
         old.tools.len(),
-        new.server.name,
-        new.server.version
+        shown_text(&new.server.name),
+        shown_text(&new.server.version)
     );
     Ok(Code::Ok)
+}
+
+/// A server's (or a snapshot's) text as stderr shows it: escaped for the terminal.
+fn shown_text(text: &str) -> std::borrow::Cow<'_, str> {
+    toolbind::untrusted::terminal(text)
 }

@@ -54,7 +54,8 @@ pub(crate) fn warn(line: &str) {
     if taken(tracing::enabled!(target: "toolbind", tracing::Level::WARN)) {
         tracing::warn!(target: "toolbind", parent: None, "{line}");
     } else {
-        eprintln!("{line}");
+        // It may quote a tool's or a server's text: escaped for the terminal.
+        eprintln!("{}", crate::untrusted::terminal(line));
     }
 }
 
@@ -76,7 +77,7 @@ pub(crate) fn note(line: &str) {
     if taken(tracing::enabled!(target: "toolbind", tracing::Level::INFO)) {
         tracing::info!(target: "toolbind", parent: None, "{line}");
     } else {
-        eprintln!("{line}");
+        eprintln!("{}", crate::untrusted::terminal(line));
     }
 }
 
@@ -148,16 +149,15 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Lines {
         let mut text = Text::default();
         event.record(&mut text);
         let meta = event.metadata();
+        // A warning may quote a tool's or a server's text: escaped for the terminal.
+        let (message, fields) = (
+            crate::untrusted::terminal(&text.message),
+            crate::untrusted::terminal(&text.fields),
+        );
         if meta.target() == "toolbind" || meta.target().starts_with("toolbind::") {
-            eprintln!("{}{}", text.message, text.fields);
+            eprintln!("{message}{fields}");
         } else {
-            eprintln!(
-                "{} {}: {}{}",
-                meta.level(),
-                meta.target(),
-                text.message,
-                text.fields
-            );
+            eprintln!("{} {}: {message}{fields}", meta.level(), meta.target());
         }
     }
 }
