@@ -210,11 +210,16 @@ pub struct McpSnapshotArgs {
     /// server's own name]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// A stdio server to start instead of --config: the command and its arguments
+    /// A stdio server to start instead of --config: the command and its arguments (run
+    /// in this folder when a grant shows it, else in the server's state folder)
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
     #[command(flatten)]
     pub http: HttpServerArgs,
+    /// The jail a stdio server is started in (network on unless --no-network; no CPU-time
+    /// limit), as for `list --mcp-config`.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Args)]
@@ -228,11 +233,16 @@ pub struct McpCheckArgs {
     /// The server's name in --config [default: the snapshot's name]
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// A stdio server to start instead of --config: the command and its arguments
+    /// A stdio server to start instead of --config: the command and its arguments (run
+    /// in this folder when a grant shows it, else in the server's state folder)
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
     #[command(flatten)]
     pub http: HttpServerArgs,
+    /// The jail a stdio server is started in (network on unless --no-network; no CPU-time
+    /// limit), as for `list --mcp-config`.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 /// A Streamable HTTP server given on the command line instead of --config.

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use toolbind::mcp::{
-    ListLimits, ServerConfig, Snapshot, TokenSource, add_bearer_token, diff, list_tools,
-    read_config,
+    ListLimits, McpServer, ServerConfig, Snapshot, TokenSource, add_bearer_token, diff,
+    list_server_tools,
 };
 
 use crate::args::{HttpServerArgs, McpCheckArgs, McpCommand, McpSnapshotArgs};
@@ -57,14 +57,34 @@ fn url_server(a: &HttpServerArgs) -> Result<Option<ServerConfig>, Failure> {
     Ok(Some(config))
 }
 
-/// The servers to reach: by name, from --config, --url or the command after `--`.
+/// The servers to reach: by name, from --config, --url or the command after `--`; a stdio
+/// one jailed by the sandbox flags, as `list --mcp-config` and the runtime start it. A
+/// command after `--` runs in the current folder (when a grant shows it), and its state
+/// folder is keyed by it.
 fn servers(
     config: Option<&Path>,
     names: &[String],
     command: &[String],
     name: Option<&str>,
     url: Option<ServerConfig>,
-) -> Result<Vec<(Option<String>, ServerConfig)>, Failure> {
+    sandbox: &crate::args::SandboxArgs,
+) -> Result<Vec<(Option<String>, McpServer)>, Failure> {
+    sandbox.check()?;
+    let found = configured(config, names, command, name, url)?;
+    Ok(found
+        .into_iter()
+        .map(|(n, s)| (n, crate::tools::jail_server(s, sandbox)))
+        .collect())
+}
+
+fn configured(
+    config: Option<&Path>,
+    names: &[String],
+    command: &[String],
+    name: Option<&str>,
+    url: Option<ServerConfig>,
+) -> Result<Vec<(Option<String>, McpServer)>, Failure> {
+    let server_name = name.unwrap_or("server");
     if let Some(server) = url {
         if !command.is_empty() {
             return Err(Failure::usage(
@@ -76,7 +96,10 @@ fn servers(
                 "SERVER names pick servers of --config; with --url, name the snapshot with --name",
             ));
         }
-        return Ok(vec![(name.map(str::to_owned), server)]);
+        return Ok(vec![(
+            name.map(str::to_owned),
+            McpServer::new(server_name, server),
+        )]);
     }
     match (config, command.split_first()) {
         (Some(_), Some(_)) => Err(Failure::usage(
@@ -88,9 +111,11 @@ fn servers(
                     "SERVER names pick servers of --config; with a command after `--`, name the snapshot with --name",
                 ));
             }
+            let here = std::env::current_dir()
+                .map_err(|e| Failure::failed(format!("cannot read the current folder: {e}")))?;
             Ok(vec![(
                 name.map(str::to_owned),
-                ServerConfig::stdio(program, args),
+                McpServer::stdio(server_name, program, args).cwd(here),
             )])
         }
         (config, None) => {
@@ -106,8 +131,11 @@ fn servers(
                     "no server given: pass --config FILE (an mcpServers JSON), or the server's command after `--`",
                 ));
             }
-            let mut all: BTreeMap<String, ServerConfig> =
-                read_config(file).map_err(|e| Failure::failed(e.to_string()))?;
+            let mut all: BTreeMap<String, McpServer> = McpServer::from_config_file(file)
+                .map_err(|e| Failure::failed(e.to_string()))?
+                .into_iter()
+                .map(|s| (s.get_name().to_owned(), s))
+                .collect();
             if names.is_empty() {
                 if all.is_empty() {
                     return Err(Failure::failed(format!(
@@ -117,13 +145,11 @@ fn servers(
                 }
                 return Ok(all.into_iter().map(|(n, c)| (Some(n), c)).collect());
             }
+            let known: Vec<String> = all.keys().cloned().collect();
             names
                 .iter()
                 .map(|n| {
                     all.remove(n).map(|c| (Some(n.clone()), c)).ok_or_else(|| {
-                        let known: Vec<String> = read_config(file)
-                            .map(|m| m.into_keys().collect())
-                            .unwrap_or_default();
                         Failure::usage(format!(
                             "{} has no server `{n}` (it has: {})",
                             file.display(),
@@ -147,6 +173,7 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
         &a.command,
         a.name.as_deref(),
         url_server(&a.http)?,
+        &a.sandbox,
     )?;
     if a.out.is_some() && list.len() > 1 {
         return Err(Failure::usage(format!(
@@ -156,10 +183,10 @@ async fn snapshot(a: McpSnapshotArgs) -> Outcome {
     }
     let limits = ListLimits::default();
     let mut failed = 0;
-    for (name, config) in list {
+    for (name, server) in list {
         let started = Instant::now();
         let shown = name.clone().unwrap_or_else(|| "the server".into());
-        let listing = match list_tools(&config, &limits).await {
+        let listing = match list_server_tools(&server, &limits).await {
             Ok(l) => l,
             Err(e) => {
                 eprintln!("error: {}", shown_text(&format!("{shown}: {e}")));
@@ -271,9 +298,16 @@ async fn check(a: McpCheckArgs) -> Outcome {
             "no server given: pass --config FILE (the mcpServers JSON that names the snapshot's server), --url, or the server's command after `--`",
         ));
     }
-    let list = servers(a.config.as_deref(), &names, &a.command, None, url)?;
-    let (_, config) = list.into_iter().next().expect("one server");
-    let listing = list_tools(&config, &ListLimits::default())
+    let list = servers(
+        a.config.as_deref(),
+        &names,
+        &a.command,
+        None,
+        url,
+        &a.sandbox,
+    )?;
+    let (_, live) = list.into_iter().next().expect("one server");
+    let listing = list_server_tools(&live, &ListLimits::default())
         .await
         .map_err(|e| Failure::failed(format!("{server}: {e}")))?;
     let new = listing

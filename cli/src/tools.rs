@@ -207,12 +207,19 @@ pub fn mcp_servers(
         .map_err(|e| crate::exit::Failure::usage(format!("--mcp-config: {e}")))?;
     Ok(servers
         .into_iter()
-        .map(|s| {
-            let policy = sandbox.policy();
-            let limits = policy.get_limits().clone().cpu(None);
-            s.sandbox(policy.limits(limits))
-        })
+        .map(|s| jail_server(s, sandbox))
         .collect())
+}
+
+/// `server` in the jail of the command's sandbox flags: network on unless `--no-network`,
+/// no CPU-time limit (a server lives as long as the command).
+pub fn jail_server(
+    server: toolbind::mcp::McpServer,
+    sandbox: &crate::args::SandboxArgs,
+) -> toolbind::mcp::McpServer {
+    let policy = sandbox.policy();
+    let limits = policy.get_limits().clone().cpu(None);
+    server.sandbox(policy.limits(limits))
 }
 
 /// The tools of the `--mcp-config` servers, listed live now (the servers stop when this

@@ -48,6 +48,9 @@ fn the_reference_servers_snapshot_and_check() {
         .env("DATA_DIR", &data)
         .args(["mcp", "snapshot", "--config"])
         .arg(&cfg)
+        // The server runs in the jail: the folder it serves is granted.
+        .arg("--allow-read")
+        .arg(&data)
         .output()
         .unwrap();
     assert_code(&out, 0);
@@ -79,6 +82,8 @@ fn the_reference_servers_snapshot_and_check() {
         .env("DATA_DIR", &data)
         .args(["mcp", "snapshot", "filesystem", "--config"])
         .arg(&cfg)
+        .arg("--allow-read")
+        .arg(&data)
         .output()
         .unwrap();
     assert_code(&again, 0);
@@ -92,6 +97,8 @@ fn the_reference_servers_snapshot_and_check() {
             .arg(snapshot)
             .arg("--config")
             .arg(&cfg)
+            .arg("--allow-read")
+            .arg(&data)
             .output()
             .unwrap()
     };
@@ -171,7 +178,7 @@ fn misbehaving_servers_get_bounded_clear_errors() {
         ("endless", "still had more pages after 100"),
         ("huge", "wrote more than 33554432 bytes to stdout"),
         // Gone before `tools/list`, or already while toolbind sends `initialized`.
-        ("exit", " (the server exited: exit status: 0)"),
+        ("exit", " (the server exited with code 0)"),
         ("dup", "the server lists two tools named `same`"),
         ("notools", "does not offer tools"),
         (
@@ -492,4 +499,57 @@ fn misbehaving_http_servers_get_bounded_clear_errors() {
         assert!(err.contains(want), "{mode}: {want:?} not in\n{err}");
         assert!(stdout(&out).is_empty(), "{mode}: printed {}", stdout(&out));
     }
+}
+
+/// The example of docs/cli.md and docs/mcp.md, as written there: `npx` downloads the
+/// server (network on) into the server's own state folder and runs it in the jail, which
+/// shows it the project folder through the grant the docs name. Needs the npm registry.
+#[test]
+fn the_documented_npx_example_works_in_the_jail() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("notes.txt"), "hello\n").unwrap();
+    let out = toolbind()
+        .current_dir(&project)
+        .args([
+            "mcp",
+            "snapshot",
+            "--name",
+            "fs",
+            "--allow-read",
+            ".",
+            "--state-dir",
+        ])
+        .arg(dir.path().join("state"))
+        .args([
+            "--",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-filesystem",
+            ".",
+        ])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("fs: ") && err.contains("tools from secure-filesystem-server"),
+        "{err}"
+    );
+    let snap = std::fs::read_to_string(project.join("mcp/fs.json")).unwrap();
+    assert!(snap.contains("\"name\": \"read_text_file\""), "{snap}");
+    // The download went into the server's own state folder, not the user's npm cache.
+    let state = std::fs::read_dir(dir.path().join("state/mcp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert!(state.len() == 1 && state[0].starts_with("fs-"), "{state:?}");
+    assert!(
+        dir.path()
+            .join("state/mcp")
+            .join(&state[0])
+            .join("home/.npm")
+            .is_dir()
+    );
 }

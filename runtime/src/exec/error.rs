@@ -192,12 +192,6 @@ pub(crate) enum ProbeError {
     },
     /// The interpreter itself.
     Interpreter(InterpError),
-    /// An MCP server's script names an interpreter the jail cannot set up.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    UnknownInterpreter {
-        command: String,
-        interpreter: String,
-    },
 }
 
 /// The interpreter could not be found or located.
@@ -238,12 +232,6 @@ impl ProbeError {
                 bwrap.display(),
             ),
             ProbeError::Interpreter(e) => e.message(of),
-            ProbeError::UnknownInterpreter {
-                command,
-                interpreter,
-            } => format!(
-                "`{command}` is a script run by `{interpreter}`, which toolbind's jail does not know how to set up (node, python3 and bash are known): start it with one of those, or turn the sandbox off for this server"
-            ),
         }
     }
 }
@@ -298,6 +286,10 @@ pub(crate) enum SetupError {
     },
     /// The tool's own folder does not resolve.
     ToolFolder { dir: PathBuf, source: io::Error },
+    /// An MCP server's command could not be found or resolved, so the jail cannot be
+    /// planned for it (it is refused, never run unjailed instead).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    Command(ProbeError),
 }
 
 impl SetupError {
@@ -324,6 +316,7 @@ impl SetupError {
                 of.noun(),
                 dir.display()
             ),
+            SetupError::Command(e) => e.message(of),
         }
     }
 }

@@ -116,7 +116,7 @@ use serde_json::Value;
 use worker::{CallEnd, Worker};
 
 #[cfg(feature = "mcp")]
-pub(crate) use error::{InterpError, JailError, ProbeError};
+pub(crate) use error::{InterpError, JailError, ProbeError, SetupError};
 pub(crate) use error::{StartError, Subject};
 
 use crate::ToolInfo;

@@ -32,10 +32,8 @@ use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
 use super::{McpServer, ServerConfig, SnapshotTool};
 use crate::exec::sandbox::Sandbox;
-use crate::exec::{JailError, StartError, Subject};
 use crate::executor::{ExecCall, ProgressSink};
 use crate::result::{Content, Progress, StopReason, ToolResult};
-use crate::sandbox::SandboxMode;
 
 /// The first wait before starting a server again after a failed start; it doubles up to
 /// [`McpServer::max_restart_delay`].
@@ -503,10 +501,7 @@ impl Connection {
             .map(|t| (t.name.clone(), t.clone()))
             .collect();
         Connection {
-            sandbox: Arc::new(Sandbox::untried(spawn::jail_policy(
-                &server.sandbox,
-                &server.name,
-            ))),
+            sandbox: Arc::new(Sandbox::untried(spawn::jail_policy(&server))),
             slots: Arc::new(Semaphore::new(server.max_in_flight)),
             state: tokio::sync::Mutex::new(State::Idle),
             shared: Arc::default(),
@@ -712,32 +707,32 @@ impl Connection {
             } else {
                 e
             };
-            let Some((kind, program)) = started.jailed else {
-                return Err((
-                    StopReason::Crashed,
-                    format!("{e}{exit}.{}", process.stderr_note().await),
-                ));
-            };
-            let sandbox = self.sandbox.clone();
-            let trial = tokio::task::spawn_blocking(move || sandbox.check(kind, &program))
-                .await
-                .unwrap_or(Ok(()));
-            match trial {
-                Ok(()) => {
+            match spawn::after_failure(
+                started.jailed,
+                &self.sandbox,
+                self.server.sandbox.get_mode(),
+            )
+            .await
+            {
+                spawn::Failed::Unjailed => {
+                    return Err((
+                        StopReason::Crashed,
+                        format!("{e}{exit}.{}", process.stderr_note().await),
+                    ));
+                }
+                spawn::Failed::InWorkingJail => {
                     return Err((
                         StopReason::Crashed,
                         format!(
-                            "{e}{exit}. It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server).{}",
+                            "{e}{exit}. {}{}",
+                            spawn::GRANT_HINT,
                             process.stderr_note().await
                         ),
                     ));
                 }
-                Err(why) if self.server.sandbox.get_mode() == SandboxMode::Required => {
-                    let e = StartError::Jail(JailError::Unavailable(why), Subject::Server);
-                    return Err((e.stop_reason(), e.to_string()));
-                }
+                spawn::Failed::Jail(e) => return Err((e.stop_reason(), e.to_string())),
                 // `auto`: the next start finds the failed trial and runs unjailed.
-                Err(_) => drop(process),
+                spawn::Failed::StartAgain => drop(process),
             }
         }
     }

@@ -9,7 +9,6 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -17,8 +16,9 @@ use std::time::Duration;
 use rmcp::model::PaginatedRequestParams;
 use tokio::io::{AsyncRead, ReadBuf};
 
-use super::ServerConfig;
-use crate::exec::group::Group;
+use super::spawn::Failed;
+use super::{McpServer, ServerConfig};
+use crate::exec::sandbox::Sandbox;
 use toolbind_codegen::mcp::{ServerInfo, Snapshot, SnapshotTool};
 
 /// Bounds on one listing.
@@ -81,58 +81,45 @@ impl fmt::Display for ListError {
 
 impl std::error::Error for ListError {}
 
-/// Connects to the server, initializes, and lists its tools.
+/// Connects to the server, initializes, and lists its tools: a stdio server is started as
+/// [`McpServer::new`]`("server", config)` is ([`list_server_tools`]), in toolbind's jail
+/// with the default policy.
 pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Listing, ListError> {
-    match config {
-        ServerConfig::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args)
-                .envs(env)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0)
-                .kill_on_drop(true);
-            if let Some(cwd) = cwd {
-                cmd.current_dir(cwd);
-            }
-            let mut child = cmd
-                .spawn()
-                .map_err(|e| ListError(format!("cannot start `{command}`: {e}")))?;
-            let stdin = child.stdin.take().expect("stdin is piped");
-            let stdout = child.stdout.take().expect("stdout is piped");
-            let stderr = child.stderr.take().expect("stderr is piped");
-            // The group dies with the listing, whichever way it ends: an `npx` server is
-            // npm's child, and killing npm alone would leave the server running.
-            let group = Group::new(child);
-            let (tail, mut drain) = super::spawn::keep_tail(stderr);
-            let over = Arc::new(Mutex::new(false));
-            let stdout = Bounded {
-                inner: stdout,
-                left: limits.max_bytes,
-                over: over.clone(),
-            };
-            let result = session((stdout, stdin), limits, &|_| None, "").await;
-            // A server that went away says how: its exit status, when it has one by now.
-            let exited = if result.is_err() {
-                let _ = tokio::time::timeout(Duration::from_millis(500), group.exited()).await;
-                match group.status() {
-                    Some(Some(status)) => {
-                        // What it wrote before it went: the rest of its stderr.
-                        let _ = tokio::time::timeout(Duration::from_millis(500), &mut drain).await;
-                        format!(" (the server exited: {status})")
-                    }
-                    _ => String::new(),
-                }
-            } else {
-                String::new()
-            };
-            let result = result.map_err(|e| {
+    list_server_tools(&McpServer::new("server", config.clone()), limits).await
+}
+
+/// Connects to `server`, initializes, and lists its tools. A stdio server starts the way
+/// the runtime starts it for calls: in toolbind's jail under its
+/// [`sandbox`](McpServer::sandbox) policy, with a clean environment plus its `env`, its
+/// own state folder, and its whole process group (and cgroup) killed when the listing
+/// ends, however it ends.
+pub async fn list_server_tools(
+    server: &McpServer,
+    limits: &ListLimits,
+) -> Result<Listing, ListError> {
+    match &server.config {
+        ServerConfig::Stdio { command, .. } => {
+            let sandbox = Arc::new(Sandbox::untried(super::spawn::jail_policy(server)));
+            loop {
+                let started = super::spawn::start(server, &sandbox)
+                    .map_err(|e| ListError(format!("cannot start `{command}`: {e}")))?;
+                let over = Arc::new(Mutex::new(false));
+                let stdout = Bounded {
+                    inner: started.stdout,
+                    left: limits.max_bytes,
+                    over: over.clone(),
+                };
+                let process = started.process;
+                let result = session((stdout, started.stdin), limits, &|_| None, "").await;
+                let Err(e) = result else {
+                    return result.map_err(ListError);
+                };
+                // A server that went away says how: its exit status, when it has one by now.
+                let exited = process
+                    .exit_within(Duration::from_millis(500))
+                    .await
+                    .map(|s| format!(" (the server {s})"))
+                    .unwrap_or_default();
                 let e = if *over.lock().unwrap_or_else(|e| e.into_inner()) {
                     format!(
                         "the server wrote more than {} bytes to stdout: stopped reading (a tool list that large is not one toolbind takes)",
@@ -141,12 +128,21 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
                 } else {
                     e
                 };
-                let what = format!("`{command}`");
-                ListError(with_stderr(&format!("{what}: {e}{exited}"), &tail))
-            });
-            drop(group);
-            drain.abort();
-            result
+                // Only a server that went away may have been stopped by a jail that cannot
+                // run here; one that answered and then misbehaved ran in a working one.
+                let jailed = started.jailed.filter(|_| !exited.is_empty());
+                let hint =
+                    match super::spawn::after_failure(jailed, &sandbox, server.sandbox.get_mode())
+                        .await
+                    {
+                        Failed::Unjailed => String::new(),
+                        Failed::InWorkingJail => format!(" {}", super::spawn::GRANT_HINT),
+                        Failed::Jail(e) => return Err(ListError(format!("`{command}`: {e}"))),
+                        Failed::StartAgain => continue,
+                    };
+                let note = process.stderr_note().await;
+                return Err(ListError(format!("`{command}`: {e}{exited}.{hint}{note}")));
+            }
         }
         #[cfg(feature = "mcp-http")]
         ServerConfig::Http { url, headers } => http::list(url, headers, limits).await,
@@ -156,11 +152,6 @@ pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Li
              HTTP servers need (the `toolbind` command has it)"
         ))),
     }
-}
-
-/// Appends the server's last stderr lines to a message.
-fn with_stderr(msg: &str, tail: &Mutex<Vec<u8>>) -> String {
-    format!("{msg}{}", super::spawn::stderr_note(tail))
 }
 
 /// The initialize error as a user can act on it, when the transport knows better than

@@ -27,7 +27,7 @@ pub use config::{
 pub use exec::ConnectError;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub use list::{ListError, ListLimits, Listing, list_tools};
+pub use list::{ListError, ListLimits, Listing, list_server_tools, list_tools};
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use server::McpServer;

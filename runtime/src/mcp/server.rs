@@ -41,6 +41,9 @@ pub struct McpServer {
     pub(crate) max_in_flight: usize,
     pub(crate) max_message_bytes: u64,
     pub(crate) max_restart_delay: Duration,
+    /// The config file the server's entry comes from (absolute), when it comes from one:
+    /// part of what its state folder is keyed by.
+    pub(crate) origin: Option<PathBuf>,
 }
 
 /// Where a bearer token comes from; read at each connect, never shown.
@@ -66,6 +69,12 @@ impl fmt::Debug for McpServer {
 impl McpServer {
     /// A server `name` toolbind starts: `command` with `args`, spoken to over its stdin and
     /// stdout.
+    ///
+    /// In the jail its state folder (its `HOME`, where `npx` and `uv` keep their caches) is
+    /// `<state root>/mcp/<name>-<hash>/home`: the hash is of what the server is (the config
+    /// file it comes from, if any, and its command, args, `env` and `cwd`), so that a server
+    /// of the same name elsewhere (another project's config, a hostile one) never shares it.
+    /// A changed entry is a new folder: one fresh download of its packages.
     pub fn stdio(
         name: impl Into<String>,
         command: impl Into<String>,
@@ -96,6 +105,7 @@ impl McpServer {
             max_in_flight: 64,
             max_message_bytes: 32 * 1024 * 1024,
             max_restart_delay: Duration::from_secs(30),
+            origin: None,
         }
     }
 
@@ -103,11 +113,16 @@ impl McpServer {
     /// reads, an entry may say `"prefix": "fs_"` ([`prefix`](Self::prefix)) and
     /// `"sensitive": ["api_key"]` ([`sensitive`](Self::sensitive)); other hosts ignore
     /// them.
+    ///
+    /// Each server's state folder (its `HOME` in the jail) is keyed by this file's path
+    /// and the entry itself ([`McpServer::stdio`] has more on it).
     pub fn from_config_file(file: &std::path::Path) -> Result<Vec<McpServer>, super::ConfigError> {
+        let origin = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         Ok(super::config::read_servers(file)?
             .into_iter()
             .map(|(name, (config, extras))| {
                 let mut s = McpServer::new(name, config);
+                s.origin = Some(origin.clone());
                 if let Some(p) = extras.prefix {
                     s = s.prefix(p);
                 }
@@ -233,6 +248,36 @@ impl McpServer {
     pub fn max_restart_delay(mut self, delay: Duration) -> Self {
         self.max_restart_delay = delay;
         self
+    }
+
+    /// The name of the server's state folder under `<state root>/mcp`: its name made
+    /// file-safe, then a hash of the config file it comes from and its command, args, `env`
+    /// and `cwd` (128 bits: two servers that differ in any of them never share a `HOME`).
+    pub(crate) fn state_key(&self) -> String {
+        use sha2::Digest;
+        let what = match &self.config {
+            ServerConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => serde_json::json!({
+                "name": self.name,
+                "origin": self.origin.as_ref().map(|p| p.to_string_lossy()),
+                "command": command,
+                "args": args,
+                "env": env,
+                "cwd": cwd.as_ref().map(|p| p.to_string_lossy()),
+            }),
+            ServerConfig::Http { url, .. } => serde_json::json!({"name": self.name, "url": url}),
+        };
+        let d = sha2::Sha256::digest(what.to_string().as_bytes());
+        let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let name: String = super::spawn::safe_name(&self.name)
+            .chars()
+            .take(40)
+            .collect();
+        format!("{name}-{hex}")
     }
 
     /// The server's name (its key in the `mcpServers` config).

@@ -5,8 +5,14 @@
 //! In the jail the server sees the system folders, the interpreter that runs it, its
 //! package folder read-only (the `node_modules` folder its entry sits in, else the entry's
 //! folder; the same for a script named in its arguments), its own state folder
-//! (`<state root>/mcp/<server>`, its `HOME` and working folder unless a granted `cwd` is
-//! set), a private `/tmp`, and what the policy grants.
+//! (`<state root>/mcp/<key>/home`, keyed by what the server is: [`McpServer::state_key`];
+//! its `HOME` and working folder unless a granted `cwd` is set), a private `/tmp`, and what
+//! the policy grants.
+//!
+//! Every place a server runs (the executor's connection, `list_tools` for snapshots and
+//! checks) starts it here: one policy, one scrubbed environment, one process-group and
+//! cgroup owner. Nothing runs unjailed unless the policy is `off`, or `auto` on a machine
+//! where bwrap cannot run at all (with the one warning).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -21,7 +27,9 @@ use super::McpServer;
 use crate::exec::group::Group;
 use crate::exec::process::{Io, Stdout, describe_exit, spawn};
 use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
-use crate::exec::{ExecConfig, InterpError, JailError, ProbeError, StartError, Subject};
+use crate::exec::{
+    ExecConfig, InterpError, JailError, ProbeError, SetupError, StartError, Subject,
+};
 use toolbind_codegen::model::ToolSpec;
 
 /// How many bytes of the server's stderr are kept for error messages.
@@ -148,6 +156,9 @@ struct Plan {
     args: Vec<OsString>,
     /// Folders bound read-only.
     binds: Vec<PathBuf>,
+    /// Folders put first on the jail's `PATH`: that of an interpreter the jail does not
+    /// know, which a script's `#!/usr/bin/env NAME` finds there.
+    path: Vec<PathBuf>,
 }
 
 /// Finds `program` as a shell would: a path as it is, a bare name on `PATH`.
@@ -265,57 +276,86 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Prob
             }
         }
     }
+    let mut path = Vec::new();
     let (kind, program, native) = if let Some(k) = kind_of(command) {
         (k, command.to_owned(), None)
-    } else if let Some(interp) = shebang(&real) {
-        let Some(k) = kind_of(&interp) else {
-            return Err(ProbeError::UnknownInterpreter {
-                command: command.to_owned(),
-                interpreter: interp,
-            });
-        };
+    } else if let Some(interp) = shebang(&real)
+        && let Some(k) = kind_of(&interp)
+    {
         binds.extend(package_folder(&real));
         rest.insert(0, real.clone().into_os_string());
         (k, interp, None)
+    } else if let Some(interp) = shebang(&real) {
+        // A script whose `#!` names an interpreter the jail does not set up itself (dash,
+        // perl, `env -S uv run --script`): run as a native program, jailed like any other;
+        // the kernel starts its interpreter inside the jail. The system's are under `/usr`
+        // (shown); one elsewhere has its folder shown read-only and put on `PATH`.
+        binds.extend(package_folder(&real));
+        for dir in interpreter_folders(&interp) {
+            path.push(dir.clone());
+            binds.push(dir);
+        }
+        (Kind::Bash, "bash".to_owned(), Some(real))
     } else {
         // A native program: probed with bash (the jail's own userland), run as itself.
-        if let Some(dir) = real.parent()
-            && !dir.starts_with("/usr")
-            && !matches!(dir.to_str(), Some("/bin" | "/sbin"))
-            && !unsafe_to_show(dir)
-        {
-            binds.push(dir.to_path_buf());
-        }
+        binds.extend(real.parent().and_then(showable_bin));
         (Kind::Bash, "bash".to_owned(), Some(real))
     };
     binds.sort();
     binds.dedup();
+    path.dedup();
     Ok(Plan {
         kind,
         program,
         native,
         args: rest,
         binds,
+        path,
     })
 }
 
-/// The policy the jail of server `name` is built from: the server's, with its state root
-/// at `<state root>/mcp/<name>` (`SandboxPolicy::state_dir`, else toolbind's own), so that
-/// its `HOME` is `<state root>/mcp/<name>/home`, beside the empty folder the jail is built
-/// for (`.../jail`).
-pub(crate) fn jail_policy(
-    policy: &crate::sandbox::SandboxPolicy,
-    name: &str,
-) -> crate::sandbox::SandboxPolicy {
+/// `dir` when the jail does not show it already (it is not `/usr`, `/bin`, `/sbin` or
+/// below them) and it may be shown ([`unsafe_to_show`]).
+fn showable_bin(dir: &Path) -> Option<PathBuf> {
+    (!dir.starts_with("/usr")
+        && !matches!(dir.to_str(), Some("/bin" | "/sbin"))
+        && !unsafe_to_show(dir))
+    .then(|| dir.to_path_buf())
+}
+
+/// The folders an interpreter named by a `#!` line lives in, as named (where the kernel
+/// or `env` looks for it) and for real (where a link leads), for those the jail does not
+/// show already. Empty for one not found: it then fails in the jail, saying so.
+fn interpreter_folders(interp: &str) -> Vec<PathBuf> {
+    let Some(found) = which(interp) else {
+        return Vec::new();
+    };
+    let found = std::path::absolute(&found).unwrap_or(found);
+    let real = found.canonicalize().unwrap_or_else(|_| found.clone());
+    let mut dirs: Vec<PathBuf> = [found.parent(), real.parent()]
+        .into_iter()
+        .flatten()
+        .filter_map(showable_bin)
+        .collect();
+    dirs.dedup();
+    dirs
+}
+
+/// The policy the jail of `server` is built from: the server's, with its state root at
+/// `<state root>/mcp/<key>` (`SandboxPolicy::state_dir`, else toolbind's own; the key is
+/// [`McpServer::state_key`]), so that its `HOME` is `<state root>/mcp/<key>/home`, beside
+/// the empty folder the jail is built for (`.../jail`).
+pub(crate) fn jail_policy(server: &McpServer) -> crate::sandbox::SandboxPolicy {
+    let policy = &server.sandbox;
     let root = match policy.get_state_dir() {
         Some(d) => d.join("mcp"),
         None => crate::dirs::state_root().join("mcp"),
     };
-    policy.clone().state_dir(root.join(safe_name(name)))
+    policy.clone().state_dir(root.join(server.state_key()))
 }
 
 /// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
-fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {
@@ -338,6 +378,47 @@ fn safe_name(name: &str) -> String {
     use sha2::Digest;
     let d = sha2::Sha256::digest(name.as_bytes());
     format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
+}
+
+/// The reminder after the error of a server that failed in a working jail.
+pub(crate) const GRANT_HINT: &str = "It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server; --allow-read / --allow-write on the command line).";
+
+/// What a failed start means, once the jail has been tried out ([`after_failure`]).
+pub(crate) enum Failed {
+    /// It ran unjailed (`off`, or a jail that cannot run here): its own error.
+    Unjailed,
+    /// It ran in a jail that works here: its own error, and a reminder to grant what it
+    /// needs.
+    InWorkingJail,
+    /// The jail cannot run here and the mode is `required`.
+    Jail(StartError),
+    /// The jail cannot run here and the mode is `auto`: start it again, which runs it
+    /// unjailed, with the one warning (the only case a server runs unjailed under `auto`).
+    StartAgain,
+}
+
+/// Why a server's start (`jailed`: [`Started::jailed`]) failed: the jail is tried out
+/// now, once (a blocking interpreter start), to tell a jail that cannot run here from a
+/// server that fails in it.
+pub(crate) async fn after_failure(
+    jailed: Option<(Kind, String)>,
+    sandbox: &Arc<Sandbox>,
+    mode: crate::sandbox::SandboxMode,
+) -> Failed {
+    let Some((kind, program)) = jailed else {
+        return Failed::Unjailed;
+    };
+    let sandbox = sandbox.clone();
+    let trial = tokio::task::spawn_blocking(move || sandbox.check(kind, &program))
+        .await
+        .unwrap_or(Ok(()));
+    match trial {
+        Ok(()) => Failed::InWorkingJail,
+        Err(why) if mode == crate::sandbox::SandboxMode::Required => Failed::Jail(
+            StartError::Jail(JailError::Unavailable(why), Subject::Server),
+        ),
+        Err(_) => Failed::StartAgain,
+    }
 }
 
 /// Starts a stdio server: jailed under the server's policy (unless it is `off`, or `auto`
@@ -366,35 +447,45 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     // The "tool folder" the jail is built for: an empty private folder of the server's own
     // (shown read-only); the "tool" is `home`, so its state folder, `HOME`, is
     // `<state root>/mcp/<name>/home`.
-    let jail_root = jail_policy(policy, &server.name);
+    let jail_root = jail_policy(server);
     let root = jail_root.get_state_dir().expect("jail_policy sets it");
     let own = crate::dirs::private_subdir(root, &["jail"]).map_err(|why| StartError::Folder {
         what: "the server's folder",
         why,
     })?;
     let spec = ToolSpec::process("home", own);
-    let plan = plan(command, args, cwd.as_deref());
-    let jail = match &plan {
-        Ok(p) => sandbox
+    // Only `off` runs a server unjailed by choice; a command the jail cannot be planned
+    // for is refused in every other mode, never run unjailed instead.
+    let off = policy.get_mode() == crate::sandbox::SandboxMode::Off;
+    let (jail, plan) = if off {
+        (None, None)
+    } else {
+        let p = plan(command, args, cwd.as_deref()).map_err(|e| {
+            StartError::Jail(JailError::Setup(SetupError::Command(e)), Subject::Server)
+        })?;
+        let j = sandbox
             .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
-            .map_err(|e| StartError::Jail(e, Subject::Server))?,
-        Err(e) if policy.get_mode() == crate::sandbox::SandboxMode::Required => {
-            return Err(StartError::Jail(
-                JailError::Unavailable(e.clone()),
-                Subject::Server,
-            ));
-        }
-        Err(_) => None,
+            .map_err(|e| StartError::Jail(e, Subject::Server))?;
+        (j, Some(p))
     };
     let jailed = match (&jail, &plan) {
-        (Some(_), Ok(p)) => Some((p.kind, p.program.clone())),
+        (Some(_), Some(p)) => Some((p.kind, p.program.clone())),
         _ => None,
     };
     let mut jail = jail;
     let argv: Vec<OsString> = match (&mut jail, plan) {
-        (Some(j), Ok(p)) => {
+        (Some(j), Some(p)) => {
             if let Some(native) = p.native {
                 j.exe = native;
+            }
+            if !p.path.is_empty()
+                && let Some((_, v)) = j.env.iter_mut().find(|(k, _)| k == "PATH")
+            {
+                let mut dirs = p.path;
+                dirs.extend(std::env::split_paths(v));
+                if let Ok(joined) = std::env::join_paths(dirs) {
+                    *v = joined;
+                }
             }
             p.args
         }
