@@ -554,6 +554,77 @@ mod tests {
     }
 
     #[test]
+    fn a_script_of_an_unknown_interpreter_is_planned_as_a_native_program() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        let script = real.join("server");
+        std::fs::write(&script, "#!/usr/bin/perl\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let command = script.display().to_string();
+        let p = plan(&command, &["--flag".to_owned()], None).unwrap();
+        assert_eq!((p.kind, p.program.as_str()), (Kind::Bash, "bash"));
+        assert_eq!(p.native.as_deref(), Some(script.as_path()));
+        assert_eq!(p.args, [OsString::from("--flag")]);
+        assert_eq!(p.binds, [real.clone()]);
+        assert!(p.path.is_empty(), "perl is under /usr: {:?}", p.path);
+        // An interpreter outside `/usr`, by absolute path: its folder is shown and on PATH.
+        std::fs::create_dir(real.join("bin")).unwrap();
+        std::os::unix::fs::symlink("/bin/dash", real.join("bin/interp")).unwrap();
+        std::fs::write(&script, format!("#!{}/bin/interp -e\n", real.display())).unwrap();
+        let p = plan(&command, &[], None).unwrap();
+        assert_eq!(p.native.as_deref(), Some(script.as_path()));
+        assert_eq!(p.path, [real.join("bin")]);
+        assert!(p.binds.contains(&real.join("bin")), "{:?}", p.binds);
+        // A known one is still run by its interpreter.
+        std::fs::write(&script, "#!/usr/bin/env -S python3 -u\n").unwrap();
+        let p = plan(&command, &[], None).unwrap();
+        assert_eq!((p.kind, p.native), (Kind::Python, None));
+        // A command that is not there is an error (refused), not an unjailed start.
+        assert!(plan("/nonexistent/server", &[], None).is_err());
+    }
+
+    #[test]
+    fn state_folders_are_keyed_by_what_the_server_is() {
+        let base = || McpServer::stdio("filesystem", "npx", ["-y", "pkg", "."]);
+        let key = |s: McpServer| s.state_key();
+        let plain = key(base());
+        assert_eq!(plain, key(base()), "the same server, the same folder");
+        assert!(plain.starts_with("filesystem-") && plain.len() == "filesystem-".len() + 32);
+        let mut from_a = base();
+        from_a.origin = Some("/a/.mcp.json".into());
+        let mut from_b = base();
+        from_b.origin = Some("/b/.mcp.json".into());
+        let others = [
+            key(from_a),
+            key(from_b),
+            key(McpServer::stdio("filesystem", "npx", ["-y", "pkg", "/"])),
+            key(McpServer::stdio("filesystem", "node", ["-y", "pkg", "."])),
+            key(base().env("TOKEN", "x")),
+            key(base().cwd("/srv")),
+            key(McpServer::stdio("filesystem2", "npx", ["-y", "pkg", "."])),
+        ];
+        for (i, k) in others.iter().enumerate() {
+            assert_ne!(*k, plain, "variant {i}");
+            assert!(others[i + 1..].iter().all(|o| o != k), "variant {i}");
+            assert_eq!(toolbind_codegen::model::path_component_problem(k), None);
+        }
+        // A hostile name stays one path component.
+        let k = key(McpServer::stdio("..", "npx", Vec::<String>::new()));
+        assert_eq!(
+            toolbind_codegen::model::path_component_problem(&k),
+            None,
+            "{k}"
+        );
+        let k = key(McpServer::stdio("../../x", "npx", Vec::<String>::new()));
+        assert_eq!(
+            toolbind_codegen::model::path_component_problem(&k),
+            None,
+            "{k}"
+        );
+    }
+
+    #[test]
     fn a_relative_script_is_passed_by_its_real_path() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("server.mjs"), "").unwrap();
