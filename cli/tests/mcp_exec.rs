@@ -647,8 +647,17 @@ async fn a_slow_start_outlives_the_first_callers_deadline() {
     .await;
     assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
     assert_eq!(text(&r), "ok: b");
-    let starts = std::fs::read_to_string(dir.path().join("state/mcp/misbehaving-slow/home/starts"))
-        .expect("the server wrote its starts");
+    // Its state folder: `<state root>/mcp/<name>-<hash of what it is>/home`.
+    let folder = std::fs::read_dir(dir.path().join("state/mcp"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("misbehaving-slow-"))
+        })
+        .expect("the server's state folder");
+    let starts =
+        std::fs::read_to_string(folder.join("home/starts")).expect("the server wrote its starts");
     assert_eq!(
         starts.lines().count(),
         1,
