@@ -172,9 +172,11 @@ version, the protocol version, and its tools sorted by name, each with a `contra
 command, environment, headers or tokens. Check it in; build.rs generates typed bindings \
 from it (toolbind_codegen::Config::mcp_snapshot) and `toolbind mcp check` compares a live \
 server with it.\n\n\
+A stdio server runs in toolbind's jail, as when the runtime calls it: grant what it must \
+see with the Sandbox flags.\n\n\
 Examples:\n  toolbind mcp snapshot --config .mcp.json            every server of the config\n  \
 toolbind mcp snapshot --config .mcp.json fs         one of them\n  \
-toolbind mcp snapshot --name fs -- npx -y @modelcontextprotocol/server-filesystem .\n  \
+toolbind mcp snapshot --name fs --allow-read . -- npx -y @modelcontextprotocol/server-filesystem .\n  \
 toolbind mcp snapshot --name api --url https://example.com/mcp --bearer-token-env API_TOKEN\n\n\
 Exit status: 0 when every snapshot was written (or is unchanged), 1 otherwise."
     )]

@@ -1,6 +1,7 @@
 //! MCP servers as a source of tools: the `mcpServers` config hosts already use
 //! ([`read_config`]), and, with feature `mcp`, listing a server's tools
-//! ([`list_tools`]; a Streamable HTTP server needs feature `mcp-http`) for a snapshot
+//! ([`list_server_tools`], [`list_tools`]: a stdio server in toolbind's jail, as for calls;
+//! a Streamable HTTP server needs feature `mcp-http`) for a snapshot
 //! ([`toolbind_codegen::mcp::Snapshot`]) that code is generated from offline, and calling
 //! them: an [`McpServer`] given to
 //! [`RuntimeBuilder::mcp_server`](crate::runtime::RuntimeBuilder::mcp_server) puts its
