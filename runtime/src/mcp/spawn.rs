@@ -566,7 +566,7 @@ mod tests {
         assert_eq!((p.kind, p.program.as_str()), (Kind::Bash, "bash"));
         assert_eq!(p.native.as_deref(), Some(script.as_path()));
         assert_eq!(p.args, [OsString::from("--flag")]);
-        assert_eq!(p.binds, [real.clone()]);
+        assert_eq!(p.binds, std::slice::from_ref(&real));
         assert!(p.path.is_empty(), "perl is under /usr: {:?}", p.path);
         // An interpreter outside `/usr`, by absolute path: its folder is shown and on PATH.
         std::fs::create_dir(real.join("bin")).unwrap();
