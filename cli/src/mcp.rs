@@ -84,7 +84,6 @@ fn configured(
     name: Option<&str>,
     url: Option<ServerConfig>,
 ) -> Result<Vec<(Option<String>, McpServer)>, Failure> {
-    let server_name = name.unwrap_or("server");
     if let Some(server) = url {
         if !command.is_empty() {
             return Err(Failure::usage(
@@ -98,7 +97,7 @@ fn configured(
         }
         return Ok(vec![(
             name.map(str::to_owned),
-            McpServer::new(server_name, server),
+            McpServer::new(name.unwrap_or("server"), server),
         )]);
     }
     match (config, command.split_first()) {
@@ -113,9 +112,14 @@ fn configured(
             }
             let here = std::env::current_dir()
                 .map_err(|e| Failure::failed(format!("cannot read the current folder: {e}")))?;
+            // Named after its program, whatever --name says: `snapshot --name fs` and a
+            // later `check` of the same command here share its state folder (one download).
+            let shown = Path::new(program)
+                .file_name()
+                .map_or_else(|| "server".into(), |n| n.to_string_lossy().into_owned());
             Ok(vec![(
                 name.map(str::to_owned),
-                McpServer::stdio(server_name, program, args).cwd(here),
+                McpServer::stdio(shown, program, args).cwd(here),
             )])
         }
         (config, None) => {

@@ -510,27 +510,24 @@ fn the_documented_npx_example_works_in_the_jail() {
     let project = dir.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(project.join("notes.txt"), "hello\n").unwrap();
-    let out = toolbind()
-        .current_dir(&project)
-        .args([
-            "mcp",
-            "snapshot",
-            "--name",
-            "fs",
-            "--allow-read",
-            ".",
-            "--state-dir",
-        ])
-        .arg(dir.path().join("state"))
-        .args([
-            "--",
-            "npx",
-            "-y",
-            "@modelcontextprotocol/server-filesystem",
-            ".",
-        ])
-        .output()
-        .unwrap();
+    let run = |args: &[&str]| {
+        toolbind()
+            .current_dir(&project)
+            .args(["mcp"])
+            .args(args)
+            .args(["--allow-read", ".", "--state-dir"])
+            .arg(dir.path().join("state"))
+            .args([
+                "--",
+                "npx",
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                ".",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run(&["snapshot", "--name", "fs"]);
     assert_code(&out, 0);
     let err = stderr(&out);
     assert!(
@@ -544,12 +541,30 @@ fn the_documented_npx_example_works_in_the_jail() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect::<Vec<_>>();
-    assert!(state.len() == 1 && state[0].starts_with("fs-"), "{state:?}");
+    assert!(
+        state.len() == 1 && state[0].starts_with("npx-"),
+        "{state:?}"
+    );
     assert!(
         dir.path()
             .join("state/mcp")
             .join(&state[0])
             .join("home/.npm")
             .is_dir()
+    );
+    // `check` of the same command here: the same jail, the same state folder (no second
+    // download).
+    let out = run(&["check", "mcp/fs.json"]);
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("tools match secure-filesystem-server"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("state/mcp"))
+            .unwrap()
+            .count(),
+        1
     );
 }
