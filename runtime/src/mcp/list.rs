@@ -81,9 +81,9 @@ impl fmt::Display for ListError {
 
 impl std::error::Error for ListError {}
 
-/// Connects to the server, initializes, and lists its tools: a stdio server is started as
-/// [`McpServer::new`]`("server", config)` is ([`list_server_tools`]), in toolbind's jail
-/// with the default policy.
+/// Connects to the server, initializes, and lists its tools. A stdio server starts as
+/// [`list_server_tools`] starts `McpServer::new("server", config)`: in toolbind's jail,
+/// with [`McpServer`]'s default policy (`auto`, network on, no CPU-time limit).
 pub async fn list_tools(config: &ServerConfig, limits: &ListLimits) -> Result<Listing, ListError> {
     list_server_tools(&McpServer::new("server", config.clone()), limits).await
 }
