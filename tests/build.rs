@@ -14,6 +14,17 @@ fn main() -> Result<(), toolbind_codegen::Error> {
         .out_file("relocated.rs")
         .runtime_path("crate::relocated::runtime")
         .compile()?;
+    // Hostile texts (hostile/): a TOOL.md and an MCP snapshot whose descriptions, names and
+    // values hold code blocks, HTML and bidi controls. `cargo test`'s doctests of this
+    // crate would run any code block they became in the generated docs (each fails), and
+    // rustc refuses a bidi control in a comment. Their warnings (untyped fields, dropped
+    // defaults) are the point, not news.
+    toolbind_codegen::Config::new()
+        .tools_dir("hostile/tools")
+        .mcp_snapshot("hostile/injected.json")
+        .out_file("hostile.rs")
+        .print_warnings(false)
+        .compile()?;
     toolbind_codegen::Config::new()
         .tools_dir("compat")
         .out_file("compat.rs")

@@ -63,6 +63,31 @@ pub mod compat_macro {
     toolbind::tools!("../compat");
 }
 
+/// Bindings of hostile texts (`hostile/`: a TOOL.md and an MCP snapshot whose descriptions,
+/// names, enum values and defaults hold fenced, indented and HTML-wrapped code blocks, raw
+/// HTML, links and bidi controls), through build.rs. Each code block is a
+/// `compile_error!`: were one to become a doctest of this crate, `cargo test --workspace`
+/// would fail; a bidi control reaching a comment would fail the build.
+pub mod hostile {
+    toolbind::include_tools!("hostile.rs");
+
+    /// Compile-time pins: names rustc reads as one identifier are two fields, and
+    /// defaults no generated type could hold were left to the server.
+    #[allow(dead_code)]
+    fn pins(p: injected::inject_ed::Params) {
+        let _: Option<String> = p.cafe;
+        let _: Option<String> = p.cafe_2;
+        let _: Option<String> = p.q_u0430;
+        let _: Option<i64> = p.big;
+        let _: Option<i64> = p.ranged;
+    }
+}
+
+/// The same hostile texts through the proc-macro.
+pub mod hostile_macro {
+    toolbind::tools!("../hostile/tools", "../hostile/injected.json");
+}
+
 /// The codegen golden file, compiled: a golden that does not compile fails here.
 pub mod golden {
     include!("../../codegen/tests/golden/tools.rs");

@@ -226,3 +226,72 @@ fn tool_consts_describe_the_tool() {
     assert!(todo::Tool::DOCS.starts_with("# "));
     assert_ne!(todo::Tool::FINGERPRINT, web_fetch::Tool::FINGERPRINT);
 }
+
+/// Hostile texts (tests/hostile/: a TOOL.md and an MCP snapshot) reach the generated docs
+/// as text: rustdoc finds no code block (a doctest), raw HTML or link in any doc comment
+/// of their bindings, and no hidden character; the words are escaped, not blanked out.
+#[test]
+fn hostile_texts_stay_text_in_the_generated_docs() {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let code = include_str!(concat!(env!("OUT_DIR"), "/toolbind/hostile.rs"));
+    let mut docs = Vec::new();
+    let mut cur = String::new();
+    for line in code.lines() {
+        match line.trim_start().strip_prefix("///") {
+            Some(d) => {
+                cur.push_str(d.strip_prefix(' ').unwrap_or(d));
+                cur.push('\n');
+            }
+            None if !cur.is_empty() => docs.push(std::mem::take(&mut cur)),
+            None => {}
+        }
+    }
+    assert!(docs.len() > 40, "{} doc comments", docs.len());
+    for doc in &docs {
+        for e in Parser::new_ext(doc, Options::all()) {
+            let bad = match &e {
+                Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Link { .. }) => true,
+                Event::Html(_) | Event::InlineHtml(_) => true,
+                _ => false,
+            };
+            assert!(!bad, "{e:?} in the doc comment:\n{doc}");
+        }
+        assert!(
+            !doc.chars()
+                .any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')),
+            "{doc}"
+        );
+    }
+    for words in [
+        "compile_error!(\"a TOOL.md description became a doctest (fenced)\");",
+        "compile_error!(\"a server version became a doctest\");",
+        "compile_error!(\"a nested field's description became a doctest (indented)\");",
+        "&lt;script>alert(\"live HTML\")&lt;/script> \\[a link\\](javascript:alert(1)) bidi: aU+202EbU+2066c",
+    ] {
+        assert!(code.contains(words), "{words}");
+    }
+}
+
+/// A hostile server's tool binds and parses calls: names rustc would read as one are two
+/// fields, and defaults no `i64` holds, or outside their range, are left to the server
+/// instead of panicking `from_call`.
+#[test]
+fn hostile_bindings_parse_calls() {
+    use toolbind_tests::hostile::injected::{self, inject_ed};
+    let call = injected::ToolCall::from_call(
+        injected::ToolCall::NAMES[0],
+        json!({"path": "p", "caf\u{e9}": "nfc", "cafe\u{301}": "nfd", "q\u{430}": "cyrillic"}),
+    )
+    .unwrap();
+    let injected::ToolCall::InjectEd(p) = &call;
+    assert_eq!(p.cafe.as_deref(), Some("nfc"));
+    assert_eq!(p.cafe_2.as_deref(), Some("nfd"));
+    assert_eq!(p.q_u0430.as_deref(), Some("cyrillic"));
+    assert_eq!((p.big, p.ranged), (None, None));
+    assert_eq!(call.mcp_name(), "inject`ed\n```");
+    let mode = inject_ed::Mode::ALL[1];
+    assert_eq!(
+        mode.as_str(),
+        "```\ncompile_error!(\"an enum value became a doctest\");\n```"
+    );
+}
