@@ -467,6 +467,8 @@ async fn floods_and_broken_outputs_are_bounded() {
                     .prefix("huge_")
                     .max_message_bytes(1 << 20),
             )
+            .mcp_server(misbehaving("notutf8", dir.path()).prefix("utf_"))
+            .mcp_server(misbehaving("deep", dir.path()).prefix("deep_"))
             .connect(),
     )
     .await
@@ -506,6 +508,25 @@ async fn floods_and_broken_outputs_are_bounded() {
         "{}",
         text(&r)
     );
+
+    // An answer the client cannot parse (rmcp skips such a line as it skips a log line)
+    // ends the connection with the reason, instead of leaving the call to its timeout.
+    for (name, why) in [
+        ("utf_ok", "not valid UTF-8"),
+        ("deep_ok", "nested deeper than 127 levels"),
+    ] {
+        let r = bounded(
+            name,
+            runtime.call(
+                name,
+                json!({"text": "x"}),
+                CallOptions::new().timeout(Duration::from_secs(600)),
+            ),
+        )
+        .await;
+        assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+        assert!(text(&r).contains(why), "{}", text(&r));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

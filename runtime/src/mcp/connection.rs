@@ -4,10 +4,9 @@
 //! capped backoff while starting keeps failing.
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::task::{Context, Poll};
+
 use std::time::Duration;
 
 use rmcp::model::{
@@ -23,11 +22,12 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::Value;
-use tokio::io::{AsyncRead, ReadBuf};
+
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::lines::{Broken, Lines};
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
 use super::{McpServer, ServerConfig, SnapshotTool};
@@ -91,8 +91,9 @@ pub(crate) struct Live {
     pub(crate) protocol: String,
     /// The live list, by the server's names.
     tools: RwLock<HashMap<String, LiveTool>>,
-    /// Set when the stdout reader hit the message bound.
-    over: Arc<AtomicBool>,
+    /// Set when the stdout reader stopped: a message over its bound, or one the client
+    /// could not read.
+    over: Arc<Broken>,
     /// The `subscriptions/listen` stream's reader, on 2026-07-28.
     _listen: Option<AbortOnDrop>,
     /// When it started, and how many starts in a row had failed before it.
@@ -670,19 +671,14 @@ impl Connection {
     /// and in `auto` the server is started once more, unjailed (with the one warning).
     async fn start_stdio(
         &self,
-        over: &Arc<AtomicBool>,
+        over: &Arc<Broken>,
         generation: u64,
     ) -> Result<(RunningService<RoleClient, Handler>, ServerProcess), (StopReason, String)> {
         let timeout = self.server.connect_timeout;
         loop {
             let started = spawn::start(&self.server, &self.sandbox)
                 .map_err(|e| (e.stop_reason(), e.to_string()))?;
-            let reader = LineBounded {
-                inner: started.stdout,
-                max: self.server.max_message_bytes,
-                line: 0,
-                over: over.clone(),
-            };
+            let reader = Lines::new(started.stdout, self.server.max_message_bytes, over.clone());
             let process = started.process;
             // The reader above bounds a line, and says so; rmcp's own bound would drop the
             // line and leave its call waiting.
@@ -702,11 +698,7 @@ impl Connection {
                 .await
                 .map(|s| format!(" (the server {s})"))
                 .unwrap_or_default();
-            let e = if over.load(Ordering::SeqCst) {
-                self.over_message()
-            } else {
-                e
-            };
+            let e = over.message(self.server.max_message_bytes).unwrap_or(e);
             match spawn::after_failure(
                 started.jailed,
                 &self.sandbox,
@@ -741,7 +733,7 @@ impl Connection {
     async fn connect(&self) -> Result<Live, (StopReason, String)> {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         self.shared.list_changed.store(false, Ordering::SeqCst);
-        let over = Arc::new(AtomicBool::new(false));
+        let over = Arc::new(Broken::default());
         let (client, process) = match &self.server.config {
             ServerConfig::Stdio { .. } => {
                 let (c, p) = self.start_stdio(&over, generation).await?;
@@ -868,13 +860,6 @@ impl Connection {
             max_bytes: self.server.max_message_bytes,
             ..ListLimits::default()
         }
-    }
-
-    fn over_message(&self) -> String {
-        format!(
-            "the server wrote a message longer than {} bytes (max_message_bytes): toolbind stopped reading and ended the connection",
-            self.server.max_message_bytes
-        )
     }
 
     /// Lists the tools again after `notifications/tools/list_changed`. A listing that
@@ -1368,10 +1353,9 @@ impl Connection {
                 ),
             );
         }
-        let how = if live.over.load(Ordering::SeqCst) {
-            self.over_message()
-        } else {
-            live.ended_how().await
+        let how = match live.over.message(self.server.max_message_bytes) {
+            Some(m) => m,
+            None => live.ended_how().await,
         };
         let note = match &live.process {
             Some(p) => p.stderr_note().await,
@@ -1544,45 +1528,6 @@ fn result_of(r: CallToolResult) -> ToolResult {
         result = result.failed(StopReason::ToolError);
     }
     result
-}
-
-/// A reader that fails once one line (one message) goes over `max` bytes, so that a
-/// server writing an endless line cannot make the client hold more than that.
-struct LineBounded<R> {
-    inner: R,
-    max: u64,
-    line: u64,
-    over: Arc<AtomicBool>,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for LineBounded<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                for b in &buf.filled()[before..] {
-                    if *b == b'\n' {
-                        this.line = 0;
-                    } else {
-                        this.line += 1;
-                    }
-                }
-                if this.line > this.max {
-                    this.over.store(true, Ordering::SeqCst);
-                    return Poll::Ready(Err(std::io::Error::other(
-                        "a message over its byte bound",
-                    )));
-                }
-                Poll::Ready(Ok(()))
-            }
-            other => other,
-        }
-    }
 }
 
 #[cfg(test)]

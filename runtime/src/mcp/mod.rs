@@ -13,6 +13,7 @@ pub(crate) mod connection;
 #[cfg(feature = "mcp")]
 pub(crate) mod exec;
 #[cfg(feature = "mcp")]
+mod lines;
 mod list;
 #[cfg(feature = "mcp")]
 mod server;
