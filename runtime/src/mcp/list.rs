@@ -104,11 +104,18 @@ pub async fn list_server_tools(
                 let started = super::spawn::start(server, &sandbox)
                     .map_err(|e| ListError(format!("cannot start `{command}`: {e}")))?;
                 let over = Arc::new(Mutex::new(false));
-                let stdout = Bounded {
-                    inner: started.stdout,
-                    left: limits.max_bytes,
-                    over: over.clone(),
-                };
+                // Bounded as a whole, and each message checked as the executor checks it:
+                // a tool list the client would skip unparsed is said, not waited for.
+                let broken = Arc::new(super::lines::Broken::default());
+                let stdout = super::lines::Lines::new(
+                    Bounded {
+                        inner: started.stdout,
+                        left: limits.max_bytes,
+                        over: over.clone(),
+                    },
+                    limits.max_bytes,
+                    broken.clone(),
+                );
                 let process = started.process;
                 let result = session((stdout, started.stdin), limits, &|_| None, "").await;
                 let Err(e) = result else {
@@ -126,7 +133,7 @@ pub async fn list_server_tools(
                         limits.max_bytes
                     )
                 } else {
-                    e
+                    broken.message(limits.max_bytes).unwrap_or(e)
                 };
                 // Only a server that went away may have been stopped by a jail that cannot
                 // run here; one that answered and then misbehaved ran in a working one.
