@@ -326,7 +326,7 @@ impl IntoIterator for Diagnostics {
 pub const MAX_SUGGEST_WORD: usize = 256;
 
 /// The known word closest to `word`, when it is close enough to be a likely misspelling.
-/// A word over [`MAX_SUGGEST_WORD`] bytes gets none.
+/// A word over `MAX_SUGGEST_WORD` (256) bytes gets none.
 pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     if word.len() > MAX_SUGGEST_WORD {
         return None;
