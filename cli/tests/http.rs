@@ -1132,3 +1132,104 @@ fn tasks_over_stateless_http_are_polled_by_later_requests_on_the_same_replica() 
         "{elsewhere}"
     );
 }
+
+/// The JSON-RPC answer of id `id` in a reply: its body, or one of its SSE events.
+fn answer_of(r: &Reply, id: u32) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(&r.body) {
+        return v;
+    }
+    r.body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v["id"] == id)
+        .unwrap_or_else(|| panic!("no answer to {id} in {r:?}"))
+}
+
+/// A task created in one session takes `tasks/update` answers only from that session:
+/// another client holding the token cannot approve what this one's tool asks, even with
+/// the task's id. It can still read it (`tasks/get` is open to whoever has the id).
+#[test]
+fn a_task_takes_answers_only_from_the_session_that_created_it() {
+    let tools = fixture("task_tools");
+    let s = Serve::start_with(&[], &[("TOOLBIND_TOKEN", TOKEN)], Some(&tools));
+    let open = || {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "clientInfo": {"name": "raw", "version": "1"}}});
+        let r = request(&s.addr, "POST", "/mcp", &MCP, &init.to_string());
+        assert_eq!(r.status, 200, "{r:?}");
+        let session = format!("Mcp-Session-Id: {}", r.header("mcp-session-id").unwrap());
+        let mut h: Vec<String> = MCP.iter().map(|x| x.to_string()).collect();
+        h.push(session);
+        h.push("MCP-Protocol-Version: 2025-11-25".into());
+        let hs: Vec<&str> = h.iter().map(String::as_str).collect();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        assert_eq!(request(&s.addr, "POST", "/mcp", &hs, &note).status, 202);
+        h
+    };
+    let post = |h: &[String], id: u32, method: &str, params: Value| {
+        let hs: Vec<&str> = h.iter().map(String::as_str).collect();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let r = request(&s.addr, "POST", "/mcp", &hs, &body.to_string());
+        assert_eq!(r.status, 200, "{r:?}\n{}", s.log());
+        answer_of(&r, id)
+    };
+    let (mine, theirs) = (open(), open());
+    let created = post(
+        &mine,
+        2,
+        "tools/call",
+        json!({"name": "approve_task", "arguments": {}}),
+    );
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let mut id = 10;
+    let waiting = loop {
+        id += 1;
+        let got = post(&mine, id, "tasks/get", json!({"taskId": task}));
+        if got["result"]["status"] != "working" {
+            break got;
+        }
+        assert!(id < 200, "the task never asked: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(waiting["result"]["status"], "input_required", "{waiting}");
+    let yes = json!({"taskId": task, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}});
+    let refused = post(&theirs, 3, "tasks/update", yes.clone());
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("created in another session"),
+        "{refused}"
+    );
+    // Readable by the other session, and still waiting for its own.
+    let seen = post(&theirs, 4, "tasks/get", json!({"taskId": task}));
+    assert_eq!(seen["result"]["status"], "input_required", "{seen}");
+    let ack = post(&mine, 5, "tasks/update", yes);
+    assert!(ack["result"].is_object(), "{ack}");
+    let done = loop {
+        id += 1;
+        let got = post(&mine, id, "tasks/get", json!({"taskId": task}));
+        if !matches!(
+            got["result"]["status"].as_str(),
+            Some("working" | "input_required")
+        ) {
+            break got;
+        }
+        assert!(id < 400, "the task never ended: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .map(str::trim),
+        Some("approved and ran"),
+        "{done}"
+    );
+}

@@ -319,7 +319,7 @@ fn ten_thousand_task_requests_in_a_burst_are_refused_or_queued_in_bounded_memory
 
 #[test]
 fn a_task_that_asks_waits_in_input_required_until_tasks_update_answers() {
-    let mut w = serve(&[], takes_tasks());
+    let mut w = serve(&[], json!({"elicitation": {}, "extensions": {TASKS: {}}}));
     let task = start(&mut w, 1, "ask_task", json!({}));
     let waiting = until(&mut w, &task, 20, |v| {
         v["result"]["status"] == "input_required" || terminal(v)
@@ -362,6 +362,59 @@ fn a_task_that_asks_waits_in_input_required_until_tasks_update_answers() {
             || done["result"]["result"]["content"][0]["text"]
                 .as_str()
                 .is_some_and(|t| t.starts_with("not told")),
+        "{done}"
+    );
+}
+
+/// A task's questions obey the rule of a plain call's: a client that did not declare
+/// `elicitation` is not asked for an approval (or a confirmation) through `tasks/update`
+/// either; the tool that needs one is denied, as its plain call would be.
+#[test]
+fn a_task_asks_its_client_only_what_the_client_declared() {
+    let mut w = serve(&[], takes_tasks());
+    let task = start(&mut w, 1, "approve_task", json!({}));
+    let done = until(&mut w, &task, 20, |v| {
+        v["result"]["status"] == "input_required" || terminal(v)
+    });
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let r = &done["result"]["result"];
+    assert_eq!(r["isError"], true, "{done}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("needs approval") && text.contains("`elicitation`"),
+        "{done}"
+    );
+    assert!(!text.contains("approved and ran"), "{done}");
+    let task = start(&mut w, 2, "ask_task", json!({}));
+    let done = until(&mut w, &task, 20, |v| {
+        v["result"]["status"] == "input_required" || terminal(v)
+    });
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("not told") && text.contains("`elicitation`"),
+        "{done}"
+    );
+    // A client that declared it is asked, and its yes runs the tool.
+    let mut w = serve(&[], json!({"elicitation": {}, "extensions": {TASKS: {}}}));
+    let task = start(&mut w, 1, "approve_task", json!({}));
+    let waiting = until(&mut w, &task, 20, |v| {
+        v["result"]["status"] == "input_required" || terminal(v)
+    });
+    assert_eq!(waiting["result"]["status"], "input_required", "{waiting}");
+    let ack = w.request(
+        2,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": {"approval": {"action": "accept", "content": {"approve": true}}}}),
+    );
+    assert!(ack["result"].is_object(), "{ack}");
+    let done = until(&mut w, &task, 20, terminal);
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .map(str::trim),
+        Some("approved and ran"),
         "{done}"
     );
 }

@@ -46,7 +46,13 @@ pub(crate) enum Via {
     },
     /// The task the call runs as: its questions wait in it as `inputRequests` until
     /// `tasks/update` answers them (SEP-2663); a cancel or the TTL fails them.
-    Task { tasks: Arc<Tasks>, id: String },
+    Task {
+        tasks: Arc<Tasks>,
+        id: String,
+        /// What the request that created the task declared it can be asked: a task's
+        /// questions obey the same rule as a plain call's.
+        capabilities: Option<rmcp::model::ClientCapabilities>,
+    },
     /// The client of an MCP 2026-07-28 call: its questions go out in the request's
     /// `InputRequiredResult` and wait in the call until the client's retry answers them.
     Rounds {
@@ -63,14 +69,16 @@ pub(crate) struct Asking(pub Via);
 
 impl Asking {
     /// Whether the client declared `capability` (`elicitation` in form mode, `sampling`,
-    /// `roots`). A task's client is asked whatever it declared: it answers through
-    /// `tasks/update`, or the task runs out.
+    /// `roots`). A task's client too: a client that did not declare `elicitation` is not
+    /// asked for an approval through `tasks/update` either, or a tool that needs one would
+    /// run as a task for the client a plain call refuses.
     fn can(&self, capability: &str) -> Result<(), Refusal> {
         let caps = match &self.0 {
             Via::Nobody(why) => return Err(why.clone()),
-            Via::Task { .. } => return Ok(()),
             Via::Client { peer, .. } => peer.peer_info().map(|i| i.capabilities.clone()),
-            Via::Rounds { capabilities, .. } => capabilities.clone(),
+            Via::Task { capabilities, .. } | Via::Rounds { capabilities, .. } => {
+                capabilities.clone()
+            }
         };
         if declares(caps.as_ref(), capability) {
             Ok(())
@@ -122,7 +130,7 @@ impl Asking {
                         .map_err(|e| format!("the client's answer to {method}: {e}"))
                 })
             }
-            Via::Task { tasks, id } => {
+            Via::Task { tasks, id, .. } => {
                 let waiting = tasks.ask(id, json!({"method": method, "params": params}), key);
                 Box::pin(async move {
                     let mut question = waiting?;

@@ -537,7 +537,12 @@ pub(crate) struct Server {
     state: Arc<State>,
     logger: Arc<logging::Logger>,
     subscriptions: Arc<Subscriptions>,
+    /// This session's number: a task created in it takes answers only from it.
+    session: u64,
 }
+
+/// The next session's number.
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Server {
     pub(crate) fn new(state: Arc<State>) -> Self {
@@ -545,6 +550,22 @@ impl Server {
             state,
             logger: Arc::default(),
             subscriptions: Arc::default(),
+            session: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Who a request comes from, for a task's answers: this session, or nobody in
+    /// particular for a request outside any session (`--stateless`, or a 2026-07-28
+    /// request over HTTP, which rmcp serves statelessly with a handler of its own).
+    fn owner(&self, context: &RequestContext<RoleServer>) -> tasks::Owner {
+        let in_session = self.state.subscriptions
+            && context
+                .protocol_version()
+                .is_none_or(|v| v.has_initialize());
+        if in_session {
+            tasks::Owner::Session(self.session)
+        } else {
+            tasks::Owner::Anyone
         }
     }
 
@@ -625,7 +646,10 @@ impl Server {
             .saturating_add(self.state.executor.config().get_grace());
         // Counted against --task-memory while the task is unfinished.
         let args_bytes = serde_json::to_vec(args).map_or(0, |v| v.len());
-        let (task, started) = self.state.tasks.create(name, runs_for, args_bytes)?;
+        let (task, started) =
+            self.state
+                .tasks
+                .create(name, self.owner(context), runs_for, args_bytes)?;
         let span = request_span(name, meta, context);
         log(&format!(
             "call {} of `{name}`: task {}",
@@ -639,6 +663,7 @@ impl Server {
                 name.to_owned(),
                 args.clone(),
                 started,
+                context.client_capabilities(),
                 span.clone(),
                 spills::owner(context),
             )
@@ -930,6 +955,7 @@ async fn run_task(
     name: String,
     args: Value,
     started: tasks::Started,
+    capabilities: Option<ClientCapabilities>,
     span: tracing::Span,
     owner: Option<String>,
 ) {
@@ -941,6 +967,7 @@ async fn run_task(
         .host(asking::Asking(asking::Via::Task {
             tasks: state.tasks.clone(),
             id: started.id.clone(),
+            capabilities,
         }))
         .cancel(cancel.clone())
         .progress(move |p| {
@@ -1306,11 +1333,13 @@ impl ServerHandler for Server {
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state
-            .tasks
-            .update(&request.task_id, request.input_responses)
+        self.state.tasks.update(
+            &request.task_id,
+            self.owner(&context),
+            request.input_responses,
+        )
     }
 
     async fn cancel_task(

@@ -5,8 +5,11 @@
 //! its result.
 //!
 //! One store per server, shared by every session: a stateless HTTP request, or another
-//! session, can poll a task another request created (its id is 128 random bits; anyone
-//! with the server's token and the id can read it). Tasks live in this process's memory:
+//! session, can poll (`tasks/get`) or cancel a task another request created (its id is
+//! 128 random bits, given only to the client that created it; anyone with the server's
+//! token and the id can read it). Answers are not so open: a task created in a session
+//! takes `tasks/update` only from that session ([`Owner`]), so another client holding
+//! the token cannot approve what this one's tool asks. Tasks live in this process's memory:
 //! a restart loses them, and behind a load balancer a task is found only on the replica
 //! that runs it (docs/http.md, "Tasks").
 //!
@@ -78,6 +81,18 @@ impl Default for Limits {
     }
 }
 
+/// Who may answer a task's questions (`tasks/update`): the session its `tools/call` came
+/// in, or, for a call made outside any session (a `--stateless` request, a 2026-07-28
+/// request over HTTP), whoever holds its id: there is no session to tie it to, and the id
+/// (128 random bits, given only in the creating request's answer) is the only key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The session of this number ([`super::server::Server`]'s).
+    Session(u64),
+    /// No session: the id alone.
+    Anyone,
+}
+
 /// Why a task id no longer answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gone {
@@ -115,6 +130,8 @@ struct Entry {
     /// The wire fields: id, status, times, TTL, poll interval, status message.
     task: Task,
     tool: String,
+    /// Who may answer its questions.
+    owner: Owner,
     deadline: Instant,
     state: State,
 }
@@ -252,9 +269,11 @@ impl Tasks {
     /// Makes a task for a call of `tool` that may run `runs_for` (its timeout): it is
     /// observable by `tasks/get` before this returns (the spec's durable create). Refused
     /// when `--max-tasks` are unfinished.
+    /// `owner`: who may answer its questions.
     pub(crate) fn create(
         self: &Arc<Self>,
         tool: &str,
+        owner: Owner,
         runs_for: Duration,
         args_bytes: usize,
     ) -> Result<(Task, Started), McpError> {
@@ -300,6 +319,7 @@ impl Tasks {
             Entry {
                 task: task.clone(),
                 tool: tool.to_owned(),
+                owner,
                 deadline,
                 state: State::Running {
                     cancel: cancel.clone(),
@@ -496,11 +516,13 @@ impl Tasks {
         }
     }
 
-    /// `tasks/update`: each response goes to the question of its key; a key that names no
-    /// open question is ignored (the spec).
+    /// `tasks/update` from `from`: each response goes to the question of its key; a key
+    /// that names no open question is ignored (the spec). Refused, answering nothing, when
+    /// the task was created in another session.
     pub(crate) fn update(
         &self,
         id: &str,
+        from: Owner,
         responses: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), McpError> {
         let mut inner = self.lock();
@@ -509,6 +531,15 @@ impl Tasks {
         let Some(entry) = inner.tasks.get_mut(id) else {
             return Err(inner.missing(id));
         };
+        if entry.owner != Owner::Anyone && entry.owner != from {
+            return Err(McpError::invalid_params(
+                format!(
+                    "task `{}` was created in another session: only that session may answer its questions (tasks/update); nothing was answered",
+                    shortened(id)
+                ),
+                Some(json!({"taskId": shortened(id)})),
+            ));
+        }
         if let State::Running { inputs, .. } = &mut entry.state {
             let mut answered = false;
             for (key, value) in responses {
@@ -759,7 +790,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_is_observable_at_once_and_ends_with_its_result() {
         let tasks = Tasks::start(Limits::default());
-        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         assert_eq!(task.task_id.len(), 32);
         assert_eq!(task.ttl_ms, Some(300_000));
         let got = tasks.get(&task.task_id).unwrap();
@@ -782,13 +813,21 @@ mod tests {
     #[tokio::test]
     async fn ids_are_unique_and_unknown_ones_are_invalid_params() {
         let tasks = Tasks::start(Limits::default());
-        let a = tasks.create("t", Duration::ZERO, 0).unwrap().0.task_id;
-        let b = tasks.create("t", Duration::ZERO, 0).unwrap().0.task_id;
+        let a = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, 0)
+            .unwrap()
+            .0
+            .task_id;
+        let b = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, 0)
+            .unwrap()
+            .0
+            .task_id;
         assert_ne!(a, b);
         for e in [
             tasks.get("nope").unwrap_err(),
             tasks.cancel("nope").unwrap_err(),
-            tasks.update("nope", []).unwrap_err(),
+            tasks.update("nope", Owner::Anyone, []).unwrap_err(),
         ] {
             assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
             assert!(e.message.contains("unknown task `nope`"), "{}", e.message);
@@ -801,20 +840,22 @@ mod tests {
     #[tokio::test]
     async fn one_more_than_max_tasks_is_refused_until_one_ends() {
         let tasks = Tasks::start(limits(2, 60_000, DEFAULT_MEMORY));
-        let (_, a) = tasks.create("t", Duration::ZERO, 0).unwrap();
-        let _b = tasks.create("t", Duration::ZERO, 0).unwrap();
-        let e = tasks.create("t", Duration::ZERO, 0).unwrap_err();
+        let (_, a) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
+        let _b = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
+        let e = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, 0)
+            .unwrap_err();
         assert_eq!(e.code, BUSY);
         assert!(e.message.contains("--max-tasks"), "{}", e.message);
         let (r, o) = ok("x");
         a.finish(&r, o);
-        let _c = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let _c = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
     }
 
     #[tokio::test]
     async fn cancel_stops_the_call_and_a_cancelled_result_settles_cancelled() {
         let tasks = Tasks::start(Limits::default());
-        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         tasks.cancel(&task.task_id).unwrap();
         assert!(started.cancel.is_cancelled());
         let r = ToolResult::stopped(StopReason::Cancelled, "cancelled");
@@ -830,7 +871,7 @@ mod tests {
     #[tokio::test]
     async fn a_crash_is_failed_with_an_error_and_no_result() {
         let tasks = Tasks::start(Limits::default());
-        let (task, s) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, s) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let r = ToolResult::stopped(StopReason::Crashed, "the tool's process died");
         s.finish(&r, JsonObject::new());
         let got = tasks.get(&task.task_id).unwrap();
@@ -845,7 +886,9 @@ mod tests {
     #[tokio::test]
     async fn past_its_ttl_a_running_task_is_stopped_and_failed_then_dropped() {
         let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
-        let (task, started) = tasks.create("slow", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks
+            .create("slow", Owner::Anyone, Duration::ZERO, 0)
+            .unwrap();
         assert_eq!(task.ttl_ms, Some(50));
         tokio::time::sleep(Duration::from_millis(80)).await;
         tasks.get(&task.task_id).unwrap();
@@ -869,7 +912,9 @@ mod tests {
     #[tokio::test]
     async fn a_tool_that_may_run_longer_than_the_ttl_gets_its_timeout_as_ttl() {
         let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
-        let (task, _s) = tasks.create("slow", Duration::from_secs(600), 0).unwrap();
+        let (task, _s) = tasks
+            .create("slow", Owner::Anyone, Duration::from_secs(600), 0)
+            .unwrap();
         assert_eq!(task.ttl_ms, Some(600_000));
     }
 
@@ -879,7 +924,7 @@ mod tests {
         let big = "y".repeat(MIN_MEMORY / 3);
         let mut ids = Vec::new();
         for _ in 0..5 {
-            let (task, s) = tasks.create("t", Duration::ZERO, 0).unwrap();
+            let (task, s) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
             let (r, o) = ok(&big);
             s.finish(&r, o);
             ids.push(task.task_id);
@@ -893,18 +938,18 @@ mod tests {
     #[tokio::test]
     async fn a_call_lost_without_a_result_fails_its_task_and_frees_its_slot() {
         let tasks = Tasks::start(limits(1, 60_000, DEFAULT_MEMORY));
-        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         drop(started);
         let got = tasks.get(&task.task_id).unwrap();
         assert_eq!(got.status(), TaskStatus::Failed, "{got:?}");
         assert_eq!(tasks.running(), 0);
-        let _again = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let _again = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
     }
 
     #[tokio::test]
     async fn a_call_that_returned_as_its_ttl_passed_keeps_its_result() {
         let tasks = Tasks::start(limits(10, 30, DEFAULT_MEMORY));
-        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         tokio::time::sleep(Duration::from_millis(60)).await;
         let got = tasks.get(&task.task_id).unwrap();
         assert_eq!(
@@ -920,7 +965,7 @@ mod tests {
     #[tokio::test]
     async fn a_cancelled_task_says_so_until_it_ends() {
         let tasks = Tasks::start(Limits::default());
-        let (task, started) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         started.running();
         tasks.cancel(&task.task_id).unwrap();
         started
@@ -933,28 +978,78 @@ mod tests {
     #[tokio::test]
     async fn the_arguments_of_unfinished_tasks_are_bounded_by_the_memory_limit() {
         let tasks = Tasks::start(limits(100, 60_000, MIN_MEMORY));
-        let (_, a) = tasks.create("t", Duration::ZERO, MIN_MEMORY / 2).unwrap();
-        let _b = tasks.create("t", Duration::ZERO, MIN_MEMORY / 2).unwrap();
-        let e = tasks.create("t", Duration::ZERO, 10).unwrap_err();
+        let (_, a) = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, MIN_MEMORY / 2)
+            .unwrap();
+        let _b = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, MIN_MEMORY / 2)
+            .unwrap();
+        let e = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, 10)
+            .unwrap_err();
         assert_eq!(e.code, BUSY);
         assert!(e.message.contains("--task-memory"), "{}", e.message);
         let (r, o) = ok("x");
         a.finish(&r, o);
-        let _c = tasks.create("t", Duration::ZERO, 10).unwrap();
+        let _c = tasks
+            .create("t", Owner::Anyone, Duration::ZERO, 10)
+            .unwrap();
     }
 
     #[tokio::test]
     async fn an_absurd_timeout_or_ttl_does_not_overflow() {
         let tasks = Tasks::start(limits(10, u64::MAX, DEFAULT_MEMORY));
-        let (task, _s) = tasks.create("t", Duration::MAX, 0).unwrap();
+        let (task, _s) = tasks.create("t", Owner::Anyone, Duration::MAX, 0).unwrap();
         assert_eq!(task.ttl_ms, Some(MAX_TTL.as_millis() as u64));
         assert!(tasks.get(&task.task_id).is_ok());
     }
 
     #[tokio::test]
+    async fn only_the_creating_session_answers_a_tasks_questions() {
+        let tasks = Tasks::start(Limits::default());
+        let (task, _s) = tasks
+            .create("t", Owner::Session(1), Duration::ZERO, 0)
+            .unwrap();
+        let ask = |key: &str| {
+            tasks
+                .ask(
+                    &task.task_id,
+                    json!({"method": "roots/list", "params": {}}),
+                    Some(key.into()),
+                )
+                .unwrap()
+        };
+        let mut q = ask("approval");
+        for other in [Owner::Session(2), Owner::Anyone] {
+            let e = tasks
+                .update(
+                    &task.task_id,
+                    other,
+                    [("approval".into(), json!({"roots": []}))],
+                )
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+            assert!(e.message.contains("another session"), "{}", e.message);
+        }
+        assert_eq!(
+            tasks.get(&task.task_id).unwrap().status(),
+            TaskStatus::InputRequired,
+            "still waiting for its own session"
+        );
+        tasks
+            .update(
+                &task.task_id,
+                Owner::Session(1),
+                [("approval".into(), json!({"roots": []}))],
+            )
+            .unwrap();
+        assert_eq!((&mut q.answer).await.unwrap(), json!({"roots": []}));
+    }
+
+    #[tokio::test]
     async fn a_question_waits_in_the_task_until_its_answer_or_the_cancel() {
         let tasks = Tasks::start(Limits::default());
-        let (task, _s) = tasks.create("t", Duration::ZERO, 0).unwrap();
+        let (task, _s) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let mut answer = tasks
             .ask(
                 &task.task_id,
@@ -969,7 +1064,7 @@ mod tests {
         assert_eq!(got.status(), TaskStatus::InputRequired);
         let key = input_requests.keys().next().unwrap().clone();
         tasks
-            .update(&task.task_id, [(key, json!({"roots": []}))])
+            .update(&task.task_id, Owner::Anyone, [(key, json!({"roots": []}))])
             .unwrap();
         assert_eq!((&mut answer.answer).await.unwrap(), json!({"roots": []}));
         assert_eq!(
