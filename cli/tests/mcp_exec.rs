@@ -1444,3 +1444,67 @@ async fn a_2026_07_28_servers_input_required_results_are_answered_by_the_agents_
         text(&r)
     );
 }
+
+/// Hostile schemas cost bounded work, whoever sends them: a `$ref` bomb is refused at
+/// connect; a recursive schema that doubles at each level of the value (which passes the
+/// connect-time bound) is refused at the call, before its check runs: the call ends at
+/// once and the process's CPU time stops growing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_that_make_checking_exponential_cost_bounded_work() {
+    async fn quick<F: std::future::Future>(what: &str, f: F) -> F::Output {
+        tokio::time::timeout(Duration::from_secs(30), f)
+            .await
+            .unwrap_or_else(|_| {
+                panic!("{what} did not finish within 30 s: the schema check ran unbounded")
+            })
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = Runtime::builder()
+        .mcp_server(misbehaving("refbomb", dir.path()))
+        .connect();
+    let err = quick("connect", bomb).await.unwrap_err();
+    assert!(
+        err.to_string().contains("its `inputSchema` is refused"),
+        "{err}"
+    );
+
+    let deep_server = Runtime::builder()
+        .mcp_server(misbehaving("refdeep", dir.path()))
+        .default_timeout(Duration::from_secs(5))
+        .connect();
+    let runtime = quick("connect", deep_server).await.unwrap();
+    let mut deep = json!(5);
+    for _ in 0..40 {
+        deep = json!({"a": deep});
+    }
+    let cpu = || {
+        use nix::sys::resource::{UsageWho, getrusage};
+        let t = getrusage(UsageWho::RUSAGE_SELF).unwrap().user_time();
+        Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000)
+    };
+    let before = cpu();
+    let call = runtime.call("ok", json!({"text": "x", "deep": deep}), CallOptions::new());
+    let r = quick("the call", call).await;
+    assert_eq!(r.stop, StopReason::BadArguments, "{}", text(&r));
+    assert!(
+        text(&r).contains("neither checked nor sent") && text(&r).contains("schema evaluations"),
+        "{}",
+        text(&r)
+    );
+    let spent = cpu() - before;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = cpu() - before;
+    assert!(
+        spent < Duration::from_secs(2) && after - spent < Duration::from_millis(500),
+        "the check took {spent:?} of CPU, and {:?} more a second later",
+        after - spent
+    );
+    // A value of ordinary depth is checked and sent.
+    let call = runtime.call(
+        "ok",
+        json!({"text": "fine", "deep": {"a": {"a": {}}}}),
+        CallOptions::new(),
+    );
+    let r = quick("the ordinary call", call).await;
+    assert_eq!(text(&r), "ok: fine", "{r:?}");
+}

@@ -568,3 +568,20 @@ fn the_documented_npx_example_works_in_the_jail() {
         1
     );
 }
+
+/// A schema whose `$ref`s multiply (each of 40 definitions references the next twice) is
+/// a few hundred bytes whose check would take 2^40 evaluations: refused when it is listed,
+/// at once, naming the tool and the bound.
+#[test]
+fn a_schema_whose_refs_multiply_is_refused_at_snapshot() {
+    let out = misbehaving("refbomb");
+    assert_code(&out, 1);
+    let err = stderr(&out);
+    for want in [
+        "tool `ok`: its `inputSchema` is refused",
+        "more than 100000 schema evaluations",
+    ] {
+        assert!(err.contains(want), "{want:?} not in\n{err}");
+    }
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+}

@@ -14,6 +14,8 @@ pub mod model;
 mod parse;
 pub mod prompt;
 pub mod schema;
+#[doc(hidden)]
+pub mod schema_work;
 mod validate;
 
 #[cfg(feature = "rust")]

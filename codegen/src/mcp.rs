@@ -141,6 +141,21 @@ impl SnapshotTool {
                 ));
             }
         };
+        // Before anything maps or checks by them: a schema whose `$ref`s multiply would
+        // take minutes of CPU each time a value is checked against it.
+        for (key, schema) in [
+            ("inputSchema", Some(&input_schema)),
+            ("outputSchema", output_schema.as_ref()),
+        ] {
+            if let Some(schema) = schema
+                && let Err(e) = crate::schema_work::expanded_size(schema)
+            {
+                return Err(format!(
+                    "tool `{name}`: its `{key}` is refused: {e}; toolbind takes schemas that expand to at most {} subschemas",
+                    crate::schema_work::MAX_EXPANDED
+                ));
+            }
+        }
         let mut t = SnapshotTool {
             name,
             title,

@@ -1237,6 +1237,7 @@ impl Connection {
         contract: &str,
         params: serde_json::Map<String, Value>,
     ) -> Result<serde_json::Map<String, Value>, ToolResult> {
+        let args = Value::Object(params);
         let validator = {
             let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
             let Some(t) = tools.get(mcp_name) else {
@@ -1251,9 +1252,22 @@ impl Connection {
             if t.listed.contract != contract {
                 return Err(self.drift(name, mcp_name, contract, &t.listed));
             }
+            // Bounded before it runs: the check cannot be stopped once it has begun.
+            if let Err(e) = toolbind_codegen::schema_work::check_work(
+                &t.listed.input_schema,
+                &args,
+                toolbind_codegen::schema_work::MAX_CHECK_WORK,
+            ) {
+                return Err(ToolResult::stopped(
+                    StopReason::BadArguments,
+                    format!(
+                        "the arguments for tool `{name}` were neither checked nor sent: checking them against MCP server `{}`'s inputSchema is refused, {e}",
+                        self.name()
+                    ),
+                ));
+            }
             t.input.clone()
         };
-        let args = Value::Object(params);
         if let Some(problems) = validator.and_then(|v| super::problems(&v, &args)) {
             return Err(ToolResult::stopped(
                 StopReason::BadArguments,

@@ -165,6 +165,17 @@ pub(crate) fn output_violations(
                     .into(),
         }]);
     };
+    // Bounded before it runs: the check cannot be stopped once it has begun.
+    if let Err(e) = toolbind_codegen::schema_work::check_work(
+        schema,
+        details,
+        toolbind_codegen::schema_work::MAX_CHECK_WORK,
+    ) {
+        return Some(vec![OutputViolation {
+            field: String::new(),
+            message: format!("not checked: checking it against the outputSchema is refused, {e}"),
+        }]);
+    }
     Some(
         validator
             .iter_errors(details)

@@ -43,19 +43,30 @@ pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff
 pub(crate) fn schema_problem(schema: &'static str, value: &serde_json::Value) -> Option<String> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<usize, Option<Arc<jsonschema::Validator>>>>> =
-        OnceLock::new();
+    type Compiled = Option<Arc<(serde_json::Value, jsonschema::Validator)>>;
+    static CACHE: OnceLock<Mutex<HashMap<usize, Compiled>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let validator = {
+    let compiled = {
         let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(schema.as_ptr() as usize)
             .or_insert_with(|| {
                 let s: serde_json::Value = serde_json::from_str(schema).ok()?;
-                jsonschema::validator_for(&s).ok().map(Arc::new)
+                let v = jsonschema::validator_for(&s).ok()?;
+                Some(Arc::new((s, v)))
             })
             .clone()?
     };
-    problems(&validator, value)
+    // Bounded before it runs: the check cannot be stopped once it has begun.
+    if let Err(e) = toolbind_codegen::schema_work::check_work(
+        &compiled.0,
+        value,
+        toolbind_codegen::schema_work::MAX_CHECK_WORK,
+    ) {
+        return Some(format!(
+            "the arguments were not checked: checking them against the server's inputSchema is refused, {e}"
+        ));
+    }
+    problems(&compiled.1, value)
 }
 
 /// The first five ways `value` breaks `validator`'s schema, `; `-separated, each at its

@@ -1,0 +1,537 @@
+//! How much work checking a value against a JSON Schema can take, counted before the
+//! check runs: a server's `inputSchema` (or `outputSchema`) is hostile input.
+//!
+//! A validator evaluates a `$ref` by evaluating its target wherever it is referenced, so a
+//! chain of definitions that each reference the next twice (`d0 = allOf [d1, d1]`,
+//! `d1 = allOf [d2, d2]`, ...) is a few hundred bytes whose check takes 2^n evaluations:
+//! minutes of CPU on a thread nothing can stop. Two bounds, both computed in time linear in
+//! what they count (each subschema is counted once, then reused):
+//!
+//! - [`expanded_size`]: the schema's size with every `$ref` replaced by its target (a
+//!   recursive `$ref` counts once), what one value's check may evaluate at each place in
+//!   the value. Over [`MAX_EXPANDED`] the schema is refused where it comes in: when a
+//!   server's `tools/list` is read (connect, `toolbind mcp snapshot`, `mcp check`) and when
+//!   a snapshot file is read.
+//! - [`check_work`]: for one value, the evaluations its check may take (each subschema at
+//!   each place of the value it applies to, `$ref`s followed). Over [`MAX_CHECK_WORK`] the
+//!   value is not checked and the call is refused: the count stops at the budget, so a
+//!   recursive schema and a deep value cannot make it large either.
+//!
+//! Both are upper bounds: a keyword is assumed to apply wherever it could (every
+//! `patternProperties` schema to every property, every `anyOf` branch evaluated). A
+//! `$ref` is resolved as a validator may resolve it — a JSON pointer against the root and
+//! against the embedded resource (`$id`) it is in, an anchor (`$anchor`,
+//! `$dynamicAnchor`) wherever it is, a URI against every embedded `$id` it may name — and
+//! the costliest candidate counts. One that names nothing in the schema counts one: no
+//! validator here fetches it.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+/// The largest [`expanded_size`] a schema may have: far above real tools' schemas (the
+/// largest we know expand to a few thousand subschemas), far below what pins a core.
+pub const MAX_EXPANDED: u64 = 100_000;
+
+/// The most evaluations one value's check may take ([`check_work`]): well under a second
+/// of a validator's time (the costliest shapes measured, failing `anyOf` chains, take
+/// about 0.5 µs an evaluation in a release build: 0.25 s at this bound).
+pub const MAX_CHECK_WORK: u64 = 500_000;
+
+/// How deep the counting follows subschemas and `$ref`s before refusing: a chain of
+/// `$ref`s thousands long would otherwise take the counter's stack, and a validator's.
+pub const MAX_NESTING: usize = 512;
+
+/// Why a schema or a check is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TooCostly {
+    /// More than the bound: the count reached it (`at_least`).
+    Work { at_least: u64, limit: u64 },
+    /// Subschemas and `$ref`s nest deeper than [`MAX_NESTING`].
+    Nesting,
+}
+
+impl std::fmt::Display for TooCostly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TooCostly::Work { at_least, limit } => write!(
+                f,
+                "checking a value against it takes more than {limit} schema evaluations (at least {at_least}: its `$ref`s multiply; a validator follows each one every time it is referenced)"
+            ),
+            TooCostly::Nesting => write!(
+                f,
+                "its subschemas and `$ref`s (and the value's levels, for a check) nest more than {MAX_NESTING} levels deep"
+            ),
+        }
+    }
+}
+
+/// The size of `schema` with its `$ref`s expanded (see the module docs); refused over
+/// [`MAX_EXPANDED`] or [`MAX_NESTING`].
+pub fn expanded_size(schema: &Value) -> Result<u64, TooCostly> {
+    Counter::new(schema, MAX_EXPANDED).count(schema, schema, None, 0)
+}
+
+/// The evaluations checking `value` against `schema` may take (see the module docs);
+/// refused over `budget` or [`MAX_NESTING`].
+pub fn check_work(schema: &Value, value: &Value, budget: u64) -> Result<u64, TooCostly> {
+    Counter::new(schema, budget).count(schema, schema, Some(value), 0)
+}
+
+/// Where a subschema applies, relative to the value at hand.
+enum Applies<'a> {
+    /// To the value itself.
+    Here(&'a Value),
+    /// To the property of this name.
+    Property(&'a str, &'a Value),
+    /// To every property's value.
+    EachProperty(&'a Value),
+    /// To every property's name.
+    EachName(&'a Value),
+    /// To the item at this index.
+    Item(usize, &'a Value),
+    /// To every item.
+    EachItem(&'a Value),
+}
+
+struct Counter<'a> {
+    root: &'a Value,
+    budget: u64,
+    /// `$id` -> the subschema that has it.
+    ids: Vec<(&'a str, &'a Value)>,
+    /// `$anchor` / `$dynamicAnchor` -> the subschemas that have it.
+    anchors: HashMap<&'a str, Vec<&'a Value>>,
+    /// (subschema, value) -> its count; the value is the address of a node of the checked
+    /// value (0: no value, the schema's expanded size).
+    done: HashMap<(usize, usize), u64>,
+    /// Being counted: reached again, it is a recursion, counted once.
+    open: std::collections::HashSet<(usize, usize)>,
+}
+
+fn addr(v: &Value) -> usize {
+    v as *const Value as usize
+}
+
+impl<'a> Counter<'a> {
+    fn new(root: &'a Value, budget: u64) -> Self {
+        let mut c = Counter {
+            root,
+            budget,
+            ids: Vec::new(),
+            anchors: HashMap::new(),
+            done: HashMap::new(),
+            open: Default::default(),
+        };
+        c.index(root, 0);
+        c
+    }
+
+    /// Every object of the schema that can be a subschema, for `$id`s and anchors.
+    fn index(&mut self, v: &'a Value, depth: usize) {
+        if depth > MAX_NESTING {
+            return;
+        }
+        match v {
+            Value::Object(o) => {
+                // `id`: draft 4. An `$id` of only a fragment is an anchor (drafts 6 and 7).
+                for key in ["$id", "id"] {
+                    if let Some(Value::String(id)) = o.get(key) {
+                        match id.strip_prefix('#') {
+                            Some(anchor) => self.anchors.entry(anchor).or_default().push(v),
+                            None => self.ids.push((id.as_str(), v)),
+                        }
+                    }
+                }
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(a)) = o.get(key) {
+                        self.anchors.entry(a.as_str()).or_default().push(v);
+                    }
+                }
+                for (k, child) in o {
+                    // Values, not schemas: an `enum` of objects holds no `$id`.
+                    if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                        self.index(child, depth + 1);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for child in items {
+                    self.index(child, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the `$ref` `r`, met inside the resource `base`, may name.
+    fn resolve(&self, r: &str, base: &'a Value) -> Vec<&'a Value> {
+        let (uri, fragment) = match r.split_once('#') {
+            Some((u, f)) => (u, f),
+            None => (r, ""),
+        };
+        let resources: Vec<&'a Value> = if uri.is_empty() {
+            vec![base, self.root]
+        } else {
+            let uri = uri.trim_end_matches('/');
+            self.ids
+                .iter()
+                .filter(|(id, _)| {
+                    let id = id.split('#').next().unwrap_or("").trim_end_matches('/');
+                    !id.is_empty() && (id.ends_with(uri) || uri.ends_with(id))
+                })
+                .map(|(_, v)| *v)
+                .collect()
+        };
+        if fragment.is_empty() {
+            return resources;
+        }
+        if fragment.starts_with('/') {
+            let pointer = percent_decoded(fragment);
+            return resources
+                .iter()
+                .filter_map(|res| res.pointer(&pointer))
+                .collect();
+        }
+        self.anchors.get(fragment).cloned().unwrap_or_default()
+    }
+
+    fn spend(&self, n: u64) -> Result<u64, TooCostly> {
+        if n > self.budget {
+            Err(TooCostly::Work {
+                at_least: n,
+                limit: self.budget,
+            })
+        } else {
+            Ok(n)
+        }
+    }
+
+    /// The count of `schema` (inside resource `base`) at `value` (`None`: its expanded
+    /// size).
+    fn count(
+        &mut self,
+        schema: &'a Value,
+        base: &'a Value,
+        value: Option<&'a Value>,
+        depth: usize,
+    ) -> Result<u64, TooCostly> {
+        let Value::Object(obj) = schema else {
+            return Ok(1);
+        };
+        if depth > MAX_NESTING {
+            return Err(TooCostly::Nesting);
+        }
+        let key = (addr(schema), value.map_or(0, addr));
+        if let Some(n) = self.done.get(&key) {
+            return Ok(*n);
+        }
+        if !self.open.insert(key) {
+            return Ok(1);
+        }
+        let base = if obj.get("$id").is_some_and(Value::is_string) {
+            schema
+        } else {
+            base
+        };
+        let result = self.count_object(obj, base, value, depth);
+        self.open.remove(&key);
+        let n = result?;
+        self.done.insert(key, n);
+        Ok(n)
+    }
+
+    fn count_object(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        base: &'a Value,
+        value: Option<&'a Value>,
+        depth: usize,
+    ) -> Result<u64, TooCostly> {
+        let mut total: u64 = 1;
+        for (k, v) in obj {
+            for applies in applicators(k, v) {
+                let n = match applies {
+                    Applies::Here(s) => self.count(s, base, value, depth + 1)?,
+                    Applies::Property(name, s) => match value {
+                        None => self.count(s, base, None, depth + 1)?,
+                        Some(Value::Object(o)) => match o.get(name) {
+                            Some(child) => self.count(s, base, Some(child), depth + 1)?,
+                            None => 0,
+                        },
+                        Some(_) => 0,
+                    },
+                    Applies::EachProperty(s) => match value {
+                        None => self.count(s, base, None, depth + 1)?,
+                        Some(Value::Object(o)) => {
+                            let mut n: u64 = 0;
+                            for child in o.values() {
+                                n = n.saturating_add(self.count(
+                                    s,
+                                    base,
+                                    Some(child),
+                                    depth + 1,
+                                )?);
+                                self.spend(total.saturating_add(n))?;
+                            }
+                            n
+                        }
+                        Some(_) => 0,
+                    },
+                    Applies::EachName(s) => {
+                        let one = self.count(s, base, None, depth + 1)?;
+                        match value {
+                            None => one,
+                            Some(Value::Object(o)) => one.saturating_mul(o.len() as u64),
+                            Some(_) => 0,
+                        }
+                    }
+                    Applies::Item(i, s) => match value {
+                        None => self.count(s, base, None, depth + 1)?,
+                        Some(Value::Array(items)) => match items.get(i) {
+                            Some(child) => self.count(s, base, Some(child), depth + 1)?,
+                            None => 0,
+                        },
+                        Some(_) => 0,
+                    },
+                    Applies::EachItem(s) => match value {
+                        None => self.count(s, base, None, depth + 1)?,
+                        Some(Value::Array(items)) => {
+                            let mut n: u64 = 0;
+                            for child in items {
+                                n = n.saturating_add(self.count(
+                                    s,
+                                    base,
+                                    Some(child),
+                                    depth + 1,
+                                )?);
+                                self.spend(total.saturating_add(n))?;
+                            }
+                            n
+                        }
+                        Some(_) => 0,
+                    },
+                };
+                total = self.spend(total.saturating_add(n))?;
+            }
+            if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                && let Value::String(r) = v
+            {
+                let mut most = 0;
+                for target in self.resolve(r, base) {
+                    most = most.max(self.count(target, base, value, depth + 1)?);
+                }
+                total = self.spend(total.saturating_add(most))?;
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// The subschemas keyword `k` (with value `v`) applies, and where.
+fn applicators<'a>(k: &str, v: &'a Value) -> Vec<Applies<'a>> {
+    let each = |v: &'a Value| -> Vec<&'a Value> {
+        match v {
+            Value::Array(a) => a.iter().collect(),
+            _ => Vec::new(),
+        }
+    };
+    let values = |v: &'a Value| -> Vec<(&'a str, &'a Value)> {
+        match v {
+            Value::Object(o) => o.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    match k {
+        "allOf" | "anyOf" | "oneOf" => each(v).into_iter().map(Applies::Here).collect(),
+        "not" | "if" | "then" | "else" => vec![Applies::Here(v)],
+        // `dependencies`' array form names properties: not schemas, counted as one.
+        "dependentSchemas" | "dependencies" => values(v)
+            .into_iter()
+            .map(|(_, s)| Applies::Here(s))
+            .collect(),
+        "properties" => values(v)
+            .into_iter()
+            .map(|(name, s)| Applies::Property(name, s))
+            .collect(),
+        "patternProperties" => values(v)
+            .into_iter()
+            .map(|(_, s)| Applies::EachProperty(s))
+            .collect(),
+        "additionalProperties" | "unevaluatedProperties" => vec![Applies::EachProperty(v)],
+        "propertyNames" => vec![Applies::EachName(v)],
+        "prefixItems" => each(v)
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| Applies::Item(i, s))
+            .collect(),
+        // Draft 2019-09 and before: `items` as an array is by position.
+        "items" if v.is_array() => each(v)
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| Applies::Item(i, s))
+            .collect(),
+        "items" | "additionalItems" | "unevaluatedItems" | "contains" => {
+            vec![Applies::EachItem(v)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A JSON pointer fragment as the pointer it names (`%25` is `%`).
+fn percent_decoded(fragment: &str) -> String {
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(Ok(b)) = fragment
+                .get(i + 1..i + 3)
+                .map(|h| u8::from_str_radix(h, 16))
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `d0 = kw [d1, d1]`, ..., `d(n-1) = kw [dn, dn]`, `dn` a string.
+    pub(crate) fn chain(n: usize, kw: &str) -> Value {
+        let mut defs = Map::new();
+        for i in 0..n {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(
+                format!("d{i}"),
+                json!({kw: [{"$ref": next}, {"$ref": next}]}),
+            );
+        }
+        defs.insert(format!("d{n}"), json!({"type": "string"}));
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs})
+    }
+
+    #[test]
+    fn plain_schemas_count_their_size() {
+        let s = json!({"type": "object", "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "array", "items": {"type": "number"}}}});
+        assert_eq!(expanded_size(&s), Ok(4));
+        assert_eq!(
+            check_work(&s, &json!({"a": "x", "b": [1, 2, 3]}), 100),
+            Ok(6)
+        );
+        // A property the value does not have costs nothing.
+        assert_eq!(check_work(&s, &json!({}), 100), Ok(1));
+    }
+
+    #[test]
+    fn a_ref_counts_its_target_each_time_it_is_referenced() {
+        let s = chain(3, "allOf");
+        // 1 root + x (1 + d0), d0 = 1 + 2 (1 + d1) ...
+        let n = expanded_size(&s).unwrap();
+        assert!(n > 8 && n < 100, "{n}");
+        assert!(expanded_size(&chain(12, "allOf")).unwrap() > 4096);
+    }
+
+    #[test]
+    fn ref_bombs_are_refused_quickly_whatever_their_shape() {
+        let started = std::time::Instant::now();
+        let fan_out = {
+            let mut defs = Map::new();
+            for i in 0..12 {
+                let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+                let props: Map<String, Value> =
+                    (0..10).map(|p| (format!("p{p}"), next.clone())).collect();
+                defs.insert(
+                    format!("d{i}"),
+                    json!({"type": "object", "properties": props}),
+                );
+            }
+            defs.insert("d12".into(), json!({}));
+            json!({"$ref": "#/$defs/d0", "$defs": defs})
+        };
+        let anchored = json!({"$ref": "#a0", "$defs": (0..60).map(|i| (format!("d{i}"),
+            json!({"$anchor": format!("a{i}"), "anyOf": [{"$ref": format!("#a{}", i + 1)}, {"$ref": format!("#a{}", i + 1)}]})))
+            .collect::<Map<String, Value>>()});
+        let by_id = json!({"$ref": "urn:d0", "$defs": (0..60).map(|i| (format!("d{i}"),
+            json!({"$id": format!("urn:d{i}"), "oneOf": [{"$ref": format!("urn:d{}", i + 1)}, {"$ref": format!("urn:d{}", i + 1)}]})))
+            .collect::<Map<String, Value>>()});
+        for (what, s) in [
+            ("allOf", chain(60, "allOf")),
+            ("anyOf", chain(60, "anyOf")),
+            ("properties", fan_out),
+            ("anchors", anchored),
+            ("$id", by_id),
+        ] {
+            let e = expanded_size(&s).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    TooCostly::Work {
+                        limit: MAX_EXPANDED,
+                        ..
+                    }
+                ),
+                "{what}: {e:?}"
+            );
+        }
+        assert!(started.elapsed().as_secs() < 2, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn recursion_counts_once_statically_and_by_the_value_at_a_call() {
+        let tree = json!({"type": "object", "properties": {
+            "left": {"$ref": "#"}, "right": {"$ref": "#"}, "v": {"type": "number"}}});
+        assert!(expanded_size(&tree).unwrap() < 20);
+        let mut deep = json!({"v": 1});
+        for _ in 0..100 {
+            deep = json!({"left": deep, "right": {"v": 2}});
+        }
+        let work = check_work(&tree, &deep, MAX_CHECK_WORK).unwrap();
+        assert!(work < 5_000, "{work}");
+        // A recursion that doubles at each level of the value is refused by the budget.
+        let doubling = json!({"anyOf": [
+            {"type": "object", "properties": {"a": {"$ref": "#"}}},
+            {"type": "object", "properties": {"a": {"$ref": "#"}}}]});
+        assert!(expanded_size(&doubling).is_ok());
+        let mut deep = json!(1);
+        for _ in 0..60 {
+            deep = json!({"a": deep});
+        }
+        assert!(check_work(&doubling, &deep, MAX_CHECK_WORK).is_err());
+    }
+
+    #[test]
+    fn a_long_ref_chain_is_refused_not_a_stack_overflow() {
+        let defs: Map<String, Value> = (0..100_000)
+            .map(|i| {
+                (
+                    format!("d{i}"),
+                    json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+                )
+            })
+            .collect();
+        let s = json!({"$ref": "#/$defs/d0", "$defs": defs});
+        assert_eq!(expanded_size(&s), Err(TooCostly::Nesting));
+    }
+
+    #[test]
+    fn many_items_against_a_large_schema_exhaust_the_budget_not_the_cpu() {
+        // Each item costs about 2^11 evaluations: a few hundred exhaust the budget.
+        let mut s = chain(10, "allOf");
+        s["type"] = json!("array");
+        s["items"] = json!({"$ref": "#/$defs/d0"});
+        assert!(check_work(&s, &Value::Array(vec![json!("y"); 100]), MAX_CHECK_WORK).is_ok());
+        let value = Value::Array(vec![json!("y"); 100_000]);
+        let started = std::time::Instant::now();
+        assert!(check_work(&s, &value, MAX_CHECK_WORK).is_err());
+        assert!(started.elapsed().as_secs() < 2);
+    }
+}
