@@ -99,8 +99,9 @@ struct Counter<'a> {
     budget: u64,
     /// `$id` -> the subschema that has it.
     ids: Vec<(&'a str, &'a Value)>,
-    /// `$anchor` / `$dynamicAnchor` -> the subschemas that have it.
-    anchors: HashMap<&'a str, Vec<&'a Value>>,
+    /// `$anchor` / `$dynamicAnchor` -> the subschemas that have it, each with the
+    /// resource it is in (what the `$ref`s inside it resolve against).
+    anchors: HashMap<&'a str, Vec<(&'a Value, &'a Value)>>,
     /// (subschema, value) -> its count; the value is the address of a node of the checked
     /// value (0: no value, the schema's expanded size).
     done: HashMap<(usize, usize), u64>,
@@ -122,49 +123,60 @@ impl<'a> Counter<'a> {
             done: HashMap::new(),
             open: Default::default(),
         };
-        c.index(root, 0);
+        c.index(root, root, 0);
         c
     }
 
-    /// Every object of the schema that can be a subschema, for `$id`s and anchors.
-    fn index(&mut self, v: &'a Value, depth: usize) {
+    /// Every object of the schema that can be a subschema, for `$id`s and anchors;
+    /// `resource`: the embedded resource (or the root) `v` is in.
+    fn index(&mut self, v: &'a Value, resource: &'a Value, depth: usize) {
         if depth > MAX_NESTING {
             return;
         }
         match v {
             Value::Object(o) => {
+                let mut resource = resource;
                 // `id`: draft 4. An `$id` of only a fragment is an anchor (drafts 6 and 7).
                 for key in ["$id", "id"] {
                     if let Some(Value::String(id)) = o.get(key) {
                         match id.strip_prefix('#') {
-                            Some(anchor) => self.anchors.entry(anchor).or_default().push(v),
-                            None => self.ids.push((id.as_str(), v)),
+                            Some(anchor) => {
+                                self.anchors.entry(anchor).or_default().push((v, resource));
+                            }
+                            None => {
+                                self.ids.push((id.as_str(), v));
+                                resource = v;
+                            }
                         }
                     }
                 }
                 for key in ["$anchor", "$dynamicAnchor"] {
                     if let Some(Value::String(a)) = o.get(key) {
-                        self.anchors.entry(a.as_str()).or_default().push(v);
+                        self.anchors
+                            .entry(a.as_str())
+                            .or_default()
+                            .push((v, resource));
                     }
                 }
                 for (k, child) in o {
                     // Values, not schemas: an `enum` of objects holds no `$id`.
                     if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                        self.index(child, depth + 1);
+                        self.index(child, resource, depth + 1);
                     }
                 }
             }
             Value::Array(items) => {
                 for child in items {
-                    self.index(child, depth + 1);
+                    self.index(child, resource, depth + 1);
                 }
             }
             _ => {}
         }
     }
 
-    /// What the `$ref` `r`, met inside the resource `base`, may name.
-    fn resolve(&self, r: &str, base: &'a Value) -> Vec<&'a Value> {
+    /// What the `$ref` `r`, met inside the resource `base`, may name, each with the
+    /// resource it is in.
+    fn resolve(&self, r: &str, base: &'a Value) -> Vec<(&'a Value, &'a Value)> {
         let (uri, fragment) = match r.split_once('#') {
             Some((u, f)) => (u, f),
             None => (r, ""),
@@ -183,13 +195,13 @@ impl<'a> Counter<'a> {
                 .collect()
         };
         if fragment.is_empty() {
-            return resources;
+            return resources.into_iter().map(|res| (res, res)).collect();
         }
         if fragment.starts_with('/') {
             let pointer = percent_decoded(fragment);
             return resources
                 .iter()
-                .filter_map(|res| res.pointer(&pointer))
+                .filter_map(|res| Some((res.pointer(&pointer)?, *res)))
                 .collect();
         }
         self.anchors.get(fragment).cloned().unwrap_or_default()
@@ -317,8 +329,8 @@ impl<'a> Counter<'a> {
                 && let Value::String(r) = v
             {
                 let mut most = 0;
-                for target in self.resolve(r, base) {
-                    most = most.max(self.count(target, base, value, depth + 1)?);
+                for (target, resource) in self.resolve(r, base) {
+                    most = most.max(self.count(target, resource, value, depth + 1)?);
                 }
                 total = self.spend(total.saturating_add(most))?;
             }
@@ -463,7 +475,11 @@ mod tests {
         let by_id = json!({"$ref": "urn:d0", "$defs": (0..60).map(|i| (format!("d{i}"),
             json!({"$id": format!("urn:d{i}"), "oneOf": [{"$ref": format!("urn:d{}", i + 1)}, {"$ref": format!("urn:d{}", i + 1)}]})))
             .collect::<Map<String, Value>>()});
+        // Inside an embedded resource, `#/...` names that resource's parts.
+        let nested = json!({"$ref": "urn:inner#/$defs/d0", "$defs": {"inner": {
+            "$id": "urn:inner", "$defs": chain(60, "anyOf")["$defs"].clone()}}});
         for (what, s) in [
+            ("nested resource", nested),
             ("allOf", chain(60, "allOf")),
             ("anyOf", chain(60, "anyOf")),
             ("properties", fan_out),
