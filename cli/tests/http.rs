@@ -2,7 +2,8 @@
 //! (`cli/tests/clients/http_client.py`) and by raw HTTP requests for the status codes:
 //! list and call (sessions, 2026-07-28, stateless), the bearer token (refused, accepted,
 //! generated), Origin and Host checks, the body, call and session limits, the health
-//! endpoint, the SIGTERM drain, and a bounded loopback load test.
+//! endpoint, the SIGTERM drain, a bounded loopback load test, and tasks (polled across
+//! stateless requests; answered only from the session that created them).
 
 mod common;
 

@@ -1,7 +1,8 @@
 //! MCP's tasks extension in `toolbind serve` (SEP-2663), spoken to over stdio line by line
 //! on 2025-11-25 by a client that declares `io.modelcontextprotocol/tasks`: a task's
 //! progress and result, cancellation, a crash, what a client without the extension gets,
-//! unknown and expired ids, the TTL stopping a task, and a burst of 10,000 task requests.
+//! unknown and expired ids, the TTL stopping a task, a burst of 10,000 task requests, and
+//! a task's questions (asked only of a client that declared the capability).
 //! The official conformance suite's tasks scenarios run in conformance.rs (2026-07-28).
 
 mod common;
