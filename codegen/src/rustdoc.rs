@@ -83,12 +83,86 @@ fn block_opener(line: &str) -> Option<(usize, usize, &'static str)> {
     Some((0, 1, entity))
 }
 
+/// The extensions rustdoc turns on in pulldown-cmark (tables, footnotes, strikethrough,
+/// task lists, smart punctuation): what a doc comment is parsed with.
+fn rustdoc_options() -> pulldown_cmark::Options {
+    use pulldown_cmark::Options;
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_SMART_PUNCTUATION
+}
+
+/// Whether rustdoc would find in `doc` anything but paragraphs of text, emphasis and
+/// inline code: a code block (a doctest), HTML, a link or image, a list, a quote or a
+/// heading.
+fn live(doc: &str) -> bool {
+    use pulldown_cmark::{Event, Parser, Tag};
+    Parser::new_ext(doc, rustdoc_options()).any(|e| match e {
+        Event::Start(t) => matches!(
+            t,
+            Tag::CodeBlock(_)
+                | Tag::HtmlBlock
+                | Tag::Link { .. }
+                | Tag::Image { .. }
+                | Tag::List(_)
+                | Tag::BlockQuote(_)
+                | Tag::Heading { .. }
+                | Tag::FootnoteDefinition(_)
+                | Tag::MetadataBlock(_)
+        ),
+        Event::Html(_)
+        | Event::InlineHtml(_)
+        | Event::FootnoteReference(_)
+        | Event::InlineMath(_)
+        | Event::DisplayMath(_) => true,
+        _ => false,
+    })
+}
+
 /// Untrusted text as doc-comment Markdown that renders as the same words and holds no
 /// block but paragraphs, no raw HTML, no link, and no hidden character. Lines keep their
 /// breaks; their indentation goes (four spaces would make a code block).
+///
+/// Inline code spans are kept; the result is parsed once more as rustdoc parses it, and
+/// text for which escaping around code spans is not enough (it has been found: a `\`
+/// before a backtick re-pairs the spans) is escaped whole instead, every punctuation
+/// character, where nothing can be live.
 pub(crate) fn text(s: &str) -> String {
     let s = s.replace("\r\n", "\n");
     let s = visible(&s).unwrap_or(s);
+    let kept = keep_code(&s);
+    // Without a backtick there is no code span: every `<`, `[` and `\\` is escaped and
+    // every line start made inert, so there is nothing to check (a parse per description
+    // would be most of what emitting costs).
+    if !s.contains('`') || !live(&kept) {
+        return kept;
+    }
+    strict(&s)
+}
+
+/// [`text`] with every ASCII punctuation character backslash-escaped: no construct of
+/// Markdown can start (a backslash-escaped character is always a literal).
+fn strict(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for (i, line) in s.split(['\n', '\r']).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for c in line.trim().chars() {
+            if c.is_ascii_punctuation() {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`text`]'s readable form: block openers at line starts made character references,
+/// `\`, `<`, `[` and `]` escaped outside inline code spans.
+fn keep_code(s: &str) -> String {
     let mut lines = String::with_capacity(s.len() + 16);
     for (i, line) in s.split(['\n', '\r']).enumerate() {
         if i > 0 {
@@ -116,7 +190,7 @@ fn inline(s: &str) -> String {
         return s.to_owned();
     }
     let spans: Vec<std::ops::Range<usize>> = if s.contains('`') {
-        pulldown_cmark::Parser::new_ext(s, pulldown_cmark::Options::all())
+        pulldown_cmark::Parser::new_ext(s, rustdoc_options())
             .into_offset_iter()
             .filter(|(e, _)| matches!(e, pulldown_cmark::Event::Code(_)))
             .map(|(_, r)| r)
@@ -184,14 +258,14 @@ pub(crate) fn code(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pulldown_cmark::{Event, Options, Parser, Tag};
+    use pulldown_cmark::{Event, Parser, Tag};
 
     /// What rustdoc would find in a doc comment made of these lines: any code block or
     /// HTML, and the rendered text.
     fn blocks(doc: &str) -> (Vec<String>, String) {
         let mut bad = Vec::new();
         let mut text = String::new();
-        for e in Parser::new_ext(doc, Options::all()) {
+        for e in Parser::new_ext(doc, rustdoc_options()) {
             match e {
                 Event::Start(Tag::CodeBlock(k)) => bad.push(format!("code block {k:?}")),
                 Event::Start(Tag::HtmlBlock) => bad.push("html block".into()),
@@ -200,6 +274,10 @@ mod tests {
                 Event::Start(Tag::List(_)) => bad.push("list".into()),
                 Event::Start(Tag::BlockQuote(_)) => bad.push("quote".into()),
                 Event::Start(Tag::Heading { .. }) => bad.push("heading".into()),
+                Event::Start(Tag::Image { .. }) => bad.push("image".into()),
+                Event::Start(Tag::FootnoteDefinition(_)) | Event::FootnoteReference(_) => {
+                    bad.push("footnote".into())
+                }
                 Event::Text(t) | Event::Code(t) => text.push_str(&t),
                 Event::SoftBreak | Event::HardBreak => text.push('\n'),
                 _ => {}
@@ -229,6 +307,12 @@ mod tests {
         "`a\n```\nboom();\n```\nb`",
         "# heading\n===\n---",
         "a\u{202E}b\u{2066}c\u{0007}d\u{1b}[31m",
+        // Found by fuzzing the first version: escaping around code spans re-paired them.
+        "\\`a`<img src=x onerror=alert(1)>`",
+        "~$<!x`>`<img src=x onerror=alert(1)>`!`",
+        "|</b><$\u{2039}img src=x onerror=alert(1)>``$``-<b>```",
+        "[^1]\n\n[^1]: a footnote",
+        "![x](y.png)",
     ];
 
     #[test]
@@ -238,6 +322,77 @@ mod tests {
             let (bad, _) = blocks(&doc);
             assert!(bad.is_empty(), "{h:?} became {doc:?}: {bad:?}");
             assert!(!doc.chars().any(hidden), "{doc:?}");
+        }
+    }
+
+    /// Random strings of Markdown's significant pieces, alone and in the places emit puts
+    /// them: nothing live ever comes out.
+    #[test]
+    fn fuzzed_text_stays_text() {
+        const PIECES: &[&str] = &[
+            "`",
+            "``",
+            "```",
+            "\n",
+            "\n\n",
+            "    ",
+            "\t",
+            "\\",
+            "<b>",
+            "</b>",
+            "<!--",
+            "<img src=x>",
+            "&lt;",
+            "&#96;",
+            "[",
+            "]",
+            "(u)",
+            "![",
+            "[^1]",
+            ":",
+            "$",
+            "~",
+            "~~~",
+            "*",
+            "_",
+            "#",
+            "-",
+            "+",
+            "1.",
+            "2)",
+            ">",
+            "|",
+            "=",
+            "!",
+            "&",
+            "x",
+            " ",
+            "http://a.b",
+        ];
+        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..30_000 {
+            let n = (next() % 10 + 1) as usize;
+            let s: String = (0..n)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect();
+            let t = text(&s);
+            for doc in [
+                t.clone(),
+                format!("{}: {t}", code("name")),
+                format!("`x` (v1, bash): {t}"),
+                format!("{t}\n\nDefault: {}.", code(&s)),
+            ] {
+                let (bad, _) = blocks(&doc);
+                assert!(bad.is_empty(), "{s:?} became {doc:?}: {bad:?}");
+            }
+            let (bad, _) = blocks(&code(&s));
+            assert!(bad.is_empty(), "{s:?} became {:?}: {bad:?}", code(&s));
         }
     }
 
