@@ -177,7 +177,7 @@ impl Diagnostic {
                 }
             }
         };
-        renderer.render(&[group]).to_string()
+        c1_escaped(renderer.render(&[group]).to_string())
     }
 
     /// The byte range of the annotated text in `src`, clamped to its line.
@@ -381,6 +381,25 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// A rendered diagnostic with DEL and the C1 control characters (U+0080–U+009F) spelled
+/// `\u{9b}`: annotate-snippets replaces ESC, BEL and the bidi controls of the file and
+/// message it shows, but not these, and U+009B alone is a CSI to many terminals. A
+/// message quotes a snapshot's or a TOOL.md's text; the styles' own escapes are ESC, kept.
+fn c1_escaped(rendered: String) -> String {
+    if !rendered.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)) {
+        return rendered;
+    }
+    let mut out = String::with_capacity(rendered.len() + 16);
+    for c in rendered.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,5 +435,22 @@ mod tests {
             d.plain(),
             "t/TOOL.md:3:7: unknown input type `strin` (help: did you mean `string`?)"
         );
+    }
+
+    #[test]
+    fn c1_controls_in_a_message_reach_no_terminal() {
+        let d = Diagnostic::new(
+            Path::new("mcp/x.json"),
+            Pos::new(1, 1),
+            "tool `a\u{1b}]2;TITLE\u{7}b\u{9b}31m`: bad".to_owned(),
+        );
+        for color in [false, true] {
+            let r = d.render(color);
+            assert!(
+                !r.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)),
+                "{r:?}"
+            );
+            assert!(r.contains("\\u{9b}31m"), "{r:?}");
+        }
     }
 }
