@@ -14,6 +14,7 @@ pub(crate) mod connection;
 pub(crate) mod exec;
 #[cfg(feature = "mcp")]
 mod lines;
+#[cfg(feature = "mcp")]
 mod list;
 #[cfg(feature = "mcp")]
 mod server;
