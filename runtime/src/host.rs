@@ -643,7 +643,10 @@ fn fits(schema: &Value, content: &serde_json::Map<String, Value>) -> Result<(), 
     }
     for (name, v) in content {
         let Some(p) = props.get(name) else {
-            return bad(format!("`{name}` is not a field of the form"));
+            return bad(format!(
+                "`{}` is not a field of the form",
+                crate::untrusted::echo(name)
+            ));
         };
         field_fits(name, p, v).or_else(bad)?;
     }
@@ -667,7 +670,11 @@ pub fn field_fits(name: &str, spec: &Value, value: &Value) -> Result<(), String>
         _ => false,
     };
     if !ok {
-        return Err(format!("`{name}` must be a {}, got {v}", p["type"]));
+        return Err(format!(
+            "`{name}` must be a {}, got {}",
+            p["type"],
+            crate::untrusted::echo_json(v)
+        ));
     }
     if let Some(allowed) = allowed(p)
         && !allowed.contains(v)
@@ -680,7 +687,8 @@ pub fn field_fits(name: &str, spec: &Value, value: &Value) -> Result<(), String>
     ) && let Some(wrong) = items.iter().find(|i| !allowed.contains(i))
     {
         return Err(format!(
-            "`{name}` holds {wrong}, not one of {}",
+            "`{name}` holds {}, not one of {}",
+            crate::untrusted::echo_json(wrong),
             Value::Array(allowed)
         ));
     }
@@ -1026,6 +1034,25 @@ mod tests {
         assert!(e.contains("`a` is of type `object`"), "{e}");
         assert!(flat_schema(&json!({"type": "array"})).is_err());
         assert!(flat_schema(&json!({"type": "object"})).is_err());
+    }
+
+    /// A client's answer is echoed in the error for the tool and the client, cut to a few
+    /// hundred bytes: a megabyte field name or value is not repeated whole.
+    #[test]
+    fn an_answer_that_does_not_fit_is_echoed_in_a_few_hundred_bytes() {
+        let form = json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}}});
+        let huge = "x".repeat(1 << 20);
+        let m = |v: Value| v.as_object().unwrap().clone();
+        for answer in [
+            json!({huge.clone(): 1}),
+            json!({"n": huge.clone()}),
+            json!({"tags": ["a", huge.clone()]}),
+        ] {
+            let e = fits(&form, &m(answer)).unwrap_err();
+            assert!(e.len() < 1_000, "{} bytes", e.len());
+        }
     }
 
     #[test]
