@@ -1536,4 +1536,40 @@ async fn exponential_checks(cpu: impl Fn() -> Duration) {
     );
     let r = quick("the ordinary call", call).await;
     assert_eq!(text(&r), "ok: fine", "{r:?}");
+
+    // A pattern that backtracks: each match counts for its backtracking, so a long array
+    // of near-matches is refused before its check, and a short one checked and sent.
+    let regex = Runtime::builder()
+        .mcp_server(misbehaving("regex", dir.path()))
+        .connect();
+    let runtime = quick("connect", regex).await.unwrap();
+    let near = format!("{}b", "a".repeat(30));
+    let before = cpu();
+    let call = runtime.call(
+        "ok",
+        json!({"text": "x", "words": vec![near.clone(); 20_000]}),
+        CallOptions::new(),
+    );
+    let r = quick("the long call", call).await;
+    assert_eq!(r.stop, StopReason::BadArguments, "{}", text(&r));
+    assert!(text(&r).contains("schema evaluations"), "{}", text(&r));
+    let call = runtime.call(
+        "ok",
+        json!({"text": "x", "words": [near.clone(), "aa"]}),
+        CallOptions::new(),
+    );
+    let r = quick("the short call", call).await;
+    assert_eq!(r.stop, StopReason::BadArguments, "{}", text(&r));
+    let call = runtime.call(
+        "ok",
+        json!({"text": "short", "words": ["aa"]}),
+        CallOptions::new(),
+    );
+    let r = quick("the matching call", call).await;
+    assert_eq!(text(&r), "ok: short", "{r:?}");
+    let spent = cpu() - before;
+    assert!(
+        spent < Duration::from_secs(2),
+        "the checks took {spent:?} of CPU"
+    );
 }

@@ -38,6 +38,12 @@ pub const MAX_EXPANDED: u64 = 100_000;
 /// about 0.5 µs an evaluation in a release build: 0.25 s at this bound).
 pub const MAX_CHECK_WORK: u64 = 500_000;
 
+/// What one `pattern` match (or one property name against one `patternProperties`
+/// pattern) counts for in [`check_work`]: a match may backtrack up to the runtime's limit
+/// (10,000 steps, some 20 µs for a pattern with a backreference), about 40 evaluations'
+/// time.
+pub const PATTERN_COST: u64 = 40;
+
 /// How deep the counting follows subschemas and `$ref`s before refusing: a chain of
 /// `$ref`s thousands long would otherwise take the counter's stack, and a validator's.
 pub const MAX_NESTING: usize = 512;
@@ -99,6 +105,14 @@ fn ref_free_nodes(schema: &Value, depth: usize) -> Option<u64> {
                 match k.as_str() {
                     "$ref" | "$dynamicRef" | "$recursiveRef" => return None,
                     "enum" | "const" | "default" | "examples" => {}
+                    // A match may backtrack: see `PATTERN_COST`.
+                    "pattern" => n = n.saturating_add(PATTERN_COST),
+                    "patternProperties" => {
+                        let patterns = v.as_object().map_or(0, |p| p.len() as u64);
+                        n = n
+                            .saturating_add(PATTERN_COST.saturating_mul(patterns))
+                            .saturating_add(ref_free_nodes(v, depth + 1)?);
+                    }
                     _ => n = n.saturating_add(ref_free_nodes(v, depth + 1)?),
                 }
             }
@@ -313,7 +327,7 @@ impl<'a> Counter<'a> {
         value: Option<&'a Value>,
         depth: usize,
     ) -> Result<u64, TooCostly> {
-        let mut total: u64 = 1;
+        let mut total: u64 = 1 + pattern_cost(obj, value);
         for (k, v) in obj {
             for applies in applicators(k, v) {
                 let n = match applies {
@@ -464,6 +478,25 @@ fn percent_decoded(fragment: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The regular-expression matches a check of `value` against `obj` runs, in evaluations
+/// ([`PATTERN_COST`] each); none for the expanded size (`value` is `None`), which bounds
+/// the schema alone.
+fn pattern_cost(obj: &Map<String, Value>, value: Option<&Value>) -> u64 {
+    let Some(value) = value else {
+        return 0;
+    };
+    let mut n: u64 = 0;
+    if obj.contains_key("pattern") && value.is_string() {
+        n = PATTERN_COST;
+    }
+    if let (Some(Value::Object(patterns)), Value::Object(o)) = (obj.get("patternProperties"), value)
+    {
+        let matches = (patterns.len() as u64).saturating_mul(o.len() as u64);
+        n = n.saturating_add(PATTERN_COST.saturating_mul(matches));
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,5 +636,21 @@ mod tests {
         assert!(check_work(&s, &Value::Array(vec![json!("y"); 100]), MAX_CHECK_WORK).is_ok());
         let value = Value::Array(vec![json!("y"); 100_000]);
         assert!(check_work(&s, &value, MAX_CHECK_WORK).is_err());
+    }
+
+    /// A pattern match may backtrack (up to the runtime's limit): an array of strings
+    /// against a pattern costs [`PATTERN_COST`] each, so a long one exhausts the budget.
+    #[test]
+    fn pattern_matches_count_for_their_backtracking() {
+        let s = json!({"type": "array", "items": {"type": "string", "pattern": "^(a|a)*\\1$"}});
+        let few = Value::Array(vec![json!("aaab"); 10]);
+        let work = check_work(&s, &few, MAX_CHECK_WORK).unwrap();
+        assert!(work >= 10 * PATTERN_COST, "{work}");
+        let many = Value::Array(vec![json!("aaab"); 20_000]);
+        assert!(check_work(&s, &many, MAX_CHECK_WORK).is_err());
+        let names = json!({"type": "object", "patternProperties": {"^a": {}, "^b": {}}});
+        let obj: Map<String, Value> = (0..10).map(|i| (format!("k{i}"), json!(1))).collect();
+        let work = check_work(&names, &Value::Object(obj), MAX_CHECK_WORK).unwrap();
+        assert!(work >= 20 * PATTERN_COST, "{work}");
     }
 }

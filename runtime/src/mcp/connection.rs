@@ -899,9 +899,7 @@ impl Connection {
                     t.name
                 ));
             }
-            let input = jsonschema::validator_for(&t.input_schema)
-                .ok()
-                .map(Arc::new);
+            let input = super::validator(&t.input_schema).map(Arc::new);
             tools.insert(t.name.clone(), LiveTool { listed: t, input });
         }
         *live.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;

@@ -155,7 +155,7 @@ pub(crate) fn output_violations(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(origin.contract.clone())
-        .or_insert_with(|| jsonschema::validator_for(schema).ok().map(Arc::new))
+        .or_insert_with(|| super::validator(schema).map(Arc::new))
         .clone()?;
     let Some(details) = details else {
         return Some(vec![OutputViolation {

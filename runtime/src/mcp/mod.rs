@@ -36,6 +36,29 @@ pub use list::{ListError, ListLimits, Listing, list_server_tools, list_tools};
 pub use server::McpServer;
 pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff};
 
+/// The most backtracking steps one `pattern` match may take (fancy-regex's default is a
+/// million: ~2 ms a match, so a hostile pattern with a backreference over an array of
+/// strings took seconds). A pattern without backreferences or lookaround never
+/// backtracks (it runs on a linear-time engine); one that needs more than this fails its
+/// check. `schema_work` counts each `pattern` match as [`PATTERN_COST`] evaluations.
+///
+/// [`PATTERN_COST`]: toolbind_codegen::schema_work::PATTERN_COST
+#[cfg(feature = "mcp")]
+const PATTERN_BACKTRACK_LIMIT: usize = 10_000;
+
+/// A server's schema compiled for checks, with [`PATTERN_BACKTRACK_LIMIT`]; `None` for
+/// one that does not compile (a remote `$ref`, which is never fetched: it checks nothing,
+/// and the server checks its own input).
+#[cfg(feature = "mcp")]
+pub(crate) fn validator(schema: &serde_json::Value) -> Option<jsonschema::Validator> {
+    jsonschema::options()
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+        )
+        .build(schema)
+        .ok()
+}
+
 /// Why `value` does not match the JSON Schema `schema` (JSON text), or `None` when it
 /// does. Compiled schemas are kept per schema text for the life of the program. A schema
 /// that does not compile (a remote `$ref`, which is never fetched) checks nothing: the
@@ -52,7 +75,7 @@ pub(crate) fn schema_problem(schema: &'static str, value: &serde_json::Value) ->
         map.entry(schema.as_ptr() as usize)
             .or_insert_with(|| {
                 let s: serde_json::Value = serde_json::from_str(schema).ok()?;
-                let v = jsonschema::validator_for(&s).ok()?;
+                let v = validator(&s)?;
                 Some(Arc::new((s, v)))
             })
             .clone()?
