@@ -374,7 +374,15 @@ fn a_token_file_or_a_generated_token() {
     // Neither: a token is generated into a 0600 file under XDG_RUNTIME_DIR, named on
     // stderr, never printed.
     let s = Serve::start_with(&[], &[], None);
-    let log = s.log();
+    // The token's line comes after the "serving" line that start_with waits for.
+    let mut log = s.log();
+    for _ in 0..100 {
+        if log.contains("bearer token:") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        log = s.log();
+    }
     let path = s._tmp.path().join("run/toolbind/http-token");
     assert!(
         log.contains(&format!("generated into {}", path.display())),
