@@ -114,10 +114,13 @@ pub(crate) fn spawn(
         }
     };
     // The options pipe: read end for the child (moved above fd 9, so that placing it on
-    // fd 4 cannot clobber fd 3), written in full before the child runs.
+    // fd 4 cannot clobber fd 3), written in full before the child runs. A jailed
+    // process's environment travels there too (`--clearenv`, then `--setenv NAME VALUE`):
+    // bwrap itself runs on the host with none of it (a config's `LD_PRELOAD` would load
+    // code into bwrap before any namespace exists), and no value reaches an argv.
     let options_fd: Option<OwnedFd> = match &jail {
         None => None,
-        Some(j) => Some(options_pipe(&j.options)?),
+        Some(j) => Some(options_pipe(&jail_options(&j.options, &env)?)?),
     };
     let options_raw = options_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
     // bwrap's status pipe: the write end for the child (on fd 5), the read end kept.
@@ -141,9 +144,11 @@ pub(crate) fn spawn(
         .unwrap_or(-1);
     let memory_raw = jail.as_ref().and_then(|j| j.memory_fd()).unwrap_or(-1);
     let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
-    cmd.env_clear()
-        .envs(env)
-        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+    cmd.env_clear();
+    if jail.is_none() {
+        cmd.envs(env);
+    }
+    cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
         .stdout(match stdout {
             Stdout::ToStderr => Stdio::null(),
             Stdout::Piped => Stdio::piped(),
@@ -190,6 +195,39 @@ pub(crate) fn spawn(
         jail,
         tracker,
     })
+}
+
+/// bwrap's options for a jail: `options`, then the jailed program's whole environment
+/// (`--clearenv`, `--setenv NAME VALUE` each), NUL-separated. A NUL in a name or value
+/// (possible in a config's JSON) would split it into options of bwrap's own: refused, as
+/// is a name holding `=`.
+fn jail_options(
+    options: &[u8],
+    env: &[(String, std::ffi::OsString)],
+) -> Result<Vec<u8>, SpawnError> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = options.to_vec();
+    out.extend_from_slice(b"--clearenv\0");
+    for (k, v) in env {
+        let v = v.as_bytes();
+        if k.is_empty() || k.contains(['\0', '=']) || v.contains(&0) {
+            return Err(SpawnError {
+                step: SpawnStep::OptionsPipe,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "the environment variable {k:?} has an empty name, a NUL byte or `=` in its name, or a NUL byte in its value"
+                    ),
+                ),
+            });
+        }
+        out.extend_from_slice(b"--setenv\0");
+        out.extend_from_slice(k.as_bytes());
+        out.push(0);
+        out.extend_from_slice(v);
+        out.push(0);
+    }
+    Ok(out)
 }
 
 /// A pipe holding `bytes`, closed for writing; its read end sits above fd 9.

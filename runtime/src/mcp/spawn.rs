@@ -60,9 +60,15 @@ impl ServerProcess {
     /// How the process ended, once it has ("exited with code 1", "was killed by signal
     /// 9 (SIGKILL)"); `None` while it runs. Its group is ended and it is reaped at once.
     pub(crate) fn exit(&self) -> Option<String> {
+        // Jailed, the process is bwrap, which reports a server killed by signal N as exit
+        // code 128 + N (it used to be found, and killed, by its environment too).
+        let describe = |s| match &self._jail {
+            Some(j) => j.describe(s),
+            None => describe_exit(s),
+        };
         self.group
             .status()
-            .map(|s| s.map_or_else(|| "ended".to_owned(), describe_exit))
+            .map(|s| s.map_or_else(|| "ended".to_owned(), describe))
     }
 
     /// Waits up to `limit` for the process to end, then says how it did.

@@ -36,6 +36,11 @@ pub(super) fn probe(
     // Every jailed call passes `--json-status-fd` (bwrap 0.3.1 and later): an older bwrap
     // fails here, once, with its own "Unknown option", not at every call.
     push(&mut opts, ["--json-status-fd", "1"]);
+    // And its environment through `--clearenv`/`--setenv` (bwrap 0.5.0 and later).
+    push(
+        &mut opts,
+        ["--clearenv", "--setenv", "PATH", "/usr/bin:/bin"],
+    );
     let mut cmd = std::process::Command::new(&bwrap);
     cmd.args(&opts)
         .arg("--")
