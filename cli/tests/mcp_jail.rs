@@ -380,3 +380,307 @@ fn servers_of_one_name_in_two_projects_do_not_share_a_home() {
     assert_eq!(home(&again), home(&first));
     assert!(eventually(5.0, || marked(&m).is_empty()));
 }
+
+/// Runs `toolbind mcp snapshot` of `command args` in `dir`, under `mode`.
+fn snapshot_in(dir: &Path, lab: &Lab, mode: &str, command: &Path, args: &[String]) -> Output {
+    toolbind()
+        .current_dir(dir)
+        .env_remove("XDG_STATE_HOME")
+        .args([
+            "mcp",
+            "snapshot",
+            "--out",
+            "-",
+            "--name",
+            "srv",
+            "--sandbox",
+            mode,
+        ])
+        .arg("--state-dir")
+        .arg(lab.state())
+        .arg("--")
+        .arg(command)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+use std::process::Output;
+
+/// Nothing a server names runs on the host: not a command named like an interpreter
+/// (`python-mcp`, which toolbind used to ask on the host where its Python lives), not the
+/// interpreter of a `#!` line that is relative or outside the system's folders, and not,
+/// under `auto`, a script whose `#!` line fails in the jail on purpose (an interpreter
+/// that is not there behind env's `-u`, a `./node` that fails its trial): those used to
+/// run the script unjailed. Each writes to a file the jail does not let it write.
+#[test]
+fn nothing_a_server_names_runs_on_the_host() {
+    let lab = Lab::new();
+    let srv = lab.path().join("srv");
+    std::fs::create_dir_all(&srv).unwrap();
+    std::fs::copy(misbehaving(), srv.join("misbehaving.py")).unwrap();
+    let log = lab.path().join("ran-on-host");
+    let script = |name: &str, text: String| {
+        let p = srv.join(name);
+        std::fs::write(&p, text).unwrap();
+        make_executable(&p);
+        p
+    };
+    let m = mark("host");
+    let _reap = Reap(vec![m.clone()]);
+    let (l, s) = (log.display(), srv.display());
+    let python_mcp = script(
+        "python-mcp",
+        format!("#!/bin/sh\necho \"$$\" >> {l}\nexec python3 {s}/misbehaving.py \"$@\"\n"),
+    );
+    script(
+        "python3",
+        format!("#!/bin/sh\necho \"$$\" >> {l}\nexec /usr/bin/python3 \"$@\"\n"),
+    );
+    script(
+        "node",
+        format!("#!/bin/sh\n[ \"$1\" = -e ] && exit 1\necho \"$$\" >> {l}\nexit 1\n"),
+    );
+    let cases = [
+        ("python-mcp", python_mcp),
+        (
+            "relative #!",
+            script("rel", format!("#!./python3\n# {s}/misbehaving.py\n")),
+        ),
+        (
+            "absolute #! outside the system",
+            script("abs", format!("#!{s}/python3\n")),
+        ),
+        (
+            "env -S -u",
+            script(
+                "env-u",
+                format!("#!/usr/bin/env -S -u python9 sh -c 'echo escaped >> {l}'\n"),
+            ),
+        ),
+        (
+            "a ./node that fails its trial",
+            script("dot-node", "#!./node\n".into()),
+        ),
+    ];
+    // Every case is tried, and every escape named, before the test fails.
+    let mut escaped = Vec::new();
+    for (what, command) in &cases {
+        for mode in ["auto", "required"] {
+            let out = snapshot_in(&srv, &lab, mode, command, &lab.nosy_args(&m));
+            if let Ok(ran) = std::fs::read_to_string(&log) {
+                escaped.push(format!("{what} ({mode}) ran on the host: {ran}"));
+                std::fs::remove_file(&log).unwrap();
+            } else if *what == "python-mcp" {
+                assert_code(&out, 0);
+                assert_contained(&stdout(&out), &lab);
+            } else {
+                assert_ne!(out.status.code(), Some(0), "{what} ({mode})");
+            }
+        }
+    }
+    assert!(escaped.is_empty(), "{}", escaped.join("\n"));
+    assert!(eventually(5.0, || marked(&m).is_empty()));
+}
+
+/// An interpreter or a `#!` line never widens the jail to the user's home or a secret
+/// folder in it: a `node` in `~/rv-evil` used to have its grandparent (the whole home)
+/// shown, and `#!/usr/bin/env -S -u ~/.rvs/credentials sh -c ...` the folder of the file
+/// env's option named.
+#[test]
+fn an_interpreter_does_not_show_the_home_it_lives_in() {
+    let lab = Lab::new();
+    let home = lab.path().join("home");
+    let evil = home.join("rv-evil");
+    std::fs::create_dir_all(&evil).unwrap();
+    std::fs::create_dir_all(home.join(".rvs")).unwrap();
+    std::fs::write(home.join(".rv-secret"), "s3cret\n").unwrap();
+    std::fs::write(home.join(".rvs/credentials"), "rvs-s3cret\n").unwrap();
+    std::fs::copy(misbehaving(), evil.join("misbehaving.py")).unwrap();
+    let node = evil.join("node");
+    std::fs::write(&node, "#!/bin/sh\nexec python3 \"$@\"\n").unwrap();
+    make_executable(&node);
+    let m = mark("home-interp");
+    let _reap = Reap(vec![m.clone()]);
+    let run = |mode: &str, command: &Path, args: &[String]| {
+        toolbind()
+            .env("HOME", &home)
+            .env_remove("XDG_STATE_HOME")
+            .args([
+                "mcp",
+                "snapshot",
+                "--out",
+                "-",
+                "--name",
+                "srv",
+                "--sandbox",
+                mode,
+            ])
+            .arg("--state-dir")
+            .arg(lab.state())
+            .arg("--")
+            .arg(command)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let args = [
+        evil.join("misbehaving.py").display().to_string(),
+        "nosy".into(),
+        home.join(".rv-secret").display().to_string(),
+        lab.outside().display().to_string(),
+        m.clone(),
+    ];
+    let mut shown = Vec::new();
+    for mode in ["auto", "required"] {
+        let out = run(mode, &node, &args);
+        assert_code(&out, 0);
+        let seen = stdout(&out);
+        if !seen.contains("secret=unreadable") || seen.contains("s3cret") {
+            shown.push(format!(
+                "{mode}: the home the interpreter lives in was shown: {seen}"
+            ));
+        }
+    }
+    let creds = home.join(".rvs/credentials");
+    let script = evil.join("creds");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/usr/bin/env -S -u {c} sh -c 'cat {c} >&2'\n",
+            c = creds.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&script);
+    for mode in ["auto", "required"] {
+        let out = run(mode, &script, &[]);
+        assert_ne!(out.status.code(), Some(0));
+        if stderr(&out).contains("rvs-s3cret") {
+            shown.push(format!(
+                "{mode}: a #! line showed a secret folder: {}",
+                stderr(&out)
+            ));
+        }
+    }
+    assert!(shown.is_empty(), "{}", shown.join("\n"));
+    assert!(eventually(5.0, || marked(&m).is_empty()));
+}
+
+/// A config's `env` reaches the jailed server only: bwrap runs on the host with none of
+/// it (a `LD_PRELOAD` there would run code in bwrap before any namespace exists; here
+/// `LD_DEBUG_OUTPUT` makes the loader of whatever process gets it write a file). With the
+/// sandbox off, such a variable from a config is refused.
+#[test]
+fn a_configs_env_does_not_reach_bwrap() {
+    let lab = Lab::new();
+    let m = mark("ldenv");
+    let _reap = Reap(vec![m.clone()]);
+    let mut args = vec![misbehaving().display().to_string()];
+    args.extend(lab.nosy_args(&m));
+    let debug = lab.path().join("lddebug");
+    let config = serde_json::json!({"mcpServers": {"nosy": {
+        "command": "python3", "args": args,
+        "env": {"LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": debug, "CANARY": "in-the-jail"},
+    }}});
+    let cfg = lab.path().join(".mcp.json");
+    std::fs::write(&cfg, config.to_string()).unwrap();
+    let snapshot = |mode: &str| {
+        toolbind()
+            .current_dir(lab.path())
+            .args([
+                "mcp",
+                "snapshot",
+                "--out",
+                "-",
+                "--sandbox",
+                mode,
+                "--config",
+            ])
+            .arg(&cfg)
+            .arg("--state-dir")
+            .arg(lab.state())
+            .output()
+            .unwrap()
+    };
+    let written = || {
+        std::fs::read_dir(lab.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("lddebug"))
+            .collect::<Vec<_>>()
+    };
+    let out = snapshot("required");
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("CANARY=in-the-jail"), "{text}");
+    assert_contained(&text, &lab);
+    assert_eq!(
+        written(),
+        Vec::<String>::new(),
+        "the loader ran on the host with the config's env"
+    );
+    let out = snapshot("off");
+    assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("LD_DEBUG") && stderr(&out).contains("refused"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(written(), Vec::<String>::new());
+    assert!(eventually(5.0, || marked(&m).is_empty()));
+}
+
+/// A server defined in code has no config file and, unless it sets one, no working
+/// folder: the folder toolbind runs in keys its state folder, so the same server started
+/// in another project does not find what the first planted in its `HOME`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_defined_in_code_has_a_home_per_folder() {
+    let lab = Lab::new();
+    let m = mark("cwd-key");
+    let _reap = Reap(vec![m.clone()]);
+    let mut args = vec![misbehaving().display().to_string()];
+    args.extend(lab.nosy_args(&m));
+    let before = std::env::current_dir().unwrap();
+    let mut seen = Vec::new();
+    for project in ["one", "two", "one"] {
+        let dir = lab.path().join(project);
+        std::fs::create_dir_all(&dir).unwrap();
+        // Every other test here names its paths absolutely: changing this process's
+        // folder is safe.
+        std::env::set_current_dir(&dir).unwrap();
+        let server = McpServer::stdio("fs", "python3", args.clone())
+            .sandbox(
+                SandboxPolicy::new()
+                    .mode(SandboxMode::Required)
+                    .state_dir(lab.state()),
+            )
+            .connect_timeout(Duration::from_secs(30));
+        let runtime = tokio::time::timeout(
+            Duration::from_secs(60),
+            Runtime::builder().mcp_server(server).connect(),
+        )
+        .await
+        .expect("connect within 60 s")
+        .unwrap();
+        let tool = runtime
+            .registry()
+            .iter()
+            .find(|t| t.name() == "ok")
+            .unwrap();
+        seen.push(tool.description().to_owned());
+    }
+    std::env::set_current_dir(before).unwrap();
+    assert!(seen[0].contains("planted=no"), "{}", seen[0]);
+    assert!(
+        seen[1].contains("planted=no"),
+        "the same server started in another folder shared a HOME: {}",
+        seen[1]
+    );
+    assert!(
+        seen[2].contains("planted=yes"),
+        "its own HOME is kept: {}",
+        seen[2]
+    );
+    assert!(eventually(5.0, || marked(&m).is_empty()));
+}

@@ -58,6 +58,9 @@ pub(crate) enum StartError {
     Harness { path: PathBuf, source: io::Error },
     /// The process could not be started.
     Spawn(SpawnError),
+    /// A config's `env` sets a loader variable for a server that would run unjailed.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    LoaderVariable { var: String, config: PathBuf },
 }
 
 impl StartError {
@@ -81,6 +84,12 @@ impl fmt::Display for StartError {
                     Subject::Tool => "",
                     Subject::Server => " the server",
                 },
+                e.message(*of)
+            ),
+            StartError::Jail(JailError::Interpreter(e), of) => write!(
+                f,
+                "the sandbox cannot run the {}'s interpreter, though bubblewrap works on this machine (it is not started unjailed instead): {}",
+                of.noun(),
                 e.message(*of)
             ),
             StartError::Jail(JailError::Setup(e), of) => write!(
@@ -110,6 +119,11 @@ impl fmt::Display for StartError {
                 write!(f, "cannot write the harness {}: {source}", path.display())
             }
             StartError::Spawn(e) => e.fmt(f),
+            StartError::LoaderVariable { var, config } => write!(
+                f,
+                "{} sets `{var}` in the server's `env`, which loads code or data into the server from a path; with the sandbox off that runs on this machine as you, so it is refused. Run the server jailed (`--sandbox auto` or `required`), where the variable reaches only the jailed server, or remove it from the config",
+                config.display()
+            ),
         }
     }
 }
@@ -170,6 +184,9 @@ impl std::error::Error for SpawnError {}
 pub(crate) enum JailError {
     /// `required`, and the jail cannot run on this machine.
     Unavailable(ProbeError),
+    /// The jail runs on this machine, but not the interpreter a server names: an error in
+    /// every mode (a server never picks, by what it names, to run unjailed).
+    Interpreter(ProbeError),
     /// The jail could not be set up for this process (a folder it needs, a grant).
     Setup(SetupError),
 }

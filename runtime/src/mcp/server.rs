@@ -252,8 +252,28 @@ impl McpServer {
 
     /// The name of the server's state folder under `<state root>/mcp`: its name made
     /// file-safe, then a hash of the config file it comes from and its command, args, `env`
-    /// and `cwd` (128 bits: two servers that differ in any of them never share a `HOME`).
+    /// and `cwd`, the folder it runs in (toolbind's own when no `cwd` is set) and the real
+    /// file its command names (128 bits: two servers that differ in any of them never
+    /// share a `HOME`).
     pub(crate) fn state_key(&self) -> String {
+        let (workdir, program) = match &self.config {
+            ServerConfig::Stdio { command, cwd, .. } => (
+                cwd.clone().or_else(|| std::env::current_dir().ok()),
+                super::spawn::which(command),
+            ),
+            ServerConfig::Http { .. } => (None, None),
+        };
+        let real = |p: PathBuf| p.canonicalize().unwrap_or(p);
+        self.state_key_of(workdir.map(real), program.map(real))
+    }
+
+    /// [`state_key`](Self::state_key), given where the server runs and the real file its
+    /// command names.
+    pub(crate) fn state_key_of(
+        &self,
+        workdir: Option<PathBuf>,
+        program: Option<PathBuf>,
+    ) -> String {
         use sha2::Digest;
         let what = match &self.config {
             ServerConfig::Stdio {
@@ -268,6 +288,11 @@ impl McpServer {
                 "args": args,
                 "env": env,
                 "cwd": cwd.as_ref().map(|p| p.to_string_lossy()),
+                // Where it runs (toolbind's own folder when no `cwd` is set) and the file its
+                // command is: `npx` or `./server` in two projects are two servers, also
+                // when they are defined in code, with no config file to tell them apart.
+                "workdir": workdir.map(|p| p.to_string_lossy().into_owned()),
+                "program": program.map(|p| p.to_string_lossy().into_owned()),
             }),
             ServerConfig::Http { url, .. } => serde_json::json!({"name": self.name, "url": url}),
         };

@@ -167,79 +167,136 @@ struct Plan {
     path: Vec<PathBuf>,
 }
 
-/// Finds `program` as a shell would: a path as it is, a bare name on `PATH`.
-fn which(program: &str) -> Option<PathBuf> {
+/// Finds `program` as a shell would: a path as it is, a bare name on `PATH` (its absolute
+/// entries only: a relative one would find a file of whatever folder toolbind runs in).
+pub(super) fn which(program: &str) -> Option<PathBuf> {
     let p = Path::new(program);
-    if p.components().count() > 1 {
+    if p.components().count() > 1 || program.contains('/') {
         return p.is_file().then(|| p.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(p)).find(|c| {
-        std::fs::metadata(c).is_ok_and(|m| {
-            use std::os::unix::fs::PermissionsExt;
-            m.is_file() && m.permissions().mode() & 0o111 != 0
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(p))
+        .find(|c| {
+            std::fs::metadata(c).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            })
         })
-    })
 }
 
-/// The interpreter a `#!` line names (`#!/usr/bin/env node`, `#!/usr/bin/python3 -u`).
-fn shebang(file: &Path) -> Option<String> {
+/// What a script's `#!` line asks for, as far as the jail believes it. The line comes
+/// with the server's package: it is hostile. Only an interpreter the user chose (a bare
+/// name `env` finds on the user's `PATH`, or a plain path in `/usr`, `/bin`, `/sbin`) is
+/// set up by the jail; any other line makes the script a native program, which the kernel
+/// starts inside the jail, its interpreter never probed, run or shown on the host.
+#[derive(Debug, PartialEq)]
+enum Shebang {
+    /// An interpreter the jail knows, the user's: run as `program script args`.
+    Known(Kind, String),
+    /// Another interpreter, a bare name `env` looks up on the user's `PATH` (`uv` in
+    /// `~/.local/bin`): its folder may be shown and put on the jail's `PATH`.
+    OnPath(String),
+    /// Anything else (a relative or non-system path, `env` with options other than `-S`,
+    /// an assignment): nothing of it is shown or trusted.
+    Other,
+}
+
+/// Reads the `#!` line of `file` (`None`: it has none).
+fn shebang(file: &Path) -> Option<Shebang> {
     let mut head = [0u8; 256];
     let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
     let line = head[..n].strip_prefix(b"#!")?;
     let line = line.split(|b| *b == b'\n').next()?;
     let line = String::from_utf8_lossy(line);
-    let mut words = line.split_whitespace();
-    let first = words.next()?;
-    let name = if first.ends_with("/env") {
-        words.find(|w| !w.starts_with('-'))?
-    } else {
-        first
-    };
-    Some(name.to_owned())
+    Some(read_shebang(&line))
 }
 
+/// The meaning of a `#!` line's text (after `#!`).
+fn read_shebang(line: &str) -> Shebang {
+    let mut words = line.split_whitespace();
+    let Some(first) = words.next() else {
+        return Shebang::Other;
+    };
+    if !crate::exec::sandbox::system_path(Path::new(first)) {
+        // `#!./python3`, `#!.venv/bin/python`, `#!/home/x/node`.
+        return Shebang::Other;
+    }
+    if !first.ends_with("/env") {
+        return match kind_of(first) {
+            Some(k) => Shebang::Known(k, first.to_owned()),
+            None => Shebang::Other,
+        };
+    }
+    // `env NAME` or `env -S NAME ARGS`; any other option of env's (`-u`, `-i`, `-C`,
+    // `--`), or an assignment, changes what runs: not read.
+    let mut name = words.next();
+    if matches!(name, Some("-S" | "--split-string")) {
+        name = words.next();
+    }
+    let Some(name) = name else {
+        return Shebang::Other;
+    };
+    if name.starts_with('-') || name.contains('=') {
+        return Shebang::Other;
+    }
+    if name.contains('/') {
+        return match kind_of(name) {
+            Some(k) if crate::exec::sandbox::system_path(Path::new(name)) => {
+                Shebang::Known(k, name.to_owned())
+            }
+            _ => Shebang::Other,
+        };
+    }
+    match kind_of(name) {
+        Some(k) => Shebang::Known(k, name.to_owned()),
+        None => Shebang::OnPath(name.to_owned()),
+    }
+}
+
+/// The interpreter kind of a program by its exact file name (`python3`, `python3.12`,
+/// `node`, `bash`), never by a prefix: `python-mcp` or `node-server` is a program of its
+/// own.
 fn kind_of(name: &str) -> Option<Kind> {
     let base = Path::new(name).file_name()?.to_str()?;
-    if base == "node" || base == "nodejs" {
-        Some(Kind::Node)
-    } else if base.starts_with("python") {
-        Some(Kind::Python)
-    } else if base == "bash" || base == "sh" {
-        Some(Kind::Bash)
-    } else {
-        None
+    let python_version = |v: &str| {
+        v.is_empty()
+            || v == "3"
+            || v.strip_prefix("3.")
+                .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match base {
+        "node" | "nodejs" => Some(Kind::Node),
+        "bash" | "sh" => Some(Kind::Bash),
+        _ => base
+            .strip_prefix("python")
+            .filter(|v| python_version(v))
+            .map(|_| Kind::Python),
     }
 }
 
 /// The folder a server's file needs: its `node_modules` ancestor (Node looks for packages
-/// in every `node_modules` above a file), else its own folder; `None` for one already in
-/// the jail (under `/usr`) or one that must never be shown ([`unsafe_to_show`]).
+/// in every `node_modules` above a file), the virtualenv whose `bin` holds it (its
+/// interpreter finds its packages through `pyvenv.cfg` beside `bin`), else its own
+/// folder; `None` for one already in the jail (under `/usr`) or one that must never be
+/// shown ([`unsafe_to_show`]).
 fn package_folder(file: &Path) -> Option<PathBuf> {
     let real = file.canonicalize().ok()?;
+    let parent = real.parent()?;
+    let venv = parent.parent().filter(|v| {
+        parent.file_name().is_some_and(|n| n == "bin") && v.join("pyvenv.cfg").is_file()
+    });
     let dir = real
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-        .or_else(|| real.parent())?
+        .or(venv)
+        .unwrap_or(parent)
         .to_path_buf();
     (!dir.starts_with("/usr") && !unsafe_to_show(&dir)).then_some(dir)
 }
 
-/// Whether showing `dir` (read-only) would show the server what is not its own: `/`, the
-/// system's live state (`/proc`, `/sys`, `/dev`, `/run` with its sockets, `/etc`, `/boot`;
-/// `/tmp` and `/var` themselves), the user's home folder or a folder holding it, or toolbind's state root (every
-/// server's and tool's `HOME`) or a folder holding it. A server whose entry lives in such a
-/// place is started without it shown, and fails to start saying so; grant what it needs.
-fn unsafe_to_show(dir: &Path) -> bool {
-    const SYSTEM: [&str; 6] = ["/proc", "/sys", "/dev", "/run", "/etc", "/boot"];
-    const SHARED: [&str; 4] = ["/", "/tmp", "/var", "/var/tmp"];
-    let real = |p: PathBuf| p.canonicalize().unwrap_or(p);
-    let holds = |p: PathBuf| real(p).starts_with(dir);
-    SHARED.iter().any(|s| dir == Path::new(s))
-        || SYSTEM.iter().any(|s| dir.starts_with(s))
-        || std::env::var_os("HOME").is_some_and(|h| holds(PathBuf::from(h)))
-        || holds(crate::dirs::state_root())
-}
+use crate::exec::sandbox::unsafe_to_show;
 
 /// Whether `arg` names the script an interpreter runs (`server.js`, `main.py`): what the
 /// jail shows the package folder of. Any other argument that happens to be a path (a
@@ -285,23 +342,28 @@ fn plan(command: &str, args: &[String], cwd: Option<&Path>) -> Result<Plan, Prob
     let mut path = Vec::new();
     let (kind, program, native) = if let Some(k) = kind_of(command) {
         (k, command.to_owned(), None)
-    } else if let Some(interp) = shebang(&real)
-        && let Some(k) = kind_of(&interp)
-    {
+    } else if let Some(sb) = shebang(&real) {
         binds.extend(package_folder(&real));
-        rest.insert(0, real.clone().into_os_string());
-        (k, interp, None)
-    } else if let Some(interp) = shebang(&real) {
-        // A script whose `#!` names an interpreter the jail does not set up itself (dash,
-        // perl, `env -S uv run --script`): run as a native program, jailed like any other;
-        // the kernel starts its interpreter inside the jail. The system's are under `/usr`
-        // (shown); one elsewhere has its folder shown read-only and put on `PATH`.
-        binds.extend(package_folder(&real));
-        for dir in interpreter_folders(&interp) {
-            path.push(dir.clone());
-            binds.push(dir);
+        match sb {
+            Shebang::Known(k, interp) => {
+                rest.insert(0, real.clone().into_os_string());
+                (k, interp, None)
+            }
+            // A script whose `#!` names an interpreter the jail does not set up itself
+            // (dash, perl, `env -S uv run --script`), or one the jail does not trust
+            // (`#!./python3`): run as a native program, jailed like any other; the kernel
+            // starts its interpreter inside the jail. The system's are under `/usr`
+            // (shown); a bare name `env` finds on the user's `PATH` has its folder shown
+            // read-only and put on `PATH`; any other is not shown (it fails in the jail).
+            Shebang::OnPath(interp) => {
+                for dir in interpreter_folders(&interp) {
+                    path.push(dir.clone());
+                    binds.push(dir);
+                }
+                (Kind::Bash, "bash".to_owned(), Some(real))
+            }
+            Shebang::Other => (Kind::Bash, "bash".to_owned(), Some(real)),
         }
-        (Kind::Bash, "bash".to_owned(), Some(real))
     } else {
         // A native program: probed with bash (the jail's own userland), run as itself.
         binds.extend(real.parent().and_then(showable_bin));
@@ -329,10 +391,14 @@ fn showable_bin(dir: &Path) -> Option<PathBuf> {
     .then(|| dir.to_path_buf())
 }
 
-/// The folders an interpreter named by a `#!` line lives in, as named (where the kernel
-/// or `env` looks for it) and for real (where a link leads), for those the jail does not
-/// show already. Empty for one not found: it then fails in the jail, saying so.
+/// The folders an interpreter a `#!` line names by a bare name (`env uv`) lives in, found
+/// on the user's `PATH`: as found (where `env` looks for it) and for real (where a link
+/// leads), for those the jail does not show already and may show. Empty for one not
+/// found: it then fails in the jail, saying so.
 fn interpreter_folders(interp: &str) -> Vec<PathBuf> {
+    if interp.contains('/') {
+        return Vec::new();
+    }
     let Some(found) = which(interp) else {
         return Vec::new();
     };
@@ -386,6 +452,26 @@ pub(crate) fn safe_name(name: &str) -> String {
     format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
 }
 
+/// Whether `name` is a variable the dynamic loader or the C library reads to load code or
+/// data from a path (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `GCONV_PATH`, ...): refused in a
+/// config's `env` for a server run unjailed (`off`). Jailed, the variables reach only the
+/// jailed program (bwrap's `--setenv`), never bwrap itself.
+pub(crate) fn is_loader_variable(name: &str) -> bool {
+    name.starts_with("LD_")
+        || matches!(
+            name,
+            "GCONV_PATH"
+                | "GETCONF_DIR"
+                | "GLIBC_TUNABLES"
+                | "HOSTALIASES"
+                | "LOCPATH"
+                | "MALLOC_TRACE"
+                | "NIS_PATH"
+                | "NLSPATH"
+                | "RESOLV_HOST_CONF"
+        )
+}
+
 /// The reminder after the error of a server that failed in a working jail.
 pub(crate) const GRANT_HINT: &str = "It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server; --allow-read / --allow-write on the command line).";
 
@@ -396,7 +482,8 @@ pub(crate) enum Failed {
     /// It ran in a jail that works here: its own error, and a reminder to grant what it
     /// needs.
     InWorkingJail,
-    /// The jail cannot run here and the mode is `required`.
+    /// The jail cannot run here and the mode is `required`, or the jail runs here but not
+    /// the server's interpreter (any mode).
     Jail(StartError),
     /// The jail cannot run here and the mode is `auto`: start it again, which runs it
     /// unjailed, with the one warning (the only case a server runs unjailed under `auto`).
@@ -415,15 +502,25 @@ pub(crate) async fn after_failure(
         return Failed::Unjailed;
     };
     let sandbox = sandbox.clone();
-    let trial = tokio::task::spawn_blocking(move || sandbox.check(kind, &program))
-        .await
-        .unwrap_or(Ok(()));
+    // The server's own interpreter failing in the jail excuses nothing: only a jail that
+    // cannot run the system shell either (bwrap cannot run here at all) does.
+    let trial = tokio::task::spawn_blocking(move || {
+        sandbox
+            .check(kind, &program)
+            .map_err(|why| (why, sandbox.jail_runs_here()))
+    })
+    .await
+    .unwrap_or(Ok(()));
     match trial {
         Ok(()) => Failed::InWorkingJail,
-        Err(why) if mode == crate::sandbox::SandboxMode::Required => Failed::Jail(
+        Err((why, _)) if mode == crate::sandbox::SandboxMode::Required => Failed::Jail(
             StartError::Jail(JailError::Unavailable(why), Subject::Server),
         ),
-        Err(_) => Failed::StartAgain,
+        Err((why, true)) => Failed::Jail(StartError::Jail(
+            JailError::Interpreter(why),
+            Subject::Server,
+        )),
+        Err((_, false)) => Failed::StartAgain,
     }
 }
 
@@ -463,12 +560,30 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     // Only `off` runs a server unjailed by choice; a command the jail cannot be planned
     // for is refused in every other mode, never run unjailed instead.
     let off = policy.get_mode() == crate::sandbox::SandboxMode::Off;
+    if off
+        && let Some(config) = &server.origin
+        && let Some(var) = env.keys().find(|k| is_loader_variable(k))
+    {
+        return Err(StartError::LoaderVariable {
+            var: var.clone(),
+            config: config.clone(),
+        });
+    }
     let (jail, plan) = if off {
         (None, None)
     } else {
-        let p = plan(command, args, cwd.as_deref()).map_err(|e| {
+        let mut p = plan(command, args, cwd.as_deref()).map_err(|e| {
             StartError::Jail(JailError::Setup(SetupError::Command(e)), Subject::Server)
         })?;
+        // Never another server's state folder (nor the folder holding them all), wherever
+        // the policy puts the state root.
+        if let Some(all) = root.parent() {
+            let all = all.canonicalize().unwrap_or_else(|_| all.to_path_buf());
+            p.binds.retain(|b| {
+                let b = b.canonicalize().unwrap_or_else(|_| b.clone());
+                !b.starts_with(&all) && !all.starts_with(&b)
+            });
+        }
         let j = sandbox
             .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
             .map_err(|e| StartError::Jail(e, Subject::Server))?;
@@ -534,13 +649,19 @@ mod tests {
         std::fs::create_dir_all(dir.join("node_modules/pkg/dist")).unwrap();
         let script = dir.join("node_modules/pkg/dist/index.js");
         std::fs::write(&script, "#!/usr/bin/env node\nconsole.log(1)\n").unwrap();
-        assert_eq!(shebang(&script).as_deref(), Some("node"));
+        assert_eq!(
+            shebang(&script),
+            Some(Shebang::Known(Kind::Node, "node".into()))
+        );
         assert_eq!(
             package_folder(&script),
             Some(dir.join("node_modules").canonicalize().unwrap())
         );
         std::fs::write(&script, "#!/usr/bin/env -S python3 -u\n").unwrap();
-        assert_eq!(shebang(&script).as_deref(), Some("python3"));
+        assert_eq!(
+            shebang(&script),
+            Some(Shebang::Known(Kind::Python, "python3".into()))
+        );
         std::fs::write(&script, "\x7fELF").unwrap();
         assert_eq!(shebang(&script), None);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -574,14 +695,15 @@ mod tests {
         assert_eq!(p.args, [OsString::from("--flag")]);
         assert_eq!(p.binds, std::slice::from_ref(&real));
         assert!(p.path.is_empty(), "perl is under /usr: {:?}", p.path);
-        // An interpreter outside `/usr`, by absolute path: its folder is shown and on PATH.
+        // An interpreter outside the system's folders, by absolute path: untrusted (it
+        // comes with the package), so a native program with nothing of it shown.
         std::fs::create_dir(real.join("bin")).unwrap();
         std::os::unix::fs::symlink("/bin/dash", real.join("bin/interp")).unwrap();
         std::fs::write(&script, format!("#!{}/bin/interp -e\n", real.display())).unwrap();
         let p = plan(&command, &[], None).unwrap();
         assert_eq!(p.native.as_deref(), Some(script.as_path()));
-        assert_eq!(p.path, [real.join("bin")]);
-        assert!(p.binds.contains(&real.join("bin")), "{:?}", p.binds);
+        assert!(p.path.is_empty(), "{:?}", p.path);
+        assert_eq!(p.binds, std::slice::from_ref(&real));
         // A known one is still run by its interpreter.
         std::fs::write(&script, "#!/usr/bin/env -S python3 -u\n").unwrap();
         let p = plan(&command, &[], None).unwrap();
@@ -615,6 +737,13 @@ mod tests {
             assert!(others[i + 1..].iter().all(|o| o != k), "variant {i}");
             assert_eq!(toolbind_codegen::model::path_component_problem(k), None);
         }
+        // A server defined in code has no config file: where it runs and the file its
+        // command names tell two projects' apart.
+        let s = base();
+        let at = |w: &str, p: &str| s.state_key_of(Some(w.into()), Some(p.into()));
+        assert_ne!(at("/a", "/usr/bin/npx"), at("/b", "/usr/bin/npx"));
+        assert_ne!(at("/a", "/a/bin/npx"), at("/a", "/usr/bin/npx"));
+        assert_eq!(at("/a", "/usr/bin/npx"), at("/a", "/usr/bin/npx"));
         // A hostile name stays one path component.
         let k = key(McpServer::stdio("..", "npx", Vec::<String>::new()));
         assert_eq!(
@@ -654,5 +783,172 @@ mod tests {
         let p = plan("bash", &["evil.js".to_owned()], Some(dir.path())).unwrap();
         assert!(p.binds.is_empty(), "{:?}", p.binds);
         assert_eq!(p.args[0], OsString::from("/etc/hostname"));
+    }
+
+    #[test]
+    fn interpreters_are_known_by_their_exact_names() {
+        for (name, kind) in [
+            ("python", Some(Kind::Python)),
+            ("python3", Some(Kind::Python)),
+            ("/usr/bin/python3.12", Some(Kind::Python)),
+            ("node", Some(Kind::Node)),
+            ("nodejs", Some(Kind::Node)),
+            ("bash", Some(Kind::Bash)),
+            ("sh", Some(Kind::Bash)),
+            ("python-mcp", None),
+            ("/tmp/x/python-mcp", None),
+            ("python3-config", None),
+            ("python3.", None),
+            ("python3.x", None),
+            ("python2", None),
+            ("node-server", None),
+            ("bashful", None),
+        ] {
+            assert_eq!(kind_of(name), kind, "{name}");
+        }
+    }
+
+    /// A `#!` line comes with the server's package: only an interpreter the user chose is
+    /// set up (and, for Python, asked on the host where it lives); anything else is a
+    /// native program that the kernel starts inside the jail.
+    #[test]
+    fn a_shebang_is_believed_only_for_the_users_interpreters() {
+        use Shebang::*;
+        for (line, want) in [
+            ("/usr/bin/env node", Known(Kind::Node, "node".into())),
+            (
+                "/usr/bin/env -S python3 -u",
+                Known(Kind::Python, "python3".into()),
+            ),
+            (
+                "/usr/bin/env --split-string python3",
+                Known(Kind::Python, "python3".into()),
+            ),
+            (
+                "/usr/bin/python3 -u",
+                Known(Kind::Python, "/usr/bin/python3".into()),
+            ),
+            ("/bin/bash", Known(Kind::Bash, "/bin/bash".into())),
+            ("/usr/bin/env -S uv run --script", OnPath("uv".into())),
+            ("/usr/bin/perl -w", Other),
+            // Relative or outside the system's folders: never run, probed or shown.
+            ("./python3", Other),
+            (".venv/bin/python", Other),
+            ("/root/rv-evil/node", Other),
+            ("/usr/../root/node", Other),
+            ("./env python3", Other),
+            ("/tmp/env python3", Other),
+            ("/usr/bin/env /tmp/x/python3", Other),
+            (
+                "/usr/bin/env /usr/bin/python3",
+                Known(Kind::Python, "/usr/bin/python3".into()),
+            ),
+            // env's options other than -S change what runs: not read.
+            ("/usr/bin/env -S -u python9 sh -c 'id'", Other),
+            ("/usr/bin/env -u python9 sh", Other),
+            ("/usr/bin/env -i python3", Other),
+            (
+                "/usr/bin/env -S -u /root/.rvs/credentials sh -c 'cat x'",
+                Other,
+            ),
+            ("/usr/bin/env LD_PRELOAD=/x.so python3", Other),
+            ("/usr/bin/env -- python3", Other),
+            ("/usr/bin/env -Spython3", Other),
+            ("/usr/bin/env", Other),
+            ("", Other),
+        ] {
+            assert_eq!(read_shebang(line), want, "#!{line}");
+        }
+    }
+
+    #[test]
+    fn an_untrusted_shebang_is_a_native_program_with_nothing_of_it_shown() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("pkg")).unwrap();
+        std::fs::create_dir(real.join("bin")).unwrap();
+        std::fs::write(real.join("bin/python3"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(real.join("bin/python3"), PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let script = real.join("pkg/server");
+        let command = script.display().to_string();
+        for line in [
+            format!("#!{}/bin/python3\n", real.display()),
+            "#!./python3\n".to_owned(),
+            "#!../bin/python3\n".to_owned(),
+            format!("#!/usr/bin/env -S -u x {}/bin/python3\n", real.display()),
+            format!("#!/usr/bin/env {}/bin/python3\n", real.display()),
+        ] {
+            std::fs::write(&script, &line).unwrap();
+            std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
+            let p = plan(&command, &[], None).unwrap();
+            assert_eq!((p.kind, p.program.as_str()), (Kind::Bash, "bash"), "{line}");
+            assert_eq!(p.native.as_deref(), Some(script.as_path()), "{line}");
+            assert_eq!(p.binds, [real.join("pkg")], "{line}");
+            assert!(p.path.is_empty(), "{line}");
+        }
+        // A command named like an interpreter but not one (`python-mcp`): run by its own
+        // `#!` (the system's sh here), never as a Python.
+        let mcp = real.join("pkg/python-mcp");
+        std::fs::write(&mcp, "#!/bin/sh\nid\n").unwrap();
+        std::fs::set_permissions(&mcp, PermissionsExt::from_mode(0o755)).unwrap();
+        let p = plan(&mcp.display().to_string(), &[], None).unwrap();
+        assert_eq!((p.kind, p.program.as_str()), (Kind::Bash, "/bin/sh"));
+        assert_eq!(p.args, [mcp.into_os_string()]);
+    }
+
+    #[test]
+    fn a_venv_script_shows_its_venv() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().canonicalize().unwrap().join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let script = venv.join("bin/mcp-server-x");
+        std::fs::write(&script, format!("#!{}/bin/python\n", venv.display())).unwrap();
+        std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
+        assert_eq!(package_folder(&script), Some(venv.clone()));
+    }
+
+    #[test]
+    fn homes_secret_folders_and_state_roots_are_never_shown() {
+        let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+            return;
+        };
+        let home = home.canonicalize().unwrap_or(home);
+        for d in [
+            home.clone(),
+            home.join(".ssh"),
+            home.join(".aws/x"),
+            home.join(".cache"),
+            home.join(".config"),
+            home.join(".config/gh"),
+            home.join(".local"),
+            home.join(".local/share/keyrings"),
+            home.join("projects/../.ssh"),
+            PathBuf::from("relative/bin"),
+            crate::dirs::state_root(),
+            crate::dirs::state_root().join("mcp/other-0123/home"),
+        ] {
+            assert!(unsafe_to_show(&d), "{}", d.display());
+        }
+        for d in [
+            home.join(".local/bin"),
+            home.join(".local/share/uv/python/cpython-3.12"),
+            home.join(".cache/toolbind/clients/servers/node_modules"),
+            home.join(".npm/_npx/0123abcd/node_modules"),
+            home.join(".nvm/versions/node/v20.0.0"),
+            home.join("projects/srv"),
+            PathBuf::from("/opt/node"),
+        ] {
+            assert!(!unsafe_to_show(&d), "{}", d.display());
+        }
+        // A link to the home is judged by where it leads.
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&home, dir.path().join("h")).unwrap();
+        assert!(unsafe_to_show(&dir.path().join("h")));
+        assert!(is_loader_variable("LD_PRELOAD") && is_loader_variable("GCONV_PATH"));
+        assert!(!is_loader_variable("PATH") && !is_loader_variable("OLD_PRELOAD"));
     }
 }

@@ -46,6 +46,8 @@ use super::error::{JailError, ProbeError};
 use bwrap::ETC;
 use cgroup::{is_root, memory_cgroup_root};
 use probe::{Interp, resolve, which};
+#[cfg(feature = "mcp")]
+pub(crate) use probe::{system_path, unsafe_to_show};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -140,7 +142,18 @@ pub(crate) struct Sandbox {
     /// afterwards with [`check`](Self::check): the trial, a whole interpreter start (50 ms
     /// for node), is not paid before every connect.
     trial_first: bool,
+    /// Whether only a jail that cannot run on this machine at all excuses an unjailed
+    /// start under `auto` (MCP servers): the program a server names (its interpreter, a
+    /// `#!` line of its package) is not trusted to decide, by failing in the jail, that it
+    /// runs outside it. Tools run the user's own interpreters and keep the older rule: any
+    /// interpreter the jail cannot run falls back, with the warning.
+    strict: bool,
 }
+
+/// The program the jail is tried out with when an MCP server's own interpreter fails in
+/// it: the system's shell, which every jail shows. When it fails too, bwrap cannot run
+/// here at all.
+const TRUSTED_TRIAL: (Kind, &str) = (Kind::Bash, "/bin/sh");
 
 static WARNED: std::sync::Once = std::sync::Once::new();
 
@@ -151,15 +164,18 @@ impl Sandbox {
             probes: Mutex::new(HashMap::new()),
             resolved: Mutex::new(HashMap::new()),
             trial_first: true,
+            strict: false,
         }
     }
 
-    /// A sandbox whose jails are not tried out before their first start (see
-    /// `trial_first`); a missing bwrap is still known at once.
+    /// The sandbox of MCP servers: its jails are not tried out before their first start
+    /// (see `trial_first`; a missing bwrap is still known at once), and under `auto` a
+    /// server runs unjailed only when bwrap cannot run here at all (see `strict`).
     #[cfg(feature = "mcp")]
     pub(crate) fn untried(policy: SandboxPolicy) -> Self {
         Sandbox {
             trial_first: false,
+            strict: true,
             ..Sandbox::new(policy)
         }
     }
@@ -254,6 +270,9 @@ impl Sandbox {
             Err(e) if self.policy.mode == SandboxMode::Required => {
                 return Err(JailError::Unavailable(e));
             }
+            Err(e) if self.strict && self.jail_runs_here() => {
+                return Err(JailError::Interpreter(e));
+            }
             Err(e) => {
                 WARNED.call_once(|| {
                     crate::telemetry::warn(&format!(
@@ -286,6 +305,13 @@ impl Sandbox {
     #[cfg(feature = "mcp")]
     pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), ProbeError> {
         self.probe(kind, program).map(|_| ())
+    }
+
+    /// Whether bwrap runs on this machine at all: the system shell in the jail (the trial
+    /// start, cached). What an MCP server names cannot make this false.
+    pub(crate) fn jail_runs_here(&self) -> bool {
+        let (kind, program) = TRUSTED_TRIAL;
+        self.probe(kind, program).is_ok()
     }
 
     /// For a jailed call that failed: a note naming each argument that is a path on this

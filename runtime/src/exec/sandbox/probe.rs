@@ -108,7 +108,10 @@ pub(super) fn which(program: &Path) -> Option<PathBuf> {
         return program.is_file().then(|| program.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;
+    // A relative `PATH` entry (`.`, `bin`) would find a file of whatever folder the agent
+    // runs in: never one to trust as an interpreter.
     std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
         .map(|d| d.join(program))
         .find(|p| {
             std::fs::metadata(p).is_ok_and(|m| {
@@ -118,8 +121,32 @@ pub(super) fn which(program: &Path) -> Option<PathBuf> {
         })
 }
 
+/// Whether `program` names an interpreter this user chose: a bare name found on their
+/// `PATH` (absolute entries only, see [`which`]), or a path in the system's own folders
+/// (`/usr`, `/bin`, `/sbin`). Only such an interpreter is ever run on the host (a Python is
+/// asked where it lives); any other file (`./python3`, a project's `.venv/bin/python`, a
+/// path a server's package or a project's config names) is only ever run inside the jail.
+fn trusted_interpreter(program: &str) -> bool {
+    let p = Path::new(program);
+    if p.components().count() == 1 && !program.contains('/') {
+        return true;
+    }
+    system_path(p)
+}
+
+/// `p` is absolute, plain (no `.` or `..`) and in `/usr`, `/bin` or `/sbin`.
+pub(crate) fn system_path(p: &Path) -> bool {
+    use std::path::Component;
+    p.is_absolute()
+        && p.components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+        && ["/usr", "/bin", "/sbin"].iter().any(|s| p.starts_with(s))
+}
+
 /// The real interpreter behind `program` (a pyenv shim, an nvm or cache install) and the
-/// host folders it needs.
+/// host folders it needs. Only a [`trusted_interpreter`] is run on the host to learn them;
+/// any other is located from its path alone (and a virtualenv from its `pyvenv.cfg`).
+/// Every folder kept is one the jail may show ([`unsafe_to_show`]).
 pub(super) fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> {
     let found = which(Path::new(program)).ok_or_else(|| InterpError::NotOnPath {
         program: program.to_owned(),
@@ -130,7 +157,7 @@ pub(super) fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> 
     })?;
     let mut prefixes = Vec::new();
     let exe = match kind {
-        Kind::Python => {
+        Kind::Python if trusted_interpreter(program) => {
             // A pyenv shim is a shell script: ask python itself where it lives.
             let out = std::process::Command::new(&found)
                 .args([
@@ -161,6 +188,21 @@ pub(super) fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> 
             }
             exe
         }
+        Kind::Python => {
+            // Never run: a virtualenv's `bin/python` keeps its own path (Python finds its
+            // `pyvenv.cfg` beside `bin`), and the venv and the base install are shown.
+            let named = std::path::absolute(&found).unwrap_or(found);
+            if let Some(p) = real.parent().and_then(Path::parent) {
+                prefixes.push(p.to_path_buf());
+            }
+            match named.parent().and_then(Path::parent) {
+                Some(venv) if venv.join("pyvenv.cfg").is_file() => {
+                    prefixes.push(venv.to_path_buf());
+                    named
+                }
+                _ => real,
+            }
+        }
         Kind::Node | Kind::Bash => {
             if let Some(p) = real.parent().and_then(Path::parent) {
                 prefixes.push(p.to_path_buf());
@@ -171,7 +213,7 @@ pub(super) fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> 
     let mut kept: Vec<PathBuf> = Vec::new();
     for p in prefixes {
         let Ok(p) = p.canonicalize() else { continue };
-        if p == Path::new("/") || p.starts_with("/usr") || kept.iter().any(|k| p.starts_with(k)) {
+        if p.starts_with("/usr") || unsafe_to_show(&p) || kept.iter().any(|k| p.starts_with(k)) {
             continue;
         }
         kept.retain(|k| !k.starts_with(&p));
@@ -183,4 +225,109 @@ pub(super) fn resolve(kind: Kind, program: &str) -> Result<Interp, InterpError> 
         prefixes: kept,
         path,
     })
+}
+
+/// Folders of a home folder whose names start with a dot that hold toolchains (an nvm
+/// node, a pyenv python, a virtualenv, `uv` in `~/.local/bin`), which the jail may show
+/// whole.
+const HOME_TOOLCHAINS: &[&str] = &[
+    ".nvm",
+    ".fnm",
+    ".volta",
+    ".pyenv",
+    ".venv",
+    ".virtualenvs",
+    ".conda",
+    ".cargo/bin",
+    ".rustup/toolchains",
+    ".deno/bin",
+    ".bun/bin",
+    ".asdf/installs",
+    ".local/bin",
+    ".local/lib",
+    ".local/pipx",
+    ".local/share/uv",
+    ".local/share/pnpm",
+    ".local/share/fnm",
+];
+
+/// Folders (and files) of a home that hold secrets: never shown, nor anything in them
+/// (but for the [`HOME_TOOLCHAINS`] in them: `.local/share/uv`).
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".pki",
+    ".mozilla",
+    ".thunderbird",
+    ".local/share",
+    ".local/state",
+    ".m2",
+    ".gradle",
+    ".terraform.d",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".vault-token",
+];
+
+/// Whether showing `dir` (read-only, in any jail: an interpreter's prefix, a server's
+/// package folder, a folder a `#!` line names) would show what is not the jailed
+/// program's: `/`, the system's live state (`/proc`, `/sys`, `/dev`, `/run` with its
+/// sockets, `/etc`, `/boot`; `/tmp` and `/var` themselves), the user's home folder or a
+/// folder holding it, a dot-folder of the home itself (`~/.cache`, `~/.local`: they mix
+/// what a program may see with what it must not) unless it is a toolchain's
+/// ([`HOME_TOOLCHAINS`]), a folder of [`HOME_SECRETS`] or one in it (`~/.ssh`,
+/// `~/.config/gh`), or toolbind's state root (every server's and tool's `HOME`), a
+/// folder holding it or one inside it. `dir` is judged as named and where its links lead
+/// (a bind shows the target). A relative `dir` is never shown.
+pub(crate) fn unsafe_to_show(dir: &Path) -> bool {
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    unsafe_as_is(dir) || unsafe_as_is(&real)
+}
+
+fn unsafe_as_is(dir: &Path) -> bool {
+    use std::path::Component;
+    const SYSTEM: [&str; 6] = ["/proc", "/sys", "/dev", "/run", "/etc", "/boot"];
+    const SHARED: [&str; 4] = ["/", "/tmp", "/var", "/var/tmp"];
+    if !dir.is_absolute()
+        || dir
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return true;
+    }
+    let real = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    if SHARED.iter().any(|s| dir == Path::new(s)) || SYSTEM.iter().any(|s| dir.starts_with(s)) {
+        return true;
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        for h in [home.clone(), real(home)] {
+            if h.starts_with(dir) {
+                return true;
+            }
+            if let Ok(rest) = dir.strip_prefix(&h)
+                && rest
+                    .components()
+                    .next()
+                    .is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+                && !HOME_TOOLCHAINS.iter().any(|t| rest.starts_with(t))
+                && (rest.components().count() == 1
+                    || HOME_SECRETS.iter().any(|t| rest.starts_with(t)))
+            {
+                return true;
+            }
+        }
+    }
+    let state = crate::dirs::state_root();
+    [state.clone(), real(state)]
+        .iter()
+        .any(|s| s.starts_with(dir) || dir.starts_with(s))
 }
