@@ -949,6 +949,7 @@ fn input_responses(
 /// A task's call: it waits for one of `--max-concurrent-calls` (a cancel or the TTL ends
 /// the wait), runs (the task's cancel, its TTL and the server's shutdown stop it through
 /// the call's abort signal, then the kill), and leaves its result with the task.
+#[allow(clippy::too_many_arguments)] // one spawned task's whole context, moved in
 async fn run_task(
     state: Arc<State>,
     runtime: Arc<Runtime>,
