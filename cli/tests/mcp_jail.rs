@@ -383,9 +383,21 @@ fn servers_of_one_name_in_two_projects_do_not_share_a_home() {
 
 /// Runs `toolbind mcp snapshot` of `command args` in `dir`, under `mode`.
 fn snapshot_in(dir: &Path, lab: &Lab, mode: &str, command: &Path, args: &[String]) -> Output {
-    toolbind()
-        .current_dir(dir)
-        .env_remove("XDG_STATE_HOME")
+    let mut cmd = toolbind();
+    cmd.current_dir(dir);
+    snapshot_with(cmd, lab, mode, command, args)
+}
+
+/// Runs `toolbind mcp snapshot` of `command args` under `mode` with `cmd`'s folder and
+/// environment.
+fn snapshot_with(
+    mut cmd: std::process::Command,
+    lab: &Lab,
+    mode: &str,
+    command: &Path,
+    args: &[String],
+) -> Output {
+    cmd.env_remove("XDG_STATE_HOME")
         .args([
             "mcp",
             "snapshot",
@@ -503,26 +515,9 @@ fn an_interpreter_does_not_show_the_home_it_lives_in() {
     let m = mark("home-interp");
     let _reap = Reap(vec![m.clone()]);
     let run = |mode: &str, command: &Path, args: &[String]| {
-        toolbind()
-            .env("HOME", &home)
-            .env_remove("XDG_STATE_HOME")
-            .args([
-                "mcp",
-                "snapshot",
-                "--out",
-                "-",
-                "--name",
-                "srv",
-                "--sandbox",
-                mode,
-            ])
-            .arg("--state-dir")
-            .arg(lab.state())
-            .arg("--")
-            .arg(command)
-            .args(args)
-            .output()
-            .unwrap()
+        let mut cmd = toolbind();
+        cmd.env("HOME", &home);
+        snapshot_with(cmd, &lab, mode, command, args)
     };
     let args = [
         evil.join("misbehaving.py").display().to_string(),

@@ -163,7 +163,7 @@ fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
     }
     w.line("/// The snapshot's name: the server's key in the `mcpServers` config.");
     w.line(&format!(
-        "pub const SERVER: &'static str = {};",
+        "pub const SERVER: &str = {};",
         lit(&server.name)
     ));
     for tool in &server.tools {

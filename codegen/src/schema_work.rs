@@ -358,7 +358,13 @@ impl<'a> Counter<'a> {
                         Some(_) => 0,
                     },
                     Applies::EachName(s) => {
-                        let one = self.count(s, base, None, depth + 1)?;
+                        // Each name is a string the schema's `pattern` may be matched on.
+                        let pattern = if s.get("pattern").is_some() {
+                            PATTERN_COST
+                        } else {
+                            0
+                        };
+                        let one = self.count(s, base, None, depth + 1)? + pattern;
                         match value {
                             None => one,
                             Some(Value::Object(o)) => one.saturating_mul(o.len() as u64),
@@ -650,7 +656,11 @@ mod tests {
         assert!(check_work(&s, &many, MAX_CHECK_WORK).is_err());
         let names = json!({"type": "object", "patternProperties": {"^a": {}, "^b": {}}});
         let obj: Map<String, Value> = (0..10).map(|i| (format!("k{i}"), json!(1))).collect();
-        let work = check_work(&names, &Value::Object(obj), MAX_CHECK_WORK).unwrap();
+        let work = check_work(&names, &Value::Object(obj.clone()), MAX_CHECK_WORK).unwrap();
         assert!(work >= 20 * PATTERN_COST, "{work}");
+        let named = json!({"type": "object", "propertyNames": {"pattern": "^(a|a)*\\1$"},
+            "properties": {"x": {"$ref": "#/$defs/y"}}, "$defs": {"y": {}}});
+        let work = check_work(&named, &Value::Object(obj), MAX_CHECK_WORK).unwrap();
+        assert!(work >= 10 * PATTERN_COST, "{work}");
     }
 }
