@@ -162,10 +162,7 @@ fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
         include_bytes(w, &server.file);
     }
     w.line("/// The snapshot's name: the server's key in the `mcpServers` config.");
-    w.line(&format!(
-        "pub const SERVER: &str = {};",
-        lit(&server.name)
-    ));
+    w.line(&format!("pub const SERVER: &str = {};", lit(&server.name)));
     for tool in &server.tools {
         mcp_tool_module(w, tool);
     }

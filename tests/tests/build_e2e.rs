@@ -249,11 +249,12 @@ fn hostile_texts_stay_text_in_the_generated_docs() {
     assert!(docs.len() > 40, "{} doc comments", docs.len());
     for doc in &docs {
         for e in Parser::new_ext(doc, Options::all()) {
-            let bad = match &e {
-                Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Link { .. }) => true,
-                Event::Html(_) | Event::InlineHtml(_) => true,
-                _ => false,
-            };
+            let bad = matches!(
+                &e,
+                Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Link { .. })
+                    | Event::Html(_)
+                    | Event::InlineHtml(_)
+            );
             assert!(!bad, "{e:?} in the doc comment:\n{doc}");
         }
         assert!(
