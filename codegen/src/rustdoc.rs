@@ -130,6 +130,9 @@ fn live(doc: &str) -> bool {
 /// before a backtick re-pairs the spans) is escaped whole instead, every punctuation
 /// character, where nothing can be live.
 pub(crate) fn text(s: &str) -> String {
+    if is_plain(s) {
+        return s.to_owned();
+    }
     let s = s.replace("\r\n", "\n");
     let s = visible(&s).unwrap_or(s);
     let kept = keep_code(&s);
@@ -140,6 +143,18 @@ pub(crate) fn text(s: &str) -> String {
         return kept;
     }
     strict(&s)
+}
+
+/// Whether `s` is text that [`text`] would leave as it is (most descriptions): printable
+/// ASCII with none of the characters it escapes, and no line that starts with white space
+/// or a block opener.
+fn is_plain(s: &str) -> bool {
+    s.bytes().all(|b| {
+        (b == b'\n' || (0x20..0x7f).contains(&b))
+            && !matches!(b, b'\\' | b'<' | b'[' | b']' | b'`' | b'~')
+    }) && s
+        .split('\n')
+        .all(|l| l == l.trim() && block_opener(l).is_none())
 }
 
 /// [`text`] with every ASCII punctuation character backslash-escaped: no construct of
@@ -223,6 +238,9 @@ fn inline(s: &str) -> String {
 /// hidden characters and line breaks spelled out (`\n`, `U+202E`), fenced by more
 /// backticks than it holds in a row.
 pub(crate) fn code(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| (0x21..0x7f).contains(&b) && b != b'`') {
+        return format!("`{s}`");
+    }
     let mut body = String::with_capacity(s.len() + 2);
     for c in s.chars() {
         match c {
