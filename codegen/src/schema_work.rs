@@ -320,6 +320,24 @@ impl<'a> Counter<'a> {
         Ok(n)
     }
 
+    /// The count of `schema` at each of `children`, stopping at the budget as it goes
+    /// (`spent`: what the enclosing object has counted so far).
+    fn count_each(
+        &mut self,
+        schema: &'a Value,
+        base: &'a Value,
+        children: impl Iterator<Item = &'a Value>,
+        depth: usize,
+        spent: u64,
+    ) -> Result<u64, TooCostly> {
+        let mut n: u64 = 0;
+        for child in children {
+            n = n.saturating_add(self.count(schema, base, Some(child), depth + 1)?);
+            self.spend(spent.saturating_add(n))?;
+        }
+        Ok(n)
+    }
+
     fn count_object(
         &mut self,
         obj: &'a Map<String, Value>,
@@ -343,17 +361,7 @@ impl<'a> Counter<'a> {
                     Applies::EachProperty(s) => match value {
                         None => self.count(s, base, None, depth + 1)?,
                         Some(Value::Object(o)) => {
-                            let mut n: u64 = 0;
-                            for child in o.values() {
-                                n = n.saturating_add(self.count(
-                                    s,
-                                    base,
-                                    Some(child),
-                                    depth + 1,
-                                )?);
-                                self.spend(total.saturating_add(n))?;
-                            }
-                            n
+                            self.count_each(s, base, o.values(), depth, total)?
                         }
                         Some(_) => 0,
                     },
@@ -382,17 +390,7 @@ impl<'a> Counter<'a> {
                     Applies::EachItem(s) => match value {
                         None => self.count(s, base, None, depth + 1)?,
                         Some(Value::Array(items)) => {
-                            let mut n: u64 = 0;
-                            for child in items {
-                                n = n.saturating_add(self.count(
-                                    s,
-                                    base,
-                                    Some(child),
-                                    depth + 1,
-                                )?);
-                                self.spend(total.saturating_add(n))?;
-                            }
-                            n
+                            self.count_each(s, base, items.iter(), depth, total)?
                         }
                         Some(_) => 0,
                     },
