@@ -302,7 +302,9 @@ pub struct ListArgs {
     pub mcp: McpConfigArg,
     /// Print JSON on stdout: {tools: [{name, label, version, language, folder, description,
     /// warnings}, or for an MCP server's tool {name, label, server, mcpName, description,
-    /// warnings}], skipped: [{path, reason}], notes: [{path, message}], sandbox}
+    /// warnings}], skipped: [{path, reason}], notes: [{path, message}], sandbox,
+    /// sandbox_limits: [{name, value, explicit, enforced: enforced|not_enforced|unlimited,
+    /// by | why, fix}]}
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -371,24 +373,28 @@ impl SandboxArgs {
     /// The runtime's sandbox policy from these flags.
     pub fn policy(&self) -> toolbind::sandbox::SandboxPolicy {
         use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
-        let d = SandboxLimits::default();
-        let some = |v: Option<u64>, default: Option<u64>, scale: u64| match v {
-            None => default,
-            Some(0) => None,
-            Some(n) => Some(n.saturating_mul(scale)),
-        };
-        let limits = d
-            .clone()
-            .memory(some(self.memory, d.get_memory(), 1 << 20))
-            .call_memory(some(self.call_memory, d.get_call_memory(), 1 << 20))
-            .cpu(match self.cpu {
-                None => d.get_cpu(),
-                Some(0) => None,
-                Some(n) => Some(std::time::Duration::from_secs(n)),
-            })
-            .processes(some(self.max_processes, d.get_processes(), 1))
-            .file_size(some(self.max_file_size, d.get_file_size(), 1 << 20))
-            .open_files(self.max_open_files.unwrap_or(d.get_open_files()).max(256));
+        // A setter only for a flag that was given: the limits remember which were set,
+        // and only those fail a call under `required` when they cannot be enforced.
+        let some = |n: u64, scale: u64| (n != 0).then(|| n.saturating_mul(scale));
+        let mut limits = SandboxLimits::default();
+        if let Some(n) = self.memory {
+            limits = limits.memory(some(n, 1 << 20));
+        }
+        if let Some(n) = self.call_memory {
+            limits = limits.call_memory(some(n, 1 << 20));
+        }
+        if let Some(n) = self.cpu {
+            limits = limits.cpu((n != 0).then(|| std::time::Duration::from_secs(n)));
+        }
+        if let Some(n) = self.max_processes {
+            limits = limits.processes(some(n, 1));
+        }
+        if let Some(n) = self.max_file_size {
+            limits = limits.file_size(some(n, 1 << 20));
+        }
+        if let Some(n) = self.max_open_files {
+            limits = limits.open_files(n.max(256));
+        }
         let mut p = SandboxPolicy::new()
             .mode(SandboxMode::from_name(&self.mode).unwrap_or_default())
             .network(!self.no_network)

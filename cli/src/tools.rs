@@ -39,7 +39,9 @@ pub fn list(args: &ListArgs) -> Outcome {
     }
     if args.json {
         let mut v = list_json(&loaded);
-        v["sandbox"] = sandbox_status(&loaded, args).into();
+        let status = sandbox_status(&loaded, args);
+        v["sandbox"] = status.to_string().into();
+        v["sandbox_limits"] = status.limits.iter().map(limit_json).collect();
         println!("{v}");
         return Ok(exit_code(&loaded));
     }
@@ -115,7 +117,7 @@ pub fn list(args: &ListArgs) -> Outcome {
 }
 
 /// The sandbox mode in force for these tools' languages, and why.
-fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
+fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> toolbind::sandbox::SandboxStatus {
     let mut languages: Vec<toolbind::tool::Language> = Vec::new();
     for t in loaded.registry.iter().filter(|t| t.spec().mcp.is_none()) {
         if !languages.contains(&t.language()) {
@@ -125,7 +127,27 @@ fn sandbox_status(loaded: &Loaded, args: &ListArgs) -> String {
     let executor = toolbind::exec::SubprocessExecutor::new(
         toolbind::exec::ExecConfig::default().sandbox(args.sandbox.policy()),
     );
-    executor.sandbox_status(&languages).to_string()
+    executor.sandbox_status(&languages)
+}
+
+/// One limit in `list --json`: `{name, value, explicit, enforced}`, `enforced` one of
+/// `enforced` (with `by`), `not_enforced` (with `why` and `fix`), `unlimited`.
+fn limit_json(l: &toolbind::sandbox::LimitStatus) -> serde_json::Value {
+    use toolbind::sandbox::Enforcement;
+    let mut v = serde_json::json!({"name": l.name, "value": l.value, "explicit": l.explicit});
+    match &l.enforced {
+        Enforcement::Enforced { by } => {
+            v["enforced"] = "enforced".into();
+            v["by"] = by.as_str().into();
+        }
+        Enforcement::NotEnforced { why, fix } => {
+            v["enforced"] = "not_enforced".into();
+            v["why"] = why.as_str().into();
+            v["fix"] = fix.as_str().into();
+        }
+        _ => v["enforced"] = "unlimited".into(),
+    }
+    v
 }
 
 /// A skipped tool folder is reported and listing goes on; a tools folder that cannot be

@@ -49,7 +49,7 @@ struct GroupGuard {
     armed: bool,
     grace: Duration,
     jail: Option<super::sandbox::Running>,
-    tracker: Option<super::sandbox::Cgroup>,
+    tracker: Option<super::sandbox::CallCgroup>,
 }
 
 /// SIGTERM to the script: in a jail, to the process group it runs in there, not to bwrap,

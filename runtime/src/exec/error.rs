@@ -307,6 +307,13 @@ pub(crate) enum SetupError {
     /// planned for it (it is refused, never run unjailed instead).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     Command(ProbeError),
+    /// A limit the owner set explicitly (`name`, as `SandboxLimits::is_explicit` takes it)
+    /// cannot be enforced here, under `required`.
+    Limit {
+        name: &'static str,
+        why: String,
+        fix: String,
+    },
 }
 
 impl SetupError {
@@ -334,6 +341,16 @@ impl SetupError {
                 dir.display()
             ),
             SetupError::Command(e) => e.message(of),
+            SetupError::Limit { name, why, fix } => {
+                let (what, flag) = match *name {
+                    "call_memory" => ("memory per call", "--call-memory"),
+                    _ => ("process", "--max-processes"),
+                };
+                format!(
+                    "the {what} limit was set (`{flag}`, `SandboxLimits::{name}`) but cannot be enforced here, so the {} was not started: {why}. To get it: {fix}; or leave the limit at its default, which is then reported as not enforced rather than failing",
+                    of.noun()
+                )
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use super::ExecConfig;
 use super::error::{SpawnError, SpawnStep};
 use super::group::Group;
-use super::sandbox::{Cgroup, Jail, Running};
+use super::sandbox::{CallCgroup, Jail, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
 
@@ -52,7 +52,7 @@ pub(crate) struct Spawned {
     pub jail: Option<Running>,
     /// An unjailed process's tracking cgroup, where one can be made: dropping it kills
     /// everything the process started, daemons that left its group included.
-    pub tracker: Option<Cgroup>,
+    pub tracker: Option<CallCgroup>,
 }
 
 /// Spawns `program args` for `tool` in a new session (so a new process group whose id is
@@ -133,16 +133,15 @@ pub(crate) fn spawn(
     };
     let status_raw = status_write.as_ref().map_or(-1, |f| f.as_raw_fd());
     let tracker = if jail.is_none() {
-        Cgroup::track()
+        CallCgroup::track()
     } else {
         None
     };
-    let cgroup_raw = jail
-        .as_ref()
-        .and_then(|j| j.cgroup_fd())
-        .or_else(|| tracker.as_ref().map(|c| c.procs.as_raw_fd()))
-        .unwrap_or(-1);
-    let memory_raw = jail.as_ref().and_then(|j| j.memory_fd()).unwrap_or(-1);
+    let procs = match (&jail, &tracker) {
+        (Some(j), _) => j.procs_fds(),
+        (None, Some(t)) => t.procs_fds(),
+        (None, None) => [-1, -1],
+    };
     let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
     cmd.env_clear();
     if jail.is_none() {
@@ -162,8 +161,7 @@ pub(crate) fn spawn(
         unjailed: jail.is_none(),
         // SAFETY: getpid cannot fail.
         parent: unsafe { libc::getpid() },
-        cgroup: cgroup_raw,
-        memory: memory_raw,
+        procs,
         dup_stdout: matches!(stdout, Stdout::ToStderr),
         control: theirs_raw,
         options: options_raw,
@@ -260,9 +258,8 @@ struct ChildSetup {
     unjailed: bool,
     /// The runtime's pid, to notice it died before `PR_SET_PDEATHSIG` was set.
     parent: i32,
-    /// `cgroup.procs` of the pids and memory cgroups to join.
-    cgroup: i32,
-    memory: i32,
+    /// `cgroup.procs` of the cgroups to join (v1: pids and memory; v2: one leaf).
+    procs: [i32; 2],
     /// stdout goes to stderr.
     dup_stdout: bool,
     /// The tool's end of the control socket, for fd 3.
@@ -296,7 +293,7 @@ impl ChildSetup {
             }
         }
         // Before the dup2s below, which may reuse the cgroup file's descriptor number.
-        for procs in [self.cgroup, self.memory] {
+        for procs in self.procs {
             if procs >= 0 {
                 join_cgroup(procs)?;
             }
@@ -341,8 +338,8 @@ fn status_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     Ok((r, w))
 }
 
-/// In the forked child: move this process (soon bwrap) into the jail's pids cgroup, so
-/// every process of the jail counts. Async-signal-safe.
+/// In the forked child: move this process (soon bwrap, or an unjailed tool) into the call's
+/// cgroup, so every process it starts counts and ends with it. Async-signal-safe.
 fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
     // SAFETY: writes one byte from a static buffer to an open descriptor.
     if unsafe { libc::write(procs_fd, b"0".as_ptr().cast(), 1) } < 0 {

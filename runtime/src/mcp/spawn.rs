@@ -26,7 +26,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use super::McpServer;
 use crate::exec::group::Group;
 use crate::exec::process::{Io, Stdout, describe_exit, spawn};
-use crate::exec::sandbox::{Cgroup, Kind, Running, Sandbox};
+use crate::exec::sandbox::{CallCgroup, Kind, Running, Sandbox};
 use crate::exec::{
     ExecConfig, InterpError, JailError, ProbeError, SetupError, StartError, Subject,
 };
@@ -53,7 +53,7 @@ pub(crate) struct ServerProcess {
     tail: Arc<Mutex<Vec<u8>>>,
     drain: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     _jail: Option<Running>,
-    _tracker: Option<Cgroup>,
+    _tracker: Option<CallCgroup>,
 }
 
 impl ServerProcess {

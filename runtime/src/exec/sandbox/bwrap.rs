@@ -1,14 +1,14 @@
 //! bubblewrap's options for one jailed process, and the rlimits and cgroups it starts
 //! under.
 
-use super::cgroup::{Cgroup, MemoryCgroup, is_root, processes_of_uid};
+use super::cgroup::{CallCgroup, is_root, processes_of_uid};
 use super::probe::{Interp, which};
 use super::running::Running;
-use super::{SandboxLimits, SandboxPolicy};
+use super::{SandboxLimits, SandboxMode, SandboxPolicy};
 use crate::exec::error::SetupError;
 use nix::sys::resource::Resource;
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -107,9 +107,8 @@ pub(crate) struct Jail {
     /// Variables that replace the agent's (`HOME`, `TMPDIR`, `PATH`, ...).
     pub(crate) env: Vec<(String, OsString)>,
     pub(crate) limits: SandboxLimits,
-    pub(crate) cgroup: Option<Cgroup>,
-    /// The memory cgroup bounding all of the jail's processes together.
-    pub(crate) memory: Option<MemoryCgroup>,
+    /// The cgroup bounding all of the jail's processes together (memory, processes).
+    pub(crate) cgroup: Option<CallCgroup>,
     /// `RLIMIT_NPROC` when no cgroup bounds processes and the runtime is not root.
     pub(crate) nproc: Option<u64>,
     /// A warm worker: its CPU limit is a soft limit re-armed at each call, with no hard
@@ -155,12 +154,7 @@ pub(super) fn build(
         options.extend_from_slice(a.as_bytes());
         options.push(0);
     }
-    let cgroup = policy.limits.processes.and_then(Cgroup::create);
-    let memory = policy.limits.call_memory.and_then(MemoryCgroup::create);
-    let nproc = match (policy.limits.processes, &cgroup) {
-        (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),
-        _ => None,
-    };
+    let (cgroup, nproc) = cgroup_of(policy)?;
     Ok(Jail {
         bwrap: which(&policy.bwrap).unwrap_or_else(|| policy.bwrap.clone()),
         options,
@@ -168,10 +162,50 @@ pub(super) fn build(
         env: jail_env(interp, &state),
         limits: policy.limits.clone(),
         cgroup,
-        memory,
         nproc,
         warm: false,
     })
+}
+
+/// The jail's cgroup, and `RLIMIT_NPROC` where no cgroup bounds processes and the runtime
+/// is not root. A limit the owner set explicitly that cannot be enforced here fails under
+/// `required` (before anything runs), naming why and the fix; otherwise it is warned
+/// about once and the call runs (`SandboxStatus` reports it).
+fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>), SetupError> {
+    let l = &policy.limits;
+    let (cgroup, missed) = CallCgroup::jail(l.call_memory, l.processes);
+    let nproc = match (l.processes, &cgroup) {
+        (Some(n), c) if !is_root() && !c.as_ref().is_some_and(CallCgroup::bounds_pids) => {
+            Some(n + processes_of_uid() + 3)
+        }
+        _ => None,
+    };
+    for (name, e) in missed {
+        if name == "processes" && nproc.is_some() {
+            continue;
+        }
+        let fix = super::cgroup::fix_text();
+        if l.is_explicit(name) && policy.mode == SandboxMode::Required {
+            return Err(SetupError::Limit {
+                name,
+                why: e.why,
+                fix,
+            });
+        }
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            crate::telemetry::warn(&format!(
+                "warning: toolbind cannot enforce the sandbox's {} limit here: {}; {fix}",
+                if name == "processes" {
+                    "process"
+                } else {
+                    "memory per call"
+                },
+                e.why
+            ))
+        });
+    }
+    Ok((cgroup, nproc))
 }
 
 /// What the jail mounts beside the system folders: `(host path, path in the jail,
@@ -258,14 +292,10 @@ fn jail_env(interp: &Interp, state: &Path) -> Vec<(String, OsString)> {
 }
 
 impl Jail {
-    /// The raw fd of the cgroup's `cgroup.procs`, for the child to join before exec.
-    pub(crate) fn cgroup_fd(&self) -> Option<i32> {
-        self.cgroup.as_ref().map(|c| c.procs.as_raw_fd())
-    }
-
-    /// The raw fd of the memory cgroup's `cgroup.procs`.
-    pub(crate) fn memory_fd(&self) -> Option<i32> {
-        self.memory.as_ref().map(|c| c.procs.as_raw_fd())
+    /// The raw fds of the cgroup's `cgroup.procs` files (`-1`: none), for the child to
+    /// join before exec.
+    pub(crate) fn procs_fds(&self) -> [i32; 2] {
+        self.cgroup.as_ref().map_or([-1, -1], CallCgroup::procs_fds)
     }
 
     /// `(resource, soft, hard)` for `setrlimit` in the child before exec.
@@ -304,7 +334,6 @@ impl Jail {
             exec_seen: OnceLock::new(),
             limits: self.limits,
             cgroup: self.cgroup,
-            memory: self.memory,
             cpu_base: Mutex::new(None),
             armed: Mutex::new(None),
         }

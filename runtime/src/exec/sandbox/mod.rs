@@ -36,15 +36,16 @@ mod cgroup;
 mod policy;
 mod probe;
 mod running;
+mod status;
 
 pub(crate) use bwrap::Jail;
-pub(crate) use cgroup::{Cgroup, pids_cgroup_root};
+pub(crate) use cgroup::CallCgroup;
 pub use policy::{SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
+pub use status::{Enforcement, LimitStatus};
 
 use super::error::{JailError, ProbeError};
 use bwrap::ETC;
-use cgroup::{is_root, memory_cgroup_root};
 use probe::{Interp, resolve, which};
 #[cfg(feature = "mcp")]
 pub(crate) use probe::{system_path, unsafe_to_show};
@@ -107,8 +108,13 @@ pub struct SandboxStatus {
     pub mode: SandboxMode,
     /// Whether tool processes run in the bubblewrap jail.
     pub jailed: bool,
-    /// Why, in a sentence: what works, or what is missing.
+    /// Why, in a sentence: what works, or what is missing (made from `limits` for the
+    /// limits' part).
     pub reason: String,
+    /// Each limit of the policy and whether it holds here, or why not and how to get it.
+    /// Jailed: `call_memory`, `processes`, `memory`, `cpu`, `file_size`. Unjailed: the
+    /// same, not enforced (or unlimited), and `tracking`.
+    pub limits: Vec<LimitStatus>,
 }
 
 impl std::fmt::Display for SandboxStatus {
@@ -188,6 +194,7 @@ impl Sandbox {
                 mode,
                 jailed: false,
                 reason: format!("the sandbox is turned off: {}", unjailed_guarantee()),
+                limits: status::limits(&self.policy, false),
             };
         }
         let mut works = Vec::new();
@@ -203,25 +210,13 @@ impl Sandbox {
                         } else {
                             format!("{e}; {}", unjailed_guarantee())
                         },
+                        limits: status::limits(&self.policy, false),
                     };
                 }
             }
         }
-        let procs = match (self.policy.limits.processes, pids_cgroup_root()) {
-            (None, _) => "processes unlimited".to_owned(),
-            (Some(_), Some(_)) => "processes bounded by a pids cgroup".to_owned(),
-            (Some(_), None) if !is_root() => "processes bounded by RLIMIT_NPROC".to_owned(),
-            (Some(_), None) => {
-                "processes NOT bounded (root and no writable pids cgroup)".to_owned()
-            }
-        };
-        let procs = match (self.policy.limits.call_memory, memory_cgroup_root()) {
-            (None, _) => procs,
-            (Some(_), Some(_)) => format!("{procs}; memory per call bounded by a memory cgroup"),
-            (Some(_), None) => format!(
-                "{procs}; memory per call NOT bounded (no writable memory cgroup; only per process)"
-            ),
-        };
+        let limits = status::limits(&self.policy, true);
+        let procs = status::prose(&limits, mode == SandboxMode::Required);
         SandboxStatus {
             mode,
             jailed: true,
@@ -234,6 +229,7 @@ impl Sandbox {
                     if self.policy.network { "on" } else { "off" }
                 )
             },
+            limits,
         }
     }
 
@@ -436,11 +432,15 @@ fn collect_strings<'a>(
 }
 
 /// What an unjailed call still guarantees here, in a clause.
-fn unjailed_guarantee() -> &'static str {
-    if pids_cgroup_root().is_some() {
-        "unjailed tools have no limits and see everything this user can, but each dies with the runtime and everything a call starts (daemons included) is tracked in a pids cgroup and killed when the call or its worker ends"
-    } else {
-        "unjailed tools have no limits and see everything this user can; each dies with the runtime and its process group is killed when the call ends, but a process that leaves the group (setsid, a daemon) can survive: there is no writable pids cgroup to track it here"
+fn unjailed_guarantee() -> String {
+    match &cgroup::here().track {
+        Ok(by) => format!(
+            "unjailed tools have no limits and see everything this user can, but each dies with the runtime and everything a call starts (daemons included) is tracked in {by} and killed when the call or its worker ends"
+        ),
+        Err(e) => format!(
+            "unjailed tools have no limits and see everything this user can; each dies with the runtime and its process group is killed when the call ends, but a process that leaves the group (setsid, a daemon) can survive: no cgroup can track it here ({}; {})",
+            e.why, e.fix
+        ),
     }
 }
 

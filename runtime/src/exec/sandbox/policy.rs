@@ -19,7 +19,16 @@ use toolbind_codegen::model::{Fnv, ToolSpec};
 ///     .memory(None)
 ///     .processes(64);
 /// assert_eq!(limits.get_processes(), Some(64));
+/// assert!(limits.is_explicit("processes") && !limits.is_explicit("call_memory"));
 /// ```
+///
+/// The limits remember which of them the owner set (each setter called, even with the
+/// default's value): a limit set explicitly that cannot be enforced on this machine fails
+/// the call under [`SandboxMode::Required`] before the tool runs, with the fix; a default
+/// that cannot be enforced is reported as not enforced ([`SandboxStatus::limits`]) and the
+/// call runs.
+///
+/// [`SandboxStatus::limits`]: super::SandboxStatus::limits
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxLimits {
     pub(crate) memory: Option<u64>,
@@ -29,12 +38,15 @@ pub struct SandboxLimits {
     pub(crate) processes: Option<u64>,
     pub(crate) tmp_size: u64,
     pub(crate) call_memory: Option<u64>,
+    /// Which setters were called: bits of [`Self::NAMES`].
+    pub(crate) explicit: u8,
 }
 
 impl SandboxLimits {
     /// Bytes of private writable memory per process (`RLIMIT_DATA`). Default 1 GiB.
     pub fn memory(mut self, bytes: impl Into<Option<u64>>) -> Self {
         self.memory = bytes.into();
+        self.explicit |= Self::bit("memory");
         self
     }
 
@@ -42,18 +54,21 @@ impl SandboxLimits {
     /// Default 300 s.
     pub fn cpu(mut self, time: impl Into<Option<Duration>>) -> Self {
         self.cpu = time.into();
+        self.explicit |= Self::bit("cpu");
         self
     }
 
     /// Open files per process (`RLIMIT_NOFILE`); at least 256. Default 1024.
     pub fn open_files(mut self, n: u64) -> Self {
         self.open_files = n;
+        self.explicit |= Self::bit("open_files");
         self
     }
 
     /// The largest file a tool may write (`RLIMIT_FSIZE`). Default 1 GiB.
     pub fn file_size(mut self, bytes: impl Into<Option<u64>>) -> Self {
         self.file_size = bytes.into();
+        self.explicit |= Self::bit("file_size");
         self
     }
 
@@ -61,12 +76,14 @@ impl SandboxLimits {
     /// writable, else `RLIMIT_NPROC` for a non-root runtime. Default 256.
     pub fn processes(mut self, n: impl Into<Option<u64>>) -> Self {
         self.processes = n.into();
+        self.explicit |= Self::bit("processes");
         self
     }
 
     /// Size of the jail's private `/tmp` and of its `/dev/shm`. Default 256 MiB.
     pub fn tmp_size(mut self, bytes: u64) -> Self {
         self.tmp_size = bytes;
+        self.explicit |= Self::bit("tmp_size");
         self
     }
 
@@ -75,7 +92,33 @@ impl SandboxLimits {
     /// [`memory`](Self::memory) limit still holds). Default 2 GiB.
     pub fn call_memory(mut self, bytes: impl Into<Option<u64>>) -> Self {
         self.call_memory = bytes.into();
+        self.explicit |= Self::bit("call_memory");
         self
+    }
+
+    /// The names [`is_explicit`](Self::is_explicit) takes, in bit order.
+    const NAMES: [&'static str; 7] = [
+        "memory",
+        "cpu",
+        "open_files",
+        "file_size",
+        "processes",
+        "tmp_size",
+        "call_memory",
+    ];
+
+    fn bit(name: &str) -> u8 {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map_or(0, |i| 1 << i)
+    }
+
+    /// Whether the limit `name` (`memory`, `cpu`, `open_files`, `file_size`, `processes`,
+    /// `tmp_size`, `call_memory`: the setter's name) was set by its setter rather than left
+    /// at its default.
+    pub fn is_explicit(&self, name: &str) -> bool {
+        self.explicit & Self::bit(name) != 0
     }
 
     /// See [`memory`](Self::memory).
@@ -124,6 +167,7 @@ impl Default for SandboxLimits {
             processes: Some(256),
             tmp_size: 256 << 20,
             call_memory: Some(2 << 30),
+            explicit: 0,
         }
     }
 }

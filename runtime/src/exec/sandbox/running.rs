@@ -2,7 +2,7 @@
 //! group, and why it ended when the jail ended it.
 
 use super::SandboxLimits;
-use super::cgroup::{Cgroup, MemoryCgroup};
+use super::cgroup::CallCgroup;
 use crate::result::{Limit, StopReason};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -20,8 +20,7 @@ pub(crate) struct Running {
     /// Whether bwrap reported the command's exit, i.e. exec'd it (read once it ended).
     pub(super) exec_seen: OnceLock<bool>,
     pub(super) limits: SandboxLimits,
-    pub(super) cgroup: Option<Cgroup>,
-    pub(super) memory: Option<MemoryCgroup>,
+    pub(super) cgroup: Option<CallCgroup>,
     /// The tool process's host pid, once found.
     pub(super) cpu_base: Mutex<Option<i32>>,
     /// When the CPU limit was last re-armed.
@@ -134,7 +133,7 @@ impl Running {
                 ),
             ));
         }
-        if self.memory.as_ref().is_some_and(MemoryCgroup::hit) {
+        if self.cgroup.as_ref().is_some_and(CallCgroup::memory_hit) {
             return Some((
                 StopReason::LimitExceeded {
                     limit: Limit::Memory,
@@ -145,7 +144,7 @@ impl Running {
                 ),
             ));
         }
-        let limit = if self.cgroup.as_ref().is_some_and(Cgroup::hit) {
+        let limit = if self.cgroup.as_ref().is_some_and(CallCgroup::pids_hit) {
             Limit::Processes
         } else if signal == Some(libc::SIGXCPU) {
             Limit::CpuTime

@@ -19,7 +19,7 @@ use crate::exec::blobs::{Binary, Blobs};
 use crate::exec::group::Group;
 use crate::exec::process;
 use crate::exec::protocol::{self, Capabilities, Cut, FromHarness, LineError};
-use crate::exec::sandbox::{Cgroup, Running};
+use crate::exec::sandbox::{CallCgroup, Running};
 use crate::result::{StopReason, ToolResult};
 
 pub(super) struct ReaderCtx {
@@ -35,7 +35,7 @@ pub(super) struct ReaderCtx {
     pub(super) jail: Option<Arc<Running>>,
     /// An unjailed worker's tracking cgroup: dropped once the worker is dead, it kills the
     /// daemons its calls started.
-    pub(super) tracker: Option<Cgroup>,
+    pub(super) tracker: Option<CallCgroup>,
     /// Where binary blocks over the bound are saved.
     pub(super) spill_dir: Option<std::path::PathBuf>,
     /// The tool's name, naming its spill files.

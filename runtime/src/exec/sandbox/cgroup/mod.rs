@@ -1,0 +1,413 @@
+//! The cgroup of one call (or warm worker): what bounds its processes together and what
+//! ends every process it started. Two backends behind one type, [`CallCgroup`]:
+//!
+//! - `v1`: a folder per call in the `pids` and `memory` hierarchies, under
+//!   `<the agent's own cgroup>/toolbind` (root only, in practice).
+//! - `v2`: one leaf per call under `<base>/toolbind-<pid>-<start time>`, where `<base>` is
+//!   the agent's own cgroup when it is delegated to this uid, else the user manager's
+//!   delegated `user@UID.service`. The agent's own process is never moved.
+//!
+//! Which one serves a process is decided once ([`here`]), by doing: a folder is made, a
+//! limit written, `cgroup.procs` opened, the folder removed. What cannot be done is kept
+//! with its reason and fix for `SandboxStatus`.
+
+mod v1;
+mod v2;
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub(super) fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn euid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// How many processes this uid runs now (RLIMIT_NPROC counts them all).
+pub(super) fn processes_of_uid() -> u64 {
+    let uid = nix::unistd::getuid().as_raw();
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().as_bytes().iter().all(u8::is_ascii_digit))
+                .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+                .count() as u64
+        })
+        .unwrap_or(0)
+}
+
+/// Why a cgroup feature cannot be used here, and what the user can do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NotHere {
+    pub(crate) why: String,
+    pub(crate) fix: String,
+}
+
+/// The fix for a non-root agent with no delegated cgroup, or root without a usable one.
+pub(super) fn fix_text() -> String {
+    if is_root() {
+        "run the agent in a cgroup whose subtree it may manage: on cgroup v2 a unit with `Delegate=yes` (`systemd-run --scope -p Delegate=yes AGENT`), or any cgroup that holds no other processes".to_owned()
+    } else {
+        "run the agent under a systemd user manager with a delegated subtree (`systemd-run --user --scope -p Delegate=yes AGENT`; toolbind does not start one itself), on a cgroup v2 host".to_owned()
+    }
+}
+
+/// What cgroups can do for this process: bound a call's memory, its processes, and end
+/// every process a call started. `Ok` says by what.
+#[derive(Debug)]
+pub(crate) struct Support {
+    pub(crate) memory: Result<String, NotHere>,
+    pub(crate) pids: Result<String, NotHere>,
+    pub(crate) track: Result<String, NotHere>,
+}
+
+enum Backend {
+    V1(v1::Roots),
+    V2(Result<v2::Tree, NotHere>),
+    None(NotHere),
+}
+
+fn backend() -> &'static Backend {
+    static B: OnceLock<Backend> = OnceLock::new();
+    B.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let v1 = text.lines().any(|l| {
+            l.splitn(3, ':')
+                .nth(1)
+                .is_some_and(|names| names.split(',').any(|n| n == "pids" || n == "memory"))
+        });
+        if v1 {
+            Backend::V1(v1::Roots::find())
+        } else if text.lines().any(|l| l.starts_with("0::")) {
+            Backend::V2(v2::Tree::find())
+        } else {
+            Backend::None(NotHere {
+                why: "this kernel shows no cgroups (/proc/self/cgroup)".to_owned(),
+                fix: "run on a kernel with cgroups mounted".to_owned(),
+            })
+        }
+    })
+}
+
+/// What cgroups can do here (decided once per process).
+pub(crate) fn here() -> &'static Support {
+    static S: OnceLock<Support> = OnceLock::new();
+    S.get_or_init(|| match backend() {
+        Backend::V1(r) => r.support(),
+        Backend::V2(Ok(t)) => t.support(),
+        Backend::V2(Err(e)) | Backend::None(e) => Support {
+            memory: Err(e.clone()),
+            pids: Err(e.clone()),
+            track: Err(e.clone()),
+        },
+    })
+}
+
+/// Why a call's cgroup could not be made as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CgroupError {
+    pub(crate) why: String,
+}
+
+impl std::fmt::Display for CgroupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+enum Inner {
+    V1 {
+        pids: Option<v1::Group>,
+        memory: Option<v1::Group>,
+    },
+    V2(v2::Leaf),
+}
+
+/// The cgroup(s) of one jail or one unjailed process. The child joins it before exec by
+/// writing `0` to each of [`procs_fds`](Self::procs_fds); when dropped, everything still in
+/// it is killed and the folders removed once empty.
+pub(crate) struct CallCgroup {
+    inner: Inner,
+}
+
+impl CallCgroup {
+    /// For one jail: a memory limit of `memory` bytes and `pids` processes for all its
+    /// processes together (`None`: not asked). `Ok(None)` when nothing was asked. A limit
+    /// asked for that cannot be set here is an `Err`; the caller decides whether that
+    /// fails the call.
+    pub(crate) fn jail(
+        memory: Option<u64>,
+        pids: Option<u64>,
+    ) -> (Option<CallCgroup>, Vec<(&'static str, CgroupError)>) {
+        let mut missed = Vec::new();
+        if memory.is_none() && pids.is_none() {
+            return (None, missed);
+        }
+        let made = match backend() {
+            Backend::V1(r) => {
+                let pids = pids.and_then(|n| match r.pids_group(Some(n)) {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        missed.push(("processes", e));
+                        None
+                    }
+                });
+                let memory = memory.and_then(|n| match r.memory_group(n) {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        missed.push(("call_memory", e));
+                        None
+                    }
+                });
+                (pids.is_some() || memory.is_some()).then_some(Inner::V1 { pids, memory })
+            }
+            Backend::V2(Ok(t)) => {
+                let s = here();
+                let memory = memory.filter(|_| {
+                    s.memory.is_ok() || {
+                        missed.push(("call_memory", not_here(&s.memory)));
+                        false
+                    }
+                });
+                let pids = pids.filter(|_| {
+                    s.pids.is_ok() || {
+                        missed.push(("processes", not_here(&s.pids)));
+                        false
+                    }
+                });
+                match t.leaf(memory, pids) {
+                    Ok(l) => Some(Inner::V2(l)),
+                    Err(e) => {
+                        if memory.is_some() {
+                            missed.push(("call_memory", e.clone()));
+                        }
+                        if pids.is_some() {
+                            missed.push(("processes", e));
+                        }
+                        None
+                    }
+                }
+            }
+            Backend::V2(Err(e)) | Backend::None(e) => {
+                let e = CgroupError { why: e.why.clone() };
+                if memory.is_some() {
+                    missed.push(("call_memory", e.clone()));
+                }
+                if pids.is_some() {
+                    missed.push(("processes", e));
+                }
+                None
+            }
+        };
+        (made.map(|inner| CallCgroup { inner }), missed)
+    }
+
+    /// A cgroup that tracks an unjailed process and all it starts (no limit), where one can
+    /// be made; starts the watchdog that ends them when this process dies.
+    pub(crate) fn track() -> Option<CallCgroup> {
+        let inner = match backend() {
+            Backend::V1(r) => Inner::V1 {
+                pids: Some(r.track().ok()?),
+                memory: None,
+            },
+            Backend::V2(Ok(t)) => Inner::V2(t.track().ok()?),
+            _ => return None,
+        };
+        Some(CallCgroup { inner })
+    }
+
+    /// The `cgroup.procs` descriptors the child writes `0` to (`-1`: none).
+    pub(crate) fn procs_fds(&self) -> [i32; 2] {
+        let raw = |g: &Option<v1::Group>| g.as_ref().map_or(-1, |g| g.procs.as_raw_fd());
+        match &self.inner {
+            Inner::V1 { pids, memory } => [raw(pids), raw(memory)],
+            Inner::V2(l) => [l.procs.as_raw_fd(), -1],
+        }
+    }
+
+    /// Whether the kernel's OOM killer ended one of its processes since the last time this
+    /// was asked (a warm worker's later calls are not blamed for an old kill).
+    pub(crate) fn memory_hit(&self) -> bool {
+        match &self.inner {
+            Inner::V1 { memory, .. } => memory.as_ref().is_some_and(v1::Group::memory_hit),
+            Inner::V2(l) => l.memory_hit(),
+        }
+    }
+
+    /// Whether a fork was refused for the process limit.
+    pub(crate) fn pids_hit(&self) -> bool {
+        match &self.inner {
+            Inner::V1 { pids, .. } => pids.as_ref().is_some_and(v1::Group::pids_hit),
+            Inner::V2(l) => l.pids_hit(),
+        }
+    }
+
+    /// Whether this cgroup bounds processes (so `RLIMIT_NPROC` is not needed).
+    pub(crate) fn bounds_pids(&self) -> bool {
+        match &self.inner {
+            Inner::V1 { pids, .. } => pids.is_some(),
+            Inner::V2(l) => l.pids_limited,
+        }
+    }
+}
+
+fn not_here(r: &Result<String, NotHere>) -> CgroupError {
+    CgroupError {
+        why: r.as_ref().err().map_or_else(String::new, |e| e.why.clone()),
+    }
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22):
+/// with the pid it names one process, even after the pid is reused.
+fn start_time(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.rfind(')')?;
+    // After the name: state is field 3, so the start time is the 20th from there.
+    stat[close + 2..].split(' ').nth(19)?.parse().ok()
+}
+
+/// This process's start time (see [`start_time`]).
+fn own_start() -> u64 {
+    static START: OnceLock<u64> = OnceLock::new();
+    *START.get_or_init(|| start_time("self").unwrap_or(0))
+}
+
+/// Whether the runtime that made cgroup `name` (`<pid>-<start time>[-<n>]`, or an older
+/// `<pid>-<n>`) is gone: no such pid, or a pid now used by a later process.
+fn owner_is_gone(name: &str) -> bool {
+    let mut parts = name.split('-');
+    let (Some(pid), Some(second)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    if pid.parse::<u32>().is_err() {
+        return false;
+    }
+    match (start_time(pid), parts.next()) {
+        (None, _) => true,
+        (Some(now), Some(_)) => second.parse::<u64>().is_ok_and(|then| then != now),
+        (Some(_), None) => false,
+    }
+}
+
+/// SIGKILLs every process in the cgroup folder `dir` until none is left (a process that
+/// forks while being killed is caught on a later round).
+fn kill_members(dir: &Path) {
+    for _ in 0..50 {
+        let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
+            return;
+        };
+        let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            if pid > 1 {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Removes the cgroup folder `dir` once the kernel lets it go, calling `kill` first and
+/// before each retry: a moment after the last process is reaped, so retried off this
+/// thread (bounded: 5 s), never blocking the caller.
+fn remove_when_empty(dir: std::path::PathBuf, kill: fn(&Path)) {
+    kill(&dir);
+    if std::fs::remove_dir(&dir).is_ok() {
+        return;
+    }
+    std::thread::spawn(move || {
+        for _ in 0..100 {
+            if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            kill(&dir);
+        }
+    });
+}
+
+/// Whether `path` (not followed if a symlink) is owned by this process's effective uid.
+fn owned(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.uid() == euid() && !m.file_type().is_symlink() => Ok(()),
+        Ok(m) if m.file_type().is_symlink() => Err(format!("{} is a symlink", path.display())),
+        Ok(m) => Err(format!(
+            "{} is owned by uid {}, not delegated to uid {}",
+            path.display(),
+            m.uid(),
+            euid()
+        )),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Opens `path` for writing without following a symlink.
+fn open_write(path: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map(OwnedFd::from)
+}
+
+/// Starts, once per process, a watchdog (`sh`, its own session) blocked reading a pipe
+/// whose only write end this process holds. When this process dies in any way, SIGKILL
+/// included, the read returns and the watchdog runs `script` with `args`: it ends what
+/// is left in this process's cgroups — the daemons of unjailed tools, which
+/// `PR_SET_PDEATHSIG` does not reach — and removes them.
+fn start_watchdog(script: &'static str, args: &[&std::ffi::OsStr]) {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let Ok((r, w)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
+            return;
+        };
+        use std::os::unix::process::CommandExt;
+        let started = std::process::Command::new("/bin/sh")
+            .args(["-c", script, "sh"])
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::from(r))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn();
+        if started.is_ok() {
+            // The write end lives as long as this process.
+            std::mem::forget(w);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cgroup_is_stale_when_its_runtime_is_gone_or_its_pid_reused() {
+        let me = std::process::id().to_string();
+        let start = start_time("self").unwrap();
+        assert!(!owner_is_gone(&format!("{me}-{start}-0")));
+        assert!(!owner_is_gone(&format!("{me}-{start}")));
+        assert!(
+            owner_is_gone(&format!("{me}-{}-0", start + 1)),
+            "pid reused"
+        );
+        assert!(
+            !owner_is_gone(&format!("{me}-3")),
+            "an older name of a live pid"
+        );
+        assert!(owner_is_gone("4194304999-1-0"), "no such pid");
+        assert!(!owner_is_gone("toolbind") && !owner_is_gone("x-1"));
+    }
+}
