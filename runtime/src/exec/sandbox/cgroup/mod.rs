@@ -368,25 +368,32 @@ fn open_write(path: &Path) -> std::io::Result<OwnedFd> {
 fn start_watchdog(script: &'static str, args: &[&std::ffi::OsStr]) {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
-        let Ok((r, w)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
-            return;
-        };
-        use std::os::unix::process::CommandExt;
-        let started = std::process::Command::new("/bin/sh")
-            .args(["-c", script, "sh"])
-            .args(args)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .stdin(std::process::Stdio::from(r))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn();
-        if started.is_ok() {
+        if let Some((_, w)) = spawn_watchdog(script, args) {
             // The write end lives as long as this process.
             std::mem::forget(w);
         }
     });
+}
+
+/// The watchdog `sh` running `script` with `args`, and the write end of the pipe it reads.
+fn spawn_watchdog(
+    script: &'static str,
+    args: &[&std::ffi::OsStr],
+) -> Option<(std::process::Child, OwnedFd)> {
+    use std::os::unix::process::CommandExt;
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+    let child = std::process::Command::new("/bin/sh")
+        .args(["-c", script, "sh"])
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::from(r))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    Some((child, w))
 }
 
 #[cfg(test)]

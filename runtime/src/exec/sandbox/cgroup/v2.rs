@@ -440,11 +440,10 @@ pub(super) fn populated(dir: &Path) -> bool {
     })
 }
 
-/// Once per process, before the first leaf: see [`super::start_watchdog`]. It kills the
-/// runtime's whole folder with one write to `cgroup.kill` (else SIGKILL rounds) and
+/// The watchdog's script (see [`super::start_watchdog`]), `$1` the runtime's folder: it
+/// kills the whole folder with one write to `cgroup.kill` (else SIGKILL rounds) and
 /// removes the leaves and the folder.
-fn start_watchdog(parent: &Path) {
-    const SCRIPT: &str = r#"read -r _
+const WATCHDOG: &str = r#"read -r _
 p=$1
 i=0
 while [ $i -lt 100 ]; do
@@ -461,7 +460,10 @@ while [ $i -lt 100 ]; do
   i=$((i+1))
   sleep 0.05
 done"#;
-    super::start_watchdog(SCRIPT, &[parent.as_os_str()]);
+
+/// Once per process, before the first leaf of the process's own tree.
+fn start_watchdog(parent: &Path) {
+    super::start_watchdog(WATCHDOG, &[parent.as_os_str()]);
 }
 
 /// One leaf: a jail's or an unjailed process's. When dropped, everything in it is killed
@@ -513,5 +515,358 @@ impl Leaf {
 impl Drop for Leaf {
     fn drop(&mut self) {
         super::remove_when_empty(std::mem::take(&mut self.dir), kill_leaf);
+    }
+}
+
+/// The v2 logic on a private `cgroup2` mount (a temp folder, unmounted after): on a v1
+/// host it has `cgroup.kill`, `cgroup.events` and `cgroup.procs` but no `memory` or `pids`
+/// controller, enough for tree kill, naming, the sweep and the bad inputs; the limits
+/// themselves need a v2 host (the VM script). Mounting needs root: as another user these
+/// tests say so and return.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::Instant;
+
+    /// A base folder on a private cgroup2 mount; dropped, it ends every process left in
+    /// it, removes its folders and unmounts.
+    struct Private {
+        mount: PathBuf,
+        base: PathBuf,
+    }
+
+    impl Private {
+        fn new() -> Option<Private> {
+            if !super::super::is_root() {
+                eprintln!("skipped: mounting a private cgroup2 needs root");
+                return None;
+            }
+            let mount = tempfile::tempdir().unwrap().keep();
+            let ok = std::process::Command::new("mount")
+                .args(["-t", "cgroup2", "none"])
+                .arg(&mount)
+                .status()
+                .unwrap();
+            assert!(ok.success(), "mount -t cgroup2 failed as root");
+            static N: AtomicU64 = AtomicU64::new(0);
+            let base = mount.join(format!(
+                "tbtest-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir(&base).unwrap();
+            Some(Private { mount, base })
+        }
+    }
+
+    /// Every cgroup folder at and below `dir`, deepest first.
+    fn folders(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                folders(&e.path(), out);
+            }
+        }
+        out.push(dir.to_path_buf());
+    }
+
+    impl Drop for Private {
+        fn drop(&mut self) {
+            let mut all = Vec::new();
+            folders(&self.base, &mut all);
+            for _ in 0..100 {
+                for d in &all {
+                    kill_members(d);
+                    let _ = std::fs::remove_dir(d);
+                }
+                if !self.base.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.mount)
+                .status();
+            let _ = std::fs::remove_dir(&self.mount);
+        }
+    }
+
+    /// `sh -c script` started in the cgroup of `procs` (the child writes `0` to it before
+    /// exec, as a tool's does); its stdout piped.
+    fn spawn_in(procs: &OwnedFd, script: &str) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
+        let fd = procs.as_raw_fd();
+        let mut c = std::process::Command::new("/bin/sh");
+        c.args(["-c", script])
+            .stdout(std::process::Stdio::piped())
+            .stdin(std::process::Stdio::null());
+        // SAFETY: one write to an open descriptor, async-signal-safe.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        c.spawn().unwrap()
+    }
+
+    /// Starts a `setsid sleep` daemon (its own session, out of the starter's group) in the
+    /// cgroup of `procs`; the starter exits at once. The daemon's pid.
+    fn daemon_in(procs: &OwnedFd) -> i32 {
+        let child = spawn_in(
+            procs,
+            "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+        );
+        let out = child.wait_with_output().unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert!(alive(pid), "the daemon {pid} did not start");
+        pid
+    }
+
+    /// Whether `pid` runs (a zombie no one reaps has ended).
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rfind(')')
+                .and_then(|i| s.get(i + 2..i + 3))
+                .is_some_and(|state| state != "Z" && state != "X")
+        })
+    }
+
+    /// Waits (at most 5 s) for `done`; whether it came.
+    fn within_5s(done: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        done()
+    }
+
+    fn read_procs(dir: &Path) -> String {
+        std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default()
+    }
+
+    #[test]
+    fn leaves_are_named_after_the_runtime_and_their_kill_ends_a_setsid_daemon() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        let name = tree
+            .parent
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(
+            name,
+            format!(
+                "toolbind-{}-{}",
+                std::process::id(),
+                super::super::own_start()
+            )
+        );
+        let leaf = tree.track().unwrap();
+        assert_eq!(leaf.dir().parent(), Some(tree.parent.as_path()));
+        assert!(
+            leaf.dir()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("call-")
+        );
+        let daemon = daemon_in(&leaf.procs);
+        assert!(read_procs(leaf.dir()).contains(&daemon.to_string()));
+        assert!(populated(leaf.dir()));
+        let dir = leaf.dir().to_path_buf();
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)), "the daemon outlived its leaf");
+        assert!(within_5s(|| !dir.exists()), "the leaf was not removed");
+        drop(tree);
+        assert!(
+            !p.base.join(&name).exists(),
+            "the runtime's folder was left"
+        );
+    }
+
+    #[test]
+    fn a_dead_runtimes_folder_is_swept_with_its_daemon_and_another_uids_left_alone() {
+        let Some(p) = Private::new() else { return };
+        // A runtime that died: no process 4194304999 (above any pid_max).
+        let dead = p.base.join("toolbind-4194304999-1");
+        std::fs::create_dir_all(dead.join("call-0")).unwrap();
+        let procs = open_write(&dead.join("call-0/cgroup.procs")).unwrap();
+        let daemon = daemon_in(&procs);
+        // Another uid's folder with a dead runtime's name: not ours to touch.
+        let planted = p.base.join("toolbind-4194304998-1");
+        std::fs::create_dir(&planted).unwrap();
+        std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+        // This very process's name is alive, and other names are no runtime's.
+        let other = p.base.join("not-toolbind");
+        std::fs::create_dir(&other).unwrap();
+
+        let tree = Tree::at(&p.base).unwrap();
+        assert!(
+            !alive(daemon),
+            "the dead runtime's daemon survived the sweep"
+        );
+        assert!(!dead.exists(), "the dead runtime's folder was left");
+        assert!(planted.exists() && other.exists());
+        drop(tree);
+    }
+
+    #[test]
+    fn taken_leaf_names_are_skipped_and_never_written() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        let next = tree.seq.load(Ordering::Relaxed);
+        // One planted by another uid, one that merely exists.
+        let planted = tree.parent.join(format!("call-{next}"));
+        std::fs::create_dir(&planted).unwrap();
+        std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+        std::fs::create_dir(tree.parent.join(format!("call-{}", next + 1))).unwrap();
+        let leaf = tree.track().unwrap();
+        assert_eq!(
+            leaf.dir(),
+            tree.parent.join(format!("call-{}", next + 2)).as_path()
+        );
+        let daemon = daemon_in(&leaf.procs);
+        assert_eq!(
+            read_procs(&planted),
+            "",
+            "a process went into the planted leaf"
+        );
+        assert_eq!(std::fs::metadata(&planted).unwrap().uid(), 65534);
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)));
+        // The planted leaf is not removed: nothing of another uid's is.
+        drop(tree);
+        assert!(planted.exists());
+    }
+
+    #[test]
+    fn a_runtime_folder_planted_or_a_base_of_another_uid_is_refused() {
+        let Some(p) = Private::new() else { return };
+        let mine = p.base.join(format!(
+            "toolbind-{}-{}",
+            std::process::id(),
+            super::super::own_start()
+        ));
+        std::fs::create_dir(&mine).unwrap();
+        let e = Tree::at(&p.base)
+            .err()
+            .expect("a planted runtime folder was used");
+        assert!(e.why.contains("already exists"), "{}", e.why);
+        std::fs::remove_dir(&mine).unwrap();
+
+        let foreign = p.base.join("foreign");
+        std::fs::create_dir(&foreign).unwrap();
+        std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+        let e = Tree::at(&foreign)
+            .err()
+            .expect("another uid's base was used");
+        assert!(
+            e.why.contains("owned by uid 65534, not delegated to uid 0"),
+            "{}",
+            e.why
+        );
+        assert_eq!(
+            std::fs::read_dir(&foreign)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.path().is_dir())
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn max_descendants_reached_is_a_clear_error_and_the_limit_lifted_works_again() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        std::fs::write(tree.parent.join("cgroup.max.descendants"), "0").unwrap();
+        let e = tree
+            .track()
+            .err()
+            .expect("a leaf past cgroup.max.descendants");
+        assert!(e.why.contains("cgroup.max.descendants"), "{}", e.why);
+        std::fs::write(tree.parent.join("cgroup.max.descendants"), "max").unwrap();
+        let leaf = tree.track().unwrap();
+        let daemon = daemon_in(&leaf.procs);
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)));
+    }
+
+    #[test]
+    fn a_runtime_folder_removed_mid_run_is_made_again_and_a_removed_base_is_named() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        std::fs::remove_dir(&tree.parent).unwrap();
+        let leaf = tree.track().expect("the runtime's folder made again");
+        let daemon = daemon_in(&leaf.procs);
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)));
+        assert!(within_5s(|| std::fs::remove_dir(&tree.parent).is_ok()));
+        std::fs::remove_dir(&p.base).unwrap();
+        let e = tree.track().err().expect("a leaf in a removed base");
+        assert!(
+            e.why.contains("base cgroup") && e.why.contains("was removed"),
+            "{}",
+            e.why
+        );
+        // For Private's drop.
+        std::fs::create_dir(&p.base).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_that_rmdir_refuses_is_retried_and_its_processes_still_die() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        let leaf = tree.track().unwrap();
+        // A cgroup below the leaf (another's, or a tool's own) makes rmdir say EBUSY.
+        let sub = leaf.dir().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let procs = open_write(&sub.join("cgroup.procs")).unwrap();
+        let daemon = daemon_in(&procs);
+        let dir = leaf.dir().to_path_buf();
+        assert_eq!(
+            std::fs::remove_dir(&dir).unwrap_err().raw_os_error(),
+            Some(libc::EBUSY)
+        );
+        drop(leaf);
+        assert!(
+            within_5s(|| !alive(daemon)),
+            "the sub-cgroup's process survived"
+        );
+        assert!(dir.exists(), "rmdir cannot succeed yet");
+        std::fs::remove_dir(&sub).unwrap();
+        assert!(
+            within_5s(|| !dir.exists()),
+            "the retry did not remove the leaf"
+        );
+    }
+
+    #[test]
+    fn the_watchdog_ends_the_runtimes_leaves_when_the_runtime_is_gone() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        let (a, b) = (tree.track().unwrap(), tree.track().unwrap());
+        let daemons = [daemon_in(&a.procs), daemon_in(&b.procs)];
+        let (mut watchdog, w) =
+            super::super::spawn_watchdog(WATCHDOG, &[tree.parent.as_os_str()]).unwrap();
+        // What the runtime's death does: the pipe's write end closes.
+        drop(w);
+        assert!(within_5s(|| daemons.iter().all(|d| !alive(*d))));
+        assert!(watchdog.wait().unwrap().success());
+        assert!(
+            !tree.parent.exists(),
+            "the watchdog left the runtime's folder"
+        );
+        // The leaves are gone already; their drops find nothing to do.
+        std::mem::forget((a, b));
     }
 }
