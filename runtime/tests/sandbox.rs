@@ -15,8 +15,46 @@ use std::time::{Duration, Instant};
 use exec_common::{call, run};
 use serde_json::json;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
-use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
-use toolbind::{CancelToken, ToolInfo};
+use toolbind::sandbox::{Enforcement, SandboxLimits, SandboxMode, SandboxPolicy};
+use toolbind::{CancelToken, StopReason, ToolInfo};
+
+/// Whether the limit `name` holds here for `exec`, read from the structured status. When
+/// `TOOLBIND_TEST_EXPECT_ENFORCED` (a comma list of limit names, set by the VM script for
+/// the host classes where they must hold) names it, it must: the test fails otherwise.
+/// A test of a limit asserts the limit when it holds, and the refusal or the report when
+/// it does not — never neither.
+fn holds(exec: &SubprocessExecutor, name: &str) -> bool {
+    let status = exec.sandbox_status(&[]);
+    let l = status
+        .limits
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("no `{name}` in {:?}", status.limits));
+    let enforced = matches!(l.enforced, Enforcement::Enforced { .. });
+    let expected = std::env::var("TOOLBIND_TEST_EXPECT_ENFORCED")
+        .unwrap_or_default()
+        .split(',')
+        .any(|n| n.trim() == name);
+    assert!(
+        enforced || !expected,
+        "TOOLBIND_TEST_EXPECT_ENFORCED names `{name}`, but here: {l}"
+    );
+    enforced
+}
+
+/// A call refused before its tool ran because the explicit limit `flag` cannot be enforced
+/// here: `JailFailed`, the limit and a fix named, and the tool's marker file absent.
+fn refused_for_limit(r: &toolbind::ToolResult, flag: &str, marker: &Path) {
+    let text = r.text_content();
+    assert_eq!(r.stop, StopReason::JailFailed, "{text}");
+    assert!(
+        text.contains(flag)
+            && text.contains("cannot be enforced here")
+            && text.contains("To get it:"),
+        "{text}"
+    );
+    assert!(!marker.exists(), "the tool ran: {text}");
+}
 
 /// A tools folder of tools written by the test, plus a state folder and caches.
 struct Lab {
@@ -329,6 +367,8 @@ fn marker() -> String {
     )
 }
 
+/// Held by the jail itself (its PID namespace dies with its init), not by a cgroup: the
+/// same on every host class, so no limit's status is read here.
 #[tokio::test]
 async fn detached_grandchildren_die_after_return_timeout_and_cancel() {
     let lab = Lab::new();
@@ -481,10 +521,16 @@ async fn a_bounded_fork_bomb_hits_the_process_limit() {
         "bomb",
         "python",
         "",
-        "import subprocess\ndef execute(i, p, s, u):\n    kids = []\n    for _ in range(400):\n        kids.append(subprocess.Popen(['sleep', '30']))\n    return 'started %d' % len(kids)\n",
+        "import os, subprocess\ndef execute(i, p, s, u):\n    open(os.environ['HOME'] + '/ran', 'w').close()\n    kids = []\n    for _ in range(400):\n        kids.append(subprocess.Popen(['sleep', '30']))\n    return 'started %d' % len(kids)\n",
     );
     let limits = SandboxLimits::default().processes(Some(32));
     let exec = lab.executor(lab.policy().limits(limits));
+    if !holds(&exec, "processes") {
+        // Root without a usable pids cgroup: the explicit limit refuses the call.
+        let r = call(&exec, &t, json!({})).await;
+        refused_for_limit(&r, "--max-processes", &lab.path().join("state/bomb/ran"));
+        return;
+    }
     let baseline = host_processes();
     let peak = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -1062,21 +1108,23 @@ mod doors {
 }
 
 /// What `off` still guarantees: a call's detached grandchildren (their own session, out of
-/// the tool's process group) die when it times out or returns, where a `pids` cgroup can
-/// be made (as root here; `toolbind list` says when it cannot).
+/// the tool's process group) die when it times out or returns, where a cgroup can track
+/// them (`tracking`: v1 `pids` as root, a v2 leaf where a subtree is delegated); where
+/// none can, the status says they can survive, why, and the fix.
 #[tokio::test]
 async fn unjailed_calls_end_with_everything_they_started() {
-    if toolbind::exec::SubprocessExecutor::new(ExecConfig::default())
-        .sandbox_status(&[])
-        .to_string()
-        .contains("survive")
-    {
-        eprintln!("skipped: no writable pids cgroup on this machine");
+    let lab = Lab::new();
+    let exec = lab.executor(SandboxPolicy::off());
+    if !holds(&exec, "tracking") {
+        let status = exec.sandbox_status(&[]);
+        assert!(
+            status.reason.contains("can survive") && status.reason.contains("Delegate=yes"),
+            "{status}"
+        );
         return;
     }
-    let lab = Lab::new();
     let tools = detachers(&lab);
-    detached_children_die(&lab.executor(SandboxPolicy::off()), &tools).await;
+    detached_children_die(&exec, &tools).await;
 }
 
 #[tokio::test]
@@ -1086,15 +1134,20 @@ async fn processes_of_one_call_share_one_memory_limit() {
         "many_mallocs",
         "bash",
         "",
-        "for i in 1 2 3 4; do python3 -c \"b = b'x' * (400 << 20); import time; time.sleep(5)\" & done\nfail=0\nfor j in $(jobs -p); do wait $j || fail=1; done\nexit $fail\n",
+        "touch \"$HOME/ran\"\nfor i in 1 2 3 4; do python3 -c \"b = b'x' * (400 << 20); import time; time.sleep(5)\" & done\nfail=0\nfor j in $(jobs -p); do wait $j || fail=1; done\nexit $fail\n",
     );
     let exec = lab.executor(
         lab.policy()
             .limits(SandboxLimits::default().call_memory(Some(1 << 30))),
     );
-    let status = exec.sandbox_status(&[]).to_string();
-    if status.contains("memory per call NOT bounded") {
-        eprintln!("skipped: {status}");
+    if !holds(&exec, "call_memory") {
+        // Set explicitly under `required`: refused before the tool runs, with the fix.
+        let r = call(&exec, &t, json!({})).await;
+        refused_for_limit(
+            &r,
+            "--call-memory",
+            &lab.path().join("state/many_mallocs/ran"),
+        );
         return;
     }
     // Each process stays under the 1 GiB per-process limit; together they pass 1 GiB.
