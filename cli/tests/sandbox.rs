@@ -305,3 +305,136 @@ fn a_per_user_folder_planted_by_another_user_is_refused() {
             .is_none()
     );
 }
+
+/// `toolbind` run as uid 65534 (`setpriv`), its `HOME`, XDG folders and `TMPDIR` in `home`
+/// (owned by that user).
+fn as_nobody(home: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("/usr/bin/setpriv");
+    c.args([
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        "--",
+        common::bin(),
+    ])
+    .current_dir(home)
+    .env_remove("PI_TOOLS_DIRS")
+    .env_remove("CARGO_MANIFEST_DIR")
+    .env("NO_COLOR", "1")
+    .env("HOME", home)
+    .env("XDG_CACHE_HOME", home.join("cache"))
+    .env("XDG_STATE_HOME", home.join("xdg-state"))
+    .env("TMPDIR", home);
+    c
+}
+
+/// The second case: as a non-root user, even after root made toolbind's cgroup
+/// folders, `list` must not claim a memory limit per call it cannot enforce, and an
+/// explicit `--call-memory` under `required` fails before the tool runs, with the fix. A
+/// default that cannot be enforced is only reported: the call runs. Where this user does
+/// have a delegated subtree (a VM phase), the explicit limit is enforced and the call runs.
+#[test]
+fn as_another_user_an_unenforceable_call_memory_is_reported_and_refused_when_explicit() {
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped: only root can drop to another user");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let tools = home.join("tools");
+    write_tool(
+        &tools,
+        "mark",
+        "bash",
+        "index.sh",
+        "touch \"$HOME/ran\"\necho ran\n",
+    );
+    for p in [home.to_path_buf(), tools.clone(), tools.join("mark")] {
+        std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+    }
+    // Root first: its runtime makes toolbind's cgroup folders where it can.
+    let o = toolbind()
+        .args(["list", "--sandbox", "required", "--dir"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+
+    let o = as_nobody(home)
+        .args(["list", "--json", "--sandbox", "required", "--dir"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    assert_code(&o, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let limits = v["sandbox_limits"].as_array().expect("sandbox_limits");
+    let call_memory = limits
+        .iter()
+        .find(|l| l["name"] == "call_memory")
+        .expect("call_memory in sandbox_limits");
+    assert_eq!(call_memory["value"], 2u64 << 30, "{call_memory}");
+    assert_eq!(call_memory["explicit"], false, "{call_memory}");
+    let enforced = call_memory["enforced"] == "enforced";
+    let text = as_nobody(home)
+        .args(["list", "--sandbox", "required", "--dir"])
+        .arg(&tools)
+        .output()
+        .unwrap();
+    let text = stdout(&text);
+    if enforced {
+        assert!(text.contains("memory per call bounded by"), "{text}");
+    } else {
+        assert_eq!(call_memory["enforced"], "not_enforced", "{call_memory}");
+        let why = call_memory["why"].as_str().unwrap();
+        assert!(why.contains("uid 65534"), "{why}");
+        assert!(
+            call_memory["fix"]
+                .as_str()
+                .unwrap()
+                .contains("systemd-run --user --scope -p Delegate=yes"),
+            "{call_memory}"
+        );
+        assert!(
+            text.contains(&format!("memory per call: not enforced: {why}")),
+            "{text}"
+        );
+        assert!(!text.contains("memory per call bounded"), "{text}");
+    }
+
+    let call = |extra: &[&str]| {
+        let _ = std::fs::remove_file(home.join("state/mark/ran"));
+        let o = as_nobody(home)
+            .args(["call", "mark", "--json", "--sandbox", "required", "--dir"])
+            .arg(&tools)
+            .arg("--state-dir")
+            .arg(home.join("state"))
+            .args(extra)
+            .output()
+            .unwrap();
+        (o, home.join("state/mark/ran").exists())
+    };
+    // The default: reported, not fatal.
+    let (o, ran) = call(&[]);
+    assert_code(&o, 0);
+    assert!(ran, "{}", stderr(&o));
+    // Explicit.
+    let (o, ran) = call(&["--call-memory", "300"]);
+    if enforced {
+        assert_code(&o, 0);
+        assert!(ran);
+    } else {
+        assert_code(&o, 1);
+        let out = stdout(&o);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["stop"]["kind"], "jail_failed", "{out}");
+        assert!(
+            out.contains("--call-memory")
+                && out.contains("cannot be enforced here")
+                && out.contains("Delegate=yes"),
+            "{out}"
+        );
+        assert!(!ran, "the tool ran: {out}");
+    }
+}

@@ -184,7 +184,7 @@ fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>)
         if name == "processes" && nproc.is_some() {
             continue;
         }
-        let fix = super::cgroup::fix_text();
+        let fix = e.fix.clone();
         if l.is_explicit(name) && policy.mode == SandboxMode::Required {
             return Err(SetupError::Limit {
                 name,

@@ -49,12 +49,19 @@ pub(crate) struct NotHere {
     pub(crate) fix: String,
 }
 
-/// The fix for a non-root agent with no delegated cgroup, or root without a usable one.
-pub(super) fn fix_text() -> String {
-    if is_root() {
-        "run the agent in a cgroup whose subtree it may manage: on cgroup v2 a unit with `Delegate=yes` (`systemd-run --scope -p Delegate=yes AGENT`), or any cgroup that holds no other processes".to_owned()
-    } else {
-        "run the agent under a systemd user manager with a delegated subtree (`systemd-run --user --scope -p Delegate=yes AGENT`; toolbind does not start one itself), on a cgroup v2 host".to_owned()
+/// The fix for a non-root agent with no delegated cgroup, or root without a usable one,
+/// on cgroup `v1` or v2.
+pub(super) fn fix_text(v1: bool) -> String {
+    let scope =
+        "`systemd-run --user --scope -p Delegate=yes AGENT`; toolbind starts no scope itself";
+    match (is_root(), v1) {
+        (true, _) => "run the agent in a cgroup whose subtree it may manage: on cgroup v2 a unit with `Delegate=yes` (`systemd-run --scope -p Delegate=yes AGENT`), or a cgroup that holds no processes of its own".to_owned(),
+        (false, true) => format!(
+            "on cgroup v1 only root makes cgroups: run the agent as root, or on a cgroup v2 host under a systemd user manager with a delegated subtree ({scope})"
+        ),
+        (false, false) => format!(
+            "run the agent under a systemd user manager with a delegated subtree ({scope})"
+        ),
     }
 }
 
@@ -109,17 +116,8 @@ pub(crate) fn here() -> &'static Support {
     })
 }
 
-/// Why a call's cgroup could not be made as asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CgroupError {
-    pub(crate) why: String,
-}
-
-impl std::fmt::Display for CgroupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.why)
-    }
-}
+/// Why a call's cgroup could not be made as asked, and the fix.
+pub(crate) type CgroupError = NotHere;
 
 enum Inner {
     V1 {
@@ -195,7 +193,7 @@ impl CallCgroup {
                 }
             }
             Backend::V2(Err(e)) | Backend::None(e) => {
-                let e = CgroupError { why: e.why.clone() };
+                let e = e.clone();
                 if memory.is_some() {
                     missed.push(("call_memory", e.clone()));
                 }
@@ -258,9 +256,10 @@ impl CallCgroup {
 }
 
 fn not_here(r: &Result<String, NotHere>) -> CgroupError {
-    CgroupError {
-        why: r.as_ref().err().map_or_else(String::new, |e| e.why.clone()),
-    }
+    r.as_ref().err().cloned().unwrap_or(NotHere {
+        why: String::new(),
+        fix: String::new(),
+    })
 }
 
 /// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22):

@@ -38,20 +38,14 @@ impl Roots {
     /// A `pids` group bounding `max` processes (`None`: tracking only). bwrap itself needs
     /// three slots (its monitor, the namespace's init, the command).
     pub(super) fn pids_group(&self, max: Option<u64>) -> Result<Group, CgroupError> {
-        let root = self
-            .pids
-            .as_ref()
-            .map_err(|e| CgroupError { why: e.why.clone() })?;
+        let root = self.pids.as_ref().map_err(Clone::clone)?;
         let value = max.map(|m| (m + 3).to_string());
         Group::new(root, value.as_deref().map(|v| ("pids.max", v)), None)
     }
 
     /// A group that only tracks what an unjailed process starts; the watchdog started.
     pub(super) fn track(&self) -> Result<Group, CgroupError> {
-        let root = self
-            .pids
-            .as_ref()
-            .map_err(|e| CgroupError { why: e.why.clone() })?;
+        let root = self.pids.as_ref().map_err(Clone::clone)?;
         start_watchdog(root);
         self.pids_group(None)
     }
@@ -60,10 +54,7 @@ impl Roots {
     /// killer ends the jail's largest process when they pass `limit`. Swap counts too
     /// where the kernel accounts it, so memory cannot go to swap.
     pub(super) fn memory_group(&self, limit: u64) -> Result<Group, CgroupError> {
-        let root = self
-            .memory
-            .as_ref()
-            .map_err(|e| CgroupError { why: e.why.clone() })?;
+        let root = self.memory.as_ref().map_err(Clone::clone)?;
         let v = limit.to_string();
         Group::new(
             root,
@@ -83,7 +74,7 @@ impl Roots {
 fn root(controller: &str, probe: (&str, &str)) -> Result<PathBuf, NotHere> {
     let not = |why: String| NotHere {
         why,
-        fix: super::fix_text(),
+        fix: super::fix_text(true),
     };
     let mount = Path::new("/sys/fs/cgroup").join(controller);
     let own = std::fs::read_to_string("/proc/self/cgroup")
@@ -120,7 +111,7 @@ fn root(controller: &str, probe: (&str, &str)) -> Result<PathBuf, NotHere> {
     owned(&root).map_err(not)?;
     // Probe by doing: a folder, its limit, its cgroup.procs open for writing.
     Group::new(&root, Some(probe), None)
-        .map_err(|e| not(format!("cannot use {}: {e}", root.display())))?;
+        .map_err(|e| not(format!("cannot use {}: {}", root.display(), e.why)))?;
     for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if owner_is_gone(&name) && owned(&e.path()).is_ok() {
@@ -186,6 +177,7 @@ impl Group {
         ));
         let fail = |what: &str, e: std::io::Error| CgroupError {
             why: format!("{what} {}: {e}", dir.display()),
+            fix: super::fix_text(true),
         };
         std::fs::create_dir(&dir).map_err(|e| fail("cannot make", e))?;
         let made = (|| {

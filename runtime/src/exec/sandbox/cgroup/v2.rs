@@ -40,7 +40,7 @@ impl Tree {
     pub(super) fn find() -> Result<Tree, NotHere> {
         let not = |why: String| NotHere {
             why,
-            fix: super::fix_text(),
+            fix: super::fix_text(false),
         };
         let (mount, own) = own_cgroup().ok_or_else(|| {
             not("no cgroup2 mount shows this process's cgroup (/proc/self/mountinfo)".into())
@@ -92,7 +92,7 @@ impl Tree {
     pub(super) fn at(base: &Path) -> Result<Tree, NotHere> {
         let not = |why: String| NotHere {
             why,
-            fix: super::fix_text(),
+            fix: super::fix_text(false),
         };
         owned(base).map_err(not)?;
         sweep(base);
@@ -185,7 +185,10 @@ impl Tree {
         if self.watch {
             start_watchdog(&self.parent);
         }
-        let err = |why: String| CgroupError { why };
+        let err = |why: String| CgroupError {
+            why,
+            fix: super::fix_text(false),
+        };
         let mut remade = false;
         let mut taken = 0;
         let dir = loop {
@@ -198,10 +201,13 @@ impl Tree {
                     taken += 1;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    return Err(err(format!(
-                        "cannot make a cgroup in {}: {e} (its or an ancestor's cgroup.max.descendants or cgroup.max.depth is reached)",
-                        self.parent.display()
-                    )));
+                    return Err(CgroupError {
+                        why: format!(
+                            "cannot make a cgroup in {}: {e} (its or an ancestor's cgroup.max.descendants or cgroup.max.depth is reached)",
+                            self.parent.display()
+                        ),
+                        fix: "raise cgroup.max.descendants (or cgroup.max.depth) of the cgroups above it, or end what holds the cgroups there".to_owned(),
+                    });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && !remade => {
                     remade = true;
