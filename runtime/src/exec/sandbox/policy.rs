@@ -352,3 +352,43 @@ impl SandboxPolicy {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setter_marks_its_limit_explicit_even_with_the_defaults_value() {
+        let d = SandboxLimits::default();
+        for name in SandboxLimits::NAMES {
+            assert!(!d.is_explicit(name), "{name}");
+        }
+        let set = d
+            .clone()
+            .memory(d.memory)
+            .cpu(d.cpu)
+            .open_files(d.open_files)
+            .file_size(d.file_size)
+            .processes(d.processes)
+            .tmp_size(d.tmp_size)
+            .call_memory(d.call_memory);
+        for name in SandboxLimits::NAMES {
+            assert!(set.is_explicit(name), "{name}");
+            let one = match name {
+                "memory" => d.clone().memory(None),
+                "cpu" => d.clone().cpu(None),
+                "open_files" => d.clone().open_files(300),
+                "file_size" => d.clone().file_size(None),
+                "processes" => d.clone().processes(None),
+                "tmp_size" => d.clone().tmp_size(1),
+                _ => d.clone().call_memory(None),
+            };
+            let others: Vec<_> = SandboxLimits::NAMES
+                .iter()
+                .filter(|n| one.is_explicit(n))
+                .collect();
+            assert_eq!(others, [&name], "only its own bit");
+        }
+        assert!(!d.is_explicit("no_such_limit"));
+    }
+}

@@ -195,3 +195,81 @@ pub(super) fn prose(limits: &[LimitStatus], required: bool) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::SandboxLimits;
+
+    fn status(name: &'static str, explicit: bool, enforced: Enforcement) -> LimitStatus {
+        LimitStatus {
+            name,
+            value: Some(1 << 30),
+            explicit,
+            enforced,
+        }
+    }
+
+    #[test]
+    fn the_prose_names_each_cgroup_limit_and_every_limit_that_does_not_hold() {
+        let not = || Enforcement::NotEnforced {
+            why: "WHY".into(),
+            fix: "FIX".into(),
+        };
+        let by = |b: &str| Enforcement::Enforced { by: b.into() };
+        let limits = [
+            status("call_memory", false, not()),
+            status("processes", false, by("a pids cgroup (v1)")),
+            status("memory", false, by("RLIMIT_DATA")),
+            status("cpu", true, not()),
+        ];
+        assert_eq!(
+            prose(&limits, false),
+            "memory per call: not enforced: WHY; FIX; processes bounded by a pids cgroup (v1); CPU time per call: not enforced: WHY; FIX"
+        );
+        // Under `required` an explicit limit that does not hold fails each call: said.
+        assert!(
+            prose(&limits, true)
+                .ends_with("CPU time per call: not enforced: WHY; FIX (set explicitly, so each call fails before it runs)")
+        );
+        assert!(!limits[0].holds() && limits[1].holds());
+        let unlimited = status("file_size", false, Enforcement::Unlimited);
+        assert!(unlimited.holds());
+        assert_eq!(unlimited.to_string(), "file size unlimited");
+    }
+
+    #[test]
+    fn unjailed_every_limit_is_not_enforced_and_tracking_is_listed() {
+        let policy =
+            SandboxPolicy::off().limits(SandboxLimits::default().cpu(None).call_memory(1 << 20));
+        let limits = limits(&policy, false);
+        let names: Vec<_> = limits.iter().map(|l| l.name).collect();
+        assert_eq!(
+            names,
+            [
+                "call_memory",
+                "processes",
+                "memory",
+                "cpu",
+                "file_size",
+                "tracking"
+            ]
+        );
+        assert!(limits[0].explicit && !limits[1].explicit);
+        assert_eq!(limits[0].value, Some(1 << 20));
+        assert!(matches!(
+            limits[0].enforced,
+            Enforcement::NotEnforced { .. }
+        ));
+        assert_eq!(limits[3].enforced, Enforcement::Unlimited);
+        // Jailed, the rlimits hold wherever the jail runs.
+        let jailed = super::limits(&policy, true);
+        assert_eq!(
+            jailed[2].enforced,
+            Enforcement::Enforced {
+                by: "RLIMIT_DATA".into()
+            }
+        );
+        assert_eq!(jailed.len(), 5);
+    }
+}

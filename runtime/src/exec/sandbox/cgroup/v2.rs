@@ -130,11 +130,14 @@ impl Tree {
                 t.pids = r;
             }
         }
-        // Probe by doing: a leaf with each limit written and cgroup.procs open.
-        let probe = t.leaf(
-            t.memory.is_ok().then_some(u64::MAX),
-            t.pids.is_ok().then_some(u64::MAX - 3),
-        );
+        // Probe by doing: a leaf with each limit written, and a process moved into it as
+        // a tool's child moves itself.
+        let probe = t
+            .leaf(
+                t.memory.is_ok().then_some(u64::MAX),
+                t.pids.is_ok().then_some(u64::MAX - 3),
+            )
+            .and_then(|l| join_probe(&l));
         if let Err(e) = probe {
             // Without limits, once more: a leaf that only tracks.
             for r in [&mut t.memory, &mut t.pids] {
@@ -142,7 +145,9 @@ impl Tree {
                     *r = Err(not(e.why.clone()));
                 }
             }
-            t.leaf(None, None).map_err(|e| not(e.why))?;
+            t.leaf(None, None)
+                .and_then(|l| join_probe(&l))
+                .map_err(|e| not(e.why))?;
         }
         Ok(t)
     }
@@ -288,6 +293,43 @@ impl Drop for Tree {
     fn drop(&mut self) {
         end_tree(&self.parent);
     }
+}
+
+/// Whether a process of this runtime's can move itself into `leaf` (`/bin/true`, which
+/// writes `0` to the leaf's `cgroup.procs` before exec, as a tool's child does). Opening
+/// the file is not enough: cgroup v2 also needs write access to `cgroup.procs` of the
+/// nearest common ancestor of the agent's cgroup and the leaf, which a user's login session
+/// (`session-N.scope`) and its `user@UID.service` do not share.
+fn join_probe(leaf: &Leaf) -> Result<(), CgroupError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let fd = leaf.procs.as_raw_fd();
+    let mut c = std::process::Command::new("/bin/true");
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: one write to an open descriptor, async-signal-safe.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::write(fd, b"0".as_ptr().cast(), 1) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let status = c.spawn().and_then(|mut child| child.wait());
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("/bin/true failed in {}: {s}", leaf.dir.display())),
+        Err(e) => Err(format!(
+            "a process cannot move into {}: {e} (cgroup v2 needs write access to cgroup.procs of the nearest common ancestor of the agent's cgroup and the leaf)",
+            leaf.dir.display()
+        )),
+    }
+    .map_err(|why| CgroupError {
+        why,
+        fix: super::fix_text(false),
+    })
 }
 
 /// `n` as a cgroup file takes it (`max` for no limit).
