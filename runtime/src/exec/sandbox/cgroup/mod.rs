@@ -85,7 +85,7 @@ fn backend() -> &'static Backend {
     B.get_or_init(|| {
         let text = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let v1 = text.lines().any(|l| {
-            l.splitn(3, ':')
+            l.split(':')
                 .nth(1)
                 .is_some_and(|names| names.split(',').any(|n| n == "pids" || n == "memory"))
         });
