@@ -209,15 +209,30 @@ impl CallCgroup {
     /// A cgroup that tracks an unjailed process and all it starts (no limit), where one can
     /// be made; starts the watchdog that ends them when this process dies.
     pub(crate) fn track() -> Option<CallCgroup> {
-        let inner = match backend() {
-            Backend::V1(r) => Inner::V1 {
-                pids: Some(r.track().ok()?),
+        let made = match backend() {
+            Backend::V1(r) => r.track().map(|g| Inner::V1 {
+                pids: Some(g),
                 memory: None,
-            },
-            Backend::V2(Ok(t)) => Inner::V2(t.track().ok()?),
+            }),
+            Backend::V2(Ok(t)) => t.track().map(Inner::V2),
+            // Said by the status (`tracking`) and the `auto` warning.
             _ => return None,
         };
-        Some(CallCgroup { inner })
+        match made {
+            Ok(inner) => Some(CallCgroup { inner }),
+            Err(e) => {
+                // Tracking worked when the runtime started (the status said so), and no
+                // longer does: said once, not silently.
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    crate::telemetry::warn(&format!(
+                        "warning: toolbind cannot track what an unjailed call starts (a daemon may outlive it): {}; {}",
+                        e.why, e.fix
+                    ))
+                });
+                None
+            }
+        }
     }
 
     /// The `cgroup.procs` descriptors the child writes `0` to (`-1`: none).
@@ -398,6 +413,53 @@ fn spawn_watchdog(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The type the rest of the runtime uses, over a v2 leaf: one descriptor to join, and
+    /// dropping it ends what joined. (The v2 logic itself: `v2::tests`.)
+    #[test]
+    fn a_call_cgroup_over_a_v2_leaf_has_one_descriptor_and_its_drop_ends_a_daemon() {
+        let Some(p) = v2::tests::Private::new() else {
+            return;
+        };
+        let tree = v2::Tree::at(&p.base).unwrap();
+        let cg = CallCgroup {
+            inner: Inner::V2(tree.track().unwrap()),
+        };
+        let [fd, none] = cg.procs_fds();
+        assert!(fd >= 0 && none == -1);
+        assert!(!cg.memory_hit() && !cg.pids_hit() && !cg.bounds_pids());
+        use std::os::unix::process::CommandExt;
+        let mut c = std::process::Command::new("/bin/sh");
+        c.args([
+            "-c",
+            "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!",
+        ])
+        .stdout(std::process::Stdio::piped());
+        // SAFETY: one write to an open descriptor, async-signal-safe.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let out = c.spawn().unwrap().wait_with_output().unwrap();
+        let daemon: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let running = |pid: i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rfind(')').is_some_and(|i| &s[i + 2..i + 3] != "Z"))
+        };
+        assert!(running(daemon));
+        drop(cg);
+        let start = std::time::Instant::now();
+        while running(daemon) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let survived = running(daemon);
+        drop(tree);
+        assert!(!survived, "the daemon outlived its CallCgroup");
+    }
 
     #[test]
     fn a_cgroup_is_stale_when_its_runtime_is_gone_or_its_pid_reused() {

@@ -572,7 +572,7 @@ impl Drop for Leaf {
 /// themselves need a v2 host (the VM script). Mounting needs root: as another user these
 /// tests say so and return.
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
@@ -580,13 +580,13 @@ mod tests {
 
     /// A base folder on a private cgroup2 mount; dropped, it ends every process left in
     /// it, removes its folders and unmounts.
-    struct Private {
+    pub(in super::super) struct Private {
         mount: PathBuf,
-        base: PathBuf,
+        pub(in super::super) base: PathBuf,
     }
 
     impl Private {
-        fn new() -> Option<Private> {
+        pub(in super::super) fn new() -> Option<Private> {
             if !super::super::is_root() {
                 eprintln!("skipped: mounting a private cgroup2 needs root");
                 return None;
