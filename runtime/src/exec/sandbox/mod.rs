@@ -21,9 +21,10 @@
 //!   size-capped private `/tmp` and `/dev/shm`, fresh `/proc` and `/dev`.
 //! - rlimits set before bwrap starts: `RLIMIT_DATA` (memory: the one limit node, python
 //!   and bash all survive), `RLIMIT_CPU` (re-armed per call on a warm worker),
-//!   `RLIMIT_NOFILE`, `RLIMIT_FSIZE`; processes are bounded by a `pids` cgroup where one is
-//!   writable (RLIMIT_NPROC does nothing for root), else by `RLIMIT_NPROC` for a non-root
-//!   runtime.
+//!   `RLIMIT_NOFILE`, `RLIMIT_FSIZE`; memory per call and processes by the call's cgroup
+//!   (`cgroup`: v1, or a v2 leaf under a delegated subtree) where this uid can make one
+//!   (RLIMIT_NPROC does nothing for root), else processes by `RLIMIT_NPROC` for a non-root
+//!   runtime. Whether each holds is in `SandboxStatus::limits` (`status`).
 //! - bwrap reads its options from a pipe (`--args 4`), never from argv, and reports on
 //!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`).
 //!
@@ -67,7 +68,7 @@ pub enum SandboxMode {
     Auto,
     /// Never jail, no limits: a tool sees what the agent's user sees. Each tool process
     /// still dies with the runtime (`PR_SET_PDEATHSIG`) and its process group is killed
-    /// when the call ends; where a `pids` cgroup can be made, everything the call started
+    /// when the call ends; where a cgroup can be made, everything the call started
     /// (a `setsid` daemon included) is killed too. Without one, a process that leaves the
     /// group survives: [`SandboxStatus::reason`] says which case applies.
     Off,

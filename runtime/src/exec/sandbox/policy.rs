@@ -72,8 +72,9 @@ impl SandboxLimits {
         self
     }
 
-    /// Processes (and threads) in the jail at once: a `pids` cgroup where one is
-    /// writable, else `RLIMIT_NPROC` for a non-root runtime. Default 256.
+    /// Processes (and threads) in the jail at once: the call's cgroup (v1 `pids`, or a v2
+    /// leaf's `pids.max`) where this uid can make one, else `RLIMIT_NPROC` for a non-root
+    /// runtime. Default 256.
     pub fn processes(mut self, n: impl Into<Option<u64>>) -> Self {
         self.processes = n.into();
         self.explicit |= Self::bit("processes");
@@ -88,7 +89,8 @@ impl SandboxLimits {
     }
 
     /// Bytes of memory of all the jail's processes together (and what they keep in its
-    /// `/tmp`): a `memory` cgroup where one is writable, else not bounded (the per-process
+    /// `/tmp`): the call's cgroup (v1 `memory`, or a v2 leaf's `memory.max`) where this uid
+    /// can make one, else not bounded (the per-process
     /// [`memory`](Self::memory) limit still holds). Default 2 GiB.
     pub fn call_memory(mut self, bytes: impl Into<Option<u64>>) -> Self {
         self.call_memory = bytes.into();
