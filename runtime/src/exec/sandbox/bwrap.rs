@@ -180,28 +180,31 @@ fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>)
         }
         _ => None,
     };
+    let mut unenforced = Vec::new();
     for (name, e) in missed {
         if name == "processes" && nproc.is_some() {
             continue;
         }
-        let fix = e.fix.clone();
         if l.is_explicit(name) && policy.mode == SandboxMode::Required {
             return Err(SetupError::Limit {
                 name,
                 why: e.why,
-                fix,
+                fix: e.fix,
             });
         }
+        let what = if name == "processes" {
+            "process"
+        } else {
+            "memory per call"
+        };
+        unenforced.push(format!("the {what} limit: {}; {}", e.why, e.fix));
+    }
+    if !unenforced.is_empty() {
         static WARNED: std::sync::Once = std::sync::Once::new();
         WARNED.call_once(|| {
             crate::telemetry::warn(&format!(
-                "warning: toolbind cannot enforce the sandbox's {} limit here: {}; {fix}",
-                if name == "processes" {
-                    "process"
-                } else {
-                    "memory per call"
-                },
-                e.why
+                "warning: toolbind cannot enforce {}",
+                unenforced.join("; nor ")
             ))
         });
     }
