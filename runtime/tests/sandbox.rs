@@ -1112,3 +1112,76 @@ async fn processes_of_one_call_share_one_memory_limit() {
         "{text}"
     );
 }
+
+/// A script standing in for bwrap at `path`: it exits 1 with `words` on stderr.
+fn failing_bwrap(path: &Path, words: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\necho '{words}' >&2\nexit 1\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_path_buf()
+}
+
+/// Where the jail cannot start, `required` refuses every language the same way through
+/// the `Runtime` (whose `prepareArguments` step starts a node or python process first: its
+/// failure used to come back as a `tool_error` string) and through the executor.
+#[tokio::test]
+async fn a_jail_that_cannot_start_is_jail_failed_for_every_language() {
+    use toolbind::StopReason;
+    let lab = Lab::new();
+    for (name, lang, extra, code) in [
+        ("up_sh", "bash", "", "echo hi\n"),
+        (
+            "up_py",
+            "python",
+            "",
+            "def execute(i, p, s, u):\n    return 'hi'\n",
+        ),
+        (
+            "up_py1",
+            "python",
+            "worker: oneshot\n",
+            "def execute(i, p, s, u):\n    return 'hi'\n",
+        ),
+        (
+            "up_js",
+            "typescript",
+            "",
+            "export async function execute() { return 'hi'; }\n",
+        ),
+        (
+            "up_js1",
+            "typescript",
+            "worker: oneshot\n",
+            "export async function execute() { return 'hi'; }\n",
+        ),
+    ] {
+        lab.tool(name, lang, extra, code);
+    }
+    let registry = toolbind::Loader::new()
+        .dirs([lab.path().join("tools")])
+        .quiet()
+        .load()
+        .registry;
+    let broken = failing_bwrap(&lab.path().join("bwrap-fails"), "bwrap: broken-7731");
+    for bwrap in [broken, PathBuf::from("/bin/false")] {
+        let rt = toolbind::Runtime::builder()
+            .registry(registry.clone())
+            .sandbox(lab.policy().bwrap(&bwrap))
+            .build();
+        for name in ["up_sh", "up_py", "up_py1", "up_js", "up_js1"] {
+            let r = rt.call(name, json!({}), toolbind::CallOptions::new()).await;
+            assert_eq!(
+                r.stop,
+                StopReason::JailFailed,
+                "{name}: {}",
+                r.text_content()
+            );
+            assert!(
+                r.text_content()
+                    .contains("the sandbox is required but cannot run"),
+                "{name}: {}",
+                r.text_content()
+            );
+        }
+    }
+}
