@@ -67,7 +67,9 @@ pub mod untrusted;
 /// [`RuntimeBuilder::sandbox`](runtime::RuntimeBuilder::sandbox), and
 /// [`SandboxStatus`](sandbox::SandboxStatus), what is in force and why.
 pub mod sandbox {
-    pub use crate::exec::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus};
+    pub use crate::exec::sandbox::{
+        JailKind, SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus,
+    };
 }
 
 pub use cancel::CancelToken;
