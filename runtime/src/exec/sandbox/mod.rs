@@ -25,7 +25,10 @@
 //!   writable (RLIMIT_NPROC does nothing for root), else by `RLIMIT_NPROC` for a non-root
 //!   runtime.
 //! - bwrap reads its options from a pipe (`--args 4`), never from argv, and reports on
-//!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`).
+//!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`); it installs
+//!   the seccomp filter (`seccomp.rs`) it reads from fd 6 (`--seccomp 6`).
+//! - Where bwrap cannot make a user namespace, the lighter jail (`light.rs`): Landlock and
+//!   the same filter, applied by the forked child itself, no namespaces.
 //!
 //! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
 //! processes are spawned from the async runtime's worker threads (which live as long as
