@@ -301,9 +301,11 @@ struct ChildSetup {
 }
 
 impl ChildSetup {
-    /// A new session; unjailed, death with the runtime; the cgroups joined; fds 1, 3, 4 and
-    /// 5 in place; the jail's limits. Async-signal-safe system calls only (setsid, dup2,
-    /// fcntl, prctl, getppid, setrlimit, the `write` that joins a cgroup, close_range).
+    /// A new session; unjailed or in the lighter jail, death with the runtime; the cgroups
+    /// joined; fds 1, 3, 4, 5 and 6 in place; the jail's limits; last, the lighter jail's
+    /// restrictions. Async-signal-safe system calls only (setsid, dup2, fcntl, prctl,
+    /// getppid, setrlimit, the `write` that joins a cgroup, close_range, capset,
+    /// landlock_restrict_self, seccomp).
     fn run(&self) -> std::io::Result<()> {
         let os_error = std::io::Error::last_os_error;
         if libc_setsid() < 0 {

@@ -87,6 +87,8 @@ impl PrivateTmp {
     fn new(parent: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::DirBuilderExt;
         static N: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(parent));
         let dir = parent.join(format!(
             "{}-{}",
             std::process::id(),
@@ -100,6 +102,32 @@ impl PrivateTmp {
 
     pub(crate) fn path(&self) -> &Path {
         &self.0
+    }
+}
+
+/// Removes the folders of runtimes that are gone (killed before they could): a folder is
+/// `<pid>-<n>`, and one whose pid is no live process is left over. A pid reused since is
+/// taken for alive: its folder stays until a later sweep.
+fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(p, _)| p.parse::<i32>().ok())
+            .filter(|p| *p > 0)
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } < 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
