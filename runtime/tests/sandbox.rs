@@ -1446,6 +1446,17 @@ mod light {
         }
     }
 
+    /// No PID namespace: a `setsid` child ends with the call through the call's cgroup
+    /// (its pids cgroup, or without a process limit the tracking one unjailed calls get).
+    #[tokio::test]
+    async fn detached_grandchildren_die_with_the_call() {
+        let lab = Lab::new();
+        let tools = detachers(&lab);
+        detached_children_die(&lab.executor(light(&lab)), &tools).await;
+        let unlimited = light(&lab).limits(SandboxLimits::default().processes(None));
+        detached_children_die(&lab.executor(unlimited), &tools).await;
+    }
+
     /// A host whose bwrap cannot make a user namespace, as bwrap says it there: `auto`
     /// runs tools in the lighter jail, `required` refuses and names the opt-in.
     #[tokio::test]

@@ -274,8 +274,12 @@ impl ProbeError {
             ),
             ProbeError::Interpreter(e) => e.message(of),
             ProbeError::NoUserNamespace { bwrap, why } => format!(
-                "bubblewrap ({}) cannot create a user namespace on this machine ({why}); the lighter jail without namespaces (Landlock + seccomp + limits) runs here: opt in with `--sandbox light` / `SandboxMode::Light`, or allow user namespaces (`sysctl user.max_user_namespaces`, Ubuntu: `kernel.apparmor_restrict_unprivileged_userns=0`)",
-                bwrap.display()
+                "bubblewrap ({}) cannot create a user namespace on this machine ({why}); {}, or allow user namespaces (`sysctl user.max_user_namespaces`, Ubuntu: `kernel.apparmor_restrict_unprivileged_userns=0`)",
+                bwrap.display(),
+                match crate::exec::sandbox::light_unavailable() {
+                    None => "the lighter jail without namespaces (Landlock + seccomp + limits) runs here: opt in with `--sandbox light` / `SandboxMode::Light`".to_owned(),
+                    Some(no) => format!("the lighter jail (`--sandbox light`) cannot run here either: {no}"),
+                }
             ),
             ProbeError::NoLandlock { why } => format!(
                 "the lighter jail cannot run: {why}; use the bubblewrap jail (`--sandbox required`) where user namespaces work"

@@ -148,11 +148,14 @@ pub(crate) fn spawn(
         }
     };
     let status_raw = status_write.as_ref().map_or(-1, |f| f.as_raw_fd());
-    let tracker = if jail.is_none() {
-        Cgroup::track()
-    } else {
-        None
-    };
+    // Unjailed, and in a lighter jail that has no pids cgroup of its own (no process
+    // limit): neither has a PID namespace to end a `setsid` daemon with the call.
+    let tracker =
+        if jail.is_none() || light.is_some() && jail.as_ref().is_some_and(|j| j.cgroup.is_none()) {
+            Cgroup::track()
+        } else {
+            None
+        };
     let cgroup_raw = jail
         .as_ref()
         .and_then(|j| j.cgroup_fd())

@@ -164,6 +164,13 @@ impl Cgroup {
         Cgroup::make(Some(max))
     }
 
+    /// [`create`](Self::create), watched as [`track`](Self::track)'s cgroups are: for the
+    /// lighter jail, whose daemons no PID namespace ends when the agent dies.
+    pub(super) fn create_watched(max: u64) -> Option<Cgroup> {
+        start_watchdog(pids_cgroup_root()?);
+        Cgroup::make(Some(max))
+    }
+
     fn make(max: Option<u64>) -> Option<Cgroup> {
         let dir = new_cgroup(pids_cgroup_root()?)?;
         // bwrap itself needs three slots (its monitor, the namespace's init, the command).
@@ -246,6 +253,14 @@ fn remove_cgroup(dir: PathBuf) {
             std::thread::sleep(Duration::from_millis(50));
         }
     });
+}
+
+impl Cgroup {
+    /// SIGKILLs every process in the cgroup now (the lighter jail's processes, which no
+    /// PID namespace ends).
+    pub(super) fn kill_members(&self) {
+        kill_members(&self.dir);
+    }
 }
 
 impl Drop for Cgroup {

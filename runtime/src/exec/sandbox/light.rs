@@ -242,7 +242,7 @@ pub(super) fn build(
             *v = tmp.path().as_os_str().to_owned();
         }
     }
-    let cgroup = policy.limits.processes.and_then(Cgroup::create);
+    let cgroup = policy.limits.processes.and_then(Cgroup::create_watched);
     let memory = policy.limits.call_memory.and_then(MemoryCgroup::create);
     let nproc = match (policy.limits.processes, &cgroup) {
         (Some(n), None) if !is_root() => Some(n + processes_of_uid() + 3),

@@ -44,7 +44,7 @@ mod seccomp;
 
 pub(crate) use bwrap::Jail;
 pub(crate) use cgroup::{Cgroup, pids_cgroup_root};
-pub(crate) use light::LightChild;
+pub(crate) use light::{LightChild, unavailable as light_unavailable};
 pub use policy::{SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
 pub(crate) use seccomp::FilterError;

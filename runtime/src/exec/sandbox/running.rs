@@ -60,6 +60,17 @@ impl Running {
         Some(tool)
     }
 
+    /// Once the process is reaped: in the lighter jail, which has no PID namespace whose
+    /// end takes the rest with it, what the process started (a `setsid` daemon) is killed
+    /// through its cgroup now, not when the last holder of this lets go.
+    pub(crate) fn end(&self) {
+        if self.light_tmp.is_some()
+            && let Some(c) = &self.cgroup
+        {
+            c.kill_members();
+        }
+    }
+
     /// The host id of the process group the tool runs in: with `--new-session` bwrap's
     /// init leads a new session and group that the command inherits. A SIGTERM to it
     /// reaches the tool and whatever it started in its group; the init itself ignores it
