@@ -1446,6 +1446,32 @@ mod light {
         }
     }
 
+    /// The limits are the bwrap jail's: rlimits set by the same child, the same cgroups.
+    #[tokio::test]
+    async fn memory_and_process_limits_hold_and_name_themselves() {
+        let lab = Lab::new();
+        let alloc = lab.tool(
+            "lalloc_py",
+            "python",
+            "",
+            "def execute(i, p, s, u):\n    b = bytearray(3 << 30)\n    return str(len(b))\n",
+        );
+        let bomb = lab.tool(
+            "lbomb_py",
+            "python",
+            "",
+            "import subprocess\ndef execute(i, p, s, u):\n    kids = []\n    for _ in range(400):\n        kids.append(subprocess.Popen(['sleep', '30']))\n    return 'started %d' % len(kids)\n",
+        );
+        let limits = SandboxLimits::default().processes(Some(32));
+        let exec = lab.executor(light(&lab).limits(limits));
+        let text = call(&exec, &alloc, json!({})).await.text_content();
+        assert!(text.contains("memory limit (1024 MiB"), "{text}");
+        let r = call(&exec, &bomb, json!({})).await;
+        let text = r.text_content();
+        assert!(r.is_error, "{text}");
+        assert!(text.contains("process limit (32 processes)"), "{text}");
+    }
+
     /// No PID namespace: a `setsid` child ends with the call through the call's cgroup
     /// (its pids cgroup, or without a process limit the tracking one unjailed calls get).
     #[tokio::test]
