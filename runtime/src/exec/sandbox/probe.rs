@@ -366,3 +366,27 @@ fn unsafe_as_is(dir: &Path) -> bool {
         .iter()
         .any(|s| s.starts_with(dir) || dir.starts_with(s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What bwrap 0.8 prints where it cannot make a user namespace (Debian's sysctl,
+    /// `max_user_namespaces=0` as a user and as root, Ubuntu's AppArmor rule), and an
+    /// unrelated failure, which must not be taken for one.
+    #[test]
+    fn a_missing_user_namespace_is_told_by_bwraps_words() {
+        for words in [
+            "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces. On e.g. debian this can be enabled with 'sysctl kernel.unprivileged_userns_clone=1'.",
+            "bwrap: Creating new namespace failed: No space left on device",
+            "bwrap: setting up uid map: Permission denied",
+            "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted",
+        ] {
+            assert_eq!(no_user_namespace(words).as_deref(), Some(words));
+        }
+        let none_allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+            .is_ok_and(|v| v.trim() == "0");
+        let other = "bwrap: Can't find source path /nope: No such file or directory";
+        assert_eq!(no_user_namespace(other).is_some(), none_allowed);
+    }
+}
