@@ -316,9 +316,11 @@ pub struct ListArgs {
 #[command(next_help_heading = "Sandbox")]
 pub struct SandboxArgs {
     /// required: fail unless bwrap can jail the tools; auto: jail when bwrap works here,
-    /// else warn once and run them unjailed; off: no jail, no limits
+    /// the lighter jail (Landlock + seccomp) where bwrap cannot make a user namespace,
+    /// else warn once and run them unjailed; light: always the lighter jail, without
+    /// namespaces; off: no jail, no limits
     #[arg(long = "sandbox", value_name = "MODE", default_value = "auto",
-          value_parser = ["required", "auto", "off"])]
+          value_parser = ["required", "auto", "light", "off"])]
     pub mode: String,
     /// Let tools read PATH (repeatable)
     #[arg(long, value_name = "PATH")]

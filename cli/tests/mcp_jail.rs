@@ -679,3 +679,69 @@ async fn a_server_defined_in_code_has_a_home_per_folder() {
     );
     assert!(eventually(5.0, || marked(&m).is_empty()));
 }
+
+/// The lighter jail serves stdio servers through the same one jailed start: chosen
+/// (`--sandbox light`), or under `auto` where bwrap cannot make a user namespace (a
+/// `bwrap` on `PATH` that fails as bwrap does there), where `required` refuses and names
+/// the opt-in.
+#[test]
+fn the_lighter_jail_contains_a_server_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    let bin = lab.path().join("no-userns");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(
+        bin.join("bwrap"),
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("bwrap"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut dirs = vec![bin.clone()];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+    let no_userns = std::env::join_paths(dirs).unwrap();
+    let python = which_python();
+    for (mode, path) in [
+        ("light", std::env::var_os("PATH").unwrap()),
+        ("auto", no_userns.clone()),
+    ] {
+        let m = mark(mode);
+        let _reap = Reap(vec![m.clone()]);
+        let mut cmd = toolbind();
+        cmd.current_dir(lab.path())
+            .env("CANARY", "from-the-agent")
+            .env("PATH", &path);
+        let mut args = vec![misbehaving().display().to_string()];
+        args.extend(lab.nosy_args(&m));
+        let out = snapshot_with(cmd, &lab, mode, &python, &args);
+        assert_code(&out, 0);
+        let text = stdout(&out);
+        assert_contained(&text, &lab);
+        assert!(text.contains("CANARY=unset"), "{mode}: {text}");
+        assert!(
+            eventually(5.0, || marked(&m).is_empty()),
+            "{mode}: the server's setsid daemon outlived the snapshot: {:?}",
+            marked(&m)
+        );
+    }
+    let m = mark("required");
+    let _reap = Reap(vec![m.clone()]);
+    let mut cmd = toolbind();
+    cmd.current_dir(lab.path()).env("PATH", &no_userns);
+    let mut args = vec![misbehaving().display().to_string()];
+    args.extend(lab.nosy_args(&m));
+    let out = snapshot_with(cmd, &lab, "required", &python, &args);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--sandbox light") && stderr(&out).contains("user namespace"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `python3` as found on `PATH`, absolute.
+fn which_python() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("python3"))
+        .find(|p| p.is_file())
+        .expect("python3 on PATH")
+}

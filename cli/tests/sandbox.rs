@@ -74,10 +74,17 @@ fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
         "index.mjs",
         "import { spawn } from 'node:child_process';\nexport async function execute(id, p, signal, onUpdate) {\n  spawn('sleep', [p.arg], { detached: true, stdio: 'ignore' }).unref();\n  onUpdate({ content: [{ type: 'text', text: 'started' }] });\n  await new Promise((r) => setTimeout(r, 50));\n  for (;;) {}\n}\n",
     );
-    for tool in ["hold_sh", "hold_js"] {
+    for (tool, mode) in [
+        ("hold_sh", "required"),
+        ("hold_js", "required"),
+        // No bwrap and no PID namespace: the tool dies by PDEATHSIG, its detached
+        // children with the call's cgroup.
+        ("hold_sh", "light"),
+        ("hold_js", "light"),
+    ] {
         let m = marker();
         let mut child = toolbind()
-            .args(["call", tool, "--sandbox", "required", "--dir"])
+            .args(["call", tool, "--sandbox", mode, "--dir"])
             .arg(&tools)
             .args(["--state-dir"])
             .arg(tmp.path().join("state"))
@@ -128,7 +135,7 @@ fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
         }
         assert!(
             left.is_empty(),
-            "{tool}: survived the agent's SIGKILL: {left:?}"
+            "{tool} ({mode}): survived the agent's SIGKILL: {left:?}"
         );
         let _ = reader.join();
     }
@@ -150,28 +157,39 @@ fn grants_and_no_network_flags_reach_the_jail() {
     std::fs::write(&file, "granted-data").unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let run = |arg: &str, extra: &[&str]| {
-        toolbind()
-            .args(["call", "peek", "--sandbox", "required", "--dir"])
-            .arg(&tools)
-            .arg("--state-dir")
-            .arg(tmp.path().join("state"))
-            .args(["--args", &format!(r#"{{"arg": "{arg}"}}"#)])
-            .args(extra)
-            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-            .output()
-            .unwrap()
-    };
-    let path = file.to_str().unwrap();
-    let o = run(path, &[]);
-    assert_code(&o, 1);
-    assert!(stderr(&o).contains("No such file"), "{}", stderr(&o));
-    let o = run(path, &["--allow-read", outside.path().to_str().unwrap()]);
-    assert_code(&o, 0);
-    assert_eq!(stdout(&o), "granted-data\n");
+    for mode in ["required", "light"] {
+        let run = |arg: &str, extra: &[&str]| {
+            toolbind()
+                .args(["call", "peek", "--sandbox", mode, "--dir"])
+                .arg(&tools)
+                .arg("--state-dir")
+                .arg(tmp.path().join("state"))
+                .args(["--args", &format!(r#"{{"arg": "{arg}"}}"#)])
+                .args(extra)
+                .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+                .output()
+                .unwrap()
+        };
+        let path = file.to_str().unwrap();
+        let o = run(path, &[]);
+        assert_code(&o, 1);
+        // bwrap does not show the file; Landlock forbids reading it.
+        assert!(
+            stderr(&o).contains("No such file") || stderr(&o).contains("Permission denied"),
+            "{mode}: {}",
+            stderr(&o)
+        );
+        let o = run(path, &["--allow-read", outside.path().to_str().unwrap()]);
+        assert_code(&o, 0);
+        assert_eq!(stdout(&o), "granted-data\n", "{mode}");
 
-    assert_eq!(stdout(&run(&port, &[])), "connected\n");
-    assert_eq!(stdout(&run(&port, &["--no-network"])), "refused\n");
+        assert_eq!(stdout(&run(&port, &[])), "connected\n", "{mode}");
+        assert_eq!(
+            stdout(&run(&port, &["--no-network"])),
+            "refused\n",
+            "{mode}"
+        );
+    }
 }
 
 #[test]
@@ -236,6 +254,95 @@ fn list_says_which_sandbox_is_in_force() {
         "{}",
         stdout(&o)
     );
+    let o = common::run(&[
+        "list",
+        "--dir",
+        common::shipped_tools().to_str().unwrap(),
+        "--sandbox",
+        "light",
+    ]);
+    assert!(
+        stdout(&o).contains("sandbox: light -> light jail (Landlock ABI "),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A `PATH` whose `bwrap` exits 1 with `words`, as bwrap does where it cannot work.
+fn failing_bwrap_path(dir: &Path, words: &str) -> std::ffi::OsString {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let bwrap = dir.join("bwrap");
+    std::fs::write(&bwrap, format!("#!/bin/sh\necho '{words}' >&2\nexit 1\n")).unwrap();
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Where the jail cannot start, `toolbind call --sandbox required` ends with
+/// `jail_failed` whatever the language (a python tool's refusal was a `tool_error`); where
+/// it fails for want of a user namespace, the message names `--sandbox light` and `auto`
+/// runs the tool in the lighter jail.
+#[test]
+fn a_jail_that_cannot_start_is_jail_failed_and_auto_falls_back_to_light() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("tools");
+    write_tool(
+        &tools,
+        "p",
+        "python",
+        "index.py",
+        "def execute(i, p, s, u):\n    return open('/proc/self/status').read()\n",
+    );
+    write_tool(&tools, "s", "bash", "index.sh", "cat /proc/self/status\n");
+    write_tool(
+        &tools,
+        "j",
+        "typescript",
+        "index.mjs",
+        "import { readFileSync } from 'node:fs';\nexport async function execute() { return readFileSync('/proc/self/status', 'utf8'); }\n",
+    );
+    let call = |tool: &str, mode: &str, path: &std::ffi::OsStr| {
+        toolbind()
+            .args(["call", tool, "--json", "--sandbox", mode, "--dir"])
+            .arg(&tools)
+            .arg("--state-dir")
+            .arg(tmp.path().join("state"))
+            .args(["--args", "{}"])
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    };
+    let broken = failing_bwrap_path(&tmp.path().join("broken"), "bwrap: broken-7731");
+    let no_userns = failing_bwrap_path(
+        &tmp.path().join("no-userns"),
+        "bwrap: setting up uid map: Permission denied",
+    );
+    for tool in ["p", "s", "j"] {
+        for path in [&broken, &no_userns] {
+            let o = call(tool, "required", path);
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["stop"]["kind"], "jail_failed", "{tool}: {v}");
+        }
+        let o = call(tool, "required", &no_userns);
+        assert!(
+            stdout(&o).contains("--sandbox light"),
+            "{tool}: {}",
+            stdout(&o)
+        );
+        let o = call(tool, "auto", &no_userns);
+        assert_code(&o, 0);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let text = v["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("Seccomp:\t2"), "{tool}: {v}");
+        assert!(
+            stderr(&o).contains("lighter jail"),
+            "{tool}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 /// `toolbind call` with no `HOME` and no `XDG_*` variables, so every folder of toolbind's

@@ -1,6 +1,7 @@
 //! What the jail costs, measured side by side in one run: a one-shot call sandboxed
-//! (`required`) against the same call unsandboxed (`off`), a warm call in and out of the
-//! jail, and starting a worker (spawn + first call) in and out of the jail.
+//! (`required`: bwrap with its seccomp filter) against the same call unsandboxed (`off`)
+//! and in the lighter jail (`light`: Landlock + seccomp, no namespaces), a warm call in
+//! and out of the jail, and starting a worker (spawn + first call) in and out of the jail.
 //!
 //! `cargo bench -p toolbind --bench sandbox` (add `-- --quick` for fewer iterations).
 //! Prints a Markdown table. Calls alternate between the two executors so machine noise
@@ -58,6 +59,8 @@ async fn main() {
     // The same jail without its cgroups (pids, memory): joining a cgroup v1 costs a few ms.
     let no_cgroup = executor(SandboxMode::Required, "no_cgroup", None);
     let open = executor(SandboxMode::Off, "open", None);
+    let light = executor(SandboxMode::Light, "light", Some(256));
+    let light_no_cgroup = executor(SandboxMode::Light, "light_no_cgroup", None);
     // What checking a state folder costs on each jailed start: the openat walk from the
     // state root, no-follow, owner and mode checks (dirs::private_subdir).
     let state_root = root.join("state").join("checks");
@@ -74,9 +77,9 @@ async fn main() {
         (Language::Bash, "index.sh", SH_TOOL),
     ];
     println!(
-        "| language | one-shot off (p50) | one-shot jailed (p50) | added | jailed, no cgroups (p50) | warm off (p50) | warm jailed (p50) | ratio | worker start off (p50) | worker start jailed (p50) |"
+        "| language | one-shot off (p50) | one-shot jailed (p50) | added | jailed, no cgroups (p50) | one-shot light (p50) | light, no cgroups (p50) | warm off (p50) | warm jailed (p50) | ratio | worker start off (p50) | worker start jailed (p50) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (lang, entry, src) in langs {
         let d = root.join(lang.as_str());
         std::fs::create_dir_all(&d).unwrap();
@@ -87,14 +90,20 @@ async fn main() {
             one_call(&open, &one_shot).await;
             one_call(&jailed, &one_shot).await;
             one_call(&no_cgroup, &one_shot).await;
+            one_call(&light, &one_shot).await;
+            one_call(&light_no_cgroup, &one_shot).await;
         }
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut l, mut lc) = (Vec::new(), Vec::new());
         for _ in 0..one_shot_n {
             a.push(one_call(&open, &one_shot).await);
             b.push(one_call(&jailed, &one_shot).await);
             c.push(one_call(&no_cgroup, &one_shot).await);
+            l.push(one_call(&light, &one_shot).await);
+            lc.push(one_call(&light_no_cgroup, &one_shot).await);
         }
         let (shot_open, shot_jail, shot_nocg) = (median(a), median(b), median(c));
+        let (shot_light, shot_light_nocg) = (median(l), median(lc));
         let added = shot_jail.saturating_sub(shot_open);
         let warm_cols = if lang == Language::Bash {
             [
@@ -135,12 +144,14 @@ async fn main() {
             ]
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             lang.as_str(),
             ms(shot_open),
             ms(shot_jail),
             ms(added),
             ms(shot_nocg),
+            ms(shot_light),
+            ms(shot_light_nocg),
             warm_cols.join(" | ")
         );
     }

@@ -68,7 +68,8 @@ pub mod untrusted;
 /// [`SandboxStatus`](sandbox::SandboxStatus), what is in force and why.
 pub mod sandbox {
     pub use crate::exec::sandbox::{
-        Enforcement, LimitStatus, SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus,
+        Enforcement, JailKind, LimitStatus, SandboxLimits, SandboxMode, SandboxPolicy,
+        SandboxStatus,
     };
 }
 

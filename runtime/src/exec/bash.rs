@@ -167,7 +167,7 @@ fn start(
         jail,
     ) {
         Ok(s) => s,
-        Err(e) => return Err(ToolResult::stopped(StopReason::Crashed, e.to_string())),
+        Err(e) => return Err(ToolResult::stopped(e.stop_reason(), e.to_string())),
     };
     let guard = GroupGuard {
         group: spawned.group.clone(),

@@ -68,6 +68,7 @@ impl StartError {
     pub(crate) fn stop_reason(&self) -> StopReason {
         match self {
             StartError::Jail(..) => StopReason::JailFailed,
+            StartError::Spawn(e) => e.stop_reason(),
             _ => StopReason::Crashed,
         }
     }
@@ -162,6 +163,20 @@ pub(crate) enum SpawnStep {
     StatusPipe,
     /// `exec` of the program (bwrap, or the interpreter unjailed), as shown.
     Exec(String),
+    /// The lighter jail's child: restricting itself (Landlock, seccomp) or `exec` of the
+    /// interpreter, as shown.
+    LightJail(String),
+}
+
+impl SpawnError {
+    /// How a call whose process could not be spawned ends: `JailFailed` when the lighter
+    /// jail could not start it, else `Crashed`.
+    pub(crate) fn stop_reason(&self) -> StopReason {
+        match self.step {
+            SpawnStep::LightJail(_) => StopReason::JailFailed,
+            _ => StopReason::Crashed,
+        }
+    }
 }
 
 impl fmt::Display for SpawnError {
@@ -173,6 +188,10 @@ impl fmt::Display for SpawnError {
             SpawnStep::OptionsPipe => write!(f, "cannot pass the sandbox options to bwrap: {e}"),
             SpawnStep::StatusPipe => write!(f, "cannot open bwrap's status pipe: {e}"),
             SpawnStep::Exec(shown) => write!(f, "cannot start `{shown}`: {e}"),
+            SpawnStep::LightJail(shown) => write!(
+                f,
+                "the sandbox (the lighter jail: Landlock and seccomp) could not start `{shown}`: {e}"
+            ),
         }
     }
 }
@@ -209,6 +228,11 @@ pub(crate) enum ProbeError {
     },
     /// The interpreter itself.
     Interpreter(InterpError),
+    /// bwrap cannot make a user namespace here (disabled, or refused by AppArmor): the
+    /// lighter jail is the opt-in.
+    NoUserNamespace { bwrap: PathBuf, why: String },
+    /// The lighter jail cannot run here (no Landlock).
+    NoLandlock { why: String },
 }
 
 /// The interpreter could not be found or located.
@@ -249,6 +273,17 @@ impl ProbeError {
                 bwrap.display(),
             ),
             ProbeError::Interpreter(e) => e.message(of),
+            ProbeError::NoUserNamespace { bwrap, why } => format!(
+                "bubblewrap ({}) cannot create a user namespace on this machine ({why}); {}, or allow user namespaces (`sysctl user.max_user_namespaces`, Ubuntu: `kernel.apparmor_restrict_unprivileged_userns=0`)",
+                bwrap.display(),
+                match crate::exec::sandbox::light_unavailable() {
+                    None => "the lighter jail without namespaces (Landlock + seccomp + limits) runs here: opt in with `--sandbox light` / `SandboxMode::Light`".to_owned(),
+                    Some(no) => format!("the lighter jail (`--sandbox light`) cannot run here either: {no}"),
+                }
+            ),
+            ProbeError::NoLandlock { why } => format!(
+                "the lighter jail cannot run: {why}; use the bubblewrap jail (`--sandbox required`) where user namespaces work"
+            ),
         }
     }
 }
@@ -314,6 +349,12 @@ pub(crate) enum SetupError {
         why: String,
         fix: String,
     },
+    /// The seccomp filter could not be built.
+    Seccomp(crate::exec::sandbox::FilterError),
+    /// The lighter jail's Landlock ruleset could not be built.
+    Landlock(String),
+    /// The lighter jail's private temporary folder could not be made.
+    PrivateTmp(io::Error),
 }
 
 impl SetupError {
@@ -351,6 +392,9 @@ impl SetupError {
                     of.noun()
                 )
             }
+            SetupError::Seccomp(e) => e.to_string(),
+            SetupError::Landlock(why) => format!("cannot build the Landlock rules: {why}"),
+            SetupError::PrivateTmp(e) => format!("cannot make its private temporary folder: {e}"),
         }
     }
 }

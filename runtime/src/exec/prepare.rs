@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use toolbind_codegen::model::{ToolSpec, WorkerMode};
 
-use super::error::PrepareError;
+use super::error::{PrepareError, StartError};
 use super::worker::{self, Worker};
 use super::{MAX_TIMEOUT, SubprocessExecutor, no_entry};
 
@@ -23,24 +23,19 @@ impl SubprocessExecutor {
         args: Value,
         timeout: Duration,
     ) -> Result<Value, PrepareError> {
-        let entry = tool
-            .entry_path()
-            .filter(|p| p.is_file())
-            .ok_or_else(|| no_entry(tool))?;
         let timeout = timeout.min(MAX_TIMEOUT);
         let deadline = tokio::time::Instant::now() + timeout;
-        let config = &self.inner.config;
         let mode = match tool.worker {
-            WorkerMode::Default => config.worker_mode,
+            WorkerMode::Default => self.inner.config.worker_mode,
             m => m,
         };
         let oneshot = mode == WorkerMode::OneShot;
-        let worker = if oneshot {
-            let launch = self.launch(tool, &entry).await?;
-            let jail = self.jail(tool, &launch.binds)?;
-            Worker::spawn(&launch, tool, config, jail)?
-        } else {
-            self.warm_worker(tool, &entry).await?
+        // A process that cannot start (no entry, a jail that cannot run) is the call's to
+        // report, as for a process that dies before its hello: the call fails the same way
+        // and says so with its typed stop reason (`jail_failed` for the jail). Reported
+        // here, it would reach the caller as a string, i.e. a `tool_error`.
+        let Ok((entry, worker)) = self.start_for_prepare(tool, oneshot).await else {
+            return Ok(args);
         };
         // Whether the process read its hello and nothing else: a one-shot call can use it.
         let mut untouched = false;
@@ -68,5 +63,27 @@ impl SubprocessExecutor {
             }
         }
         prepared
+    }
+
+    /// The entry and the process `prepare_args` runs it in: a one-shot one started for it,
+    /// or the warm worker.
+    async fn start_for_prepare(
+        &self,
+        tool: &ToolSpec,
+        oneshot: bool,
+    ) -> Result<(std::path::PathBuf, std::sync::Arc<Worker>), StartError> {
+        let entry = tool
+            .entry_path()
+            .filter(|p| p.is_file())
+            .ok_or_else(|| no_entry(tool))?;
+        if oneshot {
+            let launch = self.launch(tool, &entry).await?;
+            let jail = self.jail(tool, &launch.binds)?;
+            let worker = Worker::spawn(&launch, tool, &self.inner.config, jail)?;
+            Ok((entry, worker))
+        } else {
+            let worker = self.warm_worker(tool, &entry).await?;
+            Ok((entry, worker))
+        }
     }
 }

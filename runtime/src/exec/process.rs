@@ -16,7 +16,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use super::ExecConfig;
 use super::error::{SpawnError, SpawnStep};
 use super::group::Group;
-use super::sandbox::{CallCgroup, Jail, Running};
+use super::sandbox::{CallCgroup, Jail, LightChild, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
 use toolbind_codegen::model::ToolSpec;
 
@@ -89,21 +89,31 @@ pub(crate) fn spawn(
         env.retain(|(n, _)| n != k);
         env.push(((*k).to_owned(), (*v).into()));
     }
-    let mut cmd = match &jail {
-        None => {
+    let light = jail.as_ref().and_then(|j| j.light.as_ref());
+    if let Some(j) = &jail {
+        for (k, v) in &j.env {
+            // The runtime owner's explicit `env_set` wins over the jail's defaults.
+            if config.env_set.iter().any(|(n, _)| n == k) {
+                continue;
+            }
+            env.retain(|(n, _)| n != k);
+            env.push((k.clone(), v.clone()));
+        }
+    }
+    let bwrap = jail.as_ref().filter(|j| j.light.is_none());
+    let mut cmd = match (&jail, light) {
+        (None, _) => {
             let mut cmd = Command::new(program);
             cmd.args(args);
             cmd
         }
-        Some(j) => {
-            for (k, v) in &j.env {
-                // The runtime owner's explicit `env_set` wins over the jail's defaults.
-                if config.env_set.iter().any(|(n, _)| n == k) {
-                    continue;
-                }
-                env.retain(|(n, _)| n != k);
-                env.push((k.clone(), v.clone()));
-            }
+        // The lighter jail: the interpreter itself, restricted by the child (`ChildSetup`).
+        (Some(j), Some(l)) => {
+            let mut cmd = Command::new(&j.exe);
+            cmd.args(args).current_dir(&l.cwd);
+            cmd
+        }
+        (Some(j), None) => {
             // bwrap's options travel on fd 4, not in argv; its status (whether the command
             // was ever exec'd) comes back on fd 5; the command follows `--`.
             let mut cmd = Command::new(&j.bwrap);
@@ -118,13 +128,19 @@ pub(crate) fn spawn(
     // process's environment travels there too (`--clearenv`, then `--setenv NAME VALUE`):
     // bwrap itself runs on the host with none of it (a config's `LD_PRELOAD` would load
     // code into bwrap before any namespace exists), and no value reaches an argv.
-    let options_fd: Option<OwnedFd> = match &jail {
+    let options_fd: Option<OwnedFd> = match bwrap {
         None => None,
         Some(j) => Some(options_pipe(&jail_options(&j.options, &env)?)?),
     };
     let options_raw = options_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+    // bwrap's seccomp program (`--seccomp 6`), a pipe like the options'.
+    let seccomp_fd: Option<OwnedFd> = match bwrap.and_then(|j| j.seccomp) {
+        None => None,
+        Some(p) => Some(options_pipe(&p.bytes())?),
+    };
+    let seccomp_raw = seccomp_fd.as_ref().map_or(-1, |f| f.as_raw_fd());
     // bwrap's status pipe: the write end for the child (on fd 5), the read end kept.
-    let (status_read, status_write) = match &jail {
+    let (status_read, status_write) = match bwrap {
         None => (None, None),
         Some(_) => {
             let (r, w) = status_pipe()?;
@@ -144,7 +160,7 @@ pub(crate) fn spawn(
     };
     let rlimits = jail.as_ref().map(|j| j.rlimits()).unwrap_or_default();
     cmd.env_clear();
-    if jail.is_none() {
+    if bwrap.is_none() {
         cmd.envs(env);
     }
     cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
@@ -158,7 +174,10 @@ pub(crate) fn spawn(
         cmd.current_dir(cwd);
     }
     let setup = ChildSetup {
-        unjailed: jail.is_none(),
+        // The lighter jail has no bwrap to die with the runtime either.
+        unjailed: bwrap.is_none(),
+        light: light.map(|l| l.child()),
+        seccomp: seccomp_raw,
         // SAFETY: getpid cannot fail.
         parent: unsafe { libc::getpid() },
         procs,
@@ -173,12 +192,15 @@ pub(crate) fn spawn(
     unsafe {
         cmd.pre_exec(move || setup.run());
     }
-    let shown = jail
-        .as_ref()
-        .map_or(program.to_owned(), |j| j.bwrap.display().to_string());
-    let mut child = cmd.spawn().map_err(failed(SpawnStep::Exec(shown)))?;
+    let step = match (&jail, light) {
+        (None, _) => SpawnStep::Exec(program.to_owned()),
+        (Some(j), Some(_)) => SpawnStep::LightJail(j.exe.display().to_string()),
+        (Some(j), None) => SpawnStep::Exec(j.bwrap.display().to_string()),
+    };
+    let mut child = cmd.spawn().map_err(failed(step))?;
     drop(theirs);
     drop(options_fd);
+    drop(seccomp_fd);
     drop(status_write);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let group = Arc::new(Group::new(child));
@@ -255,7 +277,12 @@ fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, SpawnError> {
 
 /// What the forked child does before exec, with the raw descriptors it needs (`-1`: none).
 struct ChildSetup {
+    /// Not in bwrap (unjailed, or the lighter jail): dies with the runtime by itself.
     unjailed: bool,
+    /// The lighter jail's restrictions, applied last.
+    light: Option<LightChild>,
+    /// bwrap's seccomp program (fd 6).
+    seccomp: i32,
     /// The runtime's pid, to notice it died before `PR_SET_PDEATHSIG` was set.
     parent: i32,
     /// `cgroup.procs` of the cgroups to join (v1: pids and memory; v2: one leaf).
@@ -271,9 +298,11 @@ struct ChildSetup {
 }
 
 impl ChildSetup {
-    /// A new session; unjailed, death with the runtime; the cgroups joined; fds 1, 3, 4 and
-    /// 5 in place; the jail's limits. Async-signal-safe system calls only (setsid, dup2,
-    /// fcntl, prctl, getppid, setrlimit, the `write` that joins a cgroup, close_range).
+    /// A new session; unjailed or in the lighter jail, death with the runtime; the cgroups
+    /// joined; fds 1, 3, 4, 5 and 6 in place; the jail's limits; last, the lighter jail's
+    /// restrictions. Async-signal-safe system calls only (setsid, dup2, fcntl, prctl,
+    /// getppid, setrlimit, the `write` that joins a cgroup, close_range, capset,
+    /// landlock_restrict_self, seccomp).
     fn run(&self) -> std::io::Result<()> {
         let os_error = std::io::Error::last_os_error;
         if libc_setsid() < 0 {
@@ -313,7 +342,14 @@ impl ChildSetup {
             if libc_dup2(self.options, 4) < 0 || libc_dup2(self.status, 5) < 0 {
                 return Err(os_error());
             }
-            jail_child(&self.rlimits)?;
+            if self.seccomp >= 0 && libc_dup2(self.seccomp, 6) < 0 {
+                return Err(os_error());
+            }
+            jail_child(&self.rlimits, if self.seccomp >= 0 { 7 } else { 6 })?;
+        }
+        if let Some(light) = &self.light {
+            jail_child(&self.rlimits, 4)?;
+            light.apply()?;
         }
         Ok(())
     }
@@ -348,9 +384,10 @@ fn join_cgroup(procs_fd: i32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// In the forked child, before bwrap execs: set the jail's limits and let no descriptor
-/// above fd 5 reach the jail. Async-signal-safe system calls only.
-fn jail_child(rlimits: &[(Resource, u64, u64)]) -> std::io::Result<()> {
+/// In the forked child, before bwrap (or the lighter jail's interpreter) execs: set the
+/// jail's limits and let no descriptor from `first` up reach the jail. Async-signal-safe
+/// system calls only.
+fn jail_child(rlimits: &[(Resource, u64, u64)], first: u32) -> std::io::Result<()> {
     for &(resource, soft, hard) in rlimits {
         // nix's setrlimit is a plain libc::setrlimit call (no allocation), and takes the
         // resource in whatever type this target's libc wants (glibc's is not musl's).
@@ -362,7 +399,7 @@ fn jail_child(rlimits: &[(Resource, u64, u64)]) -> std::io::Result<()> {
     unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            6u32,
+            first,
             u32::MAX,
             libc::CLOSE_RANGE_CLOEXEC,
         );

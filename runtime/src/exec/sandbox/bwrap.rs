@@ -2,8 +2,10 @@
 //! under.
 
 use super::cgroup::{CallCgroup, is_root, processes_of_uid};
+use super::light::Light;
 use super::probe::{Interp, which};
 use super::running::Running;
+use super::seccomp::{self, Program};
 use super::{SandboxLimits, SandboxMode, SandboxPolicy};
 use crate::exec::error::SetupError;
 use nix::sys::resource::Resource;
@@ -116,6 +118,10 @@ pub(crate) struct Jail {
     /// process gets a hard limit 5 s above the soft one, which SIGKILLs a tool that
     /// ignores SIGXCPU.
     pub(crate) warm: bool,
+    /// The seccomp filter bwrap installs (`--seccomp 6`): the child puts it on fd 6.
+    pub(crate) seccomp: Option<&'static Program>,
+    /// The lighter jail: no bwrap; the child restricts itself (`light.rs`).
+    pub(crate) light: Option<Light>,
 }
 
 pub(super) fn build(
@@ -146,6 +152,10 @@ pub(super) fn build(
     // mounted (not recursive: /tmp, /dev/shm, the state folder and write grants stay
     // writable, each with its own bound).
     push(&mut o, ["--remount-ro", "/"]);
+    // Applied by bwrap after its own setup, just before it execs the tool; `process::spawn`
+    // puts the program on fd 6.
+    let seccomp = seccomp::common().map_err(SetupError::Seccomp)?;
+    push(&mut o, ["--seccomp", "6"]);
     o.push("--chdir".into());
     o.push(working_dir(policy, cwd, &state).into_os_string());
 
@@ -164,6 +174,8 @@ pub(super) fn build(
         cgroup,
         nproc,
         warm: false,
+        seccomp: Some(seccomp),
+        light: None,
     })
 }
 
@@ -171,7 +183,9 @@ pub(super) fn build(
 /// is not root. A limit the owner set explicitly that cannot be enforced here fails under
 /// `required` (before anything runs), naming why and the fix; otherwise it is warned
 /// about once and the call runs (`SandboxStatus` reports it).
-fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>), SetupError> {
+pub(super) fn cgroup_of(
+    policy: &SandboxPolicy,
+) -> Result<(Option<CallCgroup>, Option<u64>), SetupError> {
     let l = &policy.limits;
     let (cgroup, missed) = CallCgroup::jail(l.call_memory, l.processes);
     let nproc = match (l.processes, &cgroup) {
@@ -185,7 +199,8 @@ fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>)
         if name == "processes" && nproc.is_some() {
             continue;
         }
-        if l.is_explicit(name) && policy.mode == SandboxMode::Required {
+        if l.is_explicit(name) && matches!(policy.mode, SandboxMode::Required | SandboxMode::Light)
+        {
             return Err(SetupError::Limit {
                 name,
                 why: e.why,
@@ -214,7 +229,7 @@ fn cgroup_of(policy: &SandboxPolicy) -> Result<(Option<CallCgroup>, Option<u64>)
 /// What the jail mounts beside the system folders: `(host path, path in the jail,
 /// writable)` for the grants, the tool folder, `binds` and the state folder, shallowest
 /// first, so that a grant containing the tool folder does not hide it.
-fn mounts(
+pub(super) fn mounts(
     policy: &SandboxPolicy,
     tool: &ToolSpec,
     binds: &[PathBuf],
@@ -257,7 +272,7 @@ fn mounts(
 
 /// Where the tool runs: the caller's directory when it is inside a granted directory (not
 /// the tool's own read-only folder, not a harness bind), else the state folder.
-fn working_dir(policy: &SandboxPolicy, cwd: Option<&Path>, state: &Path) -> PathBuf {
+pub(super) fn working_dir(policy: &SandboxPolicy, cwd: Option<&Path>, state: &Path) -> PathBuf {
     let granted: Vec<PathBuf> = policy
         .read
         .iter()
@@ -272,7 +287,7 @@ fn working_dir(policy: &SandboxPolicy, cwd: Option<&Path>, state: &Path) -> Path
 }
 
 /// The variables that replace the agent's in the jail.
-fn jail_env(interp: &Interp, state: &Path) -> Vec<(String, OsString)> {
+pub(super) fn jail_env(interp: &Interp, state: &Path) -> Vec<(String, OsString)> {
     let mut bin = String::new();
     for p in &interp.path {
         if !p.starts_with("/usr") {
@@ -339,6 +354,7 @@ impl Jail {
             cgroup: self.cgroup,
             cpu_base: Mutex::new(None),
             armed: Mutex::new(None),
+            light_tmp: self.light.map(|l| l.tmp),
         }
     }
 }

@@ -26,7 +26,10 @@
 //!   (RLIMIT_NPROC does nothing for root), else processes by `RLIMIT_NPROC` for a non-root
 //!   runtime. Whether each holds is in `SandboxStatus::limits` (`status`).
 //! - bwrap reads its options from a pipe (`--args 4`), never from argv, and reports on
-//!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`).
+//!   fd 5 (`--json-status-fd`) whether it exec'd the command (`running.rs`); it installs
+//!   the seccomp filter (`seccomp.rs`) it reads from fd 6 (`--seccomp 6`).
+//! - Where bwrap cannot make a user namespace, the lighter jail (`light.rs`): Landlock and
+//!   the same filter, applied by the forked child itself, no namespaces.
 //!
 //! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
 //! processes are spawned from the async runtime's worker threads (which live as long as
@@ -34,15 +37,19 @@
 
 mod bwrap;
 mod cgroup;
+mod light;
 mod policy;
 mod probe;
 mod running;
+mod seccomp;
 mod status;
 
 pub(crate) use bwrap::Jail;
 pub(crate) use cgroup::CallCgroup;
+pub(crate) use light::{LightChild, unavailable as light_unavailable};
 pub use policy::{SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
+pub(crate) use seccomp::FilterError;
 pub use status::{Enforcement, LimitStatus};
 
 use super::error::{JailError, ProbeError};
@@ -62,10 +69,17 @@ pub enum SandboxMode {
     /// Always jail; a call fails (naming the missing `bwrap` and how to install it) when
     /// the jail cannot run on this machine.
     Required,
-    /// Jail when bwrap works here with the interpreters in use; otherwise warn once per
-    /// process and run unjailed, as [`Off`](Self::Off).
+    /// Jail when bwrap works here with the interpreters in use. Where bwrap cannot create
+    /// a user namespace (disabled, or refused by AppArmor), run in the lighter jail
+    /// ([`Light`](Self::Light)) and warn once; where neither can run, warn once per process
+    /// and run unjailed, as [`Off`](Self::Off).
     #[default]
     Auto,
+    /// Always the lighter jail, without namespaces: Landlock rules that mirror what the
+    /// bubblewrap jail shows, the same seccomp filter plus rules of its own, the same
+    /// limits. A call fails where Landlock is not available. What it holds, and what only
+    /// the bubblewrap jail does, is in docs/sandbox.md.
+    Light,
     /// Never jail, no limits: a tool sees what the agent's user sees. Each tool process
     /// still dies with the runtime (`PR_SET_PDEATHSIG`) and its process group is killed
     /// when the call ends; where a cgroup can be made, everything the call started
@@ -81,15 +95,17 @@ impl SandboxMode {
             SandboxMode::Required => "required",
             SandboxMode::Auto => "auto",
             SandboxMode::Off => "off",
+            SandboxMode::Light => "light",
         }
     }
 
-    /// The mode spelled `name` (`required`, `auto`, `off`).
+    /// The mode spelled `name` (`required`, `auto`, `light`, `off`).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
             "required" => SandboxMode::Required,
             "auto" => SandboxMode::Auto,
             "off" => SandboxMode::Off,
+            "light" => SandboxMode::Light,
             _ => return None,
         })
     }
@@ -101,14 +117,31 @@ impl std::fmt::Display for SandboxMode {
     }
 }
 
+/// Which jail tool processes run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JailKind {
+    /// The bubblewrap jail (namespaces, seccomp, limits).
+    Bubblewrap,
+    /// The lighter jail without namespaces (Landlock, seccomp, limits).
+    Light {
+        /// The Landlock ABI whose rules are enforced on this kernel (1 to 6).
+        landlock_abi: i32,
+    },
+    /// No jail.
+    None,
+}
+
 /// Which sandbox is in force and why (for `toolbind list` and agents' start-up lines).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SandboxStatus {
     /// The configured mode.
     pub mode: SandboxMode,
-    /// Whether tool processes run in the bubblewrap jail.
+    /// Whether tool processes run in a jail ([`jail`](Self::jail) says which).
     pub jailed: bool,
+    /// Which jail.
+    pub jail: JailKind,
     /// Why, in a sentence: what works, or what is missing (made from `limits` for the
     /// limits' part).
     pub reason: String,
@@ -120,10 +153,12 @@ pub struct SandboxStatus {
 
 impl std::fmt::Display for SandboxStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = if self.jailed {
-            "bubblewrap jail"
-        } else {
-            "no jail"
+        let what = match self.jail {
+            JailKind::Bubblewrap => "bubblewrap jail".to_owned(),
+            JailKind::Light { landlock_abi } => {
+                format!("light jail (Landlock ABI {landlock_abi} + seccomp)")
+            }
+            JailKind::None => "no jail".to_owned(),
         };
         write!(f, "{} -> {what}: {}", self.mode, self.reason)
     }
@@ -155,6 +190,8 @@ pub(crate) struct Sandbox {
     /// runs outside it. Tools run the user's own interpreters and keep the older rule: any
     /// interpreter the jail cannot run falls back, with the warning.
     strict: bool,
+    /// Whether this sandbox has handed out a lighter jail (see [`check`](Self::check)).
+    light_used: std::sync::atomic::AtomicBool,
 }
 
 /// The program the jail is tried out with when an MCP server's own interpreter fails in
@@ -163,6 +200,7 @@ pub(crate) struct Sandbox {
 const TRUSTED_TRIAL: (Kind, &str) = (Kind::Bash, "/bin/sh");
 
 static WARNED: std::sync::Once = std::sync::Once::new();
+static WARNED_LIGHT: std::sync::Once = std::sync::Once::new();
 
 impl Sandbox {
     pub(crate) fn new(policy: SandboxPolicy) -> Self {
@@ -172,6 +210,7 @@ impl Sandbox {
             resolved: Mutex::new(HashMap::new()),
             trial_first: true,
             strict: false,
+            light_used: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -194,18 +233,35 @@ impl Sandbox {
             return SandboxStatus {
                 mode,
                 jailed: false,
+                jail: JailKind::None,
                 reason: format!("the sandbox is turned off: {}", unjailed_guarantee()),
                 limits: status::limits(&self.policy, false),
+            };
+        }
+        if mode == SandboxMode::Light {
+            return match light::unavailable() {
+                Some(why) => SandboxStatus {
+                    mode,
+                    jailed: false,
+                    jail: JailKind::None,
+                    reason: format!("calls will fail: {}", ProbeError::NoLandlock { why }),
+                    limits: status::limits(&self.policy, false),
+                },
+                None => self.light_status(mode, "the lighter jail was chosen"),
             };
         }
         let mut works = Vec::new();
         for (kind, program) in interpreters {
             match self.probe(*kind, program) {
                 Ok(_) => works.push(program.clone()),
+                Err(e) if mode == SandboxMode::Auto && light_fallback(&e) => {
+                    return self.light_status(mode, &e.to_string());
+                }
                 Err(e) => {
                     return SandboxStatus {
                         mode,
                         jailed: false,
+                        jail: JailKind::None,
                         reason: if mode == SandboxMode::Required {
                             format!("calls will fail: {e}")
                         } else {
@@ -221,6 +277,7 @@ impl Sandbox {
         SandboxStatus {
             mode,
             jailed: true,
+            jail: JailKind::Bubblewrap,
             reason: if works.is_empty() {
                 format!("bwrap is used when a tool runs; {procs}")
             } else {
@@ -251,6 +308,11 @@ impl Sandbox {
         if self.policy.mode == SandboxMode::Off {
             return Ok(None);
         }
+        if self.policy.mode == SandboxMode::Light {
+            return self
+                .light_jail(kind, program, also, tool, binds, cwd)
+                .map(Some);
+        }
         let untried = !self.trial_first
             && !self
                 .probes
@@ -267,6 +329,17 @@ impl Sandbox {
             Err(e) if self.policy.mode == SandboxMode::Required => {
                 return Err(JailError::Unavailable(e));
             }
+            Err(e) if light_fallback(&e) => {
+                WARNED_LIGHT.call_once(|| {
+                    crate::telemetry::warn(&format!(
+                        "warning: toolbind runs tools in the lighter jail (Landlock ABI {} + seccomp, no namespaces): {e}",
+                        light::enforced_abi()
+                    ))
+                });
+                return self
+                    .light_jail(kind, program, also, tool, binds, cwd)
+                    .map(Some);
+            }
             Err(e) if self.strict && self.jail_runs_here() => {
                 return Err(JailError::Interpreter(e));
             }
@@ -280,7 +353,15 @@ impl Sandbox {
                 return Ok(None);
             }
         };
-        let mut interp = interp;
+        let interp = self.with_also(interp, also);
+        bwrap::build(&self.policy, &interp, tool, binds, cwd)
+            .map(Some)
+            .map_err(JailError::Setup)
+    }
+
+    /// `interp` with the prefixes and `PATH` folders of the `also` interpreters that
+    /// resolve.
+    fn with_also(&self, mut interp: Interp, also: &[(Kind, String)]) -> Interp {
         for (k, p) in also {
             let Some(other) = self.resolved(*k, p) else {
                 continue;
@@ -292,15 +373,77 @@ impl Sandbox {
             }
             interp.path.extend(other.path);
         }
-        bwrap::build(&self.policy, &interp, tool, binds, cwd)
-            .map(Some)
-            .map_err(JailError::Setup)
+        interp
+    }
+
+    /// The lighter jail for one process (see [`jail`](Self::jail)).
+    fn light_jail(
+        &self,
+        kind: Kind,
+        program: &str,
+        also: &[(Kind, String)],
+        tool: &ToolSpec,
+        binds: &[PathBuf],
+        cwd: Option<&Path>,
+    ) -> Result<Jail, JailError> {
+        if let Some(why) = light::unavailable() {
+            return Err(JailError::Unavailable(ProbeError::NoLandlock { why }));
+        }
+        let interp = match self.resolved(kind, program) {
+            Some(i) => i,
+            None => {
+                let e = resolve(kind, program).err().map_or_else(
+                    || ProbeError::NoLandlock {
+                        why: format!("`{program}` could not be located"),
+                    },
+                    ProbeError::Interpreter,
+                );
+                return Err(JailError::Unavailable(e));
+            }
+        };
+        let interp = self.with_also(interp, also);
+        let jail =
+            light::build(&self.policy, &interp, tool, binds, cwd).map_err(JailError::Setup)?;
+        self.light_used
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(jail)
+    }
+
+    /// The status of a sandbox whose tools run in the lighter jail, `why` in a clause.
+    fn light_status(&self, mode: SandboxMode, why: &str) -> SandboxStatus {
+        let abi = light::enforced_abi();
+        let scoped = if abi >= 6 {
+            "signals and abstract sockets scoped by Landlock"
+        } else {
+            "signals to the agent refused by seccomp"
+        };
+        let network = match (self.policy.network, abi >= 4) {
+            (true, _) => "network on (per tool `network: false`: seccomp refuses IP sockets)",
+            (false, true) => "network off (seccomp and Landlock TCP rules)",
+            (false, false) => "network off (seccomp refuses IP sockets)",
+        };
+        let limits = status::limits(&self.policy, true);
+        let procs = status::prose(&limits, mode == SandboxMode::Light);
+        SandboxStatus {
+            mode,
+            jailed: true,
+            jail: JailKind::Light { landlock_abi: abi },
+            reason: format!(
+                "{why}; tools run under Landlock ABI {abi} file rules and seccomp, without namespaces: {scoped}; {network}; no PID namespace, so processes that leave the call are caught only by a cgroup; {procs}"
+            ),
+            limits,
+        }
     }
 
     /// Whether `program` runs in this jail on this machine (the trial start, cached):
     /// `Err` says why not.
     #[cfg(feature = "mcp")]
     pub(crate) fn check(&self, kind: Kind, program: &str) -> Result<(), ProbeError> {
+        // The lighter jail has no start of its own to try: once it is in use, a server that
+        // failed failed in a working jail.
+        if self.light_used.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
         self.probe(kind, program).map(|_| ())
     }
 
@@ -432,6 +575,12 @@ fn collect_strings<'a>(
     }
 }
 
+/// Whether `auto` runs tools in the lighter jail after the trial failed with `e`: bwrap
+/// cannot make a user namespace here, and Landlock is available.
+fn light_fallback(e: &ProbeError) -> bool {
+    matches!(e, ProbeError::NoUserNamespace { .. }) && light::unavailable().is_none()
+}
+
 /// What an unjailed call still guarantees here, in a clause.
 fn unjailed_guarantee() -> String {
     match &cgroup::here().track {
@@ -451,7 +600,12 @@ mod tests {
 
     #[test]
     fn modes_round_trip() {
-        for m in [SandboxMode::Required, SandboxMode::Auto, SandboxMode::Off] {
+        for m in [
+            SandboxMode::Required,
+            SandboxMode::Auto,
+            SandboxMode::Light,
+            SandboxMode::Off,
+        ] {
             assert_eq!(SandboxMode::from_name(m.as_str()), Some(m));
         }
         assert_eq!(SandboxMode::from_name("on"), None);

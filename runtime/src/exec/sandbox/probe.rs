@@ -60,14 +60,49 @@ pub(super) fn probe(
         why: e.to_string(),
     })?;
     if !out.0.success() {
+        let stderr = String::from_utf8_lossy(&out.1).trim().to_owned();
+        if let Some(why) = no_user_namespace(&stderr) {
+            return Err(ProbeError::NoUserNamespace { bwrap, why });
+        }
         return Err(ProbeError::Refused {
             bwrap,
             program: program.to_owned(),
             exit: describe(out.0),
-            stderr: String::from_utf8_lossy(&out.1).trim().to_owned(),
+            stderr,
         });
     }
     Ok(interp)
+}
+
+/// Why bwrap's trial failed for want of a user namespace, when it did: its own words (a
+/// namespace or uid map it could not make: `sysctl user.max_user_namespaces=0`,
+/// `kernel.unprivileged_userns_clone=0`, AppArmor's `restrict_unprivileged_userns`, whose
+/// namespace lacks the capability to set up the loopback), or a kernel that allows none.
+/// Probed by doing (the trial start); the sysctl only backs up words a newer bwrap may
+/// change.
+fn no_user_namespace(stderr: &str) -> Option<String> {
+    const WORDS: [&str; 5] = [
+        "namespace",
+        "uid map",
+        "uid_map",
+        "setgroups",
+        "RTM_NEWADDR",
+    ];
+    let said = stderr.lines().find(|l| WORDS.iter().any(|w| l.contains(w)));
+    let none_allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .is_ok_and(|v| v.trim() == "0");
+    match (said, none_allowed) {
+        (Some(line), _) => Some(line.trim().to_owned()),
+        (None, true) => Some(format!(
+            "user.max_user_namespaces is 0{}",
+            if stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; bwrap said: {stderr}")
+            }
+        )),
+        (None, false) => None,
+    }
 }
 
 /// Runs `cmd` for at most `limit`, returning its status and stderr.
@@ -330,4 +365,28 @@ fn unsafe_as_is(dir: &Path) -> bool {
     [state.clone(), real(state)]
         .iter()
         .any(|s| s.starts_with(dir) || dir.starts_with(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What bwrap 0.8 prints where it cannot make a user namespace (Debian's sysctl,
+    /// `max_user_namespaces=0` as a user and as root, Ubuntu's AppArmor rule), and an
+    /// unrelated failure, which must not be taken for one.
+    #[test]
+    fn a_missing_user_namespace_is_told_by_bwraps_words() {
+        for words in [
+            "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces. On e.g. debian this can be enabled with 'sysctl kernel.unprivileged_userns_clone=1'.",
+            "bwrap: Creating new namespace failed: No space left on device",
+            "bwrap: setting up uid map: Permission denied",
+            "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted",
+        ] {
+            assert_eq!(no_user_namespace(words).as_deref(), Some(words));
+        }
+        let none_allowed = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+            .is_ok_and(|v| v.trim() == "0");
+        let other = "bwrap: Can't find source path /nope: No such file or directory";
+        assert_eq!(no_user_namespace(other).is_some(), none_allowed);
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::SandboxLimits;
 use super::cgroup::CallCgroup;
+use super::light::PrivateTmp;
 use crate::result::{Limit, StopReason};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -25,6 +26,9 @@ pub(crate) struct Running {
     pub(super) cpu_base: Mutex<Option<i32>>,
     /// When the CPU limit was last re-armed.
     pub(super) armed: Mutex<Option<Instant>>,
+    /// The lighter jail's private temporary folder, removed with this: `Some` means there
+    /// is no bwrap, and `bwrap_pid` is the tool's own pid.
+    pub(super) light_tmp: Option<PrivateTmp>,
 }
 
 fn children(pid: i32) -> Vec<i32> {
@@ -40,6 +44,9 @@ fn children(pid: i32) -> Vec<i32> {
 impl Running {
     /// The host pid of the command bwrap runs (bwrap -> the namespace's init -> command).
     pub(crate) fn tool_pid(&self) -> Option<i32> {
+        if self.light_tmp.is_some() {
+            return Some(self.bwrap_pid);
+        }
         let mut cached = self.cpu_base.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = *cached
             && Path::new(&format!("/proc/{p}")).exists()
@@ -50,6 +57,17 @@ impl Running {
         let tool = *children(init).first()?;
         *cached = Some(tool);
         Some(tool)
+    }
+
+    /// Once the process is reaped: in the lighter jail, which has no PID namespace whose
+    /// end takes the rest with it, what the process started (a `setsid` daemon) is killed
+    /// through its cgroup now, not when the last holder of this lets go.
+    pub(crate) fn end(&self) {
+        if self.light_tmp.is_some()
+            && let Some(c) = &self.cgroup
+        {
+            c.kill_now();
+        }
     }
 
     /// The host id of the process group the tool runs in: with `--new-session` bwrap's

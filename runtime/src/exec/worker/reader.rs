@@ -423,6 +423,9 @@ async fn reap(ctx: &mut ReaderCtx, broken: bool, exited: bool) -> Option<ExitSta
     let status = ctx.group.wait().await;
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut ctx.stderr_task).await;
     drop(ctx.tracker.take());
+    if let Some(j) = &ctx.jail {
+        j.end();
+    }
     status
 }
 

@@ -235,6 +235,29 @@ impl CallCgroup {
         }
     }
 
+    /// For the lighter jail, which has no PID namespace whose end takes a daemon with it:
+    /// the watchdog is started (on v2 every leaf has it already), so that what the jail
+    /// started is killed when this process dies, SIGKILL included.
+    pub(crate) fn watched(self) -> CallCgroup {
+        if let (Backend::V1(r), Inner::V1 { pids: Some(_), .. }) = (backend(), &self.inner) {
+            r.watch();
+        }
+        self
+    }
+
+    /// SIGKILLs everything in the cgroup now (the lighter jail's processes once its tool
+    /// is reaped), without waiting for the drop.
+    pub(crate) fn kill_now(&self) {
+        match &self.inner {
+            Inner::V1 { pids, memory } => {
+                for g in [pids, memory].into_iter().flatten() {
+                    kill_members(g.dir());
+                }
+            }
+            Inner::V2(l) => v2::kill_leaf(l.dir()),
+        }
+    }
+
     /// The `cgroup.procs` descriptors the child writes `0` to (`-1`: none).
     pub(crate) fn procs_fds(&self) -> [i32; 2] {
         let raw = |g: &Option<v1::Group>| g.as_ref().map_or(-1, |g| g.procs.as_raw_fd());

@@ -43,6 +43,13 @@ impl Roots {
         Group::new(root, value.as_deref().map(|v| ("pids.max", v)), None)
     }
 
+    /// Starts the watchdog over this process's `pids` groups (the lighter jail's too).
+    pub(super) fn watch(&self) {
+        if let Ok(root) = &self.pids {
+            start_watchdog(root);
+        }
+    }
+
     /// A group that only tracks what an unjailed process starts; the watchdog started.
     pub(super) fn track(&self) -> Result<Group, CgroupError> {
         let root = self.pids.as_ref().map_err(Clone::clone)?;
@@ -160,6 +167,11 @@ pub(super) struct Group {
 }
 
 impl Group {
+    /// The group's folder.
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// A new cgroup `<pid>-<start time>-<n>` under `root` with `limit` written, and `also`
     /// where the kernel has that file (the name lets a later runtime, and the watchdog,
     /// find the cgroups of a runtime that died, even once its pid is reused).

@@ -461,7 +461,7 @@ fn end_tree(parent: &Path) {
 /// Kills every process in cgroup `dir` and below: one write to `cgroup.kill`, else
 /// SIGKILL rounds over `cgroup.procs` of it and its folders; then waits (up to 20 ms)
 /// for `cgroup.events` to say `populated 0`.
-fn kill_leaf(dir: &Path) {
+pub(super) fn kill_leaf(dir: &Path) {
     if std::fs::write(dir.join("cgroup.kill"), "1").is_err() {
         kill_members(dir);
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -554,7 +554,6 @@ impl Leaf {
         })
     }
 
-    #[cfg(test)]
     pub(super) fn dir(&self) -> &Path {
         &self.dir
     }

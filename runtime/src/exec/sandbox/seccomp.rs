@@ -1,0 +1,519 @@
+//! The seccomp filter of every jail: the container-escape and kernel-attack surface that no
+//! tool needs (Docker's default deny list, judged for tools), compiled once per process with
+//! `seccompiler`.
+//!
+//! The program has three parts, run in order:
+//!
+//! 1. The architecture check (another ABI, e.g. 32-bit `int 0x80`, kills the process) and,
+//!    on x86_64, the x32 ABI's numbers (bit 30 set) refused with ENOSYS: they would
+//!    otherwise slip past every number compared below.
+//! 2. The calls that return ENOSYS, so that libc and libuv fall back to an older call
+//!    (`clone3` to `clone`, whose flags the filter can read; `io_uring_*` to the thread
+//!    pool).
+//! 3. The calls that return EPERM.
+//!
+//! Parts 2 and 3 are each a `seccompiler` filter; part 2's "allow" ends jump to part 3
+//! instead of returning, which makes them one program (bwrap takes one, and the lighter
+//! jail installs one).
+//!
+//! The bwrap jail gets the common filter through `--seccomp 6`; the lighter jail gets the
+//! common filter plus its own rules (no signals to the agent, no sockets of the network
+//! when it is off), installed by the forked child itself (`process::ChildSetup`).
+
+use seccompiler::{
+    SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch, sock_filter,
+};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// A compiled filter: BPF instructions, as the kernel and bwrap take them.
+#[derive(Debug)]
+pub(crate) struct Program {
+    insns: Vec<sock_filter>,
+}
+
+impl Program {
+    /// The instructions, for `seccomp(SECCOMP_SET_MODE_FILTER)` in a forked child.
+    pub(crate) fn insns(&self) -> &[sock_filter] {
+        &self.insns
+    }
+
+    /// The instructions as bytes, for bwrap's `--seccomp FD`.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.insns.len() * 8);
+        for i in &self.insns {
+            out.extend_from_slice(&i.code.to_ne_bytes());
+            out.push(i.jt);
+            out.push(i.jf);
+            out.extend_from_slice(&i.k.to_ne_bytes());
+        }
+        out
+    }
+}
+
+/// Why the filter could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FilterError(pub(crate) String);
+
+impl std::fmt::Display for FilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot build the seccomp filter: {}", self.0)
+    }
+}
+
+/// What the lighter jail adds to the common filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct LightRules {
+    /// The agent's pid and process group: no signal to either (nor to `-1`, every process
+    /// this user may signal).
+    pub(crate) agent: i32,
+    pub(crate) agent_group: i32,
+    /// No `AF_INET`, `AF_INET6` or `AF_PACKET` socket.
+    pub(crate) no_network: bool,
+}
+
+/// The filter of every bwrap jail, compiled once.
+pub(crate) fn common() -> Result<&'static Program, FilterError> {
+    static COMMON: OnceLock<Result<Program, FilterError>> = OnceLock::new();
+    COMMON
+        .get_or_init(|| compile(None))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The lighter jail's filter for `rules`, compiled once per value (the agent's pid does
+/// not change, so at most two: network on and off).
+pub(crate) fn light(rules: LightRules) -> Result<&'static Program, FilterError> {
+    type Cache = std::sync::Mutex<Vec<(LightRules, &'static Program)>>;
+    static LIGHT: OnceLock<Cache> = OnceLock::new();
+    let cache = LIGHT.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = cache.iter().find(|(r, _)| *r == rules) {
+        return Ok(p);
+    }
+    // Leaked on purpose: a forked child reads it by address, and there are at most a few.
+    let p: &'static Program = Box::leak(Box::new(compile(Some(rules))?));
+    cache.push((rules, p));
+    Ok(p)
+}
+
+fn arch() -> Result<TargetArch, FilterError> {
+    if cfg!(target_arch = "x86_64") {
+        Ok(TargetArch::x86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Ok(TargetArch::aarch64)
+    } else if cfg!(target_arch = "riscv64") {
+        Ok(TargetArch::riscv64)
+    } else {
+        Err(FilterError(format!(
+            "no seccomp filter is defined for {}",
+            std::env::consts::ARCH
+        )))
+    }
+}
+
+/// Calls that return EPERM whatever their arguments.
+const DENIED: &[libc::c_long] = &[
+    // Reading or changing other processes.
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_kcmp,
+    libc::SYS_pidfd_getfd,
+    // Kernel attack surface no tool needs.
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_keyctl,
+    libc::SYS_fanotify_init,
+    // The kernel itself.
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_syslog,
+    libc::SYS_quotactl,
+    libc::SYS_lookup_dcookie,
+    libc::SYS_vhangup,
+    // Mounts: the jail's view of the filesystem is fixed.
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_chroot,
+    // Namespaces: none joined (new ones: see `clone` and `unshare`).
+    libc::SYS_setns,
+    // File handles reach files by inode, past every path rule.
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    // The host's clock.
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+];
+
+/// x86_64's own: port I/O and system calls removed from the kernel.
+#[cfg(target_arch = "x86_64")]
+const DENIED_ARCH: &[libc::c_long] = &[
+    libc::SYS_iopl,
+    libc::SYS_ioperm,
+    libc::SYS_nfsservctl,
+    libc::SYS_uselib,
+    libc::SYS_ustat,
+    libc::SYS_sysfs,
+    libc::SYS__sysctl,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const DENIED_ARCH: &[libc::c_long] = &[];
+
+/// The flags that make a namespace, in `clone` and `unshare`.
+const NAMESPACE_FLAGS: [u64; 7] = [
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+];
+
+/// `personality` values a program may set (Docker's list): the default, `PER_LINUX32`,
+/// `UNAME26`, both, and the query `0xffffffff`.
+const PERSONALITIES: [u64; 5] = [0, 0x8, 0x20000, 0x20008, 0xffff_ffff];
+
+fn cond(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, FilterError> {
+    SeccompCondition::new(arg, len, op, value).map_err(|e| FilterError(e.to_string()))
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, FilterError> {
+    SeccompRule::new(conditions).map_err(|e| FilterError(e.to_string()))
+}
+
+/// One rule per value: argument `arg` (an `int`) equal to it.
+fn any_of(arg: u8, values: &[u64]) -> Result<Vec<SeccompRule>, FilterError> {
+    values
+        .iter()
+        .map(|v| {
+            rule(vec![cond(
+                arg,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                *v,
+            )?])
+        })
+        .collect()
+}
+
+fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
+    use SeccompCmpArgLen::{Dword, Qword};
+    use SeccompCmpOp::{MaskedEq, Ne};
+    let arch = arch()?;
+    let err = |e: seccompiler::BackendError| FilterError(e.to_string());
+
+    let mut nosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in [
+        libc::SYS_clone3,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        nosys.insert(nr, Vec::new());
+    }
+
+    let mut eperm: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for nr in DENIED.iter().chain(DENIED_ARCH) {
+        eperm.insert(*nr, Vec::new());
+    }
+    // A new namespace of any kind, by `clone` (flags in argument 0) or `unshare`.
+    let ns = |arg: u8| -> Result<Vec<SeccompRule>, FilterError> {
+        NAMESPACE_FLAGS
+            .iter()
+            .map(|f| rule(vec![cond(arg, Qword, MaskedEq(*f), *f)?]))
+            .collect()
+    };
+    eperm.insert(libc::SYS_clone, ns(0)?);
+    eperm.insert(libc::SYS_unshare, ns(0)?);
+    eperm.insert(
+        libc::SYS_personality,
+        vec![rule(
+            PERSONALITIES
+                .iter()
+                .map(|v| cond(0, Dword, Ne, *v))
+                .collect::<Result<_, _>>()?,
+        )?],
+    );
+
+    if let Some(l) = light {
+        // A signal to the agent, its process group or every process (`-1`). `tkill` (any
+        // thread's id) is refused outright: glibc's `raise` and `pthread_kill` use
+        // `tgkill`. A pidfd can name the agent however it was opened (`/proc/<pid>` too):
+        // `pidfd_send_signal` returns ENOSYS, and programs fall back to `kill`.
+        let pid = |p: i32| p as u32 as u64;
+        let targets = [pid(l.agent), pid(-1), pid(-l.agent_group)];
+        eperm.insert(libc::SYS_kill, any_of(0, &targets)?);
+        eperm.insert(libc::SYS_rt_sigqueueinfo, any_of(0, &targets)?);
+        eperm.insert(libc::SYS_tgkill, any_of(0, &[pid(l.agent)])?);
+        eperm.insert(libc::SYS_rt_tgsigqueueinfo, any_of(0, &[pid(l.agent)])?);
+        eperm.insert(libc::SYS_tkill, Vec::new());
+        nosys.insert(libc::SYS_pidfd_send_signal, Vec::new());
+        // Without a mount namespace every Unix socket of the host (the Docker daemon's,
+        // D-Bus, an ssh agent) could be reached by path: no `socket(AF_UNIX)`
+        // (`socketpair`, which pipes to a program's own children, stays).
+        let mut families = vec![libc::AF_UNIX as u64];
+        if l.no_network {
+            families.extend([
+                libc::AF_INET as u64,
+                libc::AF_INET6 as u64,
+                libc::AF_PACKET as u64,
+            ]);
+        }
+        eperm.insert(libc::SYS_socket, any_of(0, &families)?);
+    }
+
+    let nosys: Vec<sock_filter> = SeccompFilter::new(
+        nosys,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .and_then(TryInto::try_into)
+    .map_err(err)?;
+    let eperm: Vec<sock_filter> = SeccompFilter::new(
+        eperm,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .and_then(TryInto::try_into)
+    .map_err(err)?;
+    Ok(Program {
+        insns: chain(&nosys, &eperm)?,
+    })
+}
+
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JMP_JA: u16 = 0x05;
+const BPF_JMP_JEQ_K: u16 = 0x05 | 0x10;
+const BPF_JMP_JGE_K: u16 = 0x05 | 0x30;
+const BPF_RET_K: u16 = 0x06;
+/// `seccompiler`'s programs start with these three: load the architecture, compare it,
+/// kill on a mismatch.
+const ARCH_CHECK_LEN: usize = 3;
+
+fn stmt(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// One program: `first`'s architecture check, the x32 guard, `first`'s body with every
+/// "allow" turned into a jump past its end, then `second`'s body.
+fn chain(first: &[sock_filter], second: &[sock_filter]) -> Result<Vec<sock_filter>, FilterError> {
+    let is_arch_check = |p: &[sock_filter]| {
+        p.len() > ARCH_CHECK_LEN
+            && p[0].code == BPF_LD_W_ABS
+            && p[0].k == 4
+            && p[1].code == BPF_JMP_JEQ_K
+            && p[2].code == BPF_RET_K
+    };
+    if !is_arch_check(first) || !is_arch_check(second) || first[1].k != second[1].k {
+        return Err(FilterError(
+            "seccompiler's program does not start with the expected architecture check".into(),
+        ));
+    }
+    let mut out: Vec<sock_filter> = first[..ARCH_CHECK_LEN].to_vec();
+    if cfg!(target_arch = "x86_64") {
+        // The x32 ABI: the same architecture, numbers with bit 30 set.
+        const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+        out.push(stmt(BPF_LD_W_ABS, 0));
+        out.push(sock_filter {
+            code: BPF_JMP_JGE_K,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        });
+        out.push(stmt(
+            BPF_RET_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ));
+    }
+    let body = &first[ARCH_CHECK_LEN..];
+    for (i, insn) in body.iter().enumerate() {
+        if insn.code == BPF_RET_K && insn.k == libc::SECCOMP_RET_ALLOW {
+            // To the instruction right after `body`: `second`'s first.
+            out.push(stmt(BPF_JMP_JA, (body.len() - i - 1) as u32));
+        } else {
+            out.push(insn.clone());
+        }
+    }
+    out.extend_from_slice(&second[ARCH_CHECK_LEN..]);
+    if out.len() > libc::BPF_MAXINSNS as usize {
+        return Err(FilterError(format!(
+            "{} instructions, more than the kernel takes",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `program` on one system call the way the kernel does (the subset of classic
+    /// BPF that `seccompiler` and `chain` emit), returning the action.
+    fn run(program: &[sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+        let mut data = Vec::new();
+        data.extend_from_slice(&(nr as i32).to_ne_bytes());
+        data.extend_from_slice(&arch.to_ne_bytes());
+        data.extend_from_slice(&0u64.to_ne_bytes());
+        for a in args {
+            data.extend_from_slice(&a.to_ne_bytes());
+        }
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &program[pc];
+            pc += 1;
+            match i.code {
+                BPF_LD_W_ABS => {
+                    let o = i.k as usize;
+                    a = u32::from_ne_bytes(data[o..o + 4].try_into().unwrap());
+                }
+                0x54 => a &= i.k, // BPF_ALU | BPF_AND | BPF_K
+                BPF_JMP_JA => pc += i.k as usize,
+                BPF_JMP_JEQ_K | BPF_JMP_JGE_K | 0x25 | 0x45 => {
+                    let hit = match i.code {
+                        BPF_JMP_JEQ_K => a == i.k,
+                        BPF_JMP_JGE_K => a >= i.k,
+                        0x25 => a > i.k,   // JGT
+                        _ => a & i.k != 0, // JSET
+                    };
+                    pc += if hit { i.jt } else { i.jf } as usize;
+                }
+                BPF_RET_K => return i.k,
+                c => panic!("instruction {c:#x} not modelled"),
+            }
+        }
+    }
+
+    const EPERM: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
+    fn native() -> u32 {
+        common().unwrap().insns()[1].k
+    }
+
+    #[test]
+    fn the_common_filter_denies_the_escape_surface_and_allows_the_rest() {
+        let p = common().unwrap().insns();
+        let call = |nr: i64, a0: u64| run(p, native(), nr, [a0, 0, 0, 0, 0, 0]);
+        for nr in [
+            libc::SYS_ptrace,
+            libc::SYS_bpf,
+            libc::SYS_keyctl,
+            libc::SYS_mount,
+            libc::SYS_setns,
+            libc::SYS_perf_event_open,
+        ] {
+            assert_eq!(call(nr, 0), EPERM, "syscall {nr}");
+        }
+        for nr in [libc::SYS_clone3, libc::SYS_io_uring_setup] {
+            assert_eq!(call(nr, 0), ENOSYS, "syscall {nr}");
+        }
+        // Namespaces by flag; threads and forks pass.
+        let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+        assert_eq!(call(libc::SYS_clone, thread), ALLOW);
+        assert_eq!(call(libc::SYS_clone, libc::SIGCHLD as u64), ALLOW);
+        for f in NAMESPACE_FLAGS {
+            assert_eq!(call(libc::SYS_clone, f | libc::SIGCHLD as u64), EPERM);
+            assert_eq!(call(libc::SYS_unshare, f), EPERM);
+        }
+        assert_eq!(call(libc::SYS_unshare, libc::CLONE_FILES as u64), ALLOW);
+        assert_eq!(call(libc::SYS_personality, 0xffff_ffff), ALLOW);
+        assert_eq!(call(libc::SYS_personality, 0x0040000), EPERM); // ADDR_NO_RANDOMIZE
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_openat,
+            libc::SYS_execve,
+            libc::SYS_kill,
+        ] {
+            assert_eq!(call(nr, 0), ALLOW, "syscall {nr}");
+        }
+        // Another architecture's calls kill; x32's numbers are refused.
+        assert_eq!(
+            run(p, native() ^ 1, libc::SYS_read, [0; 6]),
+            libc::SECCOMP_RET_KILL_PROCESS
+        );
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(call(libc::SYS_keyctl | 0x4000_0000, 0), ENOSYS);
+        }
+    }
+
+    #[test]
+    fn the_light_filter_guards_the_agent_and_the_network() {
+        let rules = LightRules {
+            agent: 4242,
+            agent_group: 4200,
+            no_network: true,
+        };
+        let p = light(rules).unwrap().insns();
+        assert!(std::ptr::eq(p, light(rules).unwrap().insns()), "cached");
+        let call = |nr: i64, a0: u64| run(p, native(), nr, [a0, 0, 0, 0, 0, 0]);
+        assert_eq!(call(libc::SYS_kill, 4242), EPERM);
+        assert_eq!(call(libc::SYS_kill, u32::MAX as u64), EPERM, "kill(-1)");
+        assert_eq!(call(libc::SYS_kill, (-4200i32) as u32 as u64), EPERM);
+        assert_eq!(call(libc::SYS_kill, 4243), ALLOW);
+        assert_eq!(call(libc::SYS_tgkill, 4242), EPERM);
+        assert_eq!(call(libc::SYS_tgkill, 4243), ALLOW);
+        assert_eq!(call(libc::SYS_pidfd_send_signal, 3), ENOSYS);
+        assert_eq!(call(libc::SYS_socket, libc::AF_INET as u64), EPERM);
+        assert_eq!(call(libc::SYS_socket, libc::AF_INET6 as u64), EPERM);
+        assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
+        assert_eq!(call(libc::SYS_socket, libc::AF_NETLINK as u64), ALLOW);
+        assert_eq!(call(libc::SYS_socketpair, libc::AF_UNIX as u64), ALLOW);
+        // The common rules still hold.
+        assert_eq!(call(libc::SYS_ptrace, 0), EPERM);
+        assert_eq!(call(libc::SYS_clone3, 0), ENOSYS);
+        let online = light(LightRules {
+            no_network: false,
+            ..rules
+        })
+        .unwrap()
+        .insns();
+        let call = |nr: i64, a0: u64| run(online, native(), nr, [a0, 0, 0, 0, 0, 0]);
+        assert_eq!(call(libc::SYS_socket, libc::AF_INET as u64), ALLOW);
+        assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
+    }
+
+    #[test]
+    fn bytes_are_the_instructions_in_the_kernels_layout() {
+        let p = common().unwrap();
+        let b = p.bytes();
+        assert_eq!(b.len(), p.insns().len() * 8);
+        assert_eq!(u16::from_ne_bytes([b[0], b[1]]), p.insns()[0].code);
+        assert_eq!(u32::from_ne_bytes(b[4..8].try_into().unwrap()), 4);
+    }
+}
