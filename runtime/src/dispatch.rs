@@ -603,6 +603,25 @@ impl Runtime {
         &self.registry
     }
 
+    /// Which sandbox the runtime's local tools run in and whether each limit holds here
+    /// ([`SandboxStatus::limits`](crate::sandbox::SandboxStatus::limits): enforced and how,
+    /// or why not and the fix), for an agent's start-up line. Probes the jail with the
+    /// interpreters of the loaded tools (once; cached by the executor). `None` when the
+    /// executor does not say ([`Executor::sandbox`]: an executor of your own).
+    pub fn sandbox_status(&self) -> Option<crate::sandbox::SandboxStatus> {
+        let mut languages = Vec::new();
+        for t in self.registry.iter() {
+            #[cfg(feature = "mcp")]
+            if t.spec().mcp.is_some() {
+                continue;
+            }
+            if !languages.contains(&t.language()) {
+                languages.push(t.language());
+            }
+        }
+        self.executor.sandbox(&languages)
+    }
+
     /// The runtime's settings.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config

@@ -170,4 +170,18 @@ pub trait Executor: Send + Sync {
         let _ = tool;
         false
     }
+
+    /// Which sandbox this executor runs tools of `languages` in, and whether each limit
+    /// holds ([`SandboxStatus::limits`](crate::sandbox::SandboxStatus::limits)); `None` for
+    /// an executor that runs no local processes or does not say (the default).
+    /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor) answers with
+    /// [`SubprocessExecutor::sandbox_status`](crate::exec::SubprocessExecutor::sandbox_status);
+    /// [`Runtime::sandbox_status`](crate::Runtime::sandbox_status) asks its executor.
+    fn sandbox(
+        &self,
+        languages: &[crate::tool::Language],
+    ) -> Option<crate::sandbox::SandboxStatus> {
+        let _ = languages;
+        None
+    }
 }

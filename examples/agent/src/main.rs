@@ -99,13 +99,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .cwd(workdir.clone())
             .sandbox(SandboxPolicy::new().allow_write(&workdir).allow_read(&db)),
     );
-    let mut languages: Vec<toolbind::tool::Language> = Vec::new();
-    for t in loaded.registry.iter() {
-        if !languages.contains(&t.language()) {
-            languages.push(t.language());
-        }
-    }
-    println!("sandbox: {}", executor.sandbox_status(&languages));
     // The user's say: a call that would replace a file (convert_audio_to_mp3 with
     // overwrite: true, `approval: when overwrite` in its TOOL.md) waits for this policy.
     // A real agent asks its user here; this one plays a scripted answer: yes for the
@@ -129,6 +122,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }))
         .build();
+    // What the jail is and, limit by limit, whether it holds on this host (and if not,
+    // why and how to get it): a limit printed is a limit enforced.
+    if let Some(status) = runtime.sandbox_status() {
+        println!("sandbox: {status}");
+        for limit in &status.limits {
+            println!("  - {limit}");
+        }
+    }
 
     if let Some(live) = &live {
         heading(&format!(

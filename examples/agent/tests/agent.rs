@@ -85,6 +85,12 @@ fn agent_runs_the_whole_scripted_turn() {
         &out,
         "sandbox: auto -> bubblewrap jail: bwrap works here with",
     );
+    // Then each limit on its own line, enforced or not (and then why).
+    has(&out, "  - memory per process bounded by RLIMIT_DATA");
+    has(&out, "  - CPU time per call bounded by RLIMIT_CPU");
+    for limit in ["  - memory per call ", "  - processes "] {
+        has(&out, limit);
+    }
 
     // 3. The system prompt with every tool's line.
     has(&out, "## Available tools");

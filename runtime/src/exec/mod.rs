@@ -428,6 +428,10 @@ impl Executor for SubprocessExecutor {
             _ => entry.is_file(),
         }
     }
+
+    fn sandbox(&self, languages: &[Language]) -> Option<SandboxStatus> {
+        Some(self.sandbox_status(languages))
+    }
 }
 
 impl std::fmt::Debug for SubprocessExecutor {

@@ -93,6 +93,13 @@ impl Executor for Routed {
     fn prepares(&self, tool: &ToolInfo) -> bool {
         tool.spec().mcp.is_none() && self.local.prepares(tool)
     }
+
+    fn sandbox(
+        &self,
+        languages: &[crate::tool::Language],
+    ) -> Option<crate::sandbox::SandboxStatus> {
+        self.local.sandbox(languages)
+    }
 }
 
 /// The tools of `snapshot` as the runtime lists them, the server's prefix on their names
