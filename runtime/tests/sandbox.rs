@@ -1499,6 +1499,84 @@ mod light {
         }
     }
 
+    /// No mount namespace, so `/dev` is the host's: a terminal of the user's (here a pty
+    /// the test holds, with a line typed into it) must not be readable, or a tool reads what
+    /// the user types there. `/dev/null` and `/dev/urandom` still work.
+    #[tokio::test]
+    async fn the_hosts_terminals_cannot_be_read() {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain libc calls on a descriptor this test opens and then owns (the
+        // File); `name` is large enough for any pty path.
+        let (mut master, slave_path) = unsafe {
+            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+            let master = std::fs::File::from_raw_fd(m);
+            assert_eq!(libc::grantpt(m), 0);
+            assert_eq!(libc::unlockpt(m), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+            let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+            (master, name.to_owned())
+        };
+        // The "shell" side stays open, so the typed line waits in the terminal's queue.
+        let _slave = std::fs::File::open(&slave_path).unwrap();
+        std::io::Write::write_all(&mut master, b"typed-password-7731\n").unwrap();
+        let lab = Lab::new();
+        let t = lab.tool(
+            "tty_sh",
+            "bash",
+            "",
+            &format!(
+                "timeout 3 head -n1 {slave_path} 2>&1\nhead -c1 /dev/urandom >/dev/null && echo devices=ok\n"
+            ),
+        );
+        let text = call(&lab.executor(light(&lab)), &t, json!({}))
+            .await
+            .text_content();
+        assert!(!text.contains("typed-password-7731"), "{text}");
+        assert!(text.contains("devices=ok"), "{text}");
+    }
+
+    /// `socket(AF_UNIX)` is refused; a datagram `socketpair` must not be a way around it
+    /// (`sendto` a path reaches any datagram socket of the host: syslog, journald).
+    #[tokio::test]
+    async fn a_hosts_datagram_socket_cannot_be_reached_through_a_socketpair() {
+        let sockets = tempfile::tempdir().unwrap();
+        let path = sockets.path().join("host.sock");
+        let host = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+        host.set_nonblocking(true).unwrap();
+        let lab = Lab::new();
+        let t = lab.tool(
+            "dgram_py",
+            "python",
+            "",
+            "import socket\ndef execute(i, p, s, u):\n    try:\n        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n        a.sendto(b'from-the-jail-7731', p['arg'])\n        return 'sent'\n    except OSError as e:\n        return 'refused: %s' % e\n",
+        );
+        let exec = lab.executor(light(&lab));
+        let r = call(&exec, &t, json!({"arg": path})).await;
+        let mut buf = [0u8; 64];
+        let got = host.recv(&mut buf).ok();
+        assert_eq!(
+            got,
+            None,
+            "the host socket received a datagram: {}",
+            r.text_content()
+        );
+        assert!(
+            r.text_content().starts_with("refused"),
+            "{}",
+            r.text_content()
+        );
+        // A stream pair, what a program pipes to its children, still works.
+        let pair = lab.tool(
+            "pair_py",
+            "python",
+            "",
+            "import socket\ndef execute(i, p, s, u):\n    a, b = socket.socketpair()\n    a.send(b'x')\n    return b.recv(1).decode()\n",
+        );
+        assert_eq!(call(&exec, &pair, json!({})).await.text_content(), "x");
+    }
+
     /// The limits are the bwrap jail's: rlimits set by the same child, the same cgroups.
     #[tokio::test]
     async fn memory_and_process_limits_hold_and_name_themselves() {

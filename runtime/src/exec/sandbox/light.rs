@@ -170,10 +170,15 @@ pub(super) fn build(
     ]
     .iter()
     .chain(ETC)
-    .chain(&["/proc", "/dev"])
+    .chain(&["/proc"])
     {
         paths.push((PathBuf::from(p), read));
     }
+    // The devices a program needs, one rule each, never `/dev` as a whole: without a mount
+    // namespace it is the host's, and a read rule over it hands the tool the host's
+    // terminals (`/dev/pts/N`, `/dev/ttyS0`, `/dev/vcs*`: reading one steals what the user
+    // types there), and to a root agent's tool the raw disks (`/dev/sda`, `/dev/loop*`,
+    // past every file rule), which root still owns with no capability.
     for dev in [
         "/dev/null",
         "/dev/zero",

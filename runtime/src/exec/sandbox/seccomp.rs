@@ -191,6 +191,10 @@ const NAMESPACE_FLAGS: [u64; 7] = [
     libc::CLONE_NEWCGROUP as u64,
 ];
 
+/// The bits of `socket`'s and `socketpair`'s type argument that hold the type (the rest are
+/// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
+const SOCK_TYPE_MASK: u64 = 0xf;
+
 /// `personality` values a program may set (Docker's list): the default, `PER_LINUX32`,
 /// `UNAME26`, both, and the query `0xffffffff`.
 const PERSONALITIES: [u64; 5] = [0, 0x8, 0x20000, 0x20008, 0xffff_ffff];
@@ -287,6 +291,19 @@ fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
             ]);
         }
         eperm.insert(libc::SYS_socket, any_of(0, &families)?);
+        // A datagram pair is no pipe: `sendto` (or `connect`) with a path reaches any Unix
+        // datagram socket of the host (syslog's `/dev/log`, journald's, `NOTIFY_SOCKET`)
+        // the way `socket(AF_UNIX)` would. Stream and seqpacket pairs cannot be pointed
+        // elsewhere (`EISCONN`, and an address given to `sendto` is refused or ignored).
+        eperm.insert(
+            libc::SYS_socketpair,
+            vec![rule(vec![cond(
+                1,
+                Dword,
+                MaskedEq(SOCK_TYPE_MASK),
+                libc::SOCK_DGRAM as u64,
+            )?])?],
+        );
     }
 
     let nosys: Vec<sock_filter> = SeccompFilter::new(
@@ -494,6 +511,21 @@ mod tests {
         assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
         assert_eq!(call(libc::SYS_socket, libc::AF_NETLINK as u64), ALLOW);
         assert_eq!(call(libc::SYS_socketpair, libc::AF_UNIX as u64), ALLOW);
+        let pair = |ty: i32| {
+            run(
+                p,
+                native(),
+                libc::SYS_socketpair,
+                [libc::AF_UNIX as u64, ty as u64, 0, 0, 0, 0],
+            )
+        };
+        assert_eq!(pair(libc::SOCK_STREAM | libc::SOCK_CLOEXEC), ALLOW);
+        assert_eq!(pair(libc::SOCK_SEQPACKET), ALLOW);
+        assert_eq!(pair(libc::SOCK_DGRAM), EPERM);
+        assert_eq!(
+            pair(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC),
+            EPERM
+        );
         // The common rules still hold.
         assert_eq!(call(libc::SYS_ptrace, 0), EPERM);
         assert_eq!(call(libc::SYS_clone3, 0), ENOSYS);
