@@ -8,10 +8,12 @@
 //!
 //! What holds where (docs/sandbox.md says it for users): file rules need Landlock ABI 1
 //! (Linux 5.13), required; `refer`, `truncate` and device `ioctl` rules are enforced from
-//! ABI 2, 3 and 5; TCP bind and connect rules from ABI 4 (the seccomp filter refuses
-//! `AF_INET`/`AF_INET6` sockets on every kernel when the network is off); signal and
-//! abstract Unix socket scoping from ABI 6 (the seccomp filter refuses signals to the
-//! agent's pid, its group and `-1` on every kernel). Reading the agent's
+//! ABI 2, 3 and 5 (below 3 the seccomp filter refuses `truncate` by path); TCP bind and
+//! connect rules from ABI 4 (the seccomp filter refuses `AF_INET`/`AF_INET6` sockets on
+//! every kernel when the network is off); signal and abstract Unix socket scoping from
+//! ABI 6 (the seccomp filter refuses signals to the agent's pid, its group and `-1` on
+//! every kernel, and below 6 `F_SETOWN`; it cannot know the ids of the agent's other
+//! threads, which `kill` also reaches the agent by). Reading the agent's
 //! `/proc/<pid>/environ` needs ptrace access, which Landlock denies to a sandboxed process
 //! over any process outside its domain, on every ABI.
 
@@ -238,6 +240,7 @@ pub(super) fn build(
         // SAFETY: getpgrp has no preconditions and cannot fail.
         agent_group: unsafe { libc::getpgrp() },
         no_network: !network,
+        landlock_abi: enforced_abi(),
     })
     .map_err(SetupError::Seccomp)?;
 

@@ -415,7 +415,7 @@ impl Sandbox {
         let scoped = if abi >= 6 {
             "signals and abstract sockets scoped by Landlock"
         } else {
-            "signals to the agent refused by seccomp"
+            "signals to the agent's pid and group refused by seccomp, other processes of this user not protected (no Landlock signal scoping before ABI 6)"
         };
         let network = match (self.policy.network, abi >= 4) {
             (true, _) => "network on (per tool `network: false`: seccomp refuses IP sockets)",

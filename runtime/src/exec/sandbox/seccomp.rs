@@ -71,6 +71,9 @@ pub(crate) struct LightRules {
     pub(crate) agent_group: i32,
     /// No `AF_INET`, `AF_INET6` or `AF_PACKET` socket.
     pub(crate) no_network: bool,
+    /// The Landlock ABI in force: below 3 Landlock does not handle `truncate`, below 6 it
+    /// does not scope signals, and the filter stands in where it can.
+    pub(crate) landlock_abi: i32,
 }
 
 /// The filter of every bwrap jail, compiled once.
@@ -195,6 +198,11 @@ const NAMESPACE_FLAGS: [u64; 7] = [
 /// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
 const SOCK_TYPE_MASK: u64 = 0xf;
 
+/// `fcntl` commands the `libc` crate does not name (Linux's `asm-generic/fcntl.h`, the
+/// same on x86_64, aarch64 and riscv64).
+const F_SETSIG: i32 = 10;
+const F_SETOWN_EX: i32 = 15;
+
 /// `personality` values a program may set (Docker's list): the default, `PER_LINUX32`,
 /// `UNAME26`, both, and the query `0xffffffff`.
 const PERSONALITIES: [u64; 5] = [0, 0x8, 0x20000, 0x20008, 0xffff_ffff];
@@ -289,6 +297,23 @@ fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
                 libc::AF_INET6 as u64,
                 libc::AF_PACKET as u64,
             ]);
+        }
+        if l.landlock_abi < 3 {
+            // Landlock before ABI 3 lets `truncate(path)` through on any file this uid may
+            // write (the user's whole home; `/etc/passwd` for a root agent), opened or not.
+            // `ftruncate` needs a descriptor opened for writing, which Landlock checked.
+            eperm.insert(libc::SYS_truncate, Vec::new());
+        }
+        if l.landlock_abi < 6 {
+            // Without Landlock's signal scoping, `F_SETOWN` names any process (the agent)
+            // to receive SIGIO, or with `F_SETSIG` any signal, when the descriptor is ready.
+            eperm.insert(
+                libc::SYS_fcntl,
+                any_of(
+                    1,
+                    &[libc::F_SETOWN as u64, F_SETOWN_EX as u64, F_SETSIG as u64],
+                )?,
+            );
         }
         eperm.insert(libc::SYS_socket, any_of(0, &families)?);
         // A datagram pair is no pipe: `sendto` (or `connect`) with a path reaches any Unix
@@ -495,6 +520,7 @@ mod tests {
             agent: 4242,
             agent_group: 4200,
             no_network: true,
+            landlock_abi: 6,
         };
         let p = light(rules).unwrap().insns();
         assert!(std::ptr::eq(p, light(rules).unwrap().insns()), "cached");
@@ -538,6 +564,32 @@ mod tests {
         let call = |nr: i64, a0: u64| run(online, native(), nr, [a0, 0, 0, 0, 0, 0]);
         assert_eq!(call(libc::SYS_socket, libc::AF_INET as u64), ALLOW);
         assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
+        // Landlock handles truncate and scopes signals from ABI 3 and 6; before, the filter.
+        let fcntl = |p: &[sock_filter], cmd: i32| {
+            run(p, native(), libc::SYS_fcntl, [3, cmd as u64, 0, 0, 0, 0])
+        };
+        assert_eq!(call(libc::SYS_truncate, 0), ALLOW);
+        assert_eq!(fcntl(online, libc::F_SETOWN), ALLOW);
+        let old = light(LightRules {
+            landlock_abi: 2,
+            ..rules
+        })
+        .unwrap()
+        .insns();
+        let call = |nr: i64, a0: u64| run(old, native(), nr, [a0, 0, 0, 0, 0, 0]);
+        assert_eq!(call(libc::SYS_truncate, 0), EPERM);
+        assert_eq!(call(libc::SYS_ftruncate, 3), ALLOW);
+        for cmd in [libc::F_SETOWN, F_SETOWN_EX, F_SETSIG] {
+            assert_eq!(fcntl(old, cmd), EPERM, "fcntl {cmd}");
+        }
+        for cmd in [
+            libc::F_GETFL,
+            libc::F_SETFL,
+            libc::F_DUPFD_CLOEXEC,
+            libc::F_SETFD,
+        ] {
+            assert_eq!(fcntl(old, cmd), ALLOW, "fcntl {cmd}");
+        }
     }
 
     #[test]
