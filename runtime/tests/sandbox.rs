@@ -1322,6 +1322,28 @@ async fn every_bwrap_jail_has_the_seccomp_filter() {
     );
 }
 
+/// `network: false` is no network of any family: `AF_VSOCK` (the hypervisor's host, from
+/// a VM) is no namespace's, so it is refused by the filter in both jails. Where the
+/// kernel has no vsock the socket fails anyway; what must never happen is `created`.
+#[tokio::test]
+async fn network_false_refuses_a_vsock_socket_in_both_jails() {
+    let lab = Lab::new();
+    let t = lab.tool(
+        "vsock_py",
+        "python",
+        "sandbox: {network: false}\n",
+        "import socket\ndef execute(i, p, s, u):\n    try:\n        socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()\n        return 'created'\n    except OSError as e:\n        return 'refused: %s' % e\n",
+    );
+    for policy in [lab.policy(), lab.policy().mode(SandboxMode::Light)] {
+        let r = call(&lab.executor(policy), &t, json!({})).await;
+        assert!(
+            r.text_content().starts_with("refused"),
+            "{}",
+            r.text_content()
+        );
+    }
+}
+
 /// The lighter jail (`SandboxMode::Light`), on this host by choice: what the issue asks of
 /// it where user namespaces are blocked.
 mod light {

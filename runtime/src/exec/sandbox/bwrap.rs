@@ -154,7 +154,12 @@ pub(super) fn build(
     push(&mut o, ["--remount-ro", "/"]);
     // Applied by bwrap after its own setup, just before it execs the tool; `process::spawn`
     // puts the program on fd 6.
-    let seccomp = seccomp::common().map_err(SetupError::Seccomp)?;
+    let seccomp = if network {
+        seccomp::common()
+    } else {
+        seccomp::common_offline()
+    }
+    .map_err(SetupError::Seccomp)?;
     push(&mut o, ["--seccomp", "6"]);
     o.push("--chdir".into());
     o.push(working_dir(policy, cwd, &state).into_os_string());

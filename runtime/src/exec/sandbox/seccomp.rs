@@ -69,7 +69,8 @@ pub(crate) struct LightRules {
     /// this user may signal).
     pub(crate) agent: i32,
     pub(crate) agent_group: i32,
-    /// No `AF_INET`, `AF_INET6` or `AF_PACKET` socket.
+    /// No socket but netlink (see [`OFFLINE_FAMILIES`]): no `AF_INET`, `AF_INET6`,
+    /// `AF_PACKET`, `AF_VSOCK`, ...
     pub(crate) no_network: bool,
     /// The Landlock ABI in force: below 3 Landlock does not handle `truncate`, below 6 it
     /// does not scope signals, and the filter stands in where it can.
@@ -80,10 +81,33 @@ pub(crate) struct LightRules {
 pub(crate) fn common() -> Result<&'static Program, FilterError> {
     static COMMON: OnceLock<Result<Program, FilterError>> = OnceLock::new();
     COMMON
-        .get_or_init(|| compile(None))
+        .get_or_init(|| compile(None, false))
         .as_ref()
         .map_err(Clone::clone)
 }
+
+/// The filter of a bwrap jail without network, compiled once: [`common`], and no socket
+/// of a family the network namespace does not contain (see [`OFFLINE_FAMILIES`]).
+pub(crate) fn common_offline() -> Result<&'static Program, FilterError> {
+    static OFFLINE: OnceLock<Result<Program, FilterError>> = OnceLock::new();
+    OFFLINE
+        .get_or_init(|| compile(None, true))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The socket families a tool without network may still open. An empty network namespace
+/// holds IP and netlink sockets, but not every family: `AF_VSOCK` reaches the hypervisor's
+/// host from a VM whatever the namespace, `AF_BLUETOOTH` the radio. So with the network
+/// off the filter allows a list rather than refusing one: netlink (glibc's `getaddrinfo`
+/// asks it for the interfaces) and, in bwrap's namespaces, Unix sockets and IP on the
+/// jail's own loopback. The lighter jail, without namespaces, allows the first only.
+const OFFLINE_FAMILIES: [u64; 4] = [
+    libc::AF_NETLINK as u64,
+    libc::AF_UNIX as u64,
+    libc::AF_INET as u64,
+    libc::AF_INET6 as u64,
+];
 
 /// The lighter jail's filter for `rules`, compiled once per value (the agent's pid does
 /// not change, so at most two: network on and off).
@@ -96,7 +120,7 @@ pub(crate) fn light(rules: LightRules) -> Result<&'static Program, FilterError> 
         return Ok(p);
     }
     // Leaked on purpose: a forked child reads it by address, and there are at most a few.
-    let p: &'static Program = Box::leak(Box::new(compile(Some(rules))?));
+    let p: &'static Program = Box::leak(Box::new(compile(Some(rules), rules.no_network)?));
     cache.push((rules, p));
     Ok(p)
 }
@@ -235,7 +259,8 @@ fn any_of(arg: u8, values: &[u64]) -> Result<Vec<SeccompRule>, FilterError> {
         .collect()
 }
 
-fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
+/// `offline`: no network (see [`OFFLINE_FAMILIES`]).
+fn compile(light: Option<LightRules>, offline: bool) -> Result<Program, FilterError> {
     use SeccompCmpArgLen::{Dword, Qword};
     use SeccompCmpOp::{MaskedEq, Ne};
     let arch = arch()?;
@@ -290,13 +315,8 @@ fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
         // Without a mount namespace every Unix socket of the host (the Docker daemon's,
         // D-Bus, an ssh agent) could be reached by path: no `socket(AF_UNIX)`
         // (`socketpair`, which pipes to a program's own children, stays).
-        let mut families = vec![libc::AF_UNIX as u64];
-        if l.no_network {
-            families.extend([
-                libc::AF_INET as u64,
-                libc::AF_INET6 as u64,
-                libc::AF_PACKET as u64,
-            ]);
+        if !offline {
+            eperm.insert(libc::SYS_socket, any_of(0, &[libc::AF_UNIX as u64])?);
         }
         if l.landlock_abi < 3 {
             // Landlock before ABI 3 lets `truncate(path)` through on any file this uid may
@@ -315,7 +335,6 @@ fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
                 )?,
             );
         }
-        eperm.insert(libc::SYS_socket, any_of(0, &families)?);
         // A datagram pair is no pipe: `sendto` (or `connect`) with a path reaches any Unix
         // datagram socket of the host (syslog's `/dev/log`, journald's, `NOTIFY_SOCKET`)
         // the way `socket(AF_UNIX)` would. Stream and seqpacket pairs cannot be pointed
@@ -328,6 +347,24 @@ fn compile(light: Option<LightRules>) -> Result<Program, FilterError> {
                 MaskedEq(SOCK_TYPE_MASK),
                 libc::SOCK_DGRAM as u64,
             )?])?],
+        );
+    }
+    if offline {
+        // One rule whose conditions must all hold: a family that is none of those allowed.
+        // The lighter jail allows netlink alone.
+        let allowed: &[u64] = if light.is_some() {
+            &OFFLINE_FAMILIES[..1]
+        } else {
+            &OFFLINE_FAMILIES
+        };
+        eperm.insert(
+            libc::SYS_socket,
+            vec![rule(
+                allowed
+                    .iter()
+                    .map(|f| cond(0, Dword, Ne, *f))
+                    .collect::<Result<_, _>>()?,
+            )?],
         );
     }
 
@@ -536,6 +573,8 @@ mod tests {
         assert_eq!(call(libc::SYS_socket, libc::AF_INET6 as u64), EPERM);
         assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
         assert_eq!(call(libc::SYS_socket, libc::AF_NETLINK as u64), ALLOW);
+        assert_eq!(call(libc::SYS_socket, libc::AF_VSOCK as u64), EPERM);
+        assert_eq!(call(libc::SYS_socket, libc::AF_BLUETOOTH as u64), EPERM);
         assert_eq!(call(libc::SYS_socketpair, libc::AF_UNIX as u64), ALLOW);
         let pair = |ty: i32| {
             run(
@@ -563,6 +602,7 @@ mod tests {
         .insns();
         let call = |nr: i64, a0: u64| run(online, native(), nr, [a0, 0, 0, 0, 0, 0]);
         assert_eq!(call(libc::SYS_socket, libc::AF_INET as u64), ALLOW);
+        assert_eq!(call(libc::SYS_socket, libc::AF_VSOCK as u64), ALLOW);
         assert_eq!(call(libc::SYS_socket, libc::AF_UNIX as u64), EPERM);
         // Landlock handles truncate and scopes signals from ABI 3 and 6; before, the filter.
         let fcntl = |p: &[sock_filter], cmd: i32| {
@@ -590,6 +630,34 @@ mod tests {
         ] {
             assert_eq!(fcntl(old, cmd), ALLOW, "fcntl {cmd}");
         }
+    }
+
+    #[test]
+    fn the_offline_bwrap_filter_allows_only_the_families_its_namespaces_hold() {
+        let p = common_offline().unwrap().insns();
+        let socket = |p: &[sock_filter], family: i32| {
+            run(
+                p,
+                native(),
+                libc::SYS_socket,
+                [family as u64, libc::SOCK_STREAM as u64, 0, 0, 0, 0],
+            )
+        };
+        // IP stays: the jail's network namespace holds its own loopback only.
+        for f in [
+            libc::AF_UNIX,
+            libc::AF_NETLINK,
+            libc::AF_INET,
+            libc::AF_INET6,
+        ] {
+            assert_eq!(socket(p, f), ALLOW, "family {f}");
+        }
+        for f in [libc::AF_PACKET, libc::AF_VSOCK, libc::AF_BLUETOOTH] {
+            assert_eq!(socket(p, f), EPERM, "family {f}");
+        }
+        // The rest of the common filter is there; with the network on, no family is refused.
+        assert_eq!(run(p, native(), libc::SYS_ptrace, [0; 6]), EPERM);
+        assert_eq!(socket(common().unwrap().insns(), libc::AF_VSOCK), ALLOW);
     }
 
     #[test]
