@@ -1559,6 +1559,34 @@ mod light {
         assert!(text.contains("devices=ok"), "{text}");
     }
 
+    /// Landlock does not cover a file's mode: the filter refuses the set-id bits at least
+    /// (for a root agent `chmod u+s` on any root-owned binary would hand every local user
+    /// root), on a file the tool may only read as on its own.
+    #[tokio::test]
+    async fn no_set_id_bit_can_be_set() {
+        use std::os::unix::fs::PermissionsExt;
+        let granted = tempfile::tempdir().unwrap();
+        let program = granted.path().join("program");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let lab = Lab::new();
+        let t = lab.tool(
+            "setid_sh",
+            "bash",
+            "",
+            &format!(
+                "chmod u+s {p} 2>&1\nchmod g+s {p} 2>&1\nprintf x > \"$HOME/own\"\nchmod 4755 \"$HOME/own\" 2>&1\nstat -c %a \"$HOME/own\"\n",
+                p = program.display()
+            ),
+        );
+        let exec = lab.executor(light(&lab).allow_read(granted.path()));
+        let text = call(&exec, &t, json!({})).await.text_content();
+        let mode = std::fs::metadata(&program).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o755, "{text}");
+        assert!(text.contains("Operation not permitted"), "{text}");
+        assert!(!text.contains("4755"), "{text}");
+    }
+
     /// `socket(AF_UNIX)` is refused; a datagram `socketpair` must not be a way around it
     /// (`sendto` a path reaches any datagram socket of the host: syslog, journald).
     #[tokio::test]

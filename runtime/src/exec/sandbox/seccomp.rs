@@ -222,6 +222,18 @@ const NAMESPACE_FLAGS: [u64; 7] = [
 /// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
 const SOCK_TYPE_MASK: u64 = 0xf;
 
+/// The calls that set a file's mode, with the index of their mode argument. `fchmodat2`
+/// (Linux 6.6) has the same number on every architecture, and no name in `libc` on all.
+#[cfg(target_arch = "x86_64")]
+const CHMODS: &[(libc::c_long, u8)] = &[
+    (libc::SYS_chmod, 1),
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (452, 2),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const CHMODS: &[(libc::c_long, u8)] = &[(libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (452, 2)];
+
 /// `fcntl` commands the `libc` crate does not name (Linux's `asm-generic/fcntl.h`, the
 /// same on x86_64, aarch64 and riscv64).
 const F_SETSIG: i32 = 10;
@@ -300,6 +312,18 @@ fn compile(light: Option<LightRules>, offline: bool) -> Result<Program, FilterEr
     );
 
     if let Some(l) = light {
+        // Landlock does not cover a file's metadata: without a mount namespace a tool may
+        // change the mode of any file its uid owns, for a root agent every root-owned file
+        // of the host. The set-id bits at least: `chmod u+s /usr/bin/python3` would hand
+        // every local user root (no-new-privileges only holds inside the jail). Other
+        // modes are not refused (docs/sandbox.md says so); `(call, mode argument)`.
+        for &(nr, arg) in CHMODS {
+            let setid = [libc::S_ISUID as u64, libc::S_ISGID as u64]
+                .iter()
+                .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit), *bit)?]))
+                .collect::<Result<Vec<_>, _>>()?;
+            eperm.insert(nr, setid);
+        }
         // A signal to the agent, its process group or every process (`-1`). `tkill` (any
         // thread's id) is refused outright: glibc's `raise` and `pthread_kill` use
         // `tgkill`. A pidfd can name the agent however it was opened (`/proc/<pid>` too):
@@ -591,6 +615,18 @@ mod tests {
             pair(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC),
             EPERM
         );
+        // No set-id bit by any chmod; other modes pass.
+        for &(nr, arg) in CHMODS {
+            let chmod = |mode: u32| {
+                let mut args = [0u64; 6];
+                args[arg as usize] = mode as u64;
+                run(p, native(), nr, args)
+            };
+            assert_eq!(chmod(0o4755), EPERM, "syscall {nr}");
+            assert_eq!(chmod(0o2755), EPERM, "syscall {nr}");
+            assert_eq!(chmod(0o755), ALLOW, "syscall {nr}");
+            assert_eq!(chmod(0o1777), ALLOW, "syscall {nr}");
+        }
         // The common rules still hold.
         assert_eq!(call(libc::SYS_ptrace, 0), EPERM);
         assert_eq!(call(libc::SYS_clone3, 0), ENOSYS);
