@@ -146,8 +146,9 @@ pub struct SandboxStatus {
     /// limits' part).
     pub reason: String,
     /// Each limit of the policy and whether it holds here, or why not and how to get it.
-    /// Jailed: `call_memory`, `processes`, `memory`, `cpu`, `file_size`. Unjailed: the
-    /// same, not enforced (or unlimited), and `tracking`.
+    /// Jailed: `call_memory`, `processes`, `memory`, `cpu`, `file_size`, and in the
+    /// lighter jail `tracking`. Unjailed: the same, not enforced (or unlimited), and
+    /// `tracking`.
     pub limits: Vec<LimitStatus>,
 }
 
@@ -422,7 +423,9 @@ impl Sandbox {
             (false, true) => "network off (seccomp and Landlock TCP rules)",
             (false, false) => "network off (seccomp refuses IP sockets)",
         };
-        let limits = status::limits(&self.policy, true);
+        // No PID namespace: whether a daemon a call leaves ends with it is the cgroup's.
+        let mut limits = status::limits(&self.policy, true);
+        limits.push(status::tracking());
         let procs = status::prose(&limits, mode == SandboxMode::Light);
         SandboxStatus {
             mode,

@@ -21,9 +21,9 @@ use super::cgroup::{self, is_root};
 pub struct LimitStatus {
     /// Which limit: `call_memory` (bytes, all of a call's processes together),
     /// `processes` (a call's processes at once), `memory` (bytes per process), `cpu`
-    /// (seconds per call), `file_size` (bytes), or `tracking` (every process an unjailed
-    /// call starts, daemons included, ends with it; listed only when tools run unjailed,
-    /// `value` always `None`). Stable names, as [`SandboxLimits::is_explicit`] takes them
+    /// (seconds per call), `file_size` (bytes), or `tracking` (every process a call
+    /// starts, daemons included, ends with it; listed only when tools run unjailed or in
+    /// the lighter jail, which has no PID namespace to end them; `value` always `None`). Stable names, as [`SandboxLimits::is_explicit`] takes them
     /// (`tracking` aside).
     ///
     /// [`SandboxLimits::is_explicit`]: super::SandboxLimits::is_explicit
@@ -138,18 +138,7 @@ pub(super) fn limits(policy: &SandboxPolicy, jailed: bool) -> Vec<LimitStatus> {
             off("memory", l.memory),
             off("cpu", l.cpu.map(|c| c.as_secs())),
             off("file_size", l.file_size),
-            LimitStatus {
-                name: "tracking",
-                value: None,
-                explicit: false,
-                enforced: match &here.track {
-                    Ok(by) => Enforcement::Enforced { by: by.clone() },
-                    Err(e) => Enforcement::NotEnforced {
-                        why: e.why.clone(),
-                        fix: e.fix.clone(),
-                    },
-                },
-            },
+            tracking(),
         ];
     }
     let processes = match (&here.pids, l.processes) {
@@ -177,6 +166,23 @@ pub(super) fn limits(policy: &SandboxPolicy, jailed: bool) -> Vec<LimitStatus> {
             rlimit(l.file_size, "RLIMIT_FSIZE"),
         ),
     ]
+}
+
+/// Whether everything a call starts, daemons included, ends with it: the `tracking` entry
+/// of tools that run without a PID namespace (unjailed, or in the lighter jail).
+pub(super) fn tracking() -> LimitStatus {
+    LimitStatus {
+        name: "tracking",
+        value: None,
+        explicit: false,
+        enforced: match &cgroup::here().track {
+            Ok(by) => Enforcement::Enforced { by: by.clone() },
+            Err(e) => Enforcement::NotEnforced {
+                why: e.why.clone(),
+                fix: e.fix.clone(),
+            },
+        },
+    }
 }
 
 /// The clauses of a jailed status's prose: the cgroup limits always, and every limit that
