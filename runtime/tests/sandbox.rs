@@ -1322,6 +1322,35 @@ async fn every_bwrap_jail_has_the_seccomp_filter() {
     );
 }
 
+/// The jails show `/etc`'s TLS roots, not the host's TLS private keys: Debian's
+/// `/etc/ssl/private` (root's, `0710`) is readable by a root agent's tool, uid 0 in both
+/// jails, when all of `/etc/ssl` is shown. Checked where the host has the folder and the
+/// test runs as root (elsewhere the key is unreadable anyway); TLS still works.
+#[tokio::test]
+async fn the_hosts_tls_private_keys_are_not_shown() {
+    let private = Path::new("/etc/ssl/private");
+    if !private.is_dir() || !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: no /etc/ssl/private, or not root");
+        return;
+    }
+    let lab = Lab::new();
+    let t = lab.tool(
+        "tls_sh",
+        "bash",
+        "",
+        "ls /etc/ssl/private 2>&1 && echo listed\ntest -s /etc/ssl/certs/ca-certificates.crt && echo roots=ok\n",
+    );
+    for policy in [lab.policy(), lab.policy().mode(SandboxMode::Light)] {
+        let text = call(&lab.executor(policy), &t, json!({}))
+            .await
+            .text_content();
+        assert!(!text.contains("listed"), "{text}");
+        if Path::new("/etc/ssl/certs/ca-certificates.crt").exists() {
+            assert!(text.contains("roots=ok"), "{text}");
+        }
+    }
+}
+
 /// `network: false` is no network of any family: `AF_VSOCK` (the hypervisor's host, from
 /// a VM) is no namespace's, so it is refused by the filter in both jails. Where the
 /// kernel has no vsock the socket fails anyway; what must never happen is `created`.

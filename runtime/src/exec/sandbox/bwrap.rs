@@ -27,11 +27,17 @@ fn push_bind(opts: &mut Vec<OsString>, flag: &str, src: &Path, dest: &Path) {
 }
 
 /// Files of `/etc` the interpreters need: TLS roots, name resolution, users, time zone,
-/// the dynamic loader's cache, Debian's alternatives.
+/// the dynamic loader's cache, Debian's alternatives. The TLS folders by their public
+/// parts only: `/etc/ssl/private` (Debian) and `/etc/pki/tls/private` (Red Hat) hold the
+/// host's private keys, root's to read, and a root agent's tool is uid 0 in both jails.
 pub(super) const ETC: &[&str] = &[
-    "/etc/ssl",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
-    "/etc/pki",
+    "/etc/pki/ca-trust",
+    "/etc/pki/tls/certs",
+    "/etc/pki/tls/cert.pem",
+    "/etc/pki/tls/openssl.cnf",
     "/etc/hosts",
     "/etc/resolv.conf",
     "/etc/nsswitch.conf",
