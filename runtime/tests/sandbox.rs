@@ -1440,7 +1440,7 @@ mod light {
             "bash",
             "",
             &format!(
-                "if echo x > {} 2>/dev/null; then echo outside=ok; else echo outside=denied; fi\nif echo x > /tmp/toolbind-light-7731 2>/dev/null; then echo tmp=ok; else echo tmp=denied; fi\necho x > \"$HOME/state.txt\" && echo home=ok\necho x > \"$TMPDIR/t\" && echo tmpdir=ok\necho \"$TMPDIR\"\n",
+                "if echo x > {} 2>/dev/null; then echo outside=ok; else echo outside=denied; fi\nif echo x > /tmp/toolbind-light-7731 2>/dev/null; then echo tmp=ok; else echo tmp=denied; fi\necho x > \"$HOME/state.txt\" && echo home=ok\necho x > \"$TMPDIR/t\" && echo tmpdir=ok\nmkdir \"$TMPDIR/kept\" && echo x > \"$TMPDIR/kept/f\" && chmod 500 \"$TMPDIR/kept\" 2>/dev/null\necho \"$TMPDIR\"\n",
                 target.display()
             ),
         );
@@ -1455,7 +1455,8 @@ mod light {
             "{text}"
         );
         assert!(!target.exists());
-        // The private tmp is gone once the process ended.
+        // The private tmp is gone once the process ended, a folder the tool made
+        // unwritable (`chmod 500`, as a non-root agent's tool may) included.
         let tmpdir = text.lines().last().unwrap();
         assert!(tmpdir.contains("/light-tmp/"), "{text}");
         assert!(!Path::new(tmpdir).exists(), "{tmpdir} was left behind");
@@ -1588,11 +1589,13 @@ mod light {
         assert!(text.contains("devices=ok"), "{text}");
     }
 
-    /// Landlock does not cover a file's mode: the filter refuses the set-id bits at least
-    /// (for a root agent `chmod u+s` on any root-owned binary would hand every local user
-    /// root), on a file the tool may only read as on its own.
+    /// Landlock does not cover a file's mode: the filter refuses the set-id bits and write
+    /// for the group or others (for a root agent `chmod u+s` on any root-owned binary
+    /// would hand every local user root; `chmod 666 ~/.ssh/authorized_keys` every local
+    /// user a login), on a file the tool may only read as on its own. A root agent's tool
+    /// changes no mode at all: uid 0 owns the host's files (`chmod 644 /etc/shadow`).
     #[tokio::test]
-    async fn no_set_id_bit_can_be_set() {
+    async fn no_set_id_bit_nor_write_for_others_can_be_set() {
         use std::os::unix::fs::PermissionsExt;
         let granted = tempfile::tempdir().unwrap();
         let program = granted.path().join("program");
@@ -1604,7 +1607,7 @@ mod light {
             "bash",
             "",
             &format!(
-                "chmod u+s {p} 2>&1\nchmod g+s {p} 2>&1\nprintf x > \"$HOME/own\"\nchmod 4755 \"$HOME/own\" 2>&1\nstat -c %a \"$HOME/own\"\n",
+                "chmod u+s {p} 2>&1\nchmod g+s {p} 2>&1\nprintf x > \"$HOME/own\"\nstat -c before=%a \"$HOME/own\"\nchmod 4755 \"$HOME/own\" 2>&1\nchmod 666 \"$HOME/own\" 2>&1\nchmod o+w {p} 2>&1\nstat -c after-bad=%a \"$HOME/own\"\nchmod 700 \"$HOME/own\" 2>&1\nstat -c after-700=%a \"$HOME/own\"\n",
                 p = program.display()
             ),
         );
@@ -1613,7 +1616,20 @@ mod light {
         let mode = std::fs::metadata(&program).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o755, "{text}");
         assert!(text.contains("Operation not permitted"), "{text}");
-        assert!(!text.contains("4755"), "{text}");
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("no {key} in {text}"))
+                .to_owned()
+        };
+        let before = field("before=");
+        assert_eq!(field("after-bad="), before, "{text}");
+        let root = nix::unistd::geteuid().is_root();
+        assert_eq!(
+            field("after-700="),
+            if root { before } else { "700".to_owned() },
+            "a root agent's tool changes no mode; another's may, its own file: {text}"
+        );
     }
 
     /// `socket(AF_UNIX)` is refused; a datagram `socketpair` must not be a way around it

@@ -175,7 +175,7 @@ pub(super) fn build(
         options.extend_from_slice(a.as_bytes());
         options.push(0);
     }
-    let (cgroup, nproc) = cgroup_of(policy)?;
+    let (cgroup, nproc) = cgroup_of(policy, BWRAP_PROCESSES)?;
     Ok(Jail {
         bwrap: which(&policy.bwrap).unwrap_or_else(|| policy.bwrap.clone()),
         options,
@@ -190,18 +190,25 @@ pub(super) fn build(
     })
 }
 
+/// The slots bwrap itself takes in a jail's cgroup, counted on top of the process limit:
+/// its monitor, the namespace's init, the command.
+const BWRAP_PROCESSES: u64 = 3;
+
 /// The jail's cgroup, and `RLIMIT_NPROC` where no cgroup bounds processes and the runtime
 /// is not root. A limit the owner set explicitly that cannot be enforced here fails under
 /// `required` (before anything runs), naming why and the fix; otherwise it is warned
-/// about once and the call runs (`SandboxStatus` reports it).
+/// about once and the call runs (`SandboxStatus` reports it). `own`: the processes of the
+/// jail itself, counted on top of the limit ([`BWRAP_PROCESSES`]; the lighter jail has
+/// none: its command is the tool).
 pub(super) fn cgroup_of(
     policy: &SandboxPolicy,
+    own: u64,
 ) -> Result<(Option<CallCgroup>, Option<u64>), SetupError> {
     let l = &policy.limits;
-    let (cgroup, missed) = CallCgroup::jail(l.call_memory, l.processes);
+    let (cgroup, missed) = CallCgroup::jail(l.call_memory, l.processes.map(|n| n + own));
     let nproc = match (l.processes, &cgroup) {
         (Some(n), c) if !is_root() && !c.as_ref().is_some_and(CallCgroup::bounds_pids) => {
-            Some(n + processes_of_uid() + 3)
+            Some(n + processes_of_uid() + own)
         }
         _ => None,
     };

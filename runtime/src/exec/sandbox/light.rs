@@ -128,15 +128,39 @@ fn sweep(parent: &Path) {
         let gone = unsafe { libc::kill(pid, 0) } < 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
         if gone {
-            let _ = std::fs::remove_dir_all(e.path());
+            remove_tree(&e.path());
         }
     }
 }
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        remove_tree(&self.0);
     }
+}
+
+/// Removes the folder `dir` and all in it, a tool's own modes notwithstanding: a folder the
+/// tool made unwritable (`chmod 500`) would otherwise keep its files for good. Links are
+/// never followed (`remove_dir_all` and the walk below both take them as files).
+fn remove_tree(dir: &Path) {
+    if std::fs::remove_dir_all(dir).is_ok() || !dir.exists() {
+        return;
+    }
+    fn open_up(dir: &Path, depth: usize) {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+            return;
+        };
+        if !meta.is_dir() || depth > 64 {
+            return;
+        }
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            open_up(&e.path(), depth + 1);
+        }
+    }
+    open_up(dir, 0);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn landlock_error(e: impl std::fmt::Display) -> SetupError {
@@ -241,6 +265,7 @@ pub(super) fn build(
         agent_group: unsafe { libc::getpgrp() },
         no_network: !network,
         landlock_abi: enforced_abi(),
+        root: is_root(),
     })
     .map_err(SetupError::Seccomp)?;
 
@@ -254,7 +279,7 @@ pub(super) fn build(
     // under `required`); with no limit asked, a tracking cgroup still, since no PID
     // namespace ends what the tool leaves behind. Watched either way: a SIGKILLed agent
     // takes the jail's daemons with it.
-    let (cgroup, nproc) = cgroup_of(policy)?;
+    let (cgroup, nproc) = cgroup_of(policy, 0)?;
     let cgroup = cgroup.or_else(CallCgroup::track).map(CallCgroup::watched);
     Ok(Jail {
         bwrap: PathBuf::new(),

@@ -75,6 +75,9 @@ pub(crate) struct LightRules {
     /// The Landlock ABI in force: below 3 Landlock does not handle `truncate`, below 6 it
     /// does not scope signals, and the filter stands in where it can.
     pub(crate) landlock_abi: i32,
+    /// The agent runs as root: its tools' uid 0 owns the host's system files, and without
+    /// capabilities still changes their metadata, which Landlock does not cover.
+    pub(crate) root: bool,
 }
 
 /// The filter of every bwrap jail, compiled once.
@@ -234,6 +237,30 @@ const CHMODS: &[(libc::c_long, u8)] = &[
 #[cfg(not(target_arch = "x86_64"))]
 const CHMODS: &[(libc::c_long, u8)] = &[(libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (452, 2)];
 
+/// The calls that change a file's mode, owner or extended attributes, refused outright for
+/// a root agent's lighter jail (times stay: `touch` sets them, and they grant nothing). `fchmodat2` (452), `setxattrat` (463) and `removexattrat` (466) have the same
+/// number on every architecture.
+const METADATA: &[libc::c_long] = &[
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    452,
+    libc::SYS_fchown,
+    libc::SYS_fchownat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    463,
+    466,
+];
+/// The older calls of x86_64 (other architectures have only the `*at` forms).
+#[cfg(target_arch = "x86_64")]
+const METADATA_ARCH: &[libc::c_long] = &[libc::SYS_chmod, libc::SYS_chown, libc::SYS_lchown];
+#[cfg(not(target_arch = "x86_64"))]
+const METADATA_ARCH: &[libc::c_long] = &[];
+
 /// `fcntl` commands the `libc` crate does not name (Linux's `asm-generic/fcntl.h`, the
 /// same on x86_64, aarch64 and riscv64).
 const F_SETSIG: i32 = 10;
@@ -313,16 +340,26 @@ fn compile(light: Option<LightRules>, offline: bool) -> Result<Program, FilterEr
 
     if let Some(l) = light {
         // Landlock does not cover a file's metadata: without a mount namespace a tool may
-        // change the mode of any file its uid owns, for a root agent every root-owned file
-        // of the host. The set-id bits at least: `chmod u+s /usr/bin/python3` would hand
-        // every local user root (no-new-privileges only holds inside the jail). Other
-        // modes are not refused (docs/sandbox.md says so); `(call, mode argument)`.
+        // change the mode of any file its uid owns. Never the set-id bits (`chmod u+s` on a
+        // copy of a shell would hand every local user the agent's uid; no-new-privileges
+        // only holds inside the jail), nor write for the group or others (`chmod 666
+        // ~/.ssh/authorized_keys` would let every local user add a key); `(call, mode
+        // argument)`. Other modes pass: `chmod +x` in the state folder is common.
         for &(nr, arg) in CHMODS {
-            let setid = [libc::S_ISUID as u64, libc::S_ISGID as u64]
+            let bits = [libc::S_ISUID, libc::S_ISGID, libc::S_IWGRP, libc::S_IWOTH]
                 .iter()
-                .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit), *bit)?]))
+                .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit as u64), *bit as u64)?]))
                 .collect::<Result<Vec<_>, _>>()?;
-            eperm.insert(nr, setid);
+            eperm.insert(nr, bits);
+        }
+        if l.root {
+            // A root agent's tool is uid 0 without capabilities, and uid 0 owns the host's
+            // system files: `chmod 644 /etc/shadow` needs no capability. Any change of a
+            // mode, an owner (among its own groups) or an extended attribute is refused, by
+            // path or descriptor.
+            for nr in METADATA.iter().chain(METADATA_ARCH) {
+                eperm.insert(*nr, Vec::new());
+            }
         }
         // A signal to the agent, its process group or every process (`-1`). `tkill` (any
         // thread's id) is refused outright: glibc's `raise` and `pthread_kill` use
@@ -582,6 +619,7 @@ mod tests {
             agent_group: 4200,
             no_network: true,
             landlock_abi: 6,
+            root: false,
         };
         let p = light(rules).unwrap().insns();
         assert!(std::ptr::eq(p, light(rules).unwrap().insns()), "cached");
@@ -615,7 +653,8 @@ mod tests {
             pair(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC),
             EPERM
         );
-        // No set-id bit by any chmod; other modes pass.
+        // No set-id bit and no write for the group or others by any chmod; other modes
+        // pass.
         for &(nr, arg) in CHMODS {
             let chmod = |mode: u32| {
                 let mut args = [0u64; 6];
@@ -624,9 +663,31 @@ mod tests {
             };
             assert_eq!(chmod(0o4755), EPERM, "syscall {nr}");
             assert_eq!(chmod(0o2755), EPERM, "syscall {nr}");
+            assert_eq!(chmod(0o666), EPERM, "syscall {nr}");
+            assert_eq!(chmod(0o775), EPERM, "syscall {nr}");
             assert_eq!(chmod(0o755), ALLOW, "syscall {nr}");
-            assert_eq!(chmod(0o1777), ALLOW, "syscall {nr}");
+            assert_eq!(chmod(0o1755), ALLOW, "syscall {nr}");
         }
+        assert_eq!(call(libc::SYS_fchown, 3), ALLOW);
+        assert_eq!(call(libc::SYS_fsetxattr, 3), ALLOW);
+        // A root agent's tool changes no mode, owner or extended attribute at all.
+        let root = light(LightRules {
+            root: true,
+            ..rules
+        })
+        .unwrap()
+        .insns();
+        for nr in METADATA.iter().chain(METADATA_ARCH) {
+            assert_eq!(
+                run(root, native(), *nr, [3, 0o644, 0o644, 0, 0, 0]),
+                EPERM,
+                "syscall {nr}"
+            );
+        }
+        assert_eq!(
+            run(root, native(), libc::SYS_utimensat, [3, 0, 0, 0, 0, 0]),
+            ALLOW
+        );
         // The common rules still hold.
         assert_eq!(call(libc::SYS_ptrace, 0), EPERM);
         assert_eq!(call(libc::SYS_clone3, 0), ENOSYS);

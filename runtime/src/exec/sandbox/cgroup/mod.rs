@@ -136,7 +136,7 @@ pub(crate) struct CallCgroup {
 
 impl CallCgroup {
     /// For one jail: a memory limit of `memory` bytes and `pids` processes for all its
-    /// processes together (`None`: not asked). `Ok(None)` when nothing was asked. A limit
+    /// processes together, the jail's own (bwrap's) included (`None`: not asked). `Ok(None)` when nothing was asked. A limit
     /// asked for that cannot be set here is an `Err`; the caller decides whether that
     /// fails the call.
     pub(crate) fn jail(

@@ -35,11 +35,11 @@ impl Roots {
         }
     }
 
-    /// A `pids` group bounding `max` processes (`None`: tracking only). bwrap itself needs
-    /// three slots (its monitor, the namespace's init, the command).
+    /// A `pids` group bounding `max` processes (`None`: tracking only; the caller has
+    /// added the slots bwrap itself needs).
     pub(super) fn pids_group(&self, max: Option<u64>) -> Result<Group, CgroupError> {
         let root = self.pids.as_ref().map_err(Clone::clone)?;
-        let value = max.map(|m| (m + 3).to_string());
+        let value = max.map(|m| m.to_string());
         Group::new(root, value.as_deref().map(|v| ("pids.max", v)), None)
     }
 

@@ -184,7 +184,7 @@ impl Tree {
     }
 
     /// A new leaf `call-<n>` with `memory` bytes (`memory.max`, no swap, the whole leaf
-    /// killed on OOM) and `pids` processes (plus bwrap's three) when given. A name that is
+    /// killed on OOM) and `pids` processes (the caller's headroom for bwrap included) when given. A name that is
     /// taken (planted) is skipped; a runtime folder removed under us is made again once.
     pub(super) fn leaf(&self, memory: Option<u64>, pids: Option<u64>) -> Result<Leaf, CgroupError> {
         if self.watch {
@@ -237,9 +237,8 @@ impl Tree {
                 write("memory.oom.group", "1")?;
             }
             if let Some(n) = pids {
-                // bwrap itself needs three slots (its monitor, the namespace's init, the
-                // command).
-                write("pids.max", &cap(n.saturating_add(3)))?;
+                // The caller has added its jail's own processes (bwrap's).
+                write("pids.max", &cap(n))?;
             }
             open_write(&dir.join("cgroup.procs"))
                 .map_err(|e| format!("cannot open cgroup.procs of {}: {e}", dir.display()))
