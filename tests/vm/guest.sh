@@ -8,8 +8,8 @@
 #
 # OUT is a folder shared with the host (virtme-ng --rwdir). OUT/env, written by
 # tests/vm/run, names the test binaries, the CLI, the user and the test lists. Each phase
-# leaves OUT/PHASE/summary (one line per check: PASS, FAIL or INFO) and its logs;
-# OUT/PHASE/status holds `passed` or `failed`.
+# leaves OUT/PHASE/summary (one line per check: PASS, FAIL, SKIP for a test that skipped
+# itself, INFO) and its logs; OUT/PHASE/status holds `passed` or `failed`.
 #
 # Phases (see tests/README.md, "The cgroup-v2 VM stage"):
 #   root         root, in the root cgroup, as the VM boots
@@ -72,7 +72,10 @@ body() {
 
   # --- toolbind list on the shipped tools --------------------------------------------------
   local t0 line rc
-  for mode in required auto; do
+  # `required` and `auto` say the same where bwrap works: both only where it does not.
+  local modes=auto
+  [ "$phase" = nouserns ] && modes="required auto"
+  for mode in $modes; do
     t0=$(date +%s)
     timeout 300 "$TOOLBIND" list --color never --sandbox "$mode" "$REPO/tools" >"list-$mode.txt" 2>&1
     rc=$?
@@ -224,10 +227,14 @@ EOF
       >"tests/$dir-${name//::/-}.log" 2>&1
     rc=$?
     local secs=$(($(date +%s) - t0))
-    if [ $rc = 0 ] && grep -q '^test result: ok. 1 passed' "tests/$dir-${name//::/-}.log"; then
-      local skipped
-      skipped=$(grep -m1 '^skipped:' "tests/$dir-${name//::/-}.log")
-      pass "test $spec (${secs} s)${skipped:+ — $skipped}"
+    local skipped
+    skipped=$(grep -o -m1 'skipped: .*' "tests/$dir-${name//::/-}.log")
+    if [ $rc = 0 ] && [ -n "$skipped" ]; then
+      # The test decided this host cannot show what it checks: not a failure of the
+      # stage (the list and call checks above say whether the limit holds).
+      echo "SKIP test $spec (${secs} s): $skipped" >>"$sum"
+    elif [ $rc = 0 ] && grep -q '^test result: ok. 1 passed' "tests/$dir-${name//::/-}.log"; then
+      pass "test $spec (${secs} s)"
     else
       local why
       why=$(grep -A3 -m1 'panicked at' "tests/$dir-${name//::/-}.log" | tr '\n' ' ' | cut -c1-400)
