@@ -273,6 +273,7 @@ main() {
     rm -rf "$work"
     mkdir -p "$work"/{home,cache,state,config,run,tmp} "$out/$phase"
     find $cg -mindepth 1 -type d | sort >"$out/$phase/cgroups-before"
+    ps -eo pid= >"$out/$phase/pids-before"
     case $phase in
       root) expect="call_memory,processes" ;;
       delegated | nouserns) expect="call_memory,processes" ;;
@@ -331,15 +332,17 @@ main() {
     fi
     local rc=$? secs=$(($(date +%s) - t0))
 
-    # What the phase left: the user's live processes (then killed), new cgroup folders.
-    local left=""
-    if [ "$phase" != root ]; then
-      left=$(ps -u "$uid" -o pid=,stat=,args= | awk '$2 !~ /^Z/' | head -n 20)
-      # shellcheck disable=SC2046
-      [ -n "$left" ] && kill -KILL $(awk '{print $1}' <<<"$left") 2>/dev/null
-    fi
+    # What the phase left: live processes that were not there before it (kernel threads
+    # and zombies aside; then killed by pid), new cgroup folders.
+    ps -eo pid=,ppid=,stat=,args= >"$out/$phase/ps-after"
+    local left
+    left=$(awk 'NR == FNR {before[$1]; next}
+      !($1 in before) && $1 != 2 && $2 != 2 && $3 !~ /^Z/ && $4 != "ps"' \
+      "$out/$phase/pids-before" "$out/$phase/ps-after" | head -n 20)
+    # shellcheck disable=SC2046
+    [ -n "$left" ] && kill -KILL $(awk '{print $1}' <<<"$left") 2>/dev/null
     cp -r "$work"/summary "$work"/list-*.txt "$work"/calls "$work"/tests "$out/$phase/" 2>/dev/null
-    [ -n "$left" ] && echo "FAIL processes of $VM_USER left after the phase: $(tr '\n' ';' <<<"$left")" >>"$out/$phase/summary"
+    [ -n "$left" ] && echo "FAIL processes left after the phase (pid ppid stat args): $(tr -s ' ' <<<"$left" | tr '\n' ';')" >>"$out/$phase/summary"
     find $cg -mindepth 1 -type d | sort >"$out/$phase/cgroups-after"
     local new
     new=$(comm -13 "$out/$phase/cgroups-before" "$out/$phase/cgroups-after" | sed "s|^$cg||" \
