@@ -90,7 +90,7 @@ body() {
       ;;
     undelegated)
       # Processes may still be bounded here (RLIMIT_NPROC, per user); memory per call is not.
-      grep -qiE 'memory per call (NOT bounded|not enforced)' <<<"$line"
+      grep -qiE 'memory per call:? (NOT bounded|not enforced)' <<<"$line"
       expect list "$?" "names memory per call as not enforced (after root made its folders)"
       ;;
   esac
