@@ -74,6 +74,10 @@ fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
         "index.mjs",
         "import { spawn } from 'node:child_process';\nexport async function execute(id, p, signal, onUpdate) {\n  spawn('sleep', [p.arg], { detached: true, stdio: 'ignore' }).unref();\n  onUpdate({ content: [{ type: 'text', text: 'started' }] });\n  await new Promise((r) => setTimeout(r, 50));\n  for (;;) {}\n}\n",
     );
+    // In the lighter jail (no PID namespace) a detached child dies with the call's cgroup:
+    // whether one can be made here is what `list` says (`tracking`). Where it cannot (a
+    // non-root agent on cgroup v1), the child survives and the status must say so.
+    let tracked = light_tracks_daemons(&tools);
     for (tool, mode) in [
         ("hold_sh", "required"),
         ("hold_js", "required"),
@@ -133,12 +137,57 @@ fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
-        assert!(
-            left.is_empty(),
-            "{tool} ({mode}): survived the agent's SIGKILL: {left:?}"
-        );
+        if mode == "light" && !tracked {
+            // Said by the status (checked in `light_tracks_daemons`); the tool itself died
+            // with the agent (PDEATHSIG): only the detached `sleep` is left.
+            assert!(
+                left.iter()
+                    .all(|p| std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "sleep")),
+                "{tool} ({mode}): more than its detached child survived: {left:?}"
+            );
+        } else {
+            assert!(
+                left.is_empty(),
+                "{tool} ({mode}): survived the agent's SIGKILL: {left:?}"
+            );
+        }
         let _ = reader.join();
     }
+}
+
+/// Whether `list --sandbox light --json` says a call's daemons are tracked (`tracking`
+/// enforced); `TOOLBIND_TEST_EXPECT_ENFORCED` naming `tracking` makes it a must.
+fn light_tracks_daemons(tools: &Path) -> bool {
+    let out = toolbind()
+        .args(["list", "--json", "--sandbox", "light", "--dir"])
+        .arg(tools)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("list --json: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let tracking = v["sandbox_limits"]
+        .as_array()
+        .and_then(|a| a.iter().find(|l| l["name"] == "tracking"))
+        .unwrap_or_else(|| panic!("no `tracking` in the light jail's limits: {v}"))
+        .clone();
+    let enforced = tracking["enforced"] == "enforced";
+    if !enforced {
+        assert!(
+            tracking["why"].as_str().is_some_and(|w| !w.is_empty())
+                && tracking["fix"].as_str().is_some_and(|f| !f.is_empty()),
+            "not tracked, and not said why: {tracking}"
+        );
+    }
+    let expected = std::env::var("TOOLBIND_TEST_EXPECT_ENFORCED")
+        .unwrap_or_default()
+        .split(',')
+        .any(|n| n.trim() == "tracking");
+    assert!(
+        enforced || !expected,
+        "TOOLBIND_TEST_EXPECT_ENFORCED names `tracking`, but here: {tracking}"
+    );
+    enforced
 }
 
 #[test]

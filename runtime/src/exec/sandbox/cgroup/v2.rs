@@ -149,6 +149,16 @@ impl Tree {
                 .and_then(|l| join_probe(&l))
                 .map_err(|e| not(e.why))?;
         }
+        // A process that only asks (`toolbind list`) would leave its empty folder until the
+        // next runtime's sweep: removed now, made again with the first leaf (as after any
+        // removal). The probe's leaf is removed as it is dropped; should the kernel still
+        // hold it a moment, a few tries (then the folder stays, for the sweep).
+        for _ in 0..20 {
+            if std::fs::remove_dir(&t.parent).is_ok() || !t.parent.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         Ok(t)
     }
 
@@ -765,10 +775,33 @@ pub(super) mod tests {
         drop(tree);
     }
 
+    /// A tree whose runtime folder exists, as after its first leaf.
+    fn made(base: &Path) -> Tree {
+        let tree = Tree::at(base).unwrap();
+        tree.remake_parent().unwrap();
+        tree
+    }
+
+    #[test]
+    fn a_probe_leaves_no_folder_and_the_first_leaf_makes_it_again() {
+        let Some(p) = Private::new() else { return };
+        let tree = Tree::at(&p.base).unwrap();
+        assert!(
+            within_5s(|| !tree.parent.exists()),
+            "the probe left {}",
+            tree.parent.display()
+        );
+        let leaf = tree.track().expect("the runtime's folder made again");
+        assert!(leaf.dir().starts_with(&tree.parent));
+        let daemon = daemon_in(&leaf.procs);
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)));
+    }
+
     #[test]
     fn taken_leaf_names_are_skipped_and_never_written() {
         let Some(p) = Private::new() else { return };
-        let tree = Tree::at(&p.base).unwrap();
+        let tree = made(&p.base);
         let next = tree.seq.load(Ordering::Relaxed);
         // One planted by another uid, one that merely exists.
         let planted = tree.parent.join(format!("call-{next}"));
@@ -833,7 +866,7 @@ pub(super) mod tests {
     #[test]
     fn max_descendants_reached_is_a_clear_error_and_the_limit_lifted_works_again() {
         let Some(p) = Private::new() else { return };
-        let tree = Tree::at(&p.base).unwrap();
+        let tree = made(&p.base);
         std::fs::write(tree.parent.join("cgroup.max.descendants"), "0").unwrap();
         let e = tree
             .track()
@@ -850,7 +883,7 @@ pub(super) mod tests {
     #[test]
     fn a_runtime_folder_removed_mid_run_is_made_again_and_a_removed_base_is_named() {
         let Some(p) = Private::new() else { return };
-        let tree = Tree::at(&p.base).unwrap();
+        let tree = made(&p.base);
         std::fs::remove_dir(&tree.parent).unwrap();
         let leaf = tree.track().expect("the runtime's folder made again");
         let daemon = daemon_in(&leaf.procs);
