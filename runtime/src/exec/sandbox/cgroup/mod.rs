@@ -358,18 +358,43 @@ fn kill_members(dir: &Path) {
 /// thread (bounded: 5 s), never blocking the caller.
 fn remove_when_empty(dir: std::path::PathBuf, kill: fn(&Path)) {
     kill(&dir);
-    if std::fs::remove_dir(&dir).is_ok() {
+    if remove_tree(&dir, kill) {
         return;
     }
     std::thread::spawn(move || {
         for _ in 0..100 {
-            if std::fs::remove_dir(&dir).is_ok() || !dir.exists() {
+            if remove_tree(&dir, kill) || !dir.exists() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
             kill(&dir);
         }
     });
+}
+
+/// Removes cgroup folder `dir` and the folders below it, deepest first, killing their
+/// members: a process of the call may itself be a runtime (an unjailed tool running
+/// `toolbind`), whose own cgroup folders inside the call's would keep it (`EBUSY`) for
+/// good. Whether `dir` is gone.
+fn remove_tree(dir: &Path, kill: fn(&Path)) -> bool {
+    fn below(dir: &Path, kill: fn(&Path), depth: usize) {
+        if depth > 16 {
+            return;
+        }
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let sub = e.path();
+                below(&sub, kill, depth + 1);
+                kill(&sub);
+                let _ = std::fs::remove_dir(&sub);
+            }
+        }
+    }
+    if std::fs::remove_dir(dir).is_ok() {
+        return true;
+    }
+    below(dir, kill, 0);
+    std::fs::remove_dir(dir).is_ok()
 }
 
 /// Whether `path` (not followed if a symlink) is owned by this process's effective uid.

@@ -124,7 +124,7 @@ fn root(controller: &str, probe: (&str, &str)) -> Result<PathBuf, NotHere> {
         if owner_is_gone(&name) && owned(&e.path()).is_ok() {
             // A runtime that was SIGKILLed left its unjailed tools' daemons here.
             kill_members(&e.path());
-            let _ = std::fs::remove_dir(e.path());
+            super::remove_tree(&e.path(), kill_members);
         }
     }
     Ok(root)

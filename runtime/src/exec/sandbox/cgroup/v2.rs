@@ -455,7 +455,7 @@ fn end_tree(parent: &Path) {
         for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
             if e.file_type().is_ok_and(|t| t.is_dir())
                 && owned(&e.path()).is_ok()
-                && std::fs::remove_dir(e.path()).is_err()
+                && !super::remove_tree(&e.path(), kill_leaf)
             {
                 left = true;
             }
@@ -799,6 +799,26 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_leaf_holding_a_nested_runtimes_cgroups_is_removed_with_them() {
+        let Some(p) = Private::new() else { return };
+        let tree = made(&p.base);
+        let leaf = tree.track().unwrap();
+        // An unjailed tool that runs a runtime of its own: its folders inside the leaf.
+        let nested = leaf.dir().join("toolbind-1-1").join("call-0");
+        std::fs::create_dir_all(&nested).unwrap();
+        let procs: OwnedFd = open_write(&nested.join("cgroup.procs")).unwrap();
+        let daemon = daemon_in(&procs);
+        let dir = leaf.dir().to_path_buf();
+        drop(leaf);
+        assert!(within_5s(|| !alive(daemon)), "the nested daemon lived on");
+        assert!(
+            within_5s(|| !dir.exists()),
+            "{} was left behind",
+            dir.display()
+        );
+    }
+
+    #[test]
     fn taken_leaf_names_are_skipped_and_never_written() {
         let Some(p) = Private::new() else { return };
         let tree = made(&p.base);
@@ -906,10 +926,14 @@ pub(super) mod tests {
         let Some(p) = Private::new() else { return };
         let tree = Tree::at(&p.base).unwrap();
         let leaf = tree.track().unwrap();
-        // A cgroup below the leaf (another's, or a tool's own) makes rmdir say EBUSY.
-        let sub = leaf.dir().join("sub");
-        std::fs::create_dir(&sub).unwrap();
-        let procs = open_write(&sub.join("cgroup.procs")).unwrap();
+        // Cgroups below the leaf make rmdir say EBUSY; folders below it are removed with it
+        // (see the nested runtime's test), but only so deep: a chain deeper than that
+        // stands for any folder that will not go yet.
+        let chain: Vec<PathBuf> = (1..=24)
+            .map(|n| (0..n).fold(leaf.dir().to_path_buf(), |p, _| p.join("d")))
+            .collect();
+        std::fs::create_dir_all(chain.last().unwrap()).unwrap();
+        let procs = open_write(&chain.last().unwrap().join("cgroup.procs")).unwrap();
         let daemon = daemon_in(&procs);
         let dir = leaf.dir().to_path_buf();
         assert_eq!(
@@ -922,7 +946,9 @@ pub(super) mod tests {
             "the sub-cgroup's process survived"
         );
         assert!(dir.exists(), "rmdir cannot succeed yet");
-        std::fs::remove_dir(&sub).unwrap();
+        for d in chain.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
         assert!(
             within_5s(|| !dir.exists()),
             "the retry did not remove the leaf"
