@@ -332,6 +332,18 @@ fn owner_is_gone(name: &str) -> bool {
     }
 }
 
+/// Whether cgroup `dir` refused a fork for its `pids.max` (`pids.events`: `max N`, N > 0;
+/// the same file in v1 and v2).
+fn pids_refused(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("pids.events")).is_ok_and(|t| {
+        t.lines().any(|l| {
+            l.strip_prefix("max ")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .is_some_and(|n| n > 0)
+        })
+    })
+}
+
 /// SIGKILLs every process in the cgroup folder `dir` until none is left (a process that
 /// forks while being killed is caught on a later round).
 fn kill_members(dir: &Path) {

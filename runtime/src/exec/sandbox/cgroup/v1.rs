@@ -221,13 +221,7 @@ impl Group {
 
     /// Whether a fork was refused for the limit.
     pub(super) fn pids_hit(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("pids.events")).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.strip_prefix("max ")
-                    .and_then(|n| n.trim().parse::<u64>().ok())
-                    .is_some_and(|n| n > 0)
-            })
-        })
+        super::pids_refused(&self.dir)
     }
 
     /// Whether the kernel's OOM killer ended one of the jail's processes since the last

@@ -554,13 +554,7 @@ impl Leaf {
 
     /// Whether a fork was refused for `pids.max` (`pids.events`: `max`).
     pub(super) fn pids_hit(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("pids.events")).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.strip_prefix("max ")
-                    .and_then(|n| n.trim().parse::<u64>().ok())
-                    .is_some_and(|n| n > 0)
-            })
-        })
+        super::pids_refused(&self.dir)
     }
 
     pub(super) fn dir(&self) -> &Path {
