@@ -50,11 +50,9 @@ pub mod result;
 #[cfg(feature = "rig")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
 pub mod rig;
-#[path = "dispatch.rs"]
 pub mod runtime;
 pub mod secret;
 pub mod spill;
-#[path = "sync.rs"]
 pub mod syncing;
 pub mod telemetry;
 pub mod tool;
@@ -145,5 +143,4 @@ macro_rules! include_tools {
 
 /// Items generated code refers to. Not a public API: it changes without notice.
 #[doc(hidden)]
-#[path = "private.rs"]
 pub mod __private;

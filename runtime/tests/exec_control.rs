@@ -289,7 +289,7 @@ async fn timeouts_kill_the_group_and_say_so() {
 #[tokio::test]
 async fn the_executor_enforces_the_timeout_it_is_given() {
     // The caller resolves the timeout (`ExecCall::new`: the tool's, else 120 s; the
-    // runtime: the call's, the tool's, its default — see dispatch.rs); the executor
+    // runtime: the call's, the tool's, its default — see runtime.rs); the executor
     // enforces exactly that, whatever the tool says.
     let (exec, _cache) = executor(|c| c);
     let tool = sh();
