@@ -52,6 +52,7 @@ pub mod result;
 pub mod rig;
 pub mod runtime;
 pub mod secret;
+mod sensitive;
 pub mod spill;
 pub mod syncing;
 pub mod telemetry;

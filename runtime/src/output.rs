@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use toolbind_codegen::model::{OutputField, OutputType};
 
 use crate::Tool;
+pub use crate::result::OutputCheck;
 use crate::result::{StopReason, ToolResult};
 
 /// The most violations one check reports: past them, the first ones say enough.
@@ -38,24 +39,6 @@ impl fmt::Display for OutputViolation {
             write!(f, "`{}`: {}", self.field, self.message)
         }
     }
-}
-
-/// Whether a result's `details` keep its tool's declared TOOL.md `outputs:`
-/// ([`ToolResult::output_check`]). Never serialised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum OutputCheck {
-    /// Not checked: the tool declares no `outputs:`, the call did not complete, or the
-    /// result was not made by a [`Runtime`](crate::Runtime).
-    #[default]
-    Unchecked,
-    /// The details keep the declared outputs (`toolbind serve` sends them as
-    /// `structuredContent`).
-    Held,
-    /// The details break them: a bug in the tool, reported field by field when the call
-    /// ended ([`RuntimeBuilder::on_output_violation`](crate::runtime::RuntimeBuilder::on_output_violation)),
-    /// and by [`Runtime::output`](crate::Runtime::output).
-    Broken,
 }
 
 /// Why a result has no typed output ([`Runtime::output`](crate::Runtime::output)).

@@ -353,13 +353,13 @@ pub struct ToolResult {
     #[serde(skip)]
     pub stop: StopReason,
     /// Whether the result's `details` keep the tool's declared TOOL.md `outputs:`. A broken
-    /// contract ([`OutputCheck::Broken`](crate::output::OutputCheck)) is a bug in the tool, not a
+    /// contract ([`OutputCheck::Broken`](OutputCheck)) is a bug in the tool, not a
     /// failed call (its side effects already happened): the result is kept as the tool
     /// returned it (`is_error` false, `stop` [`StopReason::Completed`]), the runtime reports
     /// each violation, and `toolbind serve` leaves out its `structuredContent`. Never
     /// serialised.
     #[serde(skip)]
-    pub output_check: crate::output::OutputCheck,
+    pub output_check: OutputCheck,
     /// Which blocks of `content` are notes the runtime added where it cut the tool's
     /// output (`[output truncated by the runtime: ...]`, giving the tool's real totals):
     /// known by position, never by their text, so a tool cannot write one.
@@ -403,7 +403,7 @@ impl ToolResult {
             is_error: false,
             terminate: false,
             stop: StopReason::Completed,
-            output_check: crate::output::OutputCheck::Unchecked,
+            output_check: OutputCheck::Unchecked,
             runtime_notes: RuntimeNotes::default(),
         }
     }
@@ -416,7 +416,7 @@ impl ToolResult {
             is_error: true,
             terminate: false,
             stop: StopReason::ToolError,
-            output_check: crate::output::OutputCheck::Unchecked,
+            output_check: OutputCheck::Unchecked,
             runtime_notes: RuntimeNotes::default(),
         }
     }
@@ -489,6 +489,24 @@ impl Progress {
         let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
         texts.join("\n")
     }
+}
+
+/// Whether a result's `details` keep its tool's declared TOOL.md `outputs:`
+/// ([`ToolResult::output_check`]). Never serialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum OutputCheck {
+    /// Not checked: the tool declares no `outputs:`, the call did not complete, or the
+    /// result was not made by a [`Runtime`](crate::Runtime).
+    #[default]
+    Unchecked,
+    /// The details keep the declared outputs (`toolbind serve` sends them as
+    /// `structuredContent`).
+    Held,
+    /// The details break them: a bug in the tool, reported field by field when the call
+    /// ended ([`RuntimeBuilder::on_output_violation`](crate::runtime::RuntimeBuilder::on_output_violation)),
+    /// and by [`Runtime::output`](crate::Runtime::output).
+    Broken,
 }
 
 #[cfg(test)]

@@ -4,8 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The text shown wherever a secret would be printed.
-pub const REDACTED: &str = "[REDACTED]";
+pub use crate::sensitive::REDACTED;
 
 /// A sensitive value (`sensitive: true` in TOOL.md). It serialises transparently — the tool
 /// needs the real value — but `Debug` and `Display` print [`REDACTED`].
@@ -81,7 +80,7 @@ pub(crate) fn secrets_of(
     tool: &toolbind_codegen::model::ToolSpec,
     params: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<String> {
-    crate::args::sensitive_texts(tool, params)
+    crate::sensitive::sensitive_texts(tool, params)
         .into_iter()
         .filter(|s| s.chars().count() >= MIN_REDACTED_CHARS)
         .collect()

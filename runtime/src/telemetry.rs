@@ -262,7 +262,7 @@ pub(crate) fn record_arguments(
     params: &Map<String, Value>,
     redactor: &crate::secret::Redactor,
 ) {
-    let shown = crate::args::redact(tool.spec(), params);
+    let shown = crate::sensitive::redact(tool.spec(), params);
     let text = redactor.text(&Value::Object(shown).to_string());
     Span::current().record("gen_ai.tool.call.arguments", text.as_str());
 }
