@@ -1,10 +1,9 @@
 //! A model turn's parallel tool calls run as one [`Batch`]
 //! ([`Runtime::call_batch`](crate::Runtime::call_batch)).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+
 use std::task::Poll;
 use std::time::Duration;
 
@@ -203,18 +202,6 @@ impl Batch {
     /// so the model sees what happened.
     pub fn terminate(&self) -> bool {
         !self.results.is_empty() && self.results.iter().all(|a| a.result.terminate)
-    }
-}
-
-/// The per-tool queues of `execution: sequential` tools, one per runtime.
-#[derive(Default)]
-pub(crate) struct Queues(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
-
-impl Queues {
-    fn get(&self, tool: &str) -> Arc<tokio::sync::Mutex<()>> {
-        // A poisoned map still holds valid queues: a panic elsewhere must not stop tools.
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(tool.to_owned()).or_default().clone()
     }
 }
 

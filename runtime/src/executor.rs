@@ -11,6 +11,9 @@ use serde_json::{Map, Value};
 use crate::cancel::CancelToken;
 use crate::result::{Progress, ToolResult};
 
+/// The default of [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout): 5 minutes.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Receives `onUpdate` progress, in order, before the result.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
@@ -81,7 +84,7 @@ impl<'a> ExecCall<'a> {
             timeout: tool.timeout().unwrap_or(DEFAULT_TIMEOUT).min(MAX_TIMEOUT),
             trace: None,
             host: None,
-            ask_timeout: crate::runtime::DEFAULT_ASK_TIMEOUT,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
 

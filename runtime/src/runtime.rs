@@ -16,13 +16,17 @@ use crate::Tool;
 use crate::ToolInfo;
 use crate::args::{self, ValidArgs};
 use crate::cancel::CancelToken;
+pub use crate::executor::DEFAULT_ASK_TIMEOUT;
 use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
 use crate::loader::Registry;
 use crate::output::{OutputCheck, OutputError, OutputViolation, Typed};
 use crate::result::{Content, Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
+pub use crate::spill::{
+    MAX_SPILL_DIR_BYTES, MAX_SPILL_FILE_BYTES, SPILL_RETENTION, default_spill_dir,
+};
 use crate::telemetry::CallSpan;
-use crate::truncate::{TruncateOptions, truncate_head};
+use crate::truncate::TruncateOptions;
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone, PartialEq)]
@@ -117,23 +121,6 @@ impl Default for RuntimeConfig {
             ask_timeout: DEFAULT_ASK_TIMEOUT,
         }
     }
-}
-
-/// The default of [`RuntimeConfig::ask_timeout`]: 5 minutes.
-pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The most bytes of one block saved to a spill file; the note says when more was cut.
-pub const MAX_SPILL_FILE_BYTES: usize = 16 << 20;
-/// Spill files older than this are removed when a new one is written.
-pub const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
-/// When a new spill file is written, the oldest are removed until the folder holds at
-/// most this much.
-pub const MAX_SPILL_DIR_BYTES: u64 = 256 << 20;
-
-/// The default spill folder: `$XDG_STATE_HOME/toolbind/spill`, else
-/// `~/.local/state/toolbind/spill`, else `$TMPDIR/toolbind-<euid>/state/spill`.
-pub fn default_spill_dir() -> PathBuf {
-    crate::dirs::state_root().join("spill")
 }
 
 /// Per-call options for [`Runtime::call`].
@@ -263,16 +250,15 @@ type ViolationHook = Arc<dyn Fn(&ToolInfo, &[OutputViolation]) + Send + Sync>;
 /// # }
 /// ```
 pub struct Runtime {
-    registry: Registry,
+    pub(crate) registry: Registry,
     config: RuntimeConfig,
     executor: Arc<dyn Executor>,
     on_output_violation: Option<ViolationHook>,
     host: Option<crate::host::SharedHost>,
     seq: AtomicU64,
     /// One queue per `execution: sequential` tool, shared by every batch.
-    pub(crate) sequential: crate::batch::Queues,
-    #[cfg(feature = "mcp")]
-    mcp: std::collections::HashMap<String, Arc<crate::mcp::connection::Connection>>,
+    pub(crate) sequential: Queues,
+    pub(crate) mcp: crate::mcp::Servers,
 }
 
 impl fmt::Debug for Runtime {
@@ -284,17 +270,30 @@ impl fmt::Debug for Runtime {
     }
 }
 
+/// The per-tool queues of `execution: sequential` tools, one per runtime.
+#[derive(Default)]
+pub(crate) struct Queues(
+    std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+);
+
+impl Queues {
+    pub(crate) fn get(&self, tool: &str) -> Arc<tokio::sync::Mutex<()>> {
+        // A poisoned map still holds valid queues: a panic elsewhere must not stop tools.
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(tool.to_owned()).or_default().clone()
+    }
+}
+
 /// Builds a [`Runtime`]; see [`Runtime::builder`].
 #[derive(Default)]
 pub struct RuntimeBuilder {
-    registry: Registry,
-    config: RuntimeConfig,
+    pub(crate) registry: Registry,
+    pub(crate) config: RuntimeConfig,
     executor: Option<Arc<dyn Executor>>,
     sandbox: Option<crate::sandbox::SandboxPolicy>,
     on_output_violation: Option<ViolationHook>,
-    host: Option<crate::host::SharedHost>,
-    #[cfg(feature = "mcp")]
-    mcp: Vec<crate::mcp::McpServer>,
+    pub(crate) host: Option<crate::host::SharedHost>,
+    pub(crate) mcp: crate::mcp::Declared,
 }
 
 impl RuntimeBuilder {
@@ -396,64 +395,6 @@ impl RuntimeBuilder {
         self
     }
 
-    /// An MCP server whose tools join the runtime's tool list ([`Runtime::call`] reaches
-    /// them by name, [`Runtime::call_mcp`] by their generated types). Its calls get the
-    /// same validation (against the server's own `inputSchema` too), redaction, timeouts,
-    /// cancellation (`notifications/cancelled`), progress, truncation and output checks
-    /// (against its `outputSchema`) as local tools'. With [`build`](Self::build), the
-    /// server needs a [`snapshot`](crate::mcp::McpServer::snapshot), its tools are the
-    /// snapshot's, and it is started on the first call; with [`connect`](Self::connect) it
-    /// is started now.
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    pub fn mcp_server(mut self, server: crate::mcp::McpServer) -> Self {
-        self.mcp.push(server);
-        self
-    }
-
-    /// The runtime, with every [MCP server](Self::mcp_server) started (or reached) and
-    /// initialized now, its live tool list checked against its snapshot (when it has
-    /// one) and added to the runtime's: the snapshot's tools, and any tool the server now
-    /// lists beyond them (callable by name, untyped). A server without a snapshot gives
-    /// its live list.
-    ///
-    /// An error names the server that could not start and why (its last stderr lines
-    /// included), or a tool name that two sources share.
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), toolbind::mcp::ConnectError> {
-    /// use toolbind::mcp::McpServer;
-    /// let runtime = toolbind::Runtime::builder()
-    ///     .registry(toolbind::Loader::new().env().load().registry)
-    ///     .mcp_server(McpServer::stdio("memory", "npx", ["-y", "@modelcontextprotocol/server-memory"]))
-    ///     .connect()
-    ///     .await?;
-    /// # drop(runtime); Ok(()) }
-    /// ```
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    pub async fn connect(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
-        let conns = self.connections()?;
-        // Every server starts at once (an agent with several waits for the slowest, not
-        // for the sum); if one fails, the others' starts are stopped with the guard.
-        let _stop = crate::mcp::connection::Abandon(conns.clone());
-        let mut starts = tokio::task::JoinSet::new();
-        for (i, conn) in conns.iter().enumerate() {
-            let conn = conn.clone();
-            starts.spawn(async move { (i, crate::mcp::exec::connect(&conn).await) });
-        }
-        let mut tools = vec![Vec::new(); conns.len()];
-        while let Some(done) = starts.join_next().await {
-            // Not cancelled (the set is ours): an error is a panic, passed on.
-            let (i, listed) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-            tools[i] = listed?;
-        }
-        for (conn, tools) in conns.iter().zip(tools) {
-            add_tools(&mut self.registry, conn.server().get_name(), tools)?;
-        }
-        Ok(self.finish(conns))
-    }
-
     /// The runtime. Without [`executor`](Self::executor), tools run in subprocesses with
     /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor)'s default configuration.
     ///
@@ -462,67 +403,19 @@ impl RuntimeBuilder {
     /// Where [`try_build`](Self::try_build) returns an error: an [MCP
     /// server](Self::mcp_server) without a snapshot, two servers of one name, or a tool
     /// name two sources share.
-    pub fn build(self) -> Runtime {
-        #[cfg(feature = "mcp")]
-        return self.try_build().unwrap_or_else(|e| panic!("{e}"));
-        #[cfg(not(feature = "mcp"))]
-        self.finish()
+    pub fn build(mut self) -> Runtime {
+        let servers = std::mem::take(&mut self.mcp)
+            .from_snapshots(
+                &mut self.registry,
+                self.host.clone(),
+                self.config.ask_timeout,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.finish(servers)
     }
 
-    /// [`build`](Self::build), with an error instead of a panic when an [MCP
-    /// server](Self::mcp_server) has no snapshot (its tools cannot be known without starting
-    /// it: use [`connect`](Self::connect)), two servers have one name, or one of a server's
-    /// tools has the name of another tool.
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    pub fn try_build(mut self) -> Result<Runtime, crate::mcp::ConnectError> {
-        let conns = self.connections()?;
-        for conn in &conns {
-            let server = conn.server();
-            let Some(snapshot) = server.get_snapshot() else {
-                return Err(crate::mcp::ConnectError::new(
-                    server.get_name(),
-                    format!(
-                        "MCP server `{}` has no snapshot, so its tools are not known until it runs: give it one (McpServer::snapshot) or build the runtime with RuntimeBuilder::connect().await",
-                        server.get_name()
-                    ),
-                ));
-            };
-            let tools = crate::mcp::exec::tools_of(server, snapshot);
-            add_tools(&mut self.registry, server.get_name(), tools)?;
-        }
-        Ok(self.finish(conns))
-    }
-
-    /// A connection for each declared server, none started; two of one name are an error.
-    #[cfg(feature = "mcp")]
-    fn connections(
-        &mut self,
-    ) -> Result<Vec<Arc<crate::mcp::connection::Connection>>, crate::mcp::ConnectError> {
-        let mut conns: Vec<Arc<crate::mcp::connection::Connection>> = Vec::new();
-        for server in std::mem::take(&mut self.mcp) {
-            if conns
-                .iter()
-                .any(|c| c.server().get_name() == server.get_name())
-            {
-                return Err(duplicate(server.get_name()));
-            }
-            let conn = crate::mcp::connection::Connection::new(server);
-            conn.set_host(self.host.clone(), self.config.ask_timeout);
-            conns.push(Arc::new(conn));
-        }
-        Ok(conns)
-    }
-
-    fn finish(
-        self,
-        #[cfg(feature = "mcp")] servers: Vec<Arc<crate::mcp::connection::Connection>>,
-    ) -> Runtime {
-        #[cfg(feature = "mcp")]
-        let servers: std::collections::HashMap<_, _> = servers
-            .into_iter()
-            .map(|c| (c.server().get_name().to_owned(), c))
-            .collect();
+    /// The runtime, over the MCP servers `servers` (none without feature `mcp`).
+    pub(crate) fn finish(self, servers: crate::mcp::Servers) -> Runtime {
         let sandbox = self.sandbox.unwrap_or_default();
         let executor = self.executor.unwrap_or_else(|| {
             let mut exec = crate::exec::ExecConfig::default().sandbox(sandbox);
@@ -531,15 +424,7 @@ impl RuntimeBuilder {
             }
             Arc::new(crate::exec::SubprocessExecutor::new(exec))
         });
-        #[cfg(feature = "mcp")]
-        let executor: Arc<dyn Executor> = if servers.is_empty() {
-            executor
-        } else {
-            Arc::new(crate::mcp::exec::Routed {
-                local: executor,
-                servers: servers.clone(),
-            })
-        };
+        let executor = servers.route(executor);
         Runtime {
             registry: self.registry,
             config: self.config,
@@ -548,39 +433,9 @@ impl RuntimeBuilder {
             host: self.host,
             seq: AtomicU64::new(0),
             sequential: Default::default(),
-            #[cfg(feature = "mcp")]
             mcp: servers,
         }
     }
-}
-
-#[cfg(feature = "mcp")]
-fn duplicate(name: &str) -> crate::mcp::ConnectError {
-    crate::mcp::ConnectError::new(
-        name,
-        format!("two MCP servers are named `{name}`: give each its own name"),
-    )
-}
-
-/// Adds an MCP server's tools to the registry; a name already there is an error.
-#[cfg(feature = "mcp")]
-fn add_tools(
-    registry: &mut Registry,
-    server: &str,
-    tools: Vec<ToolInfo>,
-) -> Result<(), crate::mcp::ConnectError> {
-    for tool in tools {
-        if let Err(t) = registry.insert(tool) {
-            return Err(crate::mcp::ConnectError::new(
-                server,
-                format!(
-                    "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix, or `\"prefix\": \"{server}_\"` in its mcpServers entry)",
-                    t.name()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// The sensitive values in a model's raw arguments (before validation), to redact from an
@@ -611,7 +466,7 @@ impl Runtime {
     pub fn sandbox_status(&self) -> Option<crate::sandbox::SandboxStatus> {
         let mut languages = Vec::new();
         for t in self.registry.iter() {
-            #[cfg(feature = "mcp")]
+            // An MCP server's tool runs in the server, not in a local jail.
             if t.spec().mcp.is_some() {
                 continue;
             }
@@ -625,14 +480,6 @@ impl Runtime {
     /// The runtime's settings.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
-    }
-
-    /// The MCP protocol version negotiated with server `server` (`2025-11-25`,
-    /// `2026-07-28`), or `None` while it is not connected (not started yet, or down).
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    pub fn mcp_protocol_version(&self, server: &str) -> Option<String> {
-        self.mcp.get(server)?.protocol_version()
     }
 
     /// Validates a model's call without running it: the tool's spec and the coerced,
@@ -681,7 +528,7 @@ impl Runtime {
 
     /// Runs `run` in the span of a call of tool `name` (see [`telemetry`](crate::telemetry)),
     /// the call's id settled first.
-    async fn in_call_span<'a, F>(
+    pub(crate) async fn in_call_span<'a, F>(
         &'a self,
         name: &str,
         opts: CallOptions,
@@ -750,7 +597,7 @@ impl Runtime {
 
     /// Runs params that already passed validation (or were built from a generated, typed
     /// `Params` value) on the executor and truncates the result.
-    async fn execute(
+    pub(crate) async fn execute(
         &self,
         tool: &ToolInfo,
         params: serde_json::Map<String, Value>,
@@ -912,22 +759,11 @@ impl Runtime {
             return;
         }
         // An MCP tool's `structuredContent` is checked against its own `outputSchema`.
-        #[cfg(feature = "mcp")]
-        let mcp = spec.mcp.is_some();
-        #[cfg(not(feature = "mcp"))]
-        let mcp = false;
-        let violations = if mcp {
-            #[cfg(feature = "mcp")]
-            match crate::mcp::exec::output_violations(tool, result.details.as_ref()) {
-                Some(v) => v,
-                None => return,
-            }
-            #[cfg(not(feature = "mcp"))]
-            unreachable!()
-        } else if spec.outputs.is_empty() {
-            return;
-        } else {
-            crate::output::check(&spec.outputs, result.details.as_ref())
+        let violations = match self.mcp.output_violations(tool, result.details.as_ref()) {
+            Some(Some(v)) => v,
+            Some(None) => return,
+            None if spec.outputs.is_empty() => return,
+            None => crate::output::check(&spec.outputs, result.details.as_ref()),
         };
         if violations.is_empty() {
             result.output_check = OutputCheck::Held;
@@ -1006,92 +842,6 @@ impl Runtime {
         .await
     }
 
-    /// The typed path of an MCP server's tool: sends a generated `Params` value (from
-    /// bindings generated from the server's snapshot) to tool `T`'s server.
-    ///
-    /// Before anything is sent, the contract `T` was generated from
-    /// ([`McpTool::CONTRACT`](crate::tool::McpTool::CONTRACT)) is compared with the one of
-    /// the runtime's tool (the snapshot given to the server, else its live list), and
-    /// that one with the live server's at connect: a difference stops the call with
-    /// [`StopReason::ContractDrift`] naming the tool and what changed.
-    ///
-    /// ```ignore
-    /// toolbind::tools!("mcp/everything.json");
-    /// let params = everything::echo::Params { message: "hi".into() };
-    /// let result = runtime.call_mcp::<everything::echo::Tool>(params, CallOptions::new()).await;
-    /// ```
-    #[cfg(feature = "mcp")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-    pub fn call_mcp<T: crate::tool::McpTool>(
-        &self,
-        params: T::Params,
-        opts: CallOptions,
-    ) -> impl Future<Output = ToolResult> + Send + '_ {
-        let params = serde_json::to_value(&params);
-        self.call_mcp_compiled(T::NAME, T::MCP_NAME, T::CONTRACT, params, opts)
-    }
-
-    #[cfg(feature = "mcp")]
-    async fn call_mcp_compiled(
-        &self,
-        name: &'static str,
-        mcp_name: &'static str,
-        contract: &'static str,
-        params: Result<Value, serde_json::Error>,
-        opts: CallOptions,
-    ) -> ToolResult {
-        self.in_call_span(name, opts, |opts| {
-            self.call_mcp_checked(name, mcp_name, contract, params, opts)
-        })
-        .await
-    }
-
-    /// The MCP typed path within its span: the drift checks, then the call.
-    #[cfg(feature = "mcp")]
-    async fn call_mcp_checked(
-        &self,
-        name: &'static str,
-        mcp_name: &'static str,
-        contract: &'static str,
-        params: Result<Value, serde_json::Error>,
-        opts: CallOptions,
-    ) -> ToolResult {
-        let Some(tool) = self.registry.get(name) else {
-            let mut r = self.unknown_tool(name);
-            if let Some(Content::Text { text }) = r.content.first_mut() {
-                text.insert_str(
-                    0,
-                    "this program was compiled with the MCP tool, but no server given to the runtime has it: ",
-                );
-            }
-            return r;
-        };
-        match tool.spec().mcp.as_ref() {
-            Some(origin) if origin.name == mcp_name && origin.contract == contract => {}
-            Some(origin) => {
-                return ToolResult::stopped(
-                    StopReason::ContractDrift,
-                    format!(
-                        "tool `{name}`: this program was compiled against a snapshot of MCP server `{}` whose contract for `{mcp_name}` ({contract}) is not the runtime's ({}): give the server the snapshot the bindings were generated from (McpServer::snapshot), or regenerate them; nothing was sent",
-                        origin.server, origin.contract
-                    ),
-                );
-            }
-            None => {
-                return ToolResult::stopped(
-                    StopReason::ContractDrift,
-                    format!(
-                        "tool `{name}`: this program was compiled with it as an MCP server's tool, but the runtime's `{name}` is a local tool; nothing was sent"
-                    ),
-                );
-            }
-        }
-        match params_object(name, params) {
-            Ok(params) => self.execute(tool, params, opts).await,
-            Err(result) => result,
-        }
-    }
-
     /// [`call_typed`](Self::call_typed), with the result's `details` also parsed into
     /// `T`'s generated `Output` type ([`output`](Self::output)): the result for the model,
     /// the typed output for the program.
@@ -1166,7 +916,7 @@ impl Runtime {
         ))
     }
 
-    fn unknown_tool(&self, name: &str) -> ToolResult {
+    pub(crate) fn unknown_tool(&self, name: &str) -> ToolResult {
         let names: Vec<&str> = self.registry.names().collect();
         // `name` is the caller's (a client of `toolbind serve`): echoed shortened.
         let mut text = format!("unknown tool `{}`", crate::untrusted::echo(name));
@@ -1191,140 +941,15 @@ impl Runtime {
     /// is, outside the budget, and this truncation's own note says that it counts only what
     /// the executor kept.
     pub fn truncate_result(&self, tool: &ToolInfo, tool_call_id: &str, result: &mut ToolResult) {
-        let mut budget = self.config.truncation;
-        let executor_cut = !result.runtime_notes.is_empty();
-        let mut dropped: Vec<usize> = Vec::new();
-        let mut cut_whole = 0usize;
-        for (i, block) in result.content.iter_mut().enumerate() {
-            let Content::Text { text } = block else {
-                continue;
-            };
-            if result.runtime_notes.contains(i) {
-                continue;
-            }
-            let spent = budget.max_bytes == 0 || budget.max_lines == 0;
-            if spent && !text.is_empty() {
-                // Nothing of it can be shown. Past the first few such blocks (a note and a
-                // spill file each), the rest are left out under one note: a result of many
-                // blocks must not flood the model with notes, or the folder with files.
-                if cut_whole >= MAX_NOTED_BLOCKS {
-                    dropped.push(i);
-                    continue;
-                }
-                cut_whole += 1;
-            }
-            let t = truncate_head(text, budget);
-            budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
-            budget.max_lines = budget.max_lines.saturating_sub(t.output_lines);
-            if !t.truncated {
-                continue;
-            }
-            let spilled = self.config.spill_dir.as_deref().map(|dir| {
-                crate::spill::spill_text(
-                    dir,
-                    tool.name(),
-                    tool_call_id,
-                    i,
-                    text,
-                    MAX_SPILL_FILE_BYTES,
-                )
-            });
-            let mut out = String::with_capacity(t.content.len() + 120);
-            if !t.content.is_empty() {
-                out.push_str(t.content);
-                out.push_str("\n\n");
-            }
-            let note = |path: Option<&Path>| {
-                if !executor_cut {
-                    return t.note(path);
-                }
-                // The totals are of what the executor kept; its own note has the tool's, and
-                // the spill holds only what was kept: never call it the full output.
-                let mut note = t.note(None);
-                note.insert_str(
-                    note.len() - 1,
-                    "; counted after the runtime's own cut, see its note below",
-                );
-                if let Some(p) = path {
-                    note.insert_str(
-                        note.len() - 1,
-                        &format!(". The text the runtime kept is saved to: {}", p.display()),
-                    );
-                }
-                note
-            };
-            match &spilled {
-                Some(Ok(path)) => out.push_str(&note(Some(path))),
-                Some(Err(e)) => {
-                    out.push_str(&note(None));
-                    out.push_str(&format!(" (the full output could not be saved: {e})"));
-                }
-                None => out.push_str(&note(None)),
-            }
-            *text = out;
-        }
-        if !dropped.is_empty() {
-            self.drop_blocks(tool, tool_call_id, result, &dropped);
-        }
-    }
-
-    /// Takes the text blocks at `dropped` (which the budget left no room for) out of
-    /// `result`, saving their text to one spill file when a spill folder is configured, and
-    /// says so in one note.
-    fn drop_blocks(
-        &self,
-        tool: &ToolInfo,
-        tool_call_id: &str,
-        result: &mut ToolResult,
-        dropped: &[usize],
-    ) {
-        let mut joined = String::new();
-        let mut kept = Vec::with_capacity(result.content.len() - dropped.len() + 1);
-        let mut notes = crate::result::RuntimeNotes::default();
-        for (i, block) in std::mem::take(&mut result.content).into_iter().enumerate() {
-            match block {
-                Content::Text { text } if dropped.contains(&i) => {
-                    if !joined.is_empty() {
-                        joined.push('\n');
-                    }
-                    joined.push_str(&text);
-                }
-                block => {
-                    if result.runtime_notes.contains(i) {
-                        notes.push(kept.len());
-                    }
-                    kept.push(block);
-                }
-            }
-        }
-        let mut note = format!(
-            "[{} more text blocks ({} bytes) left out: the output limit was reached",
-            dropped.len(),
-            joined.len()
+        crate::truncate::truncate_result(
+            self.config.truncation,
+            self.config.spill_dir.as_deref(),
+            tool.name(),
+            tool_call_id,
+            result,
         );
-        if let Some(dir) = self.config.spill_dir.as_deref() {
-            match crate::spill::spill_text(
-                dir,
-                tool.name(),
-                tool_call_id,
-                dropped[0],
-                &joined,
-                MAX_SPILL_FILE_BYTES,
-            ) {
-                Ok(path) => note.push_str(&format!(". Their text is saved to: {}", path.display())),
-                Err(e) => note.push_str(&format!(" (their text could not be saved: {e})")),
-            }
-        }
-        note.push(']');
-        kept.push(Content::text(note));
-        result.content = kept;
-        result.runtime_notes = notes;
     }
 }
-
-/// How many text blocks the budget left no room for get a note (and a spill file) each;
-/// the rest are left out under one.
-const MAX_NOTED_BLOCKS: usize = 16;
 
 /// What generated code knows of a compiled-in tool: the part of [`Tool`] the typed path
 /// needs, taken out of the generic so that path is compiled once.
@@ -1346,7 +971,7 @@ impl Compiled {
 
 /// A typed call's serialised params as the object a call takes, or the result saying why
 /// they are not one.
-fn params_object(
+pub(crate) fn params_object(
     name: &str,
     params: Result<Value, serde_json::Error>,
 ) -> Result<serde_json::Map<String, Value>, ToolResult> {

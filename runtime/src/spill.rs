@@ -17,7 +17,21 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::runtime::{MAX_SPILL_DIR_BYTES, SPILL_RETENTION};
+use std::time::Duration;
+
+/// The most bytes of one block saved to a spill file; the note says when more was cut.
+pub const MAX_SPILL_FILE_BYTES: usize = 16 << 20;
+/// Spill files older than this are removed when a new one is written.
+pub const SPILL_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// When a new spill file is written, the oldest are removed until the folder holds at
+/// most this much.
+pub const MAX_SPILL_DIR_BYTES: u64 = 256 << 20;
+
+/// The default spill folder: `$XDG_STATE_HOME/toolbind/spill`, else
+/// `~/.local/state/toolbind/spill`, else `$TMPDIR/toolbind-<euid>/state/spill`.
+pub fn default_spill_dir() -> PathBuf {
+    crate::dirs::state_root().join("spill")
+}
 
 /// The file extensions the runtime writes for binary blocks, with their MIME types; any
 /// other type is saved as `.bin`. `.txt` is a truncated text block; `.part` a binary file

@@ -14,6 +14,9 @@
 
 use std::path::Path;
 
+use crate::result::{Content, RuntimeNotes, ToolResult};
+use crate::spill::{MAX_SPILL_FILE_BYTES, spill_text};
+
 /// The Pi tool API's `DEFAULT_MAX_BYTES`: 50 KB, about 10,000 tokens.
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// The Pi tool API's `DEFAULT_MAX_LINES`.
@@ -190,3 +193,144 @@ pub fn format_size(bytes: usize) -> String {
         format!("{:.1}MB", bytes as f64 / (KB * KB))
     }
 }
+/// Truncates the text of `result` to `limits` — one budget for the whole
+/// result, shared by its text blocks in order — appending the note to each block that
+/// was cut (and saving its full text to `spill_dir`, when given); see
+/// [`Runtime::truncate_result`](crate::Runtime::truncate_result).
+///
+/// A note the executor added when it had already cut the tool's output (`[output
+/// truncated by the runtime: ...]`, which gives the tool's real totals) is kept as it
+/// is, outside the budget, and this truncation's own note says that it counts only what
+/// the executor kept.
+pub(crate) fn truncate_result(
+    limits: TruncateOptions,
+    spill_dir: Option<&Path>,
+    tool: &str,
+    tool_call_id: &str,
+    result: &mut ToolResult,
+) {
+    let mut budget = limits;
+    let executor_cut = !result.runtime_notes.is_empty();
+    let mut dropped: Vec<usize> = Vec::new();
+    let mut cut_whole = 0usize;
+    for (i, block) in result.content.iter_mut().enumerate() {
+        let Content::Text { text } = block else {
+            continue;
+        };
+        if result.runtime_notes.contains(i) {
+            continue;
+        }
+        let spent = budget.max_bytes == 0 || budget.max_lines == 0;
+        if spent && !text.is_empty() {
+            // Nothing of it can be shown. Past the first few such blocks (a note and a
+            // spill file each), the rest are left out under one note: a result of many
+            // blocks must not flood the model with notes, or the folder with files.
+            if cut_whole >= MAX_NOTED_BLOCKS {
+                dropped.push(i);
+                continue;
+            }
+            cut_whole += 1;
+        }
+        let t = truncate_head(text, budget);
+        budget.max_bytes = budget.max_bytes.saturating_sub(t.output_bytes);
+        budget.max_lines = budget.max_lines.saturating_sub(t.output_lines);
+        if !t.truncated {
+            continue;
+        }
+        let spilled =
+            spill_dir.map(|dir| spill_text(dir, tool, tool_call_id, i, text, MAX_SPILL_FILE_BYTES));
+        let mut out = String::with_capacity(t.content.len() + 120);
+        if !t.content.is_empty() {
+            out.push_str(t.content);
+            out.push_str("\n\n");
+        }
+        let note = |path: Option<&Path>| {
+            if !executor_cut {
+                return t.note(path);
+            }
+            // The totals are of what the executor kept; its own note has the tool's, and
+            // the spill holds only what was kept: never call it the full output.
+            let mut note = t.note(None);
+            note.insert_str(
+                note.len() - 1,
+                "; counted after the runtime's own cut, see its note below",
+            );
+            if let Some(p) = path {
+                note.insert_str(
+                    note.len() - 1,
+                    &format!(". The text the runtime kept is saved to: {}", p.display()),
+                );
+            }
+            note
+        };
+        match &spilled {
+            Some(Ok(path)) => out.push_str(&note(Some(path))),
+            Some(Err(e)) => {
+                out.push_str(&note(None));
+                out.push_str(&format!(" (the full output could not be saved: {e})"));
+            }
+            None => out.push_str(&note(None)),
+        }
+        *text = out;
+    }
+    if !dropped.is_empty() {
+        drop_blocks(spill_dir, tool, tool_call_id, result, &dropped);
+    }
+}
+
+/// Takes the text blocks at `dropped` (which the budget left no room for) out of
+/// `result`, saving their text to one spill file when a spill folder is configured, and
+/// says so in one note.
+fn drop_blocks(
+    spill_dir: Option<&Path>,
+    tool: &str,
+    tool_call_id: &str,
+    result: &mut ToolResult,
+    dropped: &[usize],
+) {
+    let mut joined = String::new();
+    let mut kept = Vec::with_capacity(result.content.len() - dropped.len() + 1);
+    let mut notes = RuntimeNotes::default();
+    for (i, block) in std::mem::take(&mut result.content).into_iter().enumerate() {
+        match block {
+            Content::Text { text } if dropped.contains(&i) => {
+                if !joined.is_empty() {
+                    joined.push('\n');
+                }
+                joined.push_str(&text);
+            }
+            block => {
+                if result.runtime_notes.contains(i) {
+                    notes.push(kept.len());
+                }
+                kept.push(block);
+            }
+        }
+    }
+    let mut note = format!(
+        "[{} more text blocks ({} bytes) left out: the output limit was reached",
+        dropped.len(),
+        joined.len()
+    );
+    if let Some(dir) = spill_dir {
+        match spill_text(
+            dir,
+            tool,
+            tool_call_id,
+            dropped[0],
+            &joined,
+            MAX_SPILL_FILE_BYTES,
+        ) {
+            Ok(path) => note.push_str(&format!(". Their text is saved to: {}", path.display())),
+            Err(e) => note.push_str(&format!(" (their text could not be saved: {e})")),
+        }
+    }
+    note.push(']');
+    kept.push(Content::text(note));
+    result.content = kept;
+    result.runtime_notes = notes;
+}
+
+/// How many text blocks the budget left no room for get a note (and a spill file) each;
+/// the rest are left out under one.
+const MAX_NOTED_BLOCKS: usize = 16;

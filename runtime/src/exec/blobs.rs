@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::error::Malformed;
-use crate::runtime::MAX_SPILL_DIR_BYTES;
 use crate::spill::BinarySpill;
+use crate::spill::MAX_SPILL_DIR_BYTES;
 pub(crate) use crate::spill::file_url;
 
 /// The most binary blocks one result may send in pieces; more are refused.

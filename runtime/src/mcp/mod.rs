@@ -16,8 +16,14 @@ pub(crate) mod exec;
 mod lines;
 #[cfg(feature = "mcp")]
 mod list;
+#[cfg(not(feature = "mcp"))]
+mod off;
+#[cfg(feature = "mcp")]
+mod runtime;
 #[cfg(feature = "mcp")]
 mod server;
+#[cfg(feature = "mcp")]
+mod servers;
 #[cfg(feature = "mcp")]
 mod spawn;
 
@@ -31,9 +37,13 @@ pub use exec::ConnectError;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use list::{ListError, ListLimits, Listing, list_server_tools, list_tools};
+#[cfg(not(feature = "mcp"))]
+pub(crate) use off::{Declared, Servers};
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use server::McpServer;
+#[cfg(feature = "mcp")]
+pub(crate) use servers::{Declared, Servers};
 pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff};
 
 /// The most backtracking steps one `pattern` match may take (fancy-regex's default is a

@@ -1,0 +1,163 @@
+//! The MCP side of the [`Runtime`] and its builder: declaring servers, connecting them,
+//! and the typed path of their tools.
+
+use serde_json::Value;
+
+use super::exec::ConnectError;
+use super::server::McpServer;
+use crate::StopReason;
+use crate::result::{Content, ToolResult};
+use crate::runtime::{CallOptions, Runtime, RuntimeBuilder, params_object};
+
+impl RuntimeBuilder {
+    /// An MCP server whose tools join the runtime's tool list ([`Runtime::call`] reaches
+    /// them by name, [`Runtime::call_mcp`] by their generated types). Its calls get the
+    /// same validation (against the server's own `inputSchema` too), redaction, timeouts,
+    /// cancellation (`notifications/cancelled`), progress, truncation and output checks
+    /// (against its `outputSchema`) as local tools'. With [`build`](Self::build), the
+    /// server needs a [`snapshot`](crate::mcp::McpServer::snapshot), its tools are the
+    /// snapshot's, and it is started on the first call; with [`connect`](Self::connect) it
+    /// is started now.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_server(mut self, server: McpServer) -> Self {
+        self.mcp.push(server);
+        self
+    }
+
+    /// The runtime, with every [MCP server](Self::mcp_server) started (or reached) and
+    /// initialized now, its live tool list checked against its snapshot (when it has
+    /// one) and added to the runtime's: the snapshot's tools, and any tool the server now
+    /// lists beyond them (callable by name, untyped). A server without a snapshot gives
+    /// its live list.
+    ///
+    /// An error names the server that could not start and why (its last stderr lines
+    /// included), or a tool name that two sources share.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), toolbind::mcp::ConnectError> {
+    /// use toolbind::mcp::McpServer;
+    /// let runtime = toolbind::Runtime::builder()
+    ///     .registry(toolbind::Loader::new().env().load().registry)
+    ///     .mcp_server(McpServer::stdio("memory", "npx", ["-y", "@modelcontextprotocol/server-memory"]))
+    ///     .connect()
+    ///     .await?;
+    /// # drop(runtime); Ok(()) }
+    /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub async fn connect(mut self) -> Result<Runtime, ConnectError> {
+        let servers = std::mem::take(&mut self.mcp)
+            .connect(
+                &mut self.registry,
+                self.host.clone(),
+                self.config.ask_timeout,
+            )
+            .await?;
+        Ok(self.finish(servers))
+    }
+
+    /// [`build`](Self::build), with an error instead of a panic when an [MCP
+    /// server](Self::mcp_server) has no snapshot (its tools cannot be known without starting
+    /// it: use [`connect`](Self::connect)), two servers have one name, or one of a server's
+    /// tools has the name of another tool.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn try_build(mut self) -> Result<Runtime, ConnectError> {
+        let servers = std::mem::take(&mut self.mcp).from_snapshots(
+            &mut self.registry,
+            self.host.clone(),
+            self.config.ask_timeout,
+        )?;
+        Ok(self.finish(servers))
+    }
+}
+
+impl Runtime {
+    /// The MCP protocol version negotiated with server `server` (`2025-11-25`,
+    /// `2026-07-28`), or `None` while it is not connected (not started yet, or down).
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_protocol_version(&self, server: &str) -> Option<String> {
+        self.mcp.get(server)?.protocol_version()
+    }
+
+    /// The typed path of an MCP server's tool: sends a generated `Params` value (from
+    /// bindings generated from the server's snapshot) to tool `T`'s server.
+    ///
+    /// Before anything is sent, the contract `T` was generated from
+    /// ([`McpTool::CONTRACT`](crate::tool::McpTool::CONTRACT)) is compared with the one of
+    /// the runtime's tool (the snapshot given to the server, else its live list), and
+    /// that one with the live server's at connect: a difference stops the call with
+    /// [`StopReason::ContractDrift`] naming the tool and what changed.
+    ///
+    /// ```ignore
+    /// toolbind::tools!("mcp/everything.json");
+    /// let params = everything::echo::Params { message: "hi".into() };
+    /// let result = runtime.call_mcp::<everything::echo::Tool>(params, CallOptions::new()).await;
+    /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn call_mcp<T: crate::tool::McpTool>(
+        &self,
+        params: T::Params,
+        opts: CallOptions,
+    ) -> impl Future<Output = ToolResult> + Send + '_ {
+        let params = serde_json::to_value(&params);
+        self.call_mcp_compiled(T::NAME, T::MCP_NAME, T::CONTRACT, params, opts)
+    }
+
+    async fn call_mcp_compiled(
+        &self,
+        name: &'static str,
+        mcp_name: &'static str,
+        contract: &'static str,
+        params: Result<Value, serde_json::Error>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        self.in_call_span(name, opts, |opts| {
+            self.call_mcp_checked(name, mcp_name, contract, params, opts)
+        })
+        .await
+    }
+
+    /// The MCP typed path within its span: the drift checks, then the call.
+    async fn call_mcp_checked(
+        &self,
+        name: &'static str,
+        mcp_name: &'static str,
+        contract: &'static str,
+        params: Result<Value, serde_json::Error>,
+        opts: CallOptions,
+    ) -> ToolResult {
+        let Some(tool) = self.registry.get(name) else {
+            let mut r = self.unknown_tool(name);
+            if let Some(Content::Text { text }) = r.content.first_mut() {
+                text.insert_str(
+                    0,
+                    "this program was compiled with the MCP tool, but no server given to the runtime has it: ",
+                );
+            }
+            return r;
+        };
+        match tool.spec().mcp.as_ref() {
+            Some(origin) if origin.name == mcp_name && origin.contract == contract => {}
+            Some(origin) => {
+                return ToolResult::stopped(
+                    StopReason::ContractDrift,
+                    format!(
+                        "tool `{name}`: this program was compiled against a snapshot of MCP server `{}` whose contract for `{mcp_name}` ({contract}) is not the runtime's ({}): give the server the snapshot the bindings were generated from (McpServer::snapshot), or regenerate them; nothing was sent",
+                        origin.server, origin.contract
+                    ),
+                );
+            }
+            None => {
+                return ToolResult::stopped(
+                    StopReason::ContractDrift,
+                    format!(
+                        "tool `{name}`: this program was compiled with it as an MCP server's tool, but the runtime's `{name}` is a local tool; nothing was sent"
+                    ),
+                );
+            }
+        }
+        match params_object(name, params) {
+            Ok(params) => self.execute(tool, params, opts).await,
+            Err(result) => result,
+        }
+    }
+}
