@@ -7,7 +7,8 @@ use super::exec::ConnectError;
 use super::server::McpServer;
 use crate::StopReason;
 use crate::result::{Content, ToolResult};
-use crate::runtime::{CallOptions, Runtime, RuntimeBuilder, params_object};
+use crate::runtime::typed::params_object;
+use crate::runtime::{CallOptions, Runtime, RuntimeBuilder};
 
 impl RuntimeBuilder {
     /// An MCP server whose tools join the runtime's tool list ([`Runtime::call`] reaches
