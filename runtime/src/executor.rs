@@ -9,6 +9,7 @@ use crate::ToolInfo;
 use serde_json::{Map, Value};
 
 use crate::cancel::CancelToken;
+use crate::exec::stop::MAX_TIMEOUT;
 use crate::result::{Progress, ToolResult};
 
 /// The default of [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout): 5 minutes.
@@ -65,9 +66,6 @@ pub struct ExecCall<'a> {
 
 /// A call's timeout when nobody set one: 120 s.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The longest timeout honoured (a year: "never", without overflowing a deadline).
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 impl<'a> ExecCall<'a> {
     /// A call of `tool` with `params` (validated and defaulted by the caller): call id

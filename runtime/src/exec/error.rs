@@ -13,6 +13,16 @@ use std::time::Duration;
 
 use crate::result::StopReason;
 
+/// Why the seccomp filter could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FilterError(pub(crate) String);
+
+impl std::fmt::Display for FilterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot build the seccomp filter: {}", self.0)
+    }
+}
+
 /// What a jail is built for, as its messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Subject {
@@ -230,7 +240,12 @@ pub(crate) enum ProbeError {
     Interpreter(InterpError),
     /// bwrap cannot make a user namespace here (disabled, or refused by AppArmor): the
     /// lighter jail is the opt-in.
-    NoUserNamespace { bwrap: PathBuf, why: String },
+    NoUserNamespace {
+        bwrap: PathBuf,
+        why: String,
+        /// Why the lighter jail cannot run here either; `None`: it can.
+        light: Option<String>,
+    },
     /// The lighter jail cannot run here (no Landlock).
     NoLandlock { why: String },
 }
@@ -273,10 +288,10 @@ impl ProbeError {
                 bwrap.display(),
             ),
             ProbeError::Interpreter(e) => e.message(of),
-            ProbeError::NoUserNamespace { bwrap, why } => format!(
+            ProbeError::NoUserNamespace { bwrap, why, light } => format!(
                 "bubblewrap ({}) cannot create a user namespace on this machine ({why}); {}, or allow user namespaces (`sysctl user.max_user_namespaces`, Ubuntu: `kernel.apparmor_restrict_unprivileged_userns=0`)",
                 bwrap.display(),
-                match crate::exec::sandbox::light_unavailable() {
+                match light {
                     None => "the lighter jail without namespaces (Landlock + seccomp + limits) runs here: opt in with `--sandbox light` / `SandboxMode::Light`".to_owned(),
                     Some(no) => format!("the lighter jail (`--sandbox light`) cannot run here either: {no}"),
                 }
@@ -350,7 +365,7 @@ pub(crate) enum SetupError {
         fix: String,
     },
     /// The seccomp filter could not be built.
-    Seccomp(crate::exec::sandbox::FilterError),
+    Seccomp(FilterError),
     /// The lighter jail's Landlock ruleset could not be built.
     Landlock(String),
     /// The lighter jail's private temporary folder could not be made.

@@ -90,6 +90,7 @@ mod blobs;
 mod cache;
 mod config;
 mod error;
+mod exit;
 pub(crate) mod group;
 mod launch;
 mod pool;
@@ -98,7 +99,7 @@ pub(crate) mod process;
 mod protocol;
 mod pump;
 pub(crate) mod sandbox;
-mod stop;
+pub(crate) mod stop;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;
@@ -121,11 +122,12 @@ pub(crate) use error::{StartError, Subject};
 
 use crate::ToolInfo;
 pub use crate::executor::{
-    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, MAX_TIMEOUT,
-    PrepareFuture, ProgressSink,
+    DEFAULT_TIMEOUT, ExecCall, ExecFuture, Executor, LogSink, MAX_LOG_LINE_BYTES, PrepareFuture,
+    ProgressSink,
 };
 pub use config::ExecConfig;
 use sandbox::SandboxStatus;
+pub use stop::MAX_TIMEOUT;
 pub use toolbind_codegen::model::WorkerMode;
 
 /// The Node harness (ES module), embedded in the crate.

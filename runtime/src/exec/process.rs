@@ -3,18 +3,18 @@
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use nix::sys::resource::{Resource, setrlimit};
-use nix::sys::signal::Signal;
+
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::UnixStream;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::ExecConfig;
 use super::error::{SpawnError, SpawnStep};
+pub(crate) use super::exit::describe_exit;
 use super::group::Group;
 use super::sandbox::{CallCgroup, Jail, LightChild, Running};
 use crate::executor::{LogSink, MAX_LOG_LINE_BYTES};
@@ -463,25 +463,6 @@ pub(crate) fn environment(
     }
     out.push(("TOOL_DIR".into(), tool.dir.clone().into_os_string()));
     out
-}
-
-/// "exited with code 3", "was killed by signal 9 (SIGKILL)".
-pub(crate) fn describe_exit(status: ExitStatus) -> String {
-    if let Some(code) = status.code() {
-        format!("exited with code {code}")
-    } else if let Some(sig) = status.signal() {
-        killed_by(sig)
-    } else {
-        format!("ended ({status})")
-    }
-}
-
-/// "was killed by signal 9 (SIGKILL)".
-pub(crate) fn killed_by(sig: i32) -> String {
-    match Signal::try_from(sig) {
-        Ok(s) => format!("was killed by signal {sig} ({})", s.as_str()),
-        Err(_) => format!("was killed by signal {sig}"),
-    }
 }
 
 /// A bounded record of a byte stream: the first `head` bytes and the last `tail` bytes.

@@ -10,6 +10,9 @@ use tokio::time::Instant;
 
 use crate::result::StopReason;
 
+/// The longest timeout honoured (a year: "never", without overflowing a deadline).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// Why a call is being stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
@@ -58,7 +61,7 @@ impl Stopper {
     /// Lets the timeout stand still for `budget` in all while the call waits for answers
     /// ([`pause`](Self::pause)); none by default.
     pub(crate) fn with_pause_budget(mut self, budget: Duration) -> Self {
-        self.pause_budget = budget.min(crate::exec::MAX_TIMEOUT);
+        self.pause_budget = budget.min(MAX_TIMEOUT);
         self
     }
 

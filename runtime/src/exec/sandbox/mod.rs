@@ -46,10 +46,10 @@ mod status;
 
 pub(crate) use bwrap::Jail;
 pub(crate) use cgroup::CallCgroup;
-pub(crate) use light::{LightChild, unavailable as light_unavailable};
+pub(crate) use light::LightChild;
 pub use policy::{SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
-pub(crate) use seccomp::FilterError;
+
 pub use status::{Enforcement, LimitStatus};
 
 use super::error::{JailError, ProbeError};

@@ -1,9 +1,9 @@
 //! Finding the real interpreter behind a command name, and trying it once in the jail.
 
 use super::bwrap::{base_options, push};
-use super::running::describe;
 use super::{Kind, SandboxPolicy};
 use crate::exec::error::{InterpError, ProbeError};
+use crate::exec::exit::describe_jailed;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -62,12 +62,16 @@ pub(super) fn probe(
     if !out.0.success() {
         let stderr = String::from_utf8_lossy(&out.1).trim().to_owned();
         if let Some(why) = no_user_namespace(&stderr) {
-            return Err(ProbeError::NoUserNamespace { bwrap, why });
+            return Err(ProbeError::NoUserNamespace {
+                bwrap,
+                why,
+                light: super::light::unavailable(),
+            });
         }
         return Err(ProbeError::Refused {
             bwrap,
             program: program.to_owned(),
-            exit: describe(out.0),
+            exit: describe_jailed(out.0),
             stderr,
         });
     }

@@ -204,14 +204,7 @@ impl Running {
     /// "exited with code 3", "was killed by signal 9 (SIGKILL)": bwrap reports a command
     /// killed by signal N as exit code 128 + N.
     pub(crate) fn describe(&self, status: ExitStatus) -> String {
-        describe(status)
-    }
-}
-
-pub(super) fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(c) if c > 128 && c < 192 => crate::exec::process::killed_by(c - 128),
-        _ => crate::exec::process::describe_exit(status),
+        crate::exec::exit::describe_jailed(status)
     }
 }
 

@@ -27,6 +27,8 @@ use seccompiler::{
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use crate::exec::error::FilterError;
+
 /// A compiled filter: BPF instructions, as the kernel and bwrap take them.
 #[derive(Debug)]
 pub(crate) struct Program {
@@ -49,16 +51,6 @@ impl Program {
             out.extend_from_slice(&i.k.to_ne_bytes());
         }
         out
-    }
-}
-
-/// Why the filter could not be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FilterError(pub(crate) String);
-
-impl std::fmt::Display for FilterError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot build the seccomp filter: {}", self.0)
     }
 }
 
