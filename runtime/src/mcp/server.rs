@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{ServerConfig, Snapshot};
@@ -259,7 +259,7 @@ impl McpServer {
         let (workdir, program) = match &self.config {
             ServerConfig::Stdio { command, cwd, .. } => (
                 cwd.clone().or_else(|| std::env::current_dir().ok()),
-                super::spawn::which(command),
+                which(command),
             ),
             ServerConfig::Http { .. } => (None, None),
         };
@@ -298,10 +298,7 @@ impl McpServer {
         };
         let d = sha2::Sha256::digest(what.to_string().as_bytes());
         let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
-        let name: String = super::spawn::safe_name(&self.name)
-            .chars()
-            .take(40)
-            .collect();
+        let name: String = safe_name(&self.name).chars().take(40).collect();
         format!("{name}-{hex}")
     }
 
@@ -355,4 +352,49 @@ impl McpServer {
             .map_err(|e| e.to_string())?;
         Ok(headers)
     }
+}
+
+/// Finds `program` as a shell would: a path as it is, a bare name on `PATH` (its absolute
+/// entries only: a relative one would find a file of whatever folder toolbind runs in).
+pub(super) fn which(program: &str) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.components().count() > 1 || program.contains('/') {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(p))
+        .find(|c| {
+            std::fs::metadata(c).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            })
+        })
+}
+
+/// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
+pub(super) fn safe_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let s = match s.trim_start_matches('.') {
+        "" => "server".to_owned(),
+        t => t.to_owned(),
+    };
+    if s == name {
+        return s;
+    }
+    // Two names that map to one (`a b`, `a/b`, `a_b`) must not share a folder.
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(name.as_bytes());
+    format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
 }

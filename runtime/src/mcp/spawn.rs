@@ -23,7 +23,7 @@ use nix::sys::signal::Signal;
 use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, ChildStdout};
 
-use super::McpServer;
+use super::server::{McpServer, which};
 use crate::exec::group::Group;
 use crate::exec::process::{Io, Stdout, describe_exit, spawn};
 use crate::exec::sandbox::{CallCgroup, Kind, Running, Sandbox};
@@ -165,25 +165,6 @@ struct Plan {
     /// Folders put first on the jail's `PATH`: that of an interpreter the jail does not
     /// know, which a script's `#!/usr/bin/env NAME` finds there.
     path: Vec<PathBuf>,
-}
-
-/// Finds `program` as a shell would: a path as it is, a bare name on `PATH` (its absolute
-/// entries only: a relative one would find a file of whatever folder toolbind runs in).
-pub(super) fn which(program: &str) -> Option<PathBuf> {
-    let p = Path::new(program);
-    if p.components().count() > 1 || program.contains('/') {
-        return p.is_file().then(|| p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(p))
-        .find(|c| {
-            std::fs::metadata(c).is_ok_and(|m| {
-                use std::os::unix::fs::PermissionsExt;
-                m.is_file() && m.permissions().mode() & 0o111 != 0
-            })
-        })
 }
 
 /// What a script's `#!` line asks for, as far as the jail believes it. The line comes
@@ -426,32 +407,6 @@ pub(crate) fn jail_policy(server: &McpServer) -> crate::sandbox::SandboxPolicy {
     policy.clone().state_dir(root.join(server.state_key()))
 }
 
-/// A file or folder name from a server's name: what `[A-Za-z0-9._-]` keeps, the rest `_`.
-pub(crate) fn safe_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(100)
-        .collect();
-    let s = match s.trim_start_matches('.') {
-        "" => "server".to_owned(),
-        t => t.to_owned(),
-    };
-    if s == name {
-        return s;
-    }
-    // Two names that map to one (`a b`, `a/b`, `a_b`) must not share a folder.
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(name.as_bytes());
-    format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
-}
-
 /// Whether `name` is a variable the dynamic loader or the C library reads to load code or
 /// data from a path (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `GCONV_PATH`, ...): refused in a
 /// config's `env` for a server run unjailed (`off`). Jailed, the variables reach only the
@@ -674,6 +629,7 @@ mod tests {
             assert!(home.parent().is_none_or(unsafe_to_show));
         }
         assert!(!is_script("/srv/data/notes.db") && is_script("server.mjs"));
+        use super::super::server::safe_name;
         assert!(safe_name("../x y").starts_with("_x_y-"));
         assert_ne!(safe_name("a b"), safe_name("a/b"));
         assert_eq!(safe_name("memory"), "memory");
