@@ -37,15 +37,18 @@
 
 mod bwrap;
 mod cgroup;
+mod interp;
+mod jail;
 mod light;
 mod policy;
 mod probe;
 mod running;
 mod seccomp;
 mod status;
+mod tmp;
 
-pub(crate) use bwrap::Jail;
 pub(crate) use cgroup::CallCgroup;
+pub(crate) use jail::Jail;
 pub(crate) use light::LightChild;
 pub use policy::{SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
@@ -53,10 +56,10 @@ pub(crate) use running::Running;
 pub use status::{Enforcement, LimitStatus};
 
 use super::error::{JailError, ProbeError};
-use bwrap::ETC;
-use probe::{Interp, resolve, which};
+use interp::{Interp, resolve, which};
 #[cfg(feature = "mcp")]
-pub(crate) use probe::{system_path, unsafe_to_show};
+pub(crate) use interp::{system_path, unsafe_to_show};
+use jail::ETC;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -3,7 +3,8 @@
 
 use super::SandboxLimits;
 use super::cgroup::CallCgroup;
-use super::light::PrivateTmp;
+use super::jail::Jail;
+use super::tmp::PrivateTmp;
 use crate::result::{Limit, StopReason};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -270,6 +271,23 @@ fn limit_message(which: Limit, l: &SandboxLimits) -> String {
             "the tool hit the sandbox's process limit ({} processes); raise it with `--max-processes N` or `SandboxLimits::processes`",
             l.processes.unwrap_or(0)
         ),
+    }
+}
+
+impl Jail {
+    /// What the executor keeps of the jail while the process runs.
+    /// `status`: the read end of bwrap's `--json-status-fd` pipe.
+    pub(crate) fn running(self, bwrap_pid: i32, status: Option<OwnedFd>) -> Running {
+        Running {
+            bwrap_pid,
+            status,
+            exec_seen: OnceLock::new(),
+            limits: self.limits,
+            cgroup: self.cgroup,
+            cpu_base: Mutex::new(None),
+            armed: Mutex::new(None),
+            light_tmp: self.light.map(|l| l.tmp),
+        }
     }
 }
 
