@@ -455,7 +455,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 }
 
 /// A base64 decoder fed in pieces, with the repairs of
-/// [`base64_text`](crate::exec::protocol::base64_text): a `data:…;base64,` prefix (its
+/// `exec::protocol`'s `base64_text`: a `data:…;base64,` prefix (its
 /// MIME type kept), whitespace, the URL-safe alphabet (not mixed with the standard one),
 /// missing or partial padding. Errors use the same words.
 #[derive(Default)]

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use super::error::Malformed;
 use crate::spill::BinarySpill;
 use crate::spill::MAX_SPILL_DIR_BYTES;
-pub(crate) use crate::spill::file_url;
 
 /// The most binary blocks one result may send in pieces; more are refused.
 const MAX_BLOBS: usize = 1024;
