@@ -17,7 +17,7 @@ mod v2;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -409,18 +409,94 @@ fn remove_tree(dir: &Path, kill: fn(&Path)) -> bool {
     std::fs::remove_dir(dir).is_ok()
 }
 
+/// Why a cgroup folder or file cannot be used: the words of a [`CgroupError`]'s or a
+/// [`NotHere`]'s `why`.
+#[derive(Debug)]
+pub(super) enum Unusable {
+    /// It is a symlink (never followed).
+    Symlink(PathBuf),
+    /// Another uid owns it: not delegated to this one (`euid`).
+    NotOwned { path: PathBuf, uid: u32, euid: u32 },
+    /// Its owner cannot be read.
+    Unreadable { path: PathBuf, why: std::io::Error },
+    /// cgroup v2: the parent of `dir` does not delegate `controller` to it.
+    NotDelegated { controller: String, dir: PathBuf },
+    /// cgroup v2: `dir` holds processes, so no controller can be enabled for its children.
+    Busy { controller: String, dir: PathBuf },
+    /// cgroup v2: enabling `controller` in `dir` failed otherwise.
+    NotEnabled {
+        controller: String,
+        dir: PathBuf,
+        why: std::io::Error,
+    },
+    /// The base cgroup was removed while the runtime ran.
+    BaseRemoved(PathBuf),
+    /// The runtime's own folder was removed and cannot be made again.
+    NotRemade { dir: PathBuf, why: std::io::Error },
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Symlink(p) => write!(f, "{} is a symlink", p.display()),
+            Unusable::NotOwned { path, uid, euid } => write!(
+                f,
+                "{} is owned by uid {uid}, not delegated to uid {euid}",
+                path.display()
+            ),
+            Unusable::Unreadable { path, why } => {
+                write!(f, "cannot read {}: {why}", path.display())
+            }
+            Unusable::NotDelegated { controller, dir } => write!(
+                f,
+                "the {controller} controller is not available in {} (its parent does not delegate it)",
+                dir.display()
+            ),
+            Unusable::Busy { controller, dir } => write!(
+                f,
+                "{} holds processes, so cgroup v2 cannot enable {controller} for its children (no internal processes; toolbind never moves the agent)",
+                dir.display()
+            ),
+            Unusable::NotEnabled {
+                controller,
+                dir,
+                why,
+            } => write!(f, "cannot enable {controller} in {}: {why}", dir.display()),
+            Unusable::BaseRemoved(base) => write!(
+                f,
+                "the base cgroup {} was removed while the runtime ran",
+                base.display()
+            ),
+            Unusable::NotRemade { dir, why } => write!(
+                f,
+                "the cgroup {} was removed and cannot be made again: {why}",
+                dir.display()
+            ),
+        }
+    }
+}
+
+/// The `why` of a [`CgroupError`] or a [`NotHere`] is its words.
+impl From<Unusable> for String {
+    fn from(u: Unusable) -> String {
+        u.to_string()
+    }
+}
+
 /// Whether `path` (not followed if a symlink) is owned by this process's effective uid.
-fn owned(path: &Path) -> Result<(), String> {
+fn owned(path: &Path) -> Result<(), Unusable> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.uid() == euid() && !m.file_type().is_symlink() => Ok(()),
-        Ok(m) if m.file_type().is_symlink() => Err(format!("{} is a symlink", path.display())),
-        Ok(m) => Err(format!(
-            "{} is owned by uid {}, not delegated to uid {}",
-            path.display(),
-            m.uid(),
-            euid()
-        )),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Ok(m) if m.file_type().is_symlink() => Err(Unusable::Symlink(path.to_path_buf())),
+        Ok(m) => Err(Unusable::NotOwned {
+            path: path.to_path_buf(),
+            uid: m.uid(),
+            euid: euid(),
+        }),
+        Err(why) => Err(Unusable::Unreadable {
+            path: path.to_path_buf(),
+            why,
+        }),
     }
 }
 

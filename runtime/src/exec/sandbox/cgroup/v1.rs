@@ -115,7 +115,7 @@ fn root(controller: &str, probe: (&str, &str)) -> Result<PathBuf, NotHere> {
             )));
         }
     }
-    owned(&root).map_err(not)?;
+    owned(&root).map_err(|e| not(e.into()))?;
     // Probe by doing: a folder, its limit, its cgroup.procs open for writing.
     Group::new(&root, Some(probe), None)
         .map_err(|e| not(format!("cannot use {}: {}", root.display(), e.why)))?;

@@ -12,7 +12,7 @@
 //! limits where nothing is delegated runs the agent under
 //! `systemd-run --user --scope -p Delegate=yes`.
 
-use super::{CgroupError, NotHere, Support, kill_members, open_write, owned};
+use super::{CgroupError, NotHere, Support, Unusable, kill_members, open_write, owned};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,7 +94,7 @@ impl Tree {
             why,
             fix: super::fix_text(false),
         };
-        owned(base).map_err(not)?;
+        owned(base).map_err(|e| not(e.into()))?;
         sweep(base);
         let parent = base.join(format!(
             "toolbind-{}-{}",
@@ -123,7 +123,7 @@ impl Tree {
         for c in CONTROLLERS {
             let r = enable(base, c)
                 .and_then(|()| enable(&t.parent, c))
-                .map_err(not);
+                .map_err(|e| not(e.into()));
             if c == "memory" {
                 t.memory = r;
             } else {
@@ -226,7 +226,7 @@ impl Tree {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && !remade => {
                     remade = true;
-                    self.remake_parent().map_err(err)?;
+                    self.remake_parent().map_err(|e| err(e.into()))?;
                 }
                 Err(e) => {
                     return Err(err(format!("cannot make {}: {e}", dir.display())));
@@ -271,21 +271,18 @@ impl Tree {
 
     /// This runtime's folder, made again after something removed it (and its base still
     /// exists), with the controllers enabled that were.
-    fn remake_parent(&self) -> Result<(), String> {
+    fn remake_parent(&self) -> Result<(), Unusable> {
         if !self.base.is_dir() {
-            return Err(format!(
-                "the base cgroup {} was removed while the runtime ran",
-                self.base.display()
-            ));
+            return Err(Unusable::BaseRemoved(self.base.clone()));
         }
         match std::fs::create_dir(&self.parent) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(format!(
-                    "the cgroup {} was removed and cannot be made again: {e}",
-                    self.parent.display()
-                ));
+            Err(why) => {
+                return Err(Unusable::NotRemade {
+                    dir: self.parent.clone(),
+                    why,
+                });
             }
         }
         owned(&self.parent)?;
@@ -393,7 +390,7 @@ fn own_cgroup() -> Option<(PathBuf, PathBuf)> {
 
 /// Enables controller `c` for the children of `dir` when it is not: `dir` must be this
 /// uid's, offer `c`, and hold no processes.
-fn enable(dir: &Path, c: &str) -> Result<(), String> {
+fn enable(dir: &Path, c: &str) -> Result<(), Unusable> {
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
     if read("cgroup.subtree_control")
         .split_whitespace()
@@ -405,21 +402,23 @@ fn enable(dir: &Path, c: &str) -> Result<(), String> {
         .split_whitespace()
         .any(|x| x == c)
     {
-        return Err(format!(
-            "the {c} controller is not available in {} (its parent does not delegate it)",
-            dir.display()
-        ));
+        return Err(Unusable::NotDelegated {
+            controller: c.to_owned(),
+            dir: dir.to_path_buf(),
+        });
     }
     let control = dir.join("cgroup.subtree_control");
     owned(&control)?;
-    std::fs::write(&control, format!("+{c}")).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EBUSY) {
-            format!(
-                "{} holds processes, so cgroup v2 cannot enable {c} for its children (no internal processes; toolbind never moves the agent)",
-                dir.display()
-            )
+    std::fs::write(&control, format!("+{c}")).map_err(|why| {
+        let (controller, dir) = (c.to_owned(), dir.to_path_buf());
+        if why.raw_os_error() == Some(libc::EBUSY) {
+            Unusable::Busy { controller, dir }
         } else {
-            format!("cannot enable {c} in {}: {e}", dir.display())
+            Unusable::NotEnabled {
+                controller,
+                dir,
+                why,
+            }
         }
     })
 }
