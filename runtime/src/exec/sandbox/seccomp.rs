@@ -331,76 +331,7 @@ fn compile(light: Option<LightRules>, offline: bool) -> Result<Program, FilterEr
     );
 
     if let Some(l) = light {
-        // Landlock does not cover a file's metadata: without a mount namespace a tool may
-        // change the mode of any file its uid owns. Never the set-id bits (`chmod u+s` on a
-        // copy of a shell would hand every local user the agent's uid; no-new-privileges
-        // only holds inside the jail), nor write for the group or others (`chmod 666
-        // ~/.ssh/authorized_keys` would let every local user add a key); `(call, mode
-        // argument)`. Other modes pass: `chmod +x` in the state folder is common.
-        for &(nr, arg) in CHMODS {
-            let bits = [libc::S_ISUID, libc::S_ISGID, libc::S_IWGRP, libc::S_IWOTH]
-                .iter()
-                .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit as u64), *bit as u64)?]))
-                .collect::<Result<Vec<_>, _>>()?;
-            eperm.insert(nr, bits);
-        }
-        if l.root {
-            // A root agent's tool is uid 0 without capabilities, and uid 0 owns the host's
-            // system files: `chmod 644 /etc/shadow` needs no capability. Any change of a
-            // mode, an owner (among its own groups) or an extended attribute is refused, by
-            // path or descriptor.
-            for nr in METADATA.iter().chain(METADATA_ARCH) {
-                eperm.insert(*nr, Vec::new());
-            }
-        }
-        // A signal to the agent, its process group or every process (`-1`). `tkill` (any
-        // thread's id) is refused outright: glibc's `raise` and `pthread_kill` use
-        // `tgkill`. A pidfd can name the agent however it was opened (`/proc/<pid>` too):
-        // `pidfd_send_signal` returns ENOSYS, and programs fall back to `kill`.
-        let pid = |p: i32| p as u32 as u64;
-        let targets = [pid(l.agent), pid(-1), pid(-l.agent_group)];
-        eperm.insert(libc::SYS_kill, any_of(0, &targets)?);
-        eperm.insert(libc::SYS_rt_sigqueueinfo, any_of(0, &targets)?);
-        eperm.insert(libc::SYS_tgkill, any_of(0, &[pid(l.agent)])?);
-        eperm.insert(libc::SYS_rt_tgsigqueueinfo, any_of(0, &[pid(l.agent)])?);
-        eperm.insert(libc::SYS_tkill, Vec::new());
-        nosys.insert(libc::SYS_pidfd_send_signal, Vec::new());
-        // Without a mount namespace every Unix socket of the host (the Docker daemon's,
-        // D-Bus, an ssh agent) could be reached by path: no `socket(AF_UNIX)`
-        // (`socketpair`, which pipes to a program's own children, stays).
-        if !offline {
-            eperm.insert(libc::SYS_socket, any_of(0, &[libc::AF_UNIX as u64])?);
-        }
-        if l.landlock_abi < 3 {
-            // Landlock before ABI 3 lets `truncate(path)` through on any file this uid may
-            // write (the user's whole home; `/etc/passwd` for a root agent), opened or not.
-            // `ftruncate` needs a descriptor opened for writing, which Landlock checked.
-            eperm.insert(libc::SYS_truncate, Vec::new());
-        }
-        if l.landlock_abi < 6 {
-            // Without Landlock's signal scoping, `F_SETOWN` names any process (the agent)
-            // to receive SIGIO, or with `F_SETSIG` any signal, when the descriptor is ready.
-            eperm.insert(
-                libc::SYS_fcntl,
-                any_of(
-                    1,
-                    &[libc::F_SETOWN as u64, F_SETOWN_EX as u64, F_SETSIG as u64],
-                )?,
-            );
-        }
-        // A datagram pair is no pipe: `sendto` (or `connect`) with a path reaches any Unix
-        // datagram socket of the host (syslog's `/dev/log`, journald's, `NOTIFY_SOCKET`)
-        // the way `socket(AF_UNIX)` would. Stream and seqpacket pairs cannot be pointed
-        // elsewhere (`EISCONN`, and an address given to `sendto` is refused or ignored).
-        eperm.insert(
-            libc::SYS_socketpair,
-            vec![rule(vec![cond(
-                1,
-                Dword,
-                MaskedEq(SOCK_TYPE_MASK),
-                libc::SOCK_DGRAM as u64,
-            )?])?],
-        );
+        light_rules(l, offline, &mut eperm, &mut nosys)?;
     }
     if offline {
         // One rule whose conditions must all hold: a family that is none of those allowed.
@@ -440,6 +371,91 @@ fn compile(light: Option<LightRules>, offline: bool) -> Result<Program, FilterEr
     Ok(Program {
         insns: chain(&nosys, &eperm)?,
     })
+}
+
+/// What the lighter jail adds to the common filter, having no namespaces: no set-id or
+/// group/other-write modes (and, for a root agent, no metadata change at all), no signal
+/// to the agent, no Unix socket by path, and where its Landlock ABI falls short,
+/// `truncate` and `F_SETOWN`.
+fn light_rules(
+    l: LightRules,
+    offline: bool,
+    eperm: &mut BTreeMap<i64, Vec<SeccompRule>>,
+    nosys: &mut BTreeMap<i64, Vec<SeccompRule>>,
+) -> Result<(), FilterError> {
+    use SeccompCmpArgLen::Dword;
+    use SeccompCmpOp::MaskedEq;
+    // Landlock does not cover a file's metadata: without a mount namespace a tool may
+    // change the mode of any file its uid owns. Never the set-id bits (`chmod u+s` on a
+    // copy of a shell would hand every local user the agent's uid; no-new-privileges
+    // only holds inside the jail), nor write for the group or others (`chmod 666
+    // ~/.ssh/authorized_keys` would let every local user add a key); `(call, mode
+    // argument)`. Other modes pass: `chmod +x` in the state folder is common.
+    for &(nr, arg) in CHMODS {
+        let bits = [libc::S_ISUID, libc::S_ISGID, libc::S_IWGRP, libc::S_IWOTH]
+            .iter()
+            .map(|bit| rule(vec![cond(arg, Dword, MaskedEq(*bit as u64), *bit as u64)?]))
+            .collect::<Result<Vec<_>, _>>()?;
+        eperm.insert(nr, bits);
+    }
+    if l.root {
+        // A root agent's tool is uid 0 without capabilities, and uid 0 owns the host's
+        // system files: `chmod 644 /etc/shadow` needs no capability. Any change of a
+        // mode, an owner (among its own groups) or an extended attribute is refused, by
+        // path or descriptor.
+        for nr in METADATA.iter().chain(METADATA_ARCH) {
+            eperm.insert(*nr, Vec::new());
+        }
+    }
+    // A signal to the agent, its process group or every process (`-1`). `tkill` (any
+    // thread's id) is refused outright: glibc's `raise` and `pthread_kill` use
+    // `tgkill`. A pidfd can name the agent however it was opened (`/proc/<pid>` too):
+    // `pidfd_send_signal` returns ENOSYS, and programs fall back to `kill`.
+    let pid = |p: i32| p as u32 as u64;
+    let targets = [pid(l.agent), pid(-1), pid(-l.agent_group)];
+    eperm.insert(libc::SYS_kill, any_of(0, &targets)?);
+    eperm.insert(libc::SYS_rt_sigqueueinfo, any_of(0, &targets)?);
+    eperm.insert(libc::SYS_tgkill, any_of(0, &[pid(l.agent)])?);
+    eperm.insert(libc::SYS_rt_tgsigqueueinfo, any_of(0, &[pid(l.agent)])?);
+    eperm.insert(libc::SYS_tkill, Vec::new());
+    nosys.insert(libc::SYS_pidfd_send_signal, Vec::new());
+    // Without a mount namespace every Unix socket of the host (the Docker daemon's,
+    // D-Bus, an ssh agent) could be reached by path: no `socket(AF_UNIX)`
+    // (`socketpair`, which pipes to a program's own children, stays).
+    if !offline {
+        eperm.insert(libc::SYS_socket, any_of(0, &[libc::AF_UNIX as u64])?);
+    }
+    if l.landlock_abi < 3 {
+        // Landlock before ABI 3 lets `truncate(path)` through on any file this uid may
+        // write (the user's whole home; `/etc/passwd` for a root agent), opened or not.
+        // `ftruncate` needs a descriptor opened for writing, which Landlock checked.
+        eperm.insert(libc::SYS_truncate, Vec::new());
+    }
+    if l.landlock_abi < 6 {
+        // Without Landlock's signal scoping, `F_SETOWN` names any process (the agent)
+        // to receive SIGIO, or with `F_SETSIG` any signal, when the descriptor is ready.
+        eperm.insert(
+            libc::SYS_fcntl,
+            any_of(
+                1,
+                &[libc::F_SETOWN as u64, F_SETOWN_EX as u64, F_SETSIG as u64],
+            )?,
+        );
+    }
+    // A datagram pair is no pipe: `sendto` (or `connect`) with a path reaches any Unix
+    // datagram socket of the host (syslog's `/dev/log`, journald's, `NOTIFY_SOCKET`)
+    // the way `socket(AF_UNIX)` would. Stream and seqpacket pairs cannot be pointed
+    // elsewhere (`EISCONN`, and an address given to `sendto` is refused or ignored).
+    eperm.insert(
+        libc::SYS_socketpair,
+        vec![rule(vec![cond(
+            1,
+            Dword,
+            MaskedEq(SOCK_TYPE_MASK),
+            libc::SOCK_DGRAM as u64,
+        )?])?],
+    );
+    Ok(())
 }
 
 const BPF_LD_W_ABS: u16 = 0x20;
