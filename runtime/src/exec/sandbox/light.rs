@@ -92,76 +92,8 @@ pub(super) fn build(
         })?;
     let tmp = PrivateTmp::new(&tmp_root).map_err(SetupError::PrivateTmp)?;
 
-    let read = AccessFs::from_read(TARGET);
-    let write = AccessFs::from_all(TARGET);
-    let mut paths: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
-    for p in [
-        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-    ]
-    .iter()
-    .chain(ETC)
-    .chain(&["/proc"])
-    {
-        paths.push((PathBuf::from(p), read));
-    }
-    // The devices a program needs, one rule each, never `/dev` as a whole: without a mount
-    // namespace it is the host's, and a read rule over it hands the tool the host's
-    // terminals (`/dev/pts/N`, `/dev/ttyS0`, `/dev/vcs*`: reading one steals what the user
-    // types there), and to a root agent's tool the raw disks (`/dev/sda`, `/dev/loop*`,
-    // past every file rule), which root still owns with no capability.
-    for dev in [
-        "/dev/null",
-        "/dev/zero",
-        "/dev/full",
-        "/dev/random",
-        "/dev/urandom",
-    ] {
-        paths.push((PathBuf::from(dev), AccessFs::from_file(TARGET)));
-    }
-    for p in &interp.prefixes {
-        paths.push((p.clone(), read));
-    }
-    for (src, _dest, writable) in mounts(policy, tool, binds, &state)? {
-        // Without a mount namespace a bind's destination is its source (the tool folder as
-        // named, a symlink's target here); the rule is on the real folder.
-        paths.push((src, if writable { write } else { read }));
-    }
-    paths.push((tmp.path().to_path_buf(), write));
-
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(TARGET))
-        .map_err(landlock_error)?;
-    if !network {
-        // No rule allows a port: TCP bind and connect are refused where ABI >= 4.
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(TARGET))
-            .map_err(landlock_error)?;
-    }
-    ruleset = ruleset
-        .scope(Scope::from_all(TARGET))
-        .map_err(landlock_error)?;
-    let mut created = ruleset.create().map_err(landlock_error)?;
-    for (path, access) in paths {
-        // Missing system folders and `/etc` files are skipped, as bwrap's `--ro-bind-try`.
-        let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if path.is_dir() {
-            access
-        } else {
-            access & AccessFs::from_file(TARGET)
-        };
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(landlock_error)?;
-    }
-    let ruleset: Option<OwnedFd> = created.into();
-    let ruleset = ruleset.ok_or_else(|| landlock_error("the kernel made no Landlock ruleset"))?;
-    // Above fd 9, as the option pipes: the child places fds 3 to 6 before it restricts
-    // itself, and must not clobber the ruleset doing so.
-    let ruleset = nix::fcntl::fcntl(&ruleset, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))
-        .map_err(|e| landlock_error(format!("cannot move the ruleset's descriptor: {e}")))?;
-    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
-    let ruleset = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(ruleset) };
+    let paths = access_paths(policy, interp, tool, binds, &state, &tmp)?;
+    let ruleset = landlock_ruleset(paths, network)?;
 
     let filter = seccomp::light(LightRules {
         agent: std::process::id() as i32,
@@ -202,6 +134,98 @@ pub(super) fn build(
             tmp,
         }),
     })
+}
+
+/// What the lighter jail lets the tool reach, path by path, as the bwrap jail shows it:
+/// the system folders, the files of `/etc` and `/proc` to read, a few devices, the
+/// interpreter's prefixes, the tool's mounts and its private `TMPDIR`.
+fn access_paths(
+    policy: &SandboxPolicy,
+    interp: &Interp,
+    tool: &ToolSpec,
+    binds: &[PathBuf],
+    state: &Path,
+    tmp: &PrivateTmp,
+) -> Result<Vec<(PathBuf, BitFlags<AccessFs>)>, SetupError> {
+    let read = AccessFs::from_read(TARGET);
+    let write = AccessFs::from_all(TARGET);
+    let mut paths: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    for p in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+    ]
+    .iter()
+    .chain(ETC)
+    .chain(&["/proc"])
+    {
+        paths.push((PathBuf::from(p), read));
+    }
+    // The devices a program needs, one rule each, never `/dev` as a whole: without a mount
+    // namespace it is the host's, and a read rule over it hands the tool the host's
+    // terminals (`/dev/pts/N`, `/dev/ttyS0`, `/dev/vcs*`: reading one steals what the user
+    // types there), and to a root agent's tool the raw disks (`/dev/sda`, `/dev/loop*`,
+    // past every file rule), which root still owns with no capability.
+    for dev in [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+    ] {
+        paths.push((PathBuf::from(dev), AccessFs::from_file(TARGET)));
+    }
+    for p in &interp.prefixes {
+        paths.push((p.clone(), read));
+    }
+    for (src, _dest, writable) in mounts(policy, tool, binds, state)? {
+        // Without a mount namespace a bind's destination is its source (the tool folder as
+        // named, a symlink's target here); the rule is on the real folder.
+        paths.push((src, if writable { write } else { read }));
+    }
+    paths.push((tmp.path().to_path_buf(), write));
+    Ok(paths)
+}
+
+/// The Landlock ruleset over `paths` (and, with no network, no TCP port), its descriptor
+/// above fd 9 for the child to restrict itself with.
+fn landlock_ruleset(
+    paths: Vec<(PathBuf, BitFlags<AccessFs>)>,
+    network: bool,
+) -> Result<OwnedFd, SetupError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(TARGET))
+        .map_err(landlock_error)?;
+    if !network {
+        // No rule allows a port: TCP bind and connect are refused where ABI >= 4.
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(TARGET))
+            .map_err(landlock_error)?;
+    }
+    ruleset = ruleset
+        .scope(Scope::from_all(TARGET))
+        .map_err(landlock_error)?;
+    let mut created = ruleset.create().map_err(landlock_error)?;
+    for (path, access) in paths {
+        // Missing system folders and `/etc` files are skipped, as bwrap's `--ro-bind-try`.
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        let access = if path.is_dir() {
+            access
+        } else {
+            access & AccessFs::from_file(TARGET)
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error)?;
+    }
+    let ruleset: Option<OwnedFd> = created.into();
+    let ruleset = ruleset.ok_or_else(|| landlock_error("the kernel made no Landlock ruleset"))?;
+    // Above fd 9, as the option pipes: the child places fds 3 to 6 before it restricts
+    // itself, and must not clobber the ruleset doing so.
+    let ruleset = nix::fcntl::fcntl(&ruleset, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))
+        .map_err(|e| landlock_error(format!("cannot move the ruleset's descriptor: {e}")))?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    let ruleset = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(ruleset) };
+    Ok(ruleset)
 }
 
 /// What the forked child needs of a [`Light`], as raw values (nothing to allocate or drop
