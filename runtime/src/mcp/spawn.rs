@@ -26,7 +26,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use super::server::{McpServer, which};
 use crate::exec::group::Group;
 use crate::exec::process::{Io, Stdout, describe_exit, spawn};
-use crate::exec::sandbox::{CallCgroup, Kind, Running, Sandbox};
+use crate::exec::sandbox::{CallCgroup, Jail, Kind, Running, Sandbox};
 use crate::exec::{
     ExecConfig, InterpError, JailError, ProbeError, SetupError, StartError, Subject,
 };
@@ -527,46 +527,14 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
     let (jail, plan) = if off {
         (None, None)
     } else {
-        let mut p = plan(command, args, cwd.as_deref()).map_err(|e| {
-            StartError::Jail(JailError::Setup(SetupError::Command(e)), Subject::Server)
-        })?;
-        // Never another server's state folder (nor the folder holding them all), wherever
-        // the policy puts the state root.
-        if let Some(all) = root.parent() {
-            let all = all.canonicalize().unwrap_or_else(|_| all.to_path_buf());
-            p.binds.retain(|b| {
-                let b = b.canonicalize().unwrap_or_else(|_| b.clone());
-                !b.starts_with(&all) && !all.starts_with(&b)
-            });
-        }
-        let j = sandbox
-            .jail(p.kind, &p.program, &[], &spec, &p.binds, cwd.as_deref())
-            .map_err(|e| StartError::Jail(e, Subject::Server))?;
-        (j, Some(p))
+        jail_of(server, sandbox, &spec, root)?
     };
     let jailed = match (&jail, &plan) {
         (Some(_), Some(p)) => Some((p.kind, p.program.clone())),
         _ => None,
     };
     let mut jail = jail;
-    let argv: Vec<OsString> = match (&mut jail, plan) {
-        (Some(j), Some(p)) => {
-            if let Some(native) = p.native {
-                j.exe = native;
-            }
-            if !p.path.is_empty()
-                && let Some((_, v)) = j.env.iter_mut().find(|(k, _)| k == "PATH")
-            {
-                let mut dirs = p.path;
-                dirs.extend(std::env::split_paths(v));
-                if let Ok(joined) = std::env::join_paths(dirs) {
-                    *v = joined;
-                }
-            }
-            p.args
-        }
-        _ => args.iter().map(OsString::from).collect(),
-    };
+    let argv = argv_in(jail.as_mut(), plan, args);
     let argv: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
     let io = Io {
         stdin: true,
@@ -592,6 +560,61 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         },
         jailed,
     })
+}
+
+/// The server's jail (none where `auto` finds none here) and the plan of its command in
+/// it: planned from the command, never with another server's state folder (under `root`'s
+/// parent) bound.
+fn jail_of(
+    server: &McpServer,
+    sandbox: &Sandbox,
+    spec: &ToolSpec,
+    root: &Path,
+) -> Result<(Option<Jail>, Option<Plan>), StartError> {
+    let super::ServerConfig::Stdio {
+        command, args, cwd, ..
+    } = &server.config
+    else {
+        unreachable!("only a stdio server is started as a process");
+    };
+    let mut p = plan(command, args, cwd.as_deref())
+        .map_err(|e| StartError::Jail(JailError::Setup(SetupError::Command(e)), Subject::Server))?;
+    // Never another server's state folder (nor the folder holding them all), wherever
+    // the policy puts the state root.
+    if let Some(all) = root.parent() {
+        let all = all.canonicalize().unwrap_or_else(|_| all.to_path_buf());
+        p.binds.retain(|b| {
+            let b = b.canonicalize().unwrap_or_else(|_| b.clone());
+            !b.starts_with(&all) && !all.starts_with(&b)
+        });
+    }
+    let j = sandbox
+        .jail(p.kind, &p.program, &[], spec, &p.binds, cwd.as_deref())
+        .map_err(|e| StartError::Jail(e, Subject::Server))?;
+    Ok((j, Some(p)))
+}
+
+/// The server's arguments: in a jail, the plan's (its executable and `PATH` set on the
+/// jail); unjailed, as configured.
+fn argv_in(jail: Option<&mut Jail>, plan: Option<Plan>, args: &[String]) -> Vec<OsString> {
+    match (jail, plan) {
+        (Some(j), Some(p)) => {
+            if let Some(native) = p.native {
+                j.exe = native;
+            }
+            if !p.path.is_empty()
+                && let Some((_, v)) = j.env.iter_mut().find(|(k, _)| k == "PATH")
+            {
+                let mut dirs = p.path;
+                dirs.extend(std::env::split_paths(v));
+                if let Ok(joined) = std::env::join_paths(dirs) {
+                    *v = joined;
+                }
+            }
+            p.args
+        }
+        _ => args.iter().map(OsString::from).collect(),
+    }
 }
 
 #[cfg(test)]
