@@ -20,7 +20,7 @@ pub(crate) struct Declared;
 pub(crate) struct Servers;
 
 impl Declared {
-    pub(crate) fn from_snapshots(
+    pub(crate) fn build(
         self,
         _registry: &mut Registry,
         _host: Option<SharedHost>,

@@ -62,7 +62,7 @@ impl RuntimeBuilder {
     /// tools has the name of another tool.
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
     pub fn try_build(mut self) -> Result<Runtime, ConnectError> {
-        let servers = std::mem::take(&mut self.mcp).from_snapshots(
+        let servers = std::mem::take(&mut self.mcp).build(
             &mut self.registry,
             self.host.clone(),
             self.config.ask_timeout,

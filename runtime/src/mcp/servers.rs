@@ -59,7 +59,7 @@ impl Declared {
 
     /// The servers, not started, their snapshots' tools added to `registry`: see
     /// [`RuntimeBuilder::try_build`](crate::runtime::RuntimeBuilder::try_build).
-    pub(crate) fn from_snapshots(
+    pub(crate) fn build(
         self,
         registry: &mut Registry,
         host: Option<SharedHost>,

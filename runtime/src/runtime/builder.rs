@@ -94,7 +94,7 @@ impl RuntimeBuilder {
 
     /// Called, instead of the default warning on stderr, when a result's `details` break
     /// the declared TOOL.md `outputs:` of its tool, with the tool and every violation
-    /// found (the result is marked [`OutputCheck::Broken`]). The result itself
+    /// found (the result is marked [`OutputCheck::Broken`](crate::output::OutputCheck::Broken)). The result itself
     /// is kept as the tool returned it: a broken contract is a bug in the tool, not a
     /// failed call.
     ///
@@ -133,7 +133,7 @@ impl RuntimeBuilder {
     /// name two sources share.
     pub fn build(mut self) -> Runtime {
         let servers = std::mem::take(&mut self.mcp)
-            .from_snapshots(
+            .build(
                 &mut self.registry,
                 self.host.clone(),
                 self.config.ask_timeout,

@@ -11,7 +11,7 @@ use crate::executor::{LogSink, ProgressSink};
 use crate::result::Progress;
 use crate::truncate::TruncateOptions;
 
-/// Settings of a [`Runtime`].
+/// Settings of a [`Runtime`](super::Runtime).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeConfig {
     pub(crate) default_timeout: Duration,
@@ -25,7 +25,7 @@ impl RuntimeConfig {
     /// The timeout of a call when neither the call nor the tool's `timeout:` sets one
     /// (default [`DEFAULT_TIMEOUT`](crate::exec::DEFAULT_TIMEOUT), 120 s). The runtime
     /// resolves each call's timeout once — the call's, else the tool's, else this — and
-    /// the executor enforces exactly that ([`ExecCall::timeout`]).
+    /// the executor enforces exactly that ([`ExecCall::timeout`](crate::exec::ExecCall::timeout)).
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = timeout;
         self
@@ -40,10 +40,10 @@ impl RuntimeConfig {
     /// Where the full text of a truncated block is saved. The folder is created 0700 and
     /// must be private (a symlink, or a folder owned by another user, is refused; one of
     /// ours that is too open is tightened); files are 0600, hold at most
-    /// [`MAX_SPILL_FILE_BYTES`], and are pruned by the retention rule of
-    /// [`SPILL_RETENTION`] and [`MAX_SPILL_DIR_BYTES`] each time one is written. The
+    /// [`MAX_SPILL_FILE_BYTES`](super::MAX_SPILL_FILE_BYTES), and are pruned by the retention rule of
+    /// [`SPILL_RETENTION`](super::SPILL_RETENTION) and [`MAX_SPILL_DIR_BYTES`](super::MAX_SPILL_DIR_BYTES) each time one is written. The
     /// truncation note gives the file's path. Default none: the cut text is dropped.
-    /// [`default_spill_dir`] is what the CLI uses.
+    /// [`default_spill_dir`](super::default_spill_dir) is what the CLI uses.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.spill_dir = Some(dir.into());
         self
@@ -106,7 +106,7 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// Per-call options for [`Runtime::call`].
+/// Per-call options for [`Runtime::call`](super::Runtime::call).
 #[derive(Clone, Default)]
 pub struct CallOptions {
     pub(crate) tool_call_id: String,
@@ -169,7 +169,7 @@ impl CallOptions {
         self
     }
 
-    /// Asks `host` instead of the runtime's ([`RuntimeBuilder::host`]) about this call:
+    /// Asks `host` instead of the runtime's ([`RuntimeBuilder::host`](super::RuntimeBuilder::host)) about this call:
     /// for a server whose calls come from several clients, each with its own person to
     /// ask (`toolbind serve` asks the MCP client that made the call).
     pub fn host(mut self, host: impl crate::host::Host) -> Self {
