@@ -2,7 +2,7 @@
 //!
 //! A harness sends a long base64 string (an image's or audio's `data`, a resource's
 //! `blob`) ahead of its result as `data` pieces, and the result names it by reference
-//! (protocol.rs). Here the pieces are kept in memory while the call's binary data fits
+//! (`protocol/`). Here the pieces are kept in memory while the call's binary data fits
 //! [`ExecConfig::max_binary_bytes`](super::ExecConfig::max_binary_bytes); a block that
 //! would go past it is decoded into a file in the spill folder as the pieces arrive, so
 //! memory holds one piece of it at a time, and the block becomes a `resource_link` to the

@@ -31,6 +31,12 @@
 //! - Where bwrap cannot make a user namespace, the lighter jail (`light.rs`): Landlock and
 //!   the same filter, applied by the forked child itself, no namespaces.
 //!
+//! The rooms, lowest first: `policy.rs` and `status.rs` (what is asked and what holds),
+//! `interp.rs` (the real interpreter and the folders a jail may show), `cgroup/`,
+//! `seccomp.rs`, `tmp.rs`; `jail.rs` (one jailed process, and what both jails give it);
+//! `running.rs` (a jailed process while it runs); `bwrap.rs` and `light.rs` (the two
+//! jails); `probe.rs` (trying an interpreter once in the jail).
+//!
 //! bwrap's `--die-with-parent` fires when the *thread* that started it exits, so tool
 //! processes are spawned from the async runtime's worker threads (which live as long as
 //! the runtime), never from a short-lived blocking thread.
