@@ -1,4 +1,5 @@
-//! The command line.
+//! The command line: clap's types, parsed and nothing more. `serve`'s defaults and its
+//! secret files are applied and read in `serve::config`.
 
 use std::path::PathBuf;
 
@@ -479,9 +480,9 @@ pub struct ServeArgs {
     pub dirs: DirsArg,
     /// The longest request accepted (a stdio line, an HTTP body; at least 1024); a longer
     /// one is answered with a JSON-RPC error naming this limit (HTTP status 413) (16 MiB by
-    /// default)
-    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::checks::DEFAULT_MAX_REQUEST_BYTES)]
-    pub max_request_bytes: usize,
+    /// default) [default: 16777216]
+    #[arg(long, value_name = "BYTES")]
+    pub max_request_bytes: Option<usize>,
     /// Stop a tool call after SECS seconds unless its TOOL.md sets a timeout [default: 120]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub timeout: Option<std::time::Duration>,
@@ -496,9 +497,9 @@ pub struct ServeArgs {
     pub sandbox: SandboxArgs,
     /// Tool calls running at once (at least 1). Over HTTP one more is refused with HTTP
     /// 429 and a JSON-RPC error; over stdio it waits until a running call ends (a
-    /// cancellation while it waits ends it)
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub max_concurrent_calls: usize,
+    /// cancellation while it waits ends it) [default: 32]
+    #[arg(long, value_name = "N")]
+    pub max_concurrent_calls: Option<usize>,
     #[command(flatten)]
     pub tasks: TaskArgs,
     #[command(flatten)]
@@ -506,9 +507,6 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub http: HttpArgs,
 }
-
-/// The largest `--request-state-key-file` read.
-const MAX_KEY_FILE: u64 = 4096;
 
 /// MCP 2026-07-28's `InputRequiredResult`: a call whose tool asks waits, alive, for its
 /// client's retry (docs/http.md, "Tools that ask").
@@ -531,98 +529,24 @@ pub struct RoundArgs {
     pub request_state_key_file: Option<PathBuf>,
 }
 
-impl RoundArgs {
-    /// The store of waiting calls, its key read from --request-state-key-file; `slots`:
-    /// --max-concurrent-calls.
-    pub(crate) fn rounds(
-        &self,
-        slots: usize,
-    ) -> Result<crate::serve::rounds::Rounds, crate::exit::Failure> {
-        use crate::exit::Failure;
-        let key = match &self.request_state_key_file {
-            None => None,
-            Some(path) => {
-                let cannot = |e: std::io::Error| {
-                    Failure::usage(format!(
-                        "cannot read --request-state-key-file {}: {e}",
-                        path.display()
-                    ))
-                };
-                // A key is a few bytes: a big file is not one, and is not read.
-                let size = std::fs::metadata(path).map_err(cannot)?.len();
-                if size > MAX_KEY_FILE {
-                    return Err(Failure::usage(format!(
-                        "--request-state-key-file {}: {size} bytes is not a key (at most {MAX_KEY_FILE}); make one with `head -c 32 /dev/urandom | base64 > {}`",
-                        path.display(),
-                        path.display()
-                    )));
-                }
-                // Never blocks on a FIFO or a device: a regular file, or an error naming
-                // what it is.
-                let bytes = toolbind_codegen::read_regular_file(path).map_err(cannot)?;
-                if let Ok(m) = std::fs::metadata(path)
-                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o077 != 0
-                {
-                    crate::serve::server_log(&format!(
-                        "warning: {} is readable by other users (chmod 600 it): whoever reads it can forge request states",
-                        path.display()
-                    ));
-                }
-                let key = bytes.trim_ascii().to_vec();
-                if key.len() < 32 {
-                    return Err(Failure::usage(format!(
-                        "--request-state-key-file {}: the key has {} bytes, and needs at least 32 (make one with `head -c 32 /dev/urandom | base64 > {}`)",
-                        path.display(),
-                        key.len(),
-                        path.display()
-                    )));
-                }
-                Some(key)
-            }
-        };
-        crate::serve::rounds::Rounds::new(
-            crate::serve::rounds::Limits {
-                // Half the slots by default: clients that never come back must not take
-                // every one.
-                max_pending: self.max_pending_calls.unwrap_or(slots / 2).max(1),
-                ttl: self
-                    .pending_ttl
-                    .unwrap_or(crate::serve::rounds::DEFAULT_TTL),
-            },
-            key,
-        )
-        .map_err(Failure::failed)
-    }
-}
-
 /// MCP's tasks extension: calls of `task: optional | required` tools, for clients that
 /// take tasks (docs/http.md, "Tasks").
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Tasks")]
 pub struct TaskArgs {
     /// Unfinished tasks at once (at least 1); one more is refused with a JSON-RPC error.
-    /// Beyond --max-concurrent-calls, tasks wait for a running call to end
-    #[arg(long, value_name = "N", default_value_t = crate::serve::tasks::DEFAULT_MAX_TASKS)]
-    pub max_tasks: usize,
+    /// Beyond --max-concurrent-calls, tasks wait for a running call to end [default: 1000]
+    #[arg(long, value_name = "N")]
+    pub max_tasks: Option<usize>,
     /// How long a task is kept, from its creation while it runs (then it is stopped) and
     /// from its end once finished (then its result is dropped); a tool whose timeout is
     /// longer gets its timeout [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub task_ttl: Option<std::time::Duration>,
     /// What finished tasks' results may take in all; past it the oldest are dropped first
-    /// (64 MiB by default)
-    #[arg(long, value_name = "BYTES", default_value_t = crate::serve::tasks::DEFAULT_MEMORY)]
-    pub task_memory: usize,
-}
-
-impl TaskArgs {
-    pub(crate) fn limits(&self) -> crate::serve::tasks::Limits {
-        crate::serve::tasks::Limits {
-            max_tasks: self.max_tasks,
-            ttl: self.task_ttl.unwrap_or(crate::serve::tasks::DEFAULT_TTL),
-            memory: self.task_memory,
-        }
-    }
+    /// (64 MiB by default) [default: 67108864]
+    #[arg(long, value_name = "BYTES")]
+    pub task_memory: Option<usize>,
 }
 
 /// `serve --http`: MCP Streamable HTTP (docs/http.md).
@@ -655,9 +579,9 @@ pub struct HttpArgs {
     #[arg(long, requires = "addr")]
     pub stateless: bool,
     /// Open sessions (at least 1); one more `initialize` is refused with HTTP 503 and a
-    /// JSON-RPC error (an idle session closes after 5 minutes)
-    #[arg(long, value_name = "N", default_value_t = 256, requires = "addr")]
-    pub max_sessions: usize,
+    /// JSON-RPC error (an idle session closes after 5 minutes) [default: 256]
+    #[arg(long, value_name = "N", requires = "addr")]
+    pub max_sessions: Option<usize>,
     /// On SIGTERM or Ctrl-C, how long calls in flight may still run before they are
     /// cancelled [default: 20]
     #[arg(long, value_name = "SECS", value_parser = parse_secs, requires = "addr")]

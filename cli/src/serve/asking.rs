@@ -26,7 +26,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use toolbind::host::{
     Answer, ApprovalRequest, Asker, ConfirmRequest, Decision, ElicitAction, ElicitRequest,
-    Elicited, Host, MAX_QUESTIONS, Notice, Refusal, Root, SampleRequest,
+    Elicited, Host, Notice, Refusal, Root, SampleRequest,
 };
 
 use super::logging::{Logger, RequestLevel};
@@ -209,41 +209,6 @@ pub(crate) fn declares(caps: Option<&rmcp::model::ClientCapabilities>, capabilit
         "sampling" => c.sampling.is_some(),
         _ => c.roots.is_some(),
     })
-}
-
-/// The key of a new question where a call's questions wait by key (a task's
-/// `inputRequests`, a 2026-07-28 call's round), after checking that `request` is one a
-/// client can be asked there and that fewer than [`MAX_QUESTIONS`] are `open`: the tool's
-/// `key` unless a question of that name is open, else the next free `input-N` (`unnamed`
-/// counts them).
-pub(crate) fn open_key(
-    request: &Value,
-    key: Option<String>,
-    open: usize,
-    is_open: impl Fn(&str) -> bool,
-    unnamed: &mut u64,
-) -> Result<String, Refusal> {
-    if serde_json::from_value::<rmcp::model::InputRequest>(request.clone()).is_err() {
-        return Err(
-            "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),
-        );
-    }
-    if open >= MAX_QUESTIONS {
-        return Err(format!(
-            "at most {MAX_QUESTIONS} questions may be open at once"
-        ));
-    }
-    match key {
-        Some(key) if is_open(&key) => Err(format!("a question named `{key}` is already open")),
-        Some(key) => Ok(key),
-        None => loop {
-            *unnamed += 1;
-            let key = format!("input-{unnamed}");
-            if !is_open(&key) {
-                break Ok(key);
-            }
-        },
-    }
 }
 
 /// What a person approves: the tool and its arguments, without the values of sensitive

@@ -16,14 +16,6 @@ use toolbind::untrusted::echo_json;
 
 use super::server::{MAX_SUBSCRIPTION_URI, MAX_SUBSCRIPTIONS};
 
-/// The default of `--max-request-bytes`.
-pub(crate) const DEFAULT_MAX_REQUEST_BYTES: usize = 16 << 20;
-
-/// `--max-request-bytes`, at least 1 KiB.
-pub(crate) fn max_request_bytes(args: &crate::args::ServeArgs) -> usize {
-    args.max_request_bytes.max(1024)
-}
-
 /// What to do with one request.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Verdict {

@@ -175,3 +175,16 @@ async fn send(peer: Peer<RoleServer>, mut rx: mpsc::Receiver<Queued>, dropped: A
         }
     }
 }
+
+/// One line on stderr, in one write: `eprintln!` writes each piece of its format apart,
+/// three system calls for a line that is logged for every call. A line quotes what clients
+/// sent (request ids, names): it is cut at [`MAX_LOG_CHARS`] and escaped for a terminal.
+pub(crate) fn log(msg: &str) {
+    use std::io::Write;
+    let msg = toolbind::untrusted::clip(msg, MAX_LOG_CHARS);
+    let line = format!("toolbind serve: {}\n", toolbind::untrusted::terminal(&msg));
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// The longest log line, in characters (before escaping).
+const MAX_LOG_CHARS: usize = 4096;

@@ -28,15 +28,16 @@ use std::time::Duration;
 
 use crate::args::ServeArgs;
 use crate::exit::{Failure, Outcome};
-use crate::tools;
 
 mod asking;
 pub(crate) mod checks;
+mod config;
 mod http;
 mod ids;
 mod listener;
 mod logging;
 mod progress;
+mod questions;
 pub(crate) mod rounds;
 mod server;
 mod spills;
@@ -44,26 +45,24 @@ mod stdio;
 mod surface;
 pub(crate) mod tasks;
 
-/// One line on `serve`'s stderr.
-pub(crate) use server::log as server_log;
+pub(crate) use config::Config;
 
 pub fn run(args: &ServeArgs) -> Outcome {
-    args.sandbox.check()?;
-    let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    let config = Config::new(args)?;
     // One worker thread for stdio: a stdio session is one client, and every call is I/O
     // between it and the tool processes. Hopping between two workers cost more than it
     // gave (the serve benchmark, BENCHMARKS.md: ~11k calls/s at 8 in flight on two
     // workers, 16-19k on one). HTTP serves many clients at once: two. Slow work (loading
     // tools, transpiling) runs on the blocking pool.
-    let workers = if args.http.addr.is_some() { 2 } else { 1 };
+    let workers = if config.http.is_some() { 2 } else { 1 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    let outcome = match &args.http.addr {
-        Some(addr) => rt.block_on(http::serve(dirs, args, addr)),
-        None => rt.block_on(stdio::serve(dirs, args)),
+    let outcome = match &config.http {
+        Some(http) => rt.block_on(http::serve(&config, http)),
+        None => rt.block_on(stdio::serve(&config)),
     };
     // stdin on a terminal or a file is read on a blocking thread that cannot be
     // interrupted; do not wait for it.

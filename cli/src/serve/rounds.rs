@@ -478,7 +478,7 @@ impl Rounds {
             if expired {
                 self.end(&call.id, Ended::Expired);
                 call.cancel.cancel();
-                super::server::log(&format!(
+                super::logging::log(&format!(
                     "call {}: its client did not come back within --pending-ttl ({} s); stopped",
                     short(&call.id),
                     self.limits.ttl.as_secs()
@@ -582,7 +582,7 @@ impl Call {
         // question known only by its number.
         let named = key.is_some() && !at_once;
         let state = &mut *st;
-        let key = super::asking::open_key(
+        let key = super::questions::open_key(
             &request,
             key,
             state.open.len(),

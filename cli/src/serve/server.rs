@@ -27,27 +27,25 @@ use toolbind_codegen::schema::{self, Dialect};
 use toolbind_codegen::{TaskSupport, ToolSpec};
 use tracing::Instrument;
 
-use crate::args::ServeArgs;
 use crate::tools;
 
+use super::config::{Config, Timeouts};
 use super::listener::Listener;
+use super::logging::log;
 use super::{asking, ids, logging, rounds, spills, surface, tasks};
 
 /// How often the tools folders are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
 
 /// Loads the tools and logs what is served `over` what; the caller runs [`watch`].
-pub(crate) fn start(
-    dirs: Vec<PathBuf>,
-    args: &ServeArgs,
-    over: &str,
-) -> Result<Arc<State>, crate::exit::Failure> {
-    let rounds = Arc::new(args.rounds.rounds(args.max_concurrent_calls.max(1))?);
-    let spill_dir = args.spill.dir();
-    let timeout = Timeouts {
-        call: args.timeout,
-        ask: args.ask_timeout,
-    };
+pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::exit::Failure> {
+    let rounds = Arc::new(
+        rounds::Rounds::new(config.rounds, config.request_state_key.clone())
+            .map_err(crate::exit::Failure::failed)?,
+    );
+    let spill_dir = config.spill_dir.clone();
+    let dirs = config.dirs.clone();
+    let timeout = config.timeouts;
     let ask = timeout
         .ask
         .unwrap_or(toolbind::runtime::DEFAULT_ASK_TIMEOUT);
@@ -61,7 +59,7 @@ pub(crate) fn start(
     }
     let executor = Arc::new(SubprocessExecutor::new(
         ExecConfig::default()
-            .sandbox(args.sandbox.policy())
+            .sandbox(config.sandbox.clone())
             .spill_dir(&spill_dir),
     ));
     let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
@@ -81,7 +79,7 @@ pub(crate) fn start(
     let (changed, _) = broadcast::channel(16);
     Ok(Arc::new(State {
         // `--stateless` HTTP has no session to hold a `resources/subscribe` in.
-        subscriptions: !(args.http.addr.is_some() && args.http.stateless),
+        subscriptions: config.subscriptions(),
         dirs,
         spill_dir,
         timeout,
@@ -89,28 +87,13 @@ pub(crate) fn start(
         current: RwLock::new(Arc::new(snapshot)),
         changed,
         shutdown: CancelToken::new(),
-        calls: Arc::new(tokio::sync::Semaphore::new(
-            args.max_concurrent_calls.max(1),
-        )),
-        tasks: tasks::Tasks::start(args.tasks.limits()),
+        calls: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_calls)),
+        tasks: tasks::Tasks::start(config.tasks),
         rounds,
         spills: spills::Spills::default(),
-        queue_calls: args.http.addr.is_none(),
+        queue_calls: config.http.is_none(),
     }))
 }
-
-/// One line on stderr, in one write: `eprintln!` writes each piece of its format apart,
-/// three system calls for a line that is logged for every call. A line quotes what clients
-/// sent (request ids, names): it is cut at [`MAX_LOG_CHARS`] and escaped for a terminal.
-pub(crate) fn log(msg: &str) {
-    use std::io::Write;
-    let msg = toolbind::untrusted::clip(msg, MAX_LOG_CHARS);
-    let line = format!("toolbind serve: {}\n", toolbind::untrusted::terminal(&msg));
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-}
-
-/// The longest log line, in characters (before escaping).
-const MAX_LOG_CHARS: usize = 4096;
 
 /// How long a call's answer may wait for the log messages queued before it to go out
 /// (the queue is rate-limited: see [`logging`]).
@@ -123,13 +106,6 @@ impl Drop for Detach {
     fn drop(&mut self) {
         self.0.detach();
     }
-}
-
-/// `serve --timeout` and `--ask-timeout`.
-#[derive(Clone, Copy)]
-struct Timeouts {
-    call: Option<Duration>,
-    ask: Option<Duration>,
 }
 
 /// What every session of one server shares: the tools, reloaded by [`watch`].

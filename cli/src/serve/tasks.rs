@@ -480,7 +480,7 @@ impl Tasks {
         if stopping.is_some() {
             return Err("the task is being stopped".into());
         }
-        let key = super::asking::open_key(
+        let key = super::questions::open_key(
             &request,
             key,
             inputs.len(),

@@ -10,12 +10,15 @@ use hyper::{Response, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::args::HttpArgs;
 use crate::exit::Failure;
+use crate::serve::config::Http;
 
 use super::body::UNAUTHORIZED;
 use super::body::rpc_error;
 use super::{HttpBody, TOKEN_ENV, log};
+
+/// The largest `--auth-token-file` read (as for an MCP config's `bearerTokenFile`).
+const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
 /// The bearer token, kept only as its SHA-256 (compared in constant time).
 pub(super) struct Token {
@@ -25,22 +28,25 @@ pub(super) struct Token {
 }
 
 impl Token {
-    pub(super) fn load(opts: &HttpArgs) -> Result<Token, Failure> {
+    pub(super) fn load(opts: &Http) -> Result<Token, Failure> {
         let (token, source) = if let Some(path) = &opts.auth_token_file {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Failure::usage(format!(
-                    "cannot read --auth-token-file {}: {e}",
-                    path.display()
-                ))
-            })?;
-            if let Ok(m) = std::fs::metadata(path)
-                && m.permissions().mode() & 0o077 != 0
-            {
+            // The one reader of secret files: a FIFO, a folder, a big file or another
+            // user's file is refused from its fstat, before anything is read.
+            let file =
+                toolbind::secret::read_secret_file(path, "--auth-token-file", MAX_TOKEN_FILE)
+                    .map_err(|e| Failure::usage(e.to_string()))?;
+            if file.readable_by_others() {
                 log(&format!(
                     "warning: {} is readable by other users (chmod 600 it)",
                     path.display()
                 ));
             }
+            let text = String::from_utf8(file.into_bytes()).map_err(|_| {
+                Failure::usage(format!(
+                    "cannot read --auth-token-file {}: stream did not contain valid UTF-8",
+                    path.display()
+                ))
+            })?;
             (text, format!("from {}", path.display()))
         } else if let Some(t) = std::env::var_os(TOKEN_ENV).filter(|t| !t.is_empty()) {
             (

@@ -18,7 +18,6 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -40,8 +39,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore, watch};
 
 use super::checks::{self, Verdict};
-use super::server::{self, Server, State, log};
-use crate::args::ServeArgs;
+use super::config::{Config, Http};
+use super::logging::log;
+use super::server::{self, Server, State};
 use crate::exit::{Code, Failure, Outcome};
 
 /// The MCP endpoint's path.
@@ -50,8 +50,6 @@ pub const PATH: &str = "/mcp";
 pub const HEALTH: &str = "/healthz";
 /// The environment variable holding the bearer token.
 pub const TOKEN_ENV: &str = "TOOLBIND_TOKEN";
-/// `--drain-timeout`'s default.
-const DRAIN: Duration = Duration::from_secs(20);
 /// How long a client may take to send a request body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -65,8 +63,8 @@ use auth::Token;
 use body::{BUSY, FORBIDDEN, Tracked, json_response, plain, read_body, rpc_error};
 use origin::{Checks, cors_allow_headers};
 
-pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome {
-    let opts = &args.http;
+pub(super) async fn serve(config: &Config, opts: &Http) -> Outcome {
+    let addr = opts.addr.as_str();
     let token = Token::load(opts)?;
     // The flags are checked before the port is taken; loopback origins depend on where
     // the server listens.
@@ -85,8 +83,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         "sessions"
     };
     let state = server::start(
-        dirs,
-        args,
+        config,
         &format!("MCP Streamable HTTP at http://{local}{PATH} ({mode})"),
     )?;
     log(&format!("bearer token: {}", token.source));
@@ -99,7 +96,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     }
     let watcher = tokio::spawn(server::watch(state.clone()));
 
-    let max_body = checks::max_request_bytes(args);
+    let max_body = config.max_request_bytes;
     let (mcp, end_sessions) = mcp_service(&state, opts.stateless, max_body);
     let (in_flight, _) = watch::channel(0usize);
     let app = Arc::new(App {
@@ -108,9 +105,9 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
         token,
         checks,
         max_body,
-        calls: Arc::new(Semaphore::new(args.max_concurrent_calls.max(1))),
-        max_calls: args.max_concurrent_calls.max(1),
-        max_sessions: opts.max_sessions.max(1),
+        calls: Arc::new(Semaphore::new(config.max_concurrent_calls)),
+        max_calls: config.max_concurrent_calls,
+        max_sessions: opts.max_sessions,
         in_flight,
         opening: Arc::new(Mutex::new(())),
         draining: AtomicBool::new(false),
@@ -120,7 +117,7 @@ pub async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs, addr: &str) -> Outcome 
     let graceful = GracefulShutdown::new();
     let code = accept(&listener, &app, &graceful, &mut signals).await;
     drop(listener);
-    drain(&app, opts.drain_timeout.unwrap_or(DRAIN), &mut signals).await;
+    drain(&app, opts.drain_timeout, &mut signals).await;
     end_sessions();
     let mut count = app.in_flight.subscribe();
     let _ = tokio::time::timeout(Duration::from_secs(3), count.wait_for(|n| *n == 0)).await;

@@ -3,8 +3,8 @@
 
 use hyper::header::{self, HeaderMap, HeaderValue};
 
-use crate::args::HttpArgs;
 use crate::exit::Failure;
+use crate::serve::config::Http;
 
 /// The `Host` and `Origin` checks against DNS rebinding (MCP: an invalid Origin gets 403).
 pub(super) struct Checks {
@@ -30,7 +30,7 @@ struct OriginRule {
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 impl Checks {
-    pub(super) fn new(opts: &HttpArgs, loopback_origins: bool) -> Result<Checks, Failure> {
+    pub(super) fn new(opts: &Http, loopback_origins: bool) -> Result<Checks, Failure> {
         let hosts = if opts.allowed_host.iter().any(|h| h.trim() == "*") {
             None
         } else {
@@ -214,14 +214,14 @@ mod tests {
 
     fn checks_on(hosts: &[&str], origins: &[&str], loopback: bool) -> Checks {
         Checks::new(
-            &HttpArgs {
-                addr: Some("127.0.0.1:0".into()),
+            &Http {
+                addr: "127.0.0.1:0".into(),
                 auth_token_file: None,
                 allowed_host: hosts.iter().map(|s| s.to_string()).collect(),
                 allowed_origin: origins.iter().map(|s| s.to_string()).collect(),
                 stateless: false,
                 max_sessions: 1,
-                drain_timeout: None,
+                drain_timeout: std::time::Duration::from_secs(20),
             },
             loopback,
         )

@@ -1,23 +1,22 @@
 //! `toolbind serve` on stdin and stdout: the [`wire`] that checks and parses each request
 //! line, over the descriptors of [`fd`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::checks::max_request_bytes;
-use super::server::{Server, log, start, watch};
-use crate::args::ServeArgs;
+use super::config::Config;
+use super::logging::log;
+use super::server::{Server, start, watch};
 use crate::exit::{Code, Failure, Outcome};
 
 mod fd;
 pub(crate) mod wire;
 
-pub(super) async fn serve(dirs: Vec<PathBuf>, args: &ServeArgs) -> Outcome {
-    let max_request_bytes = max_request_bytes(args);
-    let state = start(dirs, args, "MCP on stdio")?;
+pub(super) async fn serve(config: &Config) -> Outcome {
+    let max_request_bytes = config.max_request_bytes;
+    let state = start(config, "MCP on stdio")?;
     let executor = state.executor.clone();
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::failed(format!("cannot handle SIGINT: {e}")))?;
