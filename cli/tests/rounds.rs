@@ -601,12 +601,14 @@ fn a_key_file_that_is_not_a_small_regular_file_is_refused_at_once() {
     let (code, err) = serve_with(&fifo);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("cannot read --request-state-key-file"),
+        err.contains("--request-state-key-file")
+            && err.contains("is a FIFO (named pipe), not a regular file"),
         "{err}"
     );
     // A folder.
     let (code, err) = serve_with(dir.path());
     assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is a folder, not a regular file"), "{err}");
     // 200 MB (sparse): refused from its size, never read.
     let big = dir.path().join("big");
     std::fs::File::create(&big)

@@ -123,6 +123,25 @@ pub fn eventually(secs: f64, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// Runs `cmd` (stdin closed, stdout and stderr captured) and waits up to `secs` for it to
+/// end, polling with [`eventually`]: `None` when it is still running then (it is killed).
+/// For commands that must fail at once rather than block (a FIFO given as a file).
+pub fn output_within(mut cmd: Command, secs: f64) -> Option<Output> {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run toolbind");
+    let ended = eventually(secs, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    ended.then_some(out)
+}
+
 /// Copies the folder `from` to `to`, recursively (a fixture a test may change).
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
