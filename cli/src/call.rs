@@ -599,26 +599,7 @@ fn fill_form(
     );
     for (field, spec) in &fields {
         let kind = spec["type"].as_str().unwrap_or("string");
-        let mut hint = match spec["format"].as_str() {
-            Some(format) => format!("{}, {}", printable(kind), printable(format)),
-            None => printable(kind),
-        };
-        let choices: Option<Vec<Value>> = spec["enum"].as_array().cloned().or_else(|| {
-            spec["oneOf"]
-                .as_array()
-                .map(|o| o.iter().map(|c| c["const"].clone()).collect())
-        });
-        if let Some(values) = &choices {
-            let v: Vec<String> = values
-                .iter()
-                .filter_map(Value::as_str)
-                .map(printable)
-                .collect();
-            hint = format!("one of {}", v.join(", "));
-        }
-        if kind == "array" {
-            hint = "a list, comma-separated".into();
-        }
+        let (hint, choices) = field_hint(kind, spec);
         let optional = !required.contains(&field.as_str());
         let question = format!(
             "{intro}{} ({hint}{}){}: ",
@@ -638,26 +619,7 @@ fn fill_form(
                 "" if optional => break,
                 _ => {}
             }
-            let value = match kind {
-                "boolean" => match line.to_ascii_lowercase().as_str() {
-                    "y" | "yes" | "true" => Some(Value::Bool(true)),
-                    "n" | "no" | "false" => Some(Value::Bool(false)),
-                    _ => None,
-                },
-                "integer" => line.parse::<i64>().ok().map(Value::from),
-                "number" => line
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(serde_json::Number::from_f64)
-                    .map(Value::Number),
-                "array" => Some(Value::Array(
-                    line.split(',')
-                        .map(|s| Value::String(s.trim().to_owned()))
-                        .filter(|s| s != "")
-                        .collect(),
-                )),
-                _ => Some(Value::String(line.clone())),
-            };
+            let value = typed_value(kind, &line);
             let allowed = choices
                 .as_ref()
                 .is_none_or(|values| value.as_ref().is_some_and(|v| values.contains(v)));
@@ -677,6 +639,58 @@ fn fill_form(
         }
     }
     Ok(Elicited::accept(content))
+}
+
+/// How a form field of JSON type `kind` is described in its prompt (its type and format,
+/// its choices, or "a list"), and its choices (`enum`, or `oneOf`'s `const`s) if it has
+/// any.
+fn field_hint(kind: &str, spec: &Value) -> (String, Option<Vec<Value>>) {
+    let mut hint = match spec["format"].as_str() {
+        Some(format) => format!("{}, {}", printable(kind), printable(format)),
+        None => printable(kind),
+    };
+    let choices: Option<Vec<Value>> = spec["enum"].as_array().cloned().or_else(|| {
+        spec["oneOf"]
+            .as_array()
+            .map(|o| o.iter().map(|c| c["const"].clone()).collect())
+    });
+    if let Some(values) = &choices {
+        let v: Vec<String> = values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(printable)
+            .collect();
+        hint = format!("one of {}", v.join(", "));
+    }
+    if kind == "array" {
+        hint = "a list, comma-separated".into();
+    }
+    (hint, choices)
+}
+
+/// A line typed for a form field, read as the field's JSON type `kind`; `None` when it
+/// is not one (the field is asked again).
+fn typed_value(kind: &str, line: &str) -> Option<Value> {
+    match kind {
+        "boolean" => match line.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" => Some(Value::Bool(true)),
+            "n" | "no" | "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        "integer" => line.parse::<i64>().ok().map(Value::from),
+        "number" => line
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        "array" => Some(Value::Array(
+            line.split(',')
+                .map(|s| Value::String(s.trim().to_owned()))
+                .filter(|s| s != "")
+                .collect(),
+        )),
+        _ => Some(Value::String(line.to_owned())),
+    }
 }
 
 /// Asks on the controlling terminal: `y` or `yes` approves, anything else denies.

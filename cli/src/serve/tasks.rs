@@ -25,6 +25,27 @@
 //!
 //! A dropped task's id answers `-32602` saying it expired (and why), not "unknown", for the
 //! last [`GONE_REMEMBERED`] dropped.
+//!
+//! Why not rmcp's `task_manager::TaskManager` (rmcp 3.11): it has no bound on unfinished
+//! tasks or on what finished results hold (`--max-tasks`, `--task-memory`), and keeps a
+//! task without TTL forever; it sweeps only when a request comes (no sweeper: an idle
+//! server would keep an overdue call running); its TTL stops a call by aborting the
+//! future (`JoinHandle::abort`), which would drop the tool's process without the call's
+//! abort signal, grace and result, where this store stops it through the runtime's one
+//! termination path and keeps a `failed` result saying why; `tasks/update` takes answers
+//! from whoever holds the id (no [`Owner`]); and a dropped id answers "unknown", not
+//! "expired".
+//!
+//! Why a task does not hold the runtime's `CallHandle` (`Runtime::start`): a task exists,
+//! observable by `tasks/get`, before its call starts, and waits queued for one of
+//! `--max-concurrent-calls` (`Runtime::start` starts the call at once, holding no slot);
+//! its result outlives the call, counted against `--task-memory`, and is stored as the
+//! MCP `CallToolResult` JSON the client fetches, not as the runtime's `ToolResult`. What a
+//! `CallHandle` holds of a running call (its cancel token and latest progress) is what
+//! [`Started`] gives the call here, so the call's own machinery is still the runtime's
+//! (`Runtime::call` with those options). The sweeper stays this store's own (as the
+//! rounds' store keeps its own): each sweeps under its own lock, with its own rule for
+//! what a TTL ends (a task's result is kept one more TTL; a waiting round is stopped).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
