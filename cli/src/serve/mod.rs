@@ -19,10 +19,11 @@
 //! malformed `tools/call` or `tools/list` requests are answered on the wire itself, before
 //! the MCP service sees them (see [`checks`] and `stdio::wire`).
 //!
-//! The layers: [`server`] is the MCP server itself (`Server`, the shared `State`, the
-//! folder watch); [`stdio`] and [`http`] are its transports, and [`checks`] the message
-//! checks both apply before the MCP service sees a request. The transports use the
-//! server; the server knows neither transport.
+//! The layers: [`Config`] is what the command line asked for, built once in [`run`] (the
+//! rest of `serve` never sees clap's types); [`server`] is the MCP server itself
+//! (`Server`, the shared `State`, the folder watch); [`stdio`] and [`http`] are its
+//! transports, and [`checks`] the message checks both apply before the MCP service sees a
+//! request. The transports use the server; the server knows neither transport.
 
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ use crate::args::ServeArgs;
 use crate::exit::{Failure, Outcome};
 
 mod asking;
-pub(crate) mod checks;
+mod checks;
 mod config;
 mod http;
 mod ids;
@@ -38,15 +39,17 @@ mod listener;
 mod logging;
 mod progress;
 mod questions;
-pub(crate) mod rounds;
+mod rounds;
 mod server;
 mod spills;
 mod stdio;
 mod surface;
-pub(crate) mod tasks;
+mod tasks;
 
 pub(crate) use config::Config;
 
+/// `toolbind serve`: the settings read, then the server on stdio or HTTP until its
+/// client leaves or a signal stops it.
 pub fn run(args: &ServeArgs) -> Outcome {
     let config = Config::new(args)?;
     // One worker thread for stdio: a stdio session is one client, and every call is I/O
