@@ -183,3 +183,34 @@ fn read_key(path: &Path) -> Result<Vec<u8>, Failure> {
     }
     Ok(key)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The help text says each default in words (clap no longer applies them): it must
+    /// name the value applied here.
+    #[test]
+    fn the_help_states_the_defaults_applied_here() {
+        use clap::CommandFactory;
+        let mut cli = crate::args::Cli::command();
+        let help = cli
+            .find_subcommand_mut("serve")
+            .unwrap()
+            .render_help()
+            .to_string();
+        for (flag, default) in [
+            ("--max-request-bytes", DEFAULT_MAX_REQUEST_BYTES),
+            ("--max-concurrent-calls", DEFAULT_MAX_CONCURRENT_CALLS),
+            ("--max-sessions", DEFAULT_MAX_SESSIONS),
+            ("--max-tasks", tasks::DEFAULT_MAX_TASKS),
+            ("--task-memory", tasks::DEFAULT_MEMORY),
+        ] {
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().starts_with(flag))
+                .unwrap_or_else(|| panic!("{flag} not in the help:\n{help}"));
+            assert!(line.ends_with(&format!("[default: {default}]")), "{line}");
+        }
+    }
+}
