@@ -44,6 +44,7 @@ mod server;
 mod spills;
 mod stdio;
 mod surface;
+mod sweeper;
 mod tasks;
 
 pub(crate) use config::Config;

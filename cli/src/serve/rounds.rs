@@ -50,8 +50,6 @@ pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// says so once a tool awaits: this bound is for a python tool asking from a thread of
 /// its own, or a question refused before it reached the host).
 pub(crate) const GATHER: Duration = Duration::from_millis(20);
-/// How often waiting calls are checked against `--pending-ttl`.
-const SWEEP: Duration = Duration::from_secs(1);
 /// Ended calls remembered, so that a late retry is told its call ended.
 const ENDED: usize = 10_000;
 
@@ -89,8 +87,6 @@ struct Inner {
     /// Calls that ended after sending one, newest last, and how ([`Ended`]).
     ended: VecDeque<String>,
     ended_how: HashMap<String, Ended>,
-    /// Whether the sweeper runs.
-    sweeping: bool,
 }
 
 /// One `tools/call` on MCP 2026-07-28, over all its rounds.
@@ -434,10 +430,6 @@ impl Rounds {
                 ));
             }
             inner.calls.insert(call.id.clone(), call.clone());
-            if !inner.sweeping {
-                inner.sweeping = true;
-                tokio::spawn(sweep(Arc::downgrade(self)));
-            }
         }
         Ok(Some(Turn::Input(input)))
     }
@@ -511,16 +503,9 @@ impl Rounds {
     }
 }
 
-/// Expires waiting calls once a second while the store lives.
-async fn sweep(rounds: Weak<Rounds>) {
-    let mut tick = tokio::time::interval(SWEEP);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let Some(rounds) = rounds.upgrade() else {
-            return;
-        };
-        rounds.expire();
+impl super::sweeper::Expire for Rounds {
+    fn expire(&self) {
+        Rounds::expire(self);
     }
 }
 
@@ -660,7 +645,11 @@ mod tests {
             max_pending,
             ttl: Duration::from_secs(60),
         };
-        Arc::new(Rounds::new(limits, None).unwrap())
+        let rounds = Arc::new(Rounds::new(limits, None).unwrap());
+        // Swept every second, as the server's is.
+        let weak: Weak<dyn super::super::sweeper::Expire> = Arc::downgrade(&rounds) as _;
+        super::super::sweeper::start(vec![weak]);
+        rounds
     }
 
     fn form(message: &str) -> Value {

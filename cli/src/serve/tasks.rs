@@ -43,9 +43,8 @@
 //! MCP `CallToolResult` JSON the client fetches, not as the runtime's `ToolResult`. What a
 //! `CallHandle` holds of a running call (its cancel token and latest progress) is what
 //! [`Started`] gives the call here, so the call's own machinery is still the runtime's
-//! (`Runtime::call` with those options). The sweeper stays this store's own (as the
-//! rounds' store keeps its own): each sweeps under its own lock, with its own rule for
-//! what a TTL ends (a task's result is kept one more TTL; a waiting round is stopped).
+//! (`Runtime::call` with those options). One sweeper ([`super::sweeper`]) sweeps this
+//! store and the rounds' once a second.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
@@ -254,33 +253,18 @@ impl Drop for Started {
 }
 
 impl Tasks {
-    /// The store, and its sweeper: a task that outlives its TTL is stopped (and a finished
-    /// one dropped) within a second even when no request comes. The sweeper ends with the
-    /// store.
-    pub(crate) fn start(limits: Limits) -> Arc<Tasks> {
-        let tasks = Arc::new(Tasks {
+    /// The store. Requests sweep it as they come; for a task to be stopped (and a finished
+    /// one dropped) within a second of its TTL when none does, it goes to
+    /// [`sweeper::start`](super::sweeper::start) (as the server does).
+    pub(crate) fn new(limits: Limits) -> Arc<Tasks> {
+        Arc::new(Tasks {
             limits: Limits {
                 max_tasks: limits.max_tasks.max(1),
                 ttl: limits.ttl.clamp(Duration::from_millis(1), MAX_TTL),
                 memory: limits.memory.max(MIN_MEMORY),
             },
             inner: Mutex::default(),
-        });
-        let weak: Weak<Tasks> = Arc::downgrade(&tasks);
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs(1));
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    tick.tick().await;
-                    let Some(tasks) = weak.upgrade() else { return };
-                    let mut inner = tasks.lock();
-                    inner.swept = None;
-                    inner.sweep();
-                }
-            });
-        }
-        tasks
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -789,9 +773,26 @@ fn status_message(p: &Progress) -> String {
     }
 }
 
+impl super::sweeper::Expire for Tasks {
+    /// The whole store, whenever the last sweep was.
+    fn expire(&self) {
+        let mut inner = self.lock();
+        inner.swept = None;
+        inner.sweep();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store swept every second, as the server's is.
+    fn started(limits: Limits) -> Arc<Tasks> {
+        let tasks = Tasks::new(limits);
+        let weak: Weak<dyn super::super::sweeper::Expire> = Arc::downgrade(&tasks) as _;
+        super::super::sweeper::start(vec![weak]);
+        tasks
+    }
 
     fn limits(max_tasks: usize, ttl_ms: u64, memory: usize) -> Limits {
         Limits {
@@ -810,7 +811,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_task_is_observable_at_once_and_ends_with_its_result() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         assert_eq!(task.task_id.len(), 32);
         assert_eq!(task.ttl_ms, Some(300_000));
@@ -833,7 +834,7 @@ mod tests {
 
     #[tokio::test]
     async fn ids_are_unique_and_unknown_ones_are_invalid_params() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let a = tasks
             .create("t", Owner::Anyone, Duration::ZERO, 0)
             .unwrap()
@@ -860,7 +861,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_more_than_max_tasks_is_refused_until_one_ends() {
-        let tasks = Tasks::start(limits(2, 60_000, DEFAULT_MEMORY));
+        let tasks = started(limits(2, 60_000, DEFAULT_MEMORY));
         let (_, a) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let _b = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let e = tasks
@@ -875,7 +876,7 @@ mod tests {
 
     #[tokio::test]
     async fn cancel_stops_the_call_and_a_cancelled_result_settles_cancelled() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         tasks.cancel(&task.task_id).unwrap();
         assert!(started.cancel.is_cancelled());
@@ -891,7 +892,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_crash_is_failed_with_an_error_and_no_result() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, s) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let r = ToolResult::stopped(StopReason::Crashed, "the tool's process died");
         s.finish(&r, JsonObject::new());
@@ -906,7 +907,7 @@ mod tests {
 
     #[tokio::test]
     async fn past_its_ttl_a_running_task_is_stopped_and_failed_then_dropped() {
-        let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
+        let tasks = started(limits(10, 50, DEFAULT_MEMORY));
         let (task, started) = tasks
             .create("slow", Owner::Anyone, Duration::ZERO, 0)
             .unwrap();
@@ -932,7 +933,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_tool_that_may_run_longer_than_the_ttl_gets_its_timeout_as_ttl() {
-        let tasks = Tasks::start(limits(10, 50, DEFAULT_MEMORY));
+        let tasks = started(limits(10, 50, DEFAULT_MEMORY));
         let (task, _s) = tasks
             .create("slow", Owner::Anyone, Duration::from_secs(600), 0)
             .unwrap();
@@ -941,7 +942,7 @@ mod tests {
 
     #[tokio::test]
     async fn results_over_the_memory_bound_drop_the_oldest_first() {
-        let tasks = Tasks::start(limits(100, 60_000, MIN_MEMORY));
+        let tasks = started(limits(100, 60_000, MIN_MEMORY));
         let big = "y".repeat(MIN_MEMORY / 3);
         let mut ids = Vec::new();
         for _ in 0..5 {
@@ -958,7 +959,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_lost_without_a_result_fails_its_task_and_frees_its_slot() {
-        let tasks = Tasks::start(limits(1, 60_000, DEFAULT_MEMORY));
+        let tasks = started(limits(1, 60_000, DEFAULT_MEMORY));
         let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         drop(started);
         let got = tasks.get(&task.task_id).unwrap();
@@ -969,7 +970,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_that_returned_as_its_ttl_passed_keeps_its_result() {
-        let tasks = Tasks::start(limits(10, 30, DEFAULT_MEMORY));
+        let tasks = started(limits(10, 30, DEFAULT_MEMORY));
         let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         tokio::time::sleep(Duration::from_millis(60)).await;
         let got = tasks.get(&task.task_id).unwrap();
@@ -985,7 +986,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cancelled_task_says_so_until_it_ends() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, started) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         started.running();
         tasks.cancel(&task.task_id).unwrap();
@@ -998,7 +999,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_arguments_of_unfinished_tasks_are_bounded_by_the_memory_limit() {
-        let tasks = Tasks::start(limits(100, 60_000, MIN_MEMORY));
+        let tasks = started(limits(100, 60_000, MIN_MEMORY));
         let (_, a) = tasks
             .create("t", Owner::Anyone, Duration::ZERO, MIN_MEMORY / 2)
             .unwrap();
@@ -1019,7 +1020,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_absurd_timeout_or_ttl_does_not_overflow() {
-        let tasks = Tasks::start(limits(10, u64::MAX, DEFAULT_MEMORY));
+        let tasks = started(limits(10, u64::MAX, DEFAULT_MEMORY));
         let (task, _s) = tasks.create("t", Owner::Anyone, Duration::MAX, 0).unwrap();
         assert_eq!(task.ttl_ms, Some(MAX_TTL.as_millis() as u64));
         assert!(tasks.get(&task.task_id).is_ok());
@@ -1027,7 +1028,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_creating_session_answers_a_tasks_questions() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, _s) = tasks
             .create("t", Owner::Session(1), Duration::ZERO, 0)
             .unwrap();
@@ -1069,7 +1070,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_question_waits_in_the_task_until_its_answer_or_the_cancel() {
-        let tasks = Tasks::start(Limits::default());
+        let tasks = started(Limits::default());
         let (task, _s) = tasks.create("t", Owner::Anyone, Duration::ZERO, 0).unwrap();
         let mut answer = tasks
             .ask(

@@ -7,7 +7,7 @@
 //! (subscriptions, spill files) and [`results`] (result mapping).
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
@@ -19,6 +19,7 @@ use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
 use super::config::{Config, Timeouts};
 use super::logging::log;
+use super::sweeper::{self, Expire};
 use super::{logging, rounds, spills, tasks};
 
 mod call;
@@ -74,6 +75,11 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
             .join(", ")
     ));
     let (changed, _) = broadcast::channel(16);
+    let tasks = tasks::Tasks::new(config.tasks);
+    // One sweeper for both stores: what outlived its TTL goes even when no request comes.
+    let (swept_tasks, swept_rounds): (Weak<dyn Expire>, Weak<dyn Expire>) =
+        (Arc::downgrade(&tasks) as _, Arc::downgrade(&rounds) as _);
+    sweeper::start(vec![swept_tasks, swept_rounds]);
     Ok(Arc::new(State {
         // `--stateless` HTTP has no session to hold a `resources/subscribe` in.
         subscriptions: config.subscriptions(),
@@ -85,7 +91,7 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
         changed,
         shutdown: CancelToken::new(),
         calls: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_calls)),
-        tasks: tasks::Tasks::start(config.tasks),
+        tasks,
         rounds,
         spills: spills::Spills::default(),
         queue_calls: config.http.is_none(),
