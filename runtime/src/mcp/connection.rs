@@ -33,6 +33,7 @@ use super::spawn::{self, ServerProcess};
 use super::{McpServer, ServerConfig, SnapshotTool};
 use crate::exec::sandbox::Sandbox;
 use crate::executor::{ExecCall, ProgressSink};
+use crate::host::{Question, Refusal};
 use crate::result::{Content, Progress, StopReason, ToolResult};
 
 /// The first wait before starting a server again after a failed start; it doubles up to
@@ -344,7 +345,13 @@ impl Handler {
 
     /// A question of `kind` with `params`, answered by the host (the runtime's checks and
     /// bounds apply), as JSON; an MCP error when nobody answers.
-    async fn ask(&self, kind: &str, params: Value) -> Result<Value, rmcp::ErrorData> {
+    /// `question` is the server's, parsed at this edge (or why it cannot be asked), of
+    /// `kind`.
+    async fn ask(
+        &self,
+        kind: &str,
+        question: Result<Question, Refusal>,
+    ) -> Result<Value, rmcp::ErrorData> {
         let Some((host, asker, timeout)) = self.asker() else {
             return Err(rmcp::ErrorData::invalid_request(
                 format!(
@@ -368,9 +375,26 @@ impl Handler {
             asking.open += 1;
         }
         let _open = OpenQuestion(self.shared.clone());
-        crate::host::answer(Some(host), asker, kind, params, timeout)
-            .await
-            .map_err(|why| rmcp::ErrorData::internal_error(why, None))
+        let answer = match question {
+            Ok(q) => crate::host::answer(Some(host), asker, q.clone(), timeout)
+                .await
+                .map(|answer| mcp_answer(&q, answer)),
+            Err(why) => Err(why),
+        };
+        answer.map_err(|why| rmcp::ErrorData::internal_error(why.to_string(), None))
+    }
+
+    /// A server's request (`method` with `params`), parsed at this edge and answered by
+    /// the host; an MCP error when it is not a question this agent answers.
+    async fn ask_request(&self, method: &str, params: Value) -> Result<Value, rmcp::ErrorData> {
+        let question = match question_of(method, &params) {
+            Ok(q) => Ok(q),
+            Err(Unasked::Bad(why)) => Err(why),
+            Err(Unasked::NotAQuestion(why)) => {
+                return Err(rmcp::ErrorData::invalid_request(why, None));
+            }
+        };
+        self.ask(kind_of(method), question).await
     }
 }
 
@@ -409,9 +433,7 @@ impl ClientHandler for Handler {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&request).unwrap_or_default();
-        let (kind, params) = host_question("elicitation/create", &params)
-            .map_err(|why| rmcp::ErrorData::invalid_request(why, None))?;
-        let answer = self.ask(kind, params).await?;
+        let answer = self.ask_request("elicitation/create", params).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's answer: {e}"), None))
     }
@@ -423,9 +445,7 @@ impl ClientHandler for Handler {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&params).unwrap_or_default();
-        let (kind, params) = host_question("sampling/createMessage", &params)
-            .map_err(|why| rmcp::ErrorData::invalid_request(why, None))?;
-        let answer = self.ask(kind, params).await?;
+        let answer = self.ask_request("sampling/createMessage", params).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's sample: {e}"), None))
     }
@@ -435,38 +455,61 @@ impl ClientHandler for Handler {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let answer = self.ask("roots", serde_json::json!({})).await?;
-        serde_json::from_value(mcp_answer("roots", answer))
+        let answer = self.ask("roots", Ok(Question::Roots)).await?;
+        serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's roots: {e}"), None))
     }
 }
 
-/// A server's question (`method` with `params`) as the host is asked it: the kind of
-/// question (`elicit`, `sample`, `roots`) and its params for
-/// [`host::answer`](crate::host); `Err` says why this agent does not answer it (a
-/// URL-mode form, another method). The same whether the server sent a request
-/// (2025-11-25) or put it in an `InputRequiredResult` (2026-07-28).
-fn host_question(method: &str, params: &Value) -> Result<(&'static str, Value), String> {
-    match method {
+/// Why a server's question is not put to the host.
+#[derive(Debug)]
+enum Unasked {
+    /// Not a question this agent answers (a URL-mode form, another method).
+    NotAQuestion(String),
+    /// A question of a kind it answers, but not one that can be asked (a nested form).
+    Bad(Refusal),
+}
+
+/// A server's question (`method` with `params`), the same whether the server sent a
+/// request (2025-11-25) or put it in an `InputRequiredResult` (2026-07-28).
+fn question_of(method: &str, params: &Value) -> Result<Question, Unasked> {
+    let (kind, params) = match method {
         "elicitation/create" if params["mode"] == "url" => {
-            Err("this agent answers form elicitations only (not URL mode)".into())
+            return Err(Unasked::NotAQuestion(
+                "this agent answers form elicitations only (not URL mode)".into(),
+            ));
         }
-        "elicitation/create" => Ok((
+        "elicitation/create" => (
             "elicit",
             serde_json::json!({"message": params["message"], "schema": params["requestedSchema"]}),
-        )),
-        "sampling/createMessage" => Ok(("sample", crate::host::sample_params(params.clone()))),
-        "roots/list" => Ok(("roots", serde_json::json!({}))),
-        other => Err(format!("`{other}` is not a question this agent answers")),
+        ),
+        "sampling/createMessage" => ("sample", crate::host::sample_params(params.clone())),
+        "roots/list" => ("roots", serde_json::json!({})),
+        other => {
+            return Err(Unasked::NotAQuestion(format!(
+                "`{other}` is not a question this agent answers"
+            )));
+        }
+    };
+    Question::parse(kind, params).map_err(Unasked::Bad)
+}
+
+/// The host's answer to this question as the MCP result: the roots as a
+/// `ListRootsResult`, the rest as they are.
+fn mcp_answer(question: &Question, answer: Value) -> Value {
+    match question {
+        Question::Roots => serde_json::json!({ "roots": answer }),
+        _ => answer,
     }
 }
 
-/// The host's answer to a question of `kind` as the MCP result: the roots as a
-/// `ListRootsResult`, the rest as they are.
-fn mcp_answer(kind: &str, answer: Value) -> Value {
-    match kind {
-        "roots" => serde_json::json!({ "roots": answer }),
-        _ => answer,
+/// The kind of question a server's `method` asks (`elicit`, `sample`, `roots`), for the
+/// words of a refusal.
+fn kind_of(method: &str) -> &'static str {
+    match method {
+        "sampling/createMessage" => "sample",
+        "roots/list" => "roots",
+        _ => "elicit",
     }
 }
 
@@ -1132,15 +1175,20 @@ impl Connection {
         for (key, request) in requests {
             let request = serde_json::to_value(&request).unwrap_or_default();
             let method = request["method"].as_str().unwrap_or("").to_owned();
-            let (kind, params) = host_question(&method, &request["params"]).map_err(|why| {
-                ToolResult::stopped(
-                    StopReason::ToolError,
-                    format!(
-                        "tool `{name}`: MCP server `{}` asked for input this agent does not give: {why}",
-                        self.name()
-                    ),
-                )
-            })?;
+            let question = match question_of(&method, &request["params"]) {
+                Ok(q) => Ok(q),
+                Err(Unasked::Bad(why)) => Err(why),
+                Err(Unasked::NotAQuestion(why)) => {
+                    return Err(ToolResult::stopped(
+                        StopReason::ToolError,
+                        format!(
+                            "tool `{name}`: MCP server `{}` asked for input this agent does not give: {why}",
+                            self.name()
+                        ),
+                    ));
+                }
+            };
+            let kind = kind_of(&method);
             let asker = crate::host::Asker {
                 tool: call.tool.clone(),
                 tool_call_id: call.tool_call_id.to_owned(),
@@ -1150,8 +1198,15 @@ impl Connection {
             };
             let host = host.clone();
             asked.spawn(async move {
-                let answer = crate::host::answer(host, asker, kind, params, ask_timeout).await;
-                let answer = answer.map(|a| mcp_answer(kind, a));
+                let answer = match (question, host) {
+                    (_, None) => Err(Refusal::NoHost {
+                        question: kind.to_owned(),
+                    }),
+                    (Err(why), _) => Err(why),
+                    (Ok(q), host) => crate::host::answer(host, asker, q.clone(), ask_timeout)
+                        .await
+                        .map(|a| mcp_answer(&q, a)),
+                };
                 (key, method, answer)
             });
         }

@@ -54,10 +54,12 @@ enum Event {
     /// A question the call's tool asks (`ctx`), number `ask` of the call.
     Ask {
         ask: u64,
+        /// Its kind, as the tool named it.
         kind: String,
-        params: Value,
-        /// Its name, when the tool gave one.
-        key: Option<Value>,
+        /// Its name, when the tool gave one; or why that name is refused.
+        key: Result<Option<String>, crate::host::Refusal>,
+        /// The question, parsed; or why it cannot be asked.
+        question: Result<crate::host::Question, crate::host::Refusal>,
     },
     /// The tool asked and now waits for an answer.
     Waiting,
@@ -401,7 +403,7 @@ impl Worker {
                 }
                 event = rx.recv() => {
                     match event {
-                        Some(Event::Ask { ask, kind, params, key }) => {
+                        Some(Event::Ask { ask, kind, key, question }) => {
                             asked += 1;
                             if questions.len() >= crate::host::MAX_QUESTIONS || asked > MAX_ASKS {
                                 // The harness holds to both bounds: this is not a harness.
@@ -423,14 +425,18 @@ impl Worker {
                                 let (host, mut asker) = (call.host.clone(), asker.clone());
                                 let wait = call.ask_timeout;
                                 questions.spawn(async move {
-                                    let answer = match crate::host::question_key(&kind, key) {
-                                        Ok(key) => {
+                                    let answer = match (key, host) {
+                                        (Err(why), _) => Err(why),
+                                        (Ok(_), None) => Err(crate::host::Refusal::NoHost { question: kind }),
+                                        (Ok(key), Some(host)) => {
                                             asker.key = key;
-                                            crate::host::answer(host, asker, &kind, params, wait).await
+                                            match question {
+                                                Ok(q) => crate::host::answer(Some(host), asker, q, wait).await,
+                                                Err(why) => Err(why),
+                                            }
                                         }
-                                        Err(why) => Err(why),
                                     };
-                                    (ask, answer)
+                                    (ask, answer.map_err(|why| why.to_string()))
                                 });
                             }
                             continue;

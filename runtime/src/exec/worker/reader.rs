@@ -251,9 +251,9 @@ impl Reading {
                 id,
                 Event::Ask {
                     ask,
+                    key: crate::host::question_key(&kind, key),
+                    question: crate::host::Question::parse(&kind, params),
                     kind,
-                    params,
-                    key,
                 },
             ))),
             FromHarness::Waiting { id } => Ok(Some((id, Event::Waiting))),
