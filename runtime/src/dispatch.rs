@@ -763,9 +763,14 @@ impl Runtime {
                 format!("tool `{name}` was cancelled before it started"),
             );
         }
-        let host = opts.host.as_ref().or(self.host.as_ref());
-        let wait = self.config.ask_timeout;
-        let params = match crate::host::approval(self, host, tool, params, &opts, wait).await {
+        let approver = crate::host::Approver {
+            host: opts.host.as_ref().or(self.host.as_ref()),
+            tool_call_id: &opts.tool_call_id,
+            cancel: &opts.cancel,
+            wait: self.config.ask_timeout,
+        };
+        let check = |name: &str, args| self.check(name, args).map(ValidArgs::into_params);
+        let params = match crate::host::approval(approver, tool, params, check).await {
             Ok(params) => params,
             Err(denied) => return denied,
         };

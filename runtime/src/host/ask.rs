@@ -8,9 +8,10 @@ use serde_json::Value;
 
 use super::{
     Answer, ApprovalRequest, Asker, ConfirmRequest, Decision, ElicitAction, ElicitRequest, Notice,
-    Question, Refusal, SampleRequest, SharedHost, form,
+    Question, Refusal, SampleRequest, SharedHost, form, shorten,
 };
 use crate::ToolInfo;
+use crate::cancel::CancelToken;
 use crate::result::{Content, StopReason, ToolResult};
 
 /// Why the host's answer did not come.
@@ -52,19 +53,34 @@ pub(crate) async fn ask_within<T: Send + 'static>(
     }
 }
 
+/// Who a call's approval is asked of, for which call, and for how long.
+pub(crate) struct Approver<'a> {
+    /// The call's host, else the runtime's.
+    pub host: Option<&'a SharedHost>,
+    /// The call's id.
+    pub tool_call_id: &'a str,
+    /// The call's cancel token: a cancelled call stops waiting at once.
+    pub cancel: &'a CancelToken,
+    /// [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout).
+    pub wait: Duration,
+}
+
 /// The call's params once approved, when it needs approval: as they are, or as the host
-/// edited them (validated again by `runtime`). Otherwise the result to report: denied (by
-/// the host, by its silence past [`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout),
-/// by its panic, or for want of a host), cancelled while waiting, or edited into invalid
-/// arguments.
+/// edited them (validated again by `check`). Otherwise the result to report: denied (by
+/// the host, by its silence past the ask timeout, by its panic, or for want of a host),
+/// cancelled while waiting, or edited into invalid arguments.
 pub(crate) async fn approval(
-    runtime: &crate::Runtime,
-    host: Option<&SharedHost>,
+    approver: Approver<'_>,
     tool: &ToolInfo,
     params: serde_json::Map<String, Value>,
-    opts: &crate::runtime::CallOptions,
-    wait: Duration,
+    check: impl FnOnce(&str, Value) -> Result<serde_json::Map<String, Value>, ToolResult>,
 ) -> Result<serde_json::Map<String, Value>, ToolResult> {
+    let Approver {
+        host,
+        tool_call_id,
+        cancel,
+        wait,
+    } = approver;
     let declared = tool.spec().approval.needed(&params);
     let asked = host.is_some_and(|h| h.needs_approval(tool));
     if !declared && !asked {
@@ -85,10 +101,10 @@ pub(crate) async fn approval(
     };
     let request = ApprovalRequest {
         tool: tool.clone(),
-        tool_call_id: opts.tool_call_id.clone(),
+        tool_call_id: tool_call_id.to_owned(),
         args: Value::Object(params.clone()),
     };
-    let decision = match ask_within(host.approve(request), wait, opts.cancel.cancelled()).await {
+    let decision = match ask_within(host.approve(request), wait, cancel.cancelled()).await {
         Ok(d) => d,
         Err(Unanswered::Panicked(message)) => {
             let message = message.unwrap_or_else(|| "a panic without a message".into());
@@ -113,8 +129,8 @@ pub(crate) async fn approval(
     match decision {
         Decision::Approve => Ok(params),
         Decision::Deny { reason } => Err(denied(format!("the call was denied: {reason}"))),
-        Decision::ApproveWith { args } => match runtime.check(name, args) {
-            Ok(valid) => Ok(valid.into_params()),
+        Decision::ApproveWith { args } => match check(name, args) {
+            Ok(valid) => Ok(valid),
             Err(mut bad) => {
                 if let Some(Content::Text { text }) = bad.content.first_mut() {
                     text.insert_str(0, "the arguments the approver edited are invalid: ");
@@ -209,14 +225,6 @@ pub(crate) async fn answer(
 
 /// The longest refusal sent back to a tool, in characters.
 const MAX_REFUSAL: usize = 1000;
-
-/// `text`, cut to `max` characters (with `…`).
-pub(crate) fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_owned(),
-    }
-}
 
 /// A task aborted when dropped.
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);

@@ -59,7 +59,7 @@ use serde_json::Value;
 use crate::tool::ToolInfo;
 
 pub use ask::LEVELS;
-pub(crate) use ask::{answer, approval, notify, shorten};
+pub(crate) use ask::{Approver, answer, approval, notify};
 pub(crate) use builtin::redacting;
 pub use builtin::{Policy, policy};
 pub use form::field_fits;
@@ -331,4 +331,12 @@ pub struct Notice {
     pub level: String,
     /// What it says (redacted of the call's sensitive values).
     pub text: String,
+}
+
+/// `text`, cut to `max` characters (with `…`).
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_owned(),
+    }
 }
