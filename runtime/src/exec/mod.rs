@@ -98,7 +98,7 @@ pub(crate) mod process;
 mod protocol;
 mod pump;
 pub(crate) mod sandbox;
-mod stop;
+pub(crate) mod stop;
 #[cfg(feature = "typescript")]
 mod transpile;
 mod worker;

@@ -2,6 +2,7 @@
 //! server's input rounds, and the result or why there is none.
 
 use super::*;
+use crate::exec::stop::Stopper;
 
 impl Connection {
     /// Runs one call of tool `mcp_name`, whose contract the caller was built against is
@@ -34,30 +35,21 @@ impl Connection {
         contract: &str,
         mut call: ExecCall<'_>,
     ) -> ToolResult {
-        // While the call is in flight, a question of the server's may be its own.
-        let _asking = call.host.clone().map(|host| {
-            let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
-            asking.next += 1;
-            let key = asking.next;
-            asking.calls.push((
-                key,
-                host,
-                crate::host::Asker {
-                    tool: call.tool.clone(),
-                    tool_call_id: call.tool_call_id.to_owned(),
-                    key: None,
-                },
-            ));
-            InFlight {
-                shared: self.shared.clone(),
-                key,
-            }
-        });
-        let mut deadline = Instant::now() + call.timeout;
+        let _asking = self.asking_for(&call);
         let name = call.tool.name().to_owned();
         let cancel = call.cancel.clone();
+        // The waits for answers stand the call's timeout still, up to three ask timeouts
+        // in all, as a tool's own questions do: a server cannot stretch a call without end.
+        let ask_timeout = self
+            .shared
+            .asking
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ask_timeout;
+        let mut stopper = Stopper::new(call.timeout, Duration::ZERO)
+            .with_pause_budget(ask_timeout.saturating_mul(3));
         let slots = self.slots.clone();
-        let _permit = match until(&cancel, deadline, slots.acquire_owned()).await {
+        let _permit = match until(&cancel, stopper.deadline(), slots.acquire_owned()).await {
             Ok(Ok(p)) => p,
             Ok(Err(_)) => return ToolResult::error("the MCP connection is shutting down"),
             Err(why) => return self.stopped_waiting(&name, call.timeout, why),
@@ -74,17 +66,8 @@ impl Connection {
         // many it sent.
         let mut answered: Option<(rmcp::model::InputResponses, Option<String>)> = None;
         let mut rounds = 0;
-        // The waits for answers stand the call's timeout still, up to three ask timeouts
-        // in all, as a tool's own questions do: a server cannot stretch a call without end.
-        let mut pause_left = self
-            .shared
-            .asking
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .ask_timeout
-            .saturating_mul(3);
         loop {
-            let live = match until(&cancel, deadline, self.live()).await {
+            let live = match until(&cancel, stopper.deadline(), self.live()).await {
                 Ok(Ok(l)) => l,
                 Ok(Err(r)) => return r,
                 Err(why) => return self.stopped_waiting(&name, call.timeout, why),
@@ -94,90 +77,109 @@ impl Connection {
                 Ok(a) => a,
                 Err(r) => return r,
             };
-            let span = tracing::Span::current();
-            span.record("mcp.protocol.version", live.protocol.as_str());
-            let mut request = CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args);
-            if let Some((responses, state)) = &answered {
-                request = request.with_input_responses(responses.clone());
-                if let Some(state) = state {
-                    request = request.with_request_state(state.clone());
-                }
-            }
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-                crate::telemetry::with_trace_context(request),
-            ));
-            let peer = live.client.peer().clone();
-            let sent = peer
-                .send_cancellable_request(request, PeerRequestOptions::no_options())
-                .await;
-            let outcome = match sent {
-                Ok(handle) => {
-                    let _progress = call.progress.clone().map(|sink| {
-                        let key = (live.generation, handle.progress_token.clone());
-                        self.shared.register(key.clone(), sink);
-                        ProgressGuard {
-                            shared: self.shared.clone(),
-                            key,
+            tracing::Span::current().record("mcp.protocol.version", live.protocol.as_str());
+            let request = call_request(mcp_name, args, answered.as_ref());
+            let lost = match self
+                .exchange(&live, request, &call, stopper.deadline())
+                .await
+            {
+                Reply::Done(r) => return r,
+                Reply::Input(input, _progress) => {
+                    rounds += 1;
+                    match self.round(&call, input, rounds, &mut stopper).await {
+                        Ok(a) => {
+                            answered = Some(a);
+                            continue;
                         }
-                    });
-                    let id = handle.id.clone();
-                    span.record("jsonrpc.request.id", id.to_string().as_str());
-                    match until(&cancel, deadline, handle.await_response()).await {
-                        Ok(Ok(ServerResult::InputRequiredResult(input))) => {
-                            rounds += 1;
-                            if rounds > rmcp::model::DEFAULT_MRTR_MAX_ROUNDS {
-                                return ToolResult::stopped(
-                                    StopReason::ProtocolError,
-                                    format!(
-                                        "tool `{name}`: MCP server `{}` asked for input {} times over; toolbind answers at most {} rounds",
-                                        self.name(),
-                                        rounds,
-                                        rmcp::model::DEFAULT_MRTR_MAX_ROUNDS
-                                    ),
-                                );
-                            }
-                            let asking = Instant::now();
-                            let answers = tokio::select! {
-                                a = self.fulfil(&name, &call, input) => a,
-                                () = cancel.cancelled() => {
-                                    return self.stopped_waiting(&name, call.timeout, Stop::Cancelled);
-                                }
-                            };
-                            let paused = asking.elapsed().min(pause_left);
-                            pause_left -= paused;
-                            deadline += paused;
-                            match answers {
-                                Ok(a) => {
-                                    answered = Some(a);
-                                    continue;
-                                }
-                                Err(r) => return r,
-                            }
-                        }
-                        Ok(Ok(response)) => return self.answered(&name, response),
-                        Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                            return self.refused(&name, &e);
-                        }
-                        Ok(Err(e)) => e,
-                        Err(why) => {
-                            cancel_request(&peer, id, &why).await;
-                            if matches!(why, Stop::Timeout) {
-                                self.check_alive(live);
-                            }
-                            return self.stopped_in_flight(&name, call.timeout, deadline, why);
-                        }
+                        Err(r) => return r,
                     }
                 }
-                Err(e) => e,
+                Reply::Lost(e) => e,
             };
             // The connection failed under the call.
-            let r = self.lost(&live, &name, &outcome).await;
+            let r = self.lost(&live, &name, &lost).await;
             if retry && !retried {
                 retried = true;
                 continue;
             }
             return r;
         }
+    }
+
+    /// Sends `request` on `live` and waits for its reply until `deadline` (or the call's
+    /// cancel: the server is then told).
+    async fn exchange(
+        &self,
+        live: &Arc<Live>,
+        request: ClientRequest,
+        call: &ExecCall<'_>,
+        deadline: Instant,
+    ) -> Reply {
+        let name = call.tool.name();
+        let peer = live.client.peer().clone();
+        let handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => return Reply::Lost(e),
+        };
+        let progress = call.progress.clone().map(|sink| {
+            let key = (live.generation, handle.progress_token.clone());
+            self.shared.register(key.clone(), sink);
+            ProgressGuard {
+                shared: self.shared.clone(),
+                key,
+            }
+        });
+        let id = handle.id.clone();
+        tracing::Span::current().record("jsonrpc.request.id", id.to_string().as_str());
+        match until(&call.cancel, deadline, handle.await_response()).await {
+            Ok(Ok(ServerResult::InputRequiredResult(input))) => Reply::Input(input, progress),
+            Ok(Ok(response)) => Reply::Done(self.answered(name, response)),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Reply::Done(self.refused(name, &e)),
+            Ok(Err(e)) => Reply::Lost(e),
+            Err(why) => {
+                cancel_request(&peer, id, &why).await;
+                if matches!(why, Stop::Timeout) {
+                    self.check_alive(live.clone());
+                }
+                Reply::Done(self.stopped_in_flight(name, call.timeout, deadline, why))
+            }
+        }
+    }
+
+    /// Round `rounds` of the server's questions (MCP 2026-07-28): answered through the
+    /// host while the call's timeout stands still (within the stopper's pause budget);
+    /// the answers to send back, or the result that ends the call.
+    async fn round(
+        &self,
+        call: &ExecCall<'_>,
+        input: rmcp::model::InputRequiredResult,
+        rounds: usize,
+        stopper: &mut Stopper,
+    ) -> Result<(rmcp::model::InputResponses, Option<String>), ToolResult> {
+        let name = call.tool.name();
+        if rounds > rmcp::model::DEFAULT_MRTR_MAX_ROUNDS {
+            return Err(ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` asked for input {} times over; toolbind answers at most {} rounds",
+                    self.name(),
+                    rounds,
+                    rmcp::model::DEFAULT_MRTR_MAX_ROUNDS
+                ),
+            ));
+        }
+        stopper.pause();
+        let answers = tokio::select! {
+            a = self.fulfil(name, call, input) => a,
+            () = call.cancel.cancelled() => {
+                return Err(self.stopped_waiting(name, call.timeout, Stop::Cancelled));
+            }
+        };
+        stopper.resume();
+        answers
     }
 
     /// A call stopped before its request was sent: waiting for a slot or the connection.
@@ -309,6 +311,35 @@ pub(super) enum Stop {
 }
 
 /// `fut`, unless the call is cancelled or its deadline passes first.
+/// What became of a request sent to the server.
+pub(super) enum Reply {
+    /// The call's result (an answer, a refusal, or why it stopped).
+    Done(ToolResult),
+    /// The server asks for input first; the call's progress stays registered meanwhile.
+    Input(rmcp::model::InputRequiredResult, Option<ProgressGuard>),
+    /// The connection failed under the request.
+    Lost(rmcp::ServiceError),
+}
+
+/// The `tools/call` request for `mcp_name` with `args`, and the answers to the server's
+/// last round when there was one.
+fn call_request(
+    mcp_name: &str,
+    args: serde_json::Map<String, Value>,
+    answered: Option<&(rmcp::model::InputResponses, Option<String>)>,
+) -> ClientRequest {
+    let mut request = CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args);
+    if let Some((responses, state)) = answered {
+        request = request.with_input_responses(responses.clone());
+        if let Some(state) = state {
+            request = request.with_request_state(state.clone());
+        }
+    }
+    ClientRequest::CallToolRequest(CallToolRequest::new(crate::telemetry::with_trace_context(
+        request,
+    )))
+}
+
 pub(super) async fn until<F: Future>(
     cancel: &crate::CancelToken,
     deadline: Instant,

@@ -6,10 +6,8 @@ use super::*;
 
 impl Connection {
     /// The live connection, started (or started again) when needed; the error says why
-    /// there is none, as a result for the call.
-    /// (One function, a little over 100 lines: it is the connection's state machine, every
-    /// transition made under the one state lock; split, the lock would pass through each
-    /// piece.)
+    /// there is none, as a result for the call. Every transition is made under the one
+    /// state lock, which the pieces below are handed.
     pub(crate) async fn live(self: &Arc<Self>) -> Result<Arc<Live>, ToolResult> {
         let mut state = self.state.lock().await;
         let start = match &*state {
@@ -22,32 +20,11 @@ impl Connection {
                 return Ok(live);
             }
             State::Up(live) => {
-                // It died (or was stopped: hung, a broken connection). Soon after its start,
-                // that counts as one more failed start, and waits its backoff; otherwise
-                // it is started again now.
-                let stopped = live.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                let why = match stopped {
-                    Some(w) => w,
-                    None => live.ended_how().await,
-                };
-                self.set_protocol(None);
-                if live.started.elapsed() < CRASH_LOOP_WINDOW {
-                    let failures = live.failures + 1;
-                    *state = State::Down {
-                        until: Instant::now() + self.backoff(failures),
-                        failures,
-                        why: format!(
-                            "it {why} within {} s of starting",
-                            CRASH_LOOP_WINDOW.as_secs()
-                        ),
-                    };
+                let live = live.clone();
+                if self.died(&live, &mut state).await {
                     drop(state);
                     return Box::pin(self.live()).await;
                 }
-                crate::telemetry::warn(&format!(
-                    "toolbind: MCP server `{}` {why}: starting it again",
-                    self.name()
-                ));
                 Some(0)
             }
             State::Idle => Some(0),
@@ -55,24 +32,7 @@ impl Connection {
                 until,
                 failures,
                 why,
-            } => {
-                let now = Instant::now();
-                // A short wait is waited out (the caller's deadline still bounds it); a
-                // longer one fails the call at once, saying why.
-                if now < *until && *until - now <= SHORT_WAIT {
-                    tokio::time::sleep_until(*until).await;
-                } else if now < *until {
-                    let wait = (*until - now).as_secs_f64();
-                    return Err(ToolResult::stopped(
-                        StopReason::Crashed,
-                        format!(
-                            "MCP server `{}` is not running: {why}\n(toolbind starts it again in {wait:.1} s; {failures} start(s) in a row failed)",
-                            self.name()
-                        ),
-                    ));
-                }
-                Some(*failures)
-            }
+            } => Some(self.wait_out(*until, *failures, why).await?),
         };
         if let Some(failures) = start {
             let me = self.clone();
@@ -80,8 +40,62 @@ impl Connection {
             *self.starting.lock().unwrap_or_else(|e| e.into_inner()) = Some(task.abort_handle());
             *state = State::Starting { task, failures };
         }
-        let State::Starting { task, failures } = &mut *state else {
-            unreachable!("set just above")
+        self.started(&mut state).await
+    }
+
+    /// `live` died (or was stopped: hung, a broken connection). Soon after its start, that
+    /// counts as one more failed start, and waits its backoff (`true`: `state` is down);
+    /// otherwise it is started again now.
+    async fn died(&self, live: &Live, state: &mut State) -> bool {
+        let stopped = live.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let why = match stopped {
+            Some(w) => w,
+            None => live.ended_how().await,
+        };
+        self.set_protocol(None);
+        if live.started.elapsed() < CRASH_LOOP_WINDOW {
+            let failures = live.failures + 1;
+            *state = State::Down {
+                until: Instant::now() + self.backoff(failures),
+                failures,
+                why: format!(
+                    "it {why} within {} s of starting",
+                    CRASH_LOOP_WINDOW.as_secs()
+                ),
+            };
+            return true;
+        }
+        crate::telemetry::warn(&format!(
+            "toolbind: MCP server `{}` {why}: starting it again",
+            self.name()
+        ));
+        false
+    }
+
+    /// A server down `until` after `failures` failed starts: a short wait is waited out
+    /// (the caller's deadline still bounds it) and the start goes on; a longer one fails
+    /// the call at once, saying why.
+    async fn wait_out(&self, until: Instant, failures: u32, why: &str) -> Result<u32, ToolResult> {
+        let now = Instant::now();
+        if now < until && until - now <= SHORT_WAIT {
+            tokio::time::sleep_until(until).await;
+        } else if now < until {
+            let wait = (until - now).as_secs_f64();
+            return Err(ToolResult::stopped(
+                StopReason::Crashed,
+                format!(
+                    "MCP server `{}` is not running: {why}\n(toolbind starts it again in {wait:.1} s; {failures} start(s) in a row failed)",
+                    self.name()
+                ),
+            ));
+        }
+        Ok(failures)
+    }
+
+    /// Waits for the start in `state` to end: up, or down with its backoff.
+    async fn started(&self, state: &mut State) -> Result<Arc<Live>, ToolResult> {
+        let State::Starting { task, failures } = state else {
+            unreachable!("set by the caller")
         };
         let failures = *failures;
         // Only this waiter holds the state: if its deadline ends here, the task (in the

@@ -232,6 +232,28 @@ impl Drop for InFlight {
 }
 
 impl Connection {
+    /// While `call` is in flight, a question of the server's may be its own: its host is
+    /// asked (when it has one) until the guard is dropped.
+    pub(super) fn asking_for(&self, call: &ExecCall<'_>) -> Option<InFlight> {
+        let host = call.host.clone()?;
+        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        asking.next += 1;
+        let key = asking.next;
+        asking.calls.push((
+            key,
+            host,
+            crate::host::Asker {
+                tool: call.tool.clone(),
+                tool_call_id: call.tool_call_id.to_owned(),
+                key: None,
+            },
+        ));
+        Some(InFlight {
+            shared: self.shared.clone(),
+            key,
+        })
+    }
+
     /// Lets the server's questions reach `host`, answering within `ask_timeout` (set
     /// before the server starts: a host is what makes the client declare the capabilities).
     pub(crate) fn set_host(&self, host: Option<crate::host::SharedHost>, ask_timeout: Duration) {
