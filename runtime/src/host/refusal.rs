@@ -115,3 +115,33 @@ impl From<&str> for Refusal {
         Refusal::Host(why.to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words a tool reads are the ones it read when a refusal was a `String`.
+    #[test]
+    fn a_refusal_says_what_it_said_as_a_string() {
+        assert_eq!(
+            Refusal::not_answered("elicit").to_string(),
+            "this agent does not answer `ctx.elicit` (toolbind::host::Host::elicit is not implemented by its host)"
+        );
+        assert_eq!(
+            Refusal::TimedOut {
+                question: "confirm",
+                after: Duration::from_millis(1500)
+            }
+            .to_string(),
+            "`ctx.confirm` got no answer within 1.5 s (RuntimeConfig::ask_timeout)"
+        );
+        let own: Refusal = "the user is away".into();
+        assert_eq!(own, Refusal::new("the user is away"));
+        assert_eq!(own.to_string(), "the user is away");
+        let long = Refusal::new("x".repeat(5000)).bounded(1000);
+        assert_eq!(long.to_string().chars().count(), 1001);
+        // Only a host's own words are cut: the runtime's are bounded already.
+        let err: &dyn std::error::Error = &Refusal::Stopping;
+        assert_eq!(err.to_string(), "the call is being stopped");
+    }
+}
