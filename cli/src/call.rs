@@ -442,21 +442,21 @@ impl Host for Asker {
                 let answer = on_terminal(display, &question, withdrawn)?.to_ascii_lowercase();
                 Ok(matches!(answer.as_str(), "y" | "yes"))
             },
-            Err,
+            |why| Err(why.into()),
         )
     }
 
     fn elicit(&self, request: ElicitRequest) -> Answer<Result<Elicited, Refusal>> {
         self.on_a_thread(
             move |display, withdrawn| fill_form(display, &request, withdrawn),
-            Err,
+            |why| Err(why.into()),
         )
     }
 
     fn roots(&self, _asker: Who) -> Answer<Result<Vec<Root>, Refusal>> {
         let root = std::env::current_dir()
             .map(|d| vec![Root::new(format!("file://{}", d.display()), None)])
-            .map_err(|e| format!("the working directory is unknown: {e}"));
+            .map_err(|e| format!("the working directory is unknown: {e}").into());
         Box::pin(std::future::ready(root))
     }
 
@@ -494,9 +494,9 @@ fn on_terminal(
         Ok(answer) => Ok(answer),
         Err(Unasked::NoTerminal) => Err(
             "there is no terminal to ask on (toolbind call --yes answers yes to confirmations)"
-                .to_owned(),
+                .into(),
         ),
-        Err(Unasked::Unread(why)) => Err(why),
+        Err(Unasked::Unread(why)) => Err(why.into()),
     }
 }
 
@@ -630,7 +630,7 @@ fn fill_form(
                         break;
                     }
                     // Its bounds or format: say which, and ask again.
-                    Err(why) => display.note(&format!("{}; again:", printable(&why))),
+                    Err(why) => display.note(&format!("{}; again:", printable(&why.to_string()))),
                 },
                 _ => {
                     display.note(&format!("`{line}` is not {hint}; again:"));

@@ -25,7 +25,7 @@ pub use crate::executor::DEFAULT_ASK_TIMEOUT;
 use crate::executor::{ExecCall, Executor, LogSink, ProgressSink};
 use crate::loader::Registry;
 use crate::output::{OutputCheck, OutputViolation};
-use crate::result::{Content, Progress, StopReason, ToolResult};
+use crate::result::{Progress, StopReason, ToolResult};
 use crate::secret::{self, Redactor};
 pub use crate::spill::{
     MAX_SPILL_DIR_BYTES, MAX_SPILL_FILE_BYTES, SPILL_RETENTION, default_spill_dir,
@@ -265,7 +265,14 @@ impl Runtime {
                 format!("tool `{name}` was cancelled before it started"),
             );
         }
-        let params = match self.approval(tool, params, &opts).await {
+        let approver = crate::host::Approver {
+            host: opts.host.as_ref().or(self.host.as_ref()),
+            tool_call_id: &opts.tool_call_id,
+            cancel: &opts.cancel,
+            wait: self.config.ask_timeout,
+        };
+        let check = |name: &str, args| self.check(name, args).map(ValidArgs::into_params);
+        let params = match crate::host::approval(approver, tool, params, check).await {
             Ok(params) => params,
             Err(denied) => return denied,
         };
@@ -312,88 +319,6 @@ impl Runtime {
         self.truncate_result(tool, &tool_call_id, &mut result);
         self.check_outputs(tool, &mut result);
         result
-    }
-
-    /// The call's params once approved, when it needs approval: as they are, or as the host
-    /// edited them (validated again). Otherwise the result to report: denied (by the host,
-    /// by its silence past [`RuntimeConfig::ask_timeout`], by its panic, or for want of a
-    /// host), cancelled while waiting, or edited into invalid arguments.
-    async fn approval(
-        &self,
-        tool: &ToolInfo,
-        params: serde_json::Map<String, Value>,
-        opts: &CallOptions,
-    ) -> Result<serde_json::Map<String, Value>, ToolResult> {
-        let host = opts.host.as_ref().or(self.host.as_ref());
-        let declared = tool.spec().approval.needed(&params);
-        let asked = host.is_some_and(|h| h.needs_approval(tool));
-        if !declared && !asked {
-            return Ok(params);
-        }
-        let name = tool.name();
-        let denied = |why: String| {
-            ToolResult::stopped(
-                StopReason::Denied,
-                format!("tool `{name}` did not run: {why}"),
-            )
-        };
-        let Some(host) = host.cloned() else {
-            return Err(denied(format!(
-                "it needs approval before it runs (its TOOL.md says `approval: {}`), and this agent has no one to ask (toolbind::RuntimeBuilder::host; `toolbind call --yes` approves)",
-                tool.spec().approval.describe()
-            )));
-        };
-        let request = crate::host::ApprovalRequest {
-            tool: tool.clone(),
-            tool_call_id: opts.tool_call_id.clone(),
-            args: Value::Object(params.clone()),
-        };
-        // Its own task: a policy that panics denies this call and nothing else.
-        // Aborted when this future is dropped: the question does not outlive the call.
-        let mut asking = crate::host::AbortOnDrop(tokio::spawn(host.approve(request)));
-        let wait = self.config.ask_timeout;
-        let decision = tokio::select! {
-            d = &mut asking.0 => match d {
-                Ok(d) => d,
-                Err(e) if e.is_panic() => {
-                    let panic = e.into_panic();
-                    let message = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "a panic without a message".into());
-                    return Err(denied(format!("the approval policy panicked: {message}")));
-                }
-                Err(e) => return Err(denied(format!("the approval was not given: {e}"))),
-            },
-            () = tokio::time::sleep(wait) => {
-                return Err(denied(format!(
-                    "its approval did not come within {} s (RuntimeConfig::ask_timeout)",
-                    wait.as_secs_f64()
-                )));
-            }
-            _ = opts.cancel.cancelled() => {
-                return Err(ToolResult::stopped(
-                    StopReason::Cancelled,
-                    format!("tool `{name}` was cancelled while it waited for approval"),
-                ));
-            }
-        };
-        match decision {
-            crate::host::Decision::Approve => Ok(params),
-            crate::host::Decision::Deny { reason } => {
-                Err(denied(format!("the call was denied: {reason}")))
-            }
-            crate::host::Decision::ApproveWith { args } => match self.check(name, args) {
-                Ok(valid) => Ok(valid.into_params()),
-                Err(mut bad) => {
-                    if let Some(Content::Text { text }) = bad.content.first_mut() {
-                        text.insert_str(0, "the arguments the approver edited are invalid: ");
-                    }
-                    Err(bad)
-                }
-            },
-        }
     }
 
     /// A call's timeout, resolved here and only here: the call's, else the tool's

@@ -74,7 +74,7 @@ impl Asking {
     /// run as a task for the client a plain call refuses.
     fn can(&self, capability: &str) -> Result<(), Refusal> {
         let caps = match &self.0 {
-            Via::Nobody(why) => return Err(why.clone()),
+            Via::Nobody(why) => return Err(why.as_str().into()),
             Via::Client { peer, .. } => peer.peer_info().map(|i| i.capabilities.clone()),
             Via::Task { capabilities, .. } | Via::Rounds { capabilities, .. } => {
                 capabilities.clone()
@@ -90,7 +90,8 @@ impl Asking {
                 } else {
                     ""
                 }
-            ))
+            )
+            .into())
         }
     }
 
@@ -127,7 +128,7 @@ impl Asking {
                         .await
                         .map_err(|e| format!("the MCP client did not answer {method}: {e}"))?;
                     serde_json::to_value(answer)
-                        .map_err(|e| format!("the client's answer to {method}: {e}"))
+                        .map_err(|e| format!("the client's answer to {method}: {e}").into())
                 })
             }
             Via::Task { tasks, id, .. } => {
@@ -135,7 +136,7 @@ impl Asking {
                 Box::pin(async move {
                     let mut question = waiting?;
                     (&mut question.answer).await.map_err(|_| {
-                        "the task was cancelled or expired before the client answered".to_owned()
+                        "the task was cancelled or expired before the client answered".into()
                     })
                 })
             }
@@ -145,10 +146,10 @@ impl Asking {
                     let mut question = waiting?;
                     (&mut question.answer)
                         .await
-                        .map_err(|_| "the call was stopped before the client answered".to_owned())
+                        .map_err(|_| "the call was stopped before the client answered".into())
                 })
             }
-            Via::Nobody(why) => Box::pin(std::future::ready(Err(why.clone()))),
+            Via::Nobody(why) => Box::pin(std::future::ready(Err(why.as_str().into()))),
         }
     }
 
@@ -274,7 +275,7 @@ impl Host for Asking {
             let answer = asking.await?;
             let r: rmcp::model::CreateMessageResult = serde_json::from_value(answer)
                 .map_err(|e| format!("the client's sample cannot be read: {e}"))?;
-            serde_json::to_value(r).map_err(|e| format!("the client's sample: {e}"))
+            serde_json::to_value(r).map_err(|e| format!("the client's sample: {e}").into())
         })
     }
 

@@ -2,7 +2,7 @@
 //! `inputRequests` and an MCP 2026-07-28 call's round share one rule for naming them.
 
 use serde_json::Value;
-use toolbind::host::{MAX_QUESTIONS, Refusal};
+use toolbind::host::MAX_QUESTIONS;
 
 /// The key of a new question where a call's questions wait by key (a task's
 /// `inputRequests`, a 2026-07-28 call's round), after checking that `request` is one a
@@ -15,7 +15,7 @@ pub(crate) fn open_key(
     open: usize,
     is_open: impl Fn(&str) -> bool,
     unnamed: &mut u64,
-) -> Result<String, Refusal> {
+) -> Result<String, String> {
     if serde_json::from_value::<rmcp::model::InputRequest>(request.clone()).is_err() {
         return Err(
             "the question is not one a client can be asked (an MCP elicitation, sample or roots request)".into(),

@@ -75,8 +75,8 @@ mod wire;
 
 pub(crate) use content::{normalize_progress, normalize_result_with, note, progress_line};
 pub(crate) use wire::{
-    Capabilities, Cut, FromHarness, LineError, PROTOCOL_VERSION, abort_line, answer_line,
-    call_line, hello, prepare_line, preview, read_line, salvage_id,
+    Capabilities, Cut, FromHarness, HelloError, LineError, PROTOCOL_VERSION, abort_line,
+    answer_line, call_line, hello, prepare_line, preview, read_line, salvage_id,
 };
 
 #[cfg(test)]

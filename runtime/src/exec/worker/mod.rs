@@ -17,16 +17,19 @@ use super::error::{PrepareError, SpawnError};
 use super::group::Group;
 use super::process::{self, Capture, Stdout};
 use super::protocol::{self, Capabilities};
-use super::pump::{self, Pump};
+use super::pump;
 use super::sandbox::{Jail, Running};
-use super::stop::{self, Ending, Step, Stopper, secs};
+use super::stop::{self, Step, secs};
 use super::{ExecConfig, Limits};
-use crate::executor::{ExecCall, LogSink};
+use crate::executor::LogSink;
 use crate::result::{StopReason, ToolResult};
 use toolbind_codegen::model::ToolSpec;
 
+mod asking;
+mod call;
 mod reader;
 
+use asking::Asked;
 use reader::{ReaderCtx, reader};
 
 /// How to start a harness for one tool.
@@ -51,14 +54,8 @@ enum Event {
     Done(ToolResult),
     /// The answer to a `prepare` request.
     Prepared(Value),
-    /// A question the call's tool asks (`ctx`), number `ask` of the call.
-    Ask {
-        ask: u64,
-        kind: String,
-        params: Value,
-        /// Its name, when the tool gave one.
-        key: Option<Value>,
-    },
+    /// A question the call's tool asks (`ctx`).
+    Ask(Asked),
     /// The tool asked and now waits for an answer.
     Waiting,
     /// `ctx.notify(text, level)`.
@@ -119,12 +116,12 @@ struct State {
     last_log: Option<(LogSink, Instant)>,
 }
 
-/// How many ask timeouts' worth a call's timeout may stand still in all while it waits
-/// for answers; past that, waiting counts.
-const PAUSE_BUDGET: u32 = 3;
-/// The most questions one call may ask in all; one more is a protocol error (each answer
-/// is a line the runtime writes to the tool: a tool must not make it write without end).
-const MAX_ASKS: usize = 1000;
+/// The worker was dead before a call was sent.
+#[derive(Debug)]
+struct Dead {
+    /// Why it died: what its calls are told.
+    reason: String,
+}
 
 /// The longest a result waits for the stderr the tool wrote before it to be read.
 const STDERR_CATCH_UP: Duration = Duration::from_millis(100);
@@ -320,175 +317,14 @@ impl Worker {
         let _ = tokio::time::timeout(limit, closed.wait_for(|c| *c)).await;
     }
 
-    /// Runs one call on this worker: `call` within `timeout` (resolved by the executor), an
-    /// abort that is not honoured within `grace` killing the worker.
-    pub(crate) async fn call(
-        &self,
-        call: &ExecCall<'_>,
-        timeout: Duration,
-        grace: Duration,
-        secrets: &[String],
-    ) -> CallEnd {
-        let (tool_call_id, cancel) = (call.tool_call_id, &call.cancel);
-        let (progress, log) = (call.progress.as_ref(), call.log.as_ref());
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        // Room for the end, a few notices and every question the call may have open.
-        let (tx, mut rx) = mpsc::channel(8 + crate::host::MAX_QUESTIONS);
-        let updates = pump::Slot::new();
-        let mut pump = Pump::new(progress, self.progress_interval);
-        let pending = Pending {
-            done: tx,
-            progress: updates.clone(),
-            log: log.cloned(),
-            tool_call_id: tool_call_id.to_owned(),
-        };
-        if let Err(reason) = self.enlist(id, pending, secrets) {
-            return CallEnd::NotStarted(reason);
-        }
-        if let Some(j) = &self.jail {
-            // Each call gets the whole CPU budget, not what the worker's past calls left.
-            j.rearm_cpu();
-        }
-        let mut guard = CallGuard {
-            worker: self,
-            id,
-            finished: false,
-            grace,
-        };
-        let _ = self.lines.send(protocol::call_line(
-            id,
-            tool_call_id,
-            &call.params,
-            call.trace.as_ref(),
-        ));
-
-        // The questions the tool asked (`ctx`), each answered by the host in a task of its
-        // own; the call's timeout stands still while any is open, for at most
-        // PAUSE_BUDGET asks' worth in all (a tool must not outrun its timeout by asking).
-        let mut stopper = Stopper::new(timeout, grace)
-            .with_pause_budget(call.ask_timeout.saturating_mul(PAUSE_BUDGET));
-        let mut asked = 0usize;
-        // `asked` when the tool last said it waits: a repeat with no new question is
-        // nothing new (and must not cost a catch-up).
-        let mut waited_after = 0usize;
-        let mut questions: tokio::task::JoinSet<(u64, Result<Value, String>)> =
-            tokio::task::JoinSet::new();
-        let asker = crate::host::Asker {
-            tool: call.tool.clone(),
-            tool_call_id: tool_call_id.to_owned(),
-            key: None,
-        };
-        loop {
-            // The tool's messages can keep `rx` ready without a break (a flood of
-            // notices): the biased select would then never reach the cancel or the
-            // deadline below, and the tool would outrun both. They are looked at first.
-            let overdue = tokio::time::Instant::now() >= stopper.deadline();
-            let cancelled = stopper.ending().is_none() && cancel.is_cancelled();
-            let step = tokio::select! {
-                biased;
-                () = std::future::ready(()), if overdue => Some(stopper.expire()),
-                () = std::future::ready(()), if cancelled => stopper.cancel(),
-                _ = updates.ready() => { pump.take_from(&updates); None }
-                _ = pump::until(pump.due()) => { pump.tick(); None }
-                Some(answered) = questions.join_next(), if !questions.is_empty() => {
-                    if let Ok((ask, answer)) = answered {
-                        let _ = self.lines.send(protocol::answer_line(id, ask, answer));
-                    }
-                    if questions.is_empty() {
-                        stopper.resume();
-                    }
-                    None
-                }
-                event = rx.recv() => {
-                    match event {
-                        Some(Event::Ask { ask, kind, params, key }) => {
-                            asked += 1;
-                            if questions.len() >= crate::host::MAX_QUESTIONS || asked > MAX_ASKS {
-                                // The harness holds to both bounds: this is not a harness.
-                                guard.finished = true;
-                                let why = format!(
-                                    "protocol error: the tool asked more than {} questions at once, or {MAX_ASKS} in one call",
-                                    crate::host::MAX_QUESTIONS
-                                );
-                                self.kill_for(why.clone());
-                                return CallEnd::Done(ToolResult::stopped(StopReason::ProtocolError, why));
-                            }
-                            if stopper.ending().is_some() {
-                                let why = "the call is being stopped".to_owned();
-                                let _ = self.lines.send(protocol::answer_line(id, ask, Err(why)));
-                            } else {
-                                if questions.is_empty() {
-                                    stopper.pause();
-                                }
-                                let (host, mut asker) = (call.host.clone(), asker.clone());
-                                let wait = call.ask_timeout;
-                                questions.spawn(async move {
-                                    let answer = match crate::host::question_key(&kind, key) {
-                                        Ok(key) => {
-                                            asker.key = key;
-                                            crate::host::answer(host, asker, &kind, params, wait).await
-                                        }
-                                        Err(why) => Err(why),
-                                    };
-                                    (ask, answer)
-                                });
-                            }
-                            continue;
-                        }
-                        Some(Event::Notify { level, text }) => {
-                            crate::host::notify(call.host.as_ref(), asker.clone(), &level, text);
-                            continue;
-                        }
-                        Some(Event::Waiting) => {
-                            if let Some(host) = call.host.as_ref().filter(|_| asked > waited_after) {
-                                waited_after = asked;
-                                // What the tool reported before it waits goes first: a
-                                // host may answer its request with the questions now
-                                // (MCP 2026-07-28), and what comes after goes elsewhere.
-                                pump.take_from(&updates);
-                                pump.finish();
-                                if call.log.is_some() {
-                                    self.shared.stderr_caught_up().await;
-                                }
-                                host.waiting(asker.clone(), asked as u64);
-                            }
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    if let Some(Event::Done(_)) = &event {
-                        // The latest update goes out before the result.
-                        pump.take_from(&updates);
-                        pump.finish();
-                    }
-                    guard.finished = true;
-                    return call_end(event, &stopper);
-                }
-                _ = cancel.cancelled(), if stopper.ending().is_none() => stopper.cancel(),
-                _ = tokio::time::sleep_until(stopper.deadline()) => Some(stopper.expire()),
-            };
-            match step {
-                // A worker's abort signal: the harness fires the call's AbortSignal (and
-                // rejects what its ctx waits for: the questions are not answered now).
-                Some(Step::Abort(_)) => {
-                    questions.abort_all();
-                    let _ = self.lines.send(protocol::abort_line(id));
-                }
-                Some(Step::Kill(ending)) => {
-                    guard.finished = true;
-                    return self.kill_unstopped(&stopper, ending, tool_call_id).await;
-                }
-                None => {}
-            }
-        }
-    }
-
     /// Puts call `id` in flight, with the secrets to redact from everything it causes; `Err`
-    /// with the reason when the worker is already dead (the call is not sent).
-    fn enlist(&self, id: u64, call: Pending, secrets: &[String]) -> Result<(), String> {
+    /// when the worker is already dead (the call is not sent).
+    fn enlist(&self, id: u64, call: Pending, secrets: &[String]) -> Result<(), Dead> {
         let mut st = self.lock();
         if let Some(reason) = &st.dead {
-            return Err(reason.clone());
+            return Err(Dead {
+                reason: reason.clone(),
+            });
         }
         st.pending.insert(id, call);
         st.last_log = None;
@@ -502,81 +338,6 @@ impl Worker {
             }
         }
         Ok(())
-    }
-
-    /// Ends a call that ignored its abort signal for the whole grace period: the worker's
-    /// process group is killed (the other calls in flight on it learn why), and its end is
-    /// waited for a little.
-    async fn kill_unstopped(
-        &self,
-        stopper: &Stopper,
-        ending: Ending,
-        tool_call_id: &str,
-    ) -> CallEnd {
-        self.kill_for(format!(
-            "the tool's worker process was restarted: another call (`{tool_call_id}`) ignored its abort signal for {} and had to be killed, and this call ran in the same process; calling again starts a fresh worker (tools that ignore abort signals are better as `worker: oneshot`)",
-            stopper.grace()
-        ));
-        self.wait_closed(Duration::from_secs(2)).await;
-        let how = format!(
-            "the tool did not stop within {} of its abort signal, so its process group was killed",
-            stopper.grace()
-        );
-        CallEnd::Done(ToolResult::stopped(
-            stopper.reason(ending),
-            stopper.describe(ending, &how),
-        ))
-    }
-}
-
-/// How a call ends on the event the reader (or its dropped channel) gave it, given how
-/// `stopper` was already stopping it.
-fn call_end(event: Option<Event>, stopper: &Stopper) -> CallEnd {
-    match event {
-        Some(Event::Done(result)) => CallEnd::Done(match stopper.ending() {
-            Some(e @ Ending::TimedOut) => ToolResult::stopped(
-                stopper.reason(e),
-                stopper.describe(e, "the tool stopped after its abort signal"),
-            ),
-            // The tool gave up when its signal fired: the call was cancelled.
-            Some(e @ Ending::Cancelled) if result.is_error => result.with_stop(stopper.reason(e)),
-            _ => result,
-        }),
-        Some(Event::Died {
-            reason,
-            others,
-            named,
-            why,
-        }) => {
-            if others == 0 || stopper.ending().is_some() {
-                return CallEnd::Done(ToolResult::stopped(why, reason));
-            }
-            CallEnd::NeighbourBroke(ToolResult::stopped(
-                why,
-                if named {
-                    reason
-                } else {
-                    format!(
-                        "a neighbouring call may have broken the worker process this call was running in ({others} other call(s) were in flight on it): {reason}"
-                    )
-                },
-            ))
-        }
-        Some(Event::Prepared(_)) => CallEnd::Done(ToolResult::stopped(
-            StopReason::ProtocolError,
-            "protocol error: the harness answered a call with `prepared`",
-        )),
-        // Handled by the call's loop, never an end.
-        Some(Event::Ask { .. } | Event::Notify { .. } | Event::Waiting) => {
-            CallEnd::Done(ToolResult::stopped(
-                StopReason::ProtocolError,
-                "internal error: a question was taken for the call's end",
-            ))
-        }
-        None => CallEnd::Done(ToolResult::stopped(
-            StopReason::Crashed,
-            "internal error: the worker dropped the call",
-        )),
     }
 }
 
@@ -631,7 +392,8 @@ impl Worker {
             log: None,
             tool_call_id: String::new(),
         };
-        self.enlist(id, pending, &[]).map_err(PrepareError::Died)?;
+        self.enlist(id, pending, &[])
+            .map_err(|dead| PrepareError::Died(dead.reason))?;
         let mut guard = CallGuard {
             worker: self,
             id,
@@ -645,7 +407,7 @@ impl Worker {
             Ok(Some(Event::Prepared(args))) => Ok(args),
             Ok(Some(Event::Done(result))) => Err(PrepareError::Failed(result.text_content())),
             Ok(Some(Event::Died { reason, .. })) => Err(PrepareError::Died(reason)),
-            Ok(Some(Event::Ask { .. } | Event::Notify { .. } | Event::Waiting)) => Err(
+            Ok(Some(Event::Ask(_) | Event::Notify { .. } | Event::Waiting)) => Err(
                 PrepareError::Failed("prepareArguments has no ctx to ask or notify with".into()),
             ),
             Ok(None) => Err(PrepareError::Dropped),

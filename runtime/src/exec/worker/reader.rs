@@ -13,7 +13,7 @@ use tokio::io::BufReader;
 use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::watch;
 
-use super::{Event, Shared};
+use super::{Asked, Event, Shared};
 use crate::exec::Limits;
 use crate::exec::blobs::{Binary, Blobs};
 use crate::exec::group::Group;
@@ -46,13 +46,96 @@ pub(super) struct ReaderCtx {
 /// little higher, keeps that note while still bounding what a misbehaving harness sends.
 const SLACK: usize = 4096;
 
+/// How the harness broke the protocol: what every call in flight on it is told (and the
+/// worker is killed).
+#[derive(Debug)]
+enum Broken {
+    /// A line past the bound.
+    TooLong { label: &'static str, max: usize },
+    /// Reading failed.
+    Unreadable {
+        label: &'static str,
+        error: std::io::Error,
+    },
+    /// The first line is not a protocol message.
+    FirstNotJson {
+        label: &'static str,
+        error: serde_json::Error,
+        preview: String,
+    },
+    /// A later line is not one, nor names a call to fail.
+    NotJson {
+        label: &'static str,
+        error: serde_json::Error,
+        preview: String,
+    },
+    /// A second hello.
+    SecondHello { label: &'static str },
+    /// Something else before the hello.
+    FirstNotHello {
+        label: &'static str,
+        kind: &'static str,
+    },
+    /// A hello this runtime cannot take.
+    Hello(protocol::HelloError),
+    /// More questions open at once than the harness may have.
+    TooManyQuestions,
+}
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let version = protocol::PROTOCOL_VERSION;
+        match self {
+            Broken::TooLong { label, max } => write!(
+                f,
+                "protocol error: the {label} harness sent a message longer than {max} bytes"
+            ),
+            Broken::Unreadable { label, error } => write!(
+                f,
+                "protocol error: reading from the {label} harness failed: {error}"
+            ),
+            Broken::FirstNotJson {
+                label,
+                error,
+                preview,
+            } => write!(
+                f,
+                "protocol error: the {label} harness's first message is not a hello (protocol version {version}) but a line that is not a protocol message ({error}): `{preview}`"
+            ),
+            Broken::NotJson {
+                label,
+                error,
+                preview,
+            } => write!(
+                f,
+                "protocol error: the {label} harness sent a line that is not a protocol message ({error}): `{preview}`"
+            ),
+            Broken::SecondHello { label } => {
+                write!(f, "protocol error: the {label} harness sent a second hello")
+            }
+            Broken::FirstNotHello { label, kind } => write!(
+                f,
+                "protocol error: the {label} harness's first message is `{kind}`, not the hello protocol version {version} begins with; the harness is from another toolbind version"
+            ),
+            Broken::Hello(e) => e.fmt(f),
+            Broken::TooManyQuestions => write!(
+                f,
+                "protocol error: the harness asked more than {} questions at once in one call",
+                crate::host::MAX_QUESTIONS
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Broken {}
+
 /// What the read loop has learned so far.
 #[derive(Default)]
 struct Reading {
     /// The harness's own `fatal` message.
     fatal: Option<String>,
     /// How the harness broke the protocol, when it did: reading stopped there.
-    broken: Option<String>,
+    broken: Option<Broken>,
     /// The first message must be the hello (or a fatal): nothing else is read before it.
     greeted: bool,
     /// The harness has exited (its group is left unreaped until [`reap`]).
@@ -102,10 +185,10 @@ async fn read_messages(
             Ok(None) => break,
             Ok(Some(())) => {}
             Err(LineError::TooLong(max)) => {
-                reading.broken = Some(format!(
-                    "protocol error: the {} harness sent a message longer than {max} bytes",
-                    ctx.label
-                ));
+                reading.broken = Some(Broken::TooLong {
+                    label: ctx.label,
+                    max,
+                });
                 break;
             }
             // The harness's end closed with a request of ours unread: it is gone, as at
@@ -113,10 +196,10 @@ async fn read_messages(
             // says why. Not a protocol break, whose worker is killed before it can exit.
             Err(LineError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
             Err(LineError::Io(e)) => {
-                reading.broken = Some(format!(
-                    "protocol error: reading from the {} harness failed: {e}",
-                    ctx.label
-                ));
+                reading.broken = Some(Broken::Unreadable {
+                    label: ctx.label,
+                    error: e,
+                });
                 break;
             }
         }
@@ -132,7 +215,7 @@ async fn read_messages(
         let handled =
             in_order(&msg, reading.greeted, ctx.label).and_then(|()| reading.handle(ctx, msg));
         match handled {
-            Ok(Some((id, event @ (Event::Ask { .. } | Event::Notify { .. } | Event::Waiting)))) => {
+            Ok(Some((id, event @ (Event::Ask(_) | Event::Notify { .. } | Event::Waiting)))) => {
                 if let Err(broken) = forward(&ctx.shared, id, event) {
                     reading.broken = Some(broken);
                     break;
@@ -150,15 +233,14 @@ async fn read_messages(
 
 /// The message on `line`: `Ok(None)` for one to drop, `Err` for how the line breaks the
 /// protocol.
-fn parse(line: &[u8], greeted: bool, label: &str) -> Result<Option<FromHarness>, String> {
+fn parse(line: &[u8], greeted: bool, label: &'static str) -> Result<Option<FromHarness>, Broken> {
     match serde_json::from_slice::<FromHarness>(line) {
         Ok(m) => Ok(Some(m)),
-        Err(e) if !greeted => Err(format!(
-            "protocol error: the {} harness's first message is not a hello (protocol version {}) but a line that is not a protocol message ({e}): `{}`",
+        Err(error) if !greeted => Err(Broken::FirstNotJson {
             label,
-            protocol::PROTOCOL_VERSION,
-            protocol::preview(line)
-        )),
+            error,
+            preview: protocol::preview(line),
+        }),
         Err(e) => match protocol::salvage_id(line) {
             // A message of one call that is not JSON fails that call, not the worker.
             Some(("update", _)) => Ok(None),
@@ -170,29 +252,24 @@ fn parse(line: &[u8], greeted: bool, label: &str) -> Result<Option<FromHarness>,
                     label
                 ),
             })),
-            None => Err(format!(
-                "protocol error: the {} harness sent a line that is not a protocol message ({e}): `{}`",
+            None => Err(Broken::NotJson {
                 label,
-                protocol::preview(line)
-            )),
+                error: e,
+                preview: protocol::preview(line),
+            }),
         },
     }
 }
 
 /// Whether `msg` may come now: the hello (or a fatal) first, and one hello only.
-fn in_order(msg: &FromHarness, greeted: bool, label: &str) -> Result<(), String> {
+fn in_order(msg: &FromHarness, greeted: bool, label: &'static str) -> Result<(), Broken> {
     match (msg, greeted) {
-        (FromHarness::Hello { .. }, true) => Err(format!(
-            "protocol error: the {} harness sent a second hello",
-            label
-        )),
+        (FromHarness::Hello { .. }, true) => Err(Broken::SecondHello { label }),
         (FromHarness::Hello { .. } | FromHarness::Fatal { .. }, false) | (_, true) => Ok(()),
-        (other, false) => Err(format!(
-            "protocol error: the {} harness's first message is `{}`, not the hello protocol version {} begins with; the harness is from another toolbind version",
+        (other, false) => Err(Broken::FirstNotHello {
             label,
-            other.kind(),
-            protocol::PROTOCOL_VERSION
-        )),
+            kind: other.kind(),
+        }),
     }
 }
 
@@ -203,14 +280,14 @@ impl Reading {
         &mut self,
         ctx: &ReaderCtx,
         msg: FromHarness,
-    ) -> Result<Option<(u64, Event)>, String> {
+    ) -> Result<Option<(u64, Event)>, Broken> {
         match msg {
             FromHarness::Hello {
                 protocol,
                 capabilities,
             } => {
-                let caps = protocol::hello(ctx.label, &protocol, &capabilities)
-                    .map_err(|e| e.to_string())?;
+                let caps =
+                    protocol::hello(ctx.label, &protocol, &capabilities).map_err(Broken::Hello)?;
                 self.greeted = true;
                 let _ = ctx.greeted.send(Some(caps));
                 Ok(None)
@@ -249,12 +326,12 @@ impl Reading {
                 key,
             } => Ok(Some((
                 id,
-                Event::Ask {
+                Event::Ask(Asked {
                     ask,
+                    key: crate::host::question_key(&kind, key),
+                    question: crate::host::Question::parse(&kind, params),
                     kind,
-                    params,
-                    key,
-                },
+                }),
             ))),
             FromHarness::Waiting { id } => Ok(Some((id, Event::Waiting))),
             FromHarness::Notify { id, level, text } => Ok(Some((
@@ -367,17 +444,16 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
 /// without waiting: reading never stalls on one call. A notice that finds the call's queue
 /// full is dropped; a question that does is more than the harness may have open, a
 /// protocol break.
-fn forward(shared: &Shared, id: u64, event: Event) -> Result<(), String> {
+fn forward(shared: &Shared, id: u64, event: Event) -> Result<(), Broken> {
     let to = {
         let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         st.pending.get(&id).map(|c| c.done.clone())
     };
     let Some(to) = to else { return Ok(()) };
     match to.try_send(event) {
-        Err(tokio::sync::mpsc::error::TrySendError::Full(Event::Ask { .. })) => Err(format!(
-            "protocol error: the harness asked more than {} questions at once in one call",
-            crate::host::MAX_QUESTIONS
-        )),
+        Err(tokio::sync::mpsc::error::TrySendError::Full(Event::Ask(_))) => {
+            Err(Broken::TooManyQuestions)
+        }
         _ => Ok(()),
     }
 }
@@ -434,7 +510,7 @@ async fn reap(ctx: &mut ReaderCtx, broken: bool, exited: bool) -> Option<ExitSta
 fn death(
     ctx: &ReaderCtx,
     fatal: Option<String>,
-    broken: Option<String>,
+    broken: Option<Broken>,
     status: Option<ExitStatus>,
 ) -> (String, StopReason, bool) {
     let secrets = ctx.shared.secrets();
@@ -457,7 +533,7 @@ fn death(
     });
     let mut reason = match (fatal, broken, killed_because) {
         (Some(f), _, _) => f,
-        (None, Some(b), _) => b,
+        (None, Some(b), _) => b.to_string(),
         (None, None, Some(k)) => k,
         (None, None, None) => format!(
             "the {} process running {} {} before returning a result",

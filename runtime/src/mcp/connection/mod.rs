@@ -1,0 +1,293 @@
+//! One MCP server's connection, shared by every call of its tools: started at startup or
+//! on the first call, checked against the snapshot at every connect (and after
+//! `notifications/tools/list_changed`), started again after it dies or hangs, with a
+//! capped backoff while starting keeps failing.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RunningService, RxJsonRpcMessage, TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ClientHandler, Peer, RoleClient};
+use serde_json::Value;
+
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::lines::{Broken, Lines};
+use super::list::{self, ListLimits};
+use super::spawn::{self, ServerProcess};
+use super::{McpServer, ServerConfig, SnapshotTool};
+use crate::exec::sandbox::Sandbox;
+use crate::executor::{ExecCall, ProgressSink};
+use crate::host::{Question, Refusal};
+use crate::result::{Content, Progress, StopReason, ToolResult};
+
+mod call;
+mod drift;
+mod lifecycle;
+mod progress;
+mod questions;
+
+use progress::*;
+use questions::*;
+
+/// The first wait before starting a server again after a failed start; it doubles up to
+/// [`McpServer::max_restart_delay`].
+const FIRST_RESTART_DELAY: Duration = Duration::from_millis(250);
+
+/// A server that dies this soon after it started counts as a failed start: a server that
+/// crashes on every call is not started again at the pace of the calls.
+const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(5);
+
+/// A wait before the next start this short is waited out by the call that finds it.
+const SHORT_WAIT: Duration = Duration::from_secs(1);
+
+/// One server's connection and what is known of it.
+pub(crate) struct Connection {
+    server: McpServer,
+    sandbox: Arc<Sandbox>,
+    state: tokio::sync::Mutex<State>,
+    slots: Arc<Semaphore>,
+    shared: Arc<Shared>,
+    /// The snapshot's tools by the server's names: what the live list is checked against.
+    expected: HashMap<String, SnapshotTool>,
+    generation: AtomicU64,
+    /// The protocol of the current connection, for `Runtime::mcp_protocol_version`.
+    protocol: Mutex<Option<String>>,
+    /// The start task while one runs, for [`Connection::abandon`].
+    starting: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+enum State {
+    /// Not started yet.
+    Idle,
+    /// Starting, in a task of its own: a call whose deadline ends while it waits leaves
+    /// the start running for the next call (a slow `npx` start is not bound to the first
+    /// caller's timeout). `failures`: starts that failed in a row before this one.
+    Starting {
+        task: tokio::task::JoinHandle<Result<Live, (StopReason, String)>>,
+        failures: u32,
+    },
+    Up(Arc<Live>),
+    /// Stopped: started again on the first call after `until`.
+    Down {
+        until: Instant,
+        /// Starts that failed in a row.
+        failures: u32,
+        why: String,
+    },
+}
+
+/// A live connection.
+pub(crate) struct Live {
+    client: RunningService<RoleClient, Handler>,
+    process: Option<ServerProcess>,
+    generation: u64,
+    /// The protocol version negotiated.
+    pub(crate) protocol: String,
+    /// The live list, by the server's names.
+    tools: RwLock<HashMap<String, LiveTool>>,
+    /// Set when the stdout reader stopped: a message over its bound, or one the client
+    /// could not read.
+    over: Arc<Broken>,
+    /// The `subscriptions/listen` stream's reader, on 2026-07-28.
+    _listen: Option<AbortOnDrop>,
+    /// When it started, and how many starts in a row had failed before it.
+    started: std::time::Instant,
+    failures: u32,
+    /// Why toolbind stopped it, when it did.
+    ended: Mutex<Option<String>>,
+    /// A `ping` is out to tell whether it hangs.
+    pinging: AtomicBool,
+}
+
+/// Connections whose starts in progress are stopped when this is dropped (a runtime that
+/// is going away, or one that failed to build).
+pub(crate) struct Abandon(pub(crate) Vec<Arc<Connection>>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            c.abandon();
+        }
+    }
+}
+
+/// A task stopped when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+struct LiveTool {
+    listed: SnapshotTool,
+    input: Option<Arc<jsonschema::Validator>>,
+}
+
+/// What the transport and the client handler share with calls: progress sinks by token,
+/// the list-changed flag.
+#[derive(Default)]
+struct Shared {
+    progress: Mutex<ProgressMap>,
+    list_changed: AtomicBool,
+    /// Who answers the server's questions (elicitation, sampling, roots): the host of the
+    /// one call in flight when there is one, else the runtime's.
+    asking: Mutex<Asking>,
+}
+
+/// The hosts a server's questions may go to.
+#[derive(Default)]
+struct Asking {
+    /// The runtime's host ([`crate::runtime::RuntimeBuilder::host`]): also what makes this client
+    /// declare the elicitation, sampling and roots capabilities.
+    runtime: Option<crate::host::SharedHost>,
+    ask_timeout: Duration,
+    /// The calls in flight with a host of their own, by a key of the call's.
+    calls: Vec<(u64, crate::host::SharedHost, crate::host::Asker)>,
+    next: u64,
+    /// The server's questions open now: at most [`crate::host::MAX_QUESTIONS`].
+    open: usize,
+}
+
+impl Connection {
+    pub(crate) fn new(server: McpServer) -> Self {
+        let expected = server
+            .snapshot
+            .iter()
+            .flat_map(|s| &s.tools)
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect();
+        Connection {
+            sandbox: Arc::new(Sandbox::untried(spawn::jail_policy(&server))),
+            slots: Arc::new(Semaphore::new(server.max_in_flight)),
+            state: tokio::sync::Mutex::new(State::Idle),
+            shared: Arc::default(),
+            expected,
+            generation: AtomicU64::new(0),
+            protocol: Mutex::new(None),
+            starting: Mutex::new(None),
+            server,
+        }
+    }
+
+    /// Stops a start in progress (the runtime is going away: the start task would
+    /// otherwise keep this connection, and the server it starts, until it finished).
+    pub(crate) fn abandon(&self) {
+        if let Some(t) = self
+            .starting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            t.abort();
+        }
+    }
+
+    pub(crate) fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    fn name(&self) -> &str {
+        &self.server.name
+    }
+
+    /// The protocol version of the current connection, while it is up.
+    pub(crate) fn protocol_version(&self) -> Option<String> {
+        self.protocol
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_protocol(&self, v: Option<String>) {
+        *self.protocol.lock().unwrap_or_else(|e| e.into_inner()) = v;
+    }
+}
+
+impl Live {
+    fn is_open(&self) -> bool {
+        !self.client.is_closed()
+            && !self.client.peer().is_transport_closed()
+            && self.process.as_ref().is_none_or(|p| p.exit().is_none())
+    }
+
+    /// How the connection ended, in words: "exited with code 1", "closed the connection".
+    async fn ended_how(&self) -> String {
+        match &self.process {
+            Some(p) => match p.exit_within(Duration::from_millis(500)).await {
+                Some(e) => e,
+                None => "closed the connection".into(),
+            },
+            None => "closed the connection".into(),
+        }
+    }
+
+    fn kill(&self) {
+        if let Some(p) = &self.process {
+            p.kill();
+        }
+        self.client.cancellation_token().cancel();
+    }
+
+    /// Ends the connection now, keeping `why` for the message of the next start.
+    fn stop(&self, why: &str) {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(|| why.to_owned());
+        self.kill();
+    }
+}
+
+/// `url` as messages show it: without user information or query, which may hold a key.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let rest = match rest.split_once('/') {
+        Some((authority, path)) => format!(
+            "{}/{path}",
+            authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+        ),
+        None => rest.rsplit_once('@').map_or(rest, |(_, h)| h).to_owned(),
+    };
+    if scheme.is_empty() {
+        rest
+    } else {
+        format!("{scheme}://{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_are_shown_without_secrets() {
+        use super::shown_url;
+        assert_eq!(
+            shown_url("https://user:pw@mcp.example.com/mcp?key=SECRET#x"),
+            "https://mcp.example.com/mcp"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:80/mcp"),
+            "http://127.0.0.1:80/mcp"
+        );
+        assert_eq!(shown_url("https://k@h"), "https://h");
+    }
+}
