@@ -25,6 +25,16 @@ fn main() -> Result<(), toolbind_codegen::Error> {
         .out_file("hostile.rs")
         .print_warnings(false)
         .compile()?;
+    // Bindings of MCP snapshots alone (no tools folder): the `ToolCall` over no local tools
+    // must not warn (unused arguments) in a `#![deny(warnings)]` crate (src/lib.rs
+    // `mcp_only`; `shipped` is the local-only shape, `hostile` the mixed one).
+    toolbind_codegen::Config::new()
+        .mcp_snapshot("ui/fixtures/mcp/filesystem.json")
+        .mcp_snapshot("ui/fixtures/mcp/memory.json")
+        .out_file("mcp_only.rs")
+        // filesystem's `read_media_file` output is untyped: a warning that is not news.
+        .print_warnings(false)
+        .compile()?;
     toolbind_codegen::Config::new()
         .tools_dir("compat")
         .out_file("compat.rs")

@@ -270,10 +270,12 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
 
 /// Generated `ToolCall::call`: one arm per tool, each `__private::<private>::<Tool>`.
 fn call_fn(w: &mut W, tools: &[ToolSpec], private: &str) {
+    // Over no tools the body is `match self {}`: the unused arguments would warn.
+    let unused = if tools.is_empty() { "_" } else { "" };
     w.open("pub fn call<'a>(");
     w.line("self,");
-    w.line("runtime: &'a ::toolbind::Runtime,");
-    w.line("opts: ::toolbind::CallOptions,");
+    w.line(&format!("{unused}runtime: &'a ::toolbind::Runtime,"));
+    w.line(&format!("{unused}opts: ::toolbind::CallOptions,"));
     w.close(") -> ::toolbind::__private::BoxFuture<'a, ::toolbind::ToolResult> {");
     w.indent += 1;
     if tools.is_empty() {
@@ -321,15 +323,7 @@ fn mcp_tool_call(w: &mut W, tools: &[ToolSpec]) {
     mcp_name_consts(w, tools);
     w.line("/// Parses a model's call: the tool's provider-facing name and its JSON arguments");
     w.line("/// (`null` and `\"\"` count as no arguments).");
-    w.open("pub fn from_call(");
-    w.line("name: &str,");
-    w.line("args: ::toolbind::__private::serde_json::Value,");
-    w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
-    w.indent += 1;
-    from_call_arms(w, tools, "mcp_params");
-    w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
-    w.close("}");
-    w.close("}");
+    from_call(w, tools, "mcp_params");
     w.line("/// Sends the call to its server through `runtime` (`Runtime::call_mcp`): the");
     w.line("/// contract drift check against the snapshot the bindings came from, then the call.");
     call_fn(w, tools, "call_mcp");
@@ -562,6 +556,11 @@ impl W {
         }
     }
     fn doc(&mut self, text: &str) {
+        // No text, no doc: an empty `///` fails clippy's `empty_docs` (an MCP server's
+        // field with no description).
+        if text.trim().is_empty() {
+            return;
+        }
         // A `\r` from a YAML escape is a line break too: rustc rejects a bare CR in a doc.
         for l in text.trim().split(['\n', '\r']) {
             let l = l.trim_end();
@@ -1402,6 +1401,28 @@ fn params_and_types(w: &mut W, tool: &ToolSpec) {
     output_types(w, tool);
 }
 
+/// Generated `from_call`: `match name`, one arm per tool, then the unknown-name error.
+fn from_call(w: &mut W, tools: &[ToolSpec], helper: &str) {
+    // Over no tools every name is unknown: no `match` (clippy's `match_single_binding`),
+    // and `args` is unused.
+    let unused = if tools.is_empty() { "_" } else { "" };
+    w.open("pub fn from_call(");
+    w.line("name: &str,");
+    w.line(&format!(
+        "{unused}args: ::toolbind::__private::serde_json::Value,"
+    ));
+    w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
+    w.indent += 1;
+    if tools.is_empty() {
+        w.line("::toolbind::__private::unknown_tool(name, Self::NAMES)");
+    } else {
+        from_call_arms(w, tools, helper);
+        w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
+        w.close("}");
+    }
+    w.close("}");
+}
+
 /// The arms of generated `from_call`'s `match name`, up to the unknown-name arm: each
 /// parses the args with `::toolbind::__private::<helper>::<module::Tool>`.
 fn from_call_arms(w: &mut W, tools: &[ToolSpec], helper: &str) {
@@ -1469,15 +1490,7 @@ fn tool_call(w: &mut W, tools: &[ToolSpec]) {
     w.line("/// `\"\"` count as no arguments). Pure: a tool's `prepareArguments` (old argument");
     w.line("/// shapes) does not run here; raw model JSON for such a tool goes through");
     w.line("/// `Runtime::call`.");
-    w.open("pub fn from_call(");
-    w.line("name: &str,");
-    w.line("args: ::toolbind::__private::serde_json::Value,");
-    w.close(") -> ::core::result::Result<Self, ::toolbind::__private::CallError> {");
-    w.indent += 1;
-    from_call_arms(w, tools, "params");
-    w.line("_ => ::toolbind::__private::unknown_tool(name, Self::NAMES),");
-    w.close("}");
-    w.close("}");
+    from_call(w, tools, "params");
     w.line("/// The called tool's name.");
     w.open("pub fn name(&self) -> &'static str {");
     if tools.is_empty() {

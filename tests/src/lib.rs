@@ -83,6 +83,26 @@ pub mod hostile {
     }
 }
 
+/// MCP snapshots alone (no tools folder), through build.rs: with `shipped` (local tools
+/// only) and `hostile` (both), the three shapes of bindings compile under this crate's
+/// `#![deny(warnings)]`, the empty local `ToolCall` included.
+pub mod mcp_only {
+    toolbind::include_tools!("mcp_only.rs");
+
+    /// Compile-time pins: the local `ToolCall` is empty, the servers' are not.
+    #[allow(dead_code)]
+    fn pins(server: memory::ToolCall) -> &'static str {
+        let _: &[&str] = ToolCall::NAMES;
+        let _ = filesystem::ToolCall::NAMES;
+        server.name()
+    }
+
+    #[allow(dead_code)]
+    fn no_local_tools(local: ToolCall) -> &'static str {
+        match local {}
+    }
+}
+
 /// The same hostile texts through the proc-macro.
 pub mod hostile_macro {
     toolbind::tools!("../hostile/tools", "../hostile/injected.json");
