@@ -35,6 +35,14 @@ fn main() -> Result<(), toolbind_codegen::Error> {
         // filesystem's `read_media_file` output is untyped: a warning that is not news.
         .print_warnings(false)
         .compile()?;
+    // The proc-macro's stand-in after an error (src/lib.rs `stand_in`), under the same
+    // `#![deny(warnings)]` as real bindings.
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(
+        out.join("toolbind/stand_in.rs"),
+        toolbind_codegen::emit::stand_in(),
+    )
+    .expect("OUT_DIR/toolbind is writable");
     toolbind_codegen::Config::new()
         .tools_dir("compat")
         .out_file("compat.rs")

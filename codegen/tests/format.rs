@@ -42,6 +42,42 @@ fn fixtures_are_prettyplease_formatted() {
     assert_prettyplease_stable(&rust(&tools[..1], Generator::Build));
 }
 
+/// The runtime path is written as the code is emitted, not patched in afterwards: lines
+/// are measured with the path they hold (`Config::runtime_path`): with a shorter path, a
+/// line broken for `::toolbind` fits on one. (A path longer than `::toolbind` meets the
+/// `fn serialize`/`fn deserialize` headers, which the emitter always breaks the same way:
+/// not covered.)
+#[test]
+fn a_relocated_runtime_is_prettyplease_formatted() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid");
+    let tools = load_tools(&[dir], &Options::default()).unwrap();
+    for runtime in ["::rt"] {
+        let src = toolbind_codegen::emit::rust_at(&tools, Generator::Build, runtime);
+        assert!(src.contains(&format!("impl {runtime}::__private::Tool for Tool")));
+        assert_prettyplease_stable(&src);
+    }
+}
+
+/// The macro's stand-in comes from the same `ToolCall` emitter as the real bindings.
+#[test]
+fn the_stand_in_is_the_tool_call_over_no_tools() {
+    let stand_in = toolbind_codegen::emit::stand_in();
+    assert_prettyplease_stable(&format!("{}\n{stand_in}", toolbind_codegen::emit::HEADER));
+    let empty = rust(&[], Generator::Build);
+    for item in [
+        "pub enum ToolCall {}",
+        "pub const NAMES: &'static [&'static str] = &[];",
+        "pub fn from_call(",
+        "pub fn parse(",
+        "pub fn call<'a>(",
+        "pub fn to_args(&self)",
+        "pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[];",
+    ] {
+        assert!(stand_in.contains(item), "{item}\n{stand_in}");
+        assert!(empty.contains(item), "{item}\n{empty}");
+    }
+}
+
 fn tool(dir: &Path, name: &str, inputs: &str) {
     let t = dir.join(name);
     std::fs::create_dir_all(&t).unwrap();

@@ -153,35 +153,12 @@ pub fn tools(input: TokenStream) -> TokenStream {
             },
         }
     }
-    quote! {
-        #(#errors)*
-        /// A stand-in: the tools folder has errors (reported above).
-        pub enum ToolCall {}
-        // The same API as the real `ToolCall`, so agent code using it adds no errors of
-        // its own to the real one.
-        impl ToolCall {
-            /// A stand-in: the tools folder has errors (reported above).
-            pub const NAMES: &'static [&'static str] = &[];
-            /// A stand-in: the tools folder has errors (reported above).
-            pub fn from_call(
-                name: &str,
-                _args: ::toolbind::__private::serde_json::Value,
-            ) -> ::core::result::Result<Self, ::toolbind::__private::CallError> {
-                ::toolbind::__private::unknown_tool(name, Self::NAMES)
-            }
-            /// A stand-in: the tools folder has errors (reported above).
-            pub fn name(&self) -> &'static str {
-                match *self {}
-            }
-            /// A stand-in: the tools folder has errors (reported above).
-            pub fn to_args(&self) -> ::toolbind::__private::serde_json::Value {
-                match *self {}
-            }
-        }
-        /// A stand-in: the tools folder has errors (reported above).
-        pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[];
-    }
-    .into()
+    // After the errors, the same `ToolCall` and `TOOLS` the emitter writes over no tools,
+    // so agent code using them adds no errors of its own to the real one.
+    let stand_in = toolbind_codegen::emit::stand_in()
+        .parse::<TokenStream2>()
+        .unwrap_or_else(|e| internal(&paths[0], &e.to_string()));
+    quote!(#(#errors)* #stand_in).into()
 }
 
 /// Generates the module of one tool folder only, without `ToolCall` or `TOOLS`.

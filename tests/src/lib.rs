@@ -103,6 +103,11 @@ pub mod mcp_only {
     }
 }
 
+/// What `toolbind::tools!` expands to after its errors: the `ToolCall` over no tools.
+pub mod stand_in {
+    toolbind::include_tools!("stand_in.rs");
+}
+
 /// The same hostile texts through the proc-macro.
 pub mod hostile_macro {
     toolbind::tools!("../hostile/tools", "../hostile/injected.json");

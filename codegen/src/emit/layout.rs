@@ -1,18 +1,31 @@
 //! The writer of generated code: text already in the layout `prettyplease` gives it
 //! (line width, where a list, a call or a type breaks), and the literals it quotes.
 
+use std::rc::Rc;
+
 use proc_macro2::Literal;
 
 /// prettyplease's line width.
 const MARGIN: usize = 89;
 
-#[derive(Default)]
+/// The text written so far, at an indentation, for a runtime reached by `rt`.
 pub(super) struct W {
     pub(super) s: String,
     pub(super) indent: usize,
+    /// The path generated code reaches the runtime by (`::toolbind`, or what
+    /// `Config::runtime_path` set): written into code as it is emitted, so the layout is
+    /// measured with the path the file holds.
+    pub(super) rt: Rc<str>,
 }
 
 impl W {
+    pub(super) fn new(rt: &str) -> Self {
+        W {
+            s: String::new(),
+            indent: 0,
+            rt: rt.into(),
+        }
+    }
     pub(super) fn line(&mut self, text: &str) {
         for _ in 0..self.indent {
             self.s.push_str("    ");
@@ -42,11 +55,14 @@ impl W {
     /// `impl<'de> Deserialize<'de> for {ty} {` and its `fn deserialize(d)` header; the
     /// caller writes the body and closes both.
     pub(super) fn open_deserialize(&mut self, ty: &str) {
+        let rt = self.rt.clone();
         self.impl_for(
-            "impl<'de> ::toolbind::__private::serde::Deserialize<'de>",
+            &format!("impl<'de> {rt}::__private::serde::Deserialize<'de>"),
             ty,
         );
-        self.open("fn deserialize<D: ::toolbind::__private::serde::Deserializer<'de>>(");
+        self.open(&format!(
+            "fn deserialize<D: {rt}::__private::serde::Deserializer<'de>>("
+        ));
         self.line("d: D,");
         self.close(") -> ::core::result::Result<Self, D::Error> {");
         self.indent += 1;

@@ -7,7 +7,7 @@ use crate::{prompt, schema};
 
 use super::Generator;
 use super::layout::{W, include_bytes, lit};
-use super::tool_call::mcp_tool_call;
+use super::tool_call::{Calls, tool_call, tools_static};
 use super::types::{VALUE_DERIVES, params_and_types};
 
 /// One MCP server's tools, for [`rust_with_mcp`].
@@ -46,6 +46,7 @@ impl McpServerCode {
 }
 
 pub(super) fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator) {
+    let rt = w.rt.clone();
     w.doc(&format!(
         "Tools of the MCP server {} ({}), from the snapshot {}.",
         code(&server.name),
@@ -56,7 +57,7 @@ pub(super) fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator
         "#[allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls, rustdoc::invalid_html_tags)]",
     );
     w.open(&format!("pub mod {} {{", server.module));
-    w.line("::toolbind::__mcp_bindings!();");
+    w.line(&format!("{rt}::__mcp_bindings!();"));
     if generator == Generator::Macro {
         include_bytes(w, &server.file);
     }
@@ -65,32 +66,26 @@ pub(super) fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator
     for tool in &server.tools {
         mcp_tool_module(w, tool);
     }
-    mcp_tool_call(w, &server.tools);
-    w.line("/// Static facts (names, schemas, contract hash) about every tool of the server, in");
-    w.line("/// name order.");
-    if server.tools.is_empty() {
-        w.line("pub static TOOLS: &[::toolbind::__private::CompiledMcpTool] = &[];");
-    } else {
-        w.open("pub static TOOLS: &[::toolbind::__private::CompiledMcpTool] = &[");
-        for t in &server.tools {
-            let one = format!(
-                "::toolbind::__private::CompiledMcpTool::of::<{}::Tool>(),",
-                t.rust_module
-            );
-            if w.fits(&one) {
-                w.line(&one);
-            } else {
-                w.open("::toolbind::__private::CompiledMcpTool::of::<");
-                w.line(&format!("{}::Tool,", t.rust_module));
-                w.close(">(),");
-            }
-        }
-        w.close("];");
-    }
+    tool_call(
+        w,
+        &server.tools,
+        Calls::Mcp,
+        "/// A model's call of one of the server's tools, parsed into its generated params.",
+    );
+    tools_static(
+        w,
+        &server.tools,
+        "CompiledMcpTool",
+        &[
+            "/// Static facts (names, schemas, contract hash) about every tool of the server, in",
+            "/// name order.",
+        ],
+    );
     w.close("}");
 }
 
 fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
+    let rt = w.rt.clone();
     let origin = tool.mcp.as_ref().expect("an MCP tool");
     let desc = tool.description.trim();
     if desc.is_empty() {
@@ -109,10 +104,12 @@ fn mcp_tool_module(w: &mut W, tool: &ToolSpec) {
     derives.insert(3, "::core::default::Default");
     w.derive(&derives);
     w.line("pub struct Tool;");
-    w.open("impl ::toolbind::__private::McpTool for Tool {");
+    w.open(&format!("impl {rt}::__private::McpTool for Tool {{"));
     w.line("type Params = Params;");
     if tool.outputs.is_empty() {
-        w.line("type Output = ::toolbind::__private::serde_json::Value;");
+        w.line(&format!(
+            "type Output = {rt}::__private::serde_json::Value;"
+        ));
     } else {
         w.line("type Output = Output;");
     }

@@ -23,7 +23,7 @@ use layout::W;
 pub use mcp::McpServerCode;
 use mcp::mcp_server;
 use tool::tool_module;
-use tool_call::tool_call;
+use tool_call::{Calls, tool_call, tools_static};
 
 /// Which shell the code is for. The macro additionally embeds `include_bytes!` of every file
 /// it read, so editing a TOOL.md recompiles the crate.
@@ -58,37 +58,7 @@ pub fn rust(tools: &[ToolSpec], generator: Generator) -> String {
 /// [`rust`] for a runtime reached by another path (a renamed dependency, a re-export):
 /// `runtime` is a Rust path such as `::my_toolbind` or `crate::deps::toolbind`.
 pub fn rust_at(tools: &[ToolSpec], generator: Generator, runtime: &str) -> String {
-    let mut w = W::default();
-    w.s.reserve(tools.len() * 9000);
-    w.s.push_str(HEADER);
-    w.s.push('\n');
-    version_check(&mut w);
-    for t in tools {
-        tool_module(&mut w, t, generator, false);
-    }
-    tool_call(&mut w, tools);
-    w.line("/// Static facts (name, version, schema, prompt line) about every compiled tool, in");
-    w.line("/// folder order.");
-    if tools.is_empty() {
-        w.line("pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[];");
-    } else {
-        w.open("pub static TOOLS: &[::toolbind::__private::CompiledTool] = &[");
-        for t in tools {
-            let one = format!(
-                "::toolbind::__private::CompiledTool::of::<{}::Tool>(),",
-                t.rust_module
-            );
-            if w.fits(&one) {
-                w.line(&one);
-            } else {
-                w.open("::toolbind::__private::CompiledTool::of::<");
-                w.line(&format!("{}::Tool,", t.rust_module));
-                w.close(">(),");
-            }
-        }
-        w.close("];");
-    }
-    relocate(w.s, runtime)
+    rust_with_mcp(tools, &[], generator, runtime)
 }
 
 /// [`rust_at`] for a tools folder's tools and MCP servers' tools: a module per server
@@ -100,74 +70,56 @@ pub fn rust_with_mcp(
     generator: Generator,
     runtime: &str,
 ) -> String {
-    let local = rust_at(tools, generator, RUNTIME_PATH);
-    if servers.is_empty() {
-        return relocate(local, runtime);
+    let mut w = W::new(runtime);
+    w.s.reserve(tools.len() * 9000);
+    w.s.push_str(HEADER);
+    w.s.push('\n');
+    version_check(&mut w);
+    for t in tools {
+        tool_module(&mut w, t, generator, false);
     }
-    let mut w = W {
-        s: local,
-        indent: 0,
-    };
+    tool_call(
+        &mut w,
+        tools,
+        Calls::Local,
+        "/// A model's tool call, parsed into the generated params of the tool it names.",
+    );
+    tools_static(
+        &mut w,
+        tools,
+        "CompiledTool",
+        &[
+            "/// Static facts (name, version, schema, prompt line) about every compiled tool, in",
+            "/// folder order.",
+        ],
+    );
     for server in servers {
         mcp_server(&mut w, server, generator);
     }
-    relocate(w.s, runtime)
+    w.s
+}
+
+/// What `toolbind::tools!` expands to after its errors: a `ToolCall` over no tools and an
+/// empty `TOOLS`, with the API of the real ones, so code using them adds no errors of its
+/// own to the real one.
+#[doc(hidden)]
+pub fn stand_in() -> String {
+    const DOC: &str = "/// A stand-in: the tools folder has errors (reported above).";
+    let mut w = W::new(RUNTIME_PATH);
+    tool_call(&mut w, &[], Calls::Local, DOC);
+    tools_static(&mut w, &[], "CompiledTool", &[DOC]);
+    w.s
 }
 
 /// One tool's module alone (no `ToolCall`, no `TOOLS`), with its own version check: what
 /// `toolbind::tool!` expands to.
 pub fn tool_module_source(tool: &ToolSpec, generator: Generator) -> String {
-    let mut w = W::default();
+    let mut w = W::new(RUNTIME_PATH);
     tool_module(&mut w, tool, generator, true);
     w.s
 }
 
 fn version_check(w: &mut W) {
-    w.line(&format!(
-        "::toolbind::__bindings_version!({BINDINGS_VERSION});"
-    ));
-}
-
-/// Points generated code at `runtime` instead of `::toolbind`: in code only, never in doc
-/// comments or string literals (the emitter writes every literal on one line).
-fn relocate(source: String, runtime: &str) -> String {
-    if runtime == RUNTIME_PATH {
-        return source;
-    }
-    let from = "::toolbind::";
-    let to = format!("{runtime}::");
-    let mut out = String::with_capacity(source.len() + source.len() / 20);
-    for line in source.split_inclusive('\n') {
-        if line.trim_start().starts_with("//") {
-            out.push_str(line);
-            continue;
-        }
-        // Code and literals alternate: replace in the code spans only.
-        let mut code_from = 0;
-        let mut in_literal = false;
-        let mut escaped = false;
-        for (i, c) in line.char_indices() {
-            if in_literal {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == '"' {
-                    in_literal = false;
-                    out.push_str(&line[code_from..=i]);
-                    code_from = i + 1;
-                }
-            } else if c == '"' {
-                out.push_str(&line[code_from..i].replace(from, &to));
-                in_literal = true;
-                code_from = i;
-            }
-        }
-        if in_literal {
-            out.push_str(&line[code_from..]);
-        } else {
-            out.push_str(&line[code_from..].replace(from, &to));
-        }
-    }
-    out
+    let rt = w.rt.clone();
+    w.line(&format!("{rt}::__bindings_version!({BINDINGS_VERSION});"));
 }

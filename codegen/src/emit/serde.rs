@@ -8,7 +8,7 @@ use crate::model::{Input, InputType};
 use super::layout::{W, field_call, lit};
 use super::types::{plain_name, rust_type};
 
-fn default_value(input: &Input) -> String {
+fn default_value(input: &Input, rt: &str) -> String {
     let v = match (input.public_default(), input.ty) {
         (Some(serde_json::Value::String(s)), InputType::String) => {
             format!("::std::string::String::from({})", lit(s))
@@ -30,14 +30,11 @@ fn default_value(input: &Input) -> String {
         }
         // Objects, arrays and anything else: read from the JSON TOOL.md gave, which
         // toolbind-codegen has checked against the input.
-        (Some(d), _) => format!(
-            "::toolbind::__private::json_default({})",
-            lit(&d.to_string())
-        ),
+        (Some(d), _) => format!("{rt}::__private::json_default({})", lit(&d.to_string())),
         _ => "::core::default::Default::default()".to_owned(),
     };
     if input.sensitive {
-        format!("::toolbind::__private::Secret::new({v})")
+        format!("{rt}::__private::Secret::new({v})")
     } else {
         v
     }
@@ -48,16 +45,19 @@ fn default_value(input: &Input) -> String {
 /// `fields_deserialize`, a fraction of a derive's compile time, because the generic work
 /// is shared by every tool.
 pub(super) fn fields_serialize(w: &mut W, ty: &str, fields: &[Input]) {
-    w.impl_for("impl ::toolbind::__private::serde::Serialize", ty);
-    w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
+    let rt = w.rt.clone();
+    w.impl_for(&format!("impl {rt}::__private::serde::Serialize"), ty);
+    w.open(&format!(
+        "fn serialize<S: {rt}::__private::serde::Serializer>("
+    ));
     w.line("&self,");
     w.line("s: S,");
     w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
     w.indent += 1;
     if fields.is_empty() {
-        w.line("::toolbind::__private::Args::new().serialize(s)");
+        w.line(&format!("{rt}::__private::Args::new().serialize(s)"));
     } else {
-        w.line("let mut a = ::toolbind::__private::Args::new();");
+        w.line(&format!("let mut a = {rt}::__private::Args::new();"));
         for input in fields {
             let one = format!("a.put({}, &self.{});", lit(&input.name), input.rust_name);
             if w.fits(&one) {
@@ -81,6 +81,7 @@ pub(super) fn fields_serialize(w: &mut W, ty: &str, fields: &[Input]) {
 /// generic work is shared. `nested`: the default functions are the struct's own
 /// (`Self::__default_x`), not the module's.
 pub(super) fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: bool) {
+    let rt = w.rt.clone();
     w.open(&format!("impl {ty} {{"));
     let names: Vec<String> = fields.iter().map(|i| lit(&i.name)).collect();
     let one = format!(
@@ -104,17 +105,19 @@ pub(super) fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: 
     w.close("}");
     w.open_deserialize(ty);
     if fields.is_empty() {
-        w.line("::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
+        w.line(&format!("{rt}::__private::Fields::new(d, Self::FIELDS)?;"));
         // `Self`, not the name: a struct named `D` would be the type parameter here.
         let name = if nested { "Self" } else { ty };
         w.line(&format!("::core::result::Result::Ok({name} {{}})"));
     } else {
-        w.line("let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;");
+        w.line(&format!(
+            "let mut f = {rt}::__private::Fields::new(d, Self::FIELDS)?;"
+        ));
         let name = if nested { "Self" } else { ty };
         let calls: Vec<(&str, &str, Vec<String>)> = fields
             .iter()
             .map(|input| {
-                let (_, optional) = rust_type(input);
+                let (_, optional) = rust_type(input, &w.rt);
                 let wire = lit(&input.name);
                 // A nullable field is an `Option` already: one that may be absent is read
                 // as optional too.
@@ -160,7 +163,7 @@ pub(super) fn fields_deserialize(w: &mut W, ty: &str, fields: &[Input], nested: 
 }
 
 pub(super) fn default_fn(w: &mut W, input: &Input) {
-    let (ty, _) = rust_type(input);
+    let (ty, _) = rust_type(input, &w.rt);
     if plain_name(&input.rust_name).starts_with('_') {
         // `__default__2fa` (a parameter named `2fa`): rustc's snake-case lint dislikes the
         // double underscore.
@@ -170,7 +173,7 @@ pub(super) fn default_fn(w: &mut W, input: &Input) {
         "fn __default_{}() -> {ty} {{",
         plain_name(&input.rust_name)
     ));
-    let value = default_value(input);
+    let value = default_value(input, &w.rt);
     match value.split_once('(') {
         // A call whose argument does not fit goes on its own line, as prettyplease puts it.
         Some((callee, arg))

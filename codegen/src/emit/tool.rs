@@ -9,6 +9,7 @@ use super::types::{VALUE_DERIVES, params_and_types};
 use super::{Generator, version_check};
 
 pub(super) fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, check_version: bool) {
+    let rt = w.rt.clone();
     let name = code(&tool.name);
     w.doc(&format!(
         "{name} (v{}, {}): {}",
@@ -42,10 +43,12 @@ pub(super) fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, chec
     derives.insert(3, "::core::default::Default");
     w.derive(&derives);
     w.line("pub struct Tool;");
-    w.open("impl ::toolbind::__private::Tool for Tool {");
+    w.open(&format!("impl {rt}::__private::Tool for Tool {{"));
     w.line("type Params = Params;");
     if tool.outputs.is_empty() {
-        w.line("type Output = ::toolbind::__private::serde_json::Value;");
+        w.line(&format!(
+            "type Output = {rt}::__private::serde_json::Value;"
+        ));
     } else {
         w.line("type Output = Output;");
     }
@@ -65,7 +68,7 @@ pub(super) fn tool_module(w: &mut W, tool: &ToolSpec, generator: Generator, chec
         Language::Bash => "Bash",
     };
     w.line(&format!(
-        "const LANGUAGE: ::toolbind::__private::Language = ::toolbind::__private::Language::{language};"
+        "const LANGUAGE: {rt}::__private::Language = {rt}::__private::Language::{language};"
     ));
     let schema_text = schema::portable_json(tool);
     w.line(&format!(

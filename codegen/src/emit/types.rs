@@ -10,32 +10,38 @@ use super::layout::{W, derive_fit, field_call, lit, typed_line};
 use super::serde::{default_fn, fields_deserialize, fields_serialize};
 
 /// The Rust type of a value of `input` (without the `Option` of an optional field).
-fn value_type(input: &Input) -> String {
+fn value_type(input: &Input, rt: &str) -> String {
     let base = match input.ty {
         InputType::String => "::std::string::String".to_owned(),
         InputType::Number => "f64".to_owned(),
         InputType::Integer => "i64".to_owned(),
         InputType::Boolean => "bool".to_owned(),
         InputType::Object if input.rust_type.is_empty() => {
-            "::toolbind::__private::JsonObject".to_owned()
+            format!("{rt}::__private::JsonObject")
         }
         InputType::Enum | InputType::Object => input.enum_type_name(),
         InputType::Array => format!(
             "::std::vec::Vec<{}>",
-            input.items.as_deref().map_or_else(any_type, value_type)
+            input
+                .items
+                .as_deref()
+                .map_or_else(|| any_type(rt), |i| value_type(i, rt))
         ),
         InputType::Map => format!(
             "::std::collections::BTreeMap<::std::string::String, {}>",
-            input.items.as_deref().map_or_else(any_type, value_type)
+            input
+                .items
+                .as_deref()
+                .map_or_else(|| any_type(rt), |i| value_type(i, rt))
         ),
         InputType::Const => match &input.constant {
             Some(serde_json::Value::String(_)) => "::std::string::String".to_owned(),
             Some(serde_json::Value::Bool(_)) => "bool".to_owned(),
             Some(serde_json::Value::Number(n)) if n.is_i64() => "i64".to_owned(),
             Some(serde_json::Value::Number(_)) => "f64".to_owned(),
-            _ => any_type(),
+            _ => any_type(rt),
         },
-        InputType::Any => any_type(),
+        InputType::Any => any_type(rt),
     };
     let base = if input.nullable && input.ty != InputType::Any {
         format!("::core::option::Option<{base}>")
@@ -43,22 +49,22 @@ fn value_type(input: &Input) -> String {
         base
     };
     if input.sensitive {
-        format!("::toolbind::__private::Secret<{base}>")
+        format!("{rt}::__private::Secret<{base}>")
     } else {
         base
     }
 }
 
-fn any_type() -> String {
-    "::toolbind::__private::serde_json::Value".to_owned()
+fn any_type(rt: &str) -> String {
+    format!("{rt}::__private::serde_json::Value")
 }
 
-pub(super) fn rust_type(input: &Input) -> (String, bool) {
+pub(super) fn rust_type(input: &Input, rt: &str) -> (String, bool) {
     // A sensitive default is applied by the runtime, never written into code: the field
     // is an `Option` the runtime fills. A nullable field is already an `Option`.
     let optional = !input.required() && input.public_default().is_none();
     (
-        value_type(input),
+        value_type(input, rt),
         optional && (!input.nullable || input.sensitive),
     )
 }
@@ -79,7 +85,7 @@ pub(super) fn field(w: &mut W, input: &Input) {
         doc.push_str("\n\nSensitive: `Debug` and `Display` print a redaction.");
     }
     w.doc(&doc);
-    let (ty, optional) = rust_type(input);
+    let (ty, optional) = rust_type(input, &w.rt);
     let name = &input.rust_name;
     if optional {
         typed_line(
@@ -95,6 +101,7 @@ pub(super) fn field(w: &mut W, input: &Input) {
 
 /// A struct for an object input nested in a tool's params, with its serde impls and `Arg`.
 fn input_struct(w: &mut W, input: &Input, path: &str) {
+    let rt = w.rt.clone();
     let ty = &input.rust_type;
     let doc = match (input.description.trim(), input.name.is_empty()) {
         ("", true) => format!("An element of {}.", code(path.trim_end_matches("[]"))),
@@ -114,9 +121,9 @@ fn input_struct(w: &mut W, input: &Input, path: &str) {
     w.close("}");
     fields_serialize(w, ty, &input.properties);
     fields_deserialize(w, ty, &input.properties, true);
-    w.impl_for("impl ::toolbind::__private::Arg", ty);
-    w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
-    w.line("::toolbind::__private::arg_of(self)");
+    w.impl_for(&format!("impl {rt}::__private::Arg"), ty);
+    w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
+    w.line(&format!("{rt}::__private::arg_of(self)"));
     w.close("}");
     w.close("}");
 }
@@ -158,7 +165,7 @@ const OUTPUT_DERIVES: &[&str] = &[
 
 /// The Rust type of an output, as written in the tool's module (`in_output`: in its
 /// `output` module, where the nested types are named without `output::`).
-fn output_rust_type(ty: &OutputType, in_output: bool) -> String {
+fn output_rust_type(ty: &OutputType, in_output: bool, rt: &str) -> String {
     let nested = |name: &str| {
         if in_output {
             name.to_owned()
@@ -173,18 +180,18 @@ fn output_rust_type(ty: &OutputType, in_output: bool) -> String {
         OutputType::Boolean => "bool".to_owned(),
         OutputType::Enum { rust_type, .. } => nested(rust_type),
         OutputType::Object { rust_type, .. } if rust_type.is_empty() => {
-            "::toolbind::__private::JsonObject".to_owned()
+            format!("{rt}::__private::JsonObject")
         }
         OutputType::Object { rust_type, .. } => nested(rust_type),
         OutputType::Array { items } => {
             format!(
                 "::std::vec::Vec<{}>",
-                output_rust_type(&items.ty, in_output)
+                output_rust_type(&items.ty, in_output, rt)
             )
         }
         // A type added to the model later: any JSON, until the emitter knows it.
         #[allow(unreachable_patterns)]
-        _ => "::toolbind::__private::serde_json::Value".to_owned(),
+        _ => format!("{rt}::__private::serde_json::Value"),
     }
 }
 
@@ -193,6 +200,7 @@ fn output_rust_type(ty: &OutputType, in_output: bool) -> String {
 /// ones absent or `null`) instead of a serde derive, for the same compile-time reason as
 /// `Params`.
 fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool) {
+    let rt = w.rt.clone();
     derive_fit(w, OUTPUT_DERIVES);
     w.open(&format!("pub struct {name} {{"));
     for f in fields {
@@ -201,7 +209,7 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
         } else {
             w.doc(&text(&f.description));
         }
-        let ty = output_rust_type(&f.ty, in_output);
+        let ty = output_rust_type(&f.ty, in_output, &w.rt);
         let ty = if f.optional {
             format!("::core::option::Option<{ty}>")
         } else {
@@ -211,7 +219,7 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
     }
     w.close("}");
     w.open_deserialize(name);
-    w.line("let mut f = ::toolbind::__private::Record::new(d)?;");
+    w.line(&format!("let mut f = {rt}::__private::Record::new(d)?;"));
     // `Self`, not the name: a struct named `D` would be the type parameter here.
     w.open("::core::result::Result::Ok(Self {");
     for (i, f) in fields.iter().enumerate() {
@@ -338,6 +346,7 @@ fn enum_items(
     default: Option<&str>,
     input: bool,
 ) {
+    let rt = w.rt.clone();
     let mut derives = VALUE_DERIVES.to_vec();
     if default.is_some() {
         derives.push("::core::default::Default");
@@ -391,8 +400,10 @@ fn enum_items(
 
     // Serde by the wire spelling, through generic helpers: a derive per enum would cost
     // every user compile time for code that is the same for all of them.
-    w.impl_for("impl ::toolbind::__private::serde::Serialize", name);
-    w.open("fn serialize<S: ::toolbind::__private::serde::Serializer>(");
+    w.impl_for(&format!("impl {rt}::__private::serde::Serialize"), name);
+    w.open(&format!(
+        "fn serialize<S: {rt}::__private::serde::Serializer>("
+    ));
     w.line("&self,");
     w.line("s: S,");
     w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
@@ -401,26 +412,28 @@ fn enum_items(
     w.close("}");
     w.close("}");
     if input {
-        w.impl_for("impl ::toolbind::__private::Arg", name);
-        w.open("fn arg(&self) -> ::toolbind::__private::ArgValue {");
+        w.impl_for(&format!("impl {rt}::__private::Arg"), name);
+        w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
         w.line("::core::option::Option::Some(self.as_str().into())");
         w.close("}");
         w.close("}");
     }
     w.open_deserialize(name);
-    w.line("::toolbind::__private::deserialize_enum(d, Self::ALL, Self::as_str)");
+    w.line(&format!(
+        "{rt}::__private::deserialize_enum(d, Self::ALL, Self::as_str)"
+    ));
     w.close("}");
     w.close("}");
 
     w.impl_for("impl ::core::str::FromStr", name);
-    w.line("type Err = ::toolbind::__private::ParseEnumError;");
+    w.line(&format!("type Err = {rt}::__private::ParseEnumError;"));
     w.open("fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {");
-    let parse = "::toolbind::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)";
-    if w.fits(parse) {
-        w.line(parse);
+    let parse = format!("{rt}::__private::parse_enum(Self::INPUT, s, Self::ALL, Self::as_str)");
+    if w.fits(&parse) {
+        w.line(&parse);
     } else {
         // An output enum sits one module deeper, in the tool's `output` module.
-        w.open("::toolbind::__private::parse_enum(");
+        w.open(&format!("{rt}::__private::parse_enum("));
         for a in ["Self::INPUT", "s", "Self::ALL", "Self::as_str"] {
             w.line(&format!("{a},"));
         }
