@@ -17,6 +17,7 @@ mod serde;
 mod tool;
 mod tool_call;
 mod types;
+mod value;
 
 use crate::model::ToolSpec;
 use layout::W;

@@ -1,44 +1,10 @@
 //! Serde impls of generated structs, written through the runtime's generic helpers
 //! (`Args`, `Fields`) instead of derives, and the default functions they call.
 
-use proc_macro2::Literal;
-
-use crate::model::{Input, InputType};
+use crate::model::{Input, InputType, OutputField};
 
 use super::layout::{W, field_call, lit};
-use super::types::{plain_name, rust_type};
-
-fn default_value(input: &Input, rt: &str) -> String {
-    let v = match (input.public_default(), input.ty) {
-        (Some(serde_json::Value::String(s)), InputType::String) => {
-            format!("::std::string::String::from({})", lit(s))
-        }
-        (Some(serde_json::Value::Number(n)), InputType::Number) => {
-            Literal::f64_unsuffixed(n.as_f64().unwrap_or_default()).to_string()
-        }
-        (Some(serde_json::Value::Number(n)), InputType::Integer) if n.is_i64() => {
-            Literal::i64_unsuffixed(n.as_i64().unwrap_or_default()).to_string()
-        }
-        (Some(serde_json::Value::Bool(b)), InputType::Boolean) => b.to_string(),
-        (Some(serde_json::Value::String(s)), InputType::Enum) => {
-            let variant = input
-                .values
-                .iter()
-                .find(|v| &v.wire == s)
-                .map_or("", |v| v.rust.as_str());
-            format!("{}::{variant}", input.enum_type_name())
-        }
-        // Objects, arrays and anything else: read from the JSON TOOL.md gave, which
-        // toolbind-codegen has checked against the input.
-        (Some(d), _) => format!("{rt}::__private::json_default({})", lit(&d.to_string())),
-        _ => "::core::default::Default::default()".to_owned(),
-    };
-    if input.sensitive {
-        format!("{rt}::__private::Secret::new({v})")
-    } else {
-        v
-    }
-}
+use super::value::{default_value, plain_name, rust_type};
 
 /// `Serialize` for `Params` (or a struct nested in it) through the runtime's `Args`: the
 /// wire names, absent optional fields left out, whole numbers as JSON integers. Like
@@ -185,5 +151,61 @@ pub(super) fn default_fn(w: &mut W, input: &Input) {
         }
         _ => w.line(&value),
     }
+    w.close("}");
+}
+
+/// An enum's `Serialize` and `Deserialize` by the wire spelling (and, between them, `Arg`
+/// when it is an input's).
+pub(super) fn enum_serde(w: &mut W, name: &str, input: bool) {
+    let rt = w.rt.clone();
+    // Serde by the wire spelling, through generic helpers: a derive per enum would cost
+    // every user compile time for code that is the same for all of them.
+    w.impl_for(&format!("impl {rt}::__private::serde::Serialize"), name);
+    w.open(&format!(
+        "fn serialize<S: {rt}::__private::serde::Serializer>("
+    ));
+    w.line("&self,");
+    w.line("s: S,");
+    w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
+    w.indent += 1;
+    w.line("s.serialize_str(self.as_str())");
+    w.close("}");
+    w.close("}");
+    if input {
+        w.impl_for(&format!("impl {rt}::__private::Arg"), name);
+        w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
+        w.line("::core::option::Option::Some(self.as_str().into())");
+        w.close("}");
+        w.close("}");
+    }
+    w.open_deserialize(name);
+    w.line(&format!(
+        "{rt}::__private::deserialize_enum(d, Self::ALL, Self::as_str)"
+    ));
+    w.close("}");
+    w.close("}");
+}
+
+/// `Deserialize` for an output struct (`Output`, or an object nested in it), written through
+/// `__private::Record` (unknown fields ignored, optional ones absent or `null`) instead of a
+/// serde derive, for the same compile-time reason as `Params`.
+pub(super) fn output_deserialize(w: &mut W, name: &str, fields: &[OutputField]) {
+    let rt = w.rt.clone();
+    w.open_deserialize(name);
+    w.line(&format!("let mut f = {rt}::__private::Record::new(d)?;"));
+    // `Self`, not the name: a struct named `D` would be the type parameter here.
+    w.open("::core::result::Result::Ok(Self {");
+    for (i, f) in fields.iter().enumerate() {
+        let method = if f.optional { "optional" } else { "required" };
+        field_call(
+            w,
+            &f.rust_name,
+            method,
+            &[lit(&f.name)],
+            i + 1 == fields.len(),
+        );
+    }
+    w.close("})");
+    w.close("}");
     w.close("}");
 }

@@ -6,72 +6,11 @@ use std::fmt::Write;
 use crate::model::{EnumValue, Input, InputType, OutputField, OutputType, ToolSpec};
 use crate::rustdoc::{code, text};
 
-use super::layout::{W, derive_fit, field_call, lit, typed_line};
-use super::serde::{default_fn, fields_deserialize, fields_serialize};
-
-/// The Rust type of a value of `input` (without the `Option` of an optional field).
-fn value_type(input: &Input, rt: &str) -> String {
-    let base = match input.ty {
-        InputType::String => "::std::string::String".to_owned(),
-        InputType::Number => "f64".to_owned(),
-        InputType::Integer => "i64".to_owned(),
-        InputType::Boolean => "bool".to_owned(),
-        InputType::Object if input.rust_type.is_empty() => {
-            format!("{rt}::__private::JsonObject")
-        }
-        InputType::Enum | InputType::Object => input.enum_type_name(),
-        InputType::Array => format!(
-            "::std::vec::Vec<{}>",
-            input
-                .items
-                .as_deref()
-                .map_or_else(|| any_type(rt), |i| value_type(i, rt))
-        ),
-        InputType::Map => format!(
-            "::std::collections::BTreeMap<::std::string::String, {}>",
-            input
-                .items
-                .as_deref()
-                .map_or_else(|| any_type(rt), |i| value_type(i, rt))
-        ),
-        InputType::Const => match &input.constant {
-            Some(serde_json::Value::String(_)) => "::std::string::String".to_owned(),
-            Some(serde_json::Value::Bool(_)) => "bool".to_owned(),
-            Some(serde_json::Value::Number(n)) if n.is_i64() => "i64".to_owned(),
-            Some(serde_json::Value::Number(_)) => "f64".to_owned(),
-            _ => any_type(rt),
-        },
-        InputType::Any => any_type(rt),
-    };
-    let base = if input.nullable && input.ty != InputType::Any {
-        format!("::core::option::Option<{base}>")
-    } else {
-        base
-    };
-    if input.sensitive {
-        format!("{rt}::__private::Secret<{base}>")
-    } else {
-        base
-    }
-}
-
-fn any_type(rt: &str) -> String {
-    format!("{rt}::__private::serde_json::Value")
-}
-
-pub(super) fn rust_type(input: &Input, rt: &str) -> (String, bool) {
-    // A sensitive default is applied by the runtime, never written into code: the field
-    // is an `Option` the runtime fills. A nullable field is already an `Option`.
-    let optional = !input.required() && input.public_default().is_none();
-    (
-        value_type(input, rt),
-        optional && (!input.nullable || input.sensitive),
-    )
-}
-
-pub(super) fn plain_name(rust_name: &str) -> &str {
-    rust_name.trim_start_matches("r#")
-}
+use super::layout::{W, derive_fit, lit, typed_line};
+use super::serde::{
+    default_fn, enum_serde, fields_deserialize, fields_serialize, output_deserialize,
+};
+use super::value::rust_type;
 
 pub(super) fn field(w: &mut W, input: &Input) {
     let mut doc = text(input.description.trim());
@@ -196,11 +135,8 @@ fn output_rust_type(ty: &OutputType, in_output: bool, rt: &str) -> String {
 }
 
 /// A struct over output fields (`Output`, or an object nested in it) and its
-/// `Deserialize`, written through `__private::Record` (unknown fields ignored, optional
-/// ones absent or `null`) instead of a serde derive, for the same compile-time reason as
-/// `Params`.
+/// `Deserialize` ([`output_deserialize`]).
 fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool) {
-    let rt = w.rt.clone();
     derive_fit(w, OUTPUT_DERIVES);
     w.open(&format!("pub struct {name} {{"));
     for f in fields {
@@ -218,23 +154,7 @@ fn output_struct(w: &mut W, name: &str, fields: &[OutputField], in_output: bool)
         typed_line(w, &format!("pub {}: ", f.rust_name), &ty, ",");
     }
     w.close("}");
-    w.open_deserialize(name);
-    w.line(&format!("let mut f = {rt}::__private::Record::new(d)?;"));
-    // `Self`, not the name: a struct named `D` would be the type parameter here.
-    w.open("::core::result::Result::Ok(Self {");
-    for (i, f) in fields.iter().enumerate() {
-        let method = if f.optional { "optional" } else { "required" };
-        field_call(
-            w,
-            &f.rust_name,
-            method,
-            &[lit(&f.name)],
-            i + 1 == fields.len(),
-        );
-    }
-    w.close("})");
-    w.close("}");
-    w.close("}");
+    output_deserialize(w, name, fields);
 }
 
 /// The objects and enums nested in a tool's outputs, in declaration order (an object
@@ -346,7 +266,15 @@ fn enum_items(
     default: Option<&str>,
     input: bool,
 ) {
-    let rt = w.rt.clone();
+    enum_decl(w, name, values, default);
+    enum_consts(w, name, wire_name, values);
+    enum_display(w, name);
+    enum_serde(w, name, input);
+    enum_from_str(w, name);
+}
+
+/// `pub enum {name}`: a variant per value, documented by its wire spelling.
+fn enum_decl(w: &mut W, name: &str, values: &[EnumValue], default: Option<&str>) {
     let mut derives = VALUE_DERIVES.to_vec();
     if default.is_some() {
         derives.push("::core::default::Default");
@@ -361,7 +289,10 @@ fn enum_items(
         w.line(&format!("{},", v.rust));
     }
     w.close("}");
+}
 
+/// The enum's inherent impl: `ALL`, `INPUT` (its input's name, for errors) and `as_str`.
+fn enum_consts(w: &mut W, name: &str, wire_name: &str, values: &[EnumValue]) {
     w.open(&format!("impl {name} {{"));
     w.line("/// Every value, in TOOL.md order.");
     let items: Vec<String> = values
@@ -391,40 +322,20 @@ fn enum_items(
     w.close("}");
     w.close("}");
     w.close("}");
+}
 
+/// `Display`: the wire spelling.
+fn enum_display(w: &mut W, name: &str) {
     w.impl_for("impl ::core::fmt::Display", name);
     w.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
     w.line("f.write_str(self.as_str())");
     w.close("}");
     w.close("}");
+}
 
-    // Serde by the wire spelling, through generic helpers: a derive per enum would cost
-    // every user compile time for code that is the same for all of them.
-    w.impl_for(&format!("impl {rt}::__private::serde::Serialize"), name);
-    w.open(&format!(
-        "fn serialize<S: {rt}::__private::serde::Serializer>("
-    ));
-    w.line("&self,");
-    w.line("s: S,");
-    w.close(") -> ::core::result::Result<S::Ok, S::Error> {");
-    w.indent += 1;
-    w.line("s.serialize_str(self.as_str())");
-    w.close("}");
-    w.close("}");
-    if input {
-        w.impl_for(&format!("impl {rt}::__private::Arg"), name);
-        w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
-        w.line("::core::option::Option::Some(self.as_str().into())");
-        w.close("}");
-        w.close("}");
-    }
-    w.open_deserialize(name);
-    w.line(&format!(
-        "{rt}::__private::deserialize_enum(d, Self::ALL, Self::as_str)"
-    ));
-    w.close("}");
-    w.close("}");
-
+/// `FromStr` by the wire spelling, its error naming the input.
+fn enum_from_str(w: &mut W, name: &str) {
+    let rt = w.rt.clone();
     w.impl_for("impl ::core::str::FromStr", name);
     w.line(&format!("type Err = {rt}::__private::ParseEnumError;"));
     w.open("fn from_str(s: &str) -> ::core::result::Result<Self, Self::Err> {");
