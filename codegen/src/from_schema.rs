@@ -12,6 +12,8 @@
 //! schema says). Every untyped value is still checked against the original schema when
 //! the call is validated.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use crate::diagnostic::Diagnostic;
@@ -144,7 +146,7 @@ impl<'a> Mapper<'a> {
         depth: usize,
     ) -> Option<Vec<Input>> {
         let props = schema.get("properties")?.as_object()?;
-        let required = crate::mcp::required_of(schema);
+        let required = required_of(schema);
         let mut out: Vec<Input> = Vec::new();
         for (name, s) in props {
             let here = format!("{ptr}/properties/{}", crate::json::escape(name));
@@ -585,7 +587,7 @@ fn default_fits(input: &Input, d: &Value) -> bool {
 /// what outputs cannot hold (unions, nullable fields, maps of typed values, `$ref`).
 pub(crate) fn outputs(schema: &Value) -> Option<Vec<OutputField>> {
     let props = schema.get("properties")?.as_object()?;
-    let required = crate::mcp::required_of(schema);
+    let required = required_of(schema);
     let mut types: Vec<String> = vec!["Output".into()];
     let mut out = Vec::new();
     for (name, s) in props {
@@ -643,7 +645,7 @@ fn output_field(
             let props = s.get("properties").and_then(Value::as_object);
             match props {
                 Some(p) if !p.is_empty() => {
-                    let required = crate::mcp::required_of(s);
+                    let required = required_of(s);
                     let rust_type = ident::unique(type_base, |c| types.iter().any(|t| t == c));
                     types.push(rust_type.clone());
                     let mut properties = Vec::new();
@@ -682,4 +684,12 @@ fn output_field(
         pos: Pos::NONE,
         metadata: Default::default(),
     })
+}
+
+/// The names a schema's `required` lists.
+pub(crate) fn required_of(s: &Value) -> BTreeSet<&str> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
