@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::emit::{self, Generator};
+use crate::load::{self, load_tools};
 use crate::mcp::{self, Snapshot};
 use crate::model::Pos;
 use crate::model::ToolSpec;
+use crate::prompt;
 use crate::schema::{self, Dialect};
 use crate::validate::Options;
-use crate::{load_tools, prompt};
 
 /// Configures code generation for a tools folder. Use it from `build.rs`:
 ///
@@ -303,11 +304,11 @@ impl Config {
             tools.extend(s.tools.iter().cloned());
         }
         if self.deny_warnings {
-            let mut w = crate::warnings(&tools);
+            let mut w = load::warnings(&tools);
             if !w.is_empty() {
                 // Denied warnings are errors, as with rustc's `-D warnings`.
                 for d in &mut w.0 {
-                    d.severity = crate::Severity::Error;
+                    d.severity = crate::diagnostic::Severity::Error;
                     d.hint = Some(match d.hint.take() {
                         Some(h) => format!("{h}; denied by `Config::deny_warnings(true)`"),
                         None => "denied by `Config::deny_warnings(true)`".to_owned(),
@@ -372,9 +373,9 @@ impl Config {
             }
         };
         let warnings = if self.print_warnings {
-            crate::warnings(&generated.tools)
+            load::warnings(&generated.tools)
         } else {
-            crate::Diagnostics::default()
+            crate::diagnostic::Diagnostics::default()
         };
         for d in warnings.iter() {
             // One line per warning: cargo reads `cargo::warning=` up to the newline.

@@ -150,10 +150,14 @@ impl FolderFileError {
         }
     }
 
-    /// A file-level [`Diagnostic`](crate::Diagnostic) (no position) saying what this is,
+    /// A file-level [`Diagnostic`](crate::diagnostic::Diagnostic) (no position) saying what this is,
     /// with its [`hint`](Self::hint).
-    pub fn to_diagnostic(&self) -> crate::Diagnostic {
-        let d = crate::Diagnostic::new(&self.path, crate::model::Pos::NONE, self.to_string());
+    pub fn to_diagnostic(&self) -> crate::diagnostic::Diagnostic {
+        let d = crate::diagnostic::Diagnostic::new(
+            &self.path,
+            crate::model::Pos::NONE,
+            self.to_string(),
+        );
         match self.hint() {
             Some(h) => d.hint(h),
             None => d,
@@ -276,7 +280,11 @@ pub fn read_folder_file(
 
 /// Reads `<folder>/TOOL.md` with [`read_folder_file`] and [`MAX_TOOL_FILE_BYTES`].
 pub fn read_tool_file(folder: &Path) -> Result<Vec<u8>, FolderFileError> {
-    read_folder_file(folder, &folder.join(crate::TOOL_FILE), MAX_TOOL_FILE_BYTES)
+    read_folder_file(
+        folder,
+        &folder.join(crate::model::TOOL_FILE),
+        MAX_TOOL_FILE_BYTES,
+    )
 }
 
 /// The entry file of a tool folder: the first of `candidates` that is a regular file there

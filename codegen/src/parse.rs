@@ -531,7 +531,7 @@ fn flow_closes(v: &str) -> bool {
 
 /// The version as the full parser and validator read it.
 fn parsed_version(text: &str) -> Option<u64> {
-    let doc = parse_document(Path::new(crate::TOOL_FILE), Arc::from(text)).ok()?;
+    let doc = parse_document(Path::new(crate::model::TOOL_FILE), Arc::from(text)).ok()?;
     let Some(root) = doc.frontmatter else {
         return Some(0);
     };
@@ -614,7 +614,7 @@ fn scan_name(text: &str) -> NameScan<'_> {
 /// The name as the parser and validator read it: a non-empty string (trimmed at the end),
 /// or a number as written.
 fn parsed_name(text: &str) -> Option<String> {
-    let doc = parse_document(Path::new(crate::TOOL_FILE), Arc::from(text)).ok()?;
+    let doc = parse_document(Path::new(crate::model::TOOL_FILE), Arc::from(text)).ok()?;
     let root = doc.frontmatter?;
     let YValue::Map(entries) = &root.value else {
         return None;
@@ -762,7 +762,7 @@ mod tests {
 
     #[test]
     fn name_fast_path_agrees_with_the_validator() {
-        let opts = crate::Options::default()
+        let opts = crate::validate::Options::default()
             .require_entry(false)
             .portable_names(false);
         for front in [
@@ -778,7 +778,7 @@ mod tests {
             "name: >\n  folded",
         ] {
             let text = format!("---\n{front}\ndescription: d\n---\n");
-            let spec = crate::parse_tool_md(
+            let spec = crate::load::parse_tool_md(
                 Path::new("t/TOOL.md"),
                 Path::new("t"),
                 text.as_bytes(),

@@ -44,11 +44,11 @@ pub fn provider_name(prefix: &str, name: &str) -> String {
 /// The tools of a snapshot as the model every emitter reads, provider names built with
 /// `prefix`, plus the warnings of mapping their schemas (each at its line and column in
 /// the snapshot file).
-pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
+pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::model::ToolSpec> {
     use crate::ident;
     use crate::model::{Annotations, Body, Execution, McpOrigin, ToolSandbox, WorkerMode};
     let at = |ptr: &str| (snapshot.file.clone(), snapshot.position(ptr));
-    let mut out: Vec<crate::ToolSpec> = Vec::new();
+    let mut out: Vec<crate::model::ToolSpec> = Vec::new();
     for t in &snapshot.tools {
         let base = snapshot
             .tool_pointer(&t.name)
@@ -95,12 +95,12 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
             markdown: description.trim().to_owned(),
             ..Body::default()
         };
-        out.push(crate::ToolSpec {
+        out.push(crate::model::ToolSpec {
             label: t.title.clone().unwrap_or_else(|| t.name.clone()),
             name,
             description,
             version: 0,
-            language: crate::Language::default(),
+            language: crate::model::Language::default(),
             inputs,
             outputs,
             prompt_snippet: None,
@@ -111,8 +111,8 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::ToolSpec> {
             worker: WorkerMode::default(),
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
-            task: crate::TaskSupport::default(),
-            approval: crate::Approval::default(),
+            task: crate::model::TaskSupport::default(),
+            approval: crate::model::Approval::default(),
             asks: Vec::new(),
             bash_output: crate::model::BashOutput::Text,
             body,

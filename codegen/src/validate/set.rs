@@ -108,7 +108,9 @@ pub fn check_set(tools: &mut [ToolSpec]) -> Vec<Diagnostic> {
 pub(super) fn name_pos(file: &Path) -> (Pos, Arc<str>) {
     let text = file
         .parent()
-        .and_then(|dir| crate::file::read_folder_file(dir, file, crate::MAX_TOOL_FILE_BYTES).ok())
+        .and_then(|dir| {
+            crate::file::read_folder_file(dir, file, crate::file::MAX_TOOL_FILE_BYTES).ok()
+        })
         .and_then(|b| crate::parse::decode(file, &b).ok())
         .unwrap_or_else(|| Arc::from(""));
     let pos = text
