@@ -10,7 +10,7 @@ use super::layout::{W, include_bytes, lit};
 use super::tool_call::{Calls, tool_call, tools_static};
 use super::types::{VALUE_DERIVES, params_and_types};
 
-/// One MCP server's tools, for [`rust_with_mcp`].
+/// One MCP server's tools, for [`rust_with_mcp`](super::rust_with_mcp).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct McpServerCode {
