@@ -18,6 +18,7 @@ use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
 
 mod inputs;
+mod keys;
 mod outputs;
 mod schema_block;
 mod set;
@@ -29,9 +30,9 @@ pub use set::{check_set, folder_name_warnings};
 pub use tool::tool_from_document;
 
 use inputs::*;
+use keys::*;
 use outputs::*;
 use schema_block::*;
-use tool::*;
 use values::*;
 
 /// Rules a caller may relax. The defaults are strict.
