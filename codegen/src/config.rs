@@ -412,54 +412,8 @@ impl Config {
             let prefix = self.mcp_prefixes.get(&snap.name).map_or("", String::as_str);
             let tools = mcp::tool_specs(&snap, prefix);
             let module = crate::ident::module_name(&snap.name);
-            let pos = snap.position("/name");
-            if let Some(t) = local.iter().find(|t| t.rust_module == module) {
-                diags.push(
-                    Diagnostic::new(file, pos, format!(
-                        "the server `{}` would be the Rust module `{module}`, which the tool `{}` ({}) already is",
-                        snap.name, t.name, t.file.display()
-                    ))
-                    .hint("take the snapshot under another name (`toolbind mcp snapshot --name`, or the server's key in the config)"),
-                );
-            }
-            if let Some(s) = servers.iter().find(|s| s.module == module) {
-                diags.push(
-                    Diagnostic::new(file, pos, format!(
-                        "two snapshots would be the Rust module `{module}` (`{}` in {} and `{}`)",
-                        s.name, s.file, snap.name
-                    ))
-                    .hint("give each server its own name when taking the snapshots"),
-                );
-            }
-            for t in &tools {
-                let mcp_name = &t.mcp.as_ref().expect("an MCP tool").name;
-                let here = format!(
-                    "the tool `{mcp_name}` of the server `{}` ({})",
-                    snap.name,
-                    file.display()
-                );
-                if let Some(prev) = names.get(&t.name) {
-                    let p = snap
-                        .tool_pointer(mcp_name)
-                        .map_or(Pos::new(1, 1), |ptr| snap.position(&format!("{ptr}/name")));
-                    diags.push(
-                        Diagnostic::new(
-                            file,
-                            p,
-                            format!(
-                                "a model would call {here} and {prev} by the same name `{}`",
-                                t.name
-                            ),
-                        )
-                        .hint(format!(
-                            "give the server's tools a prefix: `Config::mcp_prefix({:?}, \"{}_\")`",
-                            snap.name, module
-                        )),
-                    );
-                } else {
-                    names.insert(t.name.clone(), here);
-                }
-            }
+            diags.extend(module_clashes(file, &snap, &module, local, &servers));
+            diags.extend(name_clashes(file, &snap, &module, &tools, &mut names));
             servers.push(emit::McpServerCode::new(
                 module,
                 snap.name.clone(),
@@ -526,4 +480,81 @@ fn is_rust_path(path: &str) -> bool {
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && seg != "_"
         })
+}
+
+/// A server whose Rust module would be a tool's or another server's.
+fn module_clashes(
+    file: &Path,
+    snap: &Snapshot,
+    module: &str,
+    local: &[ToolSpec],
+    servers: &[emit::McpServerCode],
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let pos = snap.position("/name");
+    if let Some(t) = local.iter().find(|t| t.rust_module == module) {
+        diags.push(
+            Diagnostic::new(file, pos, format!(
+                "the server `{}` would be the Rust module `{module}`, which the tool `{}` ({}) already is",
+                snap.name, t.name, t.file.display()
+            ))
+            .hint("take the snapshot under another name (`toolbind mcp snapshot --name`, or the server's key in the config)"),
+        );
+    }
+    if let Some(s) = servers.iter().find(|s| s.module == module) {
+        diags.push(
+            Diagnostic::new(
+                file,
+                pos,
+                format!(
+                    "two snapshots would be the Rust module `{module}` (`{}` in {} and `{}`)",
+                    s.name, s.file, snap.name
+                ),
+            )
+            .hint("give each server its own name when taking the snapshots"),
+        );
+    }
+    diags
+}
+
+/// A server's tools whose provider-facing name is already taken (`names`: provider name ->
+/// where it comes from); the others take theirs.
+fn name_clashes(
+    file: &Path,
+    snap: &Snapshot,
+    module: &str,
+    tools: &[ToolSpec],
+    names: &mut BTreeMap<String, String>,
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for t in tools {
+        let mcp_name = &t.mcp.as_ref().expect("an MCP tool").name;
+        let here = format!(
+            "the tool `{mcp_name}` of the server `{}` ({})",
+            snap.name,
+            file.display()
+        );
+        if let Some(prev) = names.get(&t.name) {
+            let p = snap
+                .tool_pointer(mcp_name)
+                .map_or(Pos::new(1, 1), |ptr| snap.position(&format!("{ptr}/name")));
+            diags.push(
+                Diagnostic::new(
+                    file,
+                    p,
+                    format!(
+                        "a model would call {here} and {prev} by the same name `{}`",
+                        t.name
+                    ),
+                )
+                .hint(format!(
+                    "give the server's tools a prefix: `Config::mcp_prefix({:?}, \"{}_\")`",
+                    snap.name, module
+                )),
+            );
+        } else {
+            names.insert(t.name.clone(), here);
+        }
+    }
+    diags
 }

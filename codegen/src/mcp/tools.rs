@@ -1,14 +1,15 @@
 //! A snapshot's tools as the `ToolSpec`s code is generated from, under provider-facing
 //! names.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Pos};
+use crate::model::{Annotations, OutputField};
 
-use super::snapshot::Snapshot;
+use super::snapshot::{Snapshot, SnapshotTool};
 
 /// The most characters of a provider-facing tool name (OpenAI's and Anthropic's limit).
 pub const MAX_PROVIDER_NAME: usize = 64;
@@ -46,7 +47,7 @@ pub fn provider_name(prefix: &str, name: &str) -> String {
 /// the snapshot file).
 pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::model::ToolSpec> {
     use crate::ident;
-    use crate::model::{Annotations, Body, Execution, McpOrigin, ToolSandbox, WorkerMode};
+    use crate::model::{Body, Execution, McpOrigin, ToolSandbox, WorkerMode};
     let at = |ptr: &str| (snapshot.file.clone(), snapshot.position(ptr));
     let mut out: Vec<crate::model::ToolSpec> = Vec::new();
     for t in &snapshot.tools {
@@ -61,35 +62,13 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::model::ToolSp
         );
         let inputs = m.params();
         let mut warnings = m.warnings;
-        let outputs = match &t.output_schema {
-            None => Vec::new(),
-            Some(o) => crate::from_schema::outputs(o).unwrap_or_else(|| {
-                let (file, pos) = at(&format!("{base}/outputSchema"));
-                warnings.push(
-                    Diagnostic::new(file, pos, format!("tool `{}`: the output schema uses what typed outputs cannot hold (unions, nullable or untyped fields, `$ref`)", t.name))
-                        .warning()
-                        .hint("the tool's `Output` is a `serde_json::Value`"),
-                );
-                Vec::new()
-            }),
-        };
+        let outputs = typed_outputs(t, &at(&format!("{base}/outputSchema")), &mut warnings);
         let name = provider_name(prefix, &t.name);
         let module_base = ident::module_name(&t.name);
         let rust_module = ident::unique(&module_base, |c| out.iter().any(|o| o.rust_module == c));
         let type_base = ident::type_name(&t.name);
         let rust_type = ident::unique(&type_base, |c| out.iter().any(|o| o.rust_type == c));
-        let hint = |key: &str| {
-            t.annotations
-                .as_ref()
-                .and_then(|a| a.get(key))
-                .and_then(Value::as_bool)
-        };
-        let annotations = Annotations {
-            read_only: hint("readOnlyHint"),
-            destructive: hint("destructiveHint"),
-            idempotent: hint("idempotentHint"),
-            open_world: hint("openWorldHint"),
-        };
+        let annotations = annotations_of(t);
         let description = t.description.clone().unwrap_or_default();
         let body = Body {
             markdown: description.trim().to_owned(),
@@ -137,4 +116,41 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::model::ToolSp
         });
     }
     out
+}
+
+/// A tool's `outputSchema` as typed outputs; none, with a warning at `at`, when the schema
+/// uses what typed outputs cannot hold.
+fn typed_outputs(
+    t: &SnapshotTool,
+    at: &(PathBuf, Pos),
+    warnings: &mut Vec<Diagnostic>,
+) -> Vec<OutputField> {
+    let Some(o) = &t.output_schema else {
+        return Vec::new();
+    };
+    crate::from_schema::outputs(o).unwrap_or_else(|| {
+        let (file, pos) = at.clone();
+        warnings.push(
+            Diagnostic::new(file, pos, format!("tool `{}`: the output schema uses what typed outputs cannot hold (unions, nullable or untyped fields, `$ref`)", t.name))
+                .warning()
+                .hint("the tool's `Output` is a `serde_json::Value`"),
+        );
+        Vec::new()
+    })
+}
+
+/// The MCP tool annotations toolbind reads (the `*Hint` booleans).
+fn annotations_of(t: &SnapshotTool) -> Annotations {
+    let hint = |key: &str| {
+        t.annotations
+            .as_ref()
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
+    Annotations {
+        read_only: hint("readOnlyHint"),
+        destructive: hint("destructiveHint"),
+        idempotent: hint("idempotentHint"),
+        open_world: hint("openWorldHint"),
+    }
 }

@@ -36,18 +36,9 @@ pub fn tool_from_document(
         return Err(cx.diags);
     };
     let mut keys = Keys::default();
-    // A JSON Schema block is read as the inputs only when it is the one place they are
-    // given: beside `inputs:` or a second block, which one is meant is not guessed.
-    let inputs_given = entries
-        .iter()
-        .filter(|(k, v)| match key_name(k).as_deref() {
-            Some("inputs") => true,
-            Some(key) => SCHEMA_STYLE_KEYS.contains(&key) && is_object_schema(v),
-            None => false,
-        })
-        .count();
+    let schema_is_inputs = one_place_for_inputs(entries);
     for (k, v) in entries {
-        keys.read(&mut cx, root, k, v, opts, inputs_given == 1);
+        keys.read(&mut cx, root, k, v, opts, schema_is_inputs);
     }
     required_keys(&mut cx, &keys, entries);
     let (rust_module, rust_type) = match (&keys.name, &keys.name_node) {
@@ -84,16 +75,7 @@ pub fn tool_from_document(
         worker: keys.worker,
         sandbox: keys.sandbox,
         execution: keys.execution,
-        task: keys.task.unwrap_or(
-            if keys
-                .timeout_secs
-                .is_some_and(|t| t > PLAIN_CALL_TIMEOUT_SECS)
-            {
-                TaskSupport::Optional
-            } else {
-                TaskSupport::Never
-            },
-        ),
+        task: keys.task.unwrap_or(default_task(keys.timeout_secs)),
         approval: keys.approval,
         asks: keys.asks,
         bash_output: keys.bash_output.map_or(BashOutput::Text, |(o, _)| o),
@@ -107,6 +89,30 @@ pub fn tool_from_document(
         mcp: None,
         warnings: cx.diags,
     })
+}
+
+/// Whether a JSON Schema block may be read as the inputs: only when it is the one place
+/// they are given. Beside `inputs:` or a second block, which one is meant is not guessed.
+fn one_place_for_inputs(entries: &[(YNode, YNode)]) -> bool {
+    let places = entries
+        .iter()
+        .filter(|(k, v)| match key_name(k).as_deref() {
+            Some("inputs") => true,
+            Some(key) => SCHEMA_STYLE_KEYS.contains(&key) && is_object_schema(v),
+            None => false,
+        })
+        .count();
+    places == 1
+}
+
+/// A tool that says nothing of tasks may run as one when its timeout is longer than a
+/// plain call's.
+fn default_task(timeout_secs: Option<f64>) -> TaskSupport {
+    if timeout_secs.is_some_and(|t| t > PLAIN_CALL_TIMEOUT_SECS) {
+        TaskSupport::Optional
+    } else {
+        TaskSupport::Never
+    }
 }
 
 /// The top-level keys as read, each checked on its own.
