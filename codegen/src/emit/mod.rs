@@ -10,6 +10,11 @@
 //! token tree, parsing it with syn and printing it with prettyplease cost ~750 ms for a
 //! folder of 1,000 tools; writing the text directly costs a few milliseconds, and the
 //! macro parses the same text into tokens (reporting, not panicking, if that ever fails).
+//!
+//! Rooms: `layout` (the writer, which also carries the runtime path, written into code as
+//! it is emitted), `types` and `value` (what inputs and outputs become), `serde` (the serde
+//! impls), `tool` (a local tool's module), `mcp` (an MCP server's module) and `tool_call`
+//! (`ToolCall` and `TOOLS`, for local tools, MCP servers and the macro's stand-in alike).
 
 mod layout;
 mod mcp;
