@@ -29,6 +29,8 @@ use toolbind::host::{
     Elicited, Host, Notice, Refusal, Root, SampleRequest,
 };
 
+use toolbind_codegen::Ask;
+
 use super::logging::{Logger, RequestLevel};
 use super::rounds::Call;
 use super::tasks::Tasks;
@@ -72,7 +74,7 @@ impl Asking {
     /// `roots`). A task's client too: a client that did not declare `elicitation` is not
     /// asked for an approval through `tasks/update` either, or a tool that needs one would
     /// run as a task for the client a plain call refuses.
-    fn can(&self, capability: &str) -> Result<(), Refusal> {
+    fn can(&self, capability: Ask) -> Result<(), Refusal> {
         let caps = match &self.0 {
             Via::Nobody(why) => return Err(why.as_str().into()),
             Via::Client { peer, .. } => peer.peer_info().map(|i| i.capabilities.clone()),
@@ -84,8 +86,9 @@ impl Asking {
             Ok(())
         } else {
             Err(format!(
-                "the MCP client did not declare the `{capability}` capability{}, so it cannot be asked",
-                if capability == "elicitation" {
+                "the MCP client did not declare the `{}` capability{}, so it cannot be asked",
+                capability.as_str(),
+                if capability == Ask::Elicitation {
                     " (form mode)"
                 } else {
                     ""
@@ -95,24 +98,30 @@ impl Asking {
         }
     }
 
-    /// Asks `method` with `params` (when the client declared `capability`) and returns
-    /// the client's result as JSON.
+    /// Asks the client `kind`'s request (its [`method`]) with `params`, when the client
+    /// declared that capability, and returns the client's result as JSON.
     /// `key`: the name the tool gave the question; `approval`: the runtime asks, not the
     /// tool.
     fn ask(
         &self,
-        capability: &str,
-        method: &'static str,
+        kind: Ask,
         params: Value,
         key: Option<String>,
         approval: bool,
     ) -> Answer<Result<Value, Refusal>> {
-        if let Err(why) = self.can(capability) {
-            if let (Via::Rounds { call, .. }, false) = (&self.0, approval) {
-                call.counted();
+        let asked = self.can(kind).map(|()| method(kind));
+        let method = match asked {
+            Ok(Some(method)) => method,
+            Ok(None) | Err(_) => {
+                if let (Via::Rounds { call, .. }, false) = (&self.0, approval) {
+                    call.counted();
+                }
+                let why = asked.err().unwrap_or_else(|| {
+                    format!("toolbind serve cannot ask a `{}` question", kind.as_str()).into()
+                });
+                return Box::pin(std::future::ready(Err(why)));
             }
-            return Box::pin(std::future::ready(Err(why)));
-        }
+        };
         match &self.0 {
             Via::Client { peer, request, .. } => {
                 let (peer, origin) = (peer.clone(), request.clone());
@@ -162,8 +171,7 @@ impl Asking {
         approval: bool,
     ) -> Answer<Result<Elicited, Refusal>> {
         let asking = self.ask(
-            "elicitation",
-            "elicitation/create",
+            Ask::Elicitation,
             json!({"mode": "form", "message": message, "requestedSchema": schema}),
             key,
             approval,
@@ -199,17 +207,30 @@ impl Asking {
     }
 }
 
-/// Whether `caps` declare `capability`: `elicitation` in form mode (a client that names
-/// no mode takes forms), `sampling`, `roots`.
-pub(crate) fn declares(caps: Option<&rmcp::model::ClientCapabilities>, capability: &str) -> bool {
-    caps.is_some_and(|c| match capability {
-        "elicitation" => c
+/// Whether `caps` declare the capability `kind` needs: `elicitation` in form mode (a
+/// client that names no mode takes forms), `sampling`, `roots`.
+pub(crate) fn declares(caps: Option<&rmcp::model::ClientCapabilities>, kind: Ask) -> bool {
+    caps.is_some_and(|c| match kind {
+        Ask::Elicitation => c
             .elicitation
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none()),
-        "sampling" => c.sampling.is_some(),
-        _ => c.roots.is_some(),
+        Ask::Sampling => c.sampling.is_some(),
+        Ask::Roots => c.roots.is_some(),
+        // A kind of question this serve does not know how to put to a client.
+        _ => false,
     })
+}
+
+/// The MCP request that asks a client a question of this kind (none for a kind this
+/// serve does not know, which [`declares`] never finds declared).
+fn method(kind: Ask) -> Option<&'static str> {
+    match kind {
+        Ask::Elicitation => Some("elicitation/create"),
+        Ask::Sampling => Some("sampling/createMessage"),
+        Ask::Roots => Some("roots/list"),
+        _ => None,
+    }
 }
 
 /// What a person approves: the tool and its arguments, without the values of sensitive
@@ -265,8 +286,7 @@ impl Host for Asking {
 
     fn sample(&self, request: SampleRequest) -> Answer<Result<Value, Refusal>> {
         let asking = self.ask(
-            "sampling",
-            "sampling/createMessage",
+            Ask::Sampling,
             toolbind::host::sample_params(request.params),
             request.asker.key,
             false,
@@ -280,7 +300,7 @@ impl Host for Asking {
     }
 
     fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
-        let asking = self.ask("roots", "roots/list", json!({}), asker.key, false);
+        let asking = self.ask(Ask::Roots, json!({}), asker.key, false);
         Box::pin(async move {
             let r: rmcp::model::ListRootsResult = serde_json::from_value(asking.await?)
                 .map_err(|e| format!("the client's roots cannot be read: {e}"))?;

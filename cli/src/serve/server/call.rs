@@ -202,7 +202,7 @@ pub(super) fn can_be_asked(
         .asks
         .iter()
         .copied()
-        .filter(|a| !asking::declares(caps.as_ref(), a.as_str()))
+        .filter(|a| !asking::declares(caps.as_ref(), *a))
         .collect();
     if missing.is_empty() {
         return Ok(());
