@@ -160,6 +160,18 @@ pub enum SecretFileError {
         /// The cap.
         max: u64,
     },
+    /// Other users may write it (`mode & 0o022`), or it is reached through a link another
+    /// user owns, or it sits in a folder any user may write without the sticky bit: another
+    /// user could change the secret, or put a file of their choosing (a link to a
+    /// world-readable file whose content they know) in its place. `why` says which.
+    Changeable {
+        /// What the file is for, as the caller named it.
+        what: String,
+        /// The path given.
+        path: PathBuf,
+        /// Which of the three, in words, with the fix.
+        why: String,
+    },
 }
 
 impl fmt::Display for SecretFileError {
@@ -191,6 +203,11 @@ impl fmt::Display for SecretFileError {
             } => write!(
                 f,
                 "{what} {} is {size} bytes, over the {max}-byte limit",
+                path.display()
+            ),
+            SecretFileError::Changeable { what, path, why } => write!(
+                f,
+                "{what} {} {why}; refusing to read a secret another user can change",
                 path.display()
             ),
         }
@@ -233,7 +250,7 @@ pub fn read_secret_file(path: &Path, what: &str, max: u64) -> Result<SecretFile,
     };
     let mut file = std::fs::File::options()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
         .open(path)
         .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -265,6 +282,13 @@ pub fn read_secret_file(path: &Path, what: &str, max: u64) -> Result<SecretFile,
             euid,
         });
     }
+    if let Some(why) = changeable(path, meta.mode(), euid) {
+        return Err(SecretFileError::Changeable {
+            what: what.to_owned(),
+            path: path.to_owned(),
+            why,
+        });
+    }
     let too_big = |size| SecretFileError::TooBig {
         what: what.to_owned(),
         path: path.to_owned(),
@@ -286,6 +310,43 @@ pub fn read_secret_file(path: &Path, what: &str, max: u64) -> Result<SecretFile,
         bytes: Secret::new(bytes),
         mode: meta.mode() & 0o7777,
     })
+}
+
+/// Why another user could change the secret at `path` (whose opened file has `mode`), if
+/// they could: the file is group- or other-writable; the path's last component is a link
+/// another user owns; or the folder holding it is writable by every user without the
+/// sticky bit (they could swap the file for a link to a root-owned file they can read).
+/// Links owned by this user or root are followed (Kubernetes mounts its secrets as links).
+fn changeable(path: &Path, mode: u32, euid: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if mode & 0o022 != 0 {
+        return Some(format!(
+            "can be written by other users (mode {:o}: chmod go-w, or 600)",
+            mode & 0o7777
+        ));
+    }
+    if let Ok(link) = std::fs::symlink_metadata(path)
+        && link.file_type().is_symlink()
+        && link.uid() != euid
+        && link.uid() != 0
+    {
+        return Some(format!(
+            "is a link owned by user {}, not by this user ({euid}) or root",
+            link.uid()
+        ));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(folder) {
+        Ok(dir) if dir.mode() & 0o002 != 0 && dir.mode() & 0o1000 == 0 => Some(format!(
+            "is in {}, a folder every user can write (mode {:o}, no sticky bit): move it to a folder only you can write",
+            folder.display(),
+            dir.mode() & 0o7777
+        )),
+        _ => None,
+    }
 }
 
 /// Sensitive values shorter than this many characters are not redacted from outbound
@@ -605,5 +666,57 @@ mod tests {
         // Root's own files are fine for any reader.
         std::os::unix::fs::chown(&path, Some(0), None).unwrap();
         assert!(read_secret_file(&path, "the token file", 64).is_ok());
+    }
+
+    #[test]
+    fn a_secret_others_can_change_or_replace_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "s3cret").unwrap();
+        // Writable by the group or by everyone: refused, with the fix.
+        for m in [0o620, 0o602, 0o666] {
+            mode(&path, m).unwrap();
+            let e = read_secret_file(&path, "the token file", 64).unwrap_err();
+            assert!(
+                matches!(e, SecretFileError::Changeable { .. }),
+                "{m:o}: {e}"
+            );
+            assert!(
+                e.to_string().contains("can be written by other users"),
+                "{e}"
+            );
+        }
+        mode(&path, 0o600).unwrap();
+        // In a folder every user can write, without the sticky bit: anyone could put a
+        // link to a file whose content they know in its place.
+        mode(dir.path(), 0o777).unwrap();
+        let e = read_secret_file(&path, "the token file", 64).unwrap_err();
+        assert!(
+            e.to_string().contains("a folder every user can write"),
+            "{e}"
+        );
+        // With the sticky bit (as /tmp), only the owner may replace the file.
+        mode(dir.path(), 0o1777).unwrap();
+        assert!(read_secret_file(&path, "the token file", 64).is_ok());
+        mode(dir.path(), 0o700).unwrap();
+        // A link this user owns is followed (Kubernetes mounts its secrets as links).
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(
+            read_secret_file(&link, "the token file", 64)
+                .unwrap()
+                .bytes(),
+            b"s3cret"
+        );
+        if nix::unistd::geteuid().is_root() {
+            // A link another user owns, even to a file root owns, is not.
+            std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
+            let e = read_secret_file(&link, "the token file", 64).unwrap_err();
+            assert!(e.to_string().contains("a link owned by user 65534"), "{e}");
+        } else {
+            eprintln!("skipped the other user's link: not root, cannot lchown a link away");
+        }
     }
 }
