@@ -60,11 +60,22 @@ impl Refusal {
         Refusal::NotAnswered { question }
     }
 
-    /// This refusal with a host's own words cut to `max` characters: it goes back to the
-    /// tool as a line, bounded whatever the host said.
+    /// This refusal with every text it carries cut to `max` characters: it goes back to
+    /// the tool (or an MCP server) as a line, bounded whatever the host said and however
+    /// long the form whose answer did not fit.
     pub(crate) fn bounded(self, max: usize) -> Refusal {
+        let cut = |why: String| super::shorten(&why, max);
         match self {
-            Refusal::Host(why) => Refusal::Host(super::shorten(&why, max)),
+            Refusal::Host(why) => Refusal::Host(cut(why)),
+            Refusal::BadQuestion(why) => Refusal::BadQuestion(cut(why)),
+            Refusal::Unfit(why) => Refusal::Unfit(cut(why)),
+            Refusal::NoHost { question } => Refusal::NoHost {
+                question: cut(question),
+            },
+            Refusal::HostFailed { question, why } => Refusal::HostFailed {
+                question,
+                why: why.map(cut),
+            },
             other => other,
         }
     }

@@ -310,7 +310,6 @@ pub(super) enum Stop {
     Timeout,
 }
 
-/// `fut`, unless the call is cancelled or its deadline passes first.
 /// What became of a request sent to the server.
 pub(super) enum Reply {
     /// The call's result (an answer, a refusal, or why it stopped).
@@ -340,6 +339,7 @@ fn call_request(
     )))
 }
 
+/// `fut`, unless the call is cancelled or its deadline passes first.
 pub(super) async fn until<F: Future>(
     cancel: &crate::CancelToken,
     deadline: Instant,
