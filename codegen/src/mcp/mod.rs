@@ -21,8 +21,8 @@ mod tools;
 
 pub use diff::{Change, diff};
 pub use snapshot::{
-    FORMAT, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_TOOLS, ServerInfo, Snapshot, SnapshotTool, hash,
-    json_kind,
+    FORMAT, ListedToolError, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_TOOLS, ServerInfo, Snapshot,
+    SnapshotError, SnapshotTool, hash, json_kind,
 };
 pub use tools::{MAX_PROVIDER_NAME, provider_name, tool_specs};
 
@@ -119,7 +119,7 @@ mod tests {
             "v",
             vec![tool(edit_file()), tool(edit_file())],
         );
-        assert!(dup.unwrap_err().contains("two tools named `edit_file`"));
+        assert!(dup.unwrap_err().to_string().contains("two tools named `edit_file`"));
         assert!(Snapshot::new("../x", ServerInfo::default(), "v", vec![]).is_err());
     }
 
@@ -136,7 +136,7 @@ mod tests {
         let e =
             Snapshot::new("many", info(), "2025-11-25", many(MAX_SNAPSHOT_TOOLS + 1)).unwrap_err();
         assert!(
-            e.contains("lists 1001 tools, over the limit of 1000"),
+            e.to_string().contains("lists 1001 tools, over the limit of 1000"),
             "{e}"
         );
         // A file holding more (written by hand, or by another version) is refused on read.

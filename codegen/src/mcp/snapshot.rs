@@ -72,60 +72,170 @@ pub struct SnapshotTool {
     pub docs: String,
 }
 
+/// Why one element of a `tools/list` result cannot go into a snapshot
+/// ([`SnapshotTool::from_listed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListedToolError {
+    /// The element is not a JSON object; `kind` is what it is (`a string`, `null`, ...).
+    NotObject {
+        /// What it is.
+        kind: &'static str,
+    },
+    /// It has no `name`.
+    NoName,
+    /// Its `name` is empty.
+    EmptyName,
+    /// Its `name` is not a string.
+    NameNotString {
+        /// What it is.
+        kind: &'static str,
+    },
+    /// One of its fields has the wrong JSON type.
+    WrongType {
+        /// The tool's name.
+        tool: String,
+        /// The field (`title`, `description`, `inputSchema`, `outputSchema`, `annotations`).
+        key: &'static str,
+        /// What it is.
+        kind: &'static str,
+        /// What it should be (`a string`, `an object`).
+        expected: &'static str,
+    },
+    /// It has no `inputSchema`.
+    NoInputSchema {
+        /// The tool's name.
+        tool: String,
+    },
+    /// One of its schemas expands past [`MAX_EXPANDED`](crate::schema_work::MAX_EXPANDED)
+    /// subschemas.
+    TooCostly {
+        /// The tool's name.
+        tool: String,
+        /// `inputSchema` or `outputSchema`.
+        key: &'static str,
+        /// What the count found.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for ListedToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListedToolError::NotObject { kind } => write!(f, "a tool is {kind}, not an object"),
+            ListedToolError::NoName => f.write_str("a tool has no `name`"),
+            ListedToolError::EmptyName => f.write_str("a tool has an empty `name`"),
+            ListedToolError::NameNotString { kind } => {
+                write!(f, "a tool's `name` is {kind}, not a string")
+            }
+            ListedToolError::WrongType {
+                tool,
+                key,
+                kind,
+                expected,
+            } => write!(f, "tool `{tool}`: `{key}` is {kind}, not {expected}"),
+            ListedToolError::NoInputSchema { tool } => {
+                write!(f, "tool `{tool}` has no `inputSchema`")
+            }
+            ListedToolError::TooCostly { tool, key, why } => write!(
+                f,
+                "tool `{tool}`: its `{key}` is refused: {why}; toolbind takes schemas that expand to at most {} subschemas",
+                crate::schema_work::MAX_EXPANDED
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ListedToolError {}
+
+/// Why a snapshot cannot be made of a server's tools ([`Snapshot::new`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// The snapshot's name cannot name a file.
+    BadName {
+        /// The name.
+        name: String,
+        /// Why not.
+        problem: String,
+    },
+    /// The server lists more than [`MAX_SNAPSHOT_TOOLS`] tools.
+    TooManyTools {
+        /// How many.
+        count: usize,
+    },
+    /// The server lists two tools of this name.
+    TwoNamed {
+        /// The name.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SnapshotError::BadName { name, problem } => {
+                write!(
+                    f,
+                    "the snapshot name {name:?} cannot name a file: {problem}"
+                )
+            }
+            SnapshotError::TooManyTools { count } => write!(
+                f,
+                "the server lists {count} tools, over the limit of {MAX_SNAPSHOT_TOOLS} for a snapshot: each becomes a module of generated Rust (about 9 KB), and this many would not compile in reasonable time; call its tools untyped through the runtime instead"
+            ),
+            SnapshotError::TwoNamed { name } => write!(
+                f,
+                "the server lists two tools named `{name}`: a call could not tell them apart"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
 impl SnapshotTool {
     /// A tool from one element of a `tools/list` result's `tools`, hashed. Fields the
     /// snapshot does not keep (`icons`, `_meta`, `execution`) are dropped.
-    pub fn from_listed(tool: &Value) -> Result<Self, String> {
-        let obj = tool
-            .as_object()
-            .ok_or_else(|| format!("a tool is {}, not an object", json_kind(tool)))?;
+    pub fn from_listed(tool: &Value) -> Result<Self, ListedToolError> {
+        let obj = tool.as_object().ok_or(ListedToolError::NotObject {
+            kind: json_kind(tool),
+        })?;
         let name = match obj.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(Value::String(_)) => return Err("a tool has an empty `name`".into()),
-            Some(v) => return Err(format!("a tool's `name` is {}, not a string", json_kind(v))),
-            None => return Err("a tool has no `name`".into()),
+            Some(Value::String(_)) => return Err(ListedToolError::EmptyName),
+            Some(v) => return Err(ListedToolError::NameNotString { kind: json_kind(v) }),
+            None => return Err(ListedToolError::NoName),
         };
-        let text = |key: &str| -> Result<Option<String>, String> {
+        let wrong =
+            |key: &'static str, v: &Value, expected: &'static str| ListedToolError::WrongType {
+                tool: name.clone(),
+                key,
+                kind: json_kind(v),
+                expected,
+            };
+        let text = |key: &'static str| -> Result<Option<String>, ListedToolError> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(v) => Err(format!(
-                    "tool `{name}`: `{key}` is {}, not a string",
-                    json_kind(v)
-                )),
+                Some(v) => Err(wrong(key, v, "a string")),
+            }
+        };
+        let object = |key: &'static str| -> Result<Option<Value>, ListedToolError> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v @ Value::Object(_)) => Ok(Some(v.clone())),
+                Some(v) => Err(wrong(key, v, "an object")),
             }
         };
         let (title, description) = (text("title")?, text("description")?);
         let input_schema = match obj.get("inputSchema") {
             Some(v @ Value::Object(_)) => v.clone(),
-            Some(v) => {
-                return Err(format!(
-                    "tool `{name}`: `inputSchema` is {}, not an object",
-                    json_kind(v)
-                ));
-            }
-            None => return Err(format!("tool `{name}` has no `inputSchema`")),
+            Some(v) => return Err(wrong("inputSchema", v, "an object")),
+            None => return Err(ListedToolError::NoInputSchema { tool: name.clone() }),
         };
-        let output_schema = match obj.get("outputSchema") {
-            None | Some(Value::Null) => None,
-            Some(v @ Value::Object(_)) => Some(v.clone()),
-            Some(v) => {
-                return Err(format!(
-                    "tool `{name}`: `outputSchema` is {}, not an object",
-                    json_kind(v)
-                ));
-            }
-        };
-        let annotations = match obj.get("annotations") {
-            None | Some(Value::Null) => None,
-            Some(v @ Value::Object(_)) => Some(v.clone()),
-            Some(v) => {
-                return Err(format!(
-                    "tool `{name}`: `annotations` is {}, not an object",
-                    json_kind(v)
-                ));
-            }
-        };
+        let output_schema = object("outputSchema")?;
+        let annotations = object("annotations")?;
         // Before anything maps or checks by them: a schema whose `$ref`s multiply would
         // take minutes of CPU each time a value is checked against it.
         for (key, schema) in [
@@ -135,10 +245,11 @@ impl SnapshotTool {
             if let Some(schema) = schema
                 && let Err(e) = crate::schema_work::expanded_size(schema)
             {
-                return Err(format!(
-                    "tool `{name}`: its `{key}` is refused: {e}; toolbind takes schemas that expand to at most {} subschemas",
-                    crate::schema_work::MAX_EXPANDED
-                ));
+                return Err(ListedToolError::TooCostly {
+                    tool: name.clone(),
+                    key,
+                    why: e.to_string(),
+                });
             }
         }
         let mut t = SnapshotTool {
@@ -233,26 +344,19 @@ impl Snapshot {
         server: ServerInfo,
         protocol_version: impl Into<String>,
         mut tools: Vec<SnapshotTool>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SnapshotError> {
         let name = name.into();
         if let Some(problem) = crate::model::path_component_problem(&name) {
-            return Err(format!(
-                "the snapshot name {:?} cannot name a file: {problem}",
-                name
-            ));
+            return Err(SnapshotError::BadName { name, problem });
         }
         if tools.len() > MAX_SNAPSHOT_TOOLS {
-            return Err(format!(
-                "the server lists {} tools, over the limit of {MAX_SNAPSHOT_TOOLS} for a snapshot: each becomes a module of generated Rust (about 9 KB), and this many would not compile in reasonable time; call its tools untyped through the runtime instead",
-                tools.len()
-            ));
+            return Err(SnapshotError::TooManyTools { count: tools.len() });
         }
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(w) = tools.windows(2).find(|w| w[0].name == w[1].name) {
-            return Err(format!(
-                "the server lists two tools named `{}`: a call could not tell them apart",
-                w[0].name
-            ));
+            return Err(SnapshotError::TwoNamed {
+                name: w[0].name.clone(),
+            });
         }
         Ok(Snapshot {
             name,
@@ -616,7 +720,7 @@ fn read_tools(
                 let tool = match SnapshotTool::from_listed(item) {
                     Ok(t) => t,
                     Err(e) => {
-                        errors.push(at(&ptr, e).hint(fix));
+                        errors.push(at(&ptr, e.to_string()).hint(fix));
                         continue;
                     }
                 };

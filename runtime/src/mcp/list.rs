@@ -65,7 +65,8 @@ pub struct Listing {
 impl Listing {
     /// The listing as a snapshot named `name` (tools sorted; two of one name an error).
     pub fn into_snapshot(self, name: &str) -> Result<Snapshot, ListError> {
-        Snapshot::new(name, self.server, self.protocol_version, self.tools).map_err(ListError)
+        Snapshot::new(name, self.server, self.protocol_version, self.tools)
+            .map_err(|e| ListError(e.to_string()))
     }
 }
 
@@ -307,7 +308,7 @@ pub(super) async fn pages(
         for t in &page.tools {
             let listed = serde_json::to_value(t)
                 .map_err(|e| e.to_string())
-                .and_then(|v| SnapshotTool::from_listed(&v));
+                .and_then(|v| SnapshotTool::from_listed(&v).map_err(|e| e.to_string()));
             match listed {
                 Ok(t) => tools.push(t),
                 Err(e) => return Err(format!("`tools/list` page {pages}: {e}")),
