@@ -1,5 +1,6 @@
 //! `toolbind call`: validate and run one tool, with live progress and Ctrl-C cancellation.
 
+use crate::lock::Locked;
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
@@ -344,7 +345,7 @@ impl Display {
     /// bar is hidden instead, and one prompt runs at a time.
     fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         static ONE_PROMPT: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one = ONE_PROMPT.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = ONE_PROMPT.locked();
         match self {
             Display::Spinner(bar) => {
                 bar.set_draw_target(ProgressDrawTarget::hidden());

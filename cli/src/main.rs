@@ -9,6 +9,7 @@ mod call;
 mod check;
 mod emit;
 mod exit;
+mod lock;
 mod mcp;
 mod serve;
 mod sync;

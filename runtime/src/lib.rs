@@ -42,6 +42,7 @@ mod executor;
 mod handle;
 pub mod host;
 pub mod loader;
+mod lock;
 pub mod mcp;
 mod os_error;
 pub mod output;

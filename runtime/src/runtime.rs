@@ -9,6 +9,7 @@ pub(crate) mod typed;
 pub use builder::RuntimeBuilder;
 pub use config::{CallOptions, RuntimeConfig};
 
+use crate::lock::Locked;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,7 +89,7 @@ pub(crate) struct Queues(
 impl Queues {
     pub(crate) fn get(&self, tool: &str) -> Arc<tokio::sync::Mutex<()>> {
         // A poisoned map still holds valid queues: a panic elsewhere must not stop tools.
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.0.locked();
         map.entry(tool.to_owned()).or_default().clone()
     }
 }

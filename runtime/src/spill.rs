@@ -13,6 +13,7 @@
 //! ([`written_here`]), so a server hands out only those. A file is read only when it is a
 //! regular file with one link, opened without following a symlink.
 
+use crate::lock::Locked;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -140,7 +141,7 @@ fn remember(path: &Path) {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return;
     };
-    let mut w = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut w = WRITTEN.locked();
     if w.names.insert(name.to_owned()) {
         w.order.push_back(name.to_owned());
     }
@@ -156,11 +157,7 @@ fn remember(path: &Path) {
 /// process of the user; a name another process wrote, or a file planted there, is not
 /// this process's to hand out.
 pub fn written_here(name: &str) -> bool {
-    WRITTEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .names
-        .contains(name)
+    WRITTEN.locked().names.contains(name)
 }
 
 fn create(path: &Path) -> std::io::Result<File> {

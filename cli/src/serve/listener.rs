@@ -8,6 +8,7 @@
 // MCP logging: deprecated in rmcp, still used by clients (see `logging`).
 #![allow(deprecated)]
 
+use crate::lock::Locked;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::LoggingLevel;
@@ -43,7 +44,7 @@ pub(crate) struct Attached {
 
 impl Listener {
     fn now(&self) -> MutexGuard<'_, Option<Attached>> {
-        self.now.lock().unwrap_or_else(|e| e.into_inner())
+        self.now.locked()
     }
 
     /// `context`'s request, ready to [`attach`](Self::attach), and the task that sends its

@@ -1,5 +1,6 @@
 //! A tool's progress updates as MCP `notifications/progress` values, which must increase.
 
+use crate::lock::Locked;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -56,7 +57,7 @@ pub(crate) fn forwarder(
             let Some(p) = rx.borrow_and_update().clone() else {
                 continue;
             };
-            let next = position.lock().unwrap_or_else(|e| e.into_inner()).next(&p);
+            let next = position.locked().next(&p);
             let Some((value, total, message)) = next else {
                 continue;
             };

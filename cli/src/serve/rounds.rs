@@ -24,6 +24,7 @@
 //!
 //! A waiting call keeps its tool process, and so its slot of `--max-concurrent-calls`.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -200,7 +201,7 @@ impl Rounds {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.locked()
     }
 
     /// Counts a call's tool as running while the guard lives: the server's end waits for
@@ -511,7 +512,7 @@ impl super::sweeper::Expire for Rounds {
 
 impl Call {
     fn lock(&self) -> MutexGuard<'_, CallState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.locked()
     }
 
     /// The call's id as logs show it.

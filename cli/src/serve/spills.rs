@@ -7,6 +7,7 @@
 //! (stdio, one client per process; `--stateless`; a 2026-07-28 request) the name alone,
 //! 128 random bits, is the key, as a task id is.
 
+use crate::lock::Locked;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -35,7 +36,7 @@ impl Spills {
         if !toolbind::spill::written_here(name) {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.inner.locked();
         if inner.owners.contains_key(name) {
             return;
         }
@@ -52,7 +53,7 @@ impl Spills {
 
     /// Whether `owner` may read `name`: it was handed out to that session (or with none).
     pub(crate) fn may_read(&self, name: &str, owner: Option<&str>) -> bool {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = self.inner.locked();
         match inner.owners.get(name) {
             Some(None) => true,
             Some(Some(o)) => owner == Some(o.as_str()),

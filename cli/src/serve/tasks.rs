@@ -46,6 +46,7 @@
 //! (`Runtime::call` with those options). One sweeper ([`super::sweeper`]) sweeps this
 //! store and the rounds' once a second.
 
+use crate::lock::Locked;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -268,7 +269,7 @@ impl Tasks {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.locked()
     }
 
     /// Makes a task for a call of `tool` that may run `runs_for` (its timeout): it is

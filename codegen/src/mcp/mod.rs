@@ -119,7 +119,11 @@ mod tests {
             "v",
             vec![tool(edit_file()), tool(edit_file())],
         );
-        assert!(dup.unwrap_err().to_string().contains("two tools named `edit_file`"));
+        assert!(
+            dup.unwrap_err()
+                .to_string()
+                .contains("two tools named `edit_file`")
+        );
         assert!(Snapshot::new("../x", ServerInfo::default(), "v", vec![]).is_err());
     }
 
@@ -136,7 +140,8 @@ mod tests {
         let e =
             Snapshot::new("many", info(), "2025-11-25", many(MAX_SNAPSHOT_TOOLS + 1)).unwrap_err();
         assert!(
-            e.to_string().contains("lists 1001 tools, over the limit of 1000"),
+            e.to_string()
+                .contains("lists 1001 tools, over the limit of 1000"),
             "{e}"
         );
         // A file holding more (written by hand, or by another version) is refused on read.

@@ -3,6 +3,7 @@
 
 use super::decode::coerced;
 use super::*;
+use crate::lock::Locked;
 
 /// Deserialises a tool's params from a model's JSON args. The arguments as a whole are
 /// read by the rule `Runtime::call` uses (`args::root_object`): `null`, `""`
@@ -90,7 +91,7 @@ fn schema_facts(schema: &'static str) -> ::std::sync::Arc<SchemaFacts> {
     use ::std::sync::{Arc, Mutex, OnceLock};
     static CACHE: OnceLock<Mutex<HashMap<usize, Arc<SchemaFacts>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let mut map = cache.locked();
     map.entry(schema.as_ptr() as usize)
         .or_insert_with(|| {
             Arc::new(SchemaFacts {

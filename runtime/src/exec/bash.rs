@@ -18,6 +18,7 @@
 //! the grace period. bash tools are always one-shot: a shell script has no module state to
 //! keep warm.
 
+use crate::lock::Locked;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -340,7 +341,7 @@ impl Ended {
         let limits = Limits::from(config);
         let stopper = &self.stopper;
         let stderr_tail = {
-            let c = self.output.err.lock().unwrap_or_else(|e| e.into_inner());
+            let c = self.output.err.locked();
             (!c.is_empty()).then(|| c.render_tail(2000, secrets))
         };
         let with_stderr = |mut msg: String| {
@@ -409,7 +410,7 @@ impl Output {
         max_text: usize,
         with_stderr: impl Fn(String) -> ToolResult,
     ) -> ToolResult {
-        let c = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let c = self.out.locked();
         if c.total() > self.out_cap as u64 {
             return with_stderr(format!(
                 "{entry_name} has `output: json`, and its stdout ({} bytes) is longer than the {} limit for a result (ExecConfig::max_line_bytes)",
@@ -432,7 +433,7 @@ impl Output {
     /// A script's result: its stdout as text, one trailing newline removed, with a note
     /// when it was cut.
     fn text_result(&self, max_text: usize) -> ToolResult {
-        let c = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let c = self.out.locked();
         let mut text = c.render();
         if text.ends_with('\n') {
             text.pop();

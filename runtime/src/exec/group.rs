@@ -17,6 +17,7 @@
 //!   unjailed process's tracking cgroup;
 //! - dropping an unreaped group SIGKILLs it (tokio reaps the leader later).
 
+use crate::lock::Locked;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::ExitStatus;
 use std::sync::Mutex;
@@ -162,7 +163,7 @@ impl Group {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Leader> {
-        self.leader.lock().unwrap_or_else(|e| e.into_inner())
+        self.leader.locked()
     }
 }
 

@@ -1,6 +1,7 @@
 //! How a node or python harness process is started for a tool: its command line, the
 //! harness file written into the cache, and the transpiled module of a TypeScript entry.
 
+use crate::lock::Locked;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -110,7 +111,7 @@ impl SubprocessExecutor {
         name: &'static str,
         text: &str,
     ) -> Result<PathBuf, StartError> {
-        let mut map = self.inner.harness.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.inner.harness.locked();
         if let Some(p) = map.get(name) {
             return Ok(p.clone());
         }

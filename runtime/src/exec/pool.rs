@@ -2,6 +2,7 @@
 //! changes and stopped when idle; the one-shot processes kept for a moment after reading a
 //! hello (spares); and what each entry's hello said about `prepareArguments`.
 
+use crate::lock::Locked;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -53,7 +54,7 @@ pub(super) struct Pool {
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.locked()
 }
 
 impl Pool {

@@ -7,6 +7,7 @@
 //! forwards at most one update per interval and everything still queued before the
 //! result. A tool reporting now and then loses nothing; a flood is coalesced.
 
+use crate::lock::Locked;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -67,12 +68,12 @@ impl Slot {
 
     /// Queues `p` (dropping the oldest update past the bounds).
     pub(crate) fn put(&self, p: Progress) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        self.queue.locked().push(p);
         self.ready.notify_one();
     }
 
     fn take_all(&self) -> Queue {
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.queue.locked())
     }
 
     /// Resolves once an update may be waiting (a permit is kept if none is waiting yet).

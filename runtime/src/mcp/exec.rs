@@ -1,6 +1,7 @@
 //! The MCP executor: a runtime's calls of MCP tools go to their server's connection, the
 //! rest to the local executor.
 
+use crate::lock::Locked;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -159,8 +160,7 @@ pub(crate) fn output_violations(
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let validator = CACHE
         .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .locked()
         .entry(origin.contract.clone())
         .or_insert_with(|| super::validator(schema).map(Arc::new))
         .clone()?;

@@ -6,6 +6,7 @@
 //! and each step in time; its last stderr lines go into every error. A Streamable HTTP
 //! server (feature `mcp-http`) is bounded per answer, in pages and in time.
 
+use crate::lock::Locked;
 use std::collections::HashSet;
 use std::fmt;
 use std::pin::Pin;
@@ -128,7 +129,7 @@ pub async fn list_server_tools(
                     .await
                     .map(|s| format!(" (the server {s})"))
                     .unwrap_or_default();
-                let e = if *over.lock().unwrap_or_else(|e| e.into_inner()) {
+                let e = if *over.locked() {
                     format!(
                         "the server wrote more than {} bytes to stdout: stopped reading (a tool list that large is not one toolbind takes)",
                         limits.max_bytes
@@ -576,7 +577,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Bounded<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         if self.left == 0 {
-            *self.over.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            *self.over.locked() = true;
             return Poll::Ready(Err(std::io::Error::other("stdout over its byte bound")));
         }
         let room = buf

@@ -7,6 +7,8 @@
 //! [`RuntimeBuilder::mcp_server`](crate::runtime::RuntimeBuilder::mcp_server) puts its
 //! tools in the runtime's one tool list, next to the local ones.
 
+#[cfg(feature = "mcp")]
+use crate::lock::Locked;
 mod config;
 #[cfg(feature = "mcp")]
 pub(crate) mod connection;
@@ -81,7 +83,7 @@ pub(crate) fn schema_problem(schema: &'static str, value: &serde_json::Value) ->
     static CACHE: OnceLock<Mutex<HashMap<usize, Compiled>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let compiled = {
-        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = cache.locked();
         map.entry(schema.as_ptr() as usize)
             .or_insert_with(|| {
                 let s: serde_json::Value = serde_json::from_str(schema).ok()?;

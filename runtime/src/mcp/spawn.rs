@@ -14,6 +14,7 @@
 //! cgroup owner. Nothing runs unjailed unless the policy is `off`, or `auto` on a machine
 //! where bwrap cannot run at all (with the one warning).
 
+use crate::lock::Locked;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -110,7 +111,7 @@ impl Drop for ServerProcess {
 
 /// The server's last stderr lines, for a message.
 pub(crate) fn stderr_note(tail: &Mutex<Vec<u8>>) -> String {
-    let t = tail.lock().unwrap_or_else(|e| e.into_inner());
+    let t = tail.locked();
     let text = String::from_utf8_lossy(&t);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.is_empty() {
@@ -139,7 +140,7 @@ pub(crate) fn keep_tail(
     let drain = tokio::spawn(async move {
         let mut buf = [0u8; 4096];
         while let Ok(n @ 1..) = stderr.read(&mut buf).await {
-            let mut t = tail_w.lock().unwrap_or_else(|e| e.into_inner());
+            let mut t = tail_w.locked();
             t.extend_from_slice(&buf[..n]);
             if t.len() > STDERR_TAIL * 2 {
                 let cut = t.len() - STDERR_TAIL;

@@ -1,5 +1,6 @@
 //! Feature `otel`: the calls' spans and duration metrics exported over OTLP.
 
+use crate::lock::RwLocked;
 use opentelemetry::metrics::MeterProvider as _;
 use std::collections::HashMap;
 use std::fmt;
@@ -57,7 +58,7 @@ impl fmt::Debug for Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        let mut metrics = METRICS.write().unwrap_or_else(|e| e.into_inner());
+        let mut metrics = METRICS.write_locked();
         if metrics.as_ref().is_some_and(|m| m.of == self.id) {
             *metrics = None;
         }
@@ -167,7 +168,7 @@ fn activate(guard: &Guard) {
             .with_description(description)
             .build()
     };
-    *METRICS.write().unwrap_or_else(|e| e.into_inner()) = Some(Histograms {
+    *METRICS.write_locked() = Some(Histograms {
         of: guard.id,
         tool: histogram(
             "gen_ai.execute_tool.duration",
@@ -323,7 +324,7 @@ pub(super) fn set_parent(span: &Span, context: &TraceContext) {
 
 /// `gen_ai.execute_tool.duration`: how long a call took, by tool and how it failed.
 pub(super) fn record_tool_duration(tool: &str, took: Duration, error: Option<&'static str>) {
-    let metrics = METRICS.read().unwrap_or_else(|e| e.into_inner());
+    let metrics = METRICS.read_locked();
     if let Some(m) = metrics.as_ref() {
         record(
             &m.tool,
@@ -342,7 +343,7 @@ pub(super) fn record_mcp_duration(
     took: Duration,
     error: Option<&'static str>,
 ) {
-    let metrics = METRICS.read().unwrap_or_else(|e| e.into_inner());
+    let metrics = METRICS.read_locked();
     if let Some(m) = metrics.as_ref() {
         let h = if name == "mcp.server.operation.duration" {
             &m.server

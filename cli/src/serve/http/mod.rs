@@ -16,6 +16,7 @@
 //! clients show its message. Requests in flight are counted until their response body
 //! ends; the drain waits for that count to reach zero.
 
+use crate::lock::Locked;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -373,7 +374,7 @@ impl App {
 
     /// Logs a refused request, at most [`REFUSALS_LOGGED`] per [`REFUSAL_WINDOW`].
     fn refused(&self, peer: SocketAddr, why: &str) {
-        let mut r = self.refusals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut r = self.refusals.locked();
         let now = std::time::Instant::now();
         if r.since
             .is_none_or(|s| now.duration_since(s) >= REFUSAL_WINDOW)

@@ -6,6 +6,7 @@
 //! [`round`] and [`task`] (a `tools/call` plain, in rounds, as a task), [`resources`]
 //! (subscriptions, spill files) and [`results`] (result mapping).
 
+use crate::lock::RwLocked;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
@@ -215,10 +216,7 @@ impl State {
     }
 
     fn current(&self) -> Arc<Snapshot> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.current.read_locked().clone()
     }
 }
 

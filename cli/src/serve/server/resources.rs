@@ -1,6 +1,7 @@
 //! Resources beyond the tools' docs: a session's `resources/subscribe` URIs, and the
 //! spill files (`toolbind://spill/<name>`) a session was handed.
 
+use crate::lock::Locked;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -32,7 +33,7 @@ impl Subscriptions {
                 None,
             ));
         }
-        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.0.locked();
         if set.len() >= MAX_SUBSCRIPTIONS && !set.contains(&uri) {
             return Err(McpError::invalid_params(
                 format!(
@@ -47,13 +48,13 @@ impl Subscriptions {
     }
 
     pub(super) fn remove(&self, uri: &str) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
+        self.0.locked().remove(uri);
     }
 
     /// The subscribed URIs a change may have touched (`touches`: the change's
     /// `Changed::touches`).
     pub(super) fn touched_by(&self, touches: impl Fn(&str) -> bool) -> Vec<String> {
-        let set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let set = self.0.locked();
         set.iter().filter(|u| touches(u)).cloned().collect()
     }
 }

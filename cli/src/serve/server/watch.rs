@@ -1,6 +1,7 @@
 //! The folder watch: the tools loaded at one moment ([`Snapshot`]), polled for changes,
 //! reloaded, and the sessions told what changed.
 
+use crate::lock::RwLocked;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -205,7 +206,7 @@ pub(crate) async fn watch(state: Arc<State>) {
             resources: old.docs != new.docs,
             pages: Some(Arc::new(pages)),
         };
-        *state.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        *state.current.write_locked() = Arc::new(new);
         if let Some(summary) = &summary {
             log(&format!("tool list changed: {summary}"));
         }

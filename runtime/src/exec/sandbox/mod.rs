@@ -62,6 +62,7 @@ pub(crate) use running::Running;
 pub use status::{Enforcement, LimitStatus};
 
 use super::error::{JailError, ProbeError};
+use crate::lock::Locked;
 use interp::{Interp, resolve, which};
 #[cfg(feature = "mcp")]
 pub(crate) use interp::{system_path, unsafe_to_show};
@@ -326,8 +327,7 @@ impl Sandbox {
         let untried = !self.trial_first
             && !self
                 .probes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .locked()
                 .contains_key(&(kind, program.to_owned()))
             && which(&self.policy.bwrap).is_some();
         let trial = match untried.then(|| self.resolved(kind, program)).flatten() {
@@ -483,8 +483,7 @@ impl Sandbox {
         }
         let Some(Ok(interp)) = self
             .probes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .locked()
             .get(&(kind, program.to_owned()))
             .cloned()
         else {
@@ -544,7 +543,7 @@ impl Sandbox {
     /// [`resolve`], cached; `None` when the interpreter is not installed.
     fn resolved(&self, kind: Kind, program: &str) -> Option<Interp> {
         let key = (kind, program.to_owned());
-        let mut map = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.resolved.locked();
         map.entry(key)
             .or_insert_with(|| resolve(kind, program).ok())
             .clone()
@@ -552,19 +551,11 @@ impl Sandbox {
 
     fn probe(&self, kind: Kind, program: &str) -> Result<Interp, ProbeError> {
         let key = (kind, program.to_owned());
-        if let Some(r) = self
-            .probes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
+        if let Some(r) = self.probes.locked().get(&key) {
             return r.clone();
         }
         let r = probe::probe(&self.policy, kind, program);
-        self.probes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, r.clone());
+        self.probes.locked().insert(key, r.clone());
         r
     }
 }

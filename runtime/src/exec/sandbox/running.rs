@@ -5,6 +5,7 @@ use super::SandboxLimits;
 use super::cgroup::CallCgroup;
 use super::jail::Jail;
 use super::tmp::PrivateTmp;
+use crate::lock::Locked;
 use crate::result::{Limit, StopReason};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -48,7 +49,7 @@ impl Running {
         if self.light_tmp.is_some() {
             return Some(self.bwrap_pid);
         }
-        let mut cached = self.cpu_base.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cached = self.cpu_base.locked();
         if let Some(p) = *cached
             && Path::new(&format!("/proc/{p}")).exists()
         {
@@ -95,8 +96,7 @@ impl Running {
             .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
         if self
             .armed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .locked()
             .is_some_and(|t| t.elapsed() < Duration::from_secs(1) / cpus.max(1))
         {
             return;
@@ -123,7 +123,7 @@ impl Running {
         };
         // SAFETY: `new` is a valid rlimit; a null old-limit pointer is allowed.
         if unsafe { libc::prlimit(pid, libc::RLIMIT_CPU, &new, std::ptr::null_mut()) } == 0 {
-            *self.armed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            *self.armed.locked() = Some(Instant::now());
         }
     }
 

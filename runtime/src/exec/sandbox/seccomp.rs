@@ -20,6 +20,7 @@
 //! common filter plus its own rules (no signals to the agent, no sockets of the network
 //! when it is off), installed by the forked child itself (`process::ChildSetup`).
 
+use crate::lock::Locked;
 use seccompiler::{
     SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     TargetArch, sock_filter,
@@ -110,7 +111,7 @@ pub(crate) fn light(rules: LightRules) -> Result<&'static Program, FilterError> 
     type Cache = std::sync::Mutex<Vec<(LightRules, &'static Program)>>;
     static LIGHT: OnceLock<Cache> = OnceLock::new();
     let cache = LIGHT.get_or_init(Default::default);
-    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = cache.locked();
     if let Some((_, p)) = cache.iter().find(|(r, _)| *r == rules) {
         return Ok(p);
     }

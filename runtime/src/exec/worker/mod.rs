@@ -1,6 +1,7 @@
 //! A node or python harness process serving calls over the protocol: used once (one-shot)
 //! or kept warm for many calls, several in flight at a time.
 
+use crate::lock::Locked;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -147,7 +148,7 @@ impl Shared {
         let mut waited = false;
         loop {
             let unread = {
-                let fd = self.stderr_fd.lock().unwrap_or_else(|e| e.into_inner());
+                let fd = self.stderr_fd.locked();
                 match *fd {
                     Some(fd) => {
                         let mut n: libc::c_int = 0;
@@ -232,17 +233,11 @@ impl Worker {
             if let Some(mut err) = stderr {
                 {
                     use std::os::fd::AsRawFd;
-                    *stderr_shared
-                        .stderr_fd
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) = Some(err.as_raw_fd());
+                    *stderr_shared.stderr_fd.locked() = Some(err.as_raw_fd());
                 }
                 drain_into(&mut err, &stderr_shared).await;
                 // Forgotten before the pipe closes: the number may be reused.
-                *stderr_shared
-                    .stderr_fd
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = None;
+                *stderr_shared.stderr_fd.locked() = None;
                 drop(err);
             }
         });
@@ -297,7 +292,7 @@ impl Worker {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.state.locked()
     }
 
     /// Kills the whole process group because one call would not stop: no new call is sent
@@ -493,7 +488,7 @@ impl Drop for CallGuard<'_> {
 /// Marks the worker dead with `reason` (what its other calls are told) and kills its
 /// process group, unless it has been reaped already.
 fn kill_group_for(shared: &Shared, group: &Group, reason: String) {
-    let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = shared.state.locked();
     st.killed_because = Some(reason.clone());
     if st.dead.is_none() {
         st.dead = Some(reason);
@@ -512,7 +507,7 @@ async fn drain_into(reader: &mut (impl tokio::io::AsyncRead + Unpin), shared: &S
     let mut lines = process::LineSplitter::default();
     let mut emit = |line: String| {
         let (sink, secrets) = {
-            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = shared.state.locked();
             let sink = match st.pending.len() {
                 1 => st.pending.values().next().and_then(|p| p.log.clone()),
                 // The call that ran alone has just ended: what it wrote last is its own.
@@ -536,11 +531,7 @@ async fn drain_into(reader: &mut (impl tokio::io::AsyncRead + Unpin), shared: &S
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                shared
-                    .stderr
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(&buf[..n]);
+                shared.stderr.locked().push(&buf[..n]);
                 lines.push(&buf[..n], &mut emit);
             }
         }

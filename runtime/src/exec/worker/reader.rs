@@ -2,6 +2,7 @@
 //! call in flight its progress, binary pieces and end, and once the stream is over reaps
 //! the process and tells every call still waiting why the worker died.
 
+use crate::lock::Locked;
 use std::collections::HashMap;
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -350,7 +351,7 @@ impl Reading {
     /// A piece of a binary block of call `id`'s result, held until the result comes.
     fn data(&mut self, ctx: &ReaderCtx, id: u64, index: u64, data: &str, size: Option<u64>) {
         let call_id = {
-            let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            let st = ctx.shared.state.locked();
             st.pending.get(&id).map(|c| c.tool_call_id.clone())
         };
         // Pieces of a call that is no longer waiting are dropped (their file too).
@@ -379,7 +380,7 @@ impl Reading {
     fn result(&mut self, ctx: &ReaderCtx, id: u64, result: Value, cut: Option<Cut>) -> Event {
         let (call_id, held) = self.blobs.remove(&id).unwrap_or_default();
         let call_id = if call_id.is_empty() {
-            let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            let st = ctx.shared.state.locked();
             st.pending
                 .get(&id)
                 .map(|c| c.tool_call_id.clone())
@@ -434,7 +435,7 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
         p.content
             .push(crate::result::Content::text(protocol::note(cut)));
     }
-    let st = ctx.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let st = ctx.shared.state.locked();
     if let Some(call) = st.pending.get(&id) {
         call.progress.put(p);
     }
@@ -446,7 +447,7 @@ fn update(ctx: &ReaderCtx, id: u64, content: Value, cut: Option<Cut>) {
 /// protocol break.
 fn forward(shared: &Shared, id: u64, event: Event) -> Result<(), Broken> {
     let to = {
-        let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = shared.state.locked();
         st.pending.get(&id).map(|c| c.done.clone())
     };
     let Some(to) = to else { return Ok(()) };
@@ -463,14 +464,14 @@ async fn deliver(shared: &Shared, id: u64, event: Event) {
     // The call's stderr lines go to its sink only while it runs alone: then what it wrote
     // before its result is read first.
     let logs_alone = {
-        let st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = shared.state.locked();
         st.pending.len() == 1 && st.pending.get(&id).is_some_and(|c| c.log.is_some())
     };
     if logs_alone {
         shared.stderr_caught_up().await;
     }
     let call = {
-        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = shared.state.locked();
         let call = st.pending.remove(&id);
         if call.is_none() {
             // An abandoned call that did stop: nothing to kill.
@@ -515,7 +516,7 @@ fn death(
 ) -> (String, StopReason, bool) {
     let secrets = ctx.shared.secrets();
     let stderr = {
-        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let c = ctx.shared.stderr.locked();
         (!c.is_empty()).then(|| c.render_tail(2000, &secrets))
     };
     let killed_because = ctx
@@ -528,7 +529,7 @@ fn death(
     let protocol_broken = broken.is_some();
     // A limit the jail enforced is the reason every call on the worker gets.
     let limit = ctx.jail.as_ref().and_then(|j| {
-        let c = ctx.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let c = ctx.shared.stderr.locked();
         j.explain(status, &c.render_tail(4000, &secrets))
     });
     let mut reason = match (fatal, broken, killed_because) {
@@ -566,7 +567,7 @@ fn death(
 /// Marks the worker dead with `reason` and tells every call still in flight on it.
 async fn fail_pending(shared: &Shared, reason: String, named: bool, why: StopReason) {
     let pending: Vec<_> = {
-        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = shared.state.locked();
         st.dead = Some(reason.clone());
         st.pending.drain().map(|(_, call)| call.done).collect()
     };

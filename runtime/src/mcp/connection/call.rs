@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::exec::stop::Stopper;
+use crate::lock::Locked;
 
 impl Connection {
     /// Runs one call of tool `mcp_name`, whose contract the caller was built against is
@@ -40,12 +41,7 @@ impl Connection {
         let cancel = call.cancel.clone();
         // The waits for answers stand the call's timeout still, up to three ask timeouts
         // in all, as a tool's own questions do: a server cannot stretch a call without end.
-        let ask_timeout = self
-            .shared
-            .asking
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .ask_timeout;
+        let ask_timeout = self.shared.asking.locked().ask_timeout;
         let mut stopper = Stopper::new(call.timeout, Duration::ZERO)
             .with_pause_budget(ask_timeout.saturating_mul(3));
         let slots = self.slots.clone();

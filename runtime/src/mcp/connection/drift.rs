@@ -2,6 +2,7 @@
 //! contract and the arguments checked before anything is sent.
 
 use super::*;
+use crate::lock::RwLocked;
 
 impl Connection {
     /// `params` as arguments for `mcp_name`, once the live list still has the tool with the
@@ -16,7 +17,7 @@ impl Connection {
     ) -> Result<serde_json::Map<String, Value>, ToolResult> {
         let args = Value::Object(params);
         let validator = {
-            let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+            let tools = live.tools.read_locked();
             let Some(t) = tools.get(mcp_name) else {
                 return Err(ToolResult::stopped(
                     StopReason::UnknownTool,

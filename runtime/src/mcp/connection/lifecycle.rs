@@ -3,6 +3,7 @@
 //! call hangs.
 
 use super::*;
+use crate::lock::{Locked, RwLocked};
 
 impl Connection {
     /// The live connection, started (or started again) when needed; the error says why
@@ -37,7 +38,7 @@ impl Connection {
         if let Some(failures) = start {
             let me = self.clone();
             let task = tokio::spawn(async move { me.connect().await });
-            *self.starting.lock().unwrap_or_else(|e| e.into_inner()) = Some(task.abort_handle());
+            *self.starting.locked() = Some(task.abort_handle());
             *state = State::Starting { task, failures };
         }
         self.started(&mut state).await
@@ -47,7 +48,7 @@ impl Connection {
     /// counts as one more failed start, and waits its backoff (`true`: `state` is down);
     /// otherwise it is started again now.
     async fn died(&self, live: &Live, state: &mut State) -> bool {
-        let stopped = live.ended.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let stopped = live.ended.locked().clone();
         let why = match stopped {
             Some(w) => w,
             None => live.ended_how().await,
@@ -104,7 +105,7 @@ impl Connection {
             Ok(o) => o,
             Err(e) => Err((StopReason::Crashed, format!("its start was stopped ({e})"))),
         };
-        *self.starting.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.starting.locked() = None;
         match outcome {
             Ok(mut live) => {
                 live.failures = failures;
@@ -374,12 +375,12 @@ impl Connection {
             let input = crate::mcp::validator(&t.input_schema).map(Arc::new);
             tools.insert(t.name.clone(), LiveTool { listed: t, input });
         }
-        *live.tools.write().unwrap_or_else(|e| e.into_inner()) = tools;
+        *live.tools.write_locked() = tools;
     }
 
     /// The live list, for a runtime built at connect.
     pub(crate) fn listed(live: &Live) -> Vec<SnapshotTool> {
-        let tools = live.tools.read().unwrap_or_else(|e| e.into_inner());
+        let tools = live.tools.read_locked();
         let mut out: Vec<SnapshotTool> = tools.values().map(|t| t.listed.clone()).collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out

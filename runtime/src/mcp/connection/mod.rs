@@ -3,6 +3,7 @@
 //! `notifications/tools/list_changed`), started again after it dies or hangs, with a
 //! capped backoff while starting keeps failing.
 
+use crate::lock::Locked;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -190,12 +191,7 @@ impl Connection {
     /// Stops a start in progress (the runtime is going away: the start task would
     /// otherwise keep this connection, and the server it starts, until it finished).
     pub(crate) fn abandon(&self) {
-        if let Some(t) = self
-            .starting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(t) = self.starting.locked().take() {
             t.abort();
         }
     }
@@ -210,14 +206,11 @@ impl Connection {
 
     /// The protocol version of the current connection, while it is up.
     pub(crate) fn protocol_version(&self) -> Option<String> {
-        self.protocol
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.protocol.locked().clone()
     }
 
     fn set_protocol(&self, v: Option<String>) {
-        *self.protocol.lock().unwrap_or_else(|e| e.into_inner()) = v;
+        *self.protocol.locked() = v;
     }
 }
 
@@ -248,10 +241,7 @@ impl Live {
 
     /// Ends the connection now, keeping `why` for the message of the next start.
     fn stop(&self, why: &str) {
-        self.ended
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(|| why.to_owned());
+        self.ended.locked().get_or_insert_with(|| why.to_owned());
         self.kill();
     }
 }

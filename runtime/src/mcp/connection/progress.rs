@@ -2,6 +2,7 @@
 //! (held a little when they come before the call's sink is in place).
 
 use super::*;
+use crate::lock::Locked;
 
 /// A call's progress key: its connection (rmcp's tokens start again at 0 on each) and
 /// token.
@@ -50,7 +51,7 @@ impl Shared {
             return;
         };
         let key = (generation, params.progress_token.clone());
-        let mut map = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.progress.locked();
         match map.sinks.get(&key) {
             Some(sink) => hand(sink, p),
             None => {
@@ -64,7 +65,7 @@ impl Shared {
 
     /// Registers a call's sink, first handing it what came early.
     pub(super) fn register(&self, key: ProgressKey, sink: ProgressSink) {
-        let mut map = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.progress.locked();
         let early = std::mem::take(&mut map.early);
         for (k, p) in early {
             if k == key {
@@ -167,11 +168,6 @@ pub(super) struct ProgressGuard {
 
 impl Drop for ProgressGuard {
     fn drop(&mut self) {
-        self.shared
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .sinks
-            .remove(&self.key);
+        self.shared.progress.locked().sinks.remove(&self.key);
     }
 }

@@ -3,6 +3,7 @@
 //! MCP 2026-07-28 `InputRequiredResult`, and answered by the host.
 
 use super::*;
+use crate::lock::Locked;
 
 /// toolbind's client side: `list_changed` noted; the server's questions (elicitation,
 /// sampling, roots) put to the agent's host, and the capabilities declared only when
@@ -17,7 +18,7 @@ impl Handler {
     /// The host a question goes to and who asks: the one call in flight with a host, else
     /// the runtime's host on behalf of the server.
     pub(super) fn asker(&self) -> Option<(crate::host::SharedHost, crate::host::Asker, Duration)> {
-        let asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let asking = self.shared.asking.locked();
         if let [(_, host, asker)] = asking.calls.as_slice() {
             return Some((host.clone(), asker.clone(), asking.ask_timeout));
         }
@@ -53,7 +54,7 @@ impl Handler {
         };
         // A server asks at most as many questions at once as a tool may.
         {
-            let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+            let mut asking = self.shared.asking.locked();
             if asking.open >= crate::host::MAX_QUESTIONS {
                 return Err(rmcp::ErrorData::invalid_request(
                     format!(
@@ -105,13 +106,7 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
-        let has_host = self
-            .shared
-            .asking
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .runtime
-            .is_some();
+        let has_host = self.shared.asking.locked().runtime.is_some();
         if has_host
             && let Ok(caps) = serde_json::from_value(serde_json::json!({
                 "elicitation": {"form": {}}, "sampling": {}, "roots": {}
@@ -213,7 +208,7 @@ pub(super) struct OpenQuestion(Arc<Shared>);
 
 impl Drop for OpenQuestion {
     fn drop(&mut self) {
-        let mut asking = self.0.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asking = self.0.asking.locked();
         asking.open = asking.open.saturating_sub(1);
     }
 }
@@ -226,7 +221,7 @@ pub(super) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asking = self.shared.asking.locked();
         asking.calls.retain(|(k, _, _)| *k != self.key);
     }
 }
@@ -236,7 +231,7 @@ impl Connection {
     /// asked (when it has one) until the guard is dropped.
     pub(super) fn asking_for(&self, call: &ExecCall<'_>) -> Option<InFlight> {
         let host = call.host.clone()?;
-        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asking = self.shared.asking.locked();
         asking.next += 1;
         let key = asking.next;
         asking.calls.push((
@@ -257,7 +252,7 @@ impl Connection {
     /// Lets the server's questions reach `host`, answering within `ask_timeout` (set
     /// before the server starts: a host is what makes the client declare the capabilities).
     pub(crate) fn set_host(&self, host: Option<crate::host::SharedHost>, ask_timeout: Duration) {
-        let mut asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+        let mut asking = self.shared.asking.locked();
         asking.runtime = host;
         asking.ask_timeout = ask_timeout;
     }
@@ -274,7 +269,7 @@ impl Connection {
     ) -> Result<(rmcp::model::InputResponses, Option<String>), ToolResult> {
         let requests = input.input_requests.unwrap_or_default();
         let (host, ask_timeout) = {
-            let asking = self.shared.asking.lock().unwrap_or_else(|e| e.into_inner());
+            let asking = self.shared.asking.locked();
             (
                 call.host.clone().or_else(|| asking.runtime.clone()),
                 asking.ask_timeout,
