@@ -154,6 +154,19 @@ fn var(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
+/// `path` made absolute against the current directory of this moment, the one rule for
+/// every folder a user hands the runtime (a tools folder, a grant, a working or cache
+/// folder): a jailed process runs elsewhere, where a relative path means something else
+/// or nothing. Lexical (`std::path::absolute`: no symlink resolved, nothing read); a path
+/// it cannot make absolute (empty, or no current directory) is kept as given, to fail
+/// where it is used with its own error.
+pub(crate) fn given(path: PathBuf) -> PathBuf {
+    match std::path::absolute(&path) {
+        Ok(p) => p,
+        Err(_) => path,
+    }
+}
+
 /// The temp folder as an absolute path: a relative `TMPDIR` would otherwise make every
 /// folder under it relative to whichever directory a process runs in (and a jail bind
 /// of a relative path fails).

@@ -322,23 +322,28 @@ impl Loader {
     }
 
     /// Adds a tools folder (its sub-folders are tools). Earlier folders win on duplicates.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
+    /// A tool loaded from it has an absolute folder, which is what a jailed `python3`
+    /// or `bash` is given, whatever directory it runs in.
     pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.dirs.push(dir.into());
+        self.dirs.push(crate::dirs::given(dir.into()));
         self
     }
 
-    /// Adds several tools folders, in order.
+    /// Adds several tools folders, in order; each as [`dir`](Self::dir) takes it.
     pub fn dirs<I, P>(mut self, dirs: I) -> Self
     where
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
-        self.dirs.extend(dirs.into_iter().map(Into::into));
+        self.dirs
+            .extend(dirs.into_iter().map(|d| crate::dirs::given(d.into())));
         self
     }
 
     /// Also loads the folders listed in `PI_TOOLS_DIRS` (read when [`load`](Self::load)
-    /// runs), after the explicit ones.
+    /// runs, and a relative entry made absolute then), after the explicit ones.
     pub fn env(mut self) -> Self {
         self.env = true;
         self
@@ -374,7 +379,8 @@ impl Loader {
         if self.env
             && let Some(v) = std::env::var_os(TOOLS_DIRS_ENV)
         {
-            dirs.extend(parse_tools_dirs(&v.to_string_lossy()));
+            let listed = parse_tools_dirs(&v.to_string_lossy());
+            dirs.extend(listed.into_iter().map(crate::dirs::given));
         }
         dirs
     }

@@ -200,8 +200,16 @@ impl PartialEq for ToolInfo {
 
 impl From<ToolSpec> for ToolInfo {
     /// The description of a tool parsed by `toolbind_codegen` (what the
-    /// [`Loader`](crate::Loader) does for every tool folder it loads).
-    fn from(spec: ToolSpec) -> Self {
+    /// [`Loader`](crate::Loader) does for every tool folder it loads). A relative tool
+    /// folder (and TOOL.md path) is made absolute against the current directory here, as
+    /// the loader's folders are: a jailed process runs elsewhere.
+    fn from(mut spec: ToolSpec) -> Self {
+        if spec.dir.is_relative() {
+            spec.dir = crate::dirs::given(spec.dir);
+        }
+        if spec.file.is_relative() {
+            spec.file = crate::dirs::given(spec.file);
+        }
         ToolInfo {
             fingerprint: spec.fingerprint(),
             spec: Arc::new(spec),

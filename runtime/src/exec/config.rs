@@ -124,8 +124,10 @@ impl ExecConfig {
 
     /// The tools' working directory. Default: the agent's (a jailed tool runs there when
     /// the jail shows it, in its state folder otherwise).
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
+        self.cwd = Some(crate::dirs::given(dir.into()));
         self
     }
 
@@ -134,8 +136,10 @@ impl ExecConfig {
     /// Code found there runs as this user, so the folder must be private: it is created
     /// 0700, and a folder that is a symlink or owned by another user is refused (one of
     /// ours that is too open is tightened to 0700).
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cache_dir = dir.into();
+        self.cache_dir = crate::dirs::given(dir.into());
         self
     }
 
@@ -176,8 +180,10 @@ impl ExecConfig {
     /// type, written as `.part` until whole; pruned after 7 days or past 256 MiB in all).
     /// Default none. A [`Runtime`](crate::Runtime) built without its own executor passes
     /// its spill folder here.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.spill_dir = Some(dir.into());
+        self.spill_dir = Some(crate::dirs::given(dir.into()));
         self
     }
 

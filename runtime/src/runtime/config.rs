@@ -44,8 +44,10 @@ impl RuntimeConfig {
     /// [`SPILL_RETENTION`](super::SPILL_RETENTION) and [`MAX_SPILL_DIR_BYTES`](super::MAX_SPILL_DIR_BYTES) each time one is written. The
     /// truncation note gives the file's path. Default none: the cut text is dropped.
     /// [`default_spill_dir`](super::default_spill_dir) is what the CLI uses.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.spill_dir = Some(dir.into());
+        self.spill_dir = Some(crate::dirs::given(dir.into()));
         self
     }
 
