@@ -235,14 +235,18 @@ impl SandboxPolicy {
     }
 
     /// Grants every tool read access to `path`.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn allow_read(mut self, path: impl Into<PathBuf>) -> Self {
-        self.read.push(path.into());
+        self.read.push(crate::dirs::given(path.into()));
         self
     }
 
     /// Grants every tool read and write access to `path`.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn allow_write(mut self, path: impl Into<PathBuf>) -> Self {
-        self.write.push(path.into());
+        self.write.push(crate::dirs::given(path.into()));
         self
     }
 
@@ -257,8 +261,10 @@ impl SandboxPolicy {
     /// `~/.local/state/toolbind/<hash>/`, else `$TMPDIR/toolbind-<euid>/state/<hash>/`.
     /// Every folder from this root down is created `0700` and checked before each jailed
     /// process starts: a symlink, or a folder owned by another user, is refused.
+    /// A relative path is made absolute against the current directory when it is given
+    /// (`std::path::absolute`), so changing directory later does not change it.
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.state_dir = Some(dir.into());
+        self.state_dir = Some(crate::dirs::given(dir.into()));
         self
     }
 
