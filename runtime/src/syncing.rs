@@ -17,6 +17,7 @@ pub const LOCK_FILE: &str = ".toolbind-sync.lock";
 const STAGING_PREFIX: &str = ".staging-";
 const OLD_PREFIX: &str = ".old-";
 
+mod compare;
 mod report;
 
 pub use report::{
@@ -48,7 +49,11 @@ fn sync_err(path: &Path, action: &'static str, e: io::Error) -> SyncError {
 ///
 /// - **Fast when up to date**: only the `version:` line of each TOOL.md (seed and installed)
 ///   and the `name:` line of each seed are read, with [`toolbind_codegen::read_version`]
-///   and [`toolbind_codegen::read_name`]; nothing is validated or copied.
+///   and [`toolbind_codegen::read_name`]; nothing is validated or copied. At the same
+///   version the two copies' files are compared too (read, not parsed).
+/// - **Never replaced at the same version**: a seed edited without bumping its `version:`
+///   is not installed, and is reported as [`SyncOutcome::NotBumped`] (with the fix) rather
+///   than as unchanged.
 /// - **One folder per tool name**: when two seed folders' TOOL.md declare one tool name,
 ///   only one is synced, by the loader's rule — the folder named after the tool, else the
 ///   one that sorts first — and the other is [`SkipReason::Duplicate`], naming the folder
@@ -422,7 +427,7 @@ impl Cx<'_> {
         if let (Some(seed), Some(installed)) = (seed_version, installed)
             && installed >= seed
         {
-            return SyncOutcome::Unchanged { installed, seed };
+            return kept(installed, seed, &seed_tool, root.as_deref(), &seed_file, &target);
         }
 
         // About to install: validate the whole seed tool first.
@@ -456,10 +461,8 @@ impl Cx<'_> {
         if let Some(installed) = installed
             && installed >= spec.version
         {
-            return SyncOutcome::Unchanged {
-                installed,
-                seed: spec.version,
-            };
+            let seed = spec.version;
+            return kept(installed, seed, &seed_tool, Some(&root), &seed_file, &target);
         }
 
         if let Err(outcome) = self.install(name, &seed_tool, &root, &target, installed.is_some()) {
@@ -642,6 +645,38 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 
 /// The version of the tool installed at `target` (0 when its TOOL.md cannot be read),
 /// `None` when nothing is; a file there skips the tool.
+/// The outcome for a seed tool that is not installed because the installed copy's version
+/// is as high: unchanged, unless the versions are equal and the files differ, when the seed
+/// was edited without bumping `version:` ([`SyncOutcome::NotBumped`]). A comparison that
+/// cannot read a file says unchanged: either way nothing is written.
+fn kept(
+    installed: u64,
+    seed: u64,
+    seed_tool: &Path,
+    root: Option<&Path>,
+    seed_file: &Path,
+    target: &Path,
+) -> SyncOutcome {
+    let unchanged = SyncOutcome::Unchanged { installed, seed };
+    if installed != seed {
+        return unchanged;
+    }
+    let root = match root {
+        Some(r) => r.to_path_buf(),
+        None => match fs::canonicalize(seed_tool) {
+            Ok(r) => r,
+            Err(_) => return unchanged,
+        },
+    };
+    match compare::same_files(seed_tool, &root, target) {
+        Ok(false) => SyncOutcome::NotBumped {
+            version: seed,
+            file: seed_file.to_path_buf(),
+        },
+        _ => unchanged,
+    }
+}
+
 fn installed_version(target: &Path) -> Result<Option<u64>, SyncOutcome> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

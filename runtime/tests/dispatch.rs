@@ -547,6 +547,8 @@ macro_rules! search_tool {
 
 search_tool!(SearchTool, SEARCH_FINGERPRINT, 2);
 search_tool!(OldSearchTool, SEARCH_FINGERPRINT ^ 1, 1);
+// Compiled against an edit of the same version: a TOOL.md changed without a version bump.
+search_tool!(UnbumpedSearchTool, SEARCH_FINGERPRINT ^ 2, 2);
 
 #[test]
 fn fingerprint_constant_matches_the_fixture() {
@@ -618,6 +620,7 @@ async fn call_typed_refuses_a_drifted_tool_md() {
         text.contains("Rebuild against the current TOOL.md"),
         "{text}"
     );
+    assert!(!text.contains("bump `version:`"), "{text}");
     assert!(!text.contains(SECRET));
     assert!(rt.drift_check::<OldSearchTool>().is_err());
     assert!(rt.drift_check::<SearchTool>().is_ok());
@@ -763,4 +766,26 @@ async fn typed_and_raw_calls_share_one_validator() {
     assert_eq!(seen.params["limit"], json!(3));
     assert_eq!(seen.params["mode"], json!("web"));
     assert_eq!(seen.params["api_token"], json!(SECRET));
+}
+
+#[tokio::test]
+async fn a_drift_at_the_same_version_says_to_bump_it() {
+    let exec = Recorder::echo();
+    let rt = runtime(exec.clone());
+    let params = SearchParams {
+        query: "rust".into(),
+        ..Default::default()
+    };
+    let r = rt
+        .call_typed::<UnbumpedSearchTool>(params, CallOptions::new())
+        .await;
+    assert_eq!(r.stop, toolbind::StopReason::ContractDrift);
+    assert!(exec.calls().is_empty(), "nothing runs on drift");
+    let text = r.text_content();
+    assert!(
+        text.contains("Both are version 2, so one of them was edited without bumping `version:`")
+            && text.contains("bump `version:` to 3 in the edited (seed) TOOL.md, sync, and rebuild"),
+        "{text}"
+    );
+    assert!(!text.contains("install the tool version"), "{text}");
 }

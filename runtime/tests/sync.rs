@@ -163,8 +163,9 @@ fn never_downgrades_and_unchanged_copies_nothing() {
     let (seed, data) = (tmp.path().join("seed"), tmp.path().join("data"));
     small_tool(&data, "newer", 5, "mine.txt");
     small_tool(&seed, "newer", 4, "seed.txt");
-    small_tool(&data, "same", 2, "installed.txt");
-    small_tool(&seed, "same", 2, "seed.txt");
+    // The same files at the same version (an edited seed is `NotBumped`: sync_edited.rs).
+    small_tool(&data, "same", 2, "same.txt");
+    small_tool(&seed, "same", 2, "same.txt");
     let before = tools_tree(&data);
     let report = sync(&seed, &data).unwrap();
     assert_eq!(

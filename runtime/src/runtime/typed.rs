@@ -125,14 +125,29 @@ impl Runtime {
         if fp == tool.fingerprint {
             return Ok(());
         }
+        // One version, two contracts: a TOOL.md was edited without bumping `version:`, and
+        // a sync keeps an installed copy of the same version, so rebuilding alone cannot
+        // bring the two together.
+        let fix = if spec.version() == tool.version {
+            format!(
+                "Both are version {v}, so one of them was edited without bumping `version:`, \
+                 and a sync never replaces an installed copy of the same version: bump \
+                 `version:` to {next} in the edited (seed) TOOL.md, sync, and rebuild.",
+                v = tool.version,
+                next = tool.version.saturating_add(1),
+            )
+        } else {
+            "Rebuild against the current TOOL.md, or install the tool version the program \
+             was built for."
+                .to_owned()
+        };
         Err(ToolResult::stopped(
             StopReason::ContractDrift,
             format!(
                 "tool `{name}`: the TOOL.md on disk ({file}, version {disk}) differs from the \
              contract this program was compiled against (version {compiled}): its inputs, \
              types, optionality, enum values or defaults changed, so the compiled params \
-             would be wrong. Rebuild against the current TOOL.md, or install the tool version \
-             the program was built for. (contract fingerprint on disk {fp:016x}, compiled \
+             would be wrong. {fix} (contract fingerprint on disk {fp:016x}, compiled \
              {cfp:016x})",
                 name = tool.name,
                 file = spec.file().display(),

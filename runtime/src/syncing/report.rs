@@ -87,6 +87,7 @@ impl SyncReport {
                 SyncOutcome::Installed { .. } => c.installed += 1,
                 SyncOutcome::Updated { .. } => c.updated += 1,
                 SyncOutcome::Unchanged { .. } => c.unchanged += 1,
+                SyncOutcome::NotBumped { .. } => c.not_bumped += 1,
                 SyncOutcome::Skipped(_) => c.skipped += 1,
                 SyncOutcome::Failed { .. } => c.failed += 1,
             }
@@ -120,6 +121,9 @@ impl fmt::Display for SyncReport {
             "{} installed, {} updated, {} unchanged, {} skipped",
             c.installed, c.updated, c.unchanged, c.skipped
         )?;
+        if c.not_bumped > 0 {
+            write!(f, ", {} edited without a version bump", c.not_bumped)?;
+        }
         if c.failed > 0 {
             write!(f, ", {} failed", c.failed)?;
         }
@@ -137,6 +141,9 @@ pub struct SyncCounts {
     pub updated: usize,
     /// Tools already at the seed's version or higher.
     pub unchanged: usize,
+    /// Seed tools edited without bumping `version:`, so not installed
+    /// ([`SyncOutcome::NotBumped`]).
+    pub not_bumped: usize,
     /// Tools left alone by rule ([`SkipReason`]).
     pub skipped: usize,
     /// Tools that could not be installed or updated because of an error
@@ -186,6 +193,13 @@ impl ToolSync {
             SyncOutcome::Unchanged { installed, .. } => {
                 write!(f, "unchanged {name} (version {installed})")
             }
+            SyncOutcome::NotBumped { version, file } => write!(
+                f,
+                "not installed {name}: the seed differs from the installed copy, but both are \
+                 version {version}; bump `version:` to {} in {} to install it",
+                version.saturating_add(1),
+                file.display()
+            ),
             SyncOutcome::Skipped(reason) => write!(f, "skipped {name}: {reason}"),
             SyncOutcome::Failed { path, error } => {
                 write!(f, "failed {name}: {}: {error}", path.display())
@@ -216,6 +230,16 @@ pub enum SyncOutcome {
         installed: u64,
         /// The seed's version.
         seed: u64,
+    },
+    /// The seed's files differ from the installed copy's, but both declare the same
+    /// `version:`: the seed was edited without bumping it. Nothing was installed (an
+    /// installed copy is never replaced at the same version); bump the seed's `version:`
+    /// and sync again.
+    NotBumped {
+        /// The version both declare.
+        version: u64,
+        /// The seed's TOOL.md, where `version:` is to be bumped.
+        file: PathBuf,
     },
     /// Nothing was changed, by rule, for this reason.
     Skipped(SkipReason),
