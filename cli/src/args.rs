@@ -398,7 +398,9 @@ impl SandboxArgs {
         if let Some(n) = self.max_open_files {
             limits = limits.open_files(n.max(256));
         }
+        // Hints about a path the jail hides name this command's flags, not the Rust API.
         let mut p = SandboxPolicy::new()
+            .grant_hints(toolbind::sandbox::GrantHints::Flags)
             .mode(SandboxMode::from_name(&self.mode).unwrap_or_default())
             .network(!self.no_network)
             .limits(limits);

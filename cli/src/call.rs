@@ -25,7 +25,7 @@ use crate::tools;
 pub fn run(args: CallArgs) -> Outcome {
     args.sandbox.check()?;
     let call_args = parse_args(args.args.as_deref())?;
-    let dirs = tools::absolute(tools::dirs(&args.dirs))?;
+    let dirs = tools::absolute(tools::dirs_beside(&args.dirs, &args.mcp))?;
     let loaded = tools::load(&dirs);
     if loaded.registry.get(&args.name).is_none() {
         // A skipped folder may be the tool the user meant: say why it was skipped.

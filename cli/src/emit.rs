@@ -46,12 +46,12 @@ pub fn rust(args: &GenArgs) -> Outcome {
 }
 
 pub fn schema(args: &SchemaArgs) -> Outcome {
-    let tools = with_mcp(load(&args.dirs)?, &args.mcp, &args.sandbox)?;
+    let tools = with_mcp(load(&args.dirs, &args.mcp)?, &args.mcp, &args.sandbox)?;
     print(&schema::definitions_json(&tools, args.dialect))
 }
 
 pub fn prompt(args: &PromptArgs) -> Outcome {
-    let tools = with_mcp(load(&args.dirs)?, &args.mcp, &args.sandbox)?;
+    let tools = with_mcp(load(&args.dirs, &args.mcp)?, &args.mcp, &args.sandbox)?;
     print(&prompt::system_prompt(&tools))
 }
 
@@ -77,12 +77,13 @@ fn with_mcp(
 }
 
 pub fn docs(args: &DirsArg) -> Outcome {
-    print(&prompt::docs(&load(args)?))
+    print(&prompt::docs(&load(args, &McpConfigArg { file: None })?))
 }
 
 /// Loads the tools; warnings go to stderr, one line each (stdout is the output).
-fn load(dirs: &DirsArg) -> Result<Vec<ToolSpec>, Failure> {
-    let tools = load_tools(&crate::tools::dirs(dirs), &Options::default()).map_err(invalid)?;
+fn load(dirs: &DirsArg, mcp: &McpConfigArg) -> Result<Vec<ToolSpec>, Failure> {
+    let dirs = crate::tools::dirs_beside(dirs, mcp);
+    let tools = load_tools(&dirs, &Options::default()).map_err(invalid)?;
     for w in toolbind_codegen::warnings(&tools).iter() {
         eprintln!("{}", w.plain());
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use toolbind::Loader;
 use toolbind::loader::{Loaded, TOOLS_DIRS_ENV, parse_tools_dirs};
 
-use crate::args::{DirsArg, ListArgs};
+use crate::args::{DirsArg, ListArgs, McpConfigArg};
 use crate::exit::{Code, Outcome};
 
 /// The `--dir` folders, then the `DIR` arguments; without any, those of `PI_TOOLS_DIRS`;
@@ -24,6 +24,21 @@ pub fn dirs(args: &DirsArg) -> Vec<PathBuf> {
     }
 }
 
+/// [`dirs`] for a command that also takes `--mcp-config`: given a config and no tools
+/// folder (no `DIR`, `--dir` or `PI_TOOLS_DIRS`), the default `./tools` is read only when it
+/// exists. The servers are then the tools asked for, and a missing default folder is no
+/// error to warn about.
+pub fn dirs_beside(args: &DirsArg, mcp: &McpConfigArg) -> Vec<PathBuf> {
+    let dirs = dirs(args);
+    let defaulted = dirs == [PathBuf::from("tools")]
+        && args.dirs.is_empty()
+        && args.positional.is_empty();
+    if mcp.file.is_some() && defaulted && !std::path::Path::new("tools").exists() {
+        return Vec::new();
+    }
+    dirs
+}
+
 /// Loads the tools of `dirs` without printing: callers decide where warnings go.
 pub fn load(dirs: &[PathBuf]) -> Loaded {
     Loader::new().dirs(dirs.iter().cloned()).quiet().load()
@@ -31,7 +46,7 @@ pub fn load(dirs: &[PathBuf]) -> Loaded {
 
 pub fn list(args: &ListArgs) -> Outcome {
     args.sandbox.check()?;
-    let dirs = dirs(&args.dirs);
+    let dirs = dirs_beside(&args.dirs, &args.mcp);
     let mut loaded = load(&dirs);
     for t in mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)? {
         // Clashes were refused by `connect`.
@@ -76,7 +91,8 @@ pub fn list(args: &ListArgs) -> Outcome {
         .collect::<Vec<_>>()
         .join(", ");
     if let Some(f) = &args.mcp.file {
-        folders.push_str(&format!(" and the MCP servers of {}", f.display()));
+        let and = if folders.is_empty() { "" } else { " and " };
+        folders.push_str(&format!("{and}the MCP servers of {}", f.display()));
     }
     if rows.is_empty() {
         println!("no tools in {folders}");

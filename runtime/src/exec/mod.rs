@@ -376,12 +376,16 @@ impl Executor for SubprocessExecutor {
             if result.stop == StopReason::ToolError {
                 let (kind, program) = self.interpreter(call.tool.language());
                 let cwd = self.caller_dir();
+                // The tool's own variables (`env:`, the owner's), not the base ones.
+                let mut env = process::environment(call.tool.spec(), &self.inner.config);
+                env.retain(|(n, _)| !process::BASE_ENV.contains(&n.as_str()) && n != "TOOL_DIR");
                 if let Some(note) = self.inner.sandbox.hidden_paths_note(
-                    kind,
-                    &program,
+                    (kind, &program),
                     call.tool.spec(),
                     &call.params,
                     cwd.as_deref(),
+                    &env,
+                    &result.text_content(),
                 ) {
                     result.content.push(crate::result::Content::text(note));
                 }

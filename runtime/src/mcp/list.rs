@@ -145,7 +145,9 @@ pub async fn list_server_tools(
                         .await
                     {
                         Failed::Unjailed => String::new(),
-                        Failed::InWorkingJail => format!(" {}", super::spawn::GRANT_HINT),
+                        Failed::InWorkingJail => {
+                            format!(" {}", super::spawn::grant_hint(&server.sandbox))
+                        }
                         Failed::Jail(e) => return Err(ListError(format!("`{command}`: {e}"))),
                         Failed::StartAgain => continue,
                     };

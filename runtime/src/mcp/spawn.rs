@@ -428,8 +428,16 @@ pub(crate) fn is_loader_variable(name: &str) -> bool {
         )
 }
 
-/// The reminder after the error of a server that failed in a working jail.
-pub(crate) const GRANT_HINT: &str = "It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it (SandboxPolicy::allow_read / allow_write on the server; --allow-read / --allow-write on the command line).";
+/// The reminder after the error of a server that failed in a working jail, naming the grant
+/// in the words of the front end its policy was made by ([`GrantHints`]).
+///
+/// [`GrantHints`]: crate::sandbox::GrantHints
+pub(crate) fn grant_hint(policy: &crate::sandbox::SandboxPolicy) -> String {
+    let grant = policy.get_grant_hints().grant();
+    format!(
+        "It runs in toolbind's jail: if it needs a folder or a file the jail does not show, grant it ({grant})."
+    )
+}
 
 /// What a failed start means, once the jail has been tried out ([`after_failure`]).
 pub(crate) enum Failed {

@@ -56,7 +56,7 @@ mod tmp;
 pub(crate) use cgroup::CallCgroup;
 pub(crate) use jail::Jail;
 pub(crate) use light::LightChild;
-pub use policy::{SandboxLimits, SandboxPolicy};
+pub use policy::{GrantHints, SandboxLimits, SandboxPolicy};
 pub(crate) use running::Running;
 
 pub use status::{Enforcement, LimitStatus};
@@ -468,15 +468,18 @@ impl Sandbox {
 
     /// For a jailed call that failed: a note naming each argument that is a path on this
     /// machine which the jail does not show the tool (relative ones resolved against the
-    /// caller's directory `cwd`), and how to grant it. `None` when the call ran unjailed
-    /// or no argument names such a path.
+    /// caller's directory `cwd`), and each variable of `env` whose value is such a path and which the tool's error text `said`
+    /// names (by name or value, as "EMAIL_DB_PATH=/srv/mail.db does not exist"), and how
+    /// to grant it, in the words of the policy's [`GrantHints`]. `None` when the call ran
+    /// unjailed or nothing names such a path.
     pub(crate) fn hidden_paths_note(
         &self,
-        kind: Kind,
-        program: &str,
+        (kind, program): (Kind, &str),
         tool: &ToolSpec,
         params: &serde_json::Map<String, serde_json::Value>,
         cwd: Option<&Path>,
+        env: &[(String, std::ffi::OsString)],
+        said: &str,
     ) -> Option<String> {
         if self.policy.mode == SandboxMode::Off {
             return None;
@@ -491,6 +494,15 @@ impl Sandbox {
         };
         let mut strings = Vec::new();
         collect_strings(params.values(), &mut strings);
+        // `(how the note names it, the path)`: an argument by its text, a variable by its
+        // name and value.
+        let mut named: Vec<(String, &str)> = strings.iter().map(|s| (format!("`{s}`"), *s)).collect();
+        for (name, value) in env {
+            let Some(v) = value.to_str() else { continue };
+            if !v.is_empty() && (said.contains(name.as_str()) || said.contains(v)) {
+                named.push((format!("`{v}` (in `{name}`)"), v));
+            }
+        }
         // What the jail shows, and what no grant should be suggested for (the jail has its
         // own /proc, /dev, /tmp; /sys is not the tool's business).
         let mut shown: Vec<PathBuf> = [
@@ -511,17 +523,17 @@ impl Sandbox {
         );
         shown.extend(real(&tool.dir));
         shown.extend(real(&self.policy.state_dir_of(tool)));
-        let hidden: Vec<String> = strings
+        let hidden: Vec<String> = named
             .into_iter()
-            .filter(|s| s.len() <= 4096 && !s.contains('\n'))
-            .filter_map(|s| {
+            .filter(|(_, s)| s.len() <= 4096 && !s.contains('\n'))
+            .filter_map(|(label, s)| {
                 let p = match cwd {
                     Some(c) if Path::new(s).is_relative() => c.join(s),
                     _ => PathBuf::from(s),
                 };
                 let host = real(&p)?;
                 (host != Path::new("/") && !shown.iter().any(|r| host.starts_with(r)))
-                    .then(|| format!("`{s}`"))
+                    .then_some(label)
             })
             .take(8)
             .collect();
@@ -534,9 +546,10 @@ impl Sandbox {
             ("these paths", "exist")
         };
         Some(format!(
-            "note: {these} {exist} on this machine but the sandbox does not show {} to the tool: {} (a jailed tool sees its own folder, its state folder, system folders and granted paths; its /tmp is its own). Grant access with `--allow-read PATH` or `--allow-write PATH` (SandboxPolicy::allow_read / allow_write); a granted working directory is also where the tool runs, so relative paths work.",
+            "note: {these} {exist} on this machine but the sandbox does not show {} to the tool: {} (a jailed tool sees its own folder, its state folder, system folders and granted paths; its /tmp is its own). Grant access with {}; a granted working directory is also where the tool runs, so relative paths work.",
             if hidden.len() == 1 { "it" } else { "them" },
-            hidden.join(", ")
+            hidden.join(", "),
+            self.policy.hints.grant()
         ))
     }
 

@@ -174,6 +174,38 @@ impl Default for SandboxLimits {
     }
 }
 
+/// How the runtime's hints name a grant: in the words the user can type where they work.
+/// A hint names one vocabulary, never both: a program on the Rust API is told of
+/// [`SandboxPolicy::allow_read`], a user of the `toolbind` command of `--allow-read PATH`.
+///
+/// ```
+/// use toolbind::sandbox::{GrantHints, SandboxPolicy};
+/// let p = SandboxPolicy::new().grant_hints(GrantHints::Flags);
+/// assert_eq!(p.get_grant_hints().grant(), "`--allow-read PATH` or `--allow-write PATH`");
+/// assert!(GrantHints::default().grant().starts_with("`SandboxPolicy::allow_read(PATH)`"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GrantHints {
+    /// [`SandboxPolicy::allow_read`] / [`SandboxPolicy::allow_write`] (the default).
+    #[default]
+    RustApi,
+    /// The `toolbind` command's flags, `--allow-read PATH` / `--allow-write PATH`.
+    Flags,
+}
+
+impl GrantHints {
+    /// How to grant a path, in these words.
+    pub fn grant(self) -> &'static str {
+        match self {
+            GrantHints::RustApi => {
+                "`SandboxPolicy::allow_read(PATH)` or `SandboxPolicy::allow_write(PATH)`"
+            }
+            GrantHints::Flags => "`--allow-read PATH` or `--allow-write PATH`",
+        }
+    }
+}
+
 /// What a tool process may reach: the sandbox mode, grants, network and limits.
 ///
 /// ```
@@ -194,6 +226,7 @@ pub struct SandboxPolicy {
     pub(crate) limits: SandboxLimits,
     pub(crate) state_dir: Option<PathBuf>,
     pub(crate) bwrap: PathBuf,
+    pub(crate) hints: GrantHints,
 }
 
 impl Default for SandboxPolicy {
@@ -206,6 +239,7 @@ impl Default for SandboxPolicy {
             limits: SandboxLimits::default(),
             state_dir: None,
             bwrap: PathBuf::from("bwrap"),
+            hints: GrantHints::default(),
         }
     }
 }
@@ -272,6 +306,18 @@ impl SandboxPolicy {
     pub fn bwrap(mut self, program: impl Into<PathBuf>) -> Self {
         self.bwrap = program.into();
         self
+    }
+
+    /// How hints about a path the jail does not show name the grant that would show it.
+    /// Default [`GrantHints::RustApi`]; the `toolbind` command sets [`GrantHints::Flags`].
+    pub fn grant_hints(mut self, hints: GrantHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// See [`grant_hints`](Self::grant_hints).
+    pub fn get_grant_hints(&self) -> GrantHints {
+        self.hints
     }
 
     /// See [`mode`](Self::mode).

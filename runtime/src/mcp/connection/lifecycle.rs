@@ -190,7 +190,7 @@ impl Connection {
                         StopReason::Crashed,
                         format!(
                             "{e}{exit}. {}{}",
-                            spawn::GRANT_HINT,
+                            spawn::grant_hint(&self.server.sandbox),
                             process.stderr_note().await
                         ),
                     ));
