@@ -7,6 +7,8 @@ use toolbind_codegen::model::{Input, InputType, ToolSpec};
 use toolbind_codegen::suggest;
 
 use crate::ToolInfo;
+
+mod unions;
 use crate::sensitive::redact;
 
 /// Arguments that passed [`validate`]: coerced, defaulted, ready for an executor.
@@ -277,6 +279,10 @@ pub fn validate(tool: &ToolInfo, args: Value) -> Result<ValidArgs<'_>, ArgsError
     };
     let mut out = Problems::default();
     check_object(&spec.inputs, &mut params, &Path::Root, false, &mut out);
+    if let Some(mcp) = &spec.mcp {
+        let sensitive = |n: &str| spec.inputs.iter().any(|i| i.name == n && i.sensitive);
+        unions::name_unions(&mcp.input_schema, &params, &sensitive, &mut out);
+    }
     if out.list.is_empty() {
         Ok(ValidArgs { tool, params })
     } else {

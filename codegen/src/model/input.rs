@@ -271,7 +271,9 @@ impl Input {
             serde_json::Number::from_f64(f).map_or_else(
                 || f.to_string(),
                 |n| {
-                    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    // Every whole f64 an i64 holds prints as an integer: a schema's
+                    // `maximum: 9007199254740991` is not `9007199254740991.0`.
+                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
                         format!("{}", f as i64)
                     } else {
                         n.to_string()
