@@ -80,6 +80,51 @@ fn a_failed_mcp_servers_hint_names_the_commands_flags() {
 }
 
 #[test]
+fn a_path_hidden_from_a_jailed_mcp_server_gets_the_grant_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mcp.json");
+    let script = common::fixture("mcp_servers/misbehaving.py");
+    fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {"reader": {"command": "python3", "args": [script, "readfile"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let hidden = outside.path().join("notes.txt");
+    fs::write(&hidden, "kept from the server").unwrap();
+    let call = |grant: bool| {
+        let mut c = toolbind();
+        c.current_dir(dir.path())
+            .args(["call", "ok", "--sandbox", "required", "--args"])
+            .arg(serde_json::json!({ "text": hidden }).to_string())
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .arg("--state-dir")
+            .arg(dir.path().join("state"));
+        if grant {
+            c.arg("--allow-read").arg(outside.path());
+        }
+        let out = c.output().unwrap();
+        format!("{}{}", stdout(&out), stderr(&out))
+    };
+    let all = call(false);
+    assert!(all.contains("cannot read"), "{all}");
+    assert!(
+        all.contains(&format!(
+            "the jail of MCP server `reader` does not show it to the server: `{}`",
+            hidden.display()
+        )) && all.contains("Grant access with `--allow-read PATH` or `--allow-write PATH`"),
+        "{all}"
+    );
+    assert!(!all.contains("SandboxPolicy"), "{all}");
+    // Granted, the server reads it, and nothing is noted.
+    let all = call(true);
+    assert!(all.contains("ok: kept from the server"), "{all}");
+    assert!(!all.contains("does not show"), "{all}");
+}
+
+#[test]
 fn list_with_only_an_mcp_config_does_not_warn_about_the_default_tools_folder() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("mcp.json");

@@ -15,6 +15,8 @@ pub(crate) mod connection;
 #[cfg(feature = "mcp")]
 pub(crate) mod exec;
 #[cfg(feature = "mcp")]
+mod hidden;
+#[cfg(feature = "mcp")]
 mod lines;
 #[cfg(feature = "mcp")]
 mod list;

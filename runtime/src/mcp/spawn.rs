@@ -55,9 +55,16 @@ pub(crate) struct ServerProcess {
     drain: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     _jail: Option<Running>,
     _tracker: Option<CallCgroup>,
+    /// What its jail shows of the host (real paths); `None` unjailed.
+    shown: Option<Vec<PathBuf>>,
 }
 
 impl ServerProcess {
+    /// What its jail shows of the host, as real paths; `None` when it runs unjailed.
+    pub(crate) fn shown(&self) -> Option<&[PathBuf]> {
+        self.shown.as_deref()
+    }
+
     /// How the process ended, once it has ("exited with code 1", "was killed by signal
     /// 9 (SIGKILL)"); `None` while it runs. Its group is ended and it is reaped at once.
     pub(crate) fn exit(&self) -> Option<String> {
@@ -542,6 +549,10 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
         (Some(_), Some(p)) => Some((p.kind, p.program.clone())),
         _ => None,
     };
+    let shown = match (&jail, &plan) {
+        (Some(_), Some(p)) => Some(super::hidden::shown(policy, &[root, &spec.dir], &p.binds)),
+        _ => None,
+    };
     let mut jail = jail;
     let argv = argv_in(jail.as_mut(), plan, args);
     let argv: Vec<&std::ffi::OsStr> = argv.iter().map(OsString::as_os_str).collect();
@@ -566,6 +577,7 @@ pub(crate) fn start(server: &McpServer, sandbox: &Sandbox) -> Result<Started, St
             drain: tokio::sync::Mutex::new(Some(drain)),
             _jail: spawned.jail,
             _tracker: spawned.tracker,
+            shown,
         },
         jailed,
     })

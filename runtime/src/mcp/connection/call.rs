@@ -79,7 +79,7 @@ impl Connection {
                 .exchange(&live, request, &call, stopper.deadline())
                 .await
             {
-                Reply::Done(r) => return r,
+                Reply::Done(r) => return self.with_hidden_note(&live, r, &params),
                 Reply::Input(input, _progress) => {
                     rounds += 1;
                     match self.round(&call, input, rounds, &mut stopper).await {
@@ -100,6 +100,27 @@ impl Connection {
             }
             return r;
         }
+    }
+
+    /// `r`, with a note when it is a tool error naming a path the server's jail hides.
+    fn with_hidden_note(
+        &self,
+        live: &Live,
+        mut r: ToolResult,
+        args: &serde_json::Map<String, Value>,
+    ) -> ToolResult {
+        if r.stop != StopReason::ToolError {
+            return r;
+        }
+        let Some(shown) = live.process.as_ref().and_then(|p| p.shown()) else {
+            return r;
+        };
+        let policy = &self.server.sandbox;
+        let said = r.text_content();
+        if let Some(note) = crate::mcp::hidden::note(&self.server.name, policy, shown, args, &said) {
+            r.content.push(Content::text(note));
+        }
+        r
     }
 
     /// Sends `request` on `live` and waits for its reply until `deadline` (or the call's
