@@ -30,9 +30,8 @@ pub fn dirs(args: &DirsArg) -> Vec<PathBuf> {
 /// error to warn about.
 pub fn dirs_beside(args: &DirsArg, mcp: &McpConfigArg) -> Vec<PathBuf> {
     let dirs = dirs(args);
-    let defaulted = dirs == [PathBuf::from("tools")]
-        && args.dirs.is_empty()
-        && args.positional.is_empty();
+    let defaulted =
+        dirs == [PathBuf::from("tools")] && args.dirs.is_empty() && args.positional.is_empty();
     if mcp.file.is_some() && defaulted && !std::path::Path::new("tools").exists() {
         return Vec::new();
     }

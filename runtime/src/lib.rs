@@ -68,8 +68,8 @@ pub mod untrusted;
 /// [`SandboxStatus`](sandbox::SandboxStatus), what is in force and why.
 pub mod sandbox {
     pub use crate::exec::sandbox::{
-        Enforcement, GrantHints, JailKind, LimitStatus, SandboxLimits, SandboxMode,
-        SandboxPolicy, SandboxStatus,
+        Enforcement, GrantHints, JailKind, LimitStatus, SandboxLimits, SandboxMode, SandboxPolicy,
+        SandboxStatus,
     };
 }
 

@@ -427,7 +427,14 @@ impl Cx<'_> {
         if let (Some(seed), Some(installed)) = (seed_version, installed)
             && installed >= seed
         {
-            return kept(installed, seed, &seed_tool, root.as_deref(), &seed_file, &target);
+            return kept(
+                installed,
+                seed,
+                &seed_tool,
+                root.as_deref(),
+                &seed_file,
+                &target,
+            );
         }
 
         // About to install: validate the whole seed tool first.
@@ -462,7 +469,14 @@ impl Cx<'_> {
             && installed >= spec.version
         {
             let seed = spec.version;
-            return kept(installed, seed, &seed_tool, Some(&root), &seed_file, &target);
+            return kept(
+                installed,
+                seed,
+                &seed_tool,
+                Some(&root),
+                &seed_file,
+                &target,
+            );
         }
 
         if let Err(outcome) = self.install(name, &seed_tool, &root, &target, installed.is_some()) {

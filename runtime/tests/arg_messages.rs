@@ -33,10 +33,22 @@ fn a_union_of_types_is_named_as_what_it_is() {
         "required": ["flag"]
     }));
     for (args, said) in [
-        (json!({"flag": null}), "`flag`: expected a boolean or a string, received null"),
-        (json!({"flag": 5}), "`flag`: expected a boolean or a string, received the number 5"),
-        (json!({"flag": [true]}), "`flag`: expected a boolean or a string, received an array of 1 items"),
-        (json!({"flag": true, "opt": {}}), "`opt`: expected a number, a string or null, received an object"),
+        (
+            json!({"flag": null}),
+            "`flag`: expected a boolean or a string, received null",
+        ),
+        (
+            json!({"flag": 5}),
+            "`flag`: expected a boolean or a string, received the number 5",
+        ),
+        (
+            json!({"flag": [true]}),
+            "`flag`: expected a boolean or a string, received an array of 1 items",
+        ),
+        (
+            json!({"flag": true, "opt": {}}),
+            "`opt`: expected a number, a string or null, received an object",
+        ),
     ] {
         let text = refusal(&tool, args.clone());
         assert!(text.contains(said), "{args}: {text}");
@@ -48,7 +60,11 @@ fn a_union_of_types_is_named_as_what_it_is() {
         "{text}"
     );
     assert!(!text.contains("any JSON value"), "{text}");
-    for ok in [json!({"flag": "auto"}), json!({"flag": false, "opt": 2}), json!({"flag": true, "opt": null})] {
+    for ok in [
+        json!({"flag": "auto"}),
+        json!({"flag": false, "opt": 2}),
+        json!({"flag": true, "opt": null}),
+    ] {
         assert!(validate(&tool, ok.clone()).is_ok(), "{ok}");
     }
 }

@@ -784,7 +784,8 @@ async fn a_drift_at_the_same_version_says_to_bump_it() {
     let text = r.text_content();
     assert!(
         text.contains("Both are version 2, so one of them was edited without bumping `version:`")
-            && text.contains("bump `version:` to 3 in the edited (seed) TOOL.md, sync, and rebuild"),
+            && text
+                .contains("bump `version:` to 3 in the edited (seed) TOOL.md, sync, and rebuild"),
         "{text}"
     );
     assert!(!text.contains("install the tool version"), "{text}");

@@ -49,7 +49,10 @@ fn executor(root: &Path, hints: Option<GrantHints>, env: &[(&str, &Path)]) -> Su
         ExecConfig::default()
             .cache_dir(root.join("cache"))
             .grace(Duration::from_millis(500))
-            .env_set(env.iter().map(|(k, v)| (k.to_string(), v.display().to_string())))
+            .env_set(
+                env.iter()
+                    .map(|(k, v)| (k.to_string(), v.display().to_string())),
+            )
             .sandbox(policy),
     )
 }
@@ -62,7 +65,12 @@ async fn the_hint_names_the_rust_api_or_the_flags_never_both() {
     std::fs::write(&hidden, "x").unwrap();
     let t = tool(lab.path(), "reader", "", READ);
 
-    let r = call(&executor(lab.path(), None, &[]), &t, json!({"path": hidden})).await;
+    let r = call(
+        &executor(lab.path(), None, &[]),
+        &t,
+        json!({"path": hidden}),
+    )
+    .await;
     let text = r.text_content();
     assert!(r.is_error, "{text}");
     assert!(
@@ -75,7 +83,9 @@ async fn the_hint_names_the_rust_api_or_the_flags_never_both() {
     assert!(!text.contains("--allow-"), "{text}");
 
     let flags = executor(lab.path(), Some(GrantHints::Flags), &[]);
-    let text = call(&flags, &t, json!({"path": hidden})).await.text_content();
+    let text = call(&flags, &t, json!({"path": hidden}))
+        .await
+        .text_content();
     assert!(
         text.contains("Grant access with `--allow-read PATH` or `--allow-write PATH`"),
         "{text}"

@@ -56,9 +56,7 @@ async fn a_relative_tools_folder_runs_every_language_in_the_jail() {
 #[test]
 fn relative_folders_are_made_absolute_when_given() {
     let here = std::env::current_dir().unwrap();
-    let loader = toolbind::Loader::new()
-        .dir(RELATIVE)
-        .dirs(["more/tools"]);
+    let loader = toolbind::Loader::new().dir(RELATIVE).dirs(["more/tools"]);
     assert_eq!(
         loader.tools_dirs(),
         [here.join(RELATIVE), here.join("more/tools")]

@@ -60,7 +60,9 @@ fn an_edit_without_a_version_bump_is_reported_with_the_fix_and_not_installed() {
         "{text}"
     );
     assert!(
-        text.ends_with("0 installed, 0 updated, 1 unchanged, 0 skipped, 1 edited without a version bump"),
+        text.ends_with(
+            "0 installed, 0 updated, 1 unchanged, 0 skipped, 1 edited without a version bump"
+        ),
         "{text}"
     );
     assert_eq!(report.counts().not_bumped, 1);
@@ -74,8 +76,14 @@ fn an_edit_without_a_version_bump_is_reported_with_the_fix_and_not_installed() {
     fs::write(seed.join("coin/lib/helper.sh"), "false\n").unwrap();
     fs::write(seed.join("dice/NOTES.md"), "new\n").unwrap();
     let report = sync(&seed, &data).unwrap();
-    assert!(matches!(report.get("coin"), Some(SyncOutcome::NotBumped { .. })));
-    assert!(matches!(report.get("dice"), Some(SyncOutcome::NotBumped { .. })));
+    assert!(matches!(
+        report.get("coin"),
+        Some(SyncOutcome::NotBumped { .. })
+    ));
+    assert!(matches!(
+        report.get("dice"),
+        Some(SyncOutcome::NotBumped { .. })
+    ));
 
     // Bumped: installed.
     tool(&seed, "dice", 2, "echo 6\n");
@@ -83,5 +91,8 @@ fn an_edit_without_a_version_bump_is_reported_with_the_fix_and_not_installed() {
         sync(&seed, &data).unwrap().get("dice"),
         Some(&SyncOutcome::Updated { from: 1, to: 2 })
     );
-    assert_eq!(fs::read_to_string(data.join("dice/index.sh")).unwrap(), "echo 6\n");
+    assert_eq!(
+        fs::read_to_string(data.join("dice/index.sh")).unwrap(),
+        "echo 6\n"
+    );
 }

@@ -10,8 +10,7 @@ use crate::sandbox::SandboxPolicy;
 /// System folders every jail shows (or replaces with its own, as `/proc`): never a grant
 /// to suggest. (Its `/tmp` is its own: a host path there is hidden.)
 const SYSTEM: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
-    "/sys",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev", "/sys",
 ];
 
 /// What a server's jail shows of the host, as real paths: the system folders, the grants,
@@ -58,7 +57,10 @@ pub(crate) fn note(
             continue;
         };
         let label = format!("`{s}`");
-        if host != Path::new("/") && !shown.iter().any(|r| host.starts_with(r)) && !hidden.contains(&label) {
+        if host != Path::new("/")
+            && !shown.iter().any(|r| host.starts_with(r))
+            && !hidden.contains(&label)
+        {
             hidden.push(label);
         }
         if hidden.len() == 8 {

@@ -496,7 +496,8 @@ impl Sandbox {
         collect_strings(params.values(), &mut strings);
         // `(how the note names it, the path)`: an argument by its text, a variable by its
         // name and value.
-        let mut named: Vec<(String, &str)> = strings.iter().map(|s| (format!("`{s}`"), *s)).collect();
+        let mut named: Vec<(String, &str)> =
+            strings.iter().map(|s| (format!("`{s}`"), *s)).collect();
         for (name, value) in env {
             let Some(v) = value.to_str() else { continue };
             if !v.is_empty() && (said.contains(name.as_str()) || said.contains(v)) {

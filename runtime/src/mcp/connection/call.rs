@@ -117,7 +117,8 @@ impl Connection {
         };
         let policy = &self.server.sandbox;
         let said = r.text_content();
-        if let Some(note) = crate::mcp::hidden::note(&self.server.name, policy, shown, args, &said) {
+        if let Some(note) = crate::mcp::hidden::note(&self.server.name, policy, shown, args, &said)
+        {
             r.content.push(Content::text(note));
         }
         r
