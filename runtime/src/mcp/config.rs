@@ -123,7 +123,8 @@ pub(crate) fn read_servers(
 }
 
 /// Parses an `mcpServers` config; `origin` names it in errors and `var` looks variables
-/// up. Servers are returned by name.
+/// up. Servers are returned by name. A relative `cwd` is made absolute against the current
+/// directory when the config is parsed.
 pub fn parse_config(
     text: &str,
     origin: &str,
@@ -279,7 +280,11 @@ impl Entry<'_> {
             command,
             args,
             env: self.strings("env")?,
-            cwd: self.string("cwd")?.map(PathBuf::from),
+            // Resolved now, as every folder given to the runtime: the server runs jailed,
+            // elsewhere.
+            cwd: self
+                .string("cwd")?
+                .map(|c| crate::dirs::given(PathBuf::from(c))),
         })
     }
 
@@ -460,6 +465,16 @@ mod tests {
 
     fn parse(text: &str) -> Result<BTreeMap<String, ServerConfig>, ConfigError> {
         parse_config(text, ".mcp.json", &vars)
+    }
+
+    #[test]
+    fn a_relative_cwd_is_made_absolute_when_parsed() {
+        let c = parse(r#"{"mcpServers": {"fs": {"command": "srv", "cwd": "data/work"}}}"#).unwrap();
+        let ServerConfig::Stdio { cwd, .. } = &c["fs"] else {
+            panic!("{c:?}")
+        };
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(cwd.as_deref(), Some(here.join("data/work").as_path()));
     }
 
     #[test]
