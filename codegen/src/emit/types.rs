@@ -6,6 +6,7 @@ use std::fmt::Write;
 use crate::model::{EnumValue, Input, InputType, OutputField, OutputType, ToolSpec};
 use crate::rustdoc::{code, text};
 
+use super::construct::constructors;
 use super::layout::{W, derive_fit, lit, typed_line};
 use super::serde::{
     default_fn, enum_serde, fields_deserialize, fields_serialize, output_deserialize,
@@ -60,6 +61,7 @@ fn input_struct(w: &mut W, input: &Input, path: &str) {
     w.close("}");
     fields_serialize(w, ty, &input.properties);
     fields_deserialize(w, ty, &input.properties, true);
+    constructors(w, ty, &input.properties, true);
     w.impl_for(&format!("impl {rt}::__private::Arg"), ty);
     w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
     w.line(&format!("{rt}::__private::arg_of(self)"));
@@ -376,6 +378,7 @@ pub(super) fn params_and_types(w: &mut W, tool: &ToolSpec) {
     for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
         default_fn(w, input);
     }
+    constructors(w, "Params", &tool.inputs, false);
     let mut nested = Vec::new();
     input_types(&tool.inputs, "", &mut nested);
     for (path, input) in nested {
