@@ -443,14 +443,16 @@ impl Config {
             let module = crate::ident::module_name(&snap.name);
             diags.extend(module_clashes(file, &snap, &module, local, &servers));
             diags.extend(name_clashes(file, &snap, &module, &tools, &mut names));
-            servers.push(emit::McpServerCode::new(
-                module,
-                snap.name.clone(),
-                format!("{} {}", snap.server.name, snap.server.version),
-                file.display().to_string(),
-                tools,
-            )
-            .with_snapshot(snap.to_json()));
+            servers.push(
+                emit::McpServerCode::new(
+                    module,
+                    snap.name.clone(),
+                    format!("{} {}", snap.server.name, snap.server.version),
+                    file.display().to_string(),
+                    tools,
+                )
+                .with_snapshot(snap.to_json()),
+            );
         }
         for server in self.mcp_prefixes.keys() {
             if !servers.iter().any(|s| &s.name == server) && diags.iter().all(|d| !d.is_error()) {

@@ -416,18 +416,31 @@ fn a_servers_schema_warnings_can_be_accepted_by_name() {
         panic!("the other server's warning is not accepted")
     };
     assert_eq!(d.0.len(), 1, "{:#?}", d.0);
-    assert!(d.0[0].hint.as_deref().unwrap_or_default().contains("(\"other\")"));
+    assert!(
+        d.0[0]
+            .hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("(\"other\")")
+    );
     config.accept_mcp_warnings("other");
     let g = config.generate().unwrap_or_else(|e| panic!("{e:?}"));
     assert!(warnings(&g).is_empty());
 
     // A name that is no snapshot's is a mistake, said as such.
     let mut config = Config::new();
-    config.mcp_snapshot(&odd).accept_mcp_warnings("odd").accept_mcp_warnings("typo");
+    config
+        .mcp_snapshot(&odd)
+        .accept_mcp_warnings("odd")
+        .accept_mcp_warnings("typo");
     let Err(Error::Invalid(d)) = config.generate() else {
         panic!("an unknown server name is accepted")
     };
-    assert!(d.0[0].message.contains("`Config::accept_mcp_warnings(\"typo\")` names no snapshot"));
+    assert!(
+        d.0[0]
+            .message
+            .contains("`Config::accept_mcp_warnings(\"typo\")` names no snapshot")
+    );
 }
 
 /// A server's module carries its snapshot: `SNAPSHOT` reads back to the snapshot the
@@ -448,7 +461,10 @@ fn a_server_module_carries_its_snapshot() {
         src.contains("pub fn snapshot() -> ::toolbind::mcp::Snapshot {"),
         "{src}"
     );
-    assert!(src.contains("::toolbind::__private::mcp_snapshot(SERVER, SNAPSHOT)"), "{src}");
+    assert!(
+        src.contains("::toolbind::__private::mcp_snapshot(SERVER, SNAPSHOT)"),
+        "{src}"
+    );
     let line = src
         .lines()
         .find_map(|l| l.trim().strip_prefix("pub const SNAPSHOT: &str = "))
@@ -456,7 +472,10 @@ fn a_server_module_carries_its_snapshot() {
     let literal: syn::LitStr = syn::parse_str(line.trim_end_matches(';')).unwrap();
     let (carried, _) = Snapshot::parse(Path::new("carried"), &literal.value()).unwrap();
     let (read, _) = Snapshot::read(&file).unwrap();
-    assert!(carried == read, "the carried snapshot differs from the file's");
+    assert!(
+        carried == read,
+        "the carried snapshot differs from the file's"
+    );
     assert_eq!(carried.to_json(), read.to_json());
 }
 
@@ -499,7 +518,19 @@ fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
     let schema: Value =
         serde_json::from_str(&toolbind_codegen::schema::portable_json(pick)).unwrap();
     let props = &schema["properties"];
-    assert_eq!(props["flag"]["type"], json!(["boolean", "string"]), "{schema}");
-    assert_eq!(props["either"]["type"], json!(["integer", "string", "null"]), "{schema}");
-    assert_eq!(props["count"]["maximum"], json!(9007199254740991u64), "{schema}");
+    assert_eq!(
+        props["flag"]["type"],
+        json!(["boolean", "string"]),
+        "{schema}"
+    );
+    assert_eq!(
+        props["either"]["type"],
+        json!(["integer", "string", "null"]),
+        "{schema}"
+    );
+    assert_eq!(
+        props["count"]["maximum"],
+        json!(9007199254740991u64),
+        "{schema}"
+    );
 }

@@ -67,7 +67,12 @@ fn new_fn(w: &mut W, ty: &str, fields: &[Input], required: &[&Input], nested: bo
     } else {
         w.open("pub fn new(");
         for i in required {
-            typed_line(w, &format!("{}: ", i.rust_name), &rust_type(i, &w.rt).0, ",");
+            typed_line(
+                w,
+                &format!("{}: ", i.rust_name),
+                &rust_type(i, &w.rt).0,
+                ",",
+            );
         }
         w.close(") -> Self {");
         w.indent += 1;

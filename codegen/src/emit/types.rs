@@ -16,7 +16,10 @@ use super::value::rust_type;
 pub(super) fn field(w: &mut W, input: &Input) {
     let mut doc = text(input.description.trim());
     if let Some(u) = input.union_text() {
-        let _ = write!(doc, "\n\nTakes {u} (the schema's union: a JSON value in Rust).");
+        let _ = write!(
+            doc,
+            "\n\nTakes {u} (the schema's union: a JSON value in Rust)."
+        );
     }
     if let Some(c) = input.constraint_text() {
         let _ = write!(doc, "\n\nAllowed: {} (checked by the runtime).", text(&c));

@@ -300,7 +300,9 @@ impl Input {
     pub fn constraint_text(&self) -> Option<String> {
         let num = |f: f64| match whole(f) {
             Some(i) => i.to_string(),
-            None => serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string()),
+            None => {
+                serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string())
+            }
         };
         let range = match (self.minimum, self.maximum) {
             (Some(a), Some(b)) => Some(format!("from {} to {}", num(a), num(b))),
