@@ -407,7 +407,7 @@ impl<'a> Mapper<'a> {
         &mut self,
         obj: &'a Map<String, Value>,
         ptr: &str,
-    ) -> Result<(Option<&'a str>, bool), (bool, Vec<String>)> {
+    ) -> Result<(Option<&'a str>, bool), Untyped> {
         Ok(match obj.get("type") {
             Some(Value::String(t)) => (Some(t.as_str()), false),
             Some(Value::Array(ts)) => {
@@ -559,6 +559,10 @@ impl<'a> Mapper<'a> {
 }
 
 /// The primitive type a schema names, when it is one.
+/// A `type` union the input cannot be typed from: whether `null` is in it, and, for a union
+/// of primitives, their names.
+type Untyped = (bool, Vec<String>);
+
 fn primitive(s: &Value) -> Option<&str> {
     s.get("type")
         .and_then(Value::as_str)
