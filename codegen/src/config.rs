@@ -1,6 +1,6 @@
 //! The build.rs API, in the prost-build / typify style.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,7 @@ pub struct Config {
     tools_dirs: Vec<PathBuf>,
     mcp_snapshots: Vec<PathBuf>,
     mcp_prefixes: BTreeMap<String, String>,
+    mcp_accepted: BTreeSet<String>,
     out_dir: Option<PathBuf>,
     out_file: String,
     emit_rust: bool,
@@ -55,6 +56,7 @@ impl Default for Config {
             tools_dirs: Vec::new(),
             mcp_snapshots: Vec::new(),
             mcp_prefixes: BTreeMap::new(),
+            mcp_accepted: BTreeSet::new(),
             out_dir: None,
             out_file: "tools.rs".into(),
             emit_rust: true,
@@ -194,6 +196,18 @@ impl Config {
         prefix: impl Into<String>,
     ) -> &mut Self {
         self.mcp_prefixes.insert(server.into(), prefix.into());
+        self
+    }
+
+    /// Accepts the warnings about the tools of the snapshot named `server`: parts of its
+    /// schemas that bindings cannot type (they become `serde_json::Value`), names some
+    /// provider rejects. They are the server's, not yours to fix, and cargo shows a build
+    /// script's warnings again on every build, so once read they can be silenced here:
+    /// neither printed nor denied ([`deny_warnings`](Self::deny_warnings)). Warnings about
+    /// the snapshot file itself (a hash that does not match) are still shown.
+    /// `toolbind mcp snapshot` and `toolbind mcp check` show them all.
+    pub fn accept_mcp_warnings(&mut self, server: impl Into<String>) -> &mut Self {
+        self.mcp_accepted.insert(server.into());
         self
     }
 
@@ -410,17 +424,35 @@ impl Config {
             };
             diags.extend(warnings);
             let prefix = self.mcp_prefixes.get(&snap.name).map_or("", String::as_str);
-            let tools = mcp::tool_specs(&snap, prefix);
+            let mut tools = mcp::tool_specs(&snap, prefix);
+            for w in tools.iter_mut().flat_map(|t| &mut t.warnings) {
+                let silence = format!(
+                    "the server's schema, not yours to fix: `Config::accept_mcp_warnings({:?})` silences it",
+                    snap.name
+                );
+                w.hint = Some(match w.hint.take() {
+                    Some(h) => format!("{h}; {silence}"),
+                    None => silence,
+                });
+            }
+            if self.mcp_accepted.contains(&snap.name) {
+                for t in &mut tools {
+                    t.warnings.clear();
+                }
+            }
             let module = crate::ident::module_name(&snap.name);
             diags.extend(module_clashes(file, &snap, &module, local, &servers));
             diags.extend(name_clashes(file, &snap, &module, &tools, &mut names));
-            servers.push(emit::McpServerCode::new(
-                module,
-                snap.name.clone(),
-                format!("{} {}", snap.server.name, snap.server.version),
-                file.display().to_string(),
-                tools,
-            ));
+            servers.push(
+                emit::McpServerCode::new(
+                    module,
+                    snap.name.clone(),
+                    format!("{} {}", snap.server.name, snap.server.version),
+                    file.display().to_string(),
+                    tools,
+                )
+                .with_snapshot(snap.to_json()),
+            );
         }
         for server in self.mcp_prefixes.keys() {
             if !servers.iter().any(|s| &s.name == server) && diags.iter().all(|d| !d.is_error()) {
@@ -428,6 +460,15 @@ impl Config {
                     PathBuf::from("build.rs"),
                     Pos::NONE,
                     format!("`Config::mcp_prefix({server:?}, ..)` names no snapshot given to `mcp_snapshot`"),
+                ));
+            }
+        }
+        for server in &self.mcp_accepted {
+            if !servers.iter().any(|s| &s.name == server) && diags.iter().all(|d| !d.is_error()) {
+                diags.push(Diagnostic::new(
+                    PathBuf::from("build.rs"),
+                    Pos::NONE,
+                    format!("`Config::accept_mcp_warnings({server:?})` names no snapshot given to `mcp_snapshot`"),
                 ));
             }
         }

@@ -271,9 +271,10 @@ impl<'a> Mapper<'a> {
         }
         let (ty, nullable) = match self.type_word(obj, ptr) {
             Ok(t) => t,
-            Err(nullable) => {
+            Err((nullable, types)) => {
                 let mut untyped = any;
                 untyped.nullable = nullable;
+                untyped.json_types = types;
                 return untyped;
             }
         };
@@ -382,6 +383,11 @@ impl<'a> Mapper<'a> {
         if rest.iter().all(|(_, b)| primitive(b).is_some()) && !rest.is_empty() {
             let mut input = any;
             input.nullable = rest.len() < branches.len();
+            for t in rest.iter().filter_map(|(_, b)| primitive(b)) {
+                if !input.json_types.iter().any(|have| have == t) {
+                    input.json_types.push(t.to_owned());
+                }
+            }
             return input;
         }
         self.warn(
@@ -395,12 +401,13 @@ impl<'a> Mapper<'a> {
     }
 
     /// The `type` word and whether `null` is allowed too; for a union of several types,
-    /// `Err` with whether `null` is one of them (the input is then untyped).
+    /// `Err` with whether `null` is one of them and, for a union of primitives, their
+    /// names (the input is then untyped).
     fn type_word(
         &mut self,
         obj: &'a Map<String, Value>,
         ptr: &str,
-    ) -> Result<(Option<&'a str>, bool), bool> {
+    ) -> Result<(Option<&'a str>, bool), Untyped> {
         Ok(match obj.get("type") {
             Some(Value::String(t)) => (Some(t.as_str()), false),
             Some(Value::Array(ts)) => {
@@ -416,8 +423,9 @@ impl<'a> Mapper<'a> {
                             ptr,
                             format!("the type union {rest:?} does not map to a Rust type"),
                         );
+                        return Err((nullable, Vec::new()));
                     }
-                    return Err(nullable);
+                    return Err((nullable, rest.iter().map(|t| (*t).to_owned()).collect()));
                 }
             }
             _ => (None, false),
@@ -551,6 +559,10 @@ impl<'a> Mapper<'a> {
 }
 
 /// The primitive type a schema names, when it is one.
+/// A `type` union the input cannot be typed from: whether `null` is in it, and, for a union
+/// of primitives, their names.
+type Untyped = (bool, Vec<String>);
+
 fn primitive(s: &Value) -> Option<&str> {
     s.get("type")
         .and_then(Value::as_str)

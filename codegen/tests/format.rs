@@ -149,6 +149,7 @@ fn mcp_server_modules_are_prettyplease_formatted() {
                 file.display().to_string(),
                 tool_specs(&snapshot, ""),
             )
+            .with_snapshot(snapshot.to_json())
         })
         .collect();
     let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid");

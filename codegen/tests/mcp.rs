@@ -379,3 +379,158 @@ fn names_providers_reject_map_to_distinct_safe_names() {
         "the called name is kept: {src}"
     );
 }
+
+/// A warning about a server's schema is the server's: its hint says how to silence it, and
+/// `Config::accept_mcp_warnings` does (neither printed nor denied), for that server only.
+#[test]
+fn a_servers_schema_warnings_can_be_accepted_by_name() {
+    let s = Scratch::new("accept");
+    let odd_tool = tool(
+        "mixed",
+        json!({"type": "object", "properties": {"shape": {"oneOf": [
+            {"type": "object", "properties": {"r": {"type": "number"}}},
+            {"type": "object", "properties": {"w": {"type": "number"}}}
+        ]}}}),
+    );
+    let odd = s.snapshot("odd", std::slice::from_ref(&odd_tool));
+    let other = s.snapshot("other", &[odd_tool]);
+    let g = generate(&[&odd, &other], &[("other", "o_")]).unwrap_or_else(|d| panic!("{d:#?}"));
+    let w = warnings(&g);
+    assert_eq!(w.len(), 2, "{w:#?}");
+    let hint = w[0].hint.as_deref().unwrap_or_default();
+    assert!(
+        hint.contains("`Config::accept_mcp_warnings(\"odd\")` silences it"),
+        "{hint}"
+    );
+
+    let mut config = Config::new();
+    config
+        .print_warnings(false)
+        .deny_warnings(true)
+        .mcp_snapshot(&odd)
+        .mcp_snapshot(&other)
+        .mcp_prefix("other", "o_")
+        .accept_mcp_warnings("odd");
+    // `other`'s warning is still there, and denied.
+    let Err(Error::Invalid(d)) = config.generate() else {
+        panic!("the other server's warning is not accepted")
+    };
+    assert_eq!(d.0.len(), 1, "{:#?}", d.0);
+    assert!(
+        d.0[0]
+            .hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("(\"other\")")
+    );
+    config.accept_mcp_warnings("other");
+    let g = config.generate().unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(warnings(&g).is_empty());
+
+    // A name that is no snapshot's is a mistake, said as such.
+    let mut config = Config::new();
+    config
+        .mcp_snapshot(&odd)
+        .accept_mcp_warnings("odd")
+        .accept_mcp_warnings("typo");
+    let Err(Error::Invalid(d)) = config.generate() else {
+        panic!("an unknown server name is accepted")
+    };
+    assert!(
+        d.0[0]
+            .message
+            .contains("`Config::accept_mcp_warnings(\"typo\")` names no snapshot")
+    );
+}
+
+/// A server's module carries its snapshot: `SNAPSHOT` reads back to the snapshot the
+/// bindings were generated from, so the runtime needs no second path to the file.
+#[test]
+fn a_server_module_carries_its_snapshot() {
+    let s = Scratch::new("carry");
+    let file = s.snapshot(
+        "notes",
+        &[tool(
+            "add",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        )],
+    );
+    let g = generate(&[&file], &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+    let src = rust(&g);
+    assert!(
+        src.contains("pub fn snapshot() -> ::toolbind::mcp::Snapshot {"),
+        "{src}"
+    );
+    assert!(
+        src.contains("::toolbind::__private::mcp_snapshot(SERVER, SNAPSHOT)"),
+        "{src}"
+    );
+    let line = src
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pub const SNAPSHOT: &str = "))
+        .expect("a SNAPSHOT const");
+    let literal: syn::LitStr = syn::parse_str(line.trim_end_matches(';')).unwrap();
+    let (carried, _) = Snapshot::parse(Path::new("carried"), &literal.value()).unwrap();
+    let (read, _) = Snapshot::read(&file).unwrap();
+    assert!(
+        carried == read,
+        "the carried snapshot differs from the file's"
+    );
+    assert_eq!(carried.to_json(), read.to_json());
+}
+
+/// A union of primitive types is named as what it is in the generated docs and kept in
+/// the schemas that can carry it; an integer bound is written as an integer, up to 2^53.
+#[test]
+fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
+    let s = Scratch::new("union");
+    let file = s.snapshot(
+        "kinds",
+        &[tool(
+            "pick",
+            json!({
+                "type": "object",
+                "properties": {
+                    "flag": {"type": ["boolean", "string"], "description": "On, off or a name."},
+                    "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+                    "count": {"type": "integer", "minimum": 0, "maximum": 9007199254740991u64}
+                },
+                "required": ["flag", "count"]
+            }),
+        )],
+    );
+    let g = generate(&[&file], &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+    let src = rust(&g);
+    assert!(
+        src.contains("/// Takes a boolean or a string (the schema's union: a JSON value in Rust)."),
+        "{src}"
+    );
+    assert!(
+        src.contains("/// Takes an integer, a string or null (the schema's union"),
+        "{src}"
+    );
+    assert!(
+        src.contains("/// Allowed: from 0 to 9007199254740991 (checked by the runtime)."),
+        "{src}"
+    );
+    assert!(!src.contains("9007199254740991.0"), "{src}");
+    let pick = g.tools.iter().find(|t| t.name == "pick").unwrap();
+    let schema: Value =
+        serde_json::from_str(&toolbind_codegen::schema::portable_json(pick)).unwrap();
+    let props = &schema["properties"];
+    assert_eq!(
+        props["flag"]["type"],
+        json!(["boolean", "string"]),
+        "{schema}"
+    );
+    assert_eq!(
+        props["either"]["type"],
+        json!(["integer", "string", "null"]),
+        "{schema}"
+    );
+    assert_eq!(
+        props["count"]["maximum"],
+        json!(9007199254740991u64),
+        "{schema}"
+    );
+}

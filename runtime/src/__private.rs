@@ -12,10 +12,13 @@ pub use crate::{Secret, Tool};
 mod args;
 mod call;
 mod decode;
+// Not behind `mcp`: without it a server module stops at `__mcp_bindings!`'s one error.
+mod snapshot;
 
 pub use args::*;
 pub use call::*;
 pub use decode::*;
+pub use snapshot::mcp_snapshot;
 
 #[cfg(test)]
 mod tests {

@@ -30,6 +30,12 @@ pub mod _3d_render {
             ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(q: ::std::string::String) -> Self {
+            Self { q }
+        }
+    }
     /// The `3d_render` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -83,6 +89,12 @@ pub mod gmail {
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
             ::core::result::Result::Ok(Params { q: f.required("q")? })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(q: ::std::string::String) -> Self {
+            Self { q }
         }
     }
     /// The `Gmail` tool: pass it to `Runtime::call_typed`.
@@ -157,6 +169,45 @@ pub mod aliases {
                 self_: f.optional("Self")?,
                 self_2: f.optional("self")?,
             })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new() -> Self {
+            Self {
+                max_results: ::core::option::Option::None,
+                max_results_2: ::core::option::Option::None,
+                self_: ::core::option::Option::None,
+                self_2: ::core::option::Option::None,
+            }
+        }
+        /// Sets the input `max_results` ([`Self::max_results`]).
+        pub fn with_max_results(mut self, max_results: f64) -> Self {
+            self.max_results = ::core::option::Option::Some(max_results);
+            self
+        }
+        /// Sets the input `maxResults` ([`Self::max_results_2`]).
+        pub fn with_max_results_2(mut self, max_results_2: f64) -> Self {
+            self.max_results_2 = ::core::option::Option::Some(max_results_2);
+            self
+        }
+        /// Sets the input `Self` ([`Self::self_`]).
+        pub fn with_self_(mut self, self_: Self_) -> Self {
+            self.self_ = ::core::option::Option::Some(self_);
+            self
+        }
+        /// Sets the input `self` ([`Self::self_2`]).
+        pub fn with_self_2(mut self, self_2: Self2) -> Self {
+            self.self_2 = ::core::option::Option::Some(self_2);
+            self
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
         }
     }
     /// Allowed values of `Self`.
@@ -344,6 +395,28 @@ pub mod calculator {
     }
     fn __default_unit() -> Unit {
         Unit::Mb2
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(op: Op) -> Self {
+            Self {
+                op,
+                unit: __default_unit(),
+                mime: ::core::option::Option::None,
+            }
+        }
+        /// Sets the input `unit` ([`Self::unit`]).
+        pub fn with_unit(mut self, unit: Unit) -> Self {
+            self.unit = unit;
+            self
+        }
+        /// Sets the input `mime` ([`Self::mime`]).
+        pub fn with_mime(mut self, mime: Mime) -> Self {
+            self.mime = ::core::option::Option::Some(mime);
+            self
+        }
     }
     /// Allowed values of `op`.
     #[derive(
@@ -577,6 +650,18 @@ pub mod core_tool {
             ::core::result::Result::Ok(Params {})
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
+    }
     /// The `core` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -625,6 +710,18 @@ pub mod crate_ {
         ) -> ::core::result::Result<Self, D::Error> {
             ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
             ::core::result::Result::Ok(Params {})
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
         }
     }
     /// The `crate` tool: pass it to `Runtime::call_typed`.
@@ -692,6 +789,36 @@ pub mod dotted_params {
     }
     fn __default_page_size() -> f64 {
         20.0
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new() -> Self {
+            Self {
+                x_api_version: ::core::option::Option::None,
+                page_size: __default_page_size(),
+            }
+        }
+        /// Sets the input `x-api-version` ([`Self::x_api_version`]).
+        pub fn with_x_api_version(
+            mut self,
+            x_api_version: ::std::string::String,
+        ) -> Self {
+            self.x_api_version = ::core::option::Option::Some(x_api_version);
+            self
+        }
+        /// Sets the input `page.size` ([`Self::page_size`]).
+        pub fn with_page_size(mut self, page_size: f64) -> Self {
+            self.page_size = page_size;
+            self
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
     }
     /// The `dotted_params` tool: pass it to `Runtime::call_typed`.
     #[derive(
@@ -821,6 +948,72 @@ pub mod lossless_defaults {
     fn __default_level() -> Level {
         Level::High
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new() -> Self {
+            Self {
+                zip: __default_zip(),
+                agent_id: __default_agent_id(),
+                retries: __default_retries(),
+                verbose: __default_verbose(),
+                note: ::core::option::Option::None,
+                token: ::core::option::Option::None,
+                format: __default_format(),
+                level: __default_level(),
+            }
+        }
+        /// Sets the input `zip` ([`Self::zip`]).
+        pub fn with_zip(mut self, zip: ::std::string::String) -> Self {
+            self.zip = zip;
+            self
+        }
+        /// Sets the input `agent_id` ([`Self::agent_id`]).
+        pub fn with_agent_id(mut self, agent_id: ::std::string::String) -> Self {
+            self.agent_id = agent_id;
+            self
+        }
+        /// Sets the input `retries` ([`Self::retries`]).
+        pub fn with_retries(mut self, retries: f64) -> Self {
+            self.retries = retries;
+            self
+        }
+        /// Sets the input `verbose` ([`Self::verbose`]).
+        pub fn with_verbose(mut self, verbose: bool) -> Self {
+            self.verbose = verbose;
+            self
+        }
+        /// Sets the input `note` ([`Self::note`]).
+        pub fn with_note(mut self, note: ::std::string::String) -> Self {
+            self.note = ::core::option::Option::Some(note);
+            self
+        }
+        /// Sets the input `token` ([`Self::token`]).
+        pub fn with_token(
+            mut self,
+            token: ::toolbind::__private::Secret<::std::string::String>,
+        ) -> Self {
+            self.token = ::core::option::Option::Some(token);
+            self
+        }
+        /// Sets the input `format` ([`Self::format`]).
+        pub fn with_format(mut self, format: ::std::string::String) -> Self {
+            self.format = format;
+            self
+        }
+        /// Sets the input `level` ([`Self::level`]).
+        pub fn with_level(mut self, level: Level) -> Self {
+            self.level = level;
+            self
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
+    }
     /// Allowed values of `level`.
     #[derive(
         ::core::fmt::Debug,
@@ -938,6 +1131,12 @@ pub mod metadata_keys {
             })
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(query: ::std::string::String) -> Self {
+            Self { query }
+        }
+    }
     /// The `metadata_keys` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -988,6 +1187,18 @@ pub mod self_ {
             ::core::result::Result::Ok(Params {})
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
+    }
     /// The `self` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -1036,6 +1247,18 @@ pub mod std_tool {
         ) -> ::core::result::Result<Self, D::Error> {
             ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
             ::core::result::Result::Ok(Params {})
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
         }
     }
     /// The `std` tool: pass it to `Runtime::call_typed`.
@@ -1114,6 +1337,32 @@ pub mod tool_name {
                 secret_param: f.optional_secret("secret_param")?,
                 mode: f.required("mode")?,
             })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(param_name: ::std::string::String, mode: Mode) -> Self {
+            Self {
+                param_name,
+                optional_param: ::core::option::Option::None,
+                secret_param: ::core::option::Option::None,
+                mode,
+            }
+        }
+        /// Sets the input `optional_param` ([`Self::optional_param`]).
+        pub fn with_optional_param(mut self, optional_param: f64) -> Self {
+            self.optional_param = ::core::option::Option::Some(optional_param);
+            self
+        }
+        /// Sets the input `secret_param` ([`Self::secret_param`]).
+        pub fn with_secret_param(
+            mut self,
+            secret_param: ::toolbind::__private::Secret<::std::string::String>,
+        ) -> Self {
+            self.secret_param = ::core::option::Option::Some(secret_param);
+            self
         }
     }
     /// Allowed values of `mode`.
@@ -1224,6 +1473,18 @@ pub mod toolbind_tool {
             ::core::result::Result::Ok(Params {})
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
+    }
     /// The `toolbind` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -1279,6 +1540,12 @@ pub mod web_search {
             ::core::result::Result::Ok(Params { q: f.required("q")? })
         }
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(q: ::std::string::String) -> Self {
+            Self { q }
+        }
+    }
     /// The `web-search` tool: pass it to `Runtime::call_typed`.
     #[derive(
         ::core::fmt::Debug,
@@ -1332,6 +1599,12 @@ pub mod web_search_2 {
         ) -> ::core::result::Result<Self, D::Error> {
             let mut f = ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
             ::core::result::Result::Ok(Params { q: f.required("q")? })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(q: ::std::string::String) -> Self {
+            Self { q }
         }
     }
     /// The `webSearch` tool: pass it to `Runtime::call_typed`.

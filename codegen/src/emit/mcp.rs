@@ -24,6 +24,8 @@ pub struct McpServerCode {
     pub file: String,
     /// Its tools ([`crate::mcp::tool_specs`]).
     pub tools: Vec<ToolSpec>,
+    /// The snapshot as JSON, when the module is to carry it ([`Self::with_snapshot`]).
+    pub snapshot: Option<String>,
 }
 
 impl McpServerCode {
@@ -41,7 +43,17 @@ impl McpServerCode {
             server,
             file,
             tools,
+            snapshot: None,
         }
+    }
+
+    /// The module carries the snapshot it was generated from (`SNAPSHOT` and a
+    /// `snapshot()` that reads it, for `McpServer::snapshot`), so a program names the
+    /// snapshot file once, where the bindings are generated. `json`: the snapshot as
+    /// [`Snapshot::to_json`](crate::mcp::Snapshot::to_json) writes it.
+    pub fn with_snapshot(mut self, json: String) -> Self {
+        self.snapshot = Some(json);
+        self
     }
 }
 
@@ -63,6 +75,9 @@ pub(super) fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator
     }
     w.line("/// The snapshot's name: the server's key in the `mcpServers` config.");
     w.line(&format!("pub const SERVER: &str = {};", lit(&server.name)));
+    if let Some(json) = &server.snapshot {
+        snapshot_items(w, json);
+    }
     for tool in &server.tools {
         mcp_tool_module(w, tool);
     }
@@ -81,6 +96,22 @@ pub(super) fn mcp_server(w: &mut W, server: &McpServerCode, generator: Generator
             "/// name order.",
         ],
     );
+    w.close("}");
+}
+
+/// `SNAPSHOT` (compact JSON: the file's indentation would only cost compile time) and
+/// `snapshot()`, which reads it back for the runtime.
+fn snapshot_items(w: &mut W, json: &str) {
+    let rt = w.rt.clone();
+    let compact = serde_json::from_str::<serde_json::Value>(json)
+        .map_or_else(|_| json.to_owned(), |v| v.to_string());
+    w.line("/// The snapshot these bindings were generated from, as JSON.");
+    w.line(&format!("pub const SNAPSHOT: &str = {};", lit(&compact)));
+    w.line("/// The snapshot these bindings were generated from: give it to the runtime with");
+    w.line("/// `McpServer::snapshot(snapshot())`, so the snapshot file is named only where the");
+    w.line("/// bindings are generated.");
+    w.open(&format!("pub fn snapshot() -> {rt}::mcp::Snapshot {{"));
+    w.line(&format!("{rt}::__private::mcp_snapshot(SERVER, SNAPSHOT)"));
     w.close("}");
 }
 

@@ -16,6 +16,7 @@
 //! impls), `tool` (a local tool's module), `mcp` (an MCP server's module) and `tool_call`
 //! (`ToolCall` and `TOOLS`, for local tools, MCP servers and the macro's stand-in alike).
 
+mod construct;
 mod layout;
 mod mcp;
 mod serde;

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use crate::model::{EnumValue, Input, InputType, OutputField, OutputType, ToolSpec};
 use crate::rustdoc::{code, text};
 
+use super::construct::constructors;
 use super::layout::{W, derive_fit, lit, typed_line};
 use super::serde::{
     default_fn, enum_serde, fields_deserialize, fields_serialize, output_deserialize,
@@ -14,6 +15,12 @@ use super::value::rust_type;
 
 pub(super) fn field(w: &mut W, input: &Input) {
     let mut doc = text(input.description.trim());
+    if let Some(u) = input.union_text() {
+        let _ = write!(
+            doc,
+            "\n\nTakes {u} (the schema's union: a JSON value in Rust)."
+        );
+    }
     if let Some(c) = input.constraint_text() {
         let _ = write!(doc, "\n\nAllowed: {} (checked by the runtime).", text(&c));
     }
@@ -60,6 +67,7 @@ fn input_struct(w: &mut W, input: &Input, path: &str) {
     w.close("}");
     fields_serialize(w, ty, &input.properties);
     fields_deserialize(w, ty, &input.properties, true);
+    constructors(w, ty, &input.properties, true);
     w.impl_for(&format!("impl {rt}::__private::Arg"), ty);
     w.open(&format!("fn arg(&self) -> {rt}::__private::ArgValue {{"));
     w.line(&format!("{rt}::__private::arg_of(self)"));
@@ -376,6 +384,7 @@ pub(super) fn params_and_types(w: &mut W, tool: &ToolSpec) {
     for input in tool.inputs.iter().filter(|i| i.public_default().is_some()) {
         default_fn(w, input);
     }
+    constructors(w, "Params", &tool.inputs, false);
     let mut nested = Vec::new();
     input_types(&tool.inputs, "", &mut nested);
     for (path, input) in nested {

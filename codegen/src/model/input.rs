@@ -199,6 +199,10 @@ pub struct Input {
     /// The default, already type-checked (a number default keeps its JSON form: `10`, not
     /// `10.0`). A field's default applies only when the object holding it is given.
     pub default: Option<Value>,
+    /// For an [`InputType::Any`] from a schema's union of primitive types
+    /// (`{"type": ["boolean", "string"]}`, or an `anyOf` of them): those JSON types, in
+    /// the schema's order, `null` left out (see `nullable`). Empty otherwise.
+    pub json_types: Vec<String>,
     /// Where the input's key (for `items`, the `items` key) is in TOOL.md.
     pub pos: Pos,
     /// Keys of the input spec that toolbind does not use (`example:`, ...), as JSON, in
@@ -229,6 +233,7 @@ impl Input {
             min_items: None,
             max_items: None,
             default: None,
+            json_types: Vec::new(),
             pos: Pos::NONE,
             metadata: BTreeMap::new(),
         }
@@ -264,22 +269,40 @@ impl Input {
         self.properties.iter().find(|p| p.name == name)
     }
 
+    /// What an untyped input from a union takes, in words: `a boolean or a string`
+    /// (`, or null` when nullable); `None` for any other input.
+    pub fn union_text(&self) -> Option<String> {
+        if self.ty != InputType::Any || self.json_types.is_empty() {
+            return None;
+        }
+        let mut words: Vec<String> = self
+            .json_types
+            .iter()
+            .map(|t| match t.as_str() {
+                "integer" => "an integer".to_owned(),
+                "object" | "array" => format!("an {t}"),
+                t => format!("a {t}"),
+            })
+            .collect();
+        if self.nullable {
+            words.push("null".to_owned());
+        }
+        let last = words.pop().unwrap_or_default();
+        Some(if words.is_empty() {
+            last
+        } else {
+            format!("{} or {last}", words.join(", "))
+        })
+    }
+
     /// The constraints on the value, in words, for descriptions and messages: `from 1 to
     /// 10`, `at least 0`, `1–10 items`, `at most 5 items`; `None` when there are none.
     pub fn constraint_text(&self) -> Option<String> {
-        let num = |f: f64| {
-            serde_json::Number::from_f64(f).map_or_else(
-                || f.to_string(),
-                |n| {
-                    // Every whole f64 an i64 holds prints as an integer: a schema's
-                    // `maximum: 9007199254740991` is not `9007199254740991.0`.
-                    if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                        format!("{}", f as i64)
-                    } else {
-                        n.to_string()
-                    }
-                },
-            )
+        let num = |f: f64| match whole(f) {
+            Some(i) => i.to_string(),
+            None => {
+                serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| n.to_string())
+            }
         };
         let range = match (self.minimum, self.maximum) {
             (Some(a), Some(b)) => Some(format!("from {} to {}", num(a), num(b))),
@@ -390,4 +413,12 @@ impl Input {
             h.write(b"\x13");
         }
     }
+}
+
+/// `f` as an integer when it is a whole number an `f64` holds exactly (up to 2^53, which
+/// takes in JavaScript's `Number.MAX_SAFE_INTEGER`, a common `maximum`): how a bound is
+/// written in schemas and words (`9007199254740991`, not `9007199254740991.0`).
+pub(crate) fn whole(f: f64) -> Option<i64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    (f.fract() == 0.0 && f.abs() <= EXACT).then_some(f as i64)
 }

@@ -107,10 +107,9 @@ impl Serialize for Props<'_> {
 
 /// A number as JSON: a whole one as an integer (`1`, not `1.0`).
 fn json_number(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 9.0e15 {
-        Value::from(f as i64)
-    } else {
-        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    match crate::model::whole(f) {
+        Some(i) => Value::from(i),
+        None => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
     }
 }
 
@@ -126,6 +125,14 @@ impl Serialize for Prop<'_> {
             (InputType::Const, Some(c)) => const_type(c),
             (t, _) => t.json_type(),
         };
+        if ty.is_none() && !input.json_types.is_empty() && !gemini && !strict {
+            // A union of primitives, as the server's schema says it.
+            let mut types: Vec<&str> = input.json_types.iter().map(String::as_str).collect();
+            if nullable {
+                types.push("null");
+            }
+            m.serialize_entry("type", &types)?;
+        }
         if let Some(ty) = ty {
             if gemini {
                 m.serialize_entry("type", ty)?;

@@ -41,6 +41,22 @@ pub mod crlf_bom {
     fn __default_order() -> Order {
         Order::Newest
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(query: ::std::string::String) -> Self {
+            Self {
+                query,
+                order: __default_order(),
+            }
+        }
+        /// Sets the input `order` ([`Self::order`]).
+        pub fn with_order(mut self, order: Order) -> Self {
+            self.order = order;
+            self
+        }
+    }
     /// Allowed values of `order`.
     #[derive(
         ::core::fmt::Debug,
@@ -166,6 +182,22 @@ pub mod enum_lookalikes {
     }
     fn __default_size() -> Size {
         Size::V10
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(level: Level) -> Self {
+            Self {
+                level,
+                size: __default_size(),
+            }
+        }
+        /// Sets the input `size` ([`Self::size`]).
+        pub fn with_size(mut self, size: Size) -> Self {
+            self.size = size;
+            self
+        }
     }
     /// Allowed values of `level`.
     #[derive(
@@ -440,6 +472,75 @@ pub mod kitchen_sink {
     }
     fn __default_resolution() -> Resolution {
         Resolution::V720p
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(r#type: ::std::string::String, kind: Kind, unit: Unit) -> Self {
+            Self {
+                r#type,
+                self_: ::core::option::Option::None,
+                max_results: __default_max_results(),
+                ratio: __default_ratio(),
+                verbose: __default_verbose(),
+                greeting: __default_greeting(),
+                resolution: __default_resolution(),
+                kind,
+                api_token: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                notes: ::core::option::Option::None,
+                unit,
+            }
+        }
+        /// Sets the input `self` ([`Self::self_`]).
+        pub fn with_self_(mut self, self_: bool) -> Self {
+            self.self_ = ::core::option::Option::Some(self_);
+            self
+        }
+        /// Sets the input `maxResults` ([`Self::max_results`]).
+        pub fn with_max_results(mut self, max_results: f64) -> Self {
+            self.max_results = max_results;
+            self
+        }
+        /// Sets the input `ratio` ([`Self::ratio`]).
+        pub fn with_ratio(mut self, ratio: f64) -> Self {
+            self.ratio = ratio;
+            self
+        }
+        /// Sets the input `verbose` ([`Self::verbose`]).
+        pub fn with_verbose(mut self, verbose: bool) -> Self {
+            self.verbose = verbose;
+            self
+        }
+        /// Sets the input `greeting` ([`Self::greeting`]).
+        pub fn with_greeting(mut self, greeting: ::std::string::String) -> Self {
+            self.greeting = greeting;
+            self
+        }
+        /// Sets the input `resolution` ([`Self::resolution`]).
+        pub fn with_resolution(mut self, resolution: Resolution) -> Self {
+            self.resolution = resolution;
+            self
+        }
+        /// Sets the input `api_token` ([`Self::api_token`]).
+        pub fn with_api_token(
+            mut self,
+            api_token: ::toolbind::__private::Secret<::std::string::String>,
+        ) -> Self {
+            self.api_token = ::core::option::Option::Some(api_token);
+            self
+        }
+        /// Sets the input `limit` ([`Self::limit`]).
+        pub fn with_limit(mut self, limit: f64) -> Self {
+            self.limit = ::core::option::Option::Some(limit);
+            self
+        }
+        /// Sets the input `notes` ([`Self::notes`]).
+        pub fn with_notes(mut self, notes: ::std::string::String) -> Self {
+            self.notes = ::core::option::Option::Some(notes);
+            self
+        }
     }
     /// Allowed values of `resolution`.
     #[derive(
@@ -740,6 +841,44 @@ pub mod nested_inputs {
     fn __default_ranges() -> ::std::vec::Vec<::std::vec::Vec<i64>> {
         ::toolbind::__private::json_default("[]")
     }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(path: ::std::string::String, edits: ::std::vec::Vec<Edit>) -> Self {
+            Self {
+                path,
+                edits,
+                options: ::core::option::Option::None,
+                limit: __default_limit(),
+                d: ::core::option::Option::None,
+                ranges: __default_ranges(),
+            }
+        }
+        /// Sets the input `options` ([`Self::options`]).
+        pub fn with_options(mut self, options: EditOptions) -> Self {
+            self.options = ::core::option::Option::Some(options);
+            self
+        }
+        /// Sets the input `limit` ([`Self::limit`]).
+        pub fn with_limit(mut self, limit: i64) -> Self {
+            self.limit = limit;
+            self
+        }
+        /// Sets the input `d` ([`Self::d`]).
+        pub fn with_d(mut self, d: D) -> Self {
+            self.d = ::core::option::Option::Some(d);
+            self
+        }
+        /// Sets the input `ranges` ([`Self::ranges`]).
+        pub fn with_ranges(
+            mut self,
+            ranges: ::std::vec::Vec<::std::vec::Vec<i64>>,
+        ) -> Self {
+            self.ranges = ranges;
+            self
+        }
+    }
     /// An element of `edits`.
     #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
     pub struct Edit {
@@ -782,6 +921,26 @@ pub mod nested_inputs {
                 new_text: f.required("new_text")?,
                 count: f.or_default("count", Self::__default_count)?,
             })
+        }
+    }
+    impl Edit {
+        /// `Edit` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(
+            old_text: ::std::string::String,
+            new_text: ::std::string::String,
+        ) -> Self {
+            Self {
+                old_text,
+                new_text,
+                count: Self::__default_count(),
+            }
+        }
+        /// Sets the input `count` ([`Self::count`]).
+        pub fn with_count(mut self, count: i64) -> Self {
+            self.count = count;
+            self
         }
     }
     impl ::toolbind::__private::Arg for Edit {
@@ -829,6 +988,42 @@ pub mod nested_inputs {
                 mode: f.optional("mode")?,
                 tags: f.optional("tags")?,
             })
+        }
+    }
+    impl EditOptions {
+        /// `EditOptions` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new() -> Self {
+            Self {
+                dry_run: Self::__default_dry_run(),
+                mode: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+            }
+        }
+        /// Sets the input `dry_run` ([`Self::dry_run`]).
+        pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+            self.dry_run = dry_run;
+            self
+        }
+        /// Sets the input `mode` ([`Self::mode`]).
+        pub fn with_mode(mut self, mode: Mode) -> Self {
+            self.mode = ::core::option::Option::Some(mode);
+            self
+        }
+        /// Sets the input `tags` ([`Self::tags`]).
+        pub fn with_tags(
+            mut self,
+            tags: ::std::vec::Vec<::std::string::String>,
+        ) -> Self {
+            self.tags = ::core::option::Option::Some(tags);
+            self
+        }
+    }
+    impl ::core::default::Default for EditOptions {
+        /// Every input at its TOOL.md default or left out: `EditOptions::new()`.
+        fn default() -> Self {
+            Self::new()
         }
     }
     impl ::toolbind::__private::Arg for EditOptions {
@@ -921,6 +1116,12 @@ pub mod nested_inputs {
             ::core::result::Result::Ok(Self { x: f.required("x")? })
         }
     }
+    impl D {
+        /// `D` with its required inputs, in TOOL.md order.
+        pub fn new(x: ::std::string::String) -> Self {
+            Self { x }
+        }
+    }
     impl ::toolbind::__private::Arg for D {
         fn arg(&self) -> ::toolbind::__private::ArgValue {
             ::toolbind::__private::arg_of(self)
@@ -974,6 +1175,18 @@ pub mod py_tool {
         ) -> ::core::result::Result<Self, D::Error> {
             ::toolbind::__private::Fields::new(d, Self::FIELDS)?;
             ::core::result::Result::Ok(Params {})
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new() -> Self {
+            Self {}
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
         }
     }
     /// The `py_tool` tool: pass it to `Runtime::call_typed`.
@@ -1037,6 +1250,25 @@ pub mod sh_tool {
     }
     fn __default_count() -> f64 {
         3.0
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new() -> Self {
+            Self { count: __default_count() }
+        }
+        /// Sets the input `count` ([`Self::count`]).
+        pub fn with_count(mut self, count: f64) -> Self {
+            self.count = count;
+            self
+        }
+    }
+    impl ::core::default::Default for Params {
+        /// Every input at its TOOL.md default or left out: `Params::new()`.
+        fn default() -> Self {
+            Self::new()
+        }
     }
     /// The `sh_tool` tool: pass it to `Runtime::call_typed`.
     #[derive(
@@ -1114,6 +1346,32 @@ pub mod tool_name {
                 secret_param: f.optional_secret("secret_param")?,
                 mode: f.required("mode")?,
             })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(param_name: ::std::string::String, mode: Mode) -> Self {
+            Self {
+                param_name,
+                optional_param: ::core::option::Option::None,
+                secret_param: ::core::option::Option::None,
+                mode,
+            }
+        }
+        /// Sets the input `optional_param` ([`Self::optional_param`]).
+        pub fn with_optional_param(mut self, optional_param: f64) -> Self {
+            self.optional_param = ::core::option::Option::Some(optional_param);
+            self
+        }
+        /// Sets the input `secret_param` ([`Self::secret_param`]).
+        pub fn with_secret_param(
+            mut self,
+            secret_param: ::toolbind::__private::Secret<::std::string::String>,
+        ) -> Self {
+            self.secret_param = ::core::option::Option::Some(secret_param);
+            self
         }
     }
     /// Allowed values of `mode`.
@@ -1239,6 +1497,22 @@ pub mod typed_outputs {
     }
     fn __default_mode() -> Mode {
         Mode::Fast
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order. Optional inputs
+        /// are left out and defaulted ones take their TOOL.md default; the `with_` methods
+        /// set them.
+        pub fn new(query: ::std::string::String) -> Self {
+            Self {
+                query,
+                mode: __default_mode(),
+            }
+        }
+        /// Sets the input `mode` ([`Self::mode`]).
+        pub fn with_mode(mut self, mode: Mode) -> Self {
+            self.mode = mode;
+            self
+        }
     }
     /// Allowed values of `mode`.
     #[derive(
@@ -1563,6 +1837,12 @@ pub mod unicode_tool {
                 texte: f.required("texte")?,
                 style: f.required("style")?,
             })
+        }
+    }
+    impl Params {
+        /// `Params` with its required inputs, in TOOL.md order.
+        pub fn new(texte: ::std::string::String, style: Style) -> Self {
+            Self { texte, style }
         }
     }
     /// Allowed values of `style`.

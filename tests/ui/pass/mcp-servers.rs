@@ -53,6 +53,26 @@ fn main() {
     let args = memory::ToolCall::CreateEntities(entities).to_args();
     assert_eq!(args["entities"][0]["entityType"], "project");
 
+    // The bindings carry their snapshot: the runtime is given it without a second path.
+    let server = toolbind::mcp::McpServer::stdio("filesystem", "npx", ["-y", "fs"])
+        .snapshot(filesystem::snapshot());
+    let carried = server.get_snapshot().unwrap();
+    assert_eq!(carried.name, filesystem::SERVER);
+    assert_eq!(carried.tools.len(), filesystem::TOOLS.len());
+    for t in filesystem::TOOLS {
+        assert_eq!(carried.tool(t.mcp_name).unwrap().contract, t.contract);
+    }
+    // A struct literal names every field; `new` only the required ones.
+    let short = filesystem::edit_file::Params::new(
+        "notes.txt".to_owned(),
+        vec![filesystem::edit_file::Edit::new(
+            "draft".to_owned(),
+            "final".to_owned(),
+        )],
+    )
+    .with_dry_run(true);
+    assert_eq!(filesystem::ToolCall::EditFile(short).to_args()["dryRun"], true);
+
     type T = filesystem::edit_file::Tool;
     assert_eq!(<T as McpTool>::SERVER, "filesystem");
     assert!(<T as McpTool>::CONTRACT.starts_with("sha256:"));
