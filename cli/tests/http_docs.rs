@@ -24,11 +24,13 @@ fn client_blocks() -> Vec<(String, String)> {
     let start = page
         .find("\n### Clients\n")
         .expect("docs/http.md has a Clients section");
-    let section = &page[start + 1..];
-    let end = section[1..].find("\n#").map_or(section.len(), |e| e + 1);
     let mut blocks = Vec::new();
-    let mut lines = section[..end].lines();
+    let mut lines = page[start..].lines().skip(2);
     while let Some(line) = lines.next() {
+        // The next heading (outside a code block) ends the section.
+        if line.starts_with('#') {
+            break;
+        }
         if let Some(info) = line.strip_prefix("```") {
             let mut text = String::new();
             for body in lines.by_ref() {
