@@ -6,7 +6,8 @@
 //! (so it reuses the dependencies already built) and run: the README's `main.rs` (the
 //! build.rs path, `todo`), `build_path` (the build.rs path, the Python and bash tools by
 //! name) and `macro_path` (the README's `tools!` line, a typed call of each tool). Every
-//! tool must run, jailed.
+//! tool must run, jailed. `.ci/run` runs it again as an unprivileged user (`.ci/nonroot`),
+//! who runs the binaries root built.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -168,20 +169,34 @@ fn a_crate_made_from_the_readme_runs_every_tool_jailed() {
     make_crate(&dir);
 
     let target = target_dir();
-    let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    build
-        .current_dir(&dir)
-        .args(["build", "--offline", "--bins", "--config"])
-        // The workspace's profiles (it is not this crate's workspace): the same settings,
-        // so the dependencies built for the workspace are reused, not rebuilt.
-        .arg(root().join(".cargo/config.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .env_remove("RUSTFLAGS");
-    // A first build compiles toolbind with the README's features; the rest is reused.
-    let (ok, log) = run(build, &tmp.path().join("build.log"), 1800);
-    assert!(ok, "the README's crate did not build:\n{log}");
-
     let bin = |name: &str| target.join("debug").join(name);
+    // As the unprivileged user of .ci/nonroot (after root's `cargo test --workspace`,
+    // which built this crate): cargo and its registry are root's, so the binaries root
+    // built are run, in a crate folder this user made.
+    let nonroot = std::env::var("TOOLBIND_TEST_PHASE").is_ok_and(|p| p == "host-nonroot");
+    if nonroot {
+        for name in ["outside-agent", "build_path", "macro_path"] {
+            assert!(
+                bin(name).is_file(),
+                "{} is missing: run this test as root first (it builds the crate)",
+                bin(name).display()
+            );
+        }
+    } else {
+        let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        build
+            .current_dir(&dir)
+            .args(["build", "--offline", "--bins", "--config"])
+            // The workspace's profiles (it is not this crate's workspace): the same
+            // settings, so the dependencies built for the workspace are reused, not rebuilt.
+            .arg(root().join(".cargo/config.toml"))
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RUSTFLAGS");
+        // A first build compiles toolbind with the README's features; the rest is reused.
+        let (ok, log) = run(build, &tmp.path().join("build.log"), 1800);
+        assert!(ok, "the README's crate did not build:\n{log}");
+    }
+
     let mut outputs = Vec::new();
     for name in ["outside-agent", "build_path", "macro_path"] {
         let mut cmd = Command::new(bin(name));
