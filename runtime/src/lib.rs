@@ -21,7 +21,13 @@
 //!   [`SubprocessExecutor`](exec::SubprocessExecutor) that runs node, python3 and bash;
 //! - [`sandbox`][]: the jail's policy and limits;
 //! - [`truncate`], [`secret`], [`result`], [`tool`](mod@tool): the parts those build on;
+//! - [`mcp`][]: MCP servers as a source of tools (feature `mcp`; `mcp-http` adds Streamable
+//!   HTTP servers);
+//! - [`telemetry`][]: the calls' spans, exported over OTLP with feature `otel`;
 //! - `rig` (feature `rig`): every loaded tool as a rig `DynamicTool`.
+//!
+//! Features: `typescript` and `macros` (default), `rig`, `mcp`, `mcp-http`, `otel`; the
+//! list above under "Features and platforms" says what each adds.
 //!
 //! Every options type is built the same way: `Default`, then consuming setters named after
 //! the setting (`ExecConfig::default().grace(d)`); `get_` getters read a setting back.
@@ -118,7 +124,7 @@ macro_rules! __mcp_bindings {
     () => {
         ::core::compile_error!(
             "these bindings include MCP servers' tools (Config::mcp_snapshot): turn on \
-             toolbind's `mcp` feature, e.g. toolbind = { version = \"0.1\", features = [\"mcp\"] }"
+             toolbind's `mcp` feature, e.g. toolbind = { path = \"/path/to/toolbind/runtime\", features = [\"mcp\"] }"
         );
     };
 }

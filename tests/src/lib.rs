@@ -141,3 +141,14 @@ pub struct ProvidersDocDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/sandbox.md")]
 pub struct SandboxDocDoctests;
+
+/// See [`RuntimeDocDoctests`].
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/mcp.md")]
+pub struct McpDocDoctests;
+
+/// See [`RuntimeDocDoctests`]; its blocks are shell, Python and JavaScript, which
+/// `cli/tests/http_docs.rs` runs.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/http.md")]
+pub struct HttpDocDoctests;

@@ -1,20 +1,29 @@
 //! Runs the built example agent end to end, as the README's main command does, and checks
-//! that its output shows every step: the sync report, the system prompt, each tool's real
-//! result, the model-readable error for the bad call and the cancelled call.
+//! that its output shows every step: the sync report, the jail, the system prompt (folded
+//! unless `--show-prompt`), each tool's real result under a label saying what it shows, the
+//! model-readable error for the bad call and the cancelled call.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn run_agent(data: &Path) -> (String, String) {
+    run_agent_with(data, &[], &[])
+}
+
+fn run_agent_with(data: &Path, args: &[&str], env: &[(&str, &Path)]) -> (String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+    cmd.arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("TOOLBIND_SEED");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let Output {
         status,
         stdout,
         stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_agent"))
-        .arg("--data")
-        .arg(data)
-        .output()
-        .expect("run the agent binary");
+    } = cmd.output().expect("run the agent binary");
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
     let stderr = String::from_utf8_lossy(&stderr).into_owned();
     assert!(
@@ -50,7 +59,7 @@ fn call_section<'a>(out: &'a str, id: &str) -> &'a str {
 #[test]
 fn agent_runs_the_whole_scripted_turn() {
     let data = tempfile::tempdir().unwrap();
-    let (out, stderr) = run_agent(data.path());
+    let (out, stderr) = run_agent_with(data.path(), &["--show-prompt"], &[]);
 
     // 1. Sync report: all four shipped tools installed into the fresh data folder.
     for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
@@ -92,7 +101,17 @@ fn agent_runs_the_whole_scripted_turn() {
         has(&out, limit);
     }
 
-    // 3. The system prompt with every tool's line.
+    // 3. The jail under its own heading, with the grants.
+    let jail = &out[out.find("=== 3. the jail").expect("a jail heading")..];
+    let jail = &jail[..jail.find("=== 4.").expect("a heading after the jail")];
+    has(jail, "grants: ");
+    has(jail, "sandbox: ");
+
+    // 4. The system prompt (whole, with --show-prompt) with every tool's line.
+    assert!(
+        !out.contains("`--show-prompt` prints them"),
+        "folded:\n{out}"
+    );
     has(&out, "## Available tools");
     has(
         &out,
@@ -112,7 +131,21 @@ fn agent_runs_the_whole_scripted_turn() {
     );
     has(&out, "## Guidelines");
 
-    // 4. Each tool's real result.
+    // 5. Each call is labelled with what it shows, then its real result.
+    for line in out.lines().filter(|l| l.starts_with("> call_")) {
+        let next = out[out.find(line).unwrap() + line.len() + 1..]
+            .lines()
+            .next()
+            .unwrap_or("");
+        assert!(
+            next.starts_with("  shows: "),
+            "{line} has no label: {next:?}"
+        );
+    }
+    has(
+        call_section(&out, "call_8"),
+        "shows: a model's quirks tolerated",
+    );
     let c1 = call_section(&out, "call_1");
     has(c1, "progress: Processing: add");
     has(
@@ -246,6 +279,21 @@ fn second_run_in_the_same_data_folder_leaves_tools_unchanged() {
     let data = tempfile::tempdir().unwrap();
     let (first, _) = run_agent(data.path());
     has(&first, "4 installed, 0 updated, 0 unchanged, 0 skipped");
+    // Without --show-prompt the prompt is folded to its first lines, so everything before
+    // the scripted turn fits one screen.
+    has(&first, "more lines; `--show-prompt` prints them)");
+    assert!(
+        !first.contains("## Guidelines"),
+        "the prompt was not folded:\n{first}"
+    );
+    let before = &first[..first
+        .find("=== 5. scripted model turn")
+        .expect("a turn heading")];
+    let lines = before.lines().count();
+    assert!(
+        lines <= 50,
+        "{lines} lines before the scripted turn:\n{before}"
+    );
 
     let (second, _) = run_agent(data.path());
     for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
@@ -263,6 +311,44 @@ fn second_run_in_the_same_data_folder_leaves_tools_unchanged() {
     );
     has(call_section(&second, "call_5"), "Bitrate: 128k, size: ");
     has(call_section(&second, "call_cancel"), "was cancelled");
+}
+
+#[test]
+fn the_seed_folder_is_chosen_at_run_time() {
+    // A copy of the shipped tools elsewhere, named by TOOLBIND_SEED: the agent syncs from
+    // it, not from the folder it was built from.
+    let seed = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools");
+    for tool in ["convert_audio_to_mp3", "email_db", "todo", "web_fetch"] {
+        copy_dir(&shipped.join(tool), &seed.path().join(tool));
+    }
+    let data = tempfile::tempdir().unwrap();
+    let (out, _) = run_agent_with(data.path(), &[], &[("TOOLBIND_SEED", seed.path())]);
+    has(&out, &format!("=== 1. sync {} -> ", seed.path().display()));
+    has(&out, "4 installed, 0 updated, 0 unchanged, 0 skipped");
+    has(&out, "=== done");
+    // --seed wins over the variable.
+    let data = tempfile::tempdir().unwrap();
+    let seed_arg = seed.path().to_str().unwrap();
+    let (out, _) = run_agent_with(
+        data.path(),
+        &["--seed", seed_arg],
+        &[("TOOLBIND_SEED", Path::new("/nonexistent"))],
+    );
+    has(&out, &format!("=== 1. sync {seed_arg} -> "));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
 
 /// The `version:` of a shipped tool's TOOL.md, as the sync report prints it.

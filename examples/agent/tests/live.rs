@@ -147,7 +147,7 @@ fn openai_compatible_live_path() {
         &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", KEY)],
     );
     assert!(
-        out.contains("4. live model turn (OpenAiChat, test-model)"),
+        out.contains("5. live model turn (OpenAiChat, test-model)"),
         "{out}"
     );
     assert!(out.contains("model: Your list has one item."), "{out}");

@@ -1,11 +1,25 @@
 //! MCP servers as a source of tools: the `mcpServers` config hosts already use
 //! ([`read_config`]), and, with feature `mcp`, listing a server's tools
-//! ([`list_server_tools`], [`list_tools`]: a stdio server in toolbind's jail, as for calls;
+#![cfg_attr(feature = "mcp", doc = "([`list_server_tools`], [`list_tools`]:")]
+#![cfg_attr(not(feature = "mcp"), doc = "(`list_server_tools`, `list_tools`:")]
+//! a stdio server in toolbind's jail, as for calls;
 //! a Streamable HTTP server needs feature `mcp-http`) for a snapshot
 //! ([`toolbind_codegen::mcp::Snapshot`]) that code is generated from offline, and calling
-//! them: an [`McpServer`] given to
-//! [`RuntimeBuilder::mcp_server`](crate::runtime::RuntimeBuilder::mcp_server) puts its
+#![cfg_attr(
+    feature = "mcp",
+    doc = "them: an [`McpServer`] given to \
+           [`RuntimeBuilder::mcp_server`](crate::runtime::RuntimeBuilder::mcp_server) puts its"
+)]
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "them: an `McpServer` given to `RuntimeBuilder::mcp_server` puts its"
+)]
 //! tools in the runtime's one tool list, next to the local ones.
+#![cfg_attr(
+    not(feature = "mcp"),
+    doc = "\n\nThese docs were built without feature `mcp`: \
+           `cargo doc -p toolbind --features mcp-http` documents the MCP types too."
+)]
 
 #[cfg(feature = "mcp")]
 use crate::lock::Locked;

@@ -128,9 +128,16 @@ impl RuntimeBuilder {
     ///
     /// # Panics
     ///
-    /// Where [`try_build`](Self::try_build) returns an error: an [MCP
-    /// server](Self::mcp_server) without a snapshot, two servers of one name, or a tool
-    /// name two sources share.
+    #[cfg_attr(
+        feature = "mcp",
+        doc = "Where [`try_build`](Self::try_build) returns an error: an [MCP \
+               server](Self::mcp_server) without a snapshot, two servers of one name, or a tool \
+               name two sources share."
+    )]
+    #[cfg_attr(
+        not(feature = "mcp"),
+        doc = "Never without feature `mcp` (with it, where `try_build` returns an error)."
+    )]
     pub fn build(mut self) -> Runtime {
         let servers = std::mem::take(&mut self.mcp)
             .build(
