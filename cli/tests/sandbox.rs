@@ -125,34 +125,64 @@ fn sigkill_of_the_agent_ends_the_tool_and_its_detached_children() {
         }
         child.kill().unwrap(); // SIGKILL: no handler of the agent runs.
         child.wait().unwrap();
-        let start = Instant::now();
-        while !with_marker(&m).is_empty() && start.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let left = with_marker(&m);
-        for p in &left {
-            // Do not leave them behind even when the test fails.
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(*p),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        let left = survivors(&m);
+        let names: Vec<String> = left
+            .iter()
+            .map(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .map_or_else(|e| format!("? ({e})"), |c| c.trim().to_owned())
+            })
+            .collect();
+        // Do not leave them behind even when the test fails.
+        end_all(&m);
         if mode == "light" && !tracked {
             // Said by the status (checked in `light_tracks_daemons`); the tool itself died
             // with the agent (PDEATHSIG): only the detached `sleep` is left.
             assert!(
-                left.iter()
-                    .all(|p| std::fs::read_to_string(format!("/proc/{p}/comm"))
-                        .is_ok_and(|c| c.trim() == "sleep")),
-                "{tool} ({mode}): more than its detached child survived: {left:?}"
+                names.iter().all(|c| c == "sleep"),
+                "{tool} ({mode}): more than its detached child survived: {left:?} {names:?}"
             );
         } else {
             assert!(
                 left.is_empty(),
-                "{tool} ({mode}): survived the agent's SIGKILL: {left:?}"
+                "{tool} ({mode}): survived the agent's SIGKILL: {left:?} {names:?}"
             );
         }
         let _ = reader.join();
+    }
+}
+
+/// What still runs with `marker` once it has stopped changing: none seen in ten looks
+/// 30 ms apart (one look can miss a process, e.g. while it execs), or what is seen
+/// after 5 s.
+fn survivors(marker: &str) -> Vec<i32> {
+    let start = Instant::now();
+    let mut quiet = 0;
+    loop {
+        let seen = with_marker(marker);
+        quiet = if seen.is_empty() { quiet + 1 } else { 0 };
+        if quiet == 10 || start.elapsed() > Duration::from_secs(5) {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+/// SIGKILLs every process with `marker` until none is left (at most 5 s).
+fn end_all(marker: &str) {
+    let start = Instant::now();
+    loop {
+        let left = with_marker(marker);
+        if left.is_empty() || start.elapsed() > Duration::from_secs(5) {
+            return;
+        }
+        for p in left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

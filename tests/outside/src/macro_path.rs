@@ -16,19 +16,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("sandbox: {status}");
     }
     let opts = toolbind::CallOptions::new;
-    let dice = roll_dice::Params { sides: 6.0 };
+    let dice = roll_dice::Params::new(6.0);
     let r = runtime.call_typed::<roll_dice::Tool>(dice, opts()).await;
     println!("roll_dice: {:?}: {}", r.stop, r.text_content());
-    let words = word_count::Params {
-        text: "three small words".into(),
-    };
+    let words = word_count::Params::new("three small words".into());
     let r = runtime.call_typed::<word_count::Tool>(words, opts()).await;
     println!("word_count: {:?}: {}", r.stop, r.text_content());
-    let todo = todo::Params {
-        action: todo::Action::Add,
-        text: Some("from the macro".into()),
-        items: None,
-    };
+    let todo = todo::Params::new(todo::Action::Add).with_text("from the macro".into());
     let r = runtime.call_typed::<todo::Tool>(todo, opts()).await;
     println!("todo: {:?}: {}", r.stop, r.text_content());
     Ok(())
