@@ -127,10 +127,13 @@ impl Drop for Serve {
     }
 }
 
-/// Runs `cmd` with the token in its environment, killing it after `secs` (a hung client
-/// fails the test instead of hanging it).
+/// Runs `cmd` with the token in its environment, in its own process group, killing the
+/// whole group after `secs` (a hung client fails the test instead of hanging it: what it
+/// started holds its output pipes open too) and when it ends (nothing is left behind).
 fn run(mut cmd: Command, secs: u64) -> Output {
+    use std::os::unix::process::CommandExt;
     let mut child = cmd
+        .process_group(0)
         .env("TOOLBIND_TOKEN", TOKEN)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -149,17 +152,20 @@ fn run(mut cmd: Command, secs: u64) -> Output {
         let _ = err.read_to_end(&mut e);
         e
     });
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
     let end = Instant::now() + Duration::from_secs(secs);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
         if Instant::now() > end {
-            let _ = child.kill();
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
             break child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    // The group outlives its leader while a member lives: end what it left.
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
     Output {
         status,
         stdout: reader.join().unwrap(),
@@ -190,8 +196,13 @@ fn assert_listed_and_called(what: &str, out: &Output, serve: &Serve) {
 fn the_curl_handshake_lists_and_calls() {
     let serve = Serve::start();
     let script = serve.at_server(&block("sh", 1));
+    // Each request of the page's block bounded without changing the block: curl reads
+    // `$CURL_HOME/.curlrc`.
+    let curl_home = tempfile::tempdir().unwrap();
+    std::fs::write(curl_home.path().join(".curlrc"), "max-time = 60\n").unwrap();
     let mut cmd = Command::new("bash");
-    cmd.args(["-euo", "pipefail", "-c", &script]);
+    cmd.args(["-euo", "pipefail", "-c", &script])
+        .env("CURL_HOME", curl_home.path());
     let out = run(cmd, 120);
     assert_listed_and_called("curl", &out, &serve);
     let stdout = String::from_utf8_lossy(&out.stdout);

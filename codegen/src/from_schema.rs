@@ -418,7 +418,12 @@ impl<'a> Mapper<'a> {
                     (Some(rest[0]), nullable)
                 } else {
                     // A union of primitives (["boolean", "string"]): untyped, as it says.
-                    if rest.iter().any(|t| matches!(*t, "object" | "array")) {
+                    // Only JSON Schema's primitive type names are kept: the names reach
+                    // generated docs and provider schemas, and a server's text is not one.
+                    if !rest
+                        .iter()
+                        .all(|t| matches!(*t, "string" | "number" | "integer" | "boolean"))
+                    {
                         self.warn(
                             ptr,
                             format!("the type union {rest:?} does not map to a Rust type"),
@@ -558,11 +563,11 @@ impl<'a> Mapper<'a> {
     }
 }
 
-/// The primitive type a schema names, when it is one.
 /// A `type` union the input cannot be typed from: whether `null` is in it, and, for a union
 /// of primitives, their names.
 type Untyped = (bool, Vec<String>);
 
+/// The primitive type a schema names, when it is one.
 fn primitive(s: &Value) -> Option<&str> {
     s.get("type")
         .and_then(Value::as_str)

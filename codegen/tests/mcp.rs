@@ -458,7 +458,7 @@ fn a_server_module_carries_its_snapshot() {
     let g = generate(&[&file], &[]).unwrap_or_else(|d| panic!("{d:#?}"));
     let src = rust(&g);
     assert!(
-        src.contains("pub fn snapshot() -> ::toolbind::mcp::Snapshot {"),
+        src.contains("pub fn snapshot() -> ::toolbind::__private::McpSnapshot {"),
         "{src}"
     );
     assert!(
@@ -493,7 +493,9 @@ fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
                 "properties": {
                     "flag": {"type": ["boolean", "string"], "description": "On, off or a name."},
                     "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
-                    "count": {"type": "integer", "minimum": 0, "maximum": 9007199254740991u64}
+                    "count": {"type": "integer", "minimum": 0, "maximum": 9007199254740991u64},
+                    // A server's text where a type name goes: neither docs nor schemas.
+                    "odd": {"type": ["string", "x\n```\ncompile_error!(\"injected\");\n```"]}
                 },
                 "required": ["flag", "count"]
             }),
@@ -514,6 +516,7 @@ fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
         "{src}"
     );
     assert!(!src.contains("9007199254740991.0"), "{src}");
+    assert!(!src.contains("injected"), "{src}");
     let pick = g.tools.iter().find(|t| t.name == "pick").unwrap();
     let schema: Value =
         serde_json::from_str(&toolbind_codegen::schema::portable_json(pick)).unwrap();
@@ -532,5 +535,37 @@ fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
         props["count"]["maximum"],
         json!(9007199254740991u64),
         "{schema}"
+    );
+    assert!(props["odd"].get("type").is_none(), "{schema}");
+    assert!(!schema.to_string().contains("injected"), "{schema}");
+}
+
+/// `new` over more than seven required inputs would trip clippy's default
+/// `too_many_arguments` in the user's crate: it says why it is allowed.
+#[test]
+fn a_new_over_eight_required_inputs_allows_clippys_bound() {
+    let s = Scratch::new("eight");
+    let mut props = serde_json::Map::new();
+    let mut required = Vec::new();
+    for i in 0..8 {
+        props.insert(format!("a{i}"), json!({"type": "string"}));
+        required.push(format!("a{i}"));
+    }
+    let file = s.snapshot(
+        "wide",
+        &[tool(
+            "eight",
+            json!({"type": "object", "properties": props, "required": required}),
+        )],
+    );
+    let g = generate(&[&file], &[]).unwrap_or_else(|d| panic!("{d:#?}"));
+    let src = rust(&g);
+    let at = src.find("pub fn new(").expect("a new");
+    assert!(
+        src[..at].ends_with("#[allow(clippy::too_many_arguments)]\n    ")
+            || src[..at]
+                .trim_end()
+                .ends_with("#[allow(clippy::too_many_arguments)]"),
+        "{src}"
     );
 }

@@ -18,7 +18,7 @@ mod snapshot;
 pub use args::*;
 pub use call::*;
 pub use decode::*;
-pub use snapshot::mcp_snapshot;
+pub use snapshot::{McpSnapshot, mcp_snapshot};
 
 #[cfg(test)]
 mod tests {

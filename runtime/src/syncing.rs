@@ -657,8 +657,6 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The version of the tool installed at `target` (0 when its TOOL.md cannot be read),
-/// `None` when nothing is; a file there skips the tool.
 /// The outcome for a seed tool that is not installed because the installed copy's version
 /// is as high: unchanged, unless the versions are equal and the files differ, when the seed
 /// was edited without bumping `version:` ([`SyncOutcome::NotBumped`]). A comparison that
@@ -691,6 +689,8 @@ fn kept(
     }
 }
 
+/// The version of the tool installed at `target` (0 when its TOOL.md cannot be read),
+/// `None` when nothing is; a file there skips the tool.
 fn installed_version(target: &Path) -> Result<Option<u64>, SyncOutcome> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

@@ -147,6 +147,11 @@ pub struct SandboxDocDoctests;
 #[doc = include_str!("../../docs/mcp.md")]
 pub struct McpDocDoctests;
 
+/// See [`RuntimeDocDoctests`].
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/tool-format.md")]
+pub struct ToolFormatDocDoctests;
+
 /// See [`RuntimeDocDoctests`]; its blocks are shell, Python and JavaScript, which
 /// `cli/tests/http_docs.rs` runs.
 #[cfg(doctest)]

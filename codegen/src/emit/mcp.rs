@@ -110,7 +110,9 @@ fn snapshot_items(w: &mut W, json: &str) {
     w.line("/// The snapshot these bindings were generated from: give it to the runtime with");
     w.line("/// `McpServer::snapshot(snapshot())`, so the snapshot file is named only where the");
     w.line("/// bindings are generated.");
-    w.open(&format!("pub fn snapshot() -> {rt}::mcp::Snapshot {{"));
+    w.open(&format!(
+        "pub fn snapshot() -> {rt}::__private::McpSnapshot {{"
+    ));
     w.line(&format!("{rt}::__private::mcp_snapshot(SERVER, SNAPSHOT)"));
     w.close("}");
 }

@@ -18,7 +18,8 @@ pub(super) fn field(w: &mut W, input: &Input) {
     if let Some(u) = input.union_text() {
         let _ = write!(
             doc,
-            "\n\nTakes {u} (the schema's union: a JSON value in Rust)."
+            "\n\nTakes {} (the schema's union: a JSON value in Rust).",
+            text(&u)
         );
     }
     if let Some(c) = input.constraint_text() {

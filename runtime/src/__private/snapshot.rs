@@ -4,6 +4,10 @@ use std::path::Path;
 
 use crate::mcp::Snapshot;
 
+/// The snapshot type a server module's `snapshot()` returns: generated code names the
+/// runtime only through `__private`.
+pub type McpSnapshot = Snapshot;
+
 /// Reads the snapshot toolbind-codegen embedded in a server's bindings (`fs::snapshot()`).
 ///
 /// # Panics

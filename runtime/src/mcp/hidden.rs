@@ -40,14 +40,26 @@ pub(crate) fn note(
 ) -> Option<String> {
     let mut named: Vec<&str> = Vec::new();
     strings(args.values(), &mut named);
-    // A path in the error text ends at a space, a quote or punctuation around it.
+    // A path in the error text ends at a space, a quote or punctuation around it. Only
+    // one the call's arguments led to is looked at (an argument it starts or ends with, as
+    // a relative argument the server resolved, or a folder and a file in it): whether a
+    // path the server chose exists on the host is not the server's to learn through the
+    // model.
     let stop = |c: char| c.is_whitespace() || "\"'`()[]{},;=<>".contains(c);
-    named.extend(
-        said.split(stop)
-            .map(|t| t.trim_end_matches([':', '.']))
-            .filter(|t| t.starts_with('/'))
-            .take(64),
-    );
+    let from_args = |t: &str| {
+        named.iter().any(|a| {
+            let a = a.trim_end_matches('/');
+            a.len() > 1 && (t.starts_with(a) || t.ends_with(a))
+        })
+    };
+    let in_text: Vec<&str> = said
+        .split(stop)
+        .map(|t| t.trim_end_matches([':', '.']))
+        .filter(|t| t.starts_with('/'))
+        .take(64)
+        .filter(|t| from_args(t))
+        .collect();
+    named.extend(in_text);
     let mut hidden: Vec<String> = Vec::new();
     for s in named {
         if s.len() > 4096 || s.contains('\n') || !s.starts_with('/') {
@@ -94,5 +106,52 @@ fn strings<'a>(values: impl Iterator<Item = &'a Value>, out: &mut Vec<&'a str>) 
             Value::Object(m) => strings(m.values(), out),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: Value) -> serde_json::Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn only_a_path_the_arguments_led_to_is_looked_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "x").unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let policy = SandboxPolicy::new();
+        let f = file.to_str().unwrap();
+        // Named by the arguments: noted.
+        let n = note("s", &policy, &[], &args(json!({"path": f})), "failed").unwrap();
+        assert!(n.contains(f), "{n}");
+        // A relative argument the server resolved, in its error text: noted.
+        let said = format!("cannot read {f}: No such file or directory");
+        let n = note(
+            "s",
+            &policy,
+            &[],
+            &args(json!({"path": "notes.txt"})),
+            &said,
+        )
+        .unwrap();
+        assert!(n.contains(f), "{n}");
+        // A path only the server's text names: not looked at (the model would learn
+        // whether it exists on the host).
+        let said = format!("cannot read {}: denied", other.path().display());
+        assert_eq!(
+            note("s", &policy, &[], &args(json!({"path": "x"})), &said),
+            None
+        );
+        // Shown by the jail: no note.
+        let shown = vec![dir.path().canonicalize().unwrap()];
+        assert_eq!(
+            note("s", &policy, &shown, &args(json!({"path": f})), "failed"),
+            None
+        );
     }
 }

@@ -145,10 +145,11 @@ impl McpServer {
     }
 
     /// A stdio server's working folder. In the jail it is used when it is inside a granted
-    /// folder; otherwise the server starts in its state folder.
+    /// folder; otherwise the server starts in its state folder. A relative folder is made
+    /// absolute against the current directory now, when it is given.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         if let ServerConfig::Stdio { cwd, .. } = &mut self.config {
-            *cwd = Some(dir.into());
+            *cwd = Some(crate::dirs::given(dir.into()));
         }
         self
     }
