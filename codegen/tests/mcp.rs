@@ -516,7 +516,13 @@ fn a_union_is_named_and_an_integer_bound_stays_an_integer() {
         "{src}"
     );
     assert!(!src.contains("9007199254740991.0"), "{src}");
-    assert!(!src.contains("injected"), "{src}");
+    // The raw schema is carried in string constants (`SNAPSHOT`, `INPUT_SCHEMA`); no doc
+    // line holds the server's text.
+    assert!(
+        !src.lines()
+            .any(|l| l.trim_start().starts_with("//") && l.contains("injected")),
+        "{src}"
+    );
     let pick = g.tools.iter().find(|t| t.name == "pick").unwrap();
     let schema: Value =
         serde_json::from_str(&toolbind_codegen::schema::portable_json(pick)).unwrap();
