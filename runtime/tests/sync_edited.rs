@@ -96,3 +96,64 @@ fn an_edit_without_a_version_bump_is_reported_with_the_fix_and_not_installed() {
         "echo 6\n"
     );
 }
+
+/// `sync(seed, data)` on another thread, bounded: a comparison that blocked (a FIFO
+/// opened for reading) fails the test instead of hanging it.
+fn sync_within(seed: &Path, data: &Path) -> toolbind::syncing::SyncReport {
+    let (seed, data) = (seed.to_path_buf(), data.to_path_buf());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(sync(&seed, &data));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(120))
+        .expect("sync did not finish: the comparison blocked")
+        .unwrap()
+}
+
+/// At the same version the two copies are compared: what an attacker (or an accident)
+/// puts in a seed folder is taken as `copy_tree` takes it. A FIFO is never opened, a
+/// symlink out of the seed folder never followed, and a 200 MB file is compared by size
+/// before its bytes.
+#[test]
+fn the_comparison_opens_no_fifo_follows_no_link_out_and_reads_a_large_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seed, data) = (tmp.path().join("seed"), tmp.path().join("data"));
+    tool(&seed, "big", 1, "echo big\n");
+    let blob = seed.join("big/data.bin");
+    fs::File::create(&blob)
+        .unwrap()
+        .set_len(200 * 1024 * 1024)
+        .unwrap();
+    sync_within(&seed, &data);
+
+    // Special files and a link out, added to the seed after the install.
+    nix::unistd::mkfifo(
+        &seed.join("big/pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let outside = tmp.path().join("outside.txt");
+    fs::write(&outside, "not the tool's").unwrap();
+    std::os::unix::fs::symlink(&outside, seed.join("big/link")).unwrap();
+    let report = sync_within(&seed, &data);
+    assert!(
+        matches!(report.get("big"), Some(SyncOutcome::Unchanged { .. })),
+        "{report}"
+    );
+    assert!(!data.join("big/pipe").exists() && !data.join("big/link").exists());
+
+    // One byte at the end of the 200 MB file: an edit, told apart.
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = fs::OpenOptions::new().write(true).open(&blob).unwrap();
+    f.seek(SeekFrom::End(-1)).unwrap();
+    f.write_all(b"x").unwrap();
+    drop(f);
+    let report = sync_within(&seed, &data);
+    assert!(
+        matches!(
+            report.get("big"),
+            Some(SyncOutcome::NotBumped { version: 1, .. })
+        ),
+        "{report}"
+    );
+}
