@@ -137,6 +137,17 @@ pub struct McpConfigArg {
     /// (stdio, in the sandbox, network on) or reached (HTTP) now
     #[arg(long = "mcp-config", value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// The longest wait for the --mcp-config servers to start; one not up by then is
+    /// reported and the others' tools are used [default: 30]
+    #[arg(long = "mcp-wait", value_name = "SECS", value_parser = parse_secs, requires = "file")]
+    pub wait: Option<std::time::Duration>,
+}
+
+impl McpConfigArg {
+    /// `--mcp-wait`, else 30 s (a first `npx -y` start downloads the server).
+    pub fn start_wait(&self) -> std::time::Duration {
+        self.wait.unwrap_or(std::time::Duration::from_secs(30))
+    }
 }
 
 #[derive(Debug, Args)]

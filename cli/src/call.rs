@@ -87,7 +87,10 @@ async fn runtime_for(
         builder = builder.mcp_server(server);
     }
     let runtime = if args.mcp.file.is_some() {
+        // The call waits for the server of its tool, not for the others.
         builder
+            .mcp_wait_for_tool(&args.name)
+            .mcp_start_wait(args.mcp.start_wait())
             .connect()
             .await
             .map_err(|e| Failure::failed(e.to_string()))?

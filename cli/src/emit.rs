@@ -70,14 +70,25 @@ fn with_mcp(
         .cloned()
         .map(toolbind::ToolInfo::from)
         .collect();
-    for t in crate::tools::mcp_tools(mcp, sandbox, &local)? {
+    let listing = crate::tools::mcp_tools(mcp, sandbox, &local)?;
+    for t in &listing.tools {
         tools.push(t.spec().clone());
+    }
+    // The runtime said which server is not ready and why; the fix is the CLI's.
+    for (name, _, fix) in listing.not_ready() {
+        eprintln!("fix for MCP server `{name}`: {fix}");
     }
     Ok(tools)
 }
 
 pub fn docs(args: &DirsArg) -> Outcome {
-    print(&prompt::docs(&load(args, &McpConfigArg { file: None })?))
+    print(&prompt::docs(&load(
+        args,
+        &McpConfigArg {
+            file: None,
+            wait: None,
+        },
+    )?))
 }
 
 /// Loads the tools; warnings go to stderr, one line each (stdout is the output).

@@ -47,16 +47,21 @@ pub fn list(args: &ListArgs) -> Outcome {
     args.sandbox.check()?;
     let dirs = dirs_beside(&args.dirs, &args.mcp);
     let mut loaded = load(&dirs);
-    for t in mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)? {
+    let mcp = mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)?;
+    for t in &mcp.tools {
         // Clashes were refused by `connect`.
-        let _ = loaded.registry.insert(t);
+        let _ = loaded.registry.insert(t.clone());
     }
     if args.json {
         let mut v = list_json(&loaded);
+        v["mcp_servers"] = mcp_servers_json(&mcp);
         let status = sandbox_status(&loaded, args);
         v["sandbox"] = status.to_string().into();
         v["sandbox_limits"] = status.limits.iter().map(limit_json).collect();
         println!("{v}");
+        if !mcp.not_ready().is_empty() {
+            return Ok(Code::Failed);
+        }
         return Ok(exit_code(&loaded));
     }
     let tools: Vec<_> = loaded.registry.iter().collect();
@@ -127,8 +132,40 @@ pub fn list(args: &ListArgs) -> Outcome {
             println!("  {}", w.to_string().replace('\n', "\n  "));
         }
     }
+    let not_ready = mcp.not_ready();
+    if !not_ready.is_empty() {
+        println!(
+            "\nMCP server{} not ready (the other servers' tools are listed):",
+            if not_ready.len() == 1 { "" } else { "s" }
+        );
+        for (name, state, fix) in &not_ready {
+            println!("  {name}: {}", state.replace('\n', "\n    "));
+            println!("    fix: {fix}");
+        }
+    }
     println!("\nsandbox: {}", sandbox_status(&loaded, args));
-    Ok(exit_code(&loaded))
+    Ok(if not_ready.is_empty() {
+        exit_code(&loaded)
+    } else {
+        Code::Failed
+    })
+}
+
+/// `list --json`'s `mcp_servers`: every server of `--mcp-config` with its state, and for
+/// one that is not ready, why and the fix.
+fn mcp_servers_json(mcp: &McpListing) -> serde_json::Value {
+    let not_ready = mcp.not_ready();
+    mcp.servers
+        .iter()
+        .map(|(name, state)| {
+            let mut v = serde_json::json!({"name": name, "state": state.kind()});
+            if let Some((_, _, fix)) = not_ready.iter().find(|(n, _, _)| n == name) {
+                v["reason"] = state.reason().unwrap_or_default().into();
+                v["fix"] = fix.as_str().into();
+            }
+            v
+        })
+        .collect()
 }
 
 /// The sandbox mode in force for these tools' languages, and why.
@@ -259,17 +296,67 @@ pub fn jail_server(
     server.sandbox(policy.limits(limits))
 }
 
+/// What `--mcp-config` gave: the tools of the servers that started, and each server's
+/// state (one that failed affects only its own tools).
+#[derive(Default)]
+pub struct McpListing {
+    pub tools: Vec<toolbind::ToolInfo>,
+    pub servers: Vec<(String, toolbind::mcp::McpServerState)>,
+    /// The config file, for the fixes.
+    pub config: Option<PathBuf>,
+    /// How long the servers were waited for.
+    pub waited: std::time::Duration,
+}
+
+impl McpListing {
+    /// The servers that are not ready, each with why and the fix.
+    pub fn not_ready(&self) -> Vec<(String, String, String)> {
+        use toolbind::mcp::McpServerState as S;
+        let file = self
+            .config
+            .as_ref()
+            .map(|f| f.display().to_string())
+            .unwrap_or_default();
+        self.servers
+            .iter()
+            .filter(|(_, s)| *s != S::Ready)
+            .map(|(name, state)| {
+                let fix = match state {
+                    S::NeedsLogin { .. } => format!(
+                        "give it a token: `\"bearerTokenEnvVar\": \"VAR\"` or `\"bearerTokenFile\": \"PATH\"` in its entry in {file}"
+                    ),
+                    S::Refused { .. } => format!(
+                        "give it a prefix: `\"prefix\": \"{name}_\"` in its entry in {file}"
+                    ),
+                    S::Starting | S::NotStarted => format!(
+                        "it did not finish starting within {} s (a first `npx -y` downloads the server): run the command again, wait longer (--mcp-wait SECS), or check its entry in {file}",
+                        self.waited.as_secs_f64()
+                    ),
+                    _ => format!(
+                        "correct or remove its entry in {file}; `toolbind mcp snapshot --config {file} --out - {name}` starts it alone"
+                    ),
+                };
+                (name.clone(), printable(&state.to_string()), printable(&fix))
+            })
+            .collect()
+    }
+}
+
+fn printable(text: &str) -> String {
+    toolbind::untrusted::terminal(text).into_owned()
+}
+
 /// The tools of the `--mcp-config` servers, listed live now (the servers stop when this
-/// returns). A server that cannot start, or a tool whose name a local tool has, is an
-/// error naming it.
+/// returns), and each server's state: a server that cannot start, or whose tool names a
+/// local tool has, is reported and the others' tools are listed.
 pub fn mcp_tools(
     arg: &crate::args::McpConfigArg,
     sandbox: &crate::args::SandboxArgs,
     local: &toolbind::Registry,
-) -> Result<Vec<toolbind::ToolInfo>, crate::exit::Failure> {
+) -> Result<McpListing, crate::exit::Failure> {
     let servers = mcp_servers(arg, sandbox)?;
     if servers.is_empty() {
-        return Ok(Vec::new());
+        return Ok(McpListing::default());
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -278,8 +365,10 @@ pub fn mcp_tools(
         .map_err(|e| {
             crate::exit::Failure::failed(format!("cannot start the async runtime: {e}"))
         })?;
-    let tools = rt.block_on(async {
-        let mut b = toolbind::Runtime::builder().registry(local.clone());
+    let listing = rt.block_on(async {
+        let mut b = toolbind::Runtime::builder()
+            .registry(local.clone())
+            .mcp_start_wait(arg.start_wait());
         for s in servers {
             b = b.mcp_server(s);
         }
@@ -287,15 +376,18 @@ pub fn mcp_tools(
             .connect()
             .await
             .map_err(|e| crate::exit::Failure::failed(e.to_string()))?;
-        Ok::<_, crate::exit::Failure>(
-            runtime
+        Ok::<_, crate::exit::Failure>(McpListing {
+            tools: runtime
                 .registry()
                 .iter()
                 .filter(|t| t.spec().mcp.is_some())
                 .cloned()
                 .collect::<Vec<_>>(),
-        )
+            servers: runtime.mcp_servers(),
+            config: arg.file.clone(),
+            waited: arg.start_wait(),
+        })
     });
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
-    tools
+    listing
 }

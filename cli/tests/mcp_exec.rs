@@ -535,7 +535,10 @@ async fn a_server_that_cannot_start_fails_fast_and_says_why() {
     let server = misbehaving("stderr", dir.path()).max_restart_delay(Duration::from_secs(60));
     let err = bounded(
         "connect",
-        Runtime::builder().mcp_server(server.clone()).connect(),
+        Runtime::builder()
+            .mcp_server(server.clone())
+            .mcp_strict(true)
+            .connect(),
     )
     .await
     .unwrap_err();
@@ -582,6 +585,111 @@ async fn a_server_that_cannot_start_fails_fast_and_says_why() {
         err.to_string().contains("two MCP servers are named"),
         "{err}"
     );
+}
+
+/// From Rust: a server that cannot start and one that hangs at `initialize` leave the
+/// runtime built, the healthy server's tools callable, and their states said; a call of a
+/// failed server's tool names it and why; with `mcp_strict`, the failure is `connect`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_fails_affects_only_its_own_tools() {
+    use toolbind::mcp::McpServerState;
+    let dir = tempfile::tempdir().unwrap();
+    let one_tool = |server: &str, tool: &str| {
+        let tool =
+            SnapshotTool::from_listed(&json!({"name": tool, "inputSchema": {"type": "object"}}))
+                .unwrap();
+        Snapshot::new(server, Default::default(), "2025-11-25", vec![tool]).unwrap()
+    };
+    let dead = || {
+        McpServer::stdio("dead", "sh", ["-c", "echo dead on arrival >&2; exit 3"])
+            .sandbox(jail(dir.path()))
+            .max_restart_delay(Duration::from_secs(60))
+    };
+    let hangs = misbehaving("silent", dir.path());
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(everything(dir.path()))
+            .mcp_server(dead().snapshot(one_tool("dead", "dead_tool")))
+            .mcp_server(hangs.snapshot(one_tool("misbehaving-silent", "hangs_tool")))
+            .mcp_start_wait(Duration::from_secs(2))
+            .connect(),
+    )
+    .await
+    .expect("failed servers do not stop the runtime");
+    let states: std::collections::HashMap<_, _> = runtime.mcp_servers().into_iter().collect();
+    assert_eq!(states["everything"], McpServerState::Ready);
+    assert_eq!(states["misbehaving-silent"], McpServerState::Starting);
+    match &states["dead"] {
+        McpServerState::Failed { reason } => {
+            assert!(reason.contains("dead on arrival"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let r = bounded(
+        "echo",
+        runtime.call("echo", json!({"message": "hi"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: hi");
+    // The failed server's snapshot tool: a call names the server and why.
+    let r = bounded(
+        "dead",
+        runtime.call("dead_tool", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Crashed, "{}", text(&r));
+    assert!(
+        text(&r).contains("MCP server `dead`") && text(&r).contains("dead on arrival"),
+        "{}",
+        text(&r)
+    );
+    // The hanging one's waits for its start, within the call's own timeout.
+    let r = bounded(
+        "hangs",
+        runtime.call(
+            "hangs_tool",
+            json!({}),
+            CallOptions::new().timeout(Duration::from_secs(1)),
+        ),
+    )
+    .await;
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{}", text(&r));
+    // A server without a snapshot that failed: its tools are unknown, and the message
+    // says which server may have had it.
+    let runtime = bounded(
+        "no snapshot",
+        Runtime::builder()
+            .mcp_server(everything(dir.path()))
+            .mcp_server(dead())
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let r = bounded(
+        "unknown",
+        runtime.call("dead_tool", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::UnknownTool, "{}", text(&r));
+    assert!(
+        text(&r).contains("MCP server `dead`, failed:") && text(&r).contains("dead on arrival"),
+        "{}",
+        text(&r)
+    );
+    // Strict: the first failure is connect's error.
+    let err = bounded(
+        "strict",
+        Runtime::builder()
+            .mcp_server(everything(dir.path()))
+            .mcp_server(dead())
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.server(), "dead");
+    assert!(err.to_string().contains("dead on arrival"), "{err}");
 }
 
 /// Secrets: an input the server's schema marks `format: password` and one the config
@@ -706,6 +814,7 @@ async fn a_jail_that_cannot_run_here_is_named_after_the_start_fails() {
         "required",
         Runtime::builder()
             .mcp_server(server(SandboxMode::Required))
+            .mcp_strict(true)
             .connect(),
     )
     .await
@@ -851,6 +960,7 @@ async fn streamable_http_servers_with_and_without_a_token() {
         "no token",
         Runtime::builder()
             .mcp_server(McpServer::http("local", &url))
+            .mcp_strict(true)
             .connect(),
     )
     .await
@@ -915,9 +1025,15 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let (redirect, url) = misbehaving_http("redirect", dir.path());
     let server = McpServer::http("redirect", &url).bearer("a-token-that-must-stay-home");
-    let err = bounded("redirect", Runtime::builder().mcp_server(server).connect())
-        .await
-        .unwrap_err();
+    let err = bounded(
+        "redirect",
+        Runtime::builder()
+            .mcp_server(server)
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap_err();
     let e = err.to_string();
     assert!(
         e.contains("redirected to another origin") && e.contains("localhost"),
@@ -935,6 +1051,7 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
         "oauth",
         Runtime::builder()
             .mcp_server(McpServer::http("oauth", &url))
+            .mcp_strict(true)
             .connect(),
     )
     .await
@@ -945,6 +1062,22 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
         "{e}"
     );
     assert!(e.contains("bearerTokenFile"), "{e}");
+    // Not strict: the runtime is built, and the server needs a login, saying how.
+    let runtime = bounded(
+        "oauth, not strict",
+        Runtime::builder()
+            .mcp_server(McpServer::http("oauth", &url))
+            .connect(),
+    )
+    .await
+    .expect("one server that needs a login does not stop the runtime");
+    match runtime.mcp_server_state("oauth") {
+        Some(toolbind::mcp::McpServerState::NeedsLogin { reason }) => {
+            assert!(reason.contains("HTTP 401"), "{reason}");
+            assert!(reason.contains("bearerTokenFile"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -1062,6 +1195,7 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
         }})
         .to_string()
     };
+    // Without it, the second is refused (its tools only): the first's are listed.
     std::fs::write(&cfg, two(serde_json::Value::Null)).unwrap();
     let out = run(&["list"]);
     assert_code(&out, 1);
@@ -1070,12 +1204,22 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
         "{}",
         stderr(&out)
     );
+    let list = stdout(&out);
+    assert!(
+        list.contains("MCP server `again`") && list.contains("everything: refused:"),
+        "{list}"
+    );
+    assert!(
+        list.contains(r#"fix: give it a prefix: `"prefix": "everything_"`"#),
+        "{list}"
+    );
     std::fs::write(&cfg, two(json!("again_"))).unwrap();
     let out = run(&["call", "again_echo", "--args", r#"{"message": "twice"}"#]);
     assert_code(&out, 0);
     assert_eq!(stdout(&out).trim(), "Echo: twice", "{}", stderr(&out));
 
-    // A config that names no server that starts: a clear error, exit 1.
+    // A config that names no server that starts: the local tools, the server's reason,
+    // exit 1.
     std::fs::write(
         &cfg,
         json!({"mcpServers": {"gone": {"command": "/nonexistent/server"}}}).to_string(),
@@ -1084,9 +1228,138 @@ fn the_cli_lists_and_calls_local_and_mcp_tools_together() {
     let out = run(&["list"]);
     assert_code(&out, 1);
     assert!(
-        stderr(&out).contains("cannot start MCP server `gone`"),
+        stderr(&out).contains("MCP server `gone` is not ready (failed: ")
+            && stderr(&out).contains("`/nonexistent/server` is not on PATH"),
         "{}",
         stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("hello_sh") && stdout(&out).contains("gone: failed:"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A config of four servers, as real ones are: one healthy (the reference server), one
+/// that exits at once, one that never answers `initialize`, one that needs a login. Each
+/// bad one affects only its own tools: the healthy one's are listed and called, and each
+/// other is reported with its state, reason and fix. No server's process outlives the
+/// command.
+#[test]
+fn one_bad_server_stays_one_bad_server() {
+    use common::{assert_code, stderr, stdout, toolbind};
+    let dir = tempfile::tempdir().unwrap();
+    let (_login, url) = misbehaving_http("oauth", dir.path());
+    let mark = format!(
+        "four-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    );
+    let env = json!({"TOOLBIND_TEST_MARK": mark});
+    let cfg = dir.path().join(".mcp.json");
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {
+            "everything": {"command": server_bin("mcp-server-everything"), "args": ["stdio"], "env": env},
+            "dead": {"command": "sh", "args": ["-c", "echo dead on arrival >&2; exit 3"], "env": env},
+            "hangs": {"command": "python3",
+                      "args": [common::fixture("mcp_servers/misbehaving.py"), "silent"], "env": env},
+            "login": {"type": "http", "url": url}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let run = |args: &[&str]| {
+        let mut cmd = toolbind();
+        cmd.args(args)
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(["--mcp-wait", "3"])
+            .arg(dir.path());
+        common::output_within(cmd, 120.0).expect("toolbind finished within 120 s")
+    };
+
+    let out = run(&["list", "--json"]);
+    assert_code(&out, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    let server = |name: &str| {
+        v["mcp_servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {v}"))
+            .clone()
+    };
+    assert_eq!(server("everything")["state"], "ready", "{v}");
+    let dead = server("dead");
+    assert_eq!(dead["state"], "failed", "{v}");
+    assert!(
+        dead["reason"].as_str().unwrap().contains("dead on arrival"),
+        "{dead}"
+    );
+    assert!(
+        dead["fix"]
+            .as_str()
+            .unwrap()
+            .contains("toolbind mcp snapshot"),
+        "{dead}"
+    );
+    let hangs = server("hangs");
+    assert_eq!(hangs["state"], "starting", "{v}");
+    assert!(
+        hangs["fix"].as_str().unwrap().contains("--mcp-wait"),
+        "{hangs}"
+    );
+    let login = server("login");
+    assert_eq!(login["state"], "needs_login", "{v}");
+    assert!(
+        login["reason"].as_str().unwrap().contains("HTTP 401"),
+        "{login}"
+    );
+    assert!(
+        login["fix"].as_str().unwrap().contains("bearerTokenFile"),
+        "{login}"
+    );
+
+    let out = run(&["list"]);
+    assert_code(&out, 1);
+    let text = stdout(&out);
+    assert!(
+        text.contains("echo") && text.contains("MCP servers not ready"),
+        "{text}"
+    );
+    for line in ["dead: failed:", "hangs: starting", "login: needs a login:"] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+
+    // The healthy server's tool is called; a failed server's tool is unknown, and the
+    // message names the server and why.
+    let out = run(&["call", "echo", "--args", r#"{"message": "still here"}"#]);
+    assert_code(&out, 0);
+    assert_eq!(stdout(&out).trim(), "Echo: still here", "{}", stderr(&out));
+    let out = run(&["call", "dead_tool"]);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains("unknown tool `dead_tool`")
+            && text.contains("MCP server `dead`, failed:")
+            && text.contains("dead on arrival"),
+        "{text}"
+    );
+    assert!(
+        common::eventually(10.0, || marked(&mark).is_empty()),
+        "a server outlived the command: {:?}",
+        marked(&mark)
     );
 }
 
@@ -1199,9 +1472,15 @@ async fn a_2026_07_28_server_that_changes_its_tools_is_listed_again() {
 async fn a_server_that_never_answers_initialize_times_out() {
     let dir = tempfile::tempdir().unwrap();
     let server = misbehaving("silent", dir.path()).connect_timeout(Duration::from_secs(1));
-    let err = bounded("connect", Runtime::builder().mcp_server(server).connect())
-        .await
-        .unwrap_err();
+    let err = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(server)
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.to_string().contains("within 1 s"), "{err}");
 }
 
@@ -1495,6 +1774,7 @@ async fn exponential_checks(cpu: impl Fn() -> Duration) {
     let dir = tempfile::tempdir().unwrap();
     let bomb = Runtime::builder()
         .mcp_server(misbehaving("refbomb", dir.path()))
+        .mcp_strict(true)
         .connect();
     let err = quick("connect", bomb).await.unwrap_err();
     assert!(

@@ -378,6 +378,9 @@ impl Runtime {
             text.push_str("; available tools: ");
             text.push_str(&names.join(", "));
         }
+        if let Some(note) = self.mcp.unknown_note() {
+            text.push_str(&note);
+        }
         ToolResult::stopped(StopReason::UnknownTool, text)
     }
 

@@ -507,6 +507,29 @@ pub(super) mod http {
         None
     }
 
+    /// Whether `initialize` failed because the server wants credentials (HTTP 401, or
+    /// 403 for a scope): the server then "needs a login", not "failed".
+    pub(crate) fn asks_login(e: &rmcp::service::ClientInitializeError) -> bool {
+        let mut cur: Option<&(dyn Error + 'static)> = match e {
+            rmcp::service::ClientInitializeError::TransportError { error, .. } => Some(error),
+            other => Some(other),
+        };
+        while let Some(c) = cur {
+            if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                return match h {
+                    StreamableHttpError::AuthRequired(_)
+                    | StreamableHttpError::InsufficientScope(_) => true,
+                    StreamableHttpError::UnexpectedServerResponse(m) => {
+                        m.contains("401") || m.contains("403")
+                    }
+                    _ => false,
+                };
+            }
+            cur = c.source();
+        }
+        false
+    }
+
     /// The status, and what a `WWW-Authenticate` challenge asks for that toolbind does not
     /// do: the OAuth flow.
     fn challenged(status: &str, challenge: &str) -> String {

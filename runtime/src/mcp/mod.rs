@@ -44,6 +44,8 @@ mod server;
 mod servers;
 #[cfg(feature = "mcp")]
 mod spawn;
+#[cfg(feature = "mcp")]
+mod state;
 
 pub use config::{
     ConfigError, MAX_CONFIG_BYTES, ServerConfig, TokenSource, add_bearer_token, parse_config,
@@ -62,6 +64,9 @@ pub(crate) use off::{Declared, Servers};
 pub use server::McpServer;
 #[cfg(feature = "mcp")]
 pub(crate) use servers::{Declared, Servers};
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use state::McpServerState;
 pub use toolbind_codegen::mcp::{Change, ServerInfo, Snapshot, SnapshotTool, diff};
 
 /// The most backtracking steps one `pattern` match may take (fancy-regex's default is a

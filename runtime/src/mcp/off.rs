@@ -31,6 +31,10 @@ impl Declared {
 }
 
 impl Servers {
+    pub(crate) fn unknown_note(&self) -> Option<String> {
+        None
+    }
+
     pub(crate) fn route(&self, local: Arc<dyn Executor>) -> Arc<dyn Executor> {
         local
     }

@@ -31,8 +31,20 @@ impl RuntimeBuilder {
     /// lists beyond them (callable by name, untyped). A server without a snapshot gives
     /// its live list.
     ///
-    /// An error names the server that could not start and why (its last stderr lines
-    /// included), or a tool name that two sources share.
+    /// One server that cannot start affects only its own tools. `connect` waits until
+    /// every server is up or has failed, at most [`mcp_start_wait`](Self::mcp_start_wait)
+    /// (30 s), and returns the runtime with the tools of the servers that are up, and the
+    /// snapshot's tools of the others (their calls wait for the start still under way, or
+    /// say why the server failed; a failed server is started again by a call after its
+    /// backoff). A server without a snapshot that is not up by then has no tools in this
+    /// runtime. [`Runtime::mcp_servers`] says each server's state, and each server not
+    /// ready is a warning on stderr (the tracing subscriber's, when one is set). A server
+    /// with a tool name that another source has is refused (its tools are not added; the
+    /// others' are).
+    ///
+    /// An error: two servers of one name; and with [`mcp_strict`](Self::mcp_strict), the
+    /// first server that could not start and why (its last stderr lines included), or a
+    /// tool name that two sources share.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), toolbind::mcp::ConnectError> {
@@ -56,6 +68,35 @@ impl RuntimeBuilder {
         Ok(self.finish(servers))
     }
 
+    /// The longest [`connect`](Self::connect) waits for the MCP servers' starts (30 s by
+    /// default: an `npx -y` server's first start downloads it). A server still starting then goes on starting: its state shows when it
+    /// is up, and its snapshot's tools (if it has one) wait for it.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_start_wait(mut self, wait: std::time::Duration) -> Self {
+        self.mcp.wait.bound = wait;
+        self
+    }
+
+    /// With `true`, [`connect`](Self::connect) fails as a whole when one server cannot
+    /// start (or a tool name two sources share), for agents that want to fail fast; it
+    /// then waits for every server's start, each bounded by its
+    /// [`connect_timeout`](crate::mcp::McpServer::connect_timeout). Off by default.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_strict(mut self, strict: bool) -> Self {
+        self.mcp.wait.strict = strict;
+        self
+    }
+
+    /// [`connect`](Self::connect) stops waiting for the other servers once a tool named
+    /// `name` is ready (at once when the runtime has it already: a local tool, or one of
+    /// a snapshot): a one-call agent (`toolbind call`) does not wait for servers it does
+    /// not call. Still bounded by [`mcp_start_wait`](Self::mcp_start_wait).
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_wait_for_tool(mut self, name: impl Into<String>) -> Self {
+        self.mcp.wait.for_tool = Some(name.into());
+        self
+    }
+
     /// [`build`](Self::build), with an error instead of a panic when an [MCP
     /// server](Self::mcp_server) has no snapshot (its tools cannot be known without starting
     /// it: use [`connect`](Self::connect)), two servers have one name, or one of a server's
@@ -72,6 +113,19 @@ impl RuntimeBuilder {
 }
 
 impl Runtime {
+    /// Each MCP server's state now (starting, ready, failed and why, needs a login),
+    /// by name.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_servers(&self) -> Vec<(String, crate::mcp::McpServerState)> {
+        self.mcp.states()
+    }
+
+    /// The state of MCP server `server` now; `None` for a name the runtime was not given.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub fn mcp_server_state(&self, server: &str) -> Option<crate::mcp::McpServerState> {
+        Some(self.mcp.get(server)?.state())
+    }
+
     /// The MCP protocol version negotiated with server `server` (`2025-11-25`,
     /// `2026-07-28`), or `None` while it is not connected (not started yet, or down).
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]

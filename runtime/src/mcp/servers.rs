@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::McpServerState;
 use super::connection::{Abandon, Connection};
 use super::exec::ConnectError;
 use super::server::McpServer;
@@ -15,46 +16,162 @@ use crate::loader::Registry;
 use crate::output::OutputViolation;
 
 /// The MCP servers given to a [`RuntimeBuilder`](crate::runtime::RuntimeBuilder), not
-/// started yet.
+/// started yet, and how [`connect`](crate::runtime::RuntimeBuilder::connect) waits for
+/// them.
 #[derive(Default)]
-pub(crate) struct Declared(Vec<McpServer>);
+pub(crate) struct Declared {
+    servers: Vec<McpServer>,
+    pub(crate) wait: StartWait,
+}
 
-/// A built runtime's MCP servers, by name.
+/// How long `connect` waits for the servers' starts, and what it does with a server that
+/// is not ready then.
+pub(crate) struct StartWait {
+    /// The longest wait for the servers to settle (up, or failed).
+    pub(crate) bound: Duration,
+    /// Every server must start: the first failure is the error of `connect`.
+    pub(crate) strict: bool,
+    /// Stop waiting once a tool of this name is ready.
+    pub(crate) for_tool: Option<String>,
+}
+
+/// How long `connect` waits for servers to settle, by default: an `npx -y` server's
+/// first start downloads it (10–30 s).
+pub(crate) const DEFAULT_START_WAIT: Duration = Duration::from_secs(30);
+
+impl Default for StartWait {
+    fn default() -> Self {
+        StartWait {
+            bound: DEFAULT_START_WAIT,
+            strict: false,
+            for_tool: None,
+        }
+    }
+}
+
+/// A built runtime's MCP servers, by name, and the servers whose tools it does not know
+/// (not ready when it was built, and without a snapshot).
 #[derive(Default)]
-pub(crate) struct Servers(HashMap<String, Arc<Connection>>);
+pub(crate) struct Servers(HashMap<String, Arc<Connection>>, Vec<String>);
 
 impl Declared {
     pub(crate) fn push(&mut self, server: McpServer) {
-        self.0.push(server);
+        self.servers.push(server);
     }
 
-    /// The servers, started and initialized now, their tools added to `registry`: see
-    /// [`RuntimeBuilder::connect`](crate::runtime::RuntimeBuilder::connect).
+    /// The servers, started now (all at once) and waited for as `self.wait` says, the
+    /// tools of those ready added to `registry`, with the snapshots' tools of the others:
+    /// see [`RuntimeBuilder::connect`](crate::runtime::RuntimeBuilder::connect).
     pub(crate) async fn connect(
         self,
         registry: &mut Registry,
         host: Option<SharedHost>,
         ask_timeout: Duration,
     ) -> Result<Servers, ConnectError> {
-        let conns = self.connections(host, ask_timeout)?;
-        // Every server starts at once (an agent with several waits for the slowest, not
-        // for the sum); if one fails, the others' starts are stopped with the guard.
-        let _stop = Abandon(conns.clone());
-        let mut starts = tokio::task::JoinSet::new();
+        let wait = self.wait;
+        let conns = Declared {
+            servers: self.servers,
+            wait: StartWait::default(),
+        }
+        .connections(host, ask_timeout)?;
+        // Each start runs on its own and outlives the wait: a server still starting at
+        // the bound goes on, and its state shows when it is up.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         for (i, conn) in conns.iter().enumerate() {
-            let conn = conn.clone();
-            starts.spawn(async move { (i, super::exec::connect(&conn).await) });
+            let (conn, tx) = (conn.clone(), tx.clone());
+            tokio::spawn(async move {
+                let _ = tx.send((i, super::exec::connect(&conn).await));
+            });
         }
-        let mut tools = vec![Vec::new(); conns.len()];
-        while let Some(done) = starts.join_next().await {
-            // Not cancelled (the set is ours): an error is a panic, passed on.
-            let (i, listed) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-            tools[i] = listed?;
+        drop(tx);
+        // If connect fails (strict), the starts in progress are stopped with the guard.
+        let stop = Abandon(conns.clone());
+        let mut tools: Vec<Option<Result<Vec<ToolInfo>, ConnectError>>> = vec![None; conns.len()];
+        let deadline = (!wait.strict).then(|| tokio::time::Instant::now() + wait.bound);
+        // A tool the runtime has already (a local one, or in a snapshot) needs no wait.
+        let known = wait.for_tool.as_deref().is_some_and(|name| {
+            registry.get(name).is_some()
+                || conns.iter().any(|c| {
+                    c.server().get_snapshot().is_some_and(|s| {
+                        super::exec::tools_of(c.server(), s)
+                            .iter()
+                            .any(|t| t.name() == name)
+                    })
+                })
+        });
+        while !known {
+            let next = match deadline {
+                Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                    Ok(n) => n,
+                    Err(_) => break,
+                },
+                None => rx.recv().await,
+            };
+            let Some((i, listed)) = next else { break };
+            if wait.strict
+                && let Err(e) = listed
+            {
+                return Err(e);
+            }
+            tools[i] = Some(listed);
+            if let Some(name) = &wait.for_tool
+                && tools
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .flatten()
+                    .any(|t| t.name() == name)
+            {
+                break;
+            }
         }
-        for (conn, tools) in conns.iter().zip(tools) {
-            add_tools(registry, conn.server().get_name(), tools)?;
+        // The wait is over: the starts still under way go on.
+        let mut stop = stop;
+        stop.0.clear();
+        // The servers whose tools this runtime does not have.
+        let mut unlisted = Vec::new();
+        for (conn, listed) in conns.iter().zip(tools) {
+            let server = conn.server();
+            if !matches!(listed, Some(Ok(_))) && server.get_snapshot().is_none() {
+                unlisted.push(server.get_name().to_owned());
+            }
+            let tools = match listed {
+                Some(Ok(tools)) => tools,
+                // Not ready: its snapshot's tools, which wait for its start or say why
+                // it failed; without one its tools are not known.
+                Some(Err(_)) | None => match server.get_snapshot() {
+                    Some(snapshot) => super::exec::tools_of(server, snapshot),
+                    None => Vec::new(),
+                },
+            };
+            if let Err(e) = add_tools(registry, server.get_name(), tools) {
+                if wait.strict {
+                    return Err(e);
+                }
+                crate::telemetry::warn(&format!("toolbind: warning: {e}"));
+                conn.refuse(e.to_string());
+                if !unlisted.iter().any(|n| n == server.get_name()) {
+                    unlisted.push(server.get_name().to_owned());
+                }
+            }
         }
-        Ok(Servers::of(conns))
+        for conn in &conns {
+            match conn.state() {
+                McpServerState::Ready | McpServerState::Refused { .. } => {}
+                state => crate::telemetry::warn(&format!(
+                    "toolbind: warning: MCP server `{}` is not ready ({state}); the other servers' tools are callable{}",
+                    conn.server().get_name(),
+                    if conn.server().get_snapshot().is_some() {
+                        ", and its snapshot's tools wait for it"
+                    } else {
+                        "; its tools are not in this runtime (it has no snapshot)"
+                    }
+                )),
+            }
+        }
+        let mut servers = Servers::of(conns);
+        servers.1 = unlisted;
+        Ok(servers)
     }
 
     /// The servers, not started, their snapshots' tools added to `registry`: see
@@ -90,7 +207,7 @@ impl Declared {
         ask_timeout: Duration,
     ) -> Result<Vec<Arc<Connection>>, ConnectError> {
         let mut conns: Vec<Arc<Connection>> = Vec::new();
-        for server in self.0 {
+        for server in self.servers {
             if conns
                 .iter()
                 .any(|c| c.server().get_name() == server.get_name())
@@ -112,7 +229,44 @@ impl Servers {
                 .into_iter()
                 .map(|c| (c.server().get_name().to_owned(), c))
                 .collect(),
+            Vec::new(),
         )
+    }
+
+    /// Each server's state, by name.
+    pub(crate) fn states(&self) -> Vec<(String, McpServerState)> {
+        let mut out: Vec<_> = self
+            .0
+            .iter()
+            .map(|(name, c)| (name.clone(), c.state()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// For an unknown tool's message: the servers whose tools the runtime does not know,
+    /// and why (the tool may be one of theirs).
+    pub(crate) fn unknown_note(&self) -> Option<String> {
+        let mut notes = Vec::new();
+        for name in &self.1 {
+            let Some(conn) = self.0.get(name) else {
+                continue;
+            };
+            let state = match conn.state() {
+                McpServerState::Ready => "ready now, but it was not when the runtime was built (RuntimeBuilder::mcp_start_wait waits longer)".to_owned(),
+                McpServerState::Starting | McpServerState::NotStarted => "still starting".to_owned(),
+                // A server's text (its stderr lines), bounded as the call's own message.
+                other => crate::untrusted::clip(&other.to_string(), 1_000).into_owned(),
+            };
+            notes.push(format!("MCP server `{name}`, {state}"));
+        }
+        (!notes.is_empty()).then(|| {
+            notes.sort();
+            format!(
+                "; the tools of these servers are not in this runtime: {}",
+                notes.join("; ")
+            )
+        })
     }
 
     /// The server named `name`.
@@ -151,22 +305,25 @@ fn duplicate(name: &str) -> ConnectError {
     )
 }
 
-/// Adds an MCP server's tools to the registry; a name already there is an error.
+/// Adds an MCP server's tools to the registry, all or none: a name already there is an
+/// error, and then none is added.
 fn add_tools(
     registry: &mut Registry,
     server: &str,
     tools: Vec<ToolInfo>,
 ) -> Result<(), ConnectError> {
+    if let Some(t) = tools.iter().find(|t| registry.get(t.name()).is_some()) {
+        return Err(ConnectError::new(
+            server,
+            format!(
+                "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix, or `\"prefix\": \"{server}_\"` in its mcpServers entry)",
+                t.name()
+            ),
+        ));
+    }
     for tool in tools {
-        if let Err(t) = registry.insert(tool) {
-            return Err(ConnectError::new(
-                server,
-                format!(
-                    "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix, or `\"prefix\": \"{server}_\"` in its mcpServers entry)",
-                    t.name()
-                ),
-            ));
-        }
+        // Checked above; a server's list has no name twice (its snapshot refuses that).
+        let _ = registry.insert(tool);
     }
     Ok(())
 }

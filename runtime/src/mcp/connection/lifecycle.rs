@@ -10,6 +10,12 @@ impl Connection {
     /// there is none, as a result for the call. Every transition is made under the one
     /// state lock, which the pieces below are handed.
     pub(crate) async fn live(self: &Arc<Self>) -> Result<Arc<Live>, ToolResult> {
+        if let Some(why) = self.refused.get() {
+            return Err(ToolResult::stopped(
+                StopReason::UnknownTool,
+                format!("MCP server `{}` was refused: {why}", self.name()),
+            ));
+        }
         let mut state = self.state.lock().await;
         let start = match &*state {
             State::Starting { .. } => None,
@@ -40,6 +46,7 @@ impl Connection {
             let task = tokio::spawn(async move { me.connect().await });
             *self.starting.locked() = Some(task.abort_handle());
             *state = State::Starting { task, failures };
+            self.show(McpServerState::Starting);
         }
         self.started(&mut state).await
     }
@@ -56,13 +63,17 @@ impl Connection {
         self.set_protocol(None);
         if live.started.elapsed() < CRASH_LOOP_WINDOW {
             let failures = live.failures + 1;
+            let why = format!(
+                "it {why} within {} s of starting",
+                CRASH_LOOP_WINDOW.as_secs()
+            );
+            self.show(McpServerState::Failed {
+                reason: why.clone(),
+            });
             *state = State::Down {
                 until: Instant::now() + self.backoff(failures),
                 failures,
-                why: format!(
-                    "it {why} within {} s of starting",
-                    CRASH_LOOP_WINDOW.as_secs()
-                ),
+                why,
             };
             return true;
         }
@@ -112,10 +123,12 @@ impl Connection {
                 let live = Arc::new(live);
                 self.set_protocol(Some(live.protocol.clone()));
                 *state = State::Up(live.clone());
+                self.show(McpServerState::Ready);
                 Ok(live)
             }
             Err((stop, why)) => {
                 self.set_protocol(None);
+                self.show(self.failed(why.clone()));
                 let failures = failures + 1;
                 *state = State::Down {
                     until: Instant::now() + self.backoff(failures),
@@ -206,6 +219,7 @@ impl Connection {
     pub(super) async fn connect(&self) -> Result<Live, (StopReason, String)> {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
         self.shared.list_changed.store(false, Ordering::SeqCst);
+        self.login.store(false, Ordering::SeqCst);
         let over = Arc::new(Broken::default());
         let (client, process) = match &self.server.config {
             ServerConfig::Stdio { .. } => {
@@ -228,11 +242,17 @@ impl Connection {
                         .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
                 let sent = http.sent_token;
                 let transport = Observed::new(http.transport, self.shared.clone(), generation);
+                let login = &self.login;
                 let c = list::initialize(
                     handler,
                     transport,
                     timeout,
-                    &|e| list::http::explain(e, sent),
+                    &|e| {
+                        if list::http::asks_login(e) {
+                            login.store(true, Ordering::SeqCst);
+                        }
+                        list::http::explain(e, sent)
+                    },
                     true,
                 )
                 .await

@@ -6,7 +6,7 @@
 use crate::lock::Locked;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ use tracing::Instrument;
 use super::lines::{Broken, Lines};
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
-use super::{McpServer, ServerConfig, SnapshotTool};
+use super::{McpServer, McpServerState, ServerConfig, SnapshotTool};
 use crate::exec::sandbox::Sandbox;
 use crate::executor::{ExecCall, ProgressSink};
 use crate::host::{Question, Refusal};
@@ -71,6 +71,13 @@ pub(crate) struct Connection {
     protocol: Mutex<Option<String>>,
     /// The start task while one runs, for [`Connection::abandon`].
     starting: Mutex<Option<tokio::task::AbortHandle>>,
+    /// What [`Connection::state`] shows, set at each change of `state` (which a start
+    /// holds locked while it runs, so it cannot be read then).
+    shown: Mutex<McpServerState>,
+    /// Set when the last start failed for want of credentials (HTTP 401, 403 for scope).
+    login: AtomicBool,
+    /// Set when the runtime refused the server's tools: it is not started again.
+    refused: OnceLock<String>,
 }
 
 enum State {
@@ -184,7 +191,57 @@ impl Connection {
             generation: AtomicU64::new(0),
             protocol: Mutex::new(None),
             starting: Mutex::new(None),
+            shown: Mutex::new(McpServerState::NotStarted),
+            login: AtomicBool::new(false),
+            refused: OnceLock::new(),
             server,
+        }
+    }
+
+    /// The server's state now, for [`crate::Runtime::mcp_servers`].
+    pub(crate) fn state(&self) -> McpServerState {
+        if let Some(reason) = self.refused.get() {
+            return McpServerState::Refused {
+                reason: reason.clone(),
+            };
+        }
+        let shown = self.shown.locked().clone();
+        if shown == McpServerState::Ready
+            && let Ok(state) = self.state.try_lock()
+            && let State::Up(live) = &*state
+            && !live.is_open()
+        {
+            return McpServerState::Failed {
+                reason: "its connection ended; the next call of one of its tools starts it again"
+                    .into(),
+            };
+        }
+        shown
+    }
+
+    fn show(&self, state: McpServerState) {
+        *self.shown.locked() = state;
+    }
+
+    /// The state after a failed start: `NeedsLogin` when the server asked for
+    /// credentials.
+    fn failed(&self, reason: String) -> McpServerState {
+        if self.login.load(Ordering::SeqCst) {
+            McpServerState::NeedsLogin { reason }
+        } else {
+            McpServerState::Failed { reason }
+        }
+    }
+
+    /// Refuses the server for good (`why` names the fix): its tools are not the
+    /// runtime's, and a running process of it is stopped.
+    pub(crate) fn refuse(&self, why: String) {
+        let _ = self.refused.set(why);
+        self.abandon();
+        if let Ok(state) = self.state.try_lock()
+            && let State::Up(live) = &*state
+        {
+            live.stop("its tools were refused");
         }
     }
 
