@@ -133,22 +133,28 @@ pub fn list(args: &ListArgs) -> Outcome {
         }
     }
     let not_ready = mcp.not_ready();
-    if !not_ready.is_empty() {
-        println!(
-            "\nMCP server{} not ready (the other servers' tools are listed):",
-            if not_ready.len() == 1 { "" } else { "s" }
-        );
-        for (name, state, fix) in &not_ready {
-            println!("  {name}: {}", state.replace('\n', "\n    "));
-            println!("    fix: {fix}");
-        }
-    }
+    print_not_ready(&not_ready);
     println!("\nsandbox: {}", sandbox_status(&loaded, args));
     Ok(if not_ready.is_empty() {
         exit_code(&loaded)
     } else {
         Code::Failed
     })
+}
+
+/// `list`'s lines for the MCP servers that are not ready: state, why, fix.
+fn print_not_ready(not_ready: &[(String, String, String)]) {
+    if not_ready.is_empty() {
+        return;
+    }
+    println!(
+        "\nMCP server{} not ready (the other servers' tools are listed):",
+        if not_ready.len() == 1 { "" } else { "s" }
+    );
+    for (name, state, fix) in not_ready {
+        println!("  {name}: {}", state.replace('\n', "\n    "));
+        println!("    fix: {fix}");
+    }
 }
 
 /// `list --json`'s `mcp_servers`: every server of `--mcp-config` with its state, and for

@@ -17,6 +17,9 @@ use crate::result::{StopReason, ToolResult};
 
 /// Why [`RuntimeBuilder::connect`](crate::runtime::RuntimeBuilder::connect) could not
 /// build the runtime: the server, and what went wrong (its last stderr lines included).
+/// Without [`mcp_strict`](crate::runtime::RuntimeBuilder::mcp_strict), only two servers of
+/// one name are such an error: a server that cannot start affects its own tools only
+/// ([`Runtime::mcp_servers`](crate::Runtime::mcp_servers)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectError {
     server: String,

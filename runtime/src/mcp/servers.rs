@@ -76,7 +76,7 @@ impl Declared {
         .connections(host, ask_timeout)?;
         // Each start runs on its own and outlives the wait: a server still starting at
         // the bound goes on, and its state shows when it is up.
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         for (i, conn) in conns.iter().enumerate() {
             let (conn, tx) = (conn.clone(), tx.clone());
             tokio::spawn(async move {
@@ -85,89 +85,21 @@ impl Declared {
         }
         drop(tx);
         // If connect fails (strict), the starts in progress are stopped with the guard.
-        let stop = Abandon(conns.clone());
-        let mut tools: Vec<Option<Result<Vec<ToolInfo>, ConnectError>>> = vec![None; conns.len()];
-        let deadline = (!wait.strict).then(|| tokio::time::Instant::now() + wait.bound);
-        // A tool the runtime has already (a local one, or in a snapshot) needs no wait.
-        let known = wait.for_tool.as_deref().is_some_and(|name| {
-            registry.get(name).is_some()
-                || conns.iter().any(|c| {
-                    c.server().get_snapshot().is_some_and(|s| {
-                        super::exec::tools_of(c.server(), s)
-                            .iter()
-                            .any(|t| t.name() == name)
-                    })
-                })
-        });
-        while !known {
-            let next = match deadline {
-                Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
-                    Ok(n) => n,
-                    Err(_) => break,
-                },
-                None => rx.recv().await,
-            };
-            let Some((i, listed)) = next else { break };
-            if wait.strict
-                && let Err(e) = listed
-            {
-                return Err(e);
-            }
-            tools[i] = Some(listed);
-            if let Some(name) = &wait.for_tool
-                && tools
-                    .iter()
-                    .flatten()
-                    .flatten()
-                    .flatten()
-                    .any(|t| t.name() == name)
-            {
-                break;
-            }
-        }
+        let mut stop = Abandon(conns.clone());
+        let known = wait
+            .for_tool
+            .as_deref()
+            .is_some_and(|name| has_tool(registry, &conns, name));
+        let tools = if known {
+            vec![None; conns.len()]
+        } else {
+            settled(rx, conns.len(), &wait).await?
+        };
         // The wait is over: the starts still under way go on.
-        let mut stop = stop;
         stop.0.clear();
-        // The servers whose tools this runtime does not have.
-        let mut unlisted = Vec::new();
-        for (conn, listed) in conns.iter().zip(tools) {
-            let server = conn.server();
-            if !matches!(listed, Some(Ok(_))) && server.get_snapshot().is_none() {
-                unlisted.push(server.get_name().to_owned());
-            }
-            let tools = match listed {
-                Some(Ok(tools)) => tools,
-                // Not ready: its snapshot's tools, which wait for its start or say why
-                // it failed; without one its tools are not known.
-                Some(Err(_)) | None => match server.get_snapshot() {
-                    Some(snapshot) => super::exec::tools_of(server, snapshot),
-                    None => Vec::new(),
-                },
-            };
-            if let Err(e) = add_tools(registry, server.get_name(), tools) {
-                if wait.strict {
-                    return Err(e);
-                }
-                crate::telemetry::warn(&format!("toolbind: warning: {e}"));
-                conn.refuse(e.to_string());
-                if !unlisted.iter().any(|n| n == server.get_name()) {
-                    unlisted.push(server.get_name().to_owned());
-                }
-            }
-        }
+        let unlisted = add_connected(registry, &conns, tools, wait.strict)?;
         for conn in &conns {
-            match conn.state() {
-                McpServerState::Ready | McpServerState::Refused { .. } => {}
-                state => crate::telemetry::warn(&format!(
-                    "toolbind: warning: MCP server `{}` is not ready ({state}); the other servers' tools are callable{}",
-                    conn.server().get_name(),
-                    if conn.server().get_snapshot().is_some() {
-                        ", and its snapshot's tools wait for it"
-                    } else {
-                        "; its tools are not in this runtime (it has no snapshot)"
-                    }
-                )),
-            }
+            warn_not_ready(conn);
         }
         let mut servers = Servers::of(conns);
         servers.1 = unlisted;
@@ -326,4 +258,112 @@ fn add_tools(
         let _ = registry.insert(tool);
     }
     Ok(())
+}
+
+/// A result of one server's start: its tools, or why it has none.
+type Started = Option<Result<Vec<ToolInfo>, ConnectError>>;
+
+/// Whether the runtime has tool `name` without waiting: a local one, or one of a snapshot.
+fn has_tool(registry: &Registry, conns: &[Arc<Connection>], name: &str) -> bool {
+    registry.get(name).is_some()
+        || conns.iter().any(|c| {
+            c.server().get_snapshot().is_some_and(|s| {
+                super::exec::tools_of(c.server(), s)
+                    .iter()
+                    .any(|t| t.name() == name)
+            })
+        })
+}
+
+/// The starts' results as they come, until all `n` are in, `wait.bound` has passed (not
+/// when strict), or `wait.for_tool` is ready; strict, the first failure is the error.
+async fn settled(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Result<Vec<ToolInfo>, ConnectError>)>,
+    n: usize,
+    wait: &StartWait,
+) -> Result<Vec<Started>, ConnectError> {
+    let mut tools: Vec<Started> = vec![None; n];
+    let deadline = (!wait.strict).then(|| tokio::time::Instant::now() + wait.bound);
+    loop {
+        let next = match deadline {
+            Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                Ok(n) => n,
+                Err(_) => break,
+            },
+            None => rx.recv().await,
+        };
+        let Some((i, listed)) = next else { break };
+        if wait.strict
+            && let Err(e) = listed
+        {
+            return Err(e);
+        }
+        tools[i] = Some(listed);
+        if let Some(name) = &wait.for_tool
+            && tools
+                .iter()
+                .flatten()
+                .flatten()
+                .flatten()
+                .any(|t| t.name() == name)
+        {
+            break;
+        }
+    }
+    Ok(tools)
+}
+
+/// Adds each server's tools to `registry`: the listed ones of a server that is up, the
+/// snapshot's of one that is not. A server whose tools clash is refused (strict: the
+/// error). Returns the servers whose tools the runtime does not have.
+fn add_connected(
+    registry: &mut Registry,
+    conns: &[Arc<Connection>],
+    tools: Vec<Started>,
+    strict: bool,
+) -> Result<Vec<String>, ConnectError> {
+    let mut unlisted = Vec::new();
+    for (conn, listed) in conns.iter().zip(tools) {
+        let server = conn.server();
+        let listed = match listed {
+            Some(Ok(tools)) => Some(tools),
+            _ => None,
+        };
+        if listed.is_none() && server.get_snapshot().is_none() {
+            unlisted.push(server.get_name().to_owned());
+        }
+        // Not ready: its snapshot's tools, which wait for its start or say why it
+        // failed; without one its tools are not known.
+        let tools = listed.unwrap_or_else(|| match server.get_snapshot() {
+            Some(snapshot) => super::exec::tools_of(server, snapshot),
+            None => Vec::new(),
+        });
+        if let Err(e) = add_tools(registry, server.get_name(), tools) {
+            if strict {
+                return Err(e);
+            }
+            crate::telemetry::warn(&format!("toolbind: warning: {e}"));
+            conn.refuse(e.to_string());
+            if !unlisted.iter().any(|n| n == server.get_name()) {
+                unlisted.push(server.get_name().to_owned());
+            }
+        }
+    }
+    Ok(unlisted)
+}
+
+/// A warning for a server that is not ready when `connect` returns.
+fn warn_not_ready(conn: &Connection) {
+    match conn.state() {
+        McpServerState::Ready | McpServerState::Refused { .. } => {}
+        state => crate::telemetry::warn(&format!(
+            "toolbind: warning: MCP server `{}` is not ready ({state}); the other servers' tools are callable{}",
+            conn.server().get_name(),
+            if conn.server().get_snapshot().is_some() {
+                ", and its snapshot's tools wait for it"
+            } else {
+                "; its tools are not in this runtime (it has no snapshot)"
+            }
+        )),
+    }
 }
