@@ -692,6 +692,142 @@ async fn a_server_that_fails_affects_only_its_own_tools() {
     assert!(err.to_string().contains("dead on arrival"), "{err}");
 }
 
+/// A server without a snapshot that is not up when `connect` returns: its tools join the
+/// runtime once it is — one still starting, and one whose first start failed (tried again
+/// in the background). Until then a call of its tool is unknown, saying it is starting;
+/// a second server with the same tool names is refused, as at connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_comes_up_later_joins_with_its_tools() {
+    use toolbind::mcp::McpServerState;
+    let dir = tempfile::tempdir().unwrap();
+    let script = common::fixture("mcp_servers/misbehaving.py");
+    // Fails its first start (exit 3), then runs as a well-behaved server.
+    let once = McpServer::stdio(
+        "once",
+        "sh",
+        [
+            "-c".to_owned(),
+            "if [ -e \"$HOME/once\" ]; then exec python3 \"$0\" die; fi; touch \"$HOME/once\"; echo first start fails >&2; exit 3".to_owned(),
+            script.display().to_string(),
+        ],
+    )
+    // `sh -c` names no script the jail would show: the fixture's folder is granted.
+    .sandbox(jail(dir.path()).allow_read(script.parent().unwrap()))
+    .prefix("once_");
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(misbehaving("slow", dir.path()))
+            .mcp_server(once)
+            .mcp_start_wait(Duration::from_millis(500))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        runtime.mcp_server_state("misbehaving-slow"),
+        Some(McpServerState::Starting)
+    );
+    assert!(runtime.tool("ok").is_none() && runtime.registry().is_empty());
+    let r = bounded(
+        "early",
+        runtime.call("ok", json!({"text": "x"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::UnknownTool, "{}", text(&r));
+    assert!(
+        text(&r).contains("MCP server `misbehaving-slow`, still starting"),
+        "{}",
+        text(&r)
+    );
+    let joined = || runtime.tool("ok").is_some() && runtime.tool("once_ok").is_some();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !joined() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not joined within 60 s: {:?}",
+            runtime.mcp_servers()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for name in ["ok", "once_ok"] {
+        let r = bounded(
+            name,
+            runtime.call(name, json!({"text": "late"}), CallOptions::new()),
+        )
+        .await;
+        assert_eq!(text(&r), "ok: late");
+    }
+    let list = runtime.tool_list();
+    assert!(list.get("ok").is_some() && list.get("once_ok").is_some());
+    assert!(
+        runtime.registry().is_empty(),
+        "the built list stays as built"
+    );
+
+    // Two late servers with the same names: the one that comes second is refused.
+    let runtime = bounded(
+        "clash",
+        Runtime::builder()
+            .mcp_server(misbehaving("slow", dir.path()))
+            .mcp_server(
+                McpServer::stdio(
+                    "again",
+                    "python3",
+                    [script.display().to_string(), "slow".to_owned()],
+                )
+                .sandbox(jail(dir.path())),
+            )
+            .mcp_start_wait(Duration::from_millis(500))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let settled = || {
+        runtime
+            .mcp_servers()
+            .iter()
+            .all(|(_, s)| !matches!(s, McpServerState::Starting))
+            && runtime.tool("ok").is_some()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !settled() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            runtime.mcp_servers()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The second to come up is refused a moment after it is ready.
+    let refused = || {
+        runtime
+            .mcp_servers()
+            .into_iter()
+            .filter(|(_, s)| matches!(s, McpServerState::Refused { .. }))
+            .collect::<Vec<_>>()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while refused().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            runtime.mcp_servers()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refused = refused();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0]
+            .1
+            .reason()
+            .unwrap()
+            .contains("a name another tool already has"),
+        "{refused:?}"
+    );
+}
+
 /// Secrets: an input the server's schema marks `format: password` and one the config
 /// lists as `"sensitive"` never leave the call; an ordinary input does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

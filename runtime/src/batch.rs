@@ -246,8 +246,7 @@ impl Runtime {
         // a slot other tools could use. tokio's mutex is fair, and the batch polls its calls
         // in order, so a sequential tool's calls start in call order.
         let sequential = self
-            .registry()
-            .get(&call.name)
+            .tool(&call.name)
             .is_some_and(|t| t.spec().execution == Execution::Sequential);
         let queue = sequential.then(|| self.sequential.get(&call.name));
         let _turn = match &queue {

@@ -109,9 +109,28 @@ impl Runtime {
         RuntimeBuilder::default()
     }
 
-    /// The loaded tools.
+    /// The tools the runtime was built with: the loaded ones and those of its MCP servers
+    /// then. A server without a snapshot that came up later adds its tools to
+    /// [`tool_list`](Self::tool_list) and [`tool`](Self::tool), not here.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// Tool `name`: one the runtime was built with, or one of an MCP server that came up
+    /// since.
+    pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
+        self.registry.get(name).or_else(|| self.mcp.joined(name))
+    }
+
+    /// Every tool callable now, for the model's tool list: [`registry`](Self::registry)'s
+    /// and those of the MCP servers that came up since the runtime was built (in the order
+    /// they came).
+    pub fn tool_list(&self) -> Registry {
+        let mut list = self.registry.clone();
+        for t in self.mcp.joined_tools() {
+            let _ = list.insert(t.clone());
+        }
+        list
     }
 
     /// Which sandbox the runtime's local tools run in and whether each limit holds here
@@ -141,7 +160,7 @@ impl Runtime {
     /// Validates a model's call without running it: the tool's spec and the coerced,
     /// defaulted params, or the error result [`call`](Self::call) would return.
     pub fn check(&self, name: &str, args: Value) -> Result<ValidArgs<'_>, ToolResult> {
-        let Some(spec) = self.registry.get(name) else {
+        let Some(spec) = self.tool(name) else {
             return Err(self.unknown_tool(name));
         };
         // A secret sent in the wrong field would be echoed by the error ("received the
@@ -194,7 +213,7 @@ impl Runtime {
         F: Future<Output = ToolResult> + 'a,
     {
         let opts = self.with_call_id(opts);
-        let span = CallSpan::open(name, self.registry.get(name), &opts.tool_call_id);
+        let span = CallSpan::open(name, self.tool(name), &opts.tool_call_id);
         let result = run(opts).instrument(span.span().clone()).await;
         span.end(&result, self.config.record_content);
         result
@@ -231,7 +250,7 @@ impl Runtime {
         args: Value,
         opts: &CallOptions,
     ) -> Result<Value, ToolResult> {
-        let Some(spec) = self.registry.get(name) else {
+        let Some(spec) = self.tool(name) else {
             return Ok(args);
         };
         if !self.executor.prepares(spec) {
@@ -366,7 +385,11 @@ impl Runtime {
     }
 
     pub(crate) fn unknown_tool(&self, name: &str) -> ToolResult {
-        let names: Vec<&str> = self.registry.names().collect();
+        let names: Vec<&str> = self
+            .registry
+            .names()
+            .chain(self.mcp.joined_tools().map(ToolInfo::name))
+            .collect();
         // `name` is the caller's (a client of `toolbind serve`): echoed shortened.
         let mut text = format!("unknown tool `{}`", crate::untrusted::echo(name));
         if let Some(s) = suggest(name, &names) {

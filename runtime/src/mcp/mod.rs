@@ -31,6 +31,8 @@ pub(crate) mod exec;
 #[cfg(feature = "mcp")]
 mod hidden;
 #[cfg(feature = "mcp")]
+mod join;
+#[cfg(feature = "mcp")]
 mod lines;
 #[cfg(feature = "mcp")]
 mod list;

@@ -35,6 +35,14 @@ impl Servers {
         None
     }
 
+    pub(crate) fn joined(&self, _name: &str) -> Option<&ToolInfo> {
+        None
+    }
+
+    pub(crate) fn joined_tools(&self) -> impl Iterator<Item = &ToolInfo> {
+        std::iter::empty()
+    }
+
     pub(crate) fn route(&self, local: Arc<dyn Executor>) -> Arc<dyn Executor> {
         local
     }

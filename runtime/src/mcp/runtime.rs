@@ -36,8 +36,11 @@ impl RuntimeBuilder {
     /// (30 s), and returns the runtime with the tools of the servers that are up, and the
     /// snapshot's tools of the others (their calls wait for the start still under way, or
     /// say why the server failed; a failed server is started again by a call after its
-    /// backoff). A server without a snapshot that is not up by then has no tools in this
-    /// runtime. [`Runtime::mcp_servers`] says each server's state, and each server not
+    /// backoff). A server without a snapshot that is not up by then goes on starting (one
+    /// that failed is tried again in the background) and its tools join the runtime's once
+    /// it is up ([`Runtime::tool_list`], [`Runtime::tool`]; not
+    /// [`Runtime::registry`], the list as built). [`Runtime::mcp_servers`] says each
+    /// server's state, and each server not
     /// ready is a warning on stderr (the tracing subscriber's, when one is set). A server
     /// with a tool name that another source has is refused (its tools are not added; the
     /// others' are).
@@ -180,7 +183,7 @@ impl Runtime {
         params: Result<Value, serde_json::Error>,
         opts: CallOptions,
     ) -> ToolResult {
-        let Some(tool) = self.registry.get(name) else {
+        let Some(tool) = self.tool(name) else {
             let mut r = self.unknown_tool(name);
             if let Some(Content::Text { text }) = r.content.first_mut() {
                 text.insert_str(

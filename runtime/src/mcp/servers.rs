@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::McpServerState;
 use super::connection::{Abandon, Connection};
 use super::exec::ConnectError;
+use super::join::{self, Book};
 use super::server::McpServer;
 use crate::ToolInfo;
 use crate::executor::Executor;
@@ -75,13 +76,12 @@ impl Declared {
         }
         .connections(host, ask_timeout)?;
         // Each start runs on its own and outlives the wait: a server still starting at
-        // the bound goes on, and its state shows when it is up.
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        // the bound goes on, its state shows when it is up, and (without a snapshot)
+        // its tools join then.
+        let book = Arc::new(Book::default());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         for (i, conn) in conns.iter().enumerate() {
-            let (conn, tx) = (conn.clone(), tx.clone());
-            tokio::spawn(async move {
-                let _ = tx.send((i, super::exec::connect(&conn).await));
-            });
+            tokio::spawn(join::start(conn.clone(), i, tx.clone(), book.clone()));
         }
         drop(tx);
         // If connect fails (strict), the starts in progress are stopped with the guard.
@@ -90,16 +90,29 @@ impl Declared {
             .for_tool
             .as_deref()
             .is_some_and(|name| has_tool(registry, &conns, name));
-        let tools = if known {
+        let mut tools = if known {
             vec![None; conns.len()]
         } else {
-            settled(rx, conns.len(), &wait).await?
+            settled(&mut rx, conns.len(), &wait).await?
         };
-        // The wait is over: the starts still under way go on.
+        // The wait is over: the starts still under way go on. Under the book's lock, so
+        // a start that ends now joins the built runtime, not this list.
         stop.0.clear();
+        let mut names = book.names();
+        rx.close();
+        while let Ok((i, outcome)) = rx.try_recv() {
+            tools[i].get_or_insert(outcome);
+        }
+        let failed: Vec<bool> = tools.iter().map(|t| matches!(t, Some(Err(_)))).collect();
         let unlisted = add_connected(registry, &conns, tools, wait.strict)?;
-        for conn in &conns {
+        names.open(registry);
+        drop(names);
+        for (conn, failed) in conns.iter().zip(failed) {
             warn_not_ready(conn);
+            // A failed server whose tools are not known is tried again until they are.
+            if failed && unlisted.iter().any(|n| n == conn.server().get_name()) {
+                tokio::spawn(join::keep_trying(Arc::downgrade(conn), book.clone(), None));
+            }
         }
         let mut servers = Servers::of(conns);
         servers.1 = unlisted;
@@ -176,6 +189,23 @@ impl Servers {
         out
     }
 
+    /// Tool `name` of a server that came up after the runtime was built.
+    pub(crate) fn joined(&self, name: &str) -> Option<&ToolInfo> {
+        self.1
+            .iter()
+            .filter_map(|s| self.0.get(s)?.late.get())
+            .flatten()
+            .find(|t| t.name() == name)
+    }
+
+    /// The tools of the servers that came up after the runtime was built.
+    pub(crate) fn joined_tools(&self) -> impl Iterator<Item = &ToolInfo> {
+        self.1
+            .iter()
+            .filter_map(|s| self.0.get(s)?.late.get())
+            .flatten()
+    }
+
     /// For an unknown tool's message: the servers whose tools the runtime does not know,
     /// and why (the tool may be one of theirs).
     pub(crate) fn unknown_note(&self) -> Option<String> {
@@ -184,9 +214,14 @@ impl Servers {
             let Some(conn) = self.0.get(name) else {
                 continue;
             };
+            if conn.late.get().is_some() {
+                continue;
+            }
             let state = match conn.state() {
-                McpServerState::Ready => "ready now, but it was not when the runtime was built (RuntimeBuilder::mcp_start_wait waits longer)".to_owned(),
-                McpServerState::Starting | McpServerState::NotStarted => "still starting".to_owned(),
+                McpServerState::Ready => "up, its tools about to join".to_owned(),
+                McpServerState::Starting | McpServerState::NotStarted => {
+                    "still starting".to_owned()
+                }
                 // A server's text (its stderr lines), bounded as the call's own message.
                 other => crate::untrusted::clip(&other.to_string(), 1_000).into_owned(),
             };
@@ -245,13 +280,7 @@ fn add_tools(
     tools: Vec<ToolInfo>,
 ) -> Result<(), ConnectError> {
     if let Some(t) = tools.iter().find(|t| registry.get(t.name()).is_some()) {
-        return Err(ConnectError::new(
-            server,
-            format!(
-                "MCP server `{server}` has a tool `{}`, a name another tool already has: give the server a prefix (McpServer::prefix, or `\"prefix\": \"{server}_\"` in its mcpServers entry)",
-                t.name()
-            ),
-        ));
+        return Err(join::clash(server, t.name()));
     }
     for tool in tools {
         // Checked above; a server's list has no name twice (its snapshot refuses that).
@@ -278,7 +307,7 @@ fn has_tool(registry: &Registry, conns: &[Arc<Connection>], name: &str) -> bool 
 /// The starts' results as they come, until all `n` are in, `wait.bound` has passed (not
 /// when strict), or `wait.for_tool` is ready; strict, the first failure is the error.
 async fn settled(
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Result<Vec<ToolInfo>, ConnectError>)>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<join::Outcome>,
     n: usize,
     wait: &StartWait,
 ) -> Result<Vec<Started>, ConnectError> {

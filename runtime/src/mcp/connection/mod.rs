@@ -32,6 +32,7 @@ use super::lines::{Broken, Lines};
 use super::list::{self, ListLimits};
 use super::spawn::{self, ServerProcess};
 use super::{McpServer, McpServerState, ServerConfig, SnapshotTool};
+use crate::ToolInfo;
 use crate::exec::sandbox::Sandbox;
 use crate::executor::{ExecCall, ProgressSink};
 use crate::host::{Question, Refusal};
@@ -78,6 +79,8 @@ pub(crate) struct Connection {
     login: AtomicBool,
     /// Set when the runtime refused the server's tools: it is not started again.
     refused: OnceLock<String>,
+    /// The tools of a server that came up after the runtime was built (`mcp/join.rs`).
+    pub(crate) late: OnceLock<Vec<ToolInfo>>,
 }
 
 enum State {
@@ -194,6 +197,7 @@ impl Connection {
             shown: Mutex::new(McpServerState::NotStarted),
             login: AtomicBool::new(false),
             refused: OnceLock::new(),
+            late: OnceLock::new(),
             server,
         }
     }
@@ -230,6 +234,21 @@ impl Connection {
             McpServerState::NeedsLogin { reason }
         } else {
             McpServerState::Failed { reason }
+        }
+    }
+
+    pub(crate) fn is_refused(&self) -> bool {
+        self.refused.get().is_some()
+    }
+
+    /// How long until the next start may be tried: the backoff of a server that is
+    /// down, else the first wait.
+    pub(crate) async fn retry_in(&self) -> Duration {
+        match &*self.state.lock().await {
+            State::Down { until, .. } => until
+                .saturating_duration_since(Instant::now())
+                .max(FIRST_RESTART_DELAY),
+            _ => FIRST_RESTART_DELAY,
         }
     }
 
