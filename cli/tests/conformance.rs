@@ -307,7 +307,8 @@ struct Check {
     message: String,
 }
 
-/// Every check in a results folder. A scenario's folder is `server-<scenario>-<timestamp>`.
+/// Every check in a results folder. A scenario's folder is `server-<scenario>-<timestamp>`
+/// (the client mode's: `<scenario>-<timestamp>`, and `auth/<name>-<timestamp>`).
 fn checks(results: &Path) -> Vec<Check> {
     let mut out = Vec::new();
     let Ok(dirs) = std::fs::read_dir(results) else {
@@ -317,6 +318,14 @@ fn checks(results: &Path) -> Vec<Check> {
     dirs.sort();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        // The client's `auth/*` scenarios are a folder of their own (`auth/<name>-<ts>`).
+        if name == "auth" {
+            for mut c in checks(&dir) {
+                c.scenario = format!("auth/{}", c.scenario);
+                out.push(c);
+            }
+            continue;
+        }
         let scenario = name.strip_prefix("server-").unwrap_or(&name);
         // The timestamp: `-2026-12-02T03-26-10-791Z`, its `T` 11 bytes after the dash.
         let stamp = scenario
@@ -407,4 +416,94 @@ async fn conformance_tasks_extension() {
     let runs: Vec<[&str; 2]> = TASKS_SCENARIOS.iter().map(|s| ["--scenario", s]).collect();
     let runs: Vec<&[&str]> = runs.iter().map(|r| &r[..]).collect();
     run("conformance-0.2", &runs, "baseline-tasks.yml").await;
+}
+
+/// The client driver, `cli/examples/conformance_client.rs`: built beside this test (cargo
+/// builds a package's examples with its tests).
+fn client_driver() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let driver = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples/conformance_client");
+    assert!(
+        driver.exists(),
+        "{} is missing: cargo build -p toolbind-cli --examples",
+        driver.display()
+    );
+    driver
+}
+
+/// The suite's client mode: toolbind's MCP executor (the driver) against the suite's test
+/// servers, every client scenario `revision` requires, with the baseline
+/// `baseline-client-<revision>.yml`; panics with what did not pass when the run fails.
+async fn client_run(revision: &str) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let suite = suite_dir();
+    let baseline = repo()
+        .join("tests/conformance")
+        .join(format!("baseline-client-{revision}.yml"));
+    let results = match std::env::var_os("CONFORMANCE_RESULTS") {
+        Some(keep) => {
+            let dir = Path::new(&keep).join(format!("client-{revision}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Results::Kept(dir)
+        }
+        None => Results::Temp(tempfile::tempdir().unwrap()),
+    };
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
+    cmd.arg(suite.join("node_modules/conformance-0.2/dist/index.js"))
+        .arg("client")
+        .arg("--command")
+        .arg(client_driver())
+        .args(["--requirements", revision])
+        .arg("--expected-failures")
+        .arg(&baseline)
+        .arg("-o")
+        .arg(results.path())
+        .env("NODE_OPTIONS", "--max-old-space-size=1024")
+        .env("NO_COLOR", "1")
+        // The driver's state (none of it should outlive the run).
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
+        .await
+        .unwrap_or_else(|_| panic!("the client suite {revision} ran past {RUN_LIMIT:?}"))
+        .unwrap();
+    if out.status.success() {
+        let failed = failures(results.path());
+        let unmatched: Vec<String> = baseline_entries(&baseline)
+            .into_iter()
+            .filter(|e| !failed.contains(e) && !failed.contains(&format!("{e}:*")))
+            .collect();
+        assert!(
+            unmatched.is_empty(),
+            "baseline entries of {} that no failing scenario or check matches (remove or \
+             correct them): {unmatched:?}",
+            baseline.display()
+        );
+        return;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    panic!(
+        "the client conformance suite ({revision}) failed against the baseline {}:\n\n\
+         checks that did not pass:\n{}\n\n{stdout}\n{}",
+        baseline.display(),
+        failed_checks(results.path()).join("\n"),
+        tail(&String::from_utf8_lossy(&out.stderr), 80),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_conformance_requirements_of_2025_11_25() {
+    client_run("2025-11-25").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_conformance_requirements_of_2026_07_28() {
+    client_run("2026-07-28").await;
 }

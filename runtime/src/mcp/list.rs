@@ -214,6 +214,18 @@ where
     }
 }
 
+/// Whether `e` says the server answered `server/discover` with an empty result: a
+/// server that does not know the method, answering as some do instead of with -32601.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+pub(super) fn knows_no_discover(e: &rmcp::service::ClientInitializeError) -> bool {
+    matches!(
+        e,
+        rmcp::service::ClientInitializeError::ExpectedInitResult(Some(
+            rmcp::model::ServerResult::EmptyResult(_)
+        ))
+    )
+}
+
 /// Who the server says it is, the negotiated protocol version, and an error when it
 /// offers no tools.
 pub(super) fn introduction(

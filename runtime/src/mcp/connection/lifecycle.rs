@@ -215,6 +215,57 @@ impl Connection {
         }
     }
 
+    /// Reaches an HTTP server and initializes it: 2026-07-28 first (`server/discover`),
+    /// falling back to `initialize`. A server that answers `server/discover` with an empty
+    /// result, as one that does not know the method may (rather than with -32601), is
+    /// reached again, on a new connection, with `initialize` alone.
+    #[cfg(feature = "mcp-http")]
+    async fn start_http(
+        &self,
+        url: &str,
+        generation: u64,
+    ) -> Result<RunningService<RoleClient, Handler>, (StopReason, String)> {
+        let timeout = self.server.connect_timeout;
+        let failed = |e: String| (StopReason::Crashed, format!("{}: {e}", shown_url(url)));
+        let headers = self
+            .server
+            .http_headers()
+            .map_err(|e| failed(e.to_string()))?;
+        let no_discover = AtomicBool::new(false);
+        let mut last = String::new();
+        for discover in [true, false] {
+            let http = list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            let sent = http.sent_token;
+            let transport = Observed::new(http.transport, self.shared.clone(), generation);
+            let handler = Handler {
+                shared: self.shared.clone(),
+                server: self.server.name.clone(),
+            };
+            let login = &self.login;
+            let started = list::initialize(
+                handler,
+                transport,
+                timeout,
+                &|e| {
+                    if list::http::asks_login(e) {
+                        login.store(true, Ordering::SeqCst);
+                    }
+                    no_discover.store(discover && list::knows_no_discover(e), Ordering::SeqCst);
+                    list::http::explain(e, sent)
+                },
+                discover,
+            )
+            .await;
+            match started {
+                Ok(c) => return Ok(c),
+                Err(e) if !no_discover.load(Ordering::SeqCst) => return Err(failed(e)),
+                Err(e) => last = e,
+            }
+        }
+        Err(failed(last))
+    }
+
     /// Starts (stdio) or reaches (HTTP) the server, initializes and lists its tools.
     pub(super) async fn connect(&self) -> Result<Live, (StopReason, String)> {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
@@ -227,38 +278,7 @@ impl Connection {
                 (c, Some(p))
             }
             #[cfg(feature = "mcp-http")]
-            ServerConfig::Http { url, .. } => {
-                let handler = Handler {
-                    shared: self.shared.clone(),
-                    server: self.server.name.clone(),
-                };
-                let timeout = self.server.connect_timeout;
-                let headers = self
-                    .server
-                    .http_headers()
-                    .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
-                let http =
-                    list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
-                        .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
-                let sent = http.sent_token;
-                let transport = Observed::new(http.transport, self.shared.clone(), generation);
-                let login = &self.login;
-                let c = list::initialize(
-                    handler,
-                    transport,
-                    timeout,
-                    &|e| {
-                        if list::http::asks_login(e) {
-                            login.store(true, Ordering::SeqCst);
-                        }
-                        list::http::explain(e, sent)
-                    },
-                    true,
-                )
-                .await
-                .map_err(|e| (StopReason::Crashed, format!("{}: {e}", shown_url(url))))?;
-                (c, None)
-            }
+            ServerConfig::Http { url, .. } => (self.start_http(url, generation).await?, None),
             #[cfg(not(feature = "mcp-http"))]
             ServerConfig::Http { url, .. } => {
                 return Err((
