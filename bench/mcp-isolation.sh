@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One bad server stays one bad server (issue 55): the wall time of `toolbind call` and
 # `toolbind list` with a config of the reference server alone, against the same config
-# plus a server that exits at once and one that never answers `initialize`.
+# plus a server that exits at once, one that never answers `initialize` and an HTTP one
+# that needs a login (401 with an OAuth challenge).
 # Runs alternate (alone, with the bad ones), ROUNDS times each; prints a Markdown table of
 # medians. Needs tests/clients/install.sh (the reference server) and a built toolbind.
 #
@@ -19,7 +20,11 @@ everything="$clients/servers/node_modules/.bin/mcp-server-everything"
 [ -x "$everything" ] || { echo "no $everything: run tests/clients/install.sh" >&2; exit 1; }
 misbehaving="$root/cli/tests/fixtures/mcp_servers/misbehaving.py"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+python3 "$misbehaving" oauth --http >"$work/login.log" 2>&1 &
+login_pid=$!
+trap 'kill $login_pid 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 50); do grep -q "http://" "$work/login.log" && break; sleep 0.1; done
+login_url=$(grep -o "http://[^ ]*" "$work/login.log" | head -1)
 mkdir -p "$work/empty"
 cat >"$work/alone.json" <<JSON
 {"mcpServers": {"everything": {"command": "$everything", "args": ["stdio"]}}}
@@ -28,7 +33,8 @@ cat >"$work/bad.json" <<JSON
 {"mcpServers": {
   "everything": {"command": "$everything", "args": ["stdio"]},
   "dead": {"command": "sh", "args": ["-c", "exit 3"]},
-  "hangs": {"command": "python3", "args": ["$misbehaving", "silent"]}
+  "hangs": {"command": "python3", "args": ["$misbehaving", "silent"]},
+  "login": {"type": "http", "url": "$login_url"}
 }}
 JSON
 ms() { # EXPECTED_CODE CMD... -> milliseconds of wall time; a wrong exit code stops the run
@@ -52,7 +58,7 @@ for _ in $(seq "$rounds"); do
     runs[list_$cfg]+="$(ms "$([ $cfg = bad ] && echo 1 || echo 0)" "$bin" list --mcp-config "$work/$cfg.json" --mcp-wait 5 "$work/empty") "
   done
 done
-echo "| command | reference server alone (ms) | + a dead and a hanging server (ms) |"
+echo "| command | reference server alone (ms) | + a dead, a hanging and a needs-login server (ms) |"
 echo "|---|---:|---:|"
 for what in call list; do
   a=$(echo "${runs[${what}_alone]}" | tr ' ' '\n' | grep . | median)
