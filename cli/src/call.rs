@@ -171,7 +171,6 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         return Ok(stopped);
     };
     let limits = executor.config().get_sandbox().get_limits();
-    // Nothing ran: the command line asked for something impossible (exit 2).
     if matches!(
         result.stop,
         StopReason::BadArguments | StopReason::UnknownTool
@@ -179,7 +178,7 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         if args.json {
             print_json(&result, limits)?;
         }
-        return Err(Failure::usage(result.text_content()));
+        return Err(nothing_ran(&result, &runtime));
     }
     if args.json {
         print_json(&result, limits)?;
@@ -193,6 +192,21 @@ async fn call(args: CallArgs, call_args: Value, registry: toolbind::Registry) ->
         Ok(Code::Failed)
     } else {
         Ok(Code::Ok)
+    }
+}
+
+/// Nothing ran: the command line asked for something impossible (exit 2), or the tool is
+/// not in this runtime while an MCP server is not up — the tool may be one of its (exit 1:
+/// a failure, not a mistyped name).
+fn nothing_ran(result: &ToolResult, runtime: &Runtime) -> Failure {
+    let down = runtime
+        .mcp_servers()
+        .iter()
+        .any(|(_, s)| *s != toolbind::mcp::McpServerState::Ready);
+    if result.stop == StopReason::UnknownTool && down {
+        Failure::failed(result.text_content())
+    } else {
+        Failure::usage(result.text_content())
     }
 }
 

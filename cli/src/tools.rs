@@ -166,7 +166,9 @@ fn mcp_servers_json(mcp: &McpListing) -> serde_json::Value {
         .map(|(name, state)| {
             let mut v = serde_json::json!({"name": name, "state": state.kind()});
             if let Some((_, _, fix)) = not_ready.iter().find(|(n, _, _)| n == name) {
-                v["reason"] = state.reason().unwrap_or_default().into();
+                if let Some(reason) = state.reason() {
+                    v["reason"] = reason.into();
+                }
                 v["fix"] = fix.as_str().into();
             }
             v
@@ -318,11 +320,20 @@ impl McpListing {
     /// The servers that are not ready, each with why and the fix.
     pub fn not_ready(&self) -> Vec<(String, String, String)> {
         use toolbind::mcp::McpServerState as S;
+        // As a shell takes it: quoted when it holds anything but plain characters.
         let file = self
             .config
             .as_ref()
             .map(|f| f.display().to_string())
             .unwrap_or_default();
+        let file = if file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
+        {
+            file
+        } else {
+            format!("'{}'", file.replace('\'', r"'\''"))
+        };
         self.servers
             .iter()
             .filter(|(_, s)| *s != S::Ready)

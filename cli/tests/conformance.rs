@@ -432,7 +432,35 @@ fn client_driver() -> PathBuf {
         "{} is missing: cargo build -p toolbind-cli --examples",
         driver.display()
     );
+    // `cargo test --test conformance` builds no example: a driver older than the sources
+    // would measure old code.
+    let built = driver.metadata().and_then(|m| m.modified()).unwrap();
+    for dir in ["runtime/src", "codegen/src", "cli/src", "cli/examples"] {
+        if let Some(newer) = newer_than(&repo().join(dir), built) {
+            panic!(
+                "{} is older than {}: cargo build -p toolbind-cli --examples",
+                driver.display(),
+                newer.display()
+            );
+        }
+    }
     driver
+}
+
+/// A file under `dir` modified after `time`.
+fn newer_than(dir: &Path, time: std::time::SystemTime) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.is_dir() {
+            if let Some(p) = newer_than(&path, time) {
+                return Some(p);
+            }
+        } else if meta.modified().is_ok_and(|m| m > time) {
+            return Some(path);
+        }
+    }
+    None
 }
 
 /// The suite's client mode: toolbind's MCP executor (the driver) against the suite's test

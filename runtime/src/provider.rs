@@ -33,7 +33,7 @@ use crate::result::{Content, ToolResult};
 ///     let request = json!({
 ///         "model": "gpt-4.1-mini",
 ///         "messages": messages,
-///         "tools": p.definitions(runtime.registry(), false),
+///         "tools": p.definitions(&runtime.tool_list(), false),
 ///     });
 ///     let response = post(&request).await; // POST /v1/chat/completions, body as JSON
 ///     messages.extend(p.model_turn(&response));

@@ -27,10 +27,11 @@ use rig_core::tool::{DynamicTool, ToolExecutionError, ToolOutput};
 use crate::result::{Content, ToolResult};
 use crate::runtime::{CallOptions, Runtime};
 
-/// Every loaded tool as a rig `DynamicTool` with its portable JSON Schema, in load order.
+/// Every tool callable now ([`Runtime::tool_list`]) as a rig `DynamicTool` with its portable JSON
+/// Schema, in load order.
 pub fn dynamic_tools(runtime: &Arc<Runtime>) -> Vec<DynamicTool> {
     runtime
-        .registry()
+        .tool_list()
         .iter()
         .filter_map(|spec| {
             // Loaded tools have non-empty names; `ToolName` refuses only empty ones.

@@ -173,7 +173,7 @@ pub async fn run(
         .timeout(Duration::from_secs(300))
         .build()?;
     let p = live.provider;
-    let tools = p.definitions(runtime.registry(), false);
+    let tools = p.definitions(&runtime.tool_list(), false);
     let mut history = vec![live.user_message()];
     println!("user: {}", live.prompt);
     for turn in 1..=live.max_turns {

@@ -1,7 +1,7 @@
 //! The tools of an MCP server that comes up after its runtime was built: a server without
 //! a snapshot that was still starting, or had failed, when `connect` returned. Its start
 //! goes on (a failed one is tried again in the background, with the backoff of calls'
-//! restarts) and, once it is up, its tools join the runtime's, checked against every
+//! restarts, up to [`MAX_TRIES`] times) and, once it is up, its tools join the runtime's, checked against every
 //! other tool's name as they are at connect: all of a server's tools or none.
 
 use std::collections::HashSet;
@@ -11,9 +11,14 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::connection::Connection;
 use super::exec::ConnectError;
+use crate::StopReason;
 use crate::ToolInfo;
 use crate::loader::Registry;
 use crate::lock::Locked;
+
+/// How many times a server that failed is started again in the background (its backoff
+/// doubles from 250 ms to `max_restart_delay`: about three minutes at the default 30 s).
+const MAX_TRIES: u32 = 10;
 
 /// One start's outcome, by the server's place in the builder's list.
 pub(crate) type Outcome = (usize, Result<Vec<ToolInfo>, ConnectError>);
@@ -111,6 +116,7 @@ pub(crate) async fn keep_trying(
     book: Arc<Book>,
     mut last: Option<Result<Vec<ToolInfo>, ConnectError>>,
 ) {
+    let mut tries = 0;
     loop {
         if let Some(Ok(tools)) = last {
             if let Some(c) = conn.upgrade() {
@@ -119,7 +125,24 @@ pub(crate) async fn keep_trying(
             return;
         }
         let wait = match conn.upgrade() {
-            Some(c) if !c.is_refused() => c.retry_in().await,
+            Some(c) if !c.is_refused() && !c.is_closed() => {
+                // A failure that another start would only repeat (the jail cannot run it, a
+                // server without tools or with a list toolbind refuses), and a server that
+                // keeps failing, are not started again in the background.
+                let stop = c.last_stop();
+                if !matches!(stop, None | Some(StopReason::Crashed)) {
+                    c.given_up("not started again: another start would fail the same way");
+                    return;
+                }
+                if tries == MAX_TRIES {
+                    c.given_up(&format!(
+                        "not started again after {MAX_TRIES} failed starts in a row"
+                    ));
+                    return;
+                }
+                tries += 1;
+                c.retry_in().await
+            }
             _ => return,
         };
         tokio::time::sleep(wait).await;

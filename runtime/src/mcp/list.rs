@@ -498,9 +498,7 @@ pub(super) mod http {
                         challenged("HTTP 403, insufficient scope", &a.www_authenticate_header),
                         sent_token,
                     ),
-                    StreamableHttpError::UnexpectedServerResponse(m)
-                        if m.contains("401") || m.contains("403") =>
-                    {
+                    StreamableHttpError::UnexpectedServerResponse(m) if denied(m) => {
                         needs_token(m.to_string(), sent_token)
                     }
                     StreamableHttpError::ResponseBodyTooLarge { .. } => format!(
@@ -519,6 +517,12 @@ pub(super) mod http {
         None
     }
 
+    /// Whether rmcp's `HTTP {status}: {body}` message is a 401 or a 403 (the status, not
+    /// a number somewhere in the body).
+    fn denied(m: &str) -> bool {
+        m.starts_with("HTTP 401") || m.starts_with("HTTP 403")
+    }
+
     /// Whether `initialize` failed because the server wants credentials (HTTP 401, or
     /// 403 for a scope): the server then "needs a login", not "failed".
     pub(crate) fn asks_login(e: &rmcp::service::ClientInitializeError) -> bool {
@@ -531,9 +535,7 @@ pub(super) mod http {
                 return match h {
                     StreamableHttpError::AuthRequired(_)
                     | StreamableHttpError::InsufficientScope(_) => true,
-                    StreamableHttpError::UnexpectedServerResponse(m) => {
-                        m.contains("401") || m.contains("403")
-                    }
+                    StreamableHttpError::UnexpectedServerResponse(m) => denied(m),
                     _ => false,
                 };
             }

@@ -86,12 +86,14 @@ impl Declared {
         drop(tx);
         // If connect fails (strict), the starts in progress are stopped with the guard.
         let mut stop = Abandon(conns.clone());
-        let known = wait
-            .for_tool
-            .as_deref()
-            .is_some_and(|name| has_tool(registry, &conns, name));
-        let mut tools = if known {
-            vec![None; conns.len()]
+        // Strict waits for every server whatever tool is wanted.
+        let known = !wait.strict
+            && wait
+                .for_tool
+                .as_deref()
+                .is_some_and(|name| has_tool(registry, &conns, name));
+        let (mut tools, found) = if known {
+            (vec![None; conns.len()], true)
         } else {
             settled(&mut rx, conns.len(), &wait).await?
         };
@@ -107,8 +109,11 @@ impl Declared {
         let unlisted = add_connected(registry, &conns, tools, wait.strict)?;
         names.open(registry);
         drop(names);
+        // Once the wanted tool is there, the other servers are not waited for: no warning.
         for (conn, failed) in conns.iter().zip(failed) {
-            warn_not_ready(conn);
+            if !found {
+                warn_not_ready(conn);
+            }
             // A failed server whose tools are not known is tried again until they are.
             if failed && unlisted.iter().any(|n| n == conn.server().get_name()) {
                 tokio::spawn(join::keep_trying(Arc::downgrade(conn), book.clone(), None));
@@ -206,8 +211,9 @@ impl Servers {
             .flatten()
     }
 
-    /// For an unknown tool's message: the servers whose tools the runtime does not know,
-    /// and why (the tool may be one of theirs).
+    /// For an unknown tool's message (the model reads it): the servers whose tools the
+    /// runtime does not have, and in a word why — never their text (stderr lines, HTTP
+    /// bodies), which is the operator's ([`crate::Runtime::mcp_servers`]); at most ten.
     pub(crate) fn unknown_note(&self) -> Option<String> {
         let mut notes = Vec::new();
         for name in &self.1 {
@@ -218,22 +224,27 @@ impl Servers {
                 continue;
             }
             let state = match conn.state() {
-                McpServerState::Ready => "up, its tools about to join".to_owned(),
-                McpServerState::Starting | McpServerState::NotStarted => {
-                    "still starting".to_owned()
-                }
-                // A server's text (its stderr lines), bounded as the call's own message.
-                other => crate::untrusted::clip(&other.to_string(), 1_000).into_owned(),
+                McpServerState::Ready => "up, its tools about to join",
+                McpServerState::Starting | McpServerState::NotStarted => "still starting",
+                McpServerState::NeedsLogin { .. } => "needs a login",
+                McpServerState::Refused { .. } => "refused: a tool name another tool has",
+                _ => "failed to start",
             };
-            notes.push(format!("MCP server `{name}`, {state}"));
+            notes.push(format!("MCP server `{name}` ({state})"));
         }
-        (!notes.is_empty()).then(|| {
-            notes.sort();
-            format!(
-                "; the tools of these servers are not in this runtime: {}",
-                notes.join("; ")
-            )
-        })
+        if notes.is_empty() {
+            return None;
+        }
+        notes.sort();
+        let more = notes.len().saturating_sub(10);
+        notes.truncate(10);
+        if more > 0 {
+            notes.push(format!("and {more} more"));
+        }
+        Some(format!(
+            "; the tools of these servers are not in this runtime: {}",
+            notes.join(", ")
+        ))
     }
 
     /// The server named `name`.
@@ -305,12 +316,13 @@ fn has_tool(registry: &Registry, conns: &[Arc<Connection>], name: &str) -> bool 
 }
 
 /// The starts' results as they come, until all `n` are in, `wait.bound` has passed (not
-/// when strict), or `wait.for_tool` is ready; strict, the first failure is the error.
+/// when strict), or `wait.for_tool` is ready (`true` then); strict, the first failure is
+/// the error.
 async fn settled(
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<join::Outcome>,
     n: usize,
     wait: &StartWait,
-) -> Result<Vec<Started>, ConnectError> {
+) -> Result<(Vec<Started>, bool), ConnectError> {
     let mut tools: Vec<Started> = vec![None; n];
     let deadline = (!wait.strict).then(|| tokio::time::Instant::now() + wait.bound);
     loop {
@@ -329,6 +341,7 @@ async fn settled(
         }
         tools[i] = Some(listed);
         if let Some(name) = &wait.for_tool
+            && !wait.strict
             && tools
                 .iter()
                 .flatten()
@@ -336,10 +349,10 @@ async fn settled(
                 .flatten()
                 .any(|t| t.name() == name)
         {
-            break;
+            return Ok((tools, true));
         }
     }
-    Ok(tools)
+    Ok((tools, false))
 }
 
 /// Adds each server's tools to `registry`: the listed ones of a server that is up, the

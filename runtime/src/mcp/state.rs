@@ -18,19 +18,24 @@ pub enum McpServerState {
     /// Its last start failed, or it died soon after starting. `reason` says why (its
     /// last stderr lines included); it is started again, after a wait that doubles up to
     /// [`McpServer::max_restart_delay`](crate::mcp::McpServer::max_restart_delay), by the
-    /// next call of one of its tools.
+    /// next call of one of its tools — or, for a server whose tools the runtime does not
+    /// know yet (no snapshot), in the background, up to ten times unless the failure would
+    /// repeat (the reason then says it is not started again).
+    #[non_exhaustive]
     Failed {
         /// Why, in words, with the fix when toolbind knows it.
         reason: String,
     },
     /// The server refused toolbind's request for want of credentials (HTTP 401, or 403
     /// for a scope): `reason` says what it asked for and how to give a token.
+    #[non_exhaustive]
     NeedsLogin {
         /// What the server answered, and how to give it a token.
         reason: String,
     },
     /// Its tools were not added to the runtime and it will not be started again:
     /// `reason` says why (a tool name another source already has).
+    #[non_exhaustive]
     Refused {
         /// Why, with the fix.
         reason: String,

@@ -16,6 +16,9 @@ impl Connection {
                 format!("MCP server `{}` was refused: {why}", self.name()),
             ));
         }
+        if self.is_closed() {
+            return Err(ToolResult::error("the MCP connection is shutting down"));
+        }
         let mut state = self.state.lock().await;
         let start = match &*state {
             State::Starting { .. } => None,
@@ -118,6 +121,12 @@ impl Connection {
         };
         *self.starting.locked() = None;
         match outcome {
+            Ok(live) if self.is_closed() || self.refused.get().is_some() => {
+                // Closed or refused while it started: stopped now, not kept.
+                live.stop("the runtime is gone, or refused the server");
+                *state = State::Idle;
+                Err(ToolResult::error("the MCP connection is shutting down"))
+            }
             Ok(mut live) => {
                 live.failures = failures;
                 let live = Arc::new(live);
@@ -129,6 +138,7 @@ impl Connection {
             Err((stop, why)) => {
                 self.set_protocol(None);
                 self.show(self.failed(why.clone()));
+                *self.last_stop.locked() = Some(stop.clone());
                 let failures = failures + 1;
                 *state = State::Down {
                     until: Instant::now() + self.backoff(failures),
@@ -226,7 +236,13 @@ impl Connection {
         generation: u64,
     ) -> Result<RunningService<RoleClient, Handler>, (StopReason, String)> {
         let timeout = self.server.connect_timeout;
-        let failed = |e: String| (StopReason::Crashed, format!("{}: {e}", shown_url(url)));
+        // The HTTP client's errors quote the URL given, query and user information too.
+        let failed = |e: String| {
+            (
+                StopReason::Crashed,
+                scrub_urls(&format!("{}: {e}", shown_url(url))),
+            )
+        };
         let headers = self
             .server
             .http_headers()

@@ -81,6 +81,11 @@ pub(crate) struct Connection {
     refused: OnceLock<String>,
     /// The tools of a server that came up after the runtime was built (`mcp/join.rs`).
     pub(crate) late: OnceLock<Vec<ToolInfo>>,
+    /// Set when the runtime is gone (or was never built): nothing starts it again, and a
+    /// start that ends now is stopped.
+    closed: AtomicBool,
+    /// How the last failed start ended, for the background retries (`mcp/join.rs`).
+    last_stop: Mutex<Option<StopReason>>,
 }
 
 enum State {
@@ -198,6 +203,8 @@ impl Connection {
             login: AtomicBool::new(false),
             refused: OnceLock::new(),
             late: OnceLock::new(),
+            closed: AtomicBool::new(false),
+            last_stop: Mutex::new(None),
             server,
         }
     }
@@ -264,11 +271,32 @@ impl Connection {
         }
     }
 
-    /// Stops a start in progress (the runtime is going away: the start task would
-    /// otherwise keep this connection, and the server it starts, until it finished).
+    /// Stops a start in progress and closes the connection for good (the runtime is
+    /// going away: the start task would otherwise keep this connection, and the server it
+    /// starts, until it finished; a start that ends anyway is stopped, and none begins).
     pub(crate) fn abandon(&self) {
+        self.closed.store(true, Ordering::SeqCst);
         if let Some(t) = self.starting.locked().take() {
             t.abort();
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// How the last failed start ended.
+    pub(crate) fn last_stop(&self) -> Option<StopReason> {
+        self.last_stop.locked().clone()
+    }
+
+    /// Marks the state of a server that is not started again in the background: `why`.
+    pub(crate) fn given_up(&self, why: &str) {
+        let mut shown = self.shown.locked();
+        if let McpServerState::Failed { reason } | McpServerState::NeedsLogin { reason } =
+            &mut *shown
+        {
+            reason.push_str(&format!(" ({why})"));
         }
     }
 
@@ -341,8 +369,43 @@ fn shown_url(url: &str) -> String {
     }
 }
 
+/// `text` with every URL in it shown as [`shown_url`] shows it: an error of the HTTP
+/// client quotes the URL it was given, query and user information included.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+fn scrub_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        // The scheme: the letters before `://`.
+        let start = rest[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.'))
+            .map_or(0, |j| j + 1);
+        let end = rest[i..]
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, ')' | '(' | '"' | '\'' | '`' | '<' | '>' | ',')
+            })
+            .map_or(rest.len(), |j| i + j);
+        out.push_str(&rest[..start]);
+        out.push_str(&shown_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn urls_in_errors_are_scrubbed() {
+        assert_eq!(
+            super::scrub_urls(
+                "error sending request for url (http://user:pw@127.0.0.1:9/mcp?key=SECRET): refused; see https://h/x?t=1"
+            ),
+            "error sending request for url (http://127.0.0.1:9/mcp): refused; see https://h/x"
+        );
+        assert_eq!(super::scrub_urls("no url here"), "no url here");
+    }
+
     #[test]
     fn urls_are_shown_without_secrets() {
         use super::shown_url;
