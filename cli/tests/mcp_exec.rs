@@ -849,6 +849,150 @@ async fn a_server_that_comes_up_later_joins_with_its_tools() {
     );
 }
 
+/// MCP's tasks extension from the client side, against `toolbind serve` (2026-07-28): a
+/// `task: required` tool (refused to a client that does not take tasks) runs as a task
+/// and its result comes back; a task's progress arrives as the call's progress; a task's
+/// question is answered by the agent's host; a cancel is `tasks/cancel`, and the tool's
+/// own abort signal fires in the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
+    struct Yes;
+    impl toolbind::host::Host for Yes {
+        fn approve(
+            &self,
+            _request: toolbind::host::ApprovalRequest,
+        ) -> toolbind::host::Answer<toolbind::host::Decision> {
+            Box::pin(async { toolbind::host::Decision::Approve })
+        }
+        fn elicit(
+            &self,
+            request: toolbind::host::ElicitRequest,
+        ) -> toolbind::host::Answer<Result<toolbind::host::Elicited, toolbind::host::Refusal>>
+        {
+            // Every yes/no of the form answered yes.
+            let mut content = serde_json::Map::new();
+            for (k, v) in request.schema["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                if v["type"] == "boolean" {
+                    content.insert(k.clone(), json!(true));
+                }
+            }
+            Box::pin(async move { Ok(toolbind::host::Elicited::accept(content)) })
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tools = common::fixture("task_tools");
+    let server = McpServer::stdio(
+        "tasks",
+        common::bin(),
+        [
+            "serve".to_owned(),
+            "--allow-write".to_owned(),
+            dir.path().display().to_string(),
+            tools.display().to_string(),
+        ],
+    )
+    // toolbind's own server jails its tools itself.
+    .sandbox(SandboxPolicy::off());
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .host(Yes)
+            .mcp_server(server)
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("tasks").as_deref(),
+        Some("2026-07-28")
+    );
+    let r = bounded(
+        "job_sh",
+        runtime.call("job_sh", json!({"seconds": 1}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r).trim(), "slept 1 s");
+
+    let updates = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = updates.clone();
+    let opts = CallOptions::new().progress(move |p| seen.lock().unwrap().push(p.text_content()));
+    let r = bounded(
+        "job_py",
+        runtime.call("job_py", json!({"seconds": 1}), opts),
+    )
+    .await;
+    assert_eq!(text(&r), "worked 1 s", "{}", text(&r));
+    assert!(
+        updates
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|u| u.contains("started")),
+        "{:?}",
+        updates.lock().unwrap()
+    );
+
+    let r = bounded(
+        "ask_task",
+        runtime.call("ask_task", json!({}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "told yes", "{}", text(&r));
+
+    // A cancel: `tasks/cancel`, and the tool in the server gets its abort signal.
+    let pidfile = dir.path().join("job.pid");
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    let file = pidfile.clone();
+    tokio::spawn(async move {
+        while !file.exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        c.cancel();
+    });
+    let r = bounded(
+        "cancel",
+        runtime.call(
+            "job_py",
+            json!({"seconds": 60, "pidfile": pidfile.display().to_string()}),
+            CallOptions::new().cancel(cancel),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Cancelled, "{}", text(&r));
+    assert!(
+        text(&r).contains("cancelled its task (`tasks/cancel`)"),
+        "{}",
+        text(&r)
+    );
+    let aborted = dir.path().join("job.pid.aborted");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !aborted.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tool in the server never got its abort signal"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A timeout: the same, as `Timeout`.
+    let r = bounded(
+        "timeout",
+        runtime.call(
+            "job_sh",
+            json!({"seconds": 60}),
+            CallOptions::new().timeout(Duration::from_secs(1)),
+        ),
+    )
+    .await;
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{}", text(&r));
+}
+
 /// Secrets: an input the server's schema marks `format: password` and one the config
 /// lists as `"sensitive"` never leave the call; an ordinary input does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

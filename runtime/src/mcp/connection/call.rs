@@ -90,6 +90,9 @@ impl Connection {
                         Err(r) => return r,
                     }
                 }
+                Reply::Task(task, _progress) => {
+                    return self.follow_task(&live, &call, task, &mut stopper).await;
+                }
                 Reply::Lost(e) => e,
             };
             // The connection failed under the call.
@@ -154,6 +157,7 @@ impl Connection {
         tracing::Span::current().record("jsonrpc.request.id", id.to_string().as_str());
         match until(&call.cancel, deadline, handle.await_response()).await {
             Ok(Ok(ServerResult::InputRequiredResult(input))) => Reply::Input(input, progress),
+            Ok(Ok(ServerResult::CreateTaskResult(task))) => Reply::Task(task, progress),
             Ok(Ok(response)) => Reply::Done(self.answered(name, response)),
             Ok(Err(rmcp::ServiceError::McpError(e))) => Reply::Done(self.refused(name, &e)),
             Ok(Err(e)) => Reply::Lost(e),
@@ -170,7 +174,7 @@ impl Connection {
     /// Round `rounds` of the server's questions (MCP 2026-07-28): answered through the
     /// host while the call's timeout stands still (within the stopper's pause budget);
     /// the answers to send back, or the result that ends the call.
-    async fn round(
+    pub(super) async fn round(
         &self,
         call: &ExecCall<'_>,
         input: rmcp::model::InputRequiredResult,
@@ -245,13 +249,7 @@ impl Connection {
     pub(super) fn answered(&self, name: &str, response: ServerResult) -> ToolResult {
         match response {
             ServerResult::CallToolResult(r) => result_of(r),
-            ServerResult::CreateTaskResult(_) => ToolResult::stopped(
-                StopReason::ProtocolError,
-                format!(
-                    "tool `{name}`: MCP server `{}` answered with a task, though toolbind did not ask for one",
-                    self.name()
-                ),
-            ),
+
             _ => ToolResult::stopped(
                 StopReason::ProtocolError,
                 format!(
@@ -334,6 +332,9 @@ pub(super) enum Reply {
     Done(ToolResult),
     /// The server asks for input first; the call's progress stays registered meanwhile.
     Input(rmcp::model::InputRequiredResult, Option<ProgressGuard>),
+    /// The server runs the call as a task (MCP's tasks extension); the call's progress
+    /// stays registered while it is followed.
+    Task(rmcp::model::CreateTaskResult, Option<ProgressGuard>),
     /// The connection failed under the request.
     Lost(rmcp::ServiceError),
 }

@@ -43,6 +43,7 @@ mod drift;
 mod lifecycle;
 mod progress;
 mod questions;
+mod task;
 
 use progress::*;
 use questions::*;

@@ -107,11 +107,17 @@ impl ClientHandler for Handler {
         let mut info = ClientConfig::default();
         info.client_info = Implementation::new("toolbind", env!("CARGO_PKG_VERSION"));
         let has_host = self.shared.asking.locked().runtime.is_some();
-        if has_host
-            && let Ok(caps) = serde_json::from_value(serde_json::json!({
-                "elicitation": {"form": {}}, "sampling": {}, "roots": {}
-            }))
-        {
+        // Tasks (MCP's tasks extension, 2026-07-28) are followed whether or not a host
+        // answers their questions; the questions only with one.
+        let mut caps = serde_json::json!({
+            "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}}
+        });
+        if has_host {
+            caps["elicitation"] = serde_json::json!({"form": {}});
+            caps["sampling"] = serde_json::json!({});
+            caps["roots"] = serde_json::json!({});
+        }
+        if let Ok(caps) = serde_json::from_value(caps) {
             info.capabilities = caps;
         }
         info
