@@ -226,19 +226,7 @@ async fn run(package: &str, runs: &[&[&str]], baseline: &str) {
     }
     proxied.abort();
     if failed_runs.is_empty() {
-        // The suite calls an entry stale only when its check ran and passed: an entry
-        // that names nothing that ran (mistyped, renamed, skipped) would pass unseen.
-        let failed = failures(results.path());
-        let unmatched: Vec<String> = baseline_entries(&baseline)
-            .into_iter()
-            .filter(|e| !failed.contains(e) && !failed.contains(&format!("{e}:*")))
-            .collect();
-        assert!(
-            unmatched.is_empty(),
-            "baseline entries of {} that no failing scenario or check matches (remove or \
-             correct them): {unmatched:?}",
-            baseline.display()
-        );
+        assert_every_entry_matched(&baseline, results.path());
         return;
     }
     let mut report = String::new();
@@ -258,6 +246,23 @@ async fn run(package: &str, runs: &[&[&str]], baseline: &str) {
         baseline.display(),
         failed_checks(results.path()).join("\n"),
         tail(&serve.log(), 40),
+    );
+}
+
+/// The suite calls an entry stale only when its check ran and passed: an entry that names
+/// nothing that ran (mistyped, renamed, skipped) would pass unseen, so each must match a
+/// failure of the run.
+fn assert_every_entry_matched(baseline: &Path, results: &Path) {
+    let failed = failures(results);
+    let unmatched: Vec<String> = baseline_entries(baseline)
+        .into_iter()
+        .filter(|e| !failed.contains(e) && !failed.contains(&format!("{e}:*")))
+        .collect();
+    assert!(
+        unmatched.is_empty(),
+        "baseline entries of {} that no failing scenario or check matches (remove or \
+         correct them): {unmatched:?}",
+        baseline.display()
     );
 }
 
@@ -503,17 +508,7 @@ async fn client_run(revision: &str) {
         .unwrap_or_else(|_| panic!("the client suite {revision} ran past {RUN_LIMIT:?}"))
         .unwrap();
     if out.status.success() {
-        let failed = failures(results.path());
-        let unmatched: Vec<String> = baseline_entries(&baseline)
-            .into_iter()
-            .filter(|e| !failed.contains(e) && !failed.contains(&format!("{e}:*")))
-            .collect();
-        assert!(
-            unmatched.is_empty(),
-            "baseline entries of {} that no failing scenario or check matches (remove or \
-             correct them): {unmatched:?}",
-            baseline.display()
-        );
+        assert_every_entry_matched(&baseline, results.path());
         return;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -66,6 +66,19 @@ fn misbehaving(mode: &str, dir: &Path) -> McpServer {
     .connect_timeout(Duration::from_secs(30))
 }
 
+/// Waits, polling, until `done` holds; panics with `what` after `secs`.
+async fn until_true(what: impl Fn() -> String, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {secs} s: {}",
+            what()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn text(r: &toolbind::ToolResult) -> String {
     r.text_content()
 }
@@ -626,18 +639,13 @@ async fn a_server_that_fails_affects_only_its_own_tools() {
             && matches!(states["dead"], McpServerState::Failed { .. }))
         .then_some(states)
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let states = loop {
-        if let Some(s) = settled() {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?}",
-            runtime.mcp_servers()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    until_true(
+        || format!("{:?}", runtime.mcp_servers()),
+        60,
+        || settled().is_some(),
+    )
+    .await;
+    let states = settled().unwrap();
     assert_eq!(states["misbehaving-silent"], McpServerState::Starting);
     match &states["dead"] {
         McpServerState::Failed { reason, .. } => {
@@ -761,16 +769,12 @@ async fn a_server_that_comes_up_later_joins_with_its_tools() {
         "{}",
         text(&r)
     );
-    let joined = || runtime.tool("ok").is_some() && runtime.tool("once_ok").is_some();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !joined() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not joined within 60 s: {:?}",
-            runtime.mcp_servers()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_true(
+        || format!("joined: {:?}", runtime.mcp_servers()),
+        60,
+        || runtime.tool("ok").is_some() && runtime.tool("once_ok").is_some(),
+    )
+    .await;
     for name in ["ok", "once_ok"] {
         let r = bounded(
             name,
@@ -811,15 +815,7 @@ async fn a_server_that_comes_up_later_joins_with_its_tools() {
             .all(|(_, s)| !matches!(s, McpServerState::Starting))
             && runtime.tool("ok").is_some()
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !settled() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?}",
-            runtime.mcp_servers()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_true(|| format!("{:?}", runtime.mcp_servers()), 60, settled).await;
     // The second to come up is refused a moment after it is ready.
     let refused = || {
         runtime
@@ -828,15 +824,12 @@ async fn a_server_that_comes_up_later_joins_with_its_tools() {
             .filter(|(_, s)| matches!(s, McpServerState::Refused { .. }))
             .collect::<Vec<_>>()
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while refused().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:?}",
-            runtime.mcp_servers()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_true(
+        || format!("{:?}", runtime.mcp_servers()),
+        10,
+        || !refused().is_empty(),
+    )
+    .await;
     let refused = refused();
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
@@ -972,14 +965,12 @@ async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
         text(&r)
     );
     let aborted = dir.path().join("job.pid.aborted");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !aborted.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the tool in the server never got its abort signal"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_true(
+        || "the tool in the server got its abort signal".into(),
+        30,
+        || aborted.exists(),
+    )
+    .await;
     // A timeout: the same, as `Timeout`.
     let r = bounded(
         "timeout",
