@@ -184,38 +184,17 @@ async fn run(package: &str, runs: &[&[&str]], baseline: &str) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let proxied = tokio::spawn(proxy(listener, serve.addr));
-    // `CONFORMANCE_RESULTS=<dir>`: the suite's results (every check's checks.json) are
-    // kept there, to read what passed as well as what failed.
-    let results = match std::env::var_os("CONFORMANCE_RESULTS") {
-        Some(keep) => {
-            let dir = Path::new(&keep).join(baseline.trim_end_matches(".yml"));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Results::Kept(dir)
-        }
-        None => Results::Temp(tempfile::tempdir().unwrap()),
-    };
+    let results = Results::new(baseline.trim_end_matches(".yml"));
     let baseline = repo().join("tests/conformance").join(baseline);
     let mut failed_runs = Vec::new();
     for args in runs {
-        let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
-        cmd.arg(
-            suite
-                .join("node_modules")
-                .join(package)
-                .join("dist/index.js"),
-        )
-        .args(["server", "--url", &url])
-        .args(*args)
-        .arg("--expected-failures")
-        .arg(&baseline)
-        .arg("-o")
-        .arg(results.path())
-        // Bounded memory: the suite is one node process.
-        .env("NODE_OPTIONS", "--max-old-space-size=1024")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+        let server = ["server", "--url", url.as_str()];
+        let mode: Vec<&std::ffi::OsStr> = server
+            .iter()
+            .chain(args.iter())
+            .map(std::ffi::OsStr::new)
+            .collect();
+        let mut cmd = suite_command(&suite, package, &mode, &baseline, &results);
         let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
             .await
             .unwrap_or_else(|_| panic!("{package} {args:?} ran past {RUN_LIMIT:?}"))
@@ -266,6 +245,35 @@ fn assert_every_entry_matched(baseline: &Path, results: &Path) {
     );
 }
 
+/// The suite `package` run by the Node 22 of `suite` in `mode` (`server ...`, `client ...`,
+/// its subcommand first), with `baseline` and the results folder.
+fn suite_command(
+    suite: &Path,
+    package: &str,
+    mode: &[&std::ffi::OsStr],
+    baseline: &Path,
+    results: &Results,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
+    cmd.arg(
+        suite
+            .join("node_modules")
+            .join(package)
+            .join("dist/index.js"),
+    )
+    .args(mode)
+    .arg("--expected-failures")
+    .arg(baseline)
+    .arg("-o")
+    .arg(results.path())
+    // Bounded memory: the suite is one node process.
+    .env("NODE_OPTIONS", "--max-old-space-size=1024")
+    .env("NO_COLOR", "1")
+    .stdin(Stdio::null())
+    .kill_on_drop(true);
+    cmd
+}
+
 /// Where a run's results go: a temporary folder, or one `CONFORMANCE_RESULTS` names.
 enum Results {
     Temp(tempfile::TempDir),
@@ -273,6 +281,20 @@ enum Results {
 }
 
 impl Results {
+    /// `CONFORMANCE_RESULTS=<dir>`: the suite's results (every check's checks.json) are
+    /// kept in `<dir>/<name>`, to read what passed as well as what failed.
+    fn new(name: &str) -> Results {
+        match std::env::var_os("CONFORMANCE_RESULTS") {
+            Some(keep) => {
+                let dir = Path::new(&keep).join(name);
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir).unwrap();
+                Results::Kept(dir)
+            }
+            None => Results::Temp(tempfile::tempdir().unwrap()),
+        }
+    }
+
     fn path(&self) -> &Path {
         match self {
             Results::Temp(t) => t.path(),
@@ -477,32 +499,19 @@ async fn client_run(revision: &str) {
     let baseline = repo()
         .join("tests/conformance")
         .join(format!("baseline-client-{revision}.yml"));
-    let results = match std::env::var_os("CONFORMANCE_RESULTS") {
-        Some(keep) => {
-            let dir = Path::new(&keep).join(format!("client-{revision}"));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            Results::Kept(dir)
-        }
-        None => Results::Temp(tempfile::tempdir().unwrap()),
-    };
+    let results = Results::new(&format!("client-{revision}"));
     let state = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(suite.join("node22/bin/node"));
-    cmd.arg(suite.join("node_modules/conformance-0.2/dist/index.js"))
-        .arg("client")
-        .arg("--command")
-        .arg(client_driver())
-        .args(["--requirements", revision])
-        .arg("--expected-failures")
-        .arg(&baseline)
-        .arg("-o")
-        .arg(results.path())
-        .env("NODE_OPTIONS", "--max-old-space-size=1024")
-        .env("NO_COLOR", "1")
-        // The driver's state (none of it should outlive the run).
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+    let driver = client_driver();
+    let mode = [
+        "client".as_ref(),
+        "--command".as_ref(),
+        driver.as_os_str(),
+        "--requirements".as_ref(),
+        revision.as_ref(),
+    ];
+    let mut cmd = suite_command(&suite, "conformance-0.2", &mode, &baseline, &results);
+    // The driver's state (none of it should outlive the run).
+    cmd.env("XDG_STATE_HOME", state.path());
     let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
         .await
         .unwrap_or_else(|_| panic!("the client suite {revision} ran past {RUN_LIMIT:?}"))

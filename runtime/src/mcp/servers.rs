@@ -70,11 +70,7 @@ impl Declared {
         ask_timeout: Duration,
     ) -> Result<Servers, ConnectError> {
         let wait = self.wait;
-        let conns = Declared {
-            servers: self.servers,
-            wait: StartWait::default(),
-        }
-        .connections(host, ask_timeout)?;
+        let conns = connections(self.servers, host, ask_timeout)?;
         // Each start runs on its own and outlives the wait: a server still starting at
         // the bound goes on, its state shows when it is up, and (without a snapshot)
         // its tools join then.
@@ -132,7 +128,7 @@ impl Declared {
         host: Option<SharedHost>,
         ask_timeout: Duration,
     ) -> Result<Servers, ConnectError> {
-        let conns = self.connections(host, ask_timeout)?;
+        let conns = connections(self.servers, host, ask_timeout)?;
         for conn in &conns {
             let server = conn.server();
             let Some(snapshot) = server.get_snapshot() else {
@@ -148,27 +144,6 @@ impl Declared {
             add_tools(registry, server.get_name(), tools)?;
         }
         Ok(Servers::of(conns))
-    }
-
-    /// A connection for each declared server, none started; two of one name are an error.
-    fn connections(
-        self,
-        host: Option<SharedHost>,
-        ask_timeout: Duration,
-    ) -> Result<Vec<Arc<Connection>>, ConnectError> {
-        let mut conns: Vec<Arc<Connection>> = Vec::new();
-        for server in self.servers {
-            if conns
-                .iter()
-                .any(|c| c.server().get_name() == server.get_name())
-            {
-                return Err(duplicate(server.get_name()));
-            }
-            let conn = Connection::new(server);
-            conn.set_host(host.clone(), ask_timeout);
-            conns.push(Arc::new(conn));
-        }
-        Ok(conns)
     }
 }
 
@@ -274,6 +249,27 @@ impl Servers {
         tool.spec().mcp.as_ref()?;
         Some(super::exec::output_violations(tool, details))
     }
+}
+
+/// A connection for each declared server, none started; two of one name are an error.
+fn connections(
+    servers: Vec<McpServer>,
+    host: Option<SharedHost>,
+    ask_timeout: Duration,
+) -> Result<Vec<Arc<Connection>>, ConnectError> {
+    let mut conns: Vec<Arc<Connection>> = Vec::new();
+    for server in servers {
+        if conns
+            .iter()
+            .any(|c| c.server().get_name() == server.get_name())
+        {
+            return Err(duplicate(server.get_name()));
+        }
+        let conn = Connection::new(server);
+        conn.set_host(host.clone(), ask_timeout);
+        conns.push(Arc::new(conn));
+    }
+    Ok(conns)
 }
 
 fn duplicate(name: &str) -> ConnectError {
