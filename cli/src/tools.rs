@@ -165,7 +165,7 @@ fn mcp_servers_json(mcp: &McpListing) -> serde_json::Value {
         .iter()
         .map(|(name, state)| {
             let mut v = serde_json::json!({"name": name, "state": state.kind()});
-            if let Some((_, _, fix)) = not_ready.iter().find(|(n, _, _)| n == name) {
+            if let Some((_, _, fix)) = not_ready.iter().find(|(n, _, _)| *n == shown_name(name)) {
                 if let Some(reason) = state.reason() {
                     v["reason"] = reason.into();
                 }
@@ -338,6 +338,7 @@ impl McpListing {
             .iter()
             .filter(|(_, s)| *s != S::Ready)
             .map(|(name, state)| {
+                let name = &shown_name(name);
                 let fix = match state {
                     S::NeedsLogin { .. } => format!(
                         "give it a token: `\"bearerTokenEnvVar\": \"VAR\"` or `\"bearerTokenFile\": \"PATH\"` in its entry in {file}"
@@ -357,6 +358,12 @@ impl McpListing {
             })
             .collect()
     }
+}
+
+/// A server's name (a key of the config, which may be a project's) on one line, its
+/// control characters escaped: it cannot forge a line of the report.
+fn shown_name(name: &str) -> String {
+    name.escape_debug().to_string()
 }
 
 fn printable(text: &str) -> String {

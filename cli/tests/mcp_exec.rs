@@ -2177,3 +2177,40 @@ async fn exponential_checks(cpu: impl Fn() -> Duration) {
         "the checks took {spent:?} of CPU"
     );
 }
+
+/// A server's name is a key of the config, which may be a project's: in `list`'s report
+/// its escape sequences and newlines are shown escaped, so it cannot colour the terminal
+/// or forge a line; `--json` keeps it as it is.
+#[test]
+fn a_server_name_cannot_forge_a_report_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join(".mcp.json");
+    let name = "evil\u{1b}[31m\nfake: ok";
+    std::fs::write(
+        &cfg,
+        json!({"mcpServers": {name: {"command": "/nonexistent/server"}}}).to_string(),
+    )
+    .unwrap();
+    let run = |json: bool| {
+        let mut cmd = common::toolbind();
+        cmd.arg("list")
+            .args(json.then_some("--json"))
+            .arg("--mcp-config")
+            .arg(&cfg)
+            .args(["--mcp-wait", "20"])
+            .arg(dir.path());
+        common::output_within(cmd, 60.0).expect("toolbind finished within 60 s")
+    };
+    let out = run(false);
+    let text = common::stdout(&out);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("fake: ok")), "{text}");
+    assert!(
+        text.contains(r"evil\u{1b}[31m\nfake: ok: failed:"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&run(true))).unwrap();
+    assert_eq!(v["mcp_servers"][0]["name"], name);
+    assert_eq!(v["mcp_servers"][0]["state"], "failed");
+    assert!(v["mcp_servers"][0]["fix"].is_string(), "{v}");
+}
