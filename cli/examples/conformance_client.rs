@@ -20,8 +20,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use toolbind::host::{Answer, ApprovalRequest, Decision, ElicitRequest, Elicited, Host, Refusal};
-use toolbind::mcp::McpServer;
+use toolbind::host::{
+    Answer, ApprovalRequest, Decision, ElicitRequest, Elicited, Host, LoginRequest, LoginStep,
+    Refusal,
+};
+use toolbind::mcp::{McpServer, OAuth};
 use toolbind::{CallOptions, Runtime, StopReason, ToolInfo};
 
 /// Under the suite's own 30 s per scenario: a driver that hangs is stopped here, with a
@@ -56,7 +59,27 @@ async fn main() -> ExitCode {
 }
 
 async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), String> {
-    let server = McpServer::http("server", url).connect_timeout(Duration::from_secs(20));
+    let mut server = McpServer::http("server", url).connect_timeout(Duration::from_secs(20));
+    // The authorization scenarios: a fresh token folder per run (the suite's servers
+    // reuse ports), the suite's client metadata document, the pre-registered client when
+    // the scenario gives one. `Agent::login` plays the person at the browser.
+    let tokens = tempfile::tempdir().map_err(|e| e.to_string())?;
+    if scenario.starts_with("auth/") {
+        let mut oauth = OAuth::new()
+            .client_name("toolbind-conformance")
+            .client_metadata_url("https://conformance-test.local/client-metadata.json")
+            .token_dir(tokens.path());
+        if let Some(id) = context["client_id"].as_str() {
+            oauth = oauth.client_id(id);
+        }
+        if let Some(secret) = context["client_secret"].as_str() {
+            oauth = oauth.client_secret(secret);
+        }
+        if scenario.starts_with("auth/client-credentials") {
+            oauth = oauth.client_credentials();
+        }
+        server = server.oauth(oauth);
+    }
     // `initialize`'s server offers no tools, which the executor reports (a server it has
     // nothing to call): the handshake is the scenario, so the runtime is built anyway.
     let runtime = Runtime::builder()
@@ -176,4 +199,59 @@ impl Host for Agent {
         }
         Box::pin(async move { Ok(Elicited::accept(content)) })
     }
+
+    /// The person at the browser: the suite's authorization endpoint signs in at once and
+    /// redirects; that redirect is followed to toolbind's loopback listener, as a browser
+    /// would, so the listener's checks (state, `iss`) run.
+    fn login(&self, request: LoginRequest) -> Answer<Result<LoginStep, Refusal>> {
+        Box::pin(async move {
+            eprintln!("conformance_client: login ({:?})", request.reason);
+            let location = get(&request.url)
+                .await
+                .map_err(Refusal::new)?
+                .ok_or_else(|| Refusal::new("the authorization endpoint did not redirect"))?;
+            if !location.starts_with(&request.redirect_uri) {
+                // An error page or another place: the login fails as it would for a person.
+                return Ok(LoginStep::Redirected(location));
+            }
+            get(&location).await.map_err(Refusal::new)?;
+            Ok(LoginStep::Opened)
+        })
+    }
+}
+
+/// A GET of an `http://` URL, redirects not followed: the `Location` of a redirect.
+async fn get(url: &str) -> Result<Option<String>, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("not an http:// URL: {url}"))?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let address = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let mut stream = tokio::net::TcpStream::connect(&address)
+        .await
+        .map_err(|e| format!("cannot reach {address}: {e}"))?;
+    let request = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    stream
+        .take(1 << 20)
+        .read_to_end(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let head = String::from_utf8_lossy(&answer);
+    let head = head.split("\r\n\r\n").next().unwrap_or_default();
+    Ok(head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("location")
+            .then(|| v.trim().to_owned())
+    }))
 }

@@ -1349,11 +1349,12 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
     .await
     .unwrap_err();
     let e = err.to_string();
+    // No host to sign in with: the login to run is named.
     assert!(
-        e.contains("HTTP 401") && e.contains("does not run OAuth flows"),
+        e.contains("HTTP 401") && e.contains("run `toolbind mcp login oauth`"),
         "{e}"
     );
-    assert!(e.contains("bearerTokenFile"), "{e}");
+    assert!(e.contains("bearer token"), "{e}");
     // Not strict: the runtime is built, and the server needs a login, saying how.
     let runtime = bounded(
         "oauth, not strict",
@@ -1366,7 +1367,7 @@ async fn http_redirects_elsewhere_and_oauth_challenges_are_refused_clearly() {
     match runtime.mcp_server_state("oauth") {
         Some(toolbind::mcp::McpServerState::NeedsLogin { reason, .. }) => {
             assert!(reason.contains("HTTP 401"), "{reason}");
-            assert!(reason.contains("bearerTokenFile"), "{reason}");
+            assert!(reason.contains("toolbind mcp login oauth"), "{reason}");
         }
         other => panic!("{other:?}"),
     }

@@ -47,6 +47,7 @@
 mod ask;
 mod builtin;
 mod form;
+mod login;
 mod question;
 mod refusal;
 
@@ -64,6 +65,7 @@ pub(crate) use builtin::redacting;
 pub use builtin::{Policy, policy};
 pub use form::field_fits;
 pub(crate) use form::has_uri_scheme;
+pub use login::{LoginReason, LoginRequest, LoginStep};
 pub use question::{MAX_SAMPLE_TOKENS, sample_params};
 pub(crate) use question::{Question, question_key};
 pub use refusal::Refusal;
@@ -173,6 +175,16 @@ pub trait Host: Send + Sync + 'static {
     fn roots(&self, asker: Asker) -> Answer<Result<Vec<Root>, Refusal>> {
         let _ = asker;
         Box::pin(std::future::ready(Err(Refusal::not_answered("roots"))))
+    }
+
+    /// An MCP server's authorization server wants a person to sign in: show them
+    /// `request.url` (or open it) and return [`LoginStep::Opened`], or follow it yourself
+    /// and return [`LoginStep::Redirected`]. By default refused: the server is then
+    /// [`NeedsLogin`](crate::mcp::McpServerState) until `toolbind mcp login` is run. Called
+    /// by the MCP executor with the `mcp-http` feature only.
+    fn login(&self, request: LoginRequest) -> Answer<Result<LoginStep, Refusal>> {
+        let _ = request;
+        Box::pin(std::future::ready(Err(Refusal::not_answered("login"))))
     }
 
     /// `ctx.notify(text, level)`: a log message (the runtime also emits it as a DEBUG `tracing`

@@ -156,7 +156,7 @@ pub async fn list_server_tools(
             }
         }
         #[cfg(feature = "mcp-http")]
-        ServerConfig::Http { url, headers } => http::list(url, headers, limits).await,
+        ServerConfig::Http { url, headers } => http::list(server, url, headers, limits).await,
         #[cfg(not(feature = "mcp-http"))]
         ServerConfig::Http { url, .. } => Err(ListError(format!(
             "{url}: this toolbind was built without feature `mcp-http`, which Streamable \
@@ -350,6 +350,7 @@ pub(super) async fn pages(
 pub(super) mod http {
     use std::collections::{BTreeMap, HashMap};
     use std::error::Error;
+    use std::sync::Arc;
 
     use reqwest::header::{HeaderName, HeaderValue};
     use rmcp::transport::StreamableHttpClientTransport;
@@ -360,27 +361,52 @@ pub(super) mod http {
     use super::{ListError, ListLimits, Listing, session};
 
     pub(super) async fn list(
+        server: &super::McpServer,
         url: &str,
         headers: &BTreeMap<String, String>,
         limits: &ListLimits,
     ) -> Result<Listing, ListError> {
         let err = |m: String| ListError(format!("{url}: {m}"));
+        // Tokens a login stored are used; nobody is asked to sign in here.
+        let cred = credential(server, url, headers, None).map_err(err)?;
         let http =
-            transport(url, headers, limits.connect_timeout, limits.max_bytes).map_err(err)?;
+            transport(url, headers, limits.connect_timeout, limits.max_bytes, cred).map_err(err)?;
         let sent = http.sent_token;
+        let name = server.name.clone();
         session(
             http.transport,
             limits,
-            &|e| explain(e, sent),
+            &|e| explain(e, sent, &name),
             &http.closed_note,
         )
         .await
         .map_err(err)
     }
 
+    /// The OAuth credential of `server` at `url`, unless the configuration sends its own
+    /// `Authorization` (a bearer token): the tokens a login stored for this URL, and
+    /// `host` to ask for a login when none is stored or the stored one is refused.
+    pub(crate) fn credential(
+        server: &super::McpServer,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        host: Option<crate::host::SharedHost>,
+    ) -> Result<Option<Arc<crate::mcp::Credential>>, String> {
+        if headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"))
+        {
+            return Ok(None);
+        }
+        let oauth = server.oauth.clone().unwrap_or_default();
+        crate::mcp::Credential::new(&server.name, url, oauth, host)
+            .map(|c| Some(Arc::new(c)))
+            .map_err(|e| e.to_string())
+    }
+
     /// A Streamable HTTP transport, ready for `initialize`.
     pub(crate) struct Http {
-        pub(crate) transport: StreamableHttpClientTransport<reqwest::Client>,
+        pub(crate) transport: StreamableHttpClientTransport<crate::mcp::AuthedHttp>,
         /// Whether an `Authorization` header is sent.
         pub(crate) sent_token: bool,
         /// What follows the message of a connection closed before an answer.
@@ -394,6 +420,7 @@ pub(super) mod http {
         headers: &BTreeMap<String, String>,
         connect_timeout: std::time::Duration,
         max_bytes: u64,
+        cred: Option<Arc<crate::mcp::Credential>>,
     ) -> Result<Http, String> {
         let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
         if !matches!(scheme.as_deref(), Some("http" | "https")) {
@@ -433,6 +460,10 @@ pub(super) mod http {
         let sent_token = headers
             .keys()
             .any(|k| k.eq_ignore_ascii_case("authorization"));
+        let client = crate::mcp::AuthedHttp {
+            inner: client,
+            cred,
+        };
         Ok(Http {
             transport: StreamableHttpClientTransport::with_client(client, config),
             sent_token,
@@ -481,6 +512,7 @@ pub(super) mod http {
     pub(crate) fn explain(
         e: &rmcp::service::ClientInitializeError,
         sent_token: bool,
+        name: &str,
     ) -> Option<String> {
         // The transport's error is a field of the variant, not its `source`.
         let mut cur: Option<&(dyn Error + 'static)> = match e {
@@ -490,17 +522,19 @@ pub(super) mod http {
         while let Some(c) = cur {
             if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
                 return Some(match h {
-                    StreamableHttpError::AuthRequired(a) => needs_token(
-                        challenged("HTTP 401", &a.www_authenticate_header),
-                        sent_token,
-                    ),
+                    StreamableHttpError::AuthRequired(a) => {
+                        needs_token("HTTP 401", &a.www_authenticate_header, sent_token, name)
+                    }
                     StreamableHttpError::InsufficientScope(a) => needs_token(
-                        challenged("HTTP 403, insufficient scope", &a.www_authenticate_header),
+                        "HTTP 403, insufficient scope",
+                        &a.www_authenticate_header,
                         sent_token,
+                        name,
                     ),
                     StreamableHttpError::UnexpectedServerResponse(m) if denied(m) => {
-                        needs_token(m.to_string(), sent_token)
+                        needs_token(m, "", sent_token, name)
                     }
+                    StreamableHttpError::Auth(a) => format!("{a}"),
                     StreamableHttpError::ResponseBodyTooLarge { .. } => format!(
                         "`initialize` failed: {h} (a response that large is not one toolbind takes)"
                     ),
@@ -544,36 +578,28 @@ pub(super) mod http {
         false
     }
 
-    /// The status, and what a `WWW-Authenticate` challenge asks for that toolbind does not
-    /// do: the OAuth flow.
-    fn challenged(status: &str, challenge: &str) -> String {
+    /// What to do about a 401 or 403: a login when the challenge asks for OAuth (names
+    /// its protected-resource metadata), else a bearer token.
+    fn needs_token(status: &str, challenge: &str, sent_token: bool, name: &str) -> String {
+        let shown = name.escape_debug();
         // MCP's authorization spec: a server that wants OAuth names its protected-resource
-        // metadata in the challenge (RFC 9728). A bare `Bearer realm=...` asks for a token
-        // only.
-        if !challenge.contains("resource_metadata") {
-            return status.to_owned();
+        // metadata in the challenge (RFC 9728). A bare `Bearer realm=...` asks for a token.
+        if challenge.contains("resource_metadata") && !sent_token {
+            return format!(
+                "the server needs an OAuth login ({status}): run `toolbind mcp login {shown}` (or give a bearer token in its config)"
+            );
         }
-        let shown: String = challenge
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(200)
-            .collect();
-        format!(
-            "{status}; its WWW-Authenticate asks for OAuth (`{shown}`), and toolbind does not run OAuth flows: get a token by the server's own means and pass it as below"
-        )
-    }
-
-    fn needs_token(why: String, sent_token: bool) -> String {
         let what = if sent_token {
             "the server refused the bearer token sent (check that it is the server's and has not expired)"
         } else {
             "the server needs a bearer token and none was sent"
         };
         format!(
-            "{what} ({why}): give it with \
+            "{what} ({status}): give it with \
              `\"headers\": {{\"Authorization\": \"Bearer ${{TOKEN}}\"}}`, \
              `\"bearerTokenFile\"` or `\"bearerTokenEnvVar\"` in the mcpServers config, or \
-             --bearer-token-file / --bearer-token-env with --url"
+             --bearer-token-file / --bearer-token-env with --url; or, if it takes OAuth, \
+             `toolbind mcp login {shown}`"
         )
     }
 }

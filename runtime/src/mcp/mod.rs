@@ -36,6 +36,8 @@ mod join;
 mod lines;
 #[cfg(feature = "mcp")]
 mod list;
+#[cfg(feature = "mcp-http")]
+mod oauth;
 #[cfg(not(feature = "mcp"))]
 mod off;
 #[cfg(feature = "mcp")]
@@ -59,6 +61,11 @@ pub use exec::ConnectError;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use list::{ListError, ListLimits, Listing, list_server_tools, list_tools};
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use oauth::{AuthStatus, OAuth, OAuthError, auth_status, login, logout};
+#[cfg(feature = "mcp-http")]
+pub(crate) use oauth::{AuthedHttp, Credential};
 #[cfg(not(feature = "mcp"))]
 pub(crate) use off::{Declared, Servers};
 #[cfg(feature = "mcp")]

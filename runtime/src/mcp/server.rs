@@ -44,6 +44,9 @@ pub struct McpServer {
     /// The config file the server's entry comes from (absolute), when it comes from one:
     /// part of what its state folder is keyed by.
     pub(crate) origin: Option<PathBuf>,
+    /// How to sign in when the server asks for OAuth (the defaults when `None`).
+    #[cfg(feature = "mcp-http")]
+    pub(crate) oauth: Option<super::OAuth>,
 }
 
 /// Where a bearer token comes from; read at each connect, never shown.
@@ -106,6 +109,8 @@ impl McpServer {
             max_message_bytes: 32 * 1024 * 1024,
             max_restart_delay: Duration::from_secs(30),
             origin: None,
+            #[cfg(feature = "mcp-http")]
+            oauth: None,
         }
     }
 
@@ -165,6 +170,20 @@ impl McpServer {
     /// The bearer token for an HTTP server (`Authorization: Bearer ...`).
     pub fn bearer(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(Bearer::Value(crate::Secret::from(token.into())));
+        self
+    }
+
+    /// How to sign in when this HTTP server asks for OAuth 2.1 (a 401 whose challenge
+    /// names its metadata). Without it a server that asks gets [`OAuth::new`]'s defaults
+    /// (a registered client); either way the token is kept by the server's URL, and a
+    /// person signs in through [`Host::login`](crate::host::Host::login) or `toolbind mcp
+    /// login`. Not used when a bearer token or an `Authorization` header is set.
+    ///
+    /// [`OAuth::new`]: super::OAuth::new
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn oauth(mut self, oauth: super::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 

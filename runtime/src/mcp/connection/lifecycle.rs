@@ -247,11 +247,19 @@ impl Connection {
             .server
             .http_headers()
             .map_err(|e| failed(e.to_string()))?;
+        let host = self.shared.asking.locked().runtime.clone();
+        let cred = list::http::credential(&self.server, url, &headers, host).map_err(failed)?;
         let no_discover = AtomicBool::new(false);
         let mut last = String::new();
         for discover in [true, false] {
-            let http = list::http::transport(url, &headers, timeout, self.server.max_message_bytes)
-                .map_err(|e| failed(e.to_string()))?;
+            let http = list::http::transport(
+                url,
+                &headers,
+                timeout,
+                self.server.max_message_bytes,
+                cred.clone(),
+            )
+            .map_err(|e| failed(e.to_string()))?;
             let sent = http.sent_token;
             let transport = Observed::new(http.transport, self.shared.clone(), generation);
             let handler = Handler {
@@ -268,7 +276,7 @@ impl Connection {
                         login.store(true, Ordering::SeqCst);
                     }
                     no_discover.store(discover && list::knows_no_discover(e), Ordering::SeqCst);
-                    list::http::explain(e, sent)
+                    list::http::explain(e, sent, &self.server.name)
                 },
                 discover,
             )

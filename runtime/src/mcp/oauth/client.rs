@@ -1,0 +1,478 @@
+//! The token of one HTTP server's connection ([`Credential`]) and the HTTP client that
+//! sends it ([`AuthedHttp`]): a 401 leads to one refresh or login and one retry, a 403
+//! `insufficient_scope` to a login for the scopes asked (at most three per connection).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_core::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::AuthError;
+use rmcp::transport::streamable_http_client::SseError;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+
+use super::flow::{self, Refreshed};
+use super::store::{Record, Store};
+use super::{OAuth, OAuthError};
+use crate::host::{LoginReason, SharedHost};
+
+/// A token this close to its expiry is refreshed before it is sent.
+const MARGIN: Duration = Duration::from_secs(30);
+/// How long a process waits for another's login or refresh of the same resource.
+const LOCK_WAIT: Duration = Duration::from_secs(330);
+/// Step-ups for scopes one connection makes at most (a server that keeps asking for more
+/// is not followed for ever).
+const MAX_STEP_UPS: u32 = 3;
+
+/// One HTTP server's OAuth credentials as a connection uses them.
+pub(crate) struct Credential {
+    server: String,
+    url: String,
+    resource: String,
+    oauth: OAuth,
+    store: Store,
+    host: Option<SharedHost>,
+    current: Mutex<Option<Arc<Record>>>,
+    /// One login or refresh at a time in this process (the file lock does it across).
+    busy: tokio::sync::Mutex<()>,
+    step_ups: AtomicU32,
+}
+
+impl Credential {
+    pub(crate) fn new(
+        server: &str,
+        url: &str,
+        oauth: OAuth,
+        host: Option<SharedHost>,
+    ) -> Result<Credential, OAuthError> {
+        let resource = super::resource_of(url)?;
+        let store = Store::new(&oauth.dir(), &resource)?;
+        let current = store.load().ok().flatten().map(Arc::new);
+        Ok(Credential {
+            server: server.into(),
+            url: url.into(),
+            resource,
+            oauth,
+            store,
+            host,
+            current: Mutex::new(current),
+            busy: tokio::sync::Mutex::new(()),
+            step_ups: AtomicU32::new(0),
+        })
+    }
+
+    fn current(&self) -> Option<Arc<Record>> {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn keep(&self, record: Record) -> Result<String, OAuthError> {
+        self.store.save(&record)?;
+        let token = record.access_token.clone();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(record));
+        Ok(token)
+    }
+
+    fn shown(&self) -> String {
+        self.server.escape_debug().to_string()
+    }
+
+    /// The token to send: the one held while it is fresh (no I/O), else a refreshed one;
+    /// none when there is none (the server's 401 then starts a login).
+    pub(crate) async fn token(&self) -> Option<String> {
+        let held = self.current()?;
+        if held.fresh(MARGIN) {
+            return Some(held.access_token.clone());
+        }
+        if held.refresh_token.is_none() && !held.client_credentials {
+            // Sent anyway: the server decides, and its 401 starts a login.
+            return Some(held.access_token.clone());
+        }
+        match self.renew(Some(&held.access_token), None, false).await {
+            Ok(t) => Some(t),
+            Err(_) => Some(held.access_token.clone()),
+        }
+    }
+
+    /// A new token after `sent` was refused (or expired): another process's, when it
+    /// stored a fresh one meanwhile; else a refresh; else the client-credentials grant or
+    /// a login. `login` skips the first two (a refreshed token was refused too).
+    pub(crate) async fn renew(
+        &self,
+        sent: Option<&str>,
+        challenge: Option<&str>,
+        login: bool,
+    ) -> Result<String, OAuthError> {
+        let _busy = self.busy.lock().await;
+        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let stored = self.store.load()?;
+        if let Some(r) = &stored
+            && !login
+            && Some(r.access_token.as_str()) != sent
+            && r.fresh(MARGIN)
+        {
+            return self.keep(r.clone());
+        }
+        if let Some(r) = stored
+            .as_ref()
+            .filter(|r| !login && r.refresh_token.is_some())
+        {
+            match flow::refresh(&self.url, &self.oauth, r).await? {
+                Refreshed::Done(new) => return self.keep(new),
+                Refreshed::Refused => {}
+            }
+        }
+        let reason = if stored.is_some() {
+            LoginReason::Expired
+        } else {
+            LoginReason::First
+        };
+        let record = self
+            .obtain(
+                challenge,
+                self.oauth.scopes.clone(),
+                reason,
+                stored.as_ref(),
+            )
+            .await?;
+        self.keep(record)
+    }
+
+    /// A token with the scopes granted before plus those a 403 `insufficient_scope` asks
+    /// for (a new login or grant; the union, so nothing granted is lost).
+    pub(crate) async fn step_up(
+        &self,
+        sent: Option<&str>,
+        challenge: &str,
+        required: Option<&str>,
+    ) -> Result<String, OAuthError> {
+        let _busy = self.busy.lock().await;
+        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let stored = self.store.load()?;
+        let wanted: Vec<String> = required
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        if let Some(r) = &stored
+            && Some(r.access_token.as_str()) != sent
+            && r.fresh(MARGIN)
+            && wanted.iter().all(|w| r.scopes.contains(w))
+        {
+            return self.keep(r.clone());
+        }
+        if self.step_ups.fetch_add(1, Ordering::SeqCst) >= MAX_STEP_UPS {
+            return Err(OAuthError::Flow(format!(
+                "the server asked for more scopes {MAX_STEP_UPS} times and refuses the tokens given ({}); toolbind stops asking",
+                required.unwrap_or("no scope named")
+            )));
+        }
+        let mut scopes: Vec<String> = stored
+            .as_ref()
+            .map(|r| r.scopes.clone())
+            .or_else(|| self.oauth.scopes.clone())
+            .unwrap_or_default();
+        for w in wanted {
+            if !scopes.contains(&w) {
+                scopes.push(w);
+            }
+        }
+        let reason = LoginReason::StepUp {
+            scopes: scopes.clone(),
+        };
+        let record = self
+            .obtain(Some(challenge), Some(scopes), reason, stored.as_ref())
+            .await?;
+        self.keep(record)
+    }
+
+    /// A login now, whatever is stored (`toolbind mcp login`).
+    pub(crate) async fn login_now(&self) -> Result<String, OAuthError> {
+        let _busy = self.busy.lock().await;
+        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let stored = self.store.load().ok().flatten();
+        let record = self
+            .obtain(
+                None,
+                self.oauth.scopes.clone(),
+                LoginReason::First,
+                stored.as_ref(),
+            )
+            .await?;
+        self.keep(record)
+    }
+
+    async fn obtain(
+        &self,
+        challenge: Option<&str>,
+        scopes: Option<Vec<String>>,
+        reason: LoginReason,
+        earlier: Option<&Record>,
+    ) -> Result<Record, OAuthError> {
+        if self.oauth.client_credentials {
+            return flow::client_credentials(
+                &self.url,
+                &self.resource,
+                &self.oauth,
+                challenge,
+                scopes,
+            )
+            .await;
+        }
+        let Some(host) = &self.host else {
+            return Err(OAuthError::NeedsLogin(format!(
+                "the server needs an OAuth login: run `toolbind mcp login {}`",
+                self.shown()
+            )));
+        };
+        let reason = match (&reason, earlier) {
+            (LoginReason::Expired, Some(r))
+                if challenge.is_some_and(|c| names_other_issuer(c, r)) =>
+            {
+                LoginReason::NewIssuer
+            }
+            _ => reason,
+        };
+        flow::Login {
+            server: &self.server,
+            url: &self.url,
+            resource: &self.resource,
+            oauth: &self.oauth,
+            host: host.as_ref(),
+            challenge,
+            scopes,
+            reason,
+            earlier,
+        }
+        .run()
+        .await
+        .map_err(|e| match e {
+            OAuthError::NeedsLogin(m) => {
+                OAuthError::NeedsLogin(format!("{m}: run `toolbind mcp login {}`", self.shown()))
+            }
+            other => other,
+        })
+    }
+}
+
+/// A guess for the reason shown only: whether a challenge's metadata URL is on another
+/// host than the stored issuer's (the login's discovery decides for real).
+fn names_other_issuer(challenge: &str, r: &Record) -> bool {
+    let host = |u: &str| {
+        url::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+    };
+    let Some(issuer) = r.issuer.as_deref().and_then(host) else {
+        return false;
+    };
+    !challenge.contains(&issuer)
+}
+
+/// rmcp's reqwest client with the credential's token: what an HTTP server's transport
+/// sends through. Without a credential (a static `Authorization` header is configured) it
+/// only passes through.
+#[derive(Clone)]
+pub(crate) struct AuthedHttp {
+    pub(crate) inner: reqwest::Client,
+    pub(crate) cred: Option<Arc<Credential>>,
+}
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+impl AuthedHttp {
+    async fn with_auth<T, F, Fut>(&self, given: Option<String>, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let Some(cred) = &self.cred else {
+            return call(given).await;
+        };
+        let mut sent = cred.token().await;
+        for attempt in 0.. {
+            let r = call(sent.clone()).await;
+            let next = match &r {
+                Err(StreamableHttpError::AuthRequired(a)) if attempt < 2 => {
+                    cred.renew(
+                        sent.as_deref(),
+                        Some(&a.www_authenticate_header),
+                        attempt == 1,
+                    )
+                    .await
+                }
+                Err(StreamableHttpError::InsufficientScope(s)) if attempt < 2 => {
+                    cred.step_up(
+                        sent.as_deref(),
+                        &s.www_authenticate_header,
+                        s.required_scope.as_deref(),
+                    )
+                    .await
+                }
+                _ => return r,
+            };
+            match next {
+                Ok(t) => sent = Some(t),
+                // The 401 or 403 stays what the caller sees: the server needs a login.
+                Err(OAuthError::NeedsLogin(m)) => {
+                    tracing::warn!(target: "toolbind::mcp", server = %cred.shown(), "{m}");
+                    return r;
+                }
+                Err(e) => {
+                    return Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(
+                        e.to_string(),
+                    )));
+                }
+            }
+        }
+        unreachable!("the loop returns by its third attempt")
+    }
+}
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+
+impl StreamableHttpClient for AuthedHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(auth, |t| {
+            let (uri, m, s, h) = (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                headers.clone(),
+            );
+            async move { self.inner.post_message(uri, m, s, t, h).await }
+        })
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        max: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(auth, |t| {
+            let (uri, m, s, h) = (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                headers.clone(),
+            );
+            async move {
+                self.inner
+                    .post_message_with_max_sse_event_size(uri, m, s, t, h, max)
+                    .await
+            }
+        })
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(auth, |t| {
+            let (uri, m, s, h) = (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                headers.clone(),
+            );
+            async move {
+                self.inner
+                    .post_message_with_response_limits(uri, m, s, t, h, limits)
+                    .await
+            }
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<(), HttpError> {
+        // A session's end is not worth a login.
+        let token = match &self.cred {
+            Some(c) => c.token().await,
+            None => auth,
+        };
+        self.inner
+            .delete_session(uri, session_id, token, headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.with_auth(auth, |t| {
+            let (uri, s, l, h) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                headers.clone(),
+            );
+            async move { self.inner.get_stream(uri, s, l, t, h).await }
+        })
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+        max: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.with_auth(auth, |t| {
+            let (uri, s, l, h) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                headers.clone(),
+            );
+            async move {
+                self.inner
+                    .get_stream_with_max_sse_event_size(uri, s, l, t, h, max)
+                    .await
+            }
+        })
+        .await
+    }
+}

@@ -1,0 +1,557 @@
+//! The network steps of a login, a grant and a refresh, on rmcp's `AuthorizationManager`:
+//! each returns the [`Record`] to store. Nothing here reads or writes the store.
+
+use std::time::Duration;
+
+use rmcp::transport::CredentialStore;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    ClientCredentialsConfig, InMemoryCredentialStore, OAuthClientConfig, OAuthTokenResponse,
+    StoredCredentials,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+use super::store::{Client, ClientKind, Record, now};
+use super::{OAuth, OAuthError};
+use crate::host::{Host, LoginReason, LoginRequest, LoginStep};
+
+/// rmcp's error, as a message that quotes no token or code (rmcp's never do; bodies of
+/// token answers are not quoted either).
+fn flow(what: &str) -> impl FnOnce(AuthError) -> OAuthError + '_ {
+    move |e| OAuthError::Flow(format!("{what}: {e}"))
+}
+
+/// Discovery for `url`: the protected-resource metadata (from the challenge, else the
+/// well-known places), then the authorization server's (RFC 8414 or OpenID), its issuer
+/// checked. A server that publishes none is refused: rmcp would make up `/authorize` and
+/// `/token` on the server's own origin, and toolbind does not send a person there.
+pub(super) async fn discover(
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), OAuthError> {
+    let mut m = AuthorizationManager::new(url)
+        .await
+        .map_err(flow("cannot set up the OAuth client"))?;
+    let found = m
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(flow("discovery failed"))?;
+    if found.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(OAuthError::Flow(
+            "the server publishes no OAuth metadata (no protected-resource or authorization-server metadata was found): give a bearer token instead".into(),
+        ));
+    }
+    m.set_metadata(found.metadata.clone());
+    Ok((m, found.metadata))
+}
+
+/// The scopes of a login: those given, else what the challenge or the resource's
+/// metadata name (rmcp's choice for a first authorization); `offline_access` added when
+/// the authorization server lists it, so that a refresh token comes.
+async fn scopes_for(
+    m: &AuthorizationManager,
+    meta: &AuthorizationMetadata,
+    given: Option<&[String]>,
+) -> Vec<String> {
+    let Some(given) = given else {
+        return m.select_initial_scopes(&[]).await;
+    };
+    let mut scopes = given.to_vec();
+    let offline = meta
+        .scopes_supported
+        .as_ref()
+        .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+    if offline && !scopes.is_empty() && !scopes.iter().any(|s| s == "offline_access") {
+        scopes.push("offline_access".into());
+    }
+    scopes
+}
+
+/// Who the client is at this authorization server, in the spec's order: pre-registered,
+/// a Client ID Metadata Document where the server takes one, a registration kept from an
+/// earlier login with the same issuer, else a new registration.
+async fn identity(
+    m: &mut AuthorizationManager,
+    meta: &AuthorizationMetadata,
+    oauth: &OAuth,
+    redirect_uri: &str,
+    scopes: &[String],
+    earlier: Option<&Client>,
+) -> Result<Client, OAuthError> {
+    if let Some(id) = &oauth.client_id {
+        return Ok(Client {
+            id: id.clone(),
+            secret: None,
+            redirect_uri: redirect_uri.into(),
+            kind: ClientKind::PreRegistered,
+        });
+    }
+    let takes_document = meta
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    if let (Some(url), true) = (&oauth.client_metadata_url, takes_document) {
+        let ok = url::Url::parse(url)
+            .is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && !u.path().is_empty());
+        if !ok {
+            return Err(OAuthError::Config(format!(
+                "the client metadata URL `{url}` is not an https:// URL with a path"
+            )));
+        }
+        return Ok(Client {
+            id: url.clone(),
+            secret: None,
+            redirect_uri: redirect_uri.into(),
+            kind: ClientKind::MetadataDocument,
+        });
+    }
+    if let Some(c) =
+        earlier.filter(|c| c.kind == ClientKind::Registered && c.redirect_uri == redirect_uri)
+    {
+        return Ok(c.clone());
+    }
+    if meta.registration_endpoint.is_none() {
+        return Err(OAuthError::Config(
+            "the authorization server takes no registration and no client id is configured: register a client with it and set `oauth.clientId` (and its secret)".into(),
+        ));
+    }
+    let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let config = m
+        .register_client(&oauth.client_name, redirect_uri, &refs)
+        .await
+        .map_err(flow("client registration failed"))?;
+    Ok(Client {
+        id: config.client_id,
+        secret: config.client_secret,
+        redirect_uri: redirect_uri.into(),
+        kind: ClientKind::Registered,
+    })
+}
+
+fn client_config(client: &Client, secret: Option<String>, scopes: &[String]) -> OAuthClientConfig {
+    let mut c = OAuthClientConfig::new(client.id.clone(), client.redirect_uri.clone())
+        .with_scopes(scopes.to_vec());
+    if let Some(s) = secret.or_else(|| client.secret.clone()) {
+        c = c.with_client_secret(s);
+    }
+    c
+}
+
+/// A login: the authorization code with PKCE, the browser sent back to a loopback
+/// listener (or the URL a host followed itself).
+pub(super) struct Login<'a> {
+    pub(super) server: &'a str,
+    pub(super) url: &'a str,
+    pub(super) resource: &'a str,
+    pub(super) oauth: &'a OAuth,
+    pub(super) host: &'a dyn Host,
+    pub(super) challenge: Option<&'a str>,
+    pub(super) scopes: Option<Vec<String>>,
+    pub(super) reason: LoginReason,
+    pub(super) earlier: Option<&'a Record>,
+}
+
+impl Login<'_> {
+    pub(super) async fn run(self) -> Result<Record, OAuthError> {
+        let (mut m, meta) = discover(self.url, self.challenge).await?;
+        let earlier = self
+            .earlier
+            .filter(|r| r.issuer.is_some() && r.issuer == meta.issuer);
+        let port = self
+            .oauth
+            .callback_port
+            .or_else(|| earlier.and_then(|r| port_of(&r.client.redirect_uri)))
+            .unwrap_or(0);
+        let listener = match TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(l) => l,
+            Err(_) if self.oauth.callback_port.is_none() => TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .map_err(|e| OAuthError::Flow(format!("cannot listen on 127.0.0.1: {e}")))?,
+            Err(e) => {
+                return Err(OAuthError::Flow(format!(
+                    "cannot listen on 127.0.0.1:{port} for the login's redirect: {e}"
+                )));
+            }
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
+        let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+        let scopes = scopes_for(&m, &meta, self.scopes.as_deref()).await;
+        let client = identity(
+            &mut m,
+            &meta,
+            self.oauth,
+            &redirect_uri,
+            &scopes,
+            earlier.map(|r| &r.client),
+        )
+        .await?;
+        m.configure_client(client_config(&client, self.oauth.secret()?, &scopes))
+            .map_err(flow("the client cannot be configured"))?;
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let auth_url = m
+            .get_authorization_url(&refs)
+            .await
+            .map_err(flow("cannot build the authorization URL"))?;
+        let state = query(&auth_url, "state").unwrap_or_default();
+        let request = LoginRequest {
+            server: self.server.into(),
+            resource: self.resource.into(),
+            issuer: meta.issuer.clone(),
+            url: auth_url,
+            redirect_uri: redirect_uri.clone(),
+            reason: self.reason,
+        };
+        // The browser may come back before the host's answer does (a host that follows
+        // the redirect itself): the listener answers while the host is asked.
+        let waiting = callback(&listener, &state);
+        tokio::pin!(waiting);
+        let asked = self.host.login(request);
+        let limit = self.oauth.login_timeout;
+        let late = || {
+            OAuthError::NeedsLogin(format!(
+                "no browser came back to {redirect_uri} within {} s",
+                limit.as_secs()
+            ))
+        };
+        let back = tokio::time::timeout(limit, async {
+            tokio::select! {
+                back = &mut waiting => back,
+                step = asked => match step {
+                    Ok(LoginStep::Opened) => waiting.await,
+                    Ok(LoginStep::Redirected(url)) => parse_callback(&url, &state),
+                    Err(refusal) => Err(OAuthError::NeedsLogin(format!(
+                        "the server needs a login and none was done ({refusal})"
+                    ))),
+                },
+            }
+        })
+        .await
+        .map_err(|_| late())??;
+        let token = m
+            .exchange_code_for_token_with_issuer(&back.code, &back.state, back.iss.as_deref())
+            .await
+            .map_err(flow("the authorization was not accepted"))?;
+        Ok(record(self.resource, meta, client, &token, &scopes, false))
+    }
+}
+
+fn port_of(uri: &str) -> Option<u16> {
+    url::Url::parse(uri).ok()?.port()
+}
+
+fn query(url: &str, key: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    u.query_pairs()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// What the browser brought back.
+struct Back {
+    code: String,
+    state: String,
+    iss: Option<String>,
+}
+
+/// Checks a redirect's query: an error the authorization server reports, our `state`.
+fn parse_callback(url: &str, state: &str) -> Result<Back, OAuthError> {
+    let u = url::Url::parse(url)
+        .or_else(|_| url::Url::parse(&format!("http://127.0.0.1{url}")))
+        .map_err(|_| OAuthError::Flow("the redirect URL does not parse".into()))?;
+    let get = |k: &str| {
+        u.query_pairs()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.into_owned())
+    };
+    if let Some(e) = get("error") {
+        let said: String = get("error_description")
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(300)
+            .collect();
+        let e: String = e.chars().filter(|c| !c.is_control()).take(100).collect();
+        return Err(OAuthError::Flow(format!(
+            "the authorization server refused the login: {e} {said}"
+        )));
+    }
+    let got = get("state").unwrap_or_default();
+    if got.is_empty() || !constant_eq(got.as_bytes(), state.as_bytes()) {
+        return Err(OAuthError::Flow(
+            "the redirect's state is not this login's".into(),
+        ));
+    }
+    let code = get("code")
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| OAuthError::Flow("the redirect carries no code".into()))?;
+    Ok(Back {
+        code,
+        state: got,
+        iss: get("iss"),
+    })
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Waits on the loopback listener for the browser: a request for `/callback` with our
+/// state ends the wait; anything else (another path, a stray or hostile request with
+/// another state) is answered and the wait goes on.
+async fn callback(listener: &TcpListener, state: &str) -> Result<Back, OAuthError> {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            let mut limited = (&mut reader).take(8192);
+            limited.read_line(&mut line).await
+        })
+        .await;
+        if !matches!(read, Ok(Ok(_))) {
+            continue;
+        }
+        let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut stream = reader.into_inner();
+        if !target.starts_with("/callback") {
+            let _ = reply(&mut stream, "404 Not Found", "Not found.").await;
+            continue;
+        }
+        match parse_callback(&target, state) {
+            Err(OAuthError::Flow(m)) if m.contains("state") || m.contains("parse") => {
+                let _ = reply(
+                    &mut stream,
+                    "400 Bad Request",
+                    "This is not the login toolbind waits for.",
+                )
+                .await;
+            }
+            Err(e) => {
+                let _ = reply(
+                    &mut stream,
+                    "400 Bad Request",
+                    "The login failed: see toolbind's message.",
+                )
+                .await;
+                return Err(e);
+            }
+            Ok(back) => {
+                let _ = reply(
+                    &mut stream,
+                    "200 OK",
+                    "Signed in: you can close this tab and go back to toolbind.",
+                )
+                .await;
+                return Ok(back);
+            }
+        }
+    }
+}
+
+use tokio::io::AsyncReadExt as _;
+
+async fn reply(
+    stream: &mut tokio::net::TcpStream,
+    status: &str,
+    text: &str,
+) -> std::io::Result<()> {
+    let body = format!("{text}\n");
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// The token answer's fields, through its JSON (no oauth2 types needed here).
+fn record(
+    resource: &str,
+    meta: AuthorizationMetadata,
+    client: Client,
+    token: &OAuthTokenResponse,
+    asked: &[String],
+    client_credentials: bool,
+) -> Record {
+    let v = serde_json::to_value(token).unwrap_or_default();
+    let text = |k: &str| v[k].as_str().map(str::to_owned);
+    let scopes = text("scope")
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_else(|| asked.to_vec());
+    Record {
+        resource: resource.into(),
+        issuer: meta.issuer.clone(),
+        metadata: meta,
+        client,
+        access_token: text("access_token").unwrap_or_default(),
+        refresh_token: text("refresh_token"),
+        expires_at: v["expires_in"].as_u64().map(|s| now().saturating_add(s)),
+        scopes,
+        client_credentials,
+    }
+}
+
+/// The client-credentials grant (no person): the configured client id and secret, the
+/// resource's URL as `resource`.
+pub(super) async fn client_credentials(
+    url: &str,
+    resource: &str,
+    oauth: &OAuth,
+    challenge: Option<&str>,
+    scopes: Option<Vec<String>>,
+) -> Result<Record, OAuthError> {
+    let (Some(id), Some(secret)) = (oauth.client_id.clone(), oauth.secret()?) else {
+        return Err(OAuthError::Config(
+            "the client-credentials grant needs a client id and a client secret".into(),
+        ));
+    };
+    let (mut m, meta) = discover(url, challenge).await?;
+    let scopes = match scopes {
+        Some(s) => s,
+        None => m.select_initial_scopes(&[]).await,
+    };
+    let config = ClientCredentialsConfig::ClientSecret {
+        client_id: id.clone(),
+        client_secret: secret,
+        scopes: scopes.clone(),
+        resource: Some(url.to_owned()),
+    };
+    m.configure_client_credentials(&config)
+        .map_err(flow("the client cannot be configured"))?;
+    let token = m
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(flow("the client-credentials grant failed"))?;
+    let client = Client {
+        id,
+        secret: None,
+        redirect_uri: String::new(),
+        kind: ClientKind::PreRegistered,
+    };
+    Ok(record(resource, meta, client, &token, &scopes, true))
+}
+
+/// What a refresh came to.
+pub(super) enum Refreshed {
+    Done(Record),
+    /// The refresh token was refused (`invalid_grant`): a login is needed.
+    Refused,
+}
+
+/// Refreshes `old` at its authorization server (kept metadata: no discovery), with its
+/// client; the new refresh token kept when one comes (rotation), else the old one.
+pub(super) async fn refresh(
+    url: &str,
+    oauth: &OAuth,
+    old: &Record,
+) -> Result<Refreshed, OAuthError> {
+    let Some(refresh) = &old.refresh_token else {
+        return Ok(Refreshed::Refused);
+    };
+    let mut m = AuthorizationManager::new(url)
+        .await
+        .map_err(flow("cannot set up the OAuth client"))?;
+    m.set_metadata(old.metadata.clone());
+    let secret = match old.client.kind {
+        ClientKind::PreRegistered => oauth.secret()?,
+        _ => None,
+    };
+    m.configure_client(client_config(&old.client, secret, &old.scopes))
+        .map_err(flow("the client cannot be configured"))?;
+    let kept = InMemoryCredentialStore::new();
+    let token: OAuthTokenResponse = serde_json::from_value(serde_json::json!({
+        "access_token": old.access_token,
+        "token_type": "bearer",
+        "refresh_token": refresh,
+    }))
+    .map_err(|e| OAuthError::Store(e.to_string()))?;
+    kept.save(
+        StoredCredentials::new(old.client.id.clone(), Some(token), old.scopes.clone(), None)
+            .with_issuer(old.issuer.clone()),
+    )
+    .await
+    .map_err(flow("cannot stage the refresh"))?;
+    m.set_credential_store(kept);
+    match m.refresh_token().await {
+        Ok(new) => {
+            let mut r = record(
+                &old.resource,
+                old.metadata.clone(),
+                old.client.clone(),
+                &new,
+                &old.scopes,
+                old.client_credentials,
+            );
+            if r.refresh_token.is_none() {
+                r.refresh_token = old.refresh_token.clone();
+            }
+            Ok(Refreshed::Done(r))
+        }
+        Err(AuthError::TokenRefreshRejected(_)) => Ok(Refreshed::Refused),
+        Err(e) => Err(flow("the refresh failed")(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_redirect_is_taken_only_with_this_logins_state() {
+        let ok = parse_callback("/callback?code=c1&state=s1&iss=https%3A%2F%2Fas", "s1").unwrap();
+        assert_eq!(
+            (ok.code.as_str(), ok.iss.as_deref()),
+            ("c1", Some("https://as"))
+        );
+        let e = parse_callback("/callback?code=c1&state=s2", "s1")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("state"), "{e}");
+        let e = parse_callback("/callback?code=c1", "s1").err().unwrap();
+        assert!(e.to_string().contains("state"), "{e}");
+        let e = parse_callback(
+            "/callback?error=access_denied&error_description=no%0Athanks&state=s1",
+            "s1",
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("access_denied no"), "{e}");
+        assert!(!e.to_string().contains('\n'));
+    }
+
+    #[tokio::test]
+    async fn the_listener_keeps_waiting_through_stray_requests() {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let send = |path: &'static str| async move {
+            let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            out
+        };
+        let wait = tokio::spawn(async move { callback(&listener, "good").await });
+        assert!(send("/favicon.ico").await.starts_with("HTTP/1.1 404"));
+        assert!(
+            send("/callback?code=x&state=evil")
+                .await
+                .starts_with("HTTP/1.1 400")
+        );
+        assert!(
+            send("/callback?code=c&state=good")
+                .await
+                .starts_with("HTTP/1.1 200")
+        );
+        let back = wait.await.unwrap().unwrap();
+        assert_eq!(back.code, "c");
+    }
+}
