@@ -203,6 +203,62 @@ Exit status: 0 when nothing a caller relies on changed, 1 on a breaking change o
 server cannot be listed."
     )]
     Check(McpCheckArgs),
+    /// Sign in to an MCP server that asks for OAuth, and keep its token for later runs
+    #[command(
+        after_help = "The server is the one named in --config (or the one at --url). toolbind \
+finds the server's authorization server (its protected-resource metadata), registers a client \
+with it unless the config names one (`\"oauth\": {\"clientId\": ...}`), and prints the URL \
+to open; a browser is opened when there is a display. The browser comes back to \
+127.0.0.1, where toolbind waits (--timeout). With `\"grant\": \"client_credentials\"` no \
+person is needed.\n\n\
+Tokens are kept in <state root>/mcp-oauth, 0600, by the server's URL (never by the \
+config's name for it); `list`, `call`, `mcp snapshot` and `mcp check` use them and refresh \
+them.\n\n\
+Exit status: 0 when signed in, 1 otherwise."
+    )]
+    Login(McpLoginArgs),
+    /// Forget the OAuth tokens kept for an MCP server
+    #[command(
+        after_help = "Removes the credentials kept for the server's URL. Nothing is revoked at \
+the authorization server: revoke the grant in the server's own settings.\n\n\
+Exit status: 0 when something was removed or nothing was kept, 1 on an error."
+    )]
+    Logout(McpLoginArgs),
+    /// Show the OAuth credentials kept for MCP servers (never a token)
+    #[command(
+        after_help = "For each HTTP server of --config (or the one named, or --url): the \
+resource, the authorization server, the client, the scopes, when the token expires and \
+whether it can be refreshed.\n\n\
+Exit status: 0, also when nothing is kept."
+    )]
+    Status(McpLoginArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpLoginArgs {
+    /// The server's name in --config [for status: default all of them]
+    #[arg(value_name = "SERVER")]
+    pub server: Option<String>,
+    /// The `mcpServers` JSON config that names the server
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = ".mcp.json",
+        conflicts_with = "url"
+    )]
+    pub config: PathBuf,
+    /// A server's endpoint instead of --config
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Print the URL only; open no browser
+    #[arg(long)]
+    pub no_browser: bool,
+    /// How long a login waits for the browser to come back, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub timeout: u64,
+    /// Print the status as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

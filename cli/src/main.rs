@@ -10,6 +10,7 @@ mod check;
 mod emit;
 mod exit;
 mod lock;
+mod login;
 mod mcp;
 mod serve;
 mod sync;

@@ -23,6 +23,9 @@ pub fn run(cmd: McpCommand) -> Outcome {
     match cmd {
         McpCommand::Snapshot(a) => rt.block_on(snapshot(a)),
         McpCommand::Check(a) => rt.block_on(check(a)),
+        McpCommand::Login(a) => rt.block_on(crate::login::login(a)),
+        McpCommand::Logout(a) => crate::login::logout(a),
+        McpCommand::Status(a) => crate::login::status(a),
     }
 }
 

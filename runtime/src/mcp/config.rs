@@ -144,6 +144,25 @@ pub fn parse_config(
 pub(crate) struct Extras {
     pub(crate) prefix: Option<String>,
     pub(crate) sensitive: Vec<String>,
+    /// `"oauth"`: how to sign in to an HTTP server that asks for OAuth.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) oauth: Option<OAuthKeys>,
+}
+
+/// An entry's `"oauth"` object, spelt as Claude Code's `.mcp.json` spells it (`clientId`,
+/// `callbackPort`), plus keys for toolbind that other hosts ignore: `scopes`,
+/// `clientSecretEnvVar` / `clientSecretFile` (a secret is never written in the file),
+/// `clientMetadataUrl` and `"grant": "client_credentials"`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+pub(crate) struct OAuthKeys {
+    pub(crate) client_id: Option<String>,
+    pub(crate) callback_port: Option<u16>,
+    pub(crate) scopes: Option<Vec<String>>,
+    pub(crate) client_secret_env: Option<String>,
+    pub(crate) client_secret_file: Option<String>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) client_credentials: bool,
 }
 
 /// [`parse_config`], with each server's [`Extras`].
@@ -182,6 +201,7 @@ pub(crate) fn parse_servers(
         let extras = Extras {
             prefix: entry.string("prefix")?,
             sensitive,
+            oauth: entry.oauth()?,
         };
         out.insert(name.clone(), (config, extras));
     }
@@ -308,6 +328,70 @@ impl Entry<'_> {
                 .map_err(|e| self.err(format!("`{key}`: {e}")))?;
         }
         Ok(ServerConfig::Http { url, headers })
+    }
+
+    /// `"oauth"`: [`OAuthKeys`]. Keys other hosts add are ignored; a key toolbind reads
+    /// with the wrong type is an error.
+    fn oauth(&self) -> Result<Option<OAuthKeys>, ConfigError> {
+        let m = match self.fields.get("oauth") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(self.err("`oauth` is not an object".into())),
+        };
+        let text = |k: &str| -> Result<Option<String>, ConfigError> {
+            match m.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(t)) => expand(t, self.var)
+                    .map(Some)
+                    .map_err(|e| self.err(format!("`oauth.{k}`: {e}"))),
+                Some(_) => Err(self.err(format!("`oauth.{k}` is not a string"))),
+            }
+        };
+        if m.contains_key("clientSecret") {
+            return Err(self.err(
+                "`oauth.clientSecret`: a secret is not kept in the config; use `clientSecretEnvVar` (a variable's name) or `clientSecretFile`".into(),
+            ));
+        }
+        let callback_port = match m.get("callbackPort") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .and_then(|p| u16::try_from(p).ok())
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| {
+                        self.err("`oauth.callbackPort` is not a port (1-65535)".into())
+                    })?,
+            ),
+        };
+        let scopes = match m.get("scopes") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(t)) => Some(t.split_whitespace().map(str::to_owned).collect()),
+            Some(Value::Array(a)) => Some(
+                a.iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| self.err("`oauth.scopes` is not an array of strings".into()))?,
+            ),
+            Some(_) => return Err(self.err("`oauth.scopes` is not an array of strings".into())),
+        };
+        let client_credentials = match text("grant")?.as_deref() {
+            None | Some("authorization_code") => false,
+            Some("client_credentials") => true,
+            Some(g) => {
+                return Err(self.err(format!(
+                    "`oauth.grant` is `{g}`: toolbind runs `authorization_code` (a person signs in) or `client_credentials`"
+                )));
+            }
+        };
+        Ok(Some(OAuthKeys {
+            client_id: text("clientId")?,
+            callback_port,
+            scopes,
+            client_secret_env: text("clientSecretEnvVar")?,
+            client_secret_file: text("clientSecretFile")?,
+            client_metadata_url: text("clientMetadataUrl")?,
+            client_credentials,
+        }))
     }
 
     /// `"sensitive"`: input names redacted as secrets.
@@ -549,10 +633,41 @@ mod tests {
         assert!(matches!(config, ServerConfig::Stdio { .. }));
         assert_eq!(extras.prefix.as_deref(), Some("fs_"));
         assert_eq!(extras.sensitive, ["api_key", "pin"]);
+        assert_eq!(extras.oauth, None);
+        // Claude Code's `oauth` keys, and toolbind's beside them; other keys ignored.
+        let servers = parse_servers(
+            r#"{"mcpServers": {"gh": {"url": "https://x/mcp", "oauth": {"clientId": "Iv1.${P:-x}", "callbackPort": 8080, "scopes": "repo read:org", "clientSecretEnvVar": "GH_SECRET", "grant": "client_credentials", "somethingElse": true}}}}"#,
+            "f.json",
+            &vars,
+        )
+        .unwrap();
+        let oauth = servers["gh"].1.oauth.clone().unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("Iv1.x"));
+        assert_eq!(oauth.callback_port, Some(8080));
+        assert_eq!(
+            oauth.scopes.as_deref(),
+            Some(&["repo".to_owned(), "read:org".to_owned()][..])
+        );
+        assert_eq!(oauth.client_secret_env.as_deref(), Some("GH_SECRET"));
+        assert!(oauth.client_credentials);
         for (bad, says) in [
             (r#""sensitive": "api_key""#, "`sensitive` is not an array"),
             (r#""sensitive": [1]"#, "`sensitive[0]` is not an input name"),
             (r#""prefix": 3"#, "`prefix` is not a string"),
+            (r#""oauth": "x""#, "`oauth` is not an object"),
+            (r#""oauth": {"clientSecret": "s"}"#, "`clientSecretEnvVar`"),
+            (
+                r#""oauth": {"callbackPort": 70000}"#,
+                "`oauth.callbackPort` is not a port",
+            ),
+            (
+                r#""oauth": {"scopes": [1]}"#,
+                "`oauth.scopes` is not an array",
+            ),
+            (
+                r#""oauth": {"grant": "password"}"#,
+                "`oauth.grant` is `password`",
+            ),
         ] {
             let text = format!(r#"{{"mcpServers": {{"fs": {{"command": "x", {bad}}}}}}}"#);
             let e = parse_servers(&text, "f.json", &vars)

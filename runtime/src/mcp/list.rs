@@ -441,11 +441,7 @@ pub(super) mod http {
             })?;
             custom.insert(name, value);
         }
-        // rustls needs one crypto provider for the process; ring is the one built in. An
-        // embedding program that installed its own keeps it.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        tls();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .redirect(same_origin_redirects())
@@ -472,6 +468,14 @@ pub(super) mod http {
                 " (or its answer, as an event stream, went over the {max}-byte bound)"
             ),
         })
+    }
+
+    /// rustls needs one crypto provider for the process; ring is the one built in. An
+    /// embedding program that installed its own keeps it. Before any reqwest client.
+    pub(crate) fn tls() {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
     }
 
     /// Redirects are followed (at most 5) only within the endpoint's own origin (scheme,

@@ -134,6 +134,10 @@ impl McpServer {
                 for n in extras.sensitive {
                     s = s.sensitive(n);
                 }
+                #[cfg(feature = "mcp-http")]
+                if let Some(keys) = extras.oauth {
+                    s = s.oauth(super::OAuth::from_keys(keys, file));
+                }
                 s
             })
             .collect())
@@ -335,6 +339,13 @@ impl McpServer {
     /// The snapshot set with [`snapshot`](Self::snapshot).
     pub fn get_snapshot(&self) -> Option<&Snapshot> {
         self.snapshot.as_ref()
+    }
+
+    /// The OAuth setting, when one was given ([`oauth`](Self::oauth), or a config's `"oauth"`).
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn get_oauth(&self) -> Option<&super::OAuth> {
+        self.oauth.as_ref()
     }
 
     /// The jail of a stdio server.

@@ -373,7 +373,7 @@ fn shown_url(url: &str) -> String {
 /// `text` with every URL in it shown as [`shown_url`] shows it: an error of the HTTP
 /// client quotes the URL it was given, query and user information included.
 #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-fn scrub_urls(text: &str) -> String {
+pub(crate) fn scrub_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {

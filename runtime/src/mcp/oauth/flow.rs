@@ -19,7 +19,21 @@ use crate::host::{Host, LoginReason, LoginRequest, LoginStep};
 /// rmcp's error, as a message that quotes no token or code (rmcp's never do; bodies of
 /// token answers are not quoted either).
 fn flow(what: &str) -> impl FnOnce(AuthError) -> OAuthError + '_ {
-    move |e| OAuthError::Flow(format!("{what}: {e}"))
+    // An HTTP client error quotes the URL it was given, a key in its query too.
+    move |e| {
+        let said = crate::mcp::connection::scrub_urls(&crate::mcp::list::chain(&e));
+        OAuthError::Flow(format!("{what}: {said}"))
+    }
+}
+
+/// rmcp's manager for `url`, with its own HTTP client: a 30 s bound per request, bodies
+/// bounded, metadata hosts that resolve to link-local or (for a public server) private
+/// addresses refused.
+async fn manager(url: &str) -> Result<AuthorizationManager, OAuthError> {
+    crate::mcp::list::http::tls();
+    AuthorizationManager::new(url)
+        .await
+        .map_err(flow("cannot set up the OAuth client"))
 }
 
 /// Discovery for `url`: the protected-resource metadata (from the challenge, else the
@@ -30,9 +44,7 @@ pub(super) async fn discover(
     url: &str,
     challenge: Option<&str>,
 ) -> Result<(AuthorizationManager, AuthorizationMetadata), OAuthError> {
-    let mut m = AuthorizationManager::new(url)
-        .await
-        .map_err(flow("cannot set up the OAuth client"))?;
+    let mut m = manager(url).await?;
     let found = m
         .resolve_metadata_from_challenge(challenge)
         .await
@@ -453,9 +465,7 @@ pub(super) async fn refresh(
     let Some(refresh) = &old.refresh_token else {
         return Ok(Refreshed::Refused);
     };
-    let mut m = AuthorizationManager::new(url)
-        .await
-        .map_err(flow("cannot set up the OAuth client"))?;
+    let mut m = manager(url).await?;
     m.set_metadata(old.metadata.clone());
     let secret = match old.client.kind {
         ClientKind::PreRegistered => oauth.secret()?,

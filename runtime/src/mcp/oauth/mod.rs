@@ -168,6 +168,25 @@ impl OAuth {
         self
     }
 
+    /// An `mcpServers` entry's `"oauth"` keys; a relative secret file is of the config
+    /// file's folder.
+    pub(crate) fn from_keys(keys: super::config::OAuthKeys, config: &std::path::Path) -> OAuth {
+        let mut o = OAuth::new();
+        o.client_id = keys.client_id;
+        o.callback_port = keys.callback_port;
+        o.scopes = keys.scopes;
+        o.client_metadata_url = keys.client_metadata_url;
+        o.client_credentials = keys.client_credentials;
+        if let Some(v) = keys.client_secret_env {
+            o.client_secret = Some(ClientSecret::Env(v));
+        }
+        if let Some(f) = keys.client_secret_file {
+            let base = config.parent().unwrap_or(std::path::Path::new("."));
+            o.client_secret = Some(ClientSecret::File(crate::dirs::given(base.join(f))));
+        }
+        o
+    }
+
     pub(crate) fn dir(&self) -> PathBuf {
         self.token_dir
             .clone()
