@@ -340,6 +340,9 @@ impl McpListing {
             .map(|(name, state)| {
                 let name = &shown_name(name);
                 let fix = match state {
+                    S::NeedsLogin { reason, .. } if reason.contains("OAuth login") => format!(
+                        "sign in: `toolbind mcp login --config {file} {name}` (the token is kept for later runs)"
+                    ),
                     S::NeedsLogin { .. } => format!(
                         "give it a token: `\"bearerTokenEnvVar\": \"VAR\"` or `\"bearerTokenFile\": \"PATH\"` in its entry in {file}"
                     ),

@@ -54,7 +54,7 @@ impl Credential {
         host: Option<SharedHost>,
     ) -> Result<Credential, OAuthError> {
         let resource = super::resource_of(url)?;
-        let store = Store::new(&oauth.dir(), &resource)?;
+        let store = Store::new(&oauth.dir(), &resource, &oauth.identity())?;
         let current = store.load().ok().flatten().map(Arc::new);
         Ok(Credential {
             server: server.into(),
@@ -324,10 +324,7 @@ impl AuthedHttp {
             match next {
                 Ok(t) => sent = Some(t),
                 // The 401 or 403 stays what the caller sees: the server needs a login.
-                Err(OAuthError::NeedsLogin(m)) => {
-                    tracing::warn!(target: "toolbind::mcp", server = %cred.shown(), "{m}");
-                    return r;
-                }
+                Err(OAuthError::NeedsLogin(_)) => return r,
                 Err(e) => {
                     return Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(
                         e.to_string(),

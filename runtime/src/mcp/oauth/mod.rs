@@ -187,6 +187,17 @@ impl OAuth {
         o
     }
 
+    /// Whose tokens these are, beside the resource they are for: a configured client id,
+    /// and whether no person is involved (the client-credentials grant). The default
+    /// (a registered client, a person) is the empty string.
+    pub(crate) fn identity(&self) -> String {
+        match (&self.client_id, self.client_credentials) {
+            (Some(id), true) => format!("client-credentials {id}"),
+            (Some(id), false) => format!("client {id}"),
+            (None, _) => String::new(),
+        }
+    }
+
     pub(crate) fn dir(&self) -> PathBuf {
         self.token_dir
             .clone()
@@ -320,14 +331,14 @@ pub async fn login(
 pub fn logout(server: &super::McpServer) -> Result<bool, OAuthError> {
     let (url, oauth) = target(server)?;
     let resource = resource_of(&url)?;
-    store::Store::new(&oauth.dir(), &resource)?.remove()
+    store::Store::new(&oauth.dir(), &resource, &oauth.identity())?.remove()
 }
 
 /// What is stored for `server`'s URL, if anything.
 pub fn auth_status(server: &super::McpServer) -> Result<Option<AuthStatus>, OAuthError> {
     let (url, oauth) = target(server)?;
     let resource = resource_of(&url)?;
-    let store = store::Store::new(&oauth.dir(), &resource)?;
+    let store = store::Store::new(&oauth.dir(), &resource, &oauth.identity())?;
     Ok(store
         .load()?
         .map(|r| status_of(&r, store.path().to_owned())))

@@ -121,10 +121,12 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    /// The files of `resource` (canonical) under `dir` (created 0700 when missing).
-    pub(crate) fn new(dir: &Path, resource: &str) -> Result<Store, OAuthError> {
+    /// The files of `resource` (canonical) under `dir` (created 0700 when missing), for
+    /// the client `identity` ([`OAuth::identity`](super::OAuth::identity)): a headless
+    /// agent's grant and a person's login to the same server are kept apart.
+    pub(crate) fn new(dir: &Path, resource: &str, identity: &str) -> Result<Store, OAuthError> {
         crate::dirs::private_dir(dir).map_err(|e| OAuthError::Store(e.to_string()))?;
-        let hash = Sha256::digest(resource.as_bytes());
+        let hash = Sha256::digest(format!("{resource}\n{identity}").as_bytes());
         let name: String = hash[..12].iter().map(|b| format!("{b:02x}")).collect();
         Ok(Store {
             file: dir.join(format!("r-{name}.json")),
@@ -300,7 +302,7 @@ mod tests {
     fn a_record_is_written_private_and_read_back_only_for_its_resource() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path(), "https://a.example/mcp").unwrap();
+        let store = Store::new(dir.path(), "https://a.example/mcp", "").unwrap();
         assert!(store.load().unwrap().is_none());
         store.save(&record("https://a.example/mcp")).unwrap();
         let mode = std::fs::metadata(store.path())
@@ -311,7 +313,7 @@ mod tests {
         assert_eq!(store.load().unwrap().unwrap().access_token, "at");
         assert!(!format!("{:?}", store.load().unwrap().unwrap()).contains("at\""));
         // Another resource's file put in its place is refused.
-        let other = Store::new(dir.path(), "https://b.example/mcp").unwrap();
+        let other = Store::new(dir.path(), "https://b.example/mcp", "").unwrap();
         other.save(&record("https://b.example/mcp")).unwrap();
         std::fs::rename(other.path(), store.path()).unwrap();
         let e = store.load().unwrap_err().to_string();
@@ -328,7 +330,7 @@ mod tests {
     #[tokio::test]
     async fn the_lock_is_one_holder_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path(), "https://a.example/mcp").unwrap();
+        let store = Store::new(dir.path(), "https://a.example/mcp", "").unwrap();
         let held = store.lock(Duration::from_secs(1)).await.unwrap();
         let e = store.lock(Duration::from_millis(100)).await.unwrap_err();
         assert!(e.to_string().contains("held the lock"), "{e}");
