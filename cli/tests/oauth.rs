@@ -419,3 +419,132 @@ fn a_headless_agent_signs_in_with_its_client_credentials() {
     );
     assert!(!stderr(&o).contains("not-the-secret"), "{}", stderr(&o));
 }
+
+impl Fixture {
+    /// Sets how the fixture misbehaves (`token=hang`, `prm=mismatch`, ...).
+    fn mode(&self, query: &str) {
+        http(&self.web, "GET", &format!("/mode?{query}"), "");
+    }
+}
+
+/// A host whose person follows the authorization URL (through the fixture's `/browse`).
+#[derive(Clone)]
+struct Browser {
+    web: String,
+}
+
+impl toolbind::host::Host for Browser {
+    fn approve(
+        &self,
+        _r: toolbind::host::ApprovalRequest,
+    ) -> toolbind::host::Answer<toolbind::host::Decision> {
+        Box::pin(async { toolbind::host::Decision::Approve })
+    }
+
+    fn login(
+        &self,
+        request: toolbind::host::LoginRequest,
+    ) -> toolbind::host::Answer<Result<toolbind::host::LoginStep, toolbind::host::Refusal>> {
+        let web = self.web.clone();
+        Box::pin(async move {
+            let path = format!("/browse?url={}", encode(&request.url));
+            tokio::task::spawn_blocking(move || http(&web, "GET", &path, ""))
+                .await
+                .unwrap();
+            Ok(toolbind::host::LoginStep::Opened)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_server_that_misbehaves_is_a_clear_error_in_bounded_time() {
+    use std::sync::Arc;
+    use toolbind::mcp::{McpServer, OAuth};
+    use toolbind::{CallOptions, Runtime};
+    let dir = tempfile::tempdir().unwrap();
+    let f = start(dir.path());
+    let tokens = dir.path().join("tokens");
+    let server = || {
+        McpServer::http("secure", &f.mcp).oauth(
+            OAuth::new()
+                .token_dir(&tokens)
+                .request_timeout(Duration::from_secs(2)),
+        )
+    };
+    let host = Arc::new(Browser { web: f.web.clone() });
+    let connect = |host: Option<Arc<Browser>>| {
+        let mut b = Runtime::builder().mcp_server(server()).mcp_strict(true);
+        if let Some(h) = host {
+            b = b.host((*h).clone());
+        }
+        tokio::time::timeout(Duration::from_secs(60), b.connect())
+    };
+
+    // Metadata that names another resource: refused before the person is sent anywhere.
+    f.mode("prm=mismatch");
+    let e = toolbind::mcp::login(&server(), host.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("discovery failed") && e.contains("evil.example"),
+        "{e}"
+    );
+    assert_eq!(f.stats()["authorize"], 0, "{}", f.stats());
+    f.mode("prm=normal");
+
+    // A token without `expires_in`: used until the server refuses it.
+    f.mode("token=no-expiry");
+    let status = toolbind::mcp::login(&server(), host.clone()).await.unwrap();
+    assert_eq!(status.expires_at, None);
+    let runtime = connect(None).await.unwrap().unwrap();
+    let r = runtime.call("whoami", json!({}), CallOptions::new()).await;
+    assert!(
+        r.text_content().starts_with("alice"),
+        "{}",
+        r.text_content()
+    );
+    drop(runtime);
+
+    // A token endpoint that answers HTML: the refresh fails, saying so, without the page.
+    f.mode("token=normal");
+    toolbind::mcp::login(&server(), host.clone()).await.unwrap();
+    let file = std::fs::read_dir(&tokens)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    expire(&file);
+    f.mode("token=html");
+    let e = connect(None).await.unwrap().unwrap_err().to_string();
+    assert!(e.contains("the refresh failed"), "{e}");
+    assert!(!e.contains("<html>") && !e.contains("proxy page"), "{e}");
+
+    // One that hangs: the refresh gives up after the request timeout, once.
+    f.mode("token=hang");
+    let started = std::time::Instant::now();
+    let e = connect(None).await.unwrap().unwrap_err().to_string();
+    assert!(e.contains("the refresh: no answer within 2 s"), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A server that refuses every token: one refresh, then a login the host does, then
+    // the error; not a loop.
+    f.mode("token=normal");
+    drop(connect(None).await.unwrap().unwrap()); // the expired token refreshed
+    f.mode("mcp=always-401");
+    let before = f.refreshes();
+    let logins = f.stats()["grants"]["authorization_code"].as_u64().unwrap();
+    let e = connect(Some(host.clone()))
+        .await
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("HTTP 401"), "{e}");
+    assert_eq!(f.refreshes() - before, 1, "{}", f.stats());
+    let after = f.stats()["grants"]["authorization_code"].as_u64().unwrap();
+    assert_eq!(after - logins, 1, "{}", f.stats());
+}

@@ -88,19 +88,21 @@ impl Credential {
     }
 
     /// The token to send: the one held while it is fresh (no I/O), else a refreshed one;
-    /// none when there is none (the server's 401 then starts a login).
-    pub(crate) async fn token(&self) -> Option<String> {
-        let held = self.current()?;
-        if held.fresh(MARGIN) {
-            return Some(held.access_token.clone());
-        }
-        if held.refresh_token.is_none() && !held.client_credentials {
-            // Sent anyway: the server decides, and its 401 starts a login.
-            return Some(held.access_token.clone());
+    /// none when there is none (the server's 401 then starts a login). A stale one that
+    /// cannot be renewed without a person is sent anyway (the server decides); a refresh
+    /// that failed otherwise (the authorization server down or hanging) is the request's
+    /// error, not tried again for its 401.
+    pub(crate) async fn token(&self) -> Result<Option<String>, OAuthError> {
+        let Some(held) = self.current() else {
+            return Ok(None);
+        };
+        if held.fresh(MARGIN) || (held.refresh_token.is_none() && !held.client_credentials) {
+            return Ok(Some(held.access_token.clone()));
         }
         match self.renew(Some(&held.access_token), None, false).await {
-            Ok(t) => Some(t),
-            Err(_) => Some(held.access_token.clone()),
+            Ok(t) => Ok(Some(t)),
+            Err(OAuthError::NeedsLogin(_)) => Ok(Some(held.access_token.clone())),
+            Err(e) => Err(e),
         }
     }
 
@@ -290,6 +292,11 @@ pub(crate) struct AuthedHttp {
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
+/// An OAuth step that failed, as the transport's error (its text is toolbind's).
+fn failed(e: OAuthError) -> HttpError {
+    StreamableHttpError::Auth(AuthError::AuthorizationFailed(e.to_string()))
+}
+
 impl AuthedHttp {
     async fn with_auth<T, F, Fut>(&self, given: Option<String>, call: F) -> Result<T, HttpError>
     where
@@ -299,7 +306,7 @@ impl AuthedHttp {
         let Some(cred) = &self.cred else {
             return call(given).await;
         };
-        let mut sent = cred.token().await;
+        let mut sent = cred.token().await.map_err(failed)?;
         for attempt in 0.. {
             let r = call(sent.clone()).await;
             let next = match &r {
@@ -325,11 +332,7 @@ impl AuthedHttp {
                 Ok(t) => sent = Some(t),
                 // The 401 or 403 stays what the caller sees: the server needs a login.
                 Err(OAuthError::NeedsLogin(_)) => return r,
-                Err(e) => {
-                    return Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(
-                        e.to_string(),
-                    )));
-                }
+                Err(e) => return Err(failed(e)),
             }
         }
         unreachable!("the loop returns by its third attempt")
@@ -420,7 +423,7 @@ impl StreamableHttpClient for AuthedHttp {
     ) -> Result<(), HttpError> {
         // A session's end is not worth a login.
         let token = match &self.cred {
-            Some(c) => c.token().await,
+            Some(c) => c.token().await.map_err(failed)?,
             None => auth,
         };
         self.inner

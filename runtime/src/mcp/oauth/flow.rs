@@ -26,6 +26,21 @@ fn flow(what: &str) -> impl FnOnce(AuthError) -> OAuthError + '_ {
     }
 }
 
+/// `step` within `limit`: an authorization server that does not answer is an error that
+/// says which step waited.
+async fn bounded<T>(
+    limit: Duration,
+    what: &str,
+    step: impl std::future::Future<Output = Result<T, OAuthError>>,
+) -> Result<T, OAuthError> {
+    tokio::time::timeout(limit, step).await.map_err(|_| {
+        OAuthError::Flow(format!(
+            "{what}: no answer within {} s (OAuth::request_timeout)",
+            limit.as_secs_f64()
+        ))
+    })?
+}
+
 /// rmcp's manager for `url`, with its own HTTP client: a 30 s bound per request, bodies
 /// bounded, metadata hosts that resolve to link-local or (for a public server) private
 /// addresses refused.
@@ -43,12 +58,15 @@ async fn manager(url: &str) -> Result<AuthorizationManager, OAuthError> {
 pub(super) async fn discover(
     url: &str,
     challenge: Option<&str>,
+    limit: Duration,
 ) -> Result<(AuthorizationManager, AuthorizationMetadata), OAuthError> {
     let mut m = manager(url).await?;
-    let found = m
-        .resolve_metadata_from_challenge(challenge)
-        .await
-        .map_err(flow("discovery failed"))?;
+    let found = bounded(limit, "discovery", async {
+        m.resolve_metadata_from_challenge(challenge)
+            .await
+            .map_err(flow("discovery failed"))
+    })
+    .await?;
     if found.source == AuthorizationMetadataSource::LegacyEndpointFallback {
         return Err(OAuthError::Flow(
             "the server publishes no OAuth metadata (no protected-resource or authorization-server metadata was found): give a bearer token instead".into(),
@@ -130,10 +148,12 @@ async fn identity(
         ));
     }
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let config = m
-        .register_client(&oauth.client_name, redirect_uri, &refs)
-        .await
-        .map_err(flow("client registration failed"))?;
+    let config = bounded(oauth.request_timeout, "client registration", async {
+        m.register_client(&oauth.client_name, redirect_uri, &refs)
+            .await
+            .map_err(flow("client registration failed"))
+    })
+    .await?;
     Ok(Client {
         id: config.client_id,
         secret: config.client_secret,
@@ -167,7 +187,7 @@ pub(super) struct Login<'a> {
 
 impl Login<'_> {
     pub(super) async fn run(self) -> Result<Record, OAuthError> {
-        let (mut m, meta) = discover(self.url, self.challenge).await?;
+        let (mut m, meta) = discover(self.url, self.challenge, self.oauth.request_timeout).await?;
         let earlier = self
             .earlier
             .filter(|r| r.issuer.is_some() && r.issuer == meta.issuer);
@@ -241,10 +261,12 @@ impl Login<'_> {
         })
         .await
         .map_err(|_| late())??;
-        let token = m
-            .exchange_code_for_token_with_issuer(&back.code, &back.state, back.iss.as_deref())
-            .await
-            .map_err(flow("the authorization was not accepted"))?;
+        let token = bounded(self.oauth.request_timeout, "the token request", async {
+            m.exchange_code_for_token_with_issuer(&back.code, &back.state, back.iss.as_deref())
+                .await
+                .map_err(flow("the authorization was not accepted"))
+        })
+        .await?;
         Ok(record(self.resource, meta, client, &token, &scopes, false))
     }
 }
@@ -422,7 +444,7 @@ pub(super) async fn client_credentials(
             "the client-credentials grant needs a client id and a client secret".into(),
         ));
     };
-    let (mut m, meta) = discover(url, challenge).await?;
+    let (mut m, meta) = discover(url, challenge, oauth.request_timeout).await?;
     let scopes = match scopes {
         Some(s) => s,
         None => m.select_initial_scopes(&[]).await,
@@ -435,10 +457,16 @@ pub(super) async fn client_credentials(
     };
     m.configure_client_credentials(&config)
         .map_err(flow("the client cannot be configured"))?;
-    let token = m
-        .exchange_client_credentials(&config)
-        .await
-        .map_err(flow("the client-credentials grant failed"))?;
+    let token = bounded(
+        oauth.request_timeout,
+        "the client-credentials grant",
+        async {
+            m.exchange_client_credentials(&config)
+                .await
+                .map_err(flow("the client-credentials grant failed"))
+        },
+    )
+    .await?;
     let client = Client {
         id,
         secret: None,
@@ -487,7 +515,11 @@ pub(super) async fn refresh(
     .await
     .map_err(flow("cannot stage the refresh"))?;
     m.set_credential_store(kept);
-    match m.refresh_token().await {
+    let refreshed = bounded(oauth.request_timeout, "the refresh", async {
+        Ok(m.refresh_token().await)
+    })
+    .await?;
+    match refreshed {
         Ok(new) => {
             let mut r = record(
                 &old.resource,

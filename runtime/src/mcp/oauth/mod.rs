@@ -46,6 +46,7 @@ pub struct OAuth {
     pub(crate) callback_port: Option<u16>,
     pub(crate) token_dir: Option<PathBuf>,
     pub(crate) login_timeout: Duration,
+    pub(crate) request_timeout: Duration,
 }
 
 /// Where a configured client secret comes from: read when a token request needs it.
@@ -85,6 +86,7 @@ impl Default for OAuth {
             callback_port: None,
             token_dir: None,
             login_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -159,6 +161,13 @@ impl OAuth {
     /// [`state_root`](crate::dirs::state_root)).
     pub fn token_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.token_dir = Some(crate::dirs::given(dir.into()));
+        self
+    }
+
+    /// How long each OAuth request (discovery, registration, a token) may take before it
+    /// is an error (default 30 s): an authorization server that hangs costs this, once.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
         self
     }
 

@@ -323,6 +323,14 @@ mod tests {
         std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
         let e = store.load().unwrap_err().to_string();
         assert!(e.contains("readable by other users"), "{e}");
+        // A file of another user's (planted where ours would be): refused. Only root can
+        // make one; as another user the mode check above is what a plant meets.
+        if nix::unistd::geteuid().is_root() {
+            store.save(&record("https://a.example/mcp")).unwrap();
+            std::os::unix::fs::chown(store.path(), Some(4242), None).unwrap();
+            let e = store.load().unwrap_err().to_string();
+            assert!(e.contains("4242"), "{e}");
+        }
         assert!(store.remove().unwrap());
         assert!(!store.remove().unwrap());
     }
