@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 
 use toolbind::host::{Answer, ApprovalRequest, Decision, Host, LoginRequest, LoginStep, Refusal};
 use toolbind::mcp::{AuthStatus, McpServer, OAuth, ServerConfig, auth_status};
+use toolbind::untrusted::terminal;
 
 use crate::args::McpLoginArgs;
 use crate::exit::{Code, Failure, Outcome};
@@ -59,16 +60,20 @@ impl Host for Terminal {
     fn login(&self, request: LoginRequest) -> Answer<Result<LoginStep, Refusal>> {
         eprintln!(
             "Sign in to {} for `{}` ({}):\n\n  {}\n\nWaiting for the browser to come back to {} ...",
-            request
-                .issuer
-                .as_deref()
-                .unwrap_or("the authorization server"),
+            terminal(
+                request
+                    .issuer
+                    .as_deref()
+                    .unwrap_or("the authorization server")
+            ),
             request.server.escape_debug(),
-            request.resource,
-            request.url,
+            terminal(&request.resource),
+            terminal(&request.url),
             request.redirect_uri
         );
-        if self.browser && has_display() {
+        // toolbind refused any other scheme already; checked again before an opener runs.
+        let web = request.url.starts_with("https://") || request.url.starts_with("http://");
+        if self.browser && web && has_display() {
             open_browser(&request.url);
         }
         Box::pin(async { Ok(LoginStep::Opened) })
@@ -110,9 +115,13 @@ pub async fn login(a: McpLoginArgs) -> Outcome {
     let host = Arc::new(Terminal {
         browser: !a.no_browser,
     });
-    let status = toolbind::mcp::login(&server, host)
-        .await
-        .map_err(|e| Failure::failed(format!("`{}`: {e}", server.get_name().escape_debug())))?;
+    let status = toolbind::mcp::login(&server, host).await.map_err(|e| {
+        Failure::failed(format!(
+            "`{}`: {}",
+            server.get_name().escape_debug(),
+            terminal(&e.to_string())
+        ))
+    })?;
     eprintln!(
         "Signed in: `{}` {}",
         server.get_name().escape_debug(),
@@ -156,7 +165,7 @@ pub fn status(a: McpLoginArgs) -> Outcome {
         match s {
             Ok(Some(s)) => println!("{name}: {}", describe(s)),
             Ok(None) => println!("{name}: not signed in"),
-            Err(e) => println!("{name}: {e}"),
+            Err(e) => println!("{name}: {}", terminal(e)),
         }
     }
     Ok(Code::Ok)
@@ -190,7 +199,13 @@ fn left(at: SystemTime) -> i64 {
     }
 }
 
+/// What an authorization server said (a client id, scopes, an issuer), safe on a
+/// terminal.
 fn describe(s: &AuthStatus) -> String {
+    terminal(&describe_raw(s)).into_owned()
+}
+
+fn describe_raw(s: &AuthStatus) -> String {
     let expiry = match s.expires_at.map(left) {
         None => "no expiry given".to_owned(),
         Some(l) if l <= 0 => "expired".to_owned(),

@@ -146,6 +146,8 @@ fn expire(file: &Path) {
 fn login(f: &Fixture, state: &Path, config: &Path, server: &str) -> Output {
     use std::io::{BufRead, BufReader};
     let mut child = tb(state)
+        // Every log line there is: none may show the code or a token.
+        .env("RUST_LOG", "trace")
         .args([
             "mcp",
             "login",
@@ -329,15 +331,17 @@ fn a_person_signs_in_once_and_later_runs_use_and_refresh_the_token() {
     );
     said += &format!("{}{}", stdout(&o), stderr(&o));
 
-    // No output of any command showed a token.
-    let last = read_record(&file);
-    for s in secrets.iter().chain([
-        &second["access_token"].as_str().unwrap().to_owned(),
-        &second["refresh_token"].as_str().unwrap().to_owned(),
-    ]) {
-        assert!(!said.contains(s.as_str()), "a token in the output");
+    // No output of any command (the login's at RUST_LOG=trace) showed a token or the
+    // authorization code.
+    let codes: Vec<String> = serde_json::from_str(&http(&f.web, "GET", "/codes", "")).unwrap();
+    assert!(!codes.is_empty());
+    let later = [
+        second["access_token"].as_str().unwrap().to_owned(),
+        second["refresh_token"].as_str().unwrap().to_owned(),
+    ];
+    for s in secrets.iter().chain(&later).chain(&codes) {
+        assert!(!said.contains(s.as_str()), "a secret in the output: {said}");
     }
-    let _ = last;
 
     // Logout forgets it.
     let o = run(
@@ -480,6 +484,19 @@ async fn an_authorization_server_that_misbehaves_is_a_clear_error_in_bounded_tim
         tokio::time::timeout(Duration::from_secs(60), b.connect())
     };
 
+    // An authorization endpoint that is not https (here `file:`): refused before any
+    // host is asked to open it.
+    f.mode("as=file-scheme");
+    let e = toolbind::mcp::login(&server(), Arc::new(Refuses))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`authorization_endpoint` that is not an https:// URL (`file:`)"),
+        "{e}"
+    );
+    f.mode("as=normal");
+
     // Metadata that names another resource: refused before the person is sent anywhere.
     f.mode("prm=mismatch");
     let e = toolbind::mcp::login(&server(), host.clone())
@@ -516,8 +533,22 @@ async fn an_authorization_server_that_misbehaves_is_a_clear_error_in_bounded_tim
         .unwrap();
     expire(&file);
     f.mode("token=html");
+    // The server still takes the old token: the call goes on with it.
+    let runtime = connect(None).await.unwrap().unwrap();
+    let r = runtime.call("whoami", json!({}), CallOptions::new()).await;
+    assert!(
+        r.text_content().starts_with("alice"),
+        "{}",
+        r.text_content()
+    );
+    drop(runtime);
+    // Once it does not, the error says why the refresh failed and which login to run.
+    let mut r = read_record(&file);
+    r["access_token"] = json!("an-access-token-the-server-never-issued");
+    std::fs::write(&file, serde_json::to_vec(&r).unwrap()).unwrap();
     let e = connect(None).await.unwrap().unwrap_err().to_string();
     assert!(e.contains("the refresh failed"), "{e}");
+    assert!(e.contains("toolbind mcp login secure"), "{e}");
     assert!(!e.contains("<html>") && !e.contains("proxy page"), "{e}");
 
     // One that hangs: the refresh gives up after the request timeout, once.
@@ -543,8 +574,27 @@ async fn an_authorization_server_that_misbehaves_is_a_clear_error_in_bounded_tim
         .unwrap()
         .unwrap_err()
         .to_string();
-    assert!(e.contains("HTTP 401"), "{e}");
+    assert!(e.contains("the server refuses the tokens"), "{e}");
     assert_eq!(f.refreshes() - before, 1, "{}", f.stats());
     let after = f.stats()["grants"]["authorization_code"].as_u64().unwrap();
     assert_eq!(after - logins, 1, "{}", f.stats());
+}
+
+/// A host that must not be asked to log in.
+struct Refuses;
+
+impl toolbind::host::Host for Refuses {
+    fn approve(
+        &self,
+        _r: toolbind::host::ApprovalRequest,
+    ) -> toolbind::host::Answer<toolbind::host::Decision> {
+        Box::pin(async { toolbind::host::Decision::Approve })
+    }
+
+    fn login(
+        &self,
+        request: toolbind::host::LoginRequest,
+    ) -> toolbind::host::Answer<Result<toolbind::host::LoginStep, toolbind::host::Refusal>> {
+        panic!("asked to open {}", request.url)
+    }
 }

@@ -112,6 +112,9 @@ where
         },
         _ => default(),
     };
+    // rmcp's OAuth code logs the authorization code (and an OpenID `id_token`) at debug
+    // level: never below info here, whatever RUST_LOG asks.
+    let filter = filter.with_target("rmcp::transport::auth", tracing::Level::INFO);
     use tracing_subscriber::filter::FilterExt;
     // Events only: no per-span work for this layer.
     let events = tracing_subscriber::filter::filter_fn(|m| m.is_event());

@@ -40,8 +40,9 @@ pub struct LoginRequest {
     pub reason: LoginReason,
 }
 
-/// What a host did with a [`LoginRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a host did with a [`LoginRequest`]. Its `Debug` does not show a redirect URL
+/// (it holds the authorization code).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LoginStep {
     /// The URL was shown or opened: the browser will reach `redirect_uri`, where toolbind
@@ -50,4 +51,13 @@ pub enum LoginStep {
     /// The host followed the flow itself and has the URL the browser was sent back to
     /// (`redirect_uri?code=...&state=...`): toolbind checks and uses it, and does not wait.
     Redirected(String),
+}
+
+impl std::fmt::Debug for LoginStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoginStep::Opened => f.write_str("Opened"),
+            LoginStep::Redirected(_) => f.write_str("Redirected([a redirect URL with a code])"),
+        }
+    }
 }

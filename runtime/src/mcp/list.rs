@@ -369,6 +369,7 @@ pub(super) mod http {
         let err = |m: String| ListError(format!("{url}: {m}"));
         // Tokens a login stored are used; nobody is asked to sign in here.
         let cred = credential(server, url, headers, None).map_err(err)?;
+        let note = cred.clone();
         let http =
             transport(url, headers, limits.connect_timeout, limits.max_bytes, cred).map_err(err)?;
         let sent = http.sent_token;
@@ -376,7 +377,7 @@ pub(super) mod http {
         session(
             http.transport,
             limits,
-            &|e| explain(e, sent, &name),
+            &|e| explain(e, sent, &name, note.as_ref().and_then(|c| c.given_up())),
             &http.closed_note,
         )
         .await
@@ -517,6 +518,7 @@ pub(super) mod http {
         e: &rmcp::service::ClientInitializeError,
         sent_token: bool,
         name: &str,
+        login_note: Option<String>,
     ) -> Option<String> {
         // The transport's error is a field of the variant, not its `source`.
         let mut cur: Option<&(dyn Error + 'static)> = match e {
@@ -526,6 +528,14 @@ pub(super) mod http {
         while let Some(c) = cur {
             if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
                 return Some(match h {
+                    // What the OAuth client knows better: a refresh refused, a login
+                    // the host did not do.
+                    StreamableHttpError::AuthRequired(_)
+                    | StreamableHttpError::InsufficientScope(_)
+                        if login_note.is_some() =>
+                    {
+                        login_note.unwrap_or_default()
+                    }
                     StreamableHttpError::AuthRequired(a) => {
                         needs_token("HTTP 401", &a.www_authenticate_header, sent_token, name)
                     }

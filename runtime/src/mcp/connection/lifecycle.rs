@@ -276,7 +276,8 @@ impl Connection {
                         login.store(true, Ordering::SeqCst);
                     }
                     no_discover.store(discover && list::knows_no_discover(e), Ordering::SeqCst);
-                    list::http::explain(e, sent, &self.server.name)
+                    let note = cred.as_ref().and_then(|c| c.given_up());
+                    list::http::explain(e, sent, &self.server.name, note)
                 },
                 discover,
             )

@@ -26,8 +26,9 @@ use crate::host::{LoginReason, SharedHost};
 
 /// A token this close to its expiry is refreshed before it is sent.
 const MARGIN: Duration = Duration::from_secs(30);
-/// How long a process waits for another's login or refresh of the same resource.
-const LOCK_WAIT: Duration = Duration::from_secs(330);
+/// How long a process waits for another's refresh or login of the same credential,
+/// beyond the login's own bound (a person at a browser).
+const LOCK_SLACK: Duration = Duration::from_secs(30);
 /// Step-ups for scopes one connection makes at most (a server that keeps asking for more
 /// is not followed for ever).
 const MAX_STEP_UPS: u32 = 3;
@@ -44,6 +45,12 @@ pub(crate) struct Credential {
     /// One login or refresh at a time in this process (the file lock does it across).
     busy: tokio::sync::Mutex<()>,
     step_ups: AtomicU32,
+    /// A refresh token this connection saw refused: not sent again.
+    dead_refresh: Mutex<Option<String>>,
+    /// Why this connection stopped asking for logins (the host refused one, or the server
+    /// refused a token it had just granted): each later 401 is a "needs a login" at once,
+    /// with no registration, discovery or login per request.
+    gave_up: Mutex<Option<String>>,
 }
 
 impl Credential {
@@ -66,7 +73,13 @@ impl Credential {
             current: Mutex::new(current),
             busy: tokio::sync::Mutex::new(()),
             step_ups: AtomicU32::new(0),
+            dead_refresh: Mutex::new(None),
+            gave_up: Mutex::new(None),
         })
+    }
+
+    fn lock_wait(&self) -> Duration {
+        self.oauth.login_timeout + self.oauth.request_timeout * 3 + LOCK_SLACK
     }
 
     fn current(&self) -> Option<Arc<Record>> {
@@ -76,11 +89,31 @@ impl Credential {
             .clone()
     }
 
+    /// Holds `record` and stores it. Held first: a rotated refresh token the store could
+    /// not write is still this process's to use (the error says the file was not written).
     fn keep(&self, record: Record) -> Result<String, OAuthError> {
-        self.store.save(&record)?;
         let token = record.access_token.clone();
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(record));
+        let record = Arc::new(record);
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some(record.clone());
+        self.store.save(&record)?;
         Ok(token)
+    }
+
+    /// Stops asking for logins on this connection, saying why.
+    pub(crate) fn give_up(&self, why: &str) {
+        let mut g = self.gave_up.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            *g = Some(format!("{why}: run `toolbind mcp login {}`", self.shown()));
+        }
+    }
+
+    /// Why this connection no longer asks for logins, if it stopped: what a "needs a
+    /// login" state says.
+    pub(crate) fn given_up(&self) -> Option<String> {
+        self.gave_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn shown(&self) -> String {
@@ -116,7 +149,7 @@ impl Credential {
         login: bool,
     ) -> Result<String, OAuthError> {
         let _busy = self.busy.lock().await;
-        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let _lock = self.store.lock(self.lock_wait()).await?;
         let stored = self.store.load()?;
         if let Some(r) = &stored
             && !login
@@ -125,29 +158,58 @@ impl Credential {
         {
             return self.keep(r.clone());
         }
-        if let Some(r) = stored
-            .as_ref()
-            .filter(|r| !login && r.refresh_token.is_some())
-        {
+        // A refresh, unless it cannot help: a login is asked for, the token came from the
+        // client-credentials grant (run again instead), or this refresh token was refused.
+        let dead = self
+            .dead_refresh
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut refused = None;
+        if let Some(r) = stored.as_ref().filter(|r| {
+            !login
+                && !self.oauth.client_credentials
+                && r.refresh_token.is_some()
+                && r.refresh_token != dead
+        }) {
             match flow::refresh(&self.url, &self.oauth, r).await? {
                 Refreshed::Done(new) => return self.keep(new),
-                Refreshed::Refused => {}
+                Refreshed::Refused(why) => {
+                    *self.dead_refresh.lock().unwrap_or_else(|p| p.into_inner()) =
+                        r.refresh_token.clone();
+                    refused = Some(why);
+                }
             }
+        }
+        if let Some(why) = self.given_up() {
+            return Err(OAuthError::NeedsLogin(why));
         }
         let reason = if stored.is_some() {
             LoginReason::Expired
         } else {
             LoginReason::First
         };
-        let record = self
+        let obtained = self
             .obtain(
                 challenge,
                 self.oauth.scopes.clone(),
                 reason,
                 stored.as_ref(),
+                false,
             )
-            .await?;
-        self.keep(record)
+            .await;
+        match obtained {
+            Ok(record) => self.keep(record),
+            Err(OAuthError::NeedsLogin(m)) => {
+                let m = match refused {
+                    Some(why) => format!("{why}; {m}"),
+                    None => m,
+                };
+                *self.gave_up.lock().unwrap_or_else(|p| p.into_inner()) = Some(m.clone());
+                Err(OAuthError::NeedsLogin(m))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// A token with the scopes granted before plus those a 403 `insufficient_scope` asks
@@ -159,7 +221,7 @@ impl Credential {
         required: Option<&str>,
     ) -> Result<String, OAuthError> {
         let _busy = self.busy.lock().await;
-        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let _lock = self.store.lock(self.lock_wait()).await?;
         let stored = self.store.load()?;
         let wanted: Vec<String> = required
             .unwrap_or_default()
@@ -172,6 +234,24 @@ impl Credential {
             && wanted.iter().all(|w| r.scopes.contains(w))
         {
             return self.keep(r.clone());
+        }
+        if let Some(why) = self.given_up() {
+            return Err(OAuthError::NeedsLogin(why));
+        }
+        if let Some(r) = stored
+            .as_ref()
+            .filter(|r| Some(r.access_token.as_str()) == sent)
+            && wanted.iter().all(|w| r.scopes.contains(w))
+        {
+            // A login would ask for what the token has: the server's refusal is its answer.
+            return Err(OAuthError::Flow(format!(
+                "the server refuses the token for lack of scopes it was granted ({}); toolbind asks for no new login",
+                if wanted.is_empty() {
+                    "it names none".to_owned()
+                } else {
+                    wanted.join(" ")
+                }
+            )));
         }
         if self.step_ups.fetch_add(1, Ordering::SeqCst) >= MAX_STEP_UPS {
             return Err(OAuthError::Flow(format!(
@@ -192,16 +272,29 @@ impl Credential {
         let reason = LoginReason::StepUp {
             scopes: scopes.clone(),
         };
-        let record = self
-            .obtain(Some(challenge), Some(scopes), reason, stored.as_ref())
-            .await?;
-        self.keep(record)
+        match self
+            .obtain(
+                Some(challenge),
+                Some(scopes),
+                reason,
+                stored.as_ref(),
+                false,
+            )
+            .await
+        {
+            Ok(record) => self.keep(record),
+            Err(OAuthError::NeedsLogin(m)) => {
+                *self.gave_up.lock().unwrap_or_else(|p| p.into_inner()) = Some(m.clone());
+                Err(OAuthError::NeedsLogin(m))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// A login now, whatever is stored (`toolbind mcp login`).
     pub(crate) async fn login_now(&self) -> Result<String, OAuthError> {
         let _busy = self.busy.lock().await;
-        let _lock = self.store.lock(LOCK_WAIT).await?;
+        let _lock = self.store.lock(self.lock_wait()).await?;
         let stored = self.store.load().ok().flatten();
         let record = self
             .obtain(
@@ -209,6 +302,7 @@ impl Credential {
                 self.oauth.scopes.clone(),
                 LoginReason::First,
                 stored.as_ref(),
+                true,
             )
             .await?;
         self.keep(record)
@@ -220,6 +314,7 @@ impl Credential {
         scopes: Option<Vec<String>>,
         reason: LoginReason,
         earlier: Option<&Record>,
+        trust_new_issuer: bool,
     ) -> Result<Record, OAuthError> {
         if self.oauth.client_credentials {
             return flow::client_credentials(
@@ -228,8 +323,11 @@ impl Credential {
                 &self.oauth,
                 challenge,
                 scopes,
+                earlier,
+                trust_new_issuer,
             )
-            .await;
+            .await
+            .map_err(|e| self.with_login_hint(e));
         }
         let Some(host) = &self.host else {
             return Err(OAuthError::NeedsLogin(format!(
@@ -255,15 +353,21 @@ impl Credential {
             scopes,
             reason,
             earlier,
+            trust_new_issuer,
         }
         .run()
         .await
-        .map_err(|e| match e {
-            OAuthError::NeedsLogin(m) => {
+        .map_err(|e| self.with_login_hint(e))
+    }
+
+    /// A "needs a login" says which command signs in.
+    fn with_login_hint(&self, e: OAuthError) -> OAuthError {
+        match e {
+            OAuthError::NeedsLogin(m) if !m.contains("toolbind mcp login") => {
                 OAuthError::NeedsLogin(format!("{m}: run `toolbind mcp login {}`", self.shown()))
             }
             other => other,
-        })
+        }
     }
 }
 
@@ -318,7 +422,16 @@ impl AuthedHttp {
                     )
                     .await
                 }
-                Err(StreamableHttpError::InsufficientScope(s)) if attempt < 2 => {
+                Err(StreamableHttpError::AuthRequired(_)) => {
+                    // A refresh and a login, and the server still refuses: not a loop.
+                    cred.give_up("the server refuses the tokens its authorization server grants (issued for another audience?)");
+                    return r;
+                }
+                // A 403 is a step-up only when the server says which scope is missing
+                // (RFC 6750 `insufficient_scope`); any other 403 is the server's answer.
+                Err(StreamableHttpError::InsufficientScope(s))
+                    if attempt < 2 && s.www_authenticate_header.contains("insufficient_scope") =>
+                {
                     cred.step_up(
                         sent.as_deref(),
                         &s.www_authenticate_header,

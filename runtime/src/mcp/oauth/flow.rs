@@ -21,7 +21,12 @@ use crate::host::{Host, LoginReason, LoginRequest, LoginStep};
 fn flow(what: &str) -> impl FnOnce(AuthError) -> OAuthError + '_ {
     // An HTTP client error quotes the URL it was given, a key in its query too.
     move |e| {
-        let said = crate::mcp::connection::scrub_urls(&crate::mcp::list::chain(&e));
+        // A server's text (a registration's error body) is kept short and printable.
+        let said: String = crate::mcp::connection::scrub_urls(&crate::mcp::list::chain(&e))
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(400)
+            .collect();
         OAuthError::Flow(format!("{what}: {said}"))
     }
 }
@@ -72,8 +77,67 @@ pub(super) async fn discover(
             "the server publishes no OAuth metadata (no protected-resource or authorization-server metadata was found): give a bearer token instead".into(),
         ));
     }
+    endpoints_ok(url, &found.metadata)?;
     m.set_metadata(found.metadata.clone());
     Ok((m, found.metadata))
+}
+
+fn loopback(u: &url::Url) -> bool {
+    match u.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// The authorization server's endpoints are where a person is sent (a browser, or an
+/// opener given the URL) and where secrets go: `https://` only (MCP's authorization spec),
+/// `http://` on the loopback interface for a server on it too (a local setup, a test).
+/// Any other scheme (`file:`, an app's own) is refused before anything is opened.
+fn endpoints_ok(server: &str, meta: &AuthorizationMetadata) -> Result<(), OAuthError> {
+    let local = url::Url::parse(server).is_ok_and(|u| loopback(&u));
+    let endpoints = [
+        ("authorization_endpoint", Some(&meta.authorization_endpoint)),
+        ("token_endpoint", Some(&meta.token_endpoint)),
+        ("registration_endpoint", meta.registration_endpoint.as_ref()),
+    ];
+    for (what, e) in endpoints {
+        let Some(e) = e else { continue };
+        let ok = url::Url::parse(e).is_ok_and(|u| {
+            u.scheme() == "https" || (u.scheme() == "http" && local && loopback(&u))
+        });
+        if !ok {
+            let scheme: String = e
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(20)
+                .collect();
+            return Err(OAuthError::Flow(format!(
+                "the authorization server's metadata gives an `{what}` that is not an https:// URL (`{scheme}:`): toolbind sends no person and no secret there"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// PKCE with S256, as the authorization server's metadata must say (MCP's authorization
+/// spec: a client refuses to go on without it).
+fn pkce_ok(meta: &AuthorizationMetadata) -> Result<(), OAuthError> {
+    let s256 = meta
+        .code_challenge_methods_supported
+        .as_ref()
+        .is_some_and(|m| m.iter().any(|m| m == "S256"));
+    if s256 {
+        Ok(())
+    } else {
+        Err(OAuthError::Flow(
+            "the authorization server does not say it supports PKCE with S256 (`code_challenge_methods_supported`), which MCP's authorization spec requires before a login".into(),
+        ))
+    }
 }
 
 /// The scopes of a login: those given, else what the challenge or the resource's
@@ -162,10 +226,20 @@ async fn identity(
     })
 }
 
-fn client_config(client: &Client, secret: Option<String>, scopes: &[String]) -> OAuthClientConfig {
+/// rmcp's client: a configured secret goes with the configured client id only; a
+/// registered client has its own (or none).
+fn client_config(
+    client: &Client,
+    configured: Option<String>,
+    scopes: &[String],
+) -> OAuthClientConfig {
     let mut c = OAuthClientConfig::new(client.id.clone(), client.redirect_uri.clone())
         .with_scopes(scopes.to_vec());
-    if let Some(s) = secret.or_else(|| client.secret.clone()) {
+    let secret = match client.kind {
+        ClientKind::PreRegistered => configured,
+        _ => client.secret.clone(),
+    };
+    if let Some(s) = secret {
         c = c.with_client_secret(s);
     }
     c
@@ -183,11 +257,37 @@ pub(super) struct Login<'a> {
     pub(super) scopes: Option<Vec<String>>,
     pub(super) reason: LoginReason,
     pub(super) earlier: Option<&'a Record>,
+    /// A login a person asked for (`toolbind mcp login`): a configured client may go to a
+    /// new authorization server.
+    pub(super) trust_new_issuer: bool,
+}
+
+/// A configured client's id and secret go only to the authorization server they were
+/// first used with (its issuer kept with the tokens): one a server names later is trusted
+/// by a login a person asks for, never by a connect.
+fn same_issuer(
+    oauth: &OAuth,
+    earlier: Option<&Record>,
+    meta: &AuthorizationMetadata,
+    trust_new: bool,
+) -> Result<(), OAuthError> {
+    let Some(old) = earlier.and_then(|r| r.issuer.as_deref()) else {
+        return Ok(());
+    };
+    if oauth.client_id.is_none() || trust_new || meta.issuer.as_deref() == Some(old) {
+        return Ok(());
+    }
+    Err(OAuthError::NeedsLogin(format!(
+        "the server now names another authorization server ({}) than the one its configured client was used with ({old}); toolbind sends that client's id and secret nowhere else unless you sign in again",
+        meta.issuer.as_deref().unwrap_or("one without an issuer")
+    )))
 }
 
 impl Login<'_> {
     pub(super) async fn run(self) -> Result<Record, OAuthError> {
         let (mut m, meta) = discover(self.url, self.challenge, self.oauth.request_timeout).await?;
+        pkce_ok(&meta)?;
+        same_issuer(self.oauth, self.earlier, &meta, self.trust_new_issuer)?;
         let earlier = self
             .earlier
             .filter(|r| r.issuer.is_some() && r.issuer == meta.issuer);
@@ -227,6 +327,7 @@ impl Login<'_> {
             .await
             .map_err(flow("cannot build the authorization URL"))?;
         let state = query(&auth_url, "state").unwrap_or_default();
+        let indicator = query(&auth_url, "resource");
         let request = LoginRequest {
             server: self.server.into(),
             resource: self.resource.into(),
@@ -267,7 +368,9 @@ impl Login<'_> {
                 .map_err(flow("the authorization was not accepted"))
         })
         .await?;
-        Ok(record(self.resource, meta, client, &token, &scopes, false))
+        let mut kept = record(self.resource, meta, client, &token, &scopes, false);
+        kept.indicator = indicator;
+        Ok(kept)
     }
 }
 
@@ -289,101 +392,137 @@ struct Back {
     iss: Option<String>,
 }
 
-/// Checks a redirect's query: an error the authorization server reports, our `state`.
-fn parse_callback(url: &str, state: &str) -> Result<Back, OAuthError> {
-    let u = url::Url::parse(url)
-        .or_else(|_| url::Url::parse(&format!("http://127.0.0.1{url}")))
-        .map_err(|_| OAuthError::Flow("the redirect URL does not parse".into()))?;
+/// What a request at the redirect URI is.
+enum Callback {
+    /// Not this login's (another path, no or another `state`): answered, and the wait
+    /// goes on. A local process or a web page cannot end a login it did not start.
+    Stray,
+    /// The authorization server's answer to this login.
+    Done(Back),
+    /// The authorization server refused this login (`error=` with our `state`).
+    Refused(OAuthError),
+}
+
+/// Reads a redirect's target (`/callback?...`, or a whole URL): our `state` first, then
+/// the authorization server's error or code.
+fn classify(target: &str, state: &str) -> Callback {
+    let parsed =
+        url::Url::parse(target).or_else(|_| url::Url::parse(&format!("http://127.0.0.1{target}")));
+    let Ok(u) = parsed else {
+        return Callback::Stray;
+    };
+    if u.path() != "/callback" {
+        return Callback::Stray;
+    }
     let get = |k: &str| {
         u.query_pairs()
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.into_owned())
     };
+    let got = get("state").unwrap_or_default();
+    if state.is_empty() || !constant_eq(got.as_bytes(), state.as_bytes()) {
+        return Callback::Stray;
+    }
+    let clean =
+        |t: String, n: usize| -> String { t.chars().filter(|c| !c.is_control()).take(n).collect() };
     if let Some(e) = get("error") {
-        let said: String = get("error_description")
-            .unwrap_or_default()
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(300)
-            .collect();
-        let e: String = e.chars().filter(|c| !c.is_control()).take(100).collect();
-        return Err(OAuthError::Flow(format!(
-            "the authorization server refused the login: {e} {said}"
+        let said = clean(get("error_description").unwrap_or_default(), 300);
+        return Callback::Refused(OAuthError::Flow(format!(
+            "the authorization server refused the login: {} {said}",
+            clean(e, 100)
         )));
     }
-    let got = get("state").unwrap_or_default();
-    if got.is_empty() || !constant_eq(got.as_bytes(), state.as_bytes()) {
-        return Err(OAuthError::Flow(
-            "the redirect's state is not this login's".into(),
-        ));
+    match get("code").filter(|c| !c.is_empty()) {
+        Some(code) => Callback::Done(Back {
+            code,
+            state: got,
+            iss: get("iss"),
+        }),
+        None => Callback::Refused(OAuthError::Flow(
+            "the authorization server sent the browser back with no code".into(),
+        )),
     }
-    let code = get("code")
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| OAuthError::Flow("the redirect carries no code".into()))?;
-    Ok(Back {
-        code,
-        state: got,
-        iss: get("iss"),
-    })
+}
+
+/// A redirect URL a host followed itself.
+fn parse_callback(url: &str, state: &str) -> Result<Back, OAuthError> {
+    match classify(url, state) {
+        Callback::Done(back) => Ok(back),
+        Callback::Refused(e) => Err(e),
+        Callback::Stray => Err(OAuthError::Flow(
+            "the redirect is not this login's (another path, or its `state` is not ours)".into(),
+        )),
+    }
 }
 
 fn constant_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Waits on the loopback listener for the browser: a request for `/callback` with our
-/// state ends the wait; anything else (another path, a stray or hostile request with
-/// another state) is answered and the wait goes on.
+/// Connections the listener reads at once: idle ones (a browser's preconnect, a local
+/// process holding one open) do not hold up the one that brings the code.
+const OPEN_CONNECTIONS: usize = 16;
+
+/// Waits on the loopback listener for the browser: the first request for `/callback`
+/// with our state ends the wait; every other request is answered and the wait goes on.
 async fn callback(listener: &TcpListener, state: &str) -> Result<Back, OAuthError> {
+    let mut open = tokio::task::JoinSet::new();
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let mut reader = BufReader::new(stream);
-        let mut line = String::new();
-        let read = tokio::time::timeout(Duration::from_secs(10), async {
-            let mut limited = (&mut reader).take(8192);
-            limited.read_line(&mut line).await
-        })
-        .await;
-        if !matches!(read, Ok(Ok(_))) {
-            continue;
-        }
-        let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let mut stream = reader.into_inner();
-        if !target.starts_with("/callback") {
-            let _ = reply(&mut stream, "404 Not Found", "Not found.").await;
-            continue;
-        }
-        match parse_callback(&target, state) {
-            Err(OAuthError::Flow(m)) if m.contains("state") || m.contains("parse") => {
-                let _ = reply(
-                    &mut stream,
-                    "400 Bad Request",
-                    "This is not the login toolbind waits for.",
-                )
-                .await;
+        tokio::select! {
+            accepted = listener.accept(), if open.len() < OPEN_CONNECTIONS => {
+                if let Ok((stream, _)) = accepted {
+                    open.spawn(serve_one(stream, state.to_owned()));
+                }
             }
-            Err(e) => {
-                let _ = reply(
-                    &mut stream,
-                    "400 Bad Request",
-                    "The login failed: see toolbind's message.",
-                )
-                .await;
-                return Err(e);
-            }
-            Ok(back) => {
-                let _ = reply(
-                    &mut stream,
-                    "200 OK",
-                    "Signed in: you can close this tab and go back to toolbind.",
-                )
-                .await;
-                return Ok(back);
-            }
+            Some(done) = open.join_next() => match done {
+                Ok(Some(Ok(back))) => return Ok(back),
+                Ok(Some(Err(e))) => return Err(e),
+                _ => {}
+            },
         }
     }
+}
+
+/// One connection at the redirect URI: its request line read (at most 8 KiB, 3 s),
+/// answered in plain text.
+async fn serve_one(
+    stream: tokio::net::TcpStream,
+    state: String,
+) -> Option<Result<Back, OAuthError>> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(3), async {
+        let mut limited = (&mut reader).take(8192);
+        limited.read_line(&mut line).await
+    })
+    .await;
+    let mut stream = reader.into_inner();
+    if !matches!(read, Ok(Ok(_))) {
+        return None;
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let (status, text, out) = match classify(&target, &state) {
+        Callback::Stray if !target.starts_with("/callback") => {
+            ("404 Not Found", "Not found.", None)
+        }
+        Callback::Stray => (
+            "400 Bad Request",
+            "This is not the login toolbind waits for.",
+            None,
+        ),
+        Callback::Refused(e) => (
+            "400 Bad Request",
+            "The login failed: see toolbind's message.",
+            Some(Err(e)),
+        ),
+        Callback::Done(back) => (
+            "200 OK",
+            "Signed in: you can close this tab and go back to toolbind.",
+            Some(Ok(back)),
+        ),
+    };
+    let _ = reply(&mut stream, status, text).await;
+    out
 }
 
 use tokio::io::AsyncReadExt as _;
@@ -418,13 +557,16 @@ fn record(
         .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_else(|| asked.to_vec());
     Record {
+        format: super::store::FORMAT,
         resource: resource.into(),
+        indicator: None,
         issuer: meta.issuer.clone(),
         metadata: meta,
         client,
         access_token: text("access_token").unwrap_or_default(),
         refresh_token: text("refresh_token"),
         expires_at: v["expires_in"].as_u64().map(|s| now().saturating_add(s)),
+        received_at: Some(now()),
         scopes,
         client_credentials,
     }
@@ -438,6 +580,8 @@ pub(super) async fn client_credentials(
     oauth: &OAuth,
     challenge: Option<&str>,
     scopes: Option<Vec<String>>,
+    earlier: Option<&Record>,
+    trust_new_issuer: bool,
 ) -> Result<Record, OAuthError> {
     let (Some(id), Some(secret)) = (oauth.client_id.clone(), oauth.secret()?) else {
         return Err(OAuthError::Config(
@@ -445,10 +589,16 @@ pub(super) async fn client_credentials(
         ));
     };
     let (mut m, meta) = discover(url, challenge, oauth.request_timeout).await?;
-    let scopes = match scopes {
+    same_issuer(oauth, earlier, &meta, trust_new_issuer)?;
+    // No `offline_access`: the grant is simply run again; a refresh token would only be
+    // one more secret kept.
+    let scopes: Vec<String> = match scopes {
         Some(s) => s,
         None => m.select_initial_scopes(&[]).await,
-    };
+    }
+    .into_iter()
+    .filter(|s| s != "offline_access")
+    .collect();
     let config = ClientCredentialsConfig::ClientSecret {
         client_id: id.clone(),
         client_secret: secret,
@@ -479,8 +629,9 @@ pub(super) async fn client_credentials(
 /// What a refresh came to.
 pub(super) enum Refreshed {
     Done(Record),
-    /// The refresh token was refused (`invalid_grant`): a login is needed.
-    Refused,
+    /// The refresh did not give a token (the refresh token refused, the client unknown
+    /// now, the endpoint moved, ...): a login (with discovery again) is what is left; why.
+    Refused(String),
 }
 
 /// Refreshes `old` at its authorization server (kept metadata: no discovery), with its
@@ -491,9 +642,11 @@ pub(super) async fn refresh(
     old: &Record,
 ) -> Result<Refreshed, OAuthError> {
     let Some(refresh) = &old.refresh_token else {
-        return Ok(Refreshed::Refused);
+        return Ok(Refreshed::Refused("no refresh token is kept".into()));
     };
-    let mut m = manager(url).await?;
+    // rmcp sends its base URL as `resource` when it has discovered none: the one the
+    // token was asked for.
+    let mut m = manager(old.indicator.as_deref().unwrap_or(url)).await?;
     m.set_metadata(old.metadata.clone());
     let secret = match old.client.kind {
         ClientKind::PreRegistered => oauth.secret()?,
@@ -532,10 +685,16 @@ pub(super) async fn refresh(
             if r.refresh_token.is_none() {
                 r.refresh_token = old.refresh_token.clone();
             }
+            r.indicator = old.indicator.clone();
             Ok(Refreshed::Done(r))
         }
-        Err(AuthError::TokenRefreshRejected(_)) => Ok(Refreshed::Refused),
-        Err(e) => Err(flow("the refresh failed")(e)),
+        Err(AuthError::TokenRefreshRejected(_)) => Ok(Refreshed::Refused(
+            "the authorization server refused the refresh token".into(),
+        )),
+        Err(e) => Ok(Refreshed::Refused(match flow("the refresh failed")(e) {
+            OAuthError::Flow(m) => m,
+            other => other.to_string(),
+        })),
     }
 }
 
@@ -566,6 +725,94 @@ mod tests {
         assert!(!e.to_string().contains('\n'));
     }
 
+    fn meta(authorize: &str, token: &str, issuer: &str) -> AuthorizationMetadata {
+        let mut m = AuthorizationMetadata::default();
+        m.authorization_endpoint = authorize.into();
+        m.token_endpoint = token.into();
+        m.issuer = Some(issuer.into());
+        m
+    }
+
+    #[test]
+    fn endpoints_are_https_or_loopback_beside_a_loopback_server() {
+        let ok = meta(
+            "https://as.example/authorize",
+            "https://as.example/token",
+            "https://as.example",
+        );
+        assert!(endpoints_ok("https://mcp.example/mcp", &ok).is_ok());
+        let local = meta(
+            "http://127.0.0.1:9/a",
+            "http://localhost:9/t",
+            "http://127.0.0.1:9",
+        );
+        assert!(endpoints_ok("http://127.0.0.1:8/mcp", &local).is_ok());
+        // Plain http beside a public server, or any other scheme: refused.
+        assert!(endpoints_ok("https://mcp.example/mcp", &local).is_err());
+        for bad in [
+            "file:///etc/passwd",
+            "vscode://x/y",
+            "javascript:alert(1)",
+            "http://as.example/a",
+        ] {
+            let m = meta(bad, "https://as.example/token", "https://as.example");
+            let e = endpoints_ok("http://127.0.0.1:8/mcp", &m)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("authorization_endpoint"), "{bad}: {e}");
+        }
+        // PKCE: S256 must be said.
+        let mut m = ok.clone();
+        assert!(pkce_ok(&m).is_err());
+        m.code_challenge_methods_supported = Some(vec!["plain".into()]);
+        assert!(pkce_ok(&m).is_err());
+        m.code_challenge_methods_supported = Some(vec!["S256".into()]);
+        assert!(pkce_ok(&m).is_ok());
+    }
+
+    #[test]
+    fn a_configured_client_goes_only_to_the_issuer_it_was_used_with() {
+        let record = |issuer: &str| Record {
+            format: super::super::store::FORMAT,
+            resource: "https://mcp.example/mcp".into(),
+            issuer: Some(issuer.into()),
+            indicator: None,
+            metadata: AuthorizationMetadata::default(),
+            client: Client {
+                id: "mine".into(),
+                secret: None,
+                redirect_uri: String::new(),
+                kind: ClientKind::PreRegistered,
+            },
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            received_at: None,
+            scopes: Vec::new(),
+            client_credentials: true,
+        };
+        let configured = OAuth::new().client_id("mine").client_credentials();
+        let old = record("https://as1.example");
+        let now_as2 = meta(
+            "https://as2.example/a",
+            "https://as2.example/t",
+            "https://as2.example",
+        );
+        let e = same_issuer(&configured, Some(&old), &now_as2, false).unwrap_err();
+        assert!(matches!(e, OAuthError::NeedsLogin(_)), "{e}");
+        // A login a person asks for may move it; the same issuer, or a first use, is fine;
+        // a registered client is registered anew elsewhere, so it is not pinned.
+        assert!(same_issuer(&configured, Some(&old), &now_as2, true).is_ok());
+        let same = meta(
+            "https://as1.example/a",
+            "https://as1.example/t",
+            "https://as1.example",
+        );
+        assert!(same_issuer(&configured, Some(&old), &same, false).is_ok());
+        assert!(same_issuer(&configured, None, &now_as2, false).is_ok());
+        assert!(same_issuer(&OAuth::new(), Some(&old), &now_as2, false).is_ok());
+    }
+
     #[tokio::test]
     async fn the_listener_keeps_waiting_through_stray_requests() {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
@@ -588,6 +835,13 @@ mod tests {
                 .await
                 .starts_with("HTTP/1.1 400")
         );
+        // An error without this login's state: anyone could send it; the wait goes on.
+        let stray = send("/callback?error=access_denied&error_description=run%20evil").await;
+        assert!(stray.starts_with("HTTP/1.1 400"), "{stray}");
+        // An idle connection does not hold up the browser's.
+        let _idle = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
         assert!(
             send("/callback?code=c&state=good")
                 .await

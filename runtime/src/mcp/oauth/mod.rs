@@ -213,11 +213,17 @@ impl OAuth {
             .unwrap_or_else(|| crate::dirs::state_root().join("mcp-oauth"))
     }
 
-    /// The configured secret, read now.
+    /// The configured secret, read now. A secret without a client id is an error: it
+    /// would go to whichever authorization server registers toolbind.
     pub(crate) fn secret(&self) -> Result<Option<String>, OAuthError> {
         let Some(source) = &self.client_secret else {
             return Ok(None);
         };
+        if self.client_id.is_none() {
+            return Err(OAuthError::Config(
+                "a client secret is set without a client id: set the id it goes with (`oauth.clientId`, OAuth::client_id)".into(),
+            ));
+        }
         let value = match source {
             ClientSecret::Value(s) => s.expose().clone(),
             ClientSecret::Env(var) => std::env::var(var).map_err(|_| {
@@ -228,7 +234,14 @@ impl OAuth {
             ClientSecret::File(f) => {
                 let file = crate::secret::read_secret_file(f, "the OAuth client secret", 64 * 1024)
                     .map_err(|e| OAuthError::Config(e.to_string()))?;
-                String::from_utf8_lossy(file.bytes()).trim().to_owned()
+                let text = String::from_utf8_lossy(file.bytes()).trim().to_owned();
+                if text.contains(['\n', '\r']) {
+                    return Err(OAuthError::Config(format!(
+                        "the client secret file {} holds more than one line: a secret is one line",
+                        f.display()
+                    )));
+                }
+                text
             }
         };
         if value.is_empty() {
@@ -241,7 +254,7 @@ impl OAuth {
 }
 
 /// Why an OAuth step failed. Its text never holds a token, a code or a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum OAuthError {
     /// The configuration cannot work (a secret missing, not an HTTP server, ...).

@@ -63,12 +63,22 @@ pub(crate) struct Client {
 
 /// One resource's credentials: what a restart needs to use and refresh them without
 /// discovery.
+/// The version of the credential file's format.
+pub(crate) const FORMAT: u32 = 1;
+
 #[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Record {
+    /// [`FORMAT`].
+    #[serde(rename = "v")]
+    pub(crate) format: u32,
     /// The canonical URL of the resource (the file's key, checked on read).
     pub(crate) resource: String,
     /// The authorization server's issuer (its metadata's `issuer`).
     pub(crate) issuer: Option<String>,
+    /// The `resource` (RFC 8707) the token was asked for (the protected-resource
+    /// metadata's): sent again with each refresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) indicator: Option<String>,
     pub(crate) metadata: AuthorizationMetadata,
     pub(crate) client: Client,
     pub(crate) access_token: String,
@@ -78,6 +88,10 @@ pub(crate) struct Record {
     /// token is used until the server refuses it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) expires_at: Option<u64>,
+    /// When the token came (seconds since the epoch): a short-lived token is refreshed
+    /// at half its life rather than `margin` before its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) received_at: Option<u64>,
     #[serde(default)]
     pub(crate) scopes: Vec<String>,
     /// Whether this token came from the client-credentials grant (renewed by the grant,
@@ -105,10 +119,16 @@ pub(crate) fn now() -> u64 {
 }
 
 impl Record {
-    /// Whether the token is still good for `margin` (an unknown expiry is good).
+    /// Whether the token is still good for `margin`, or half its life when that is
+    /// shorter (an unknown expiry is good).
     pub(crate) fn fresh(&self, margin: Duration) -> bool {
-        self.expires_at
-            .is_none_or(|at| at > now().saturating_add(margin.as_secs()))
+        let Some(at) = self.expires_at else {
+            return true;
+        };
+        let half = self
+            .received_at
+            .map_or(u64::MAX, |got| at.saturating_sub(got) / 2);
+        at > now().saturating_add(margin.as_secs().min(half))
     }
 }
 
@@ -159,12 +179,15 @@ impl Store {
                 self.file.display()
             )));
         }
-        let record: Record = serde_json::from_slice(file.bytes()).map_err(|e| {
-            OAuthError::Store(format!(
-                "{} is not a credential file of this toolbind ({e}): remove it and log in again",
-                self.file.display()
-            ))
-        })?;
+        // One this toolbind cannot read (an older or newer format, a torn write) is no
+        // credentials: the next login writes it anew. Only ours gets this far (owner and
+        // mode checked above).
+        let Ok(record) = serde_json::from_slice::<Record>(file.bytes()) else {
+            return Ok(None);
+        };
+        if record.format != FORMAT {
+            return Ok(None);
+        }
         if record.resource != self.resource {
             return Err(OAuthError::Store(format!(
                 "{} holds credentials for another resource: remove it and log in again",
@@ -281,8 +304,10 @@ mod tests {
 
     fn record(resource: &str) -> Record {
         Record {
+            format: FORMAT,
             resource: resource.into(),
             issuer: Some("https://as.example".into()),
+            indicator: None,
             metadata: AuthorizationMetadata::default(),
             client: Client {
                 id: "c".into(),
@@ -293,6 +318,7 @@ mod tests {
             access_token: "at".into(),
             refresh_token: Some("rt".into()),
             expires_at: Some(now() + 3600),
+            received_at: Some(now()),
             scopes: vec!["a".into()],
             client_credentials: false,
         }
