@@ -18,8 +18,8 @@ use toolbind::host::{Answer, ApprovalRequest, Decision, Host, LoginRequest, Logi
 use toolbind::mcp::{McpServer, OAuth};
 use toolbind::{CallOptions, Runtime};
 
-const ROUNDS: usize = 7;
-const CALLS: usize = 40;
+const ROUNDS: usize = 21;
+const CALLS: usize = 30;
 const LOGINS: usize = 5;
 
 fn clients() -> PathBuf {
@@ -186,25 +186,53 @@ async fn main() {
     calls(&oauth).await;
     calls(&bearer).await;
     let (mut with_oauth, mut with_bearer) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        with_oauth.push(calls(&oauth).await);
-        with_bearer.push(calls(&bearer).await);
+    // Alternating, and which goes first alternating too: drift cancels out.
+    for round in 0..ROUNDS {
+        if round % 2 == 0 {
+            with_oauth.push(calls(&oauth).await);
+            with_bearer.push(calls(&bearer).await);
+        } else {
+            with_bearer.push(calls(&bearer).await);
+            with_oauth.push(calls(&oauth).await);
+        }
     }
     let (o, b) = (median(with_oauth), median(with_bearer));
-    println!("| measure | median | ratio |");
-    println!("|---|---:|---:|");
+    drop((oauth, bearer));
+    // The baseline: the TypeScript SDK's client with its OAuth provider, same fixture.
+    let c = clients();
+    let ts = Command::new(c.join("conformance/node22/bin/node"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/ts-oauth-client.mjs"))
+        .args([&f.mcp, &f.web])
+        .args([LOGINS, ROUNDS, CALLS].map(|n| n.to_string()))
+        .env("NODE_MODULES", c.join("node/node_modules"))
+        .output()
+        .unwrap();
+    assert!(
+        ts.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ts.stderr)
+    );
+    let ts: Value = serde_json::from_slice(&ts.stdout).unwrap();
+    let ts_call = ts["call_ms"].as_f64().unwrap();
+    let ts_login = ts["login_ms"].as_f64().unwrap();
+    let login = median(logins).as_secs_f64() * 1e3;
+    let (o, b) = (o.as_secs_f64() * 1e3, b.as_secs_f64() * 1e3);
+    println!("| measure | toolbind | ratio | TypeScript SDK client | toolbind / TS |");
+    println!("|---|---:|---:|---:|---:|");
     println!(
-        "| call, static bearer | {:.2} ms | 1.00 |",
-        b.as_secs_f64() * 1e3
+        "| call, static bearer | {b:.2} ms | 1.00 | | {:.2} |",
+        b / ts_call
     );
     println!(
-        "| call, kept OAuth token | {:.2} ms | {:.3} |",
-        o.as_secs_f64() * 1e3,
-        o.as_secs_f64() / b.as_secs_f64()
+        "| call, kept OAuth token | {o:.2} ms | {:.3} | {ts_call:.2} ms | {:.2} |",
+        o / b,
+        o / ts_call
     );
     println!(
-        "| login (discovery, registration, browser, token) to the first call's result | {:.1} ms | |",
-        median(logins).as_secs_f64() * 1e3
+        "| login (discovery, registration, browser, token) to the first call's result | {login:.1} ms | | {ts_login:.1} ms | {:.2} |",
+        login / ts_login
     );
-    println!("\n({ROUNDS} alternating rounds of {CALLS} calls; {LOGINS} logins.)");
+    println!(
+        "\n({ROUNDS} alternating rounds of {CALLS} calls; {LOGINS} logins; the TS client's rounds after toolbind's.)"
+    );
 }
