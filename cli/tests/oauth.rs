@@ -510,6 +510,24 @@ async fn an_authorization_server_that_misbehaves_is_a_clear_error_in_bounded_tim
     assert_eq!(f.stats()["authorize"], 0, "{}", f.stats());
     f.mode("prm=normal");
 
+    // A server that lets the handshake through and wants a login to list its tools:
+    // with nobody to sign in, it "needs a login" (not "failed"), saying which.
+    f.mode("mcp=open-initialize");
+    let runtime = Runtime::builder()
+        .mcp_server(server())
+        .mcp_start_wait(Duration::from_secs(30))
+        .connect()
+        .await
+        .unwrap();
+    match runtime.mcp_server_state("secure") {
+        Some(toolbind::mcp::McpServerState::NeedsLogin { reason, .. }) => {
+            assert!(reason.contains("toolbind mcp login secure"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(runtime);
+    f.mode("mcp=normal");
+
     // A token without `expires_in`: used until the server refuses it.
     f.mode("token=no-expiry");
     let status = toolbind::mcp::login(&server(), host.clone()).await.unwrap();

@@ -249,6 +249,7 @@ impl Connection {
             .map_err(|e| failed(e.to_string()))?;
         let host = self.shared.asking.locked().runtime.clone();
         let cred = list::http::credential(&self.server, url, &headers, host).map_err(failed)?;
+        *self.credential.locked() = cred.clone();
         let no_discover = AtomicBool::new(false);
         let mut last = String::new();
         for discover in [true, false] {
@@ -291,6 +292,17 @@ impl Connection {
         Err(failed(last))
     }
 
+    /// Why the OAuth credential of the last start stopped asking for logins, if it did.
+    fn gave_up_login(&self) -> Option<String> {
+        #[cfg(feature = "mcp-http")]
+        {
+            let cred = self.credential.locked().clone();
+            cred.and_then(|c| c.given_up())
+        }
+        #[cfg(not(feature = "mcp-http"))]
+        None
+    }
+
     /// Starts (stdio) or reaches (HTTP) the server, initializes and lists its tools.
     pub(super) async fn connect(&self) -> Result<Live, (StopReason, String)> {
         let generation = self.generation.fetch_add(1, Ordering::Relaxed);
@@ -320,6 +332,11 @@ impl Connection {
         let listed = match list::pages(client.peer(), &limits, "").await {
             Ok(t) => t,
             Err(e) => {
+                // A server that lets `initialize` through and wants a login for the rest.
+                if let Some(why) = self.gave_up_login() {
+                    self.login.store(true, Ordering::SeqCst);
+                    return Err((StopReason::Crashed, why));
+                }
                 let note = match &process {
                     Some(p) => p.stderr_note().await,
                     None => String::new(),

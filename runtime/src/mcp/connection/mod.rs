@@ -78,6 +78,10 @@ pub(crate) struct Connection {
     shown: Mutex<McpServerState>,
     /// Set when the last start failed for want of credentials (HTTP 401, 403 for scope).
     login: AtomicBool,
+    /// The OAuth credential of the last start (HTTP): what it says when it stopped
+    /// asking for logins makes a failed listing "needs a login" too.
+    #[cfg(feature = "mcp-http")]
+    credential: Mutex<Option<Arc<crate::mcp::Credential>>>,
     /// Set when the runtime refused the server's tools: it is not started again.
     refused: OnceLock<String>,
     /// The tools of a server that came up after the runtime was built (`mcp/join.rs`).
@@ -202,6 +206,8 @@ impl Connection {
             starting: Mutex::new(None),
             shown: Mutex::new(McpServerState::NotStarted),
             login: AtomicBool::new(false),
+            #[cfg(feature = "mcp-http")]
+            credential: Mutex::new(None),
             refused: OnceLock::new(),
             late: OnceLock::new(),
             closed: AtomicBool::new(false),
