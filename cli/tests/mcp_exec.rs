@@ -91,6 +91,24 @@ async fn bounded<F: std::future::Future>(what: &str, f: F) -> F::Output {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_under_another_name_serves_the_server_it_is_given_to() {
+    let dir = tempfile::tempdir().unwrap();
+    // The snapshot is named `everything`; the server here is `reference`.
+    let server = McpServer::stdio("reference", server_bin("mcp-server-everything"), ["stdio"])
+        .snapshot(fixture_snapshot("everything"))
+        .sandbox(jail(dir.path()));
+    let runtime = Runtime::builder().mcp_server(server).build();
+    let echo = runtime.tool("echo").unwrap();
+    assert_eq!(echo.spec().mcp.as_ref().unwrap().server, "reference");
+    let r = bounded(
+        "echo",
+        runtime.call("echo", json!({"message": "renamed"}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(text(&r), "Echo: renamed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_typed_untyped_progress_cancel_timeout() {
     let dir = tempfile::tempdir().unwrap();
     // Started on the first call: the snapshot gives the tool list.

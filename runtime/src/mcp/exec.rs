@@ -112,6 +112,11 @@ pub(crate) fn tools_of(server: &McpServer, snapshot: &Snapshot) -> Vec<ToolInfo>
     let mut specs = toolbind_codegen::mcp::tool_specs(snapshot, &server.prefix);
     for spec in &mut specs {
         spec.warnings.clear();
+        // The server the snapshot is given to serves its tools, whatever name the
+        // snapshot was written under.
+        if let Some(origin) = &mut spec.mcp {
+            origin.server.clone_from(&server.name);
+        }
         for input in &mut spec.inputs {
             if server.sensitive.contains(&input.name) {
                 input.sensitive = true;
