@@ -179,9 +179,9 @@ pub trait Host: Send + Sync + 'static {
 
     /// An MCP server's authorization server wants a person to sign in: show them
     /// `request.url` (or open it) and return [`LoginStep::Opened`], or follow it yourself
-    /// and return [`LoginStep::Redirected`]. By default refused: the server is then
-    /// [`NeedsLogin`](crate::mcp::McpServerState) until `toolbind mcp login` is run. Called
-    /// by the MCP executor with the `mcp-http` feature only.
+    /// and return [`LoginStep::Redirected`]. By default refused: the server then "needs a
+    /// login" (`McpServerState::NeedsLogin`) until `toolbind mcp login` is run. Called by
+    /// the MCP executor with the `mcp-http` feature only.
     fn login(&self, request: LoginRequest) -> Answer<Result<LoginStep, Refusal>> {
         let _ = request;
         Box::pin(std::future::ready(Err(Refusal::not_answered("login"))))
