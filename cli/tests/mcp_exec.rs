@@ -1663,8 +1663,12 @@ fn one_bad_server_stays_one_bad_server() {
         login["reason"].as_str().unwrap().contains("HTTP 401"),
         "{login}"
     );
+    // It asks for OAuth (its challenge names its metadata): the fix is the login.
     assert!(
-        login["fix"].as_str().unwrap().contains("bearerTokenFile"),
+        login["fix"]
+            .as_str()
+            .unwrap()
+            .contains("toolbind mcp login --config"),
         "{login}"
     );
 
@@ -1678,7 +1682,7 @@ fn one_bad_server_stays_one_bad_server() {
     for line in [
         "dead: failed:",
         "login: needs a login:",
-        "fix: give it a token",
+        "fix: sign in: `toolbind mcp login --config",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }

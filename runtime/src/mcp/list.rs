@@ -527,14 +527,26 @@ pub(super) mod http {
         };
         while let Some(c) = cur {
             if let Some(h) = c.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                // What the OAuth client knows better (a refresh refused, a login nobody
+                // did), for a server that asks for OAuth.
+                let oauth = |challenge: &str| {
+                    login_note.clone().filter(|n| {
+                        challenge.contains("resource_metadata")
+                            || !n.starts_with("the server needs an OAuth login")
+                    })
+                };
                 return Some(match h {
-                    // What the OAuth client knows better: a refresh refused, a login
-                    // the host did not do.
-                    StreamableHttpError::AuthRequired(_)
-                    | StreamableHttpError::InsufficientScope(_)
-                        if login_note.is_some() =>
+                    StreamableHttpError::AuthRequired(a)
+                        if oauth(&a.www_authenticate_header).is_some() =>
                     {
-                        login_note.unwrap_or_default()
+                        let note = oauth(&a.www_authenticate_header).unwrap_or_default();
+                        format!("{note} (HTTP 401; a bearer token in its config works too)")
+                    }
+                    StreamableHttpError::InsufficientScope(a)
+                        if oauth(&a.www_authenticate_header).is_some() =>
+                    {
+                        let note = oauth(&a.www_authenticate_header).unwrap_or_default();
+                        format!("{note} (HTTP 403, insufficient scope)")
                     }
                     StreamableHttpError::AuthRequired(a) => {
                         needs_token("HTTP 401", &a.www_authenticate_header, sent_token, name)
