@@ -134,6 +134,15 @@ async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), String> {
                 .collect(),
         },
     };
+    // sse-retry's server takes any GET as the client's reconnection of the tool call's
+    // stream. rmcp opens its standalone GET stream right after `initialized`, alongside
+    // the first requests; when that GET reaches the server after `tools/call` (a loaded
+    // machine, 25 scenarios at once), the server answers the call on it, never closes
+    // the call's stream, and warns that no reconnection carried `Last-Event-ID`. The
+    // call waits until the standalone stream is surely open.
+    if scenario == "sse-retry" {
+        tokio::time::sleep(Duration::from_millis(750)).await;
+    }
     let mut failed = Vec::new();
     for (name, args) in calls {
         let r = runtime.call(&name, args, CallOptions::new()).await;

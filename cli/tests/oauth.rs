@@ -300,7 +300,7 @@ fn a_person_signs_in_once_and_later_runs_use_and_refresh_the_token() {
 
     // A revoked refresh token: the next refresh is refused, and the command to run is said.
     let revoked = http(
-        &f.issuer.trim_start_matches("http://"),
+        f.issuer.trim_start_matches("http://"),
         "POST",
         "/token/revocation",
         &format!(

@@ -56,18 +56,25 @@ fn start(dir: &Path) -> Fixture {
         .stderr(Stdio::null())
         .spawn()
         .expect("node 22 from tests/clients/install.sh");
+    // Held at once: any panic below kills and reaps it.
+    let mut f = Fixture {
+        child,
+        mcp: String::new(),
+        web: String::new(),
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         if let Some(line) = text.lines().find(|l| l.starts_with("ready ")) {
-            let mcp = line.split_whitespace().nth(1).unwrap().to_owned();
-            let web = mcp
+            f.mcp = line.split_whitespace().nth(1).unwrap().to_owned();
+            f.web = f
+                .mcp
                 .trim_start_matches("http://")
                 .split('/')
                 .next()
                 .unwrap()
                 .to_owned();
-            return Fixture { child, mcp, web };
+            return f;
         }
         assert!(Instant::now() < deadline, "the fixture did not start");
         std::thread::sleep(Duration::from_millis(50));

@@ -205,7 +205,7 @@ where
             rmcp::service::ClientInitializeError::TransportError { error, context } => {
                 format!(
                     "`initialize` failed: {} (when trying to {context})",
-                    chain(&*error.error)
+                    super::said::chain(&*error.error)
                 )
             }
             e => format!("`initialize` failed: {e}"),
@@ -314,7 +314,7 @@ pub(super) async fn pages(
             Ok(Err(rmcp::ServiceError::TransportSend(e))) => {
                 return Err(format!(
                     "`tools/list` page {pages} failed: {}",
-                    chain(&*e.error)
+                    super::said::chain(&*e.error)
                 ));
             }
             Ok(Err(e)) => return Err(format!("`tools/list` page {pages} failed: {e}")),
@@ -442,7 +442,7 @@ pub(super) mod http {
             })?;
             custom.insert(name, value);
         }
-        tls();
+        crate::mcp::said::tls();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .redirect(same_origin_redirects())
@@ -469,14 +469,6 @@ pub(super) mod http {
                 " (or its answer, as an event stream, went over the {max}-byte bound)"
             ),
         })
-    }
-
-    /// rustls needs one crypto provider for the process; ring is the one built in. An
-    /// embedding program that installed its own keeps it. Before any reqwest client.
-    pub(crate) fn tls() {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
     }
 
     /// Redirects are followed (at most 5) only within the endpoint's own origin (scheme,
@@ -569,7 +561,7 @@ pub(super) mod http {
                          `initialize` was done (did the server stop?)"
                             .to_owned()
                     }
-                    other => format!("`initialize` failed: {}", super::chain(other)),
+                    other => format!("`initialize` failed: {}", crate::mcp::said::chain(other)),
                 });
             }
             cur = c.source();
@@ -628,29 +620,6 @@ pub(super) mod http {
              `toolbind mcp login {shown}`"
         )
     }
-}
-
-/// An error and its sources, `: `-separated, each once.
-pub(super) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    // rmcp's HTTP client error holds reqwest's as a field, not as its source.
-    #[cfg(feature = "mcp-http")]
-    if let Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(r)) =
-        e.downcast_ref::<rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>()
-    {
-        out = r.to_string();
-        cur = std::error::Error::source(r);
-    }
-    while let Some(c) = cur {
-        let t = c.to_string();
-        if !out.contains(&t) {
-            out.push_str(": ");
-            out.push_str(&t);
-        }
-        cur = c.source();
-    }
-    out
 }
 
 /// A reader that fails after `left` bytes, so that a server flooding stdout cannot make

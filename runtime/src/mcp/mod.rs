@@ -43,9 +43,13 @@ mod off;
 #[cfg(feature = "mcp")]
 mod runtime;
 #[cfg(feature = "mcp")]
+mod said;
+#[cfg(feature = "mcp")]
 mod server;
 #[cfg(feature = "mcp")]
 mod servers;
+#[cfg(feature = "mcp-http")]
+mod signin;
 #[cfg(feature = "mcp")]
 mod spawn;
 #[cfg(feature = "mcp")]
@@ -63,7 +67,7 @@ pub use exec::ConnectError;
 pub use list::{ListError, ListLimits, Listing, list_server_tools, list_tools};
 #[cfg(feature = "mcp-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
-pub use oauth::{AuthStatus, OAuth, OAuthError, auth_status, login, logout};
+pub use oauth::{AuthStatus, OAuth, OAuthError};
 #[cfg(feature = "mcp-http")]
 pub(crate) use oauth::{AuthedHttp, Credential};
 #[cfg(not(feature = "mcp"))]
@@ -73,6 +77,9 @@ pub(crate) use off::{Declared, Servers};
 pub use server::McpServer;
 #[cfg(feature = "mcp")]
 pub(crate) use servers::{Declared, Servers};
+#[cfg(feature = "mcp-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub use signin::{auth_status, login, logout};
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use state::McpServerState;

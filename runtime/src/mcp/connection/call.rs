@@ -386,7 +386,7 @@ pub(super) async fn cancel_request(peer: &Peer<RoleClient>, id: RequestId, why: 
 /// A request's error in words, without rmcp's wrapper (which names Rust types).
 pub(super) fn error_text(e: &rmcp::ServiceError) -> String {
     match e {
-        rmcp::ServiceError::TransportSend(t) => list::chain(&*t.error),
+        rmcp::ServiceError::TransportSend(t) => crate::mcp::said::chain(&*t.error),
         rmcp::ServiceError::TransportClosed => "the connection closed".to_owned(),
         e => e.to_string(),
     }

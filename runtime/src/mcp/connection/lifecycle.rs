@@ -240,7 +240,7 @@ impl Connection {
         let failed = |e: String| {
             (
                 StopReason::Crashed,
-                scrub_urls(&format!("{}: {e}", shown_url(url))),
+                crate::mcp::said::scrub_urls(&format!("{}: {e}", crate::mcp::said::shown_url(url))),
             )
         };
         let headers = self

@@ -173,7 +173,7 @@ impl Credential {
                 && r.refresh_token != dead
         }) {
             match flow::refresh(&self.url, &self.oauth, r).await? {
-                Refreshed::Done(new) => return self.keep(new),
+                Refreshed::Done(new) => return self.keep(*new),
                 Refreshed::Refused(why) => {
                     *self.dead_refresh.lock().unwrap_or_else(|p| p.into_inner()) =
                         r.refresh_token.clone();

@@ -22,7 +22,7 @@ fn flow(what: &str) -> impl FnOnce(AuthError) -> OAuthError + '_ {
     // An HTTP client error quotes the URL it was given, a key in its query too.
     move |e| {
         // A server's text (a registration's error body) is kept short and printable.
-        let said: String = crate::mcp::connection::scrub_urls(&crate::mcp::list::chain(&e))
+        let said: String = crate::mcp::said::scrub_urls(&crate::mcp::said::chain(&e))
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .take(400)
@@ -50,7 +50,7 @@ async fn bounded<T>(
 /// bounded, metadata hosts that resolve to link-local or (for a public server) private
 /// addresses refused.
 async fn manager(url: &str) -> Result<AuthorizationManager, OAuthError> {
-    crate::mcp::list::http::tls();
+    crate::mcp::said::tls();
     AuthorizationManager::new(url)
         .await
         .map_err(flow("cannot set up the OAuth client"))
@@ -628,7 +628,7 @@ pub(super) async fn client_credentials(
 
 /// What a refresh came to.
 pub(super) enum Refreshed {
-    Done(Record),
+    Done(Box<Record>),
     /// The refresh did not give a token (the refresh token refused, the client unknown
     /// now, the endpoint moved, ...): a login (with discovery again) is what is left; why.
     Refused(String),
@@ -686,7 +686,7 @@ pub(super) async fn refresh(
                 r.refresh_token = old.refresh_token.clone();
             }
             r.indicator = old.indicator.clone();
-            Ok(Refreshed::Done(r))
+            Ok(Refreshed::Done(Box::new(r)))
         }
         Err(AuthError::TokenRefreshRejected(_)) => Ok(Refreshed::Refused(
             "the authorization server refused the refresh token".into(),

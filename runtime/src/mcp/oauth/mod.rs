@@ -323,43 +323,28 @@ fn status_of(record: &store::Record, file: PathBuf) -> AuthStatus {
     }
 }
 
-/// The server's URL and its OAuth setting (the default one when none is set).
-fn target(server: &super::McpServer) -> Result<(String, OAuth), OAuthError> {
-    let super::ServerConfig::Http { url, .. } = &server.config else {
-        return Err(OAuthError::Config(format!(
-            "`{}` is a stdio server: OAuth is for HTTP servers",
-            server.name
-        )));
-    };
-    Ok((url.clone(), server.oauth.clone().unwrap_or_default()))
-}
-
-/// Signs in to `server` now: discovery, then the client-credentials grant when it is set,
-/// else the authorization code through `host` ([`Host::login`]: show or open the URL). The
-/// token is stored for every later connect of any server with this URL.
-pub async fn login(
-    server: &super::McpServer,
+/// Signs in now (`toolbind mcp login`): discovery, then the client-credentials grant
+/// when it is set, else the authorization code through `host`.
+pub(crate) async fn login_to(
+    server: &str,
+    url: &str,
+    oauth: OAuth,
     host: Arc<dyn Host>,
 ) -> Result<AuthStatus, OAuthError> {
-    let (url, oauth) = target(server)?;
-    let cred = Credential::new(&server.name, &url, oauth, Some(host))?;
+    let cred = Credential::new(server, url, oauth.clone(), Some(host))?;
     cred.login_now().await?;
-    auth_status(server)?.ok_or_else(|| OAuthError::Store("the login stored nothing".into()))
+    status_at(url, &oauth)?.ok_or_else(|| OAuthError::Store("the login stored nothing".into()))
 }
 
-/// Removes the stored credentials of `server`'s URL; whether there were any. Nothing is
-/// revoked at the authorization server (rmcp has no revocation; revoke the grant in the
-/// server's own settings).
-pub fn logout(server: &super::McpServer) -> Result<bool, OAuthError> {
-    let (url, oauth) = target(server)?;
-    let resource = resource_of(&url)?;
+/// Removes what is kept for `url` and this client; whether there was anything.
+pub(crate) fn forget(url: &str, oauth: &OAuth) -> Result<bool, OAuthError> {
+    let resource = resource_of(url)?;
     store::Store::new(&oauth.dir(), &resource, &oauth.identity())?.remove()
 }
 
-/// What is stored for `server`'s URL, if anything.
-pub fn auth_status(server: &super::McpServer) -> Result<Option<AuthStatus>, OAuthError> {
-    let (url, oauth) = target(server)?;
-    let resource = resource_of(&url)?;
+/// What is kept for `url` and this client, if anything.
+pub(crate) fn status_at(url: &str, oauth: &OAuth) -> Result<Option<AuthStatus>, OAuthError> {
+    let resource = resource_of(url)?;
     let store = store::Store::new(&oauth.dir(), &resource, &oauth.identity())?;
     Ok(store
         .load()?
