@@ -465,6 +465,13 @@ impl StreamableHttpClient for AuthedHttp {
         auth: Option<String>,
         headers: Headers,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        if self.cred.is_none() {
+            // No OAuth: nothing to retry, nothing to keep a copy of.
+            return self
+                .inner
+                .post_message(uri, message, session_id, auth, headers)
+                .await;
+        }
         self.with_auth(auth, |t| {
             let (uri, m, s, h) = (
                 uri.clone(),
@@ -486,6 +493,13 @@ impl StreamableHttpClient for AuthedHttp {
         headers: Headers,
         max: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        if self.cred.is_none() {
+            // No OAuth: nothing to retry, nothing to keep a copy of.
+            return self
+                .inner
+                .post_message_with_max_sse_event_size(uri, message, session_id, auth, headers, max)
+                .await;
+        }
         self.with_auth(auth, |t| {
             let (uri, m, s, h) = (
                 uri.clone(),
@@ -511,6 +525,13 @@ impl StreamableHttpClient for AuthedHttp {
         headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        if self.cred.is_none() {
+            // No OAuth: nothing to retry, nothing to keep a copy of.
+            return self
+                .inner
+                .post_message_with_response_limits(uri, message, session_id, auth, headers, limits)
+                .await;
+        }
         self.with_auth(auth, |t| {
             let (uri, m, s, h) = (
                 uri.clone(),
@@ -552,6 +573,13 @@ impl StreamableHttpClient for AuthedHttp {
         auth: Option<String>,
         headers: Headers,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        if self.cred.is_none() {
+            // No OAuth: nothing to retry, nothing to keep a copy of.
+            return self
+                .inner
+                .get_stream(uri, session_id, last_event_id, auth, headers)
+                .await;
+        }
         self.with_auth(auth, |t| {
             let (uri, s, l, h) = (
                 uri.clone(),
@@ -573,6 +601,20 @@ impl StreamableHttpClient for AuthedHttp {
         headers: Headers,
         max: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        if self.cred.is_none() {
+            // No OAuth: nothing to retry, nothing to keep a copy of.
+            return self
+                .inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth,
+                    headers,
+                    max,
+                )
+                .await;
+        }
         self.with_auth(auth, |t| {
             let (uri, s, l, h) = (
                 uri.clone(),

@@ -135,20 +135,24 @@ impl Record {
 /// The token folder and one resource's files in it.
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
+    /// Made (0700, and checked) only when something is written or locked: a connect to
+    /// a server that never asks for OAuth leaves no folder, and works where the state
+    /// root cannot be written.
+    dir: PathBuf,
     file: PathBuf,
     lock: PathBuf,
     resource: String,
 }
 
 impl Store {
-    /// The files of `resource` (canonical) under `dir` (created 0700 when missing), for
+    /// The files of `resource` (canonical) under `dir`, for
     /// the client `identity` ([`OAuth::identity`](super::OAuth::identity)): a headless
     /// agent's grant and a person's login to the same server are kept apart.
     pub(crate) fn new(dir: &Path, resource: &str, identity: &str) -> Result<Store, OAuthError> {
-        crate::dirs::private_dir(dir).map_err(|e| OAuthError::Store(e.to_string()))?;
         let hash = Sha256::digest(format!("{resource}\n{identity}").as_bytes());
         let name: String = hash[..12].iter().map(|b| format!("{b:02x}")).collect();
         Ok(Store {
+            dir: dir.to_owned(),
             file: dir.join(format!("r-{name}.json")),
             lock: dir.join(format!("r-{name}.lock")),
             resource: resource.to_owned(),
@@ -198,7 +202,12 @@ impl Store {
     }
 
     /// Writes `record` whole: a new 0600 file beside it, synced, renamed over.
+    fn private(&self) -> Result<(), OAuthError> {
+        crate::dirs::private_dir(&self.dir).map_err(|e| OAuthError::Store(e.to_string()))
+    }
+
     pub(crate) fn save(&self, record: &Record) -> Result<(), OAuthError> {
+        self.private()?;
         let err = |e: std::io::Error| {
             OAuthError::Store(format!("cannot write {}: {e}", self.file.display()))
         };
@@ -239,6 +248,7 @@ impl Store {
     /// wants it waits, at most `wait`. The lock file is apart from the record, so the
     /// record's rename does not drop it.
     pub(crate) async fn lock(&self, wait: Duration) -> Result<std::fs::File, OAuthError> {
+        self.private()?;
         let path = self.lock.clone();
         let f = std::fs::File::options()
             .read(true)
@@ -328,8 +338,12 @@ mod tests {
     fn a_record_is_written_private_and_read_back_only_for_its_resource() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path(), "https://a.example/mcp", "").unwrap();
+        let store = Store::new(&dir.path().join("t"), "https://a.example/mcp", "").unwrap();
         assert!(store.load().unwrap().is_none());
+        assert!(
+            !dir.path().join("t").exists(),
+            "nothing written, no folder made"
+        );
         store.save(&record("https://a.example/mcp")).unwrap();
         let mode = std::fs::metadata(store.path())
             .unwrap()
@@ -339,7 +353,7 @@ mod tests {
         assert_eq!(store.load().unwrap().unwrap().access_token, "at");
         assert!(!format!("{:?}", store.load().unwrap().unwrap()).contains("at\""));
         // Another resource's file put in its place is refused.
-        let other = Store::new(dir.path(), "https://b.example/mcp", "").unwrap();
+        let other = Store::new(&dir.path().join("t"), "https://b.example/mcp", "").unwrap();
         other.save(&record("https://b.example/mcp")).unwrap();
         std::fs::rename(other.path(), store.path()).unwrap();
         let e = store.load().unwrap_err().to_string();
