@@ -867,33 +867,6 @@ async fn a_server_that_comes_up_later_joins_with_its_tools() {
 /// own abort signal fires in the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
-    struct Yes;
-    impl toolbind::host::Host for Yes {
-        fn approve(
-            &self,
-            _request: toolbind::host::ApprovalRequest,
-        ) -> toolbind::host::Answer<toolbind::host::Decision> {
-            Box::pin(async { toolbind::host::Decision::Approve })
-        }
-        fn elicit(
-            &self,
-            request: toolbind::host::ElicitRequest,
-        ) -> toolbind::host::Answer<Result<toolbind::host::Elicited, toolbind::host::Refusal>>
-        {
-            // Every yes/no of the form answered yes.
-            let mut content = serde_json::Map::new();
-            for (k, v) in request.schema["properties"]
-                .as_object()
-                .into_iter()
-                .flatten()
-            {
-                if v["type"] == "boolean" {
-                    content.insert(k.clone(), json!(true));
-                }
-            }
-            Box::pin(async move { Ok(toolbind::host::Elicited::accept(content)) })
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
     let tools = common::fixture("task_tools");
     let server = McpServer::stdio(
@@ -911,7 +884,7 @@ async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
     let runtime = bounded(
         "connect",
         Runtime::builder()
-            .host(Yes)
+            .host(Recorder::default())
             .mcp_server(server)
             .mcp_strict(true)
             .connect(),
@@ -1000,6 +973,275 @@ async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
     )
     .await;
     assert!(matches!(r.stop, StopReason::Timeout { .. }), "{}", text(&r));
+}
+
+/// A host that answers every yes/no of a form yes and every sample with a haiku, and
+/// records who asked what (the tool, and the question); while `hold` is set its forms
+/// wait for ever.
+#[derive(Clone, Default)]
+struct Recorder {
+    asked: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+    hold: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl toolbind::host::Host for Recorder {
+    fn approve(
+        &self,
+        _request: toolbind::host::ApprovalRequest,
+    ) -> toolbind::host::Answer<toolbind::host::Decision> {
+        Box::pin(async { toolbind::host::Decision::Approve })
+    }
+
+    fn elicit(
+        &self,
+        request: toolbind::host::ElicitRequest,
+    ) -> toolbind::host::Answer<Result<toolbind::host::Elicited, toolbind::host::Refusal>> {
+        self.asked.lock().unwrap().push((
+            request.asker.tool.name().to_owned(),
+            request.message.clone(),
+        ));
+        let hold = self.hold.load(Ordering::SeqCst);
+        let mut content = serde_json::Map::new();
+        for (k, v) in request.schema["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            if v["type"] == "boolean" {
+                content.insert(k.clone(), json!(true));
+            }
+        }
+        Box::pin(async move {
+            if hold {
+                std::future::pending::<()>().await;
+            }
+            Ok(toolbind::host::Elicited::accept(content))
+        })
+    }
+
+    fn sample(
+        &self,
+        request: toolbind::host::SampleRequest,
+    ) -> toolbind::host::Answer<Result<serde_json::Value, toolbind::host::Refusal>> {
+        let asked = request.params["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        self.asked
+            .lock()
+            .unwrap()
+            .push((request.asker.tool.name().to_owned(), asked));
+        Box::pin(async move {
+            Ok(json!({"role": "assistant", "model": "the-host",
+                "content": {"type": "text", "text": "old pond, a frog"}}))
+        })
+    }
+}
+
+/// A Node server of the TypeScript SDK's, started on loopback: `script` with `env`, ready
+/// when its log has `ready`.
+fn ts_server(
+    script: PathBuf,
+    env: &[(&str, String)],
+    dir: &Path,
+    ready: &str,
+) -> common::Background {
+    let clients = clients_dir();
+    let mut cmd = std::process::Command::new(clients.join("conformance/node22/bin/node"));
+    cmd.arg("--import")
+        .arg(common::fixture("mcp_servers/loopback.mjs"))
+        .env("NODE_MODULES", clients.join("node/node_modules"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let name = script.file_stem().unwrap().to_string_lossy().into_owned();
+    cmd.arg(script);
+    common::Background::start(cmd, dir.join(format!("{name}.log")), ready)
+}
+
+/// MCP 2025-11-25 tasks from the client side, against servers on the TypeScript SDK: its
+/// own example of tools that run only as tasks and ask through the task
+/// (`simpleTaskInteractive`), where toolbind finds out a tool wants a task from the
+/// refusal of a plain call, and each task's question reaches the agent's host on behalf of
+/// its own call (two at once); and a long tool on the SDK's task store
+/// (fixtures/mcp_servers/ts_legacy_tasks.mjs), whose status messages arrive as progress
+/// and which a cancel or a timeout stops in the server through `tasks/cancel`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let example = clients_dir()
+        .join("node/node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleTaskInteractive.js");
+    let _example = ts_server(
+        example,
+        &[("PORT", port.to_string())],
+        dir.path(),
+        "Starting server on",
+    );
+    let host = Recorder::default();
+    let server = McpServer::http("sti", format!("http://127.0.0.1:{port}/mcp"));
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .host(host.clone())
+            .mcp_server(server)
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        runtime.mcp_protocol_version("sti").as_deref(),
+        Some("2025-11-25")
+    );
+    let (deleted, haiku) = bounded("two tasks at once", async {
+        tokio::join!(
+            runtime.call(
+                "confirm_delete",
+                json!({"filename": "a.txt"}),
+                CallOptions::new(),
+            ),
+            runtime.call("write_haiku", json!({"topic": "ponds"}), CallOptions::new()),
+        )
+    })
+    .await;
+    assert_eq!(deleted.stop, StopReason::Completed, "{}", text(&deleted));
+    assert_eq!(text(&deleted), "Deleted 'a.txt'");
+    assert_eq!(haiku.stop, StopReason::Completed, "{}", text(&haiku));
+    assert!(text(&haiku).starts_with("Haiku:"), "{}", text(&haiku));
+    assert!(
+        text(&haiku).contains("old pond, a frog"),
+        "{}",
+        text(&haiku)
+    );
+    let mut asked = host.asked.lock().unwrap().clone();
+    asked.sort();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    // Each question is charged to its own call's tool, not to the server.
+    assert_eq!(asked[0].0, "confirm_delete", "{asked:?}");
+    assert!(asked[0].1.contains("delete 'a.txt'"), "{asked:?}");
+    assert_eq!(asked[1].0, "write_haiku", "{asked:?}");
+    assert!(asked[1].1.contains("ponds"), "{asked:?}");
+    // Known now to want a task, the tool is asked as one at once.
+    let r = bounded(
+        "again",
+        runtime.call(
+            "confirm_delete",
+            json!({"filename": "b.txt"}),
+            CallOptions::new(),
+        ),
+    )
+    .await;
+    assert_eq!(text(&r), "Deleted 'b.txt'");
+    // A cancel while the host has the task's question open: the call stops at once; this
+    // server has no `tasks/cancel`, and the result says so.
+    host.hold.store(true, Ordering::SeqCst);
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    let asked = host.asked.clone();
+    tokio::spawn(async move {
+        while asked.lock().unwrap().len() < 4 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        c.cancel();
+    });
+    let r = bounded(
+        "cancel during a question",
+        runtime.call(
+            "confirm_delete",
+            json!({"filename": "c.txt"}),
+            CallOptions::new().cancel(cancel),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Cancelled, "{}", text(&r));
+    assert!(
+        text(&r).contains("was sent `tasks/cancel`, which it did not acknowledge"),
+        "{}",
+        text(&r)
+    );
+    drop(runtime);
+
+    // Progress, a cancel and a timeout, on the SDK's task store.
+    let fixture = ts_server(
+        common::fixture("mcp_servers/ts_legacy_tasks.mjs"),
+        &[],
+        dir.path(),
+        "ready ",
+    );
+    let log = fixture.log();
+    let url = log[log.find("http://").unwrap()..]
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(McpServer::http("slow", url))
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let updates = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = updates.clone();
+    let opts = CallOptions::new().progress(move |p| seen.lock().unwrap().push(p.text_content()));
+    let r = bounded("slow", runtime.call("slow", json!({"steps": 3}), opts)).await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r), "did 3 steps");
+    let updates = updates.lock().unwrap().clone();
+    assert!(
+        updates.iter().any(|u| u == "step 1 of 3") && updates.iter().any(|u| u == "step 2 of 3"),
+        "{updates:?}"
+    );
+    let cancels = |log: &str| log.matches("CANCEL-SEEN").count();
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    let opts = CallOptions::new()
+        .cancel(cancel)
+        .progress(move |_| c.cancel());
+    let r = bounded("cancel", runtime.call("slow", json!({"steps": 100}), opts)).await;
+    assert_eq!(r.stop, StopReason::Cancelled, "{}", text(&r));
+    assert!(
+        text(&r).contains("cancelled its task (`tasks/cancel`)"),
+        "{}",
+        text(&r)
+    );
+    until_true(
+        || format!("the task stopped in the server: {}", fixture.log()),
+        30,
+        || cancels(&fixture.log()) == 1,
+    )
+    .await;
+    let r = bounded(
+        "timeout",
+        runtime.call(
+            "slow",
+            json!({"steps": 100}),
+            CallOptions::new().timeout(Duration::from_secs(1)),
+        ),
+    )
+    .await;
+    assert!(matches!(r.stop, StopReason::Timeout { .. }), "{}", text(&r));
+    assert!(
+        text(&r).contains("cancelled its task (`tasks/cancel`)"),
+        "{}",
+        text(&r)
+    );
+    until_true(
+        || {
+            format!(
+                "the timed-out task stopped in the server: {}",
+                fixture.log()
+            )
+        },
+        30,
+        || cancels(&fixture.log()) == 2,
+    )
+    .await;
+    assert_eq!(fixture.log().matches("COMPLETED").count(), 1);
 }
 
 /// Secrets: an input the server's schema marks `format: password` and one the config

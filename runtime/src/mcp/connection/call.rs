@@ -1,6 +1,7 @@
 //! One tool call over the connection: a slot, the live connection, the request, the
 //! server's input rounds, and the result or why there is none.
 
+use super::legacy_task::{self, LEGACY_TASKS, LegacyTask};
 use super::*;
 use crate::exec::stop::Stopper;
 use crate::lock::Locked;
@@ -74,12 +75,29 @@ impl Connection {
                 Err(r) => return r,
             };
             tracing::Span::current().record("mcp.protocol.version", live.protocol.as_str());
-            let request = call_request(mcp_name, args, answered.as_ref());
+            let legacy = match (live.protocol == LEGACY_TASKS, live.needs_task(mcp_name)) {
+                (false, _) => Legacy::No,
+                (true, false) => Legacy::Plain,
+                (true, true) => Legacy::Task,
+            };
+            let request = call_request(mcp_name, args, answered.as_ref(), legacy, call.timeout);
             let lost = match self
-                .exchange(&live, request, &call, stopper.deadline())
+                .exchange(&live, request, &call, stopper.deadline(), legacy)
                 .await
             {
                 Reply::Done(r) => return self.with_hidden_note(&live, r, &params),
+                // Sent once more, as a task (`legacy_task.rs`).
+                Reply::WantsTask(r) if live.mark_needs_task(mcp_name) => {
+                    tracing::debug!(target: "toolbind", "`{mcp_name}` runs only as a task: asked again as one");
+                    drop(r);
+                    continue;
+                }
+                Reply::WantsTask(r) => return r,
+                Reply::LegacyTask(task, _progress) => {
+                    return self
+                        .follow_legacy_task(&live, &call, task, &mut stopper)
+                        .await;
+                }
                 Reply::Input(input, _progress) => {
                     rounds += 1;
                     match self.round(&call, input, rounds, &mut stopper).await {
@@ -127,14 +145,15 @@ impl Connection {
         r
     }
 
-    /// Sends `request` on `live` and waits for its reply until `deadline` (or the call's
-    /// cancel: the server is then told).
+    /// Sends `request` (asked as `legacy` says) on `live` and waits for its reply until
+    /// `deadline` (or the call's cancel: the server is then told).
     async fn exchange(
         &self,
         live: &Arc<Live>,
         request: ClientRequest,
         call: &ExecCall<'_>,
         deadline: Instant,
+        legacy: Legacy,
     ) -> Reply {
         let name = call.tool.name();
         let peer = live.client.peer().clone();
@@ -158,7 +177,23 @@ impl Connection {
         match until(&call.cancel, deadline, handle.await_response()).await {
             Ok(Ok(ServerResult::InputRequiredResult(input))) => Reply::Input(input, progress),
             Ok(Ok(ServerResult::CreateTaskResult(task))) => Reply::Task(task, progress),
+            Ok(Ok(ServerResult::CallToolResult(r)))
+                if legacy == Legacy::Plain && legacy_task::result_wants_task(&r) =>
+            {
+                Reply::WantsTask(result_of(r))
+            }
+            Ok(Ok(ServerResult::CustomResult(c))) if legacy == Legacy::Task => {
+                match LegacyTask::of(&c.0) {
+                    Some(task) => Reply::LegacyTask(task, progress),
+                    None => Reply::Done(self.answered(name, ServerResult::CustomResult(c))),
+                }
+            }
             Ok(Ok(response)) => Reply::Done(self.answered(name, response)),
+            Ok(Err(rmcp::ServiceError::McpError(e)))
+                if legacy == Legacy::Plain && legacy_task::wants_task(&e) =>
+            {
+                Reply::WantsTask(self.refused(name, &e))
+            }
             Ok(Err(rmcp::ServiceError::McpError(e))) => Reply::Done(self.refused(name, &e)),
             Ok(Err(e)) => Reply::Lost(e),
             Err(why) => {
@@ -238,7 +273,9 @@ impl Connection {
         if let Some(Content::Text { text }) = r.content.first_mut() {
             *text = format!(
                 "tool `{name}` {what} after {:.1} s; MCP server `{}` was sent `notifications/cancelled`",
-                (timeout - deadline.saturating_duration_since(Instant::now())).as_secs_f64(),
+                timeout
+                    .saturating_sub(deadline.saturating_duration_since(Instant::now()))
+                    .as_secs_f64(),
                 self.name()
             );
         }
@@ -335,8 +372,25 @@ pub(super) enum Reply {
     /// The server runs the call as a task (MCP's tasks extension); the call's progress
     /// stays registered while it is followed.
     Task(rmcp::model::CreateTaskResult, Option<ProgressGuard>),
+    /// The server refused a plain call of a tool that runs only as a task (MCP
+    /// 2025-11-25): the refusal, for when it was asked as a task already.
+    WantsTask(ToolResult),
+    /// The server runs the call as a 2025-11-25 task.
+    LegacyTask(LegacyTask, Option<ProgressGuard>),
     /// The connection failed under the request.
     Lost(rmcp::ServiceError),
+}
+
+/// How a call is asked of a server on MCP 2025-11-25, whose tasks the client requests
+/// (`legacy_task.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Legacy {
+    /// Another revision: the server decides (2026-07-28), or there are no tasks.
+    No,
+    /// A plain call, which the server may refuse for want of a task.
+    Plain,
+    /// As a task.
+    Task,
 }
 
 /// The `tools/call` request for `mcp_name` with `args`, and the answers to the server's
@@ -345,6 +399,8 @@ fn call_request(
     mcp_name: &str,
     args: serde_json::Map<String, Value>,
     answered: Option<&(rmcp::model::InputResponses, Option<String>)>,
+    legacy: Legacy,
+    timeout: Duration,
 ) -> ClientRequest {
     let mut request = CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args);
     if let Some((responses, state)) = answered {
@@ -353,9 +409,11 @@ fn call_request(
             request = request.with_request_state(state.clone());
         }
     }
-    ClientRequest::CallToolRequest(CallToolRequest::new(crate::telemetry::with_trace_context(
-        request,
-    )))
+    let request = crate::telemetry::with_trace_context(request);
+    if legacy == Legacy::Task {
+        return legacy_task::as_task(request, timeout);
+    }
+    ClientRequest::CallToolRequest(CallToolRequest::new(request))
 }
 
 /// `fut`, unless the call is cancelled or its deadline passes first.

@@ -361,6 +361,7 @@ impl Connection {
             failures: 0,
             ended: Mutex::new(None),
             pinging: AtomicBool::new(false),
+            needs_task: Mutex::default(),
         };
         self.install(&live, listed);
         Ok(live)

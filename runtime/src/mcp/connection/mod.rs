@@ -40,6 +40,8 @@ use crate::result::{Content, Progress, StopReason, ToolResult};
 
 mod call;
 mod drift;
+mod legacy_follow;
+mod legacy_task;
 mod lifecycle;
 mod progress;
 mod questions;
@@ -134,6 +136,9 @@ pub(crate) struct Live {
     ended: Mutex<Option<String>>,
     /// A `ping` is out to tell whether it hangs.
     pinging: AtomicBool,
+    /// The tools whose calls this server refused to run other than as a task (MCP
+    /// 2025-11-25 `execution.taskSupport: "required"`): their next calls ask for one.
+    needs_task: Mutex<std::collections::HashSet<String>>,
 }
 
 /// Connections whose starts in progress are stopped when this is dropped (a runtime that
@@ -185,6 +190,18 @@ struct Asking {
     next: u64,
     /// The server's questions open now: at most [`crate::host::MAX_QUESTIONS`].
     open: usize,
+    /// The 2025-11-25 tasks being followed, by task id: the key of their call in `calls`
+    /// (a question tied to the task goes to that call's host) and how many of the task's
+    /// questions are open (its call's timeout stands still meanwhile).
+    tasks: HashMap<String, TaskAsks>,
+}
+
+/// Who a 2025-11-25 task's questions go to, and how many are open.
+struct TaskAsks {
+    /// The call's own host, when it has one (else the runtime's answers).
+    host: Option<crate::host::SharedHost>,
+    asker: crate::host::Asker,
+    open: tokio::sync::watch::Sender<usize>,
 }
 
 impl Connection {

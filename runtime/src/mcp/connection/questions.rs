@@ -15,10 +15,18 @@ pub(super) struct Handler {
 }
 
 impl Handler {
-    /// The host a question goes to and who asks: the one call in flight with a host, else
+    /// The host a question goes to and who asks: the call of the task `task` the
+    /// question is tied to (MCP 2025-11-25), else the one call in flight with a host, else
     /// the runtime's host on behalf of the server.
-    pub(super) fn asker(&self) -> Option<(crate::host::SharedHost, crate::host::Asker, Duration)> {
+    pub(super) fn asker(
+        &self,
+        task: Option<&str>,
+    ) -> Option<(crate::host::SharedHost, crate::host::Asker, Duration)> {
         let asking = self.shared.asking.locked();
+        if let Some(t) = task.and_then(|id| asking.tasks.get(id)) {
+            let host = t.host.clone().or_else(|| asking.runtime.clone())?;
+            return Some((host, t.asker.clone(), asking.ask_timeout));
+        }
         if let [(_, host, asker)] = asking.calls.as_slice() {
             return Some((host.clone(), asker.clone(), asking.ask_timeout));
         }
@@ -39,12 +47,14 @@ impl Handler {
     /// bounds apply), as JSON; an MCP error when nobody answers.
     /// `question` is the server's, parsed at this edge (or why it cannot be asked), of
     /// `kind`.
+    /// `task`: the 2025-11-25 task the question is tied to, when it names one.
     pub(super) async fn ask(
         &self,
         kind: &str,
         question: Result<Question, Refusal>,
+        task: Option<&str>,
     ) -> Result<Value, rmcp::ErrorData> {
-        let Some((host, asker, timeout)) = self.asker() else {
+        let Some((host, asker, timeout)) = self.asker(task) else {
             return Err(rmcp::ErrorData::invalid_request(
                 format!(
                     "this agent answers no `{kind}` questions (toolbind::RuntimeBuilder::host)"
@@ -67,6 +77,7 @@ impl Handler {
             asking.open += 1;
         }
         let _open = OpenQuestion(self.shared.clone());
+        let _task = task.and_then(|id| TaskQuestion::open(&self.shared, id));
         let answer = match question {
             Ok(q) => crate::host::answer(Some(host), asker, q.clone(), timeout)
                 .await
@@ -82,7 +93,12 @@ impl Handler {
         &self,
         method: &str,
         params: Value,
+        meta: &rmcp::model::RequestMetaObject,
     ) -> Result<Value, rmcp::ErrorData> {
+        let task = meta
+            .get(super::legacy_task::RELATED_TASK)
+            .and_then(|t| t.get("taskId"))
+            .and_then(Value::as_str);
         let question = match question_of(method, &params) {
             Ok(q) => Ok(q),
             Err(Unasked::Bad(why)) => Err(why),
@@ -90,7 +106,7 @@ impl Handler {
                 return Err(rmcp::ErrorData::invalid_request(why, None));
             }
         };
-        self.ask(kind_of(method), question).await
+        self.ask(kind_of(method), question, task).await
     }
 }
 
@@ -126,10 +142,12 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&request).unwrap_or_default();
-        let answer = self.ask_request("elicitation/create", params).await?;
+        let answer = self
+            .ask_request("elicitation/create", params, &context.meta)
+            .await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's answer: {e}"), None))
     }
@@ -138,10 +156,12 @@ impl ClientHandler for Handler {
     async fn create_message(
         &self,
         params: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
         let params = serde_json::to_value(&params).unwrap_or_default();
-        let answer = self.ask_request("sampling/createMessage", params).await?;
+        let answer = self
+            .ask_request("sampling/createMessage", params, &context.meta)
+            .await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's sample: {e}"), None))
     }
@@ -151,7 +171,7 @@ impl ClientHandler for Handler {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let answer = self.ask("roots", Ok(Question::Roots)).await?;
+        let answer = self.ask("roots", Ok(Question::Roots), None).await?;
         serde_json::from_value(answer)
             .map_err(|e| rmcp::ErrorData::internal_error(format!("the host's roots: {e}"), None))
     }
@@ -219,6 +239,36 @@ impl Drop for OpenQuestion {
     }
 }
 
+/// A question of a 2025-11-25 task's, counted open in its [`TaskAsks`] while this lives.
+pub(super) struct TaskQuestion(tokio::sync::watch::Sender<usize>);
+
+impl TaskQuestion {
+    /// `None` when the task is not one a call follows.
+    fn open(shared: &Shared, id: &str) -> Option<TaskQuestion> {
+        let open = shared.asking.locked().tasks.get(id)?.open.clone();
+        open.send_modify(|n| *n += 1);
+        Some(TaskQuestion(open))
+    }
+}
+
+impl Drop for TaskQuestion {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// A 2025-11-25 task in [`Asking::tasks`] while its call follows it.
+pub(super) struct FollowedTask {
+    shared: Arc<Shared>,
+    id: String,
+}
+
+impl Drop for FollowedTask {
+    fn drop(&mut self) {
+        self.shared.asking.locked().tasks.remove(&self.id);
+    }
+}
+
 /// A call in [`Asking::calls`] while it is in flight.
 pub(super) struct InFlight {
     pub(super) shared: Arc<Shared>,
@@ -253,6 +303,36 @@ impl Connection {
             shared: self.shared.clone(),
             key,
         })
+    }
+
+    /// While the returned guard lives, the questions tied to task `id` (2025-11-25) go
+    /// to `call`'s host (else the runtime's) on its behalf; the receiver counts the ones
+    /// open.
+    pub(super) fn follow_asks(
+        &self,
+        id: &str,
+        call: &ExecCall<'_>,
+    ) -> (FollowedTask, tokio::sync::watch::Receiver<usize>) {
+        let (open, seen) = tokio::sync::watch::channel(0);
+        let asks = TaskAsks {
+            host: call.host.clone(),
+            asker: crate::host::Asker {
+                tool: call.tool.clone(),
+                tool_call_id: call.tool_call_id.to_owned(),
+                key: None,
+            },
+            open,
+        };
+        self.shared
+            .asking
+            .locked()
+            .tasks
+            .insert(id.to_owned(), asks);
+        let guard = FollowedTask {
+            shared: self.shared.clone(),
+            id: id.to_owned(),
+        };
+        (guard, seen)
     }
 
     /// Lets the server's questions reach `host`, answering within `ask_timeout` (set

@@ -15,11 +15,11 @@ use rmcp::model::{
 
 /// The poll interval when the server gives none, and the bounds of one it gives.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
-const MIN_POLL: Duration = Duration::from_millis(50);
-const MAX_POLL: Duration = Duration::from_secs(5);
+pub(super) const MIN_POLL: Duration = Duration::from_millis(50);
+pub(super) const MAX_POLL: Duration = Duration::from_secs(5);
 
 /// Polls in a row that may fail (over HTTP) before the task counts as lost.
-const MAX_FAILED_POLLS: u32 = 3;
+pub(super) const MAX_FAILED_POLLS: u32 = 3;
 
 impl Connection {
     /// Follows the task `created` to its end: its result, or why there is none.
@@ -146,7 +146,12 @@ impl Connection {
     }
 
     /// A task's new status message, as the call's progress.
-    fn pass_on(&self, call: &ExecCall<'_>, said: &mut Option<String>, message: Option<&str>) {
+    pub(super) fn pass_on(
+        &self,
+        call: &ExecCall<'_>,
+        said: &mut Option<String>,
+        message: Option<&str>,
+    ) {
         let (Some(sink), Some(message)) = (&call.progress, message) else {
             return;
         };
@@ -167,17 +172,29 @@ impl Connection {
         stopper: &Stopper,
         why: Stop,
     ) -> ToolResult {
-        let name = call.tool.name();
         let sent = tokio::time::timeout(
             self.server.ping_timeout,
             peer.cancel_task(CancelTaskParams::new(id.to_owned())),
         )
         .await;
+        self.task_stopped(call, stopper, why, matches!(sent, Ok(Ok(()))))
+    }
+
+    /// The result of a call whose task was stopped for `why`; `acknowledged`: the server
+    /// answered `tasks/cancel`.
+    pub(super) fn task_stopped(
+        &self,
+        call: &ExecCall<'_>,
+        stopper: &Stopper,
+        why: Stop,
+        acknowledged: bool,
+    ) -> ToolResult {
+        let name = call.tool.name();
         let mut r = self.stopped_in_flight(name, call.timeout, stopper.deadline(), why);
         if let Some(Content::Text { text }) = r.content.first_mut() {
             *text = text.replace(
                 "was sent `notifications/cancelled`",
-                if matches!(sent, Ok(Ok(()))) {
+                if acknowledged {
                     "cancelled its task (`tasks/cancel`)"
                 } else {
                     "was sent `tasks/cancel`, which it did not acknowledge"
