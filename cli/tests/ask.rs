@@ -2,7 +2,7 @@
 //! real terminal (a pty, from `script`), approved with `--yes`, and denied, saying how to
 //! allow it, when there is no terminal (`setsid`: no controlling terminal).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -1,7 +1,7 @@
 //! `toolbind call`: real tools in each language, progress on stderr, exit codes, and
 //! Ctrl-C cancellation that leaves no tool process behind.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `check`, `gen`, `schema`, `prompt`, `docs`, `sync`, `list`: output and exit codes of the
 //! built binary.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

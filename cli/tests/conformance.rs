@@ -15,7 +15,7 @@
 //! and Origin included, so the DNS-rebinding scenario sees the server's own checks); the
 //! upstream request is dropped when the suite's connection goes away.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -459,7 +459,7 @@ fn client_driver() -> PathBuf {
         "{} is missing: cargo build -p toolbind-cli --examples",
         driver.display()
     );
-    // `cargo test --test conformance` builds no example: a driver older than the sources
+    // `cargo test --test it conformance::` builds no example: a driver older than the sources
     // would measure old code.
     let built = driver.metadata().and_then(|m| m.modified()).unwrap();
     for dir in ["runtime/src", "codegen/src", "cli/src", "cli/examples"] {

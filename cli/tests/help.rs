@@ -1,7 +1,7 @@
 //! `--help` of every command, pinned by snapshots in `tests/snapshots/help/`
-//! (`UPDATE_EXPECT=1 cargo test -p toolbind-cli --test help` rewrites them).
+//! (`UPDATE_EXPECT=1 cargo test -p toolbind-cli --test it help::` rewrites them).
 
-mod common;
+use crate::common;
 
 use common::{assert_code, expect_file, run, stdout};
 

@@ -6,7 +6,7 @@
 //! Every command runs jailed (`--sandbox required`) where a jail is involved, is bounded by
 //! its tools' `timeout:` or the server's failing at start, and leaves no process behind.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! 200 MB TOOL.md from its size, say a FIFO entry file is a FIFO, agree with themselves on
 //! a column, and warn about a folder named differently from its tool as `list` does.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! endpoint, the SIGTERM drain, a bounded loopback load test, and tasks (polled across
 //! stateless requests; answered only from the session that created them).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 //! this test cannot drift; the only change made to them is the server's address (the test
 //! serves on a free port, not on 8080).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

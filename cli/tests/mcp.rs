@@ -2,7 +2,7 @@
 //! with progress, bad arguments as `isError` results, cancellation, and
 //! `tools/list_changed` when the tools folder changes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

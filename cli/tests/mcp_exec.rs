@@ -4,7 +4,7 @@
 //! misbehaves on purpose (fixtures/mcp_servers/misbehaving.py). The servers run in the real
 //! jail (`SandboxMode::Required`) unless a test says otherwise.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! server of the same name, leave a setsid daemon behind. It reports what it saw in its
 //! tool's description.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -628,44 +628,40 @@ fn a_configs_env_does_not_reach_bwrap() {
 
 /// A server defined in code has no config file and, unless it sets one, no working
 /// folder: the folder toolbind runs in keys its state folder, so the same server started
-/// in another project does not find what the first planted in its `HOME`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_defined_in_code_has_a_home_per_folder() {
+/// in another project does not find what the first planted in its `HOME`. Each start is a
+/// process of this test binary run in that folder (`home_per_folder_child`): a test must
+/// not change the folder of the process every other test runs in.
+#[test]
+fn a_server_defined_in_code_has_a_home_per_folder() {
     let lab = Lab::new();
     let m = mark("cwd-key");
     let _reap = Reap(vec![m.clone()]);
     let mut args = vec![misbehaving().display().to_string()];
     args.extend(lab.nosy_args(&m));
-    let before = std::env::current_dir().unwrap();
     let mut seen = Vec::new();
     for project in ["one", "two", "one"] {
         let dir = lab.path().join(project);
         std::fs::create_dir_all(&dir).unwrap();
-        // Every other test here names its paths absolutely: changing this process's
-        // folder is safe.
-        std::env::set_current_dir(&dir).unwrap();
-        let server = McpServer::stdio("fs", "python3", args.clone())
-            .sandbox(
-                SandboxPolicy::new()
-                    .mode(SandboxMode::Required)
-                    .state_dir(lab.state()),
-            )
-            .connect_timeout(Duration::from_secs(30));
-        let runtime = tokio::time::timeout(
-            Duration::from_secs(60),
-            Runtime::builder().mcp_server(server).connect(),
-        )
-        .await
-        .expect("connect within 60 s")
-        .unwrap();
-        let tool = runtime
-            .registry()
-            .iter()
-            .find(|t| t.name() == "ok")
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "mcp_jail::home_per_folder_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .current_dir(&dir)
+            .env(HOME_CHILD_ENV, args.join("\n"))
+            .env(HOME_CHILD_STATE_ENV, lab.state())
+            .output()
             .unwrap();
-        seen.push(tool.description().to_owned());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("DESCRIPTION "))
+            .unwrap_or_else(|| panic!("{text}{}", String::from_utf8_lossy(&out.stderr)))
+            .to_owned();
+        seen.push(line);
     }
-    std::env::set_current_dir(before).unwrap();
     assert!(seen[0].contains("planted=no"), "{}", seen[0]);
     assert!(
         seen[1].contains("planted=no"),
@@ -678,6 +674,43 @@ async fn a_server_defined_in_code_has_a_home_per_folder() {
         seen[2]
     );
     assert!(eventually(5.0, || marked(&m).is_empty()));
+}
+
+/// The arguments of the server (one a line) of `home_per_folder_child`, and its state
+/// folder.
+const HOME_CHILD_ENV: &str = "TOOLBIND_TEST_HOME_CHILD_ARGS";
+const HOME_CHILD_STATE_ENV: &str = "TOOLBIND_TEST_HOME_CHILD_STATE";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "helper: run in a folder of its own by a_server_defined_in_code_has_a_home_per_folder"]
+async fn home_per_folder_child() {
+    let (Some(args), Some(state)) = (
+        std::env::var_os(HOME_CHILD_ENV),
+        std::env::var_os(HOME_CHILD_STATE_ENV),
+    ) else {
+        return;
+    };
+    let args: Vec<String> = args.to_string_lossy().lines().map(str::to_owned).collect();
+    let server = McpServer::stdio("fs", "python3", args)
+        .sandbox(
+            SandboxPolicy::new()
+                .mode(SandboxMode::Required)
+                .state_dir(std::path::PathBuf::from(state)),
+        )
+        .connect_timeout(Duration::from_secs(30));
+    let runtime = tokio::time::timeout(
+        Duration::from_secs(60),
+        Runtime::builder().mcp_server(server).connect(),
+    )
+    .await
+    .expect("connect within 60 s")
+    .unwrap();
+    let tool = runtime
+        .registry()
+        .iter()
+        .find(|t| t.name() == "ok")
+        .unwrap();
+    println!("DESCRIPTION {}", tool.description());
 }
 
 /// The lighter jail serves stdio servers through the same one jailed start: chosen

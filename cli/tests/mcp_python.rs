@@ -5,7 +5,7 @@
 //! progress with totals, for a TypeScript, a Python and a bash tool, and
 //! `resources/list_changed` when a TOOL.md body changes.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! installed by tests/clients/install.sh), and against a server that misbehaves on purpose
 //! (fixtures/mcp_servers/misbehaving.py).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! JSON, a malformed `tools/call`, a bad cursor; and it writes every
 //! answer before it exits.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};

@@ -5,7 +5,7 @@
 //! browser is the fixture's `/browse`, which follows the authorization URL through sign-in
 //! and consent to toolbind's loopback listener.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,7 +5,7 @@
 //! (tests/clients/requirements.txt: openai, anthropic, google-genai), driven by
 //! cli/tests/clients/provider_types.py.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! and time. The official conformance suite's `input-required-result-*` scenarios run in
 //! conformance.rs.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! another user is a clear error at start (exit 2), never a hang; a file other users can
 //! read gives its warning and is used.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! requests from a client that reads no answers: its memory stays bounded. Its own test
 //! binary: it measures the server process's peak RSS.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

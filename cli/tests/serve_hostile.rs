@@ -3,7 +3,7 @@
 //! sends megabytes where a name goes (a tool, a prompt, a resource URI, an argument, a task
 //! id). Each gets a short error, and the server's memory stays bounded.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,7 +1,7 @@
 //! A FIFO named TOOL.md never blocks a command: `check`, `list`, `call` and `sync` refuse
 //! it with a clear error, and a later sync is not left waiting on the lock.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `toolbind call` saves the full text of a truncated result to a private spill folder by
 //! default (`--spill-dir` to choose), names the file in the note, and prunes old spills.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! simulated with a file-size limit) makes the exit status non-zero, and the report
 //! separates failed from skipped.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 

@@ -5,7 +5,7 @@
 //! a task's questions (asked only of a client that declared the capability).
 //! The official conformance suite's tasks scenarios run in conformance.rs (2026-07-28).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! stderr in `toolbind mcp snapshot` and `mcp check`. Escape sequences (ESC, the one-byte
 //! CSI U+009B), carriage returns and bidi overrides arrive as `\u{..}` text.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

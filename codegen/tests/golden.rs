@@ -1,5 +1,5 @@
 //! Golden files for every emitter over `fixtures/valid`, compared exactly.
-//! `UPDATE_EXPECT=1 cargo test -p toolbind-codegen --test golden` rewrites them.
+//! `UPDATE_EXPECT=1 cargo test -p toolbind-codegen --test it golden::` rewrites them.
 
 use std::path::{Path, PathBuf};
 

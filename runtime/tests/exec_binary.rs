@@ -4,7 +4,7 @@
 //! arrive and replaced by a `resource_link` to the file; bad data is refused with a reason
 //! and leaves no file.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

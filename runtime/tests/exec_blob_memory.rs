@@ -3,11 +3,11 @@
 //! runtime's peak resident set grows by a few pieces, not by the blob. Its own test
 //! binary, so no other test's allocations blur the measurement of this process's peak.
 //!
-//! `BLOB_MB=200 cargo test -p toolbind --test exec_blob_memory -- --nocapture` gives the
+//! `BLOB_MB=200 cargo test -p toolbind --test it exec_blob_memory:: -- --nocapture` gives the
 //! BENCHMARKS.md row; `BLOB_BASELINE=1` also measures the same blob held in memory (the
 //! bound raised past it), as the runtime did before the bound existed.
 
-mod exec_common;
+use crate::exec_common;
 
 use exec_common::*;
 use serde_json::json;

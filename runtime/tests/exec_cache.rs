@@ -1,7 +1,7 @@
 //! The transpile cache runs code as the agent's user: it must be private and its entries
 //! verified against their source before use.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

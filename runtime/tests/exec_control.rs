@@ -2,7 +2,7 @@
 //! ignore it are killed with their grandchildren, timeouts do the same, the environment is
 //! scrubbed, and sensitive values stay out of argv and error text.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! truncated result. Its own test binary, so no other test's allocations blur the
 //! measurement of this process's peak RSS.
 
-mod exec_common;
+use crate::exec_common;
 
 use exec_common::*;
 use serde_json::json;

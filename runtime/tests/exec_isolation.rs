@@ -1,7 +1,7 @@
 //! Calls sharing a warm worker are isolated: a call that misbehaves gets the error, the
 //! calls in flight beside it complete.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! tool, a warm worker's lines while it serves that one call, none that could belong to
 //! another call, and redacted of the call's secrets by `Runtime::call`.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! before the result, and an over-long bash progress line is an error naming the limit.
 //! Its own test binary, so the peak-RSS measurement is this flood's.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::Arc;
 use std::time::Duration;

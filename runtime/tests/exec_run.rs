@@ -3,7 +3,7 @@
 //! results naming the cause, and warm workers keep state, serve concurrent calls and are
 //! restarted after a crash.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::time::Duration;
 

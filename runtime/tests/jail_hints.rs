@@ -6,7 +6,7 @@
 //! Every test runs under `SandboxMode::Required` (CI installs bubblewrap); every call is
 //! bounded by its TOOL.md's `timeout: 30`.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -34,18 +34,41 @@ fn tools_dirs_split_on_colons_ignoring_empty_entries() {
     );
 }
 
+/// The variable is set for a process of this test binary of its own
+/// (`pi_tools_dirs_child`): a test must not change the environment every other test
+/// runs in.
 #[test]
 fn pi_tools_dirs_come_after_explicit_dirs() {
-    // The only test in this binary touching the variable.
     let value = format!(":{}::{}:", second().display(), "/no/such/tools/dir");
-    unsafe { std::env::set_var(TOOLS_DIRS_ENV, &value) };
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "loader::pi_tools_dirs_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(TOOLS_DIRS_ENV, &value)
+        .env("TOOLBIND_LOADER_ENV_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+#[test]
+#[ignore = "helper: run as a child process by pi_tools_dirs_come_after_explicit_dirs"]
+fn pi_tools_dirs_child() {
+    if std::env::var_os("TOOLBIND_LOADER_ENV_CHILD").is_none() {
+        return;
+    }
     let loader = Loader::new().dir(first()).env().quiet();
     assert_eq!(
         loader.tools_dirs(),
         vec![first(), second(), PathBuf::from("/no/such/tools/dir")]
     );
     let loaded = loader.load();
-    unsafe { std::env::remove_var(TOOLS_DIRS_ENV) };
 
     let names: Vec<&str> = loaded.registry.names().collect();
     assert_eq!(names, ["alpha", "dup", "beta"]);
@@ -211,7 +234,7 @@ fn warnings_go_to_stderr_by_default() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "loader_child",
+            "loader::loader_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -2,7 +2,7 @@
 //! the tool's real totals) survives the model-facing truncation intact, and that
 //! truncation says what it counted.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! (`Runtime::call`): progress, result text, details, errors, the stderr tail, spill files,
 //! and the JSON-escaped forms of the value.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::sync::{Arc, Mutex};
 

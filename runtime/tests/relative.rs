@@ -5,7 +5,7 @@
 //!
 //! Every call is bounded by its TOOL.md's `timeout: 30`, and its processes die with it.
 
-mod exec_common;
+use crate::exec_common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -519,7 +519,7 @@ fn spawn_sync(seed: &Path, data: &Path, exchange: bool) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "sync_child",
+            "sync::sync_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",
@@ -799,7 +799,7 @@ fn failures_are_reported_apart_from_skips() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "sync_child_with_a_full_disk",
+            "sync::sync_child_with_a_full_disk",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -2,7 +2,7 @@
 //! TOOL.md error and per kind of wrong agent code, each with its reviewed `.stderr`;
 //! `ui/pass` holds folders that must compile (and whose `main` must run) cleanly.
 //!
-//! Rewrite the `.stderr` files with `TRYBUILD=overwrite cargo test -p toolbind-tests --test ui`,
+//! Rewrite the `.stderr` files with `TRYBUILD=overwrite cargo test -p toolbind-tests --test it ui::`,
 //! then read every diff.
 
 #[test]
