@@ -976,12 +976,28 @@ async fn a_call_the_server_runs_as_a_task_is_followed_to_its_end() {
 }
 
 /// A host that answers every yes/no of a form yes and every sample with a haiku, and
-/// records who asked what (the tool, and the question); while `hold` is set its forms
-/// wait for ever.
+/// records who asked what (the tool, and the question); its forms answer after `delay_ms`,
+/// or, while `hold` is set, never; `dropped` counts the forms dropped unanswered.
 #[derive(Clone, Default)]
 struct Recorder {
     asked: Arc<std::sync::Mutex<Vec<(String, String)>>>,
     hold: Arc<std::sync::atomic::AtomicBool>,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    dropped: Arc<AtomicUsize>,
+}
+
+/// Counts one in `dropped` when dropped before `answered` is set.
+struct Unanswered {
+    dropped: Arc<AtomicUsize>,
+    answered: bool,
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl toolbind::host::Host for Recorder {
@@ -1001,6 +1017,11 @@ impl toolbind::host::Host for Recorder {
             request.message.clone(),
         ));
         let hold = self.hold.load(Ordering::SeqCst);
+        let delay = Duration::from_millis(self.delay_ms.load(Ordering::SeqCst));
+        let unanswered = Unanswered {
+            dropped: self.dropped.clone(),
+            answered: false,
+        };
         let mut content = serde_json::Map::new();
         for (k, v) in request.schema["properties"]
             .as_object()
@@ -1012,9 +1033,13 @@ impl toolbind::host::Host for Recorder {
             }
         }
         Box::pin(async move {
+            // Moved in whole (a field alone would be captured otherwise).
+            let mut unanswered = unanswered;
             if hold {
                 std::future::pending::<()>().await;
             }
+            tokio::time::sleep(delay).await;
+            unanswered.answered = true;
             Ok(toolbind::host::Elicited::accept(content))
         })
     }
@@ -1133,14 +1158,29 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
     )
     .await;
     assert_eq!(text(&r), "Deleted 'b.txt'");
-    // A cancel while the host has the task's question open: the call stops at once; this
-    // server has no `tasks/cancel`, and the result says so.
+    // The call's timeout stands still while the host has the task's question: a host that
+    // takes 2.5 s does not time out a call of 1 s.
+    host.delay_ms.store(2_500, Ordering::SeqCst);
+    let r = bounded(
+        "a slow answer",
+        runtime.call(
+            "confirm_delete",
+            json!({"filename": "slow.txt"}),
+            CallOptions::new().timeout(Duration::from_secs(1)),
+        ),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}", text(&r));
+    assert_eq!(text(&r), "Deleted 'slow.txt'");
+    host.delay_ms.store(0, Ordering::SeqCst);
+    // A cancel while the host has the task's question open: the call stops at once and
+    // the question is dropped; this server has no `tasks/cancel`, and the result says so.
     host.hold.store(true, Ordering::SeqCst);
     let cancel = CancelToken::new();
     let c = cancel.clone();
     let asked = host.asked.clone();
     tokio::spawn(async move {
-        while asked.lock().unwrap().len() < 4 {
+        while asked.lock().unwrap().len() < 5 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         c.cancel();
@@ -1160,6 +1200,18 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
         "{}",
         text(&r)
     );
+    let dropped = host.dropped.clone();
+    until_true(
+        || {
+            format!(
+                "the cancelled call's open question was dropped: {}",
+                host.dropped.load(Ordering::SeqCst)
+            )
+        },
+        30,
+        || dropped.load(Ordering::SeqCst) == 1,
+    )
+    .await;
     drop(runtime);
 
     // Progress, a cancel and a timeout, on the SDK's task store.
@@ -1242,6 +1294,103 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
     )
     .await;
     assert_eq!(fixture.log().matches("COMPLETED").count(), 1);
+    // Only the first call was sent without a task (and refused): the others asked for one
+    // at once.
+    assert_eq!(fixture.log().matches("PLAIN-CALL slow").count(), 1);
+}
+
+/// A 2025-11-25 server whose tasks go wrong (fixtures/mcp_servers/legacy_tasks_hostile.py):
+/// two calls given one task id, a tool whose own failure mentions a task, two first calls
+/// of a task-only tool at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_11_25_server_whose_tasks_go_wrong_is_followed_safely() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/mcp_servers/legacy_tasks_hostile.py");
+    let start = |mode: &str| {
+        let log = dir.path().join(format!("{mode}.log"));
+        let server = McpServer::stdio(
+            mode,
+            "python3",
+            [
+                script.display().to_string(),
+                mode.to_owned(),
+                log.display().to_string(),
+            ],
+        )
+        .sandbox(SandboxPolicy::off());
+        let runtime = Runtime::builder()
+            .mcp_server(server)
+            .mcp_strict(true)
+            .connect();
+        (log, runtime)
+    };
+    let read = |log: &Path| std::fs::read_to_string(log).unwrap_or_default();
+
+    // One task for two calls: one follows it, the other is refused (it would otherwise
+    // take the first one's questions, and spin).
+    let (_, runtime) = start("same");
+    let runtime = bounded("connect", runtime).await.unwrap();
+    let (a, b) = bounded("two calls, one task", async {
+        tokio::join!(
+            runtime.call("t", json!({}), CallOptions::new()),
+            runtime.call("t", json!({}), CallOptions::new()),
+        )
+    })
+    .await;
+    let mut results = [a, b];
+    results.sort_by_key(|r| r.stop == StopReason::Completed);
+    assert_eq!(
+        results[1].stop,
+        StopReason::Completed,
+        "{}",
+        text(&results[1])
+    );
+    assert_eq!(text(&results[1]), "ok");
+    assert_eq!(
+        results[0].stop,
+        StopReason::ProtocolError,
+        "{}",
+        text(&results[0])
+    );
+    assert!(
+        text(&results[0]).contains("a task another call follows already"),
+        "{}",
+        text(&results[0])
+    );
+    drop(runtime);
+
+    // A tool that ran and failed in words that mention a task is not run again.
+    let (log, runtime) = start("twice");
+    let runtime = bounded("connect", runtime).await.unwrap();
+    let r = bounded("w", runtime.call("w", json!({}), CallOptions::new())).await;
+    assert_eq!(r.stop, StopReason::ToolError, "{}", text(&r));
+    assert!(
+        text(&r).contains("requires task owner approval"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(read(&log).matches("RAN").count(), 1, "{}", read(&log));
+    drop(runtime);
+
+    // Two first calls at once of a tool that runs only as a task: both are asked again as
+    // tasks, and a later call asks for one at once.
+    let (log, runtime) = start("race");
+    let runtime = bounded("connect", runtime).await.unwrap();
+    let (a, b) = bounded("two first calls", async {
+        tokio::join!(
+            runtime.call("r", json!({}), CallOptions::new()),
+            runtime.call("r", json!({}), CallOptions::new()),
+        )
+    })
+    .await;
+    assert_eq!(text(&a), "ok", "{a:?}");
+    assert_eq!(text(&b), "ok", "{b:?}");
+    let plain = read(&log).matches("PLAIN").count();
+    assert!((1..=2).contains(&plain), "{}", read(&log));
+    let r = bounded("r", runtime.call("r", json!({}), CallOptions::new())).await;
+    assert_eq!(text(&r), "ok", "{r:?}");
+    assert_eq!(read(&log).matches("PLAIN").count(), plain, "{}", read(&log));
 }
 
 /// Secrets: an input the server's schema marks `format: password` and one the config

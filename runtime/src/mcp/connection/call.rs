@@ -63,6 +63,8 @@ impl Connection {
         // many it sent.
         let mut answered: Option<(rmcp::model::InputResponses, Option<String>)> = None;
         let mut rounds = 0;
+        // MCP 2025-11-25: the call was sent again as a task, once refused without one.
+        let mut asked_as_task = false;
         loop {
             let live = match until(&cancel, stopper.deadline(), self.live()).await {
                 Ok(Ok(l)) => l,
@@ -80,19 +82,22 @@ impl Connection {
                 (true, false) => Legacy::Plain,
                 (true, true) => Legacy::Task,
             };
-            let request = call_request(mcp_name, args, answered.as_ref(), legacy, call.timeout);
+            let lasts = call.timeout.saturating_add(ask_timeout.saturating_mul(3));
+            let request = call_request(mcp_name, args, answered.as_ref(), legacy, lasts);
             let lost = match self
                 .exchange(&live, request, &call, stopper.deadline(), legacy)
                 .await
             {
                 Reply::Done(r) => return self.with_hidden_note(&live, r, &params),
                 // Sent once more, as a task (`legacy_task.rs`).
-                Reply::WantsTask(r) if live.mark_needs_task(mcp_name) => {
+                Reply::WantsTask(r) => {
+                    live.mark_needs_task(mcp_name);
+                    if std::mem::replace(&mut asked_as_task, true) {
+                        return r;
+                    }
                     tracing::debug!(target: "toolbind", "`{mcp_name}` runs only as a task: asked again as one");
-                    drop(r);
                     continue;
                 }
-                Reply::WantsTask(r) => return r,
                 Reply::LegacyTask(task, _progress) => {
                     return self
                         .follow_legacy_task(&live, &call, task, &mut stopper)
@@ -400,7 +405,7 @@ fn call_request(
     args: serde_json::Map<String, Value>,
     answered: Option<&(rmcp::model::InputResponses, Option<String>)>,
     legacy: Legacy,
-    timeout: Duration,
+    lasts: Duration,
 ) -> ClientRequest {
     let mut request = CallToolRequestParams::new(mcp_name.to_owned()).with_arguments(args);
     if let Some((responses, state)) = answered {
@@ -411,7 +416,7 @@ fn call_request(
     }
     let request = crate::telemetry::with_trace_context(request);
     if legacy == Legacy::Task {
-        return legacy_task::as_task(request, timeout);
+        return legacy_task::as_task(request, lasts);
     }
     ClientRequest::CallToolRequest(CallToolRequest::new(request))
 }

@@ -4,14 +4,15 @@
 
 use super::call::{Stop, cancel_request, result_of, until};
 use super::legacy_task::LegacyTask;
-use super::task::{MAX_FAILED_POLLS, MAX_POLL, MIN_POLL};
+use super::task::{MAX_FAILED_POLLS, MIN_POLL};
 use super::*;
 use crate::exec::stop::Stopper;
 use rmcp::model::CustomRequest;
 
-/// The poll interval when the server gives none (the SDKs' default); one it gives is kept
-/// within the bounds of `task.rs`.
+/// The poll interval when the server gives none (the SDK's default), and the longest one
+/// taken from a server (the call's deadline and cancel end a wait in any case).
 const DEFAULT_POLL: Duration = Duration::from_millis(1000);
+const MAX_LEGACY_POLL: Duration = Duration::from_secs(60);
 
 impl Connection {
     /// Follows the 2025-11-25 task `created` to its end: its result, or why there is none.
@@ -25,25 +26,39 @@ impl Connection {
         let name = call.tool.name();
         let peer = live.client.peer().clone();
         let id = created.id.clone();
-        let (_followed, mut open) = self.follow_asks(&id, call);
+        // Not cancelled: the task is the other call's.
+        let Some((followed, mut open)) = self.follow_asks(&id, call) else {
+            return ToolResult::stopped(
+                StopReason::ProtocolError,
+                format!(
+                    "tool `{name}`: MCP server `{}` gave this call a task another call follows already ({})",
+                    self.name(),
+                    crate::untrusted::clip(&id, 100)
+                ),
+            );
+        };
         let mut poll = DEFAULT_POLL;
         let mut said: Option<String> = None;
         let mut task = created;
-        let mut failed = 0;
+        // Polls in a row that failed, and `tasks/result`s that failed in all.
+        let (mut failed, mut results_failed) = (0, 0);
         loop {
             if let Some(p) = task.poll {
-                poll = p.clamp(MIN_POLL, MAX_POLL);
+                poll = p.clamp(MIN_POLL, MAX_LEGACY_POLL);
             }
             self.pass_on(call, &mut said, task.message.as_deref());
             match task.status.as_str() {
                 "working" => {}
                 "input_required" | "completed" | "failed" => {
-                    match self.task_result(live, call, &id, stopper, &mut open).await {
+                    match self
+                        .task_result(live, call, &followed, stopper, &mut open)
+                        .await
+                    {
                         Ok(r) => return r,
                         // Over HTTP the task outlives a request that failed: it is polled
                         // again by its id, on a new request.
-                        Err(e) if live.process.is_none() && failed < MAX_FAILED_POLLS => {
-                            failed += 1;
+                        Err(e) if live.process.is_none() && results_failed < MAX_FAILED_POLLS => {
+                            results_failed += 1;
                             tracing::debug!(target: "toolbind", "tasks/result failed, polled again: {e}");
                         }
                         Err(e) => return self.lost(live, name, &e).await,
@@ -139,29 +154,40 @@ impl Connection {
         &self,
         live: &Arc<Live>,
         call: &ExecCall<'_>,
-        id: &str,
+        followed: &FollowedTask,
         stopper: &mut Stopper,
         open: &mut tokio::sync::watch::Receiver<usize>,
     ) -> Result<ToolResult, rmcp::ServiceError> {
         let name = call.tool.name();
+        let id = followed.id();
         let peer = live.client.peer().clone();
+        followed.in_result(true);
         let handle = peer
             .send_cancellable_request(
                 request("tasks/result", id),
                 PeerRequestOptions::no_options(),
             )
-            .await?;
+            .await;
+        let handle = match handle {
+            Ok(h) => h,
+            Err(e) => {
+                followed.in_result(false);
+                return Err(e);
+            }
+        };
         let request_id = handle.id.clone();
         let answer = handle.await_response();
         tokio::pin!(answer);
+        let mut watching = true;
         let answer = loop {
             let why = tokio::select! {
                 biased;
                 out = &mut answer => break out,
                 () = call.cancel.cancelled() => Stop::Cancelled,
                 () = tokio::time::sleep_until(stopper.deadline()) => Stop::Timeout,
-                changed = open.changed() => {
-                    if changed.is_ok() && *open.borrow_and_update() > 0 {
+                changed = open.changed(), if watching => {
+                    watching = changed.is_ok();
+                    if watching && *open.borrow_and_update() > 0 {
                         stopper.pause();
                     } else {
                         stopper.resume();
@@ -171,9 +197,12 @@ impl Connection {
             };
             // The time the call took, as told, leaves out the open question's pause.
             stopper.resume();
+            followed.in_result(false);
             cancel_request(&peer, request_id, &why).await;
             return Ok(self.cancel_legacy(&peer, id, call, stopper, why).await);
         };
+        stopper.resume();
+        followed.in_result(false);
         Ok(match answer {
             Ok(ServerResult::CallToolResult(r)) => result_of(r),
             Ok(other) => match serde_json::to_value(&other)

@@ -1,21 +1,21 @@
 //! A call the server runs as a task, as MCP 2025-11-25 has it (the flavour the TypeScript
-//! and Python SDKs serve; `task.rs` has the 2026-07-28 extension): `tools/call` carries
+//! SDK serves; `task.rs` has the 2026-07-28 extension): `tools/call` carries
 //! `task: {ttl}`, the server answers with `{task: {taskId, status, pollInterval}}`,
 //! toolbind polls `tasks/get` at that interval (each new `statusMessage` is the call's
 //! progress), and once the task wants input or has ended it asks `tasks/result`, which the
 //! server holds open while it sends the task's questions as requests of its own (answered
 //! by the call's host: `questions.rs`) and then answers with the tool's result. The call's
-//! cancel or timeout sends `tasks/cancel`.
+//! cancel or timeout sends `tasks/cancel` (`legacy_follow.rs`).
 //!
 //! rmcp 3.11 models only the 2026-07-28 shapes: these requests go out as `CustomRequest`s
 //! and their answers are read as JSON. It also drops a tool's `execution.taskSupport` from
 //! `tools/list`, so toolbind cannot see which tools want a task before calling them: a
 //! call is sent plainly, and when the server refuses it for want of a task (JSON-RPC
-//! -32601, as the specification says, or an error that says the tool "requires task"
-//! mode or augmentation, as the TypeScript SDK's servers do) it is sent again once as a
-//! task, and that tool's later calls on the connection ask for one at once. Both SDKs
-//! refuse before the tool runs, so the retry does not run anything twice there; a server
-//! that ran the tool and then refused would. A tool whose support is `optional` is called
+//! -32601, as the specification says, or an error in the SDK's words: "requires task
+//! augmentation", "requires task mode") it is sent again once as a task, and that tool's
+//! later calls on the connection ask for one at once. The SDK refuses before the tool
+//! runs, so the retry does not run anything twice there; a server that ran the tool and
+//! then refused in those words would. A tool whose support is `optional` is called
 //! plainly (the server then runs it as it would any call).
 
 use super::*;
@@ -27,8 +27,10 @@ pub(super) const LEGACY_TASKS: &str = "2025-11-25";
 /// The `_meta` key a server puts on the requests it makes for a task.
 pub(super) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-/// How long past the call's timeout the server is asked to keep the task.
+/// How long past the call's end the server is asked to keep the task, and the longest
+/// time it is asked to keep one.
 const TTL_MARGIN: Duration = Duration::from_secs(60);
+const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// A task as the server last described it.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +78,11 @@ impl LegacyTask {
     }
 }
 
-/// Whether a server refused a plain `tools/call` because the tool runs only as a task.
+/// Whether a server refused a plain `tools/call` because the tool runs only as a task:
+/// -32601 (the specification's answer, which a server gives before running anything), or
+/// another code with the words of a server that refuses for want of a task before the
+/// tool runs (the TypeScript SDK's example: -32603 "Tool confirm_delete requires task
+/// mode"). A tool's own failure that happens to mention a task is not taken for one.
 pub(super) fn wants_task(e: &rmcp::model::ErrorData) -> bool {
     e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND || says_task_required(&e.message)
 }
@@ -93,15 +99,27 @@ pub(super) fn result_wants_task(r: &CallToolResult) -> bool {
             .is_some_and(|t| t.text.contains("-32601") && says_task_required(&t.text))
 }
 
+/// The SDKs' words for "this tool runs only as a task": "requires task augmentation"
+/// (`McpServer`), "requires task mode" (its example), "requires task-based execution" (its
+/// client).
 fn says_task_required(text: &str) -> bool {
     let text = text.to_ascii_lowercase();
-    text.contains("requires task") || text.contains("task augmentation")
+    [
+        "requires task augmentation",
+        "requires task mode",
+        "requires task-based execution",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
-/// `tools/call` `params` asked as a task the server keeps `timeout` and a minute after.
-pub(super) fn as_task(params: CallToolRequestParams, timeout: Duration) -> ClientRequest {
+/// `tools/call` `params` asked as a task the server keeps for `lasts` (the longest the
+/// call may last: its timeout and the time it may stand still for questions) and a minute
+/// after, at most a day.
+pub(super) fn as_task(params: CallToolRequestParams, lasts: Duration) -> ClientRequest {
     let mut v = serde_json::to_value(params).unwrap_or_default();
-    let ttl = u64::try_from(timeout.saturating_add(TTL_MARGIN).as_millis()).unwrap_or(u64::MAX);
+    let ttl = lasts.saturating_add(TTL_MARGIN).min(MAX_TTL);
+    let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
     v["task"] = serde_json::json!({ "ttl": ttl });
     ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(v)))
 }
@@ -112,9 +130,9 @@ impl Live {
         self.protocol == LEGACY_TASKS && self.needs_task.locked().contains(tool)
     }
 
-    /// Marks `tool` as run only as a task; `false` when it was already.
-    pub(super) fn mark_needs_task(&self, tool: &str) -> bool {
-        self.needs_task.locked().insert(tool.to_owned())
+    /// Marks `tool` as run only as a task.
+    pub(super) fn mark_needs_task(&self, tool: &str) {
+        self.needs_task.locked().insert(tool.to_owned());
     }
 }
 
@@ -153,6 +171,13 @@ mod tests {
         assert!(wants_task(&example));
         let other = ErrorData::new(ErrorCode::INTERNAL_ERROR, "disk full", None);
         assert!(!wants_task(&other));
+        // A tool's own failure that mentions a task ran, and is not sent again.
+        let ran = ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            "this step requires task owner approval",
+            None,
+        );
+        assert!(!wants_task(&ran));
         let ts = CallToolResult::error(vec![rmcp::model::ContentBlock::text(
             "MCP error -32601: Tool slow requires task augmentation (taskSupport: 'required')",
         )]);
@@ -177,5 +202,12 @@ mod tests {
         let p = r.params.unwrap();
         assert_eq!(p["name"], "slow");
         assert_eq!(p["task"]["ttl"], 90_000);
+        let ClientRequest::CustomRequest(r) = as_task(
+            CallToolRequestParams::new("slow"),
+            Duration::from_secs(365 * 24 * 3600),
+        ) else {
+            panic!("not a custom request");
+        };
+        assert_eq!(r.params.unwrap()["task"]["ttl"], 24 * 3600 * 1000);
     }
 }

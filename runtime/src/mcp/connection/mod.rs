@@ -190,18 +190,25 @@ struct Asking {
     next: u64,
     /// The server's questions open now: at most [`crate::host::MAX_QUESTIONS`].
     open: usize,
-    /// The 2025-11-25 tasks being followed, by task id: the key of their call in `calls`
-    /// (a question tied to the task goes to that call's host) and how many of the task's
-    /// questions are open (its call's timeout stands still meanwhile).
+    /// The 2025-11-25 tasks being followed, by task id (`legacy_follow.rs`).
     tasks: HashMap<String, TaskAsks>,
 }
 
-/// Who a 2025-11-25 task's questions go to, and how many are open.
+/// Where a 2025-11-25 task's questions go, while a call follows the task.
 struct TaskAsks {
     /// The call's own host, when it has one (else the runtime's answers).
     host: Option<crate::host::SharedHost>,
     asker: crate::host::Asker,
+    /// How many of the task's questions are open: the call's timeout stands still
+    /// meanwhile.
     open: tokio::sync::watch::Sender<usize>,
+    /// Fired when the call stops following the task (its end, cancel or timeout): its
+    /// questions still open are dropped, and the server is told so.
+    ended: crate::CancelToken,
+    /// Set while the call's `tasks/result` is outstanding: only then is a question the
+    /// server ties to the task (`related-task`) taken for that call's (the server sends a
+    /// task's questions in answer to that request).
+    in_result: bool,
 }
 
 impl Connection {

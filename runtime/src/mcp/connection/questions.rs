@@ -18,17 +18,24 @@ impl Handler {
     /// The host a question goes to and who asks: the call of the task `task` the
     /// question is tied to (MCP 2025-11-25), else the one call in flight with a host, else
     /// the runtime's host on behalf of the server.
-    pub(super) fn asker(
-        &self,
-        task: Option<&str>,
-    ) -> Option<(crate::host::SharedHost, crate::host::Asker, Duration)> {
+    /// A question tied to a task also carries the token that drops it when the call
+    /// stops following the task.
+    pub(super) fn asker(&self, task: Option<&str>) -> Option<Asked> {
         let asking = self.shared.asking.locked();
-        if let Some(t) = task.and_then(|id| asking.tasks.get(id)) {
+        if let Some(t) = task
+            .and_then(|id| asking.tasks.get(id))
+            .filter(|t| t.in_result)
+        {
             let host = t.host.clone().or_else(|| asking.runtime.clone())?;
-            return Some((host, t.asker.clone(), asking.ask_timeout));
+            return Some((
+                host,
+                t.asker.clone(),
+                asking.ask_timeout,
+                Some(t.ended.clone()),
+            ));
         }
         if let [(_, host, asker)] = asking.calls.as_slice() {
-            return Some((host.clone(), asker.clone(), asking.ask_timeout));
+            return Some((host.clone(), asker.clone(), asking.ask_timeout, None));
         }
         let host = asking.runtime.clone()?;
         let spec = toolbind_codegen::ToolSpec::process(&self.server, std::path::PathBuf::new());
@@ -40,6 +47,7 @@ impl Handler {
                 key: None,
             },
             asking.ask_timeout,
+            None,
         ))
     }
 
@@ -54,7 +62,7 @@ impl Handler {
         question: Result<Question, Refusal>,
         task: Option<&str>,
     ) -> Result<Value, rmcp::ErrorData> {
-        let Some((host, asker, timeout)) = self.asker(task) else {
+        let Some((host, asker, timeout, ended)) = self.asker(task) else {
             return Err(rmcp::ErrorData::invalid_request(
                 format!(
                     "this agent answers no `{kind}` questions (toolbind::RuntimeBuilder::host)"
@@ -77,11 +85,21 @@ impl Handler {
             asking.open += 1;
         }
         let _open = OpenQuestion(self.shared.clone());
-        let _task = task.and_then(|id| TaskQuestion::open(&self.shared, id));
+        let _task = task
+            .filter(|_| ended.is_some())
+            .and_then(|id| TaskQuestion::open(&self.shared, id));
         let answer = match question {
-            Ok(q) => crate::host::answer(Some(host), asker, q.clone(), timeout)
-                .await
-                .map(|answer| mcp_answer(&q, answer)),
+            Ok(q) => {
+                let asked = crate::host::answer(Some(host), asker, q.clone(), timeout);
+                let answered = match ended {
+                    Some(ended) => tokio::select! {
+                        a = asked => a,
+                        () = ended.cancelled() => Err(Refusal::Stopping),
+                    },
+                    None => asked.await,
+                };
+                answered.map(|answer| mcp_answer(&q, answer))
+            }
             Err(why) => Err(why),
         };
         answer.map_err(|why| rmcp::ErrorData::internal_error(why.to_string(), None))
@@ -257,14 +275,39 @@ impl Drop for TaskQuestion {
     }
 }
 
-/// A 2025-11-25 task in [`Asking::tasks`] while its call follows it.
+/// What a server's question is put to: the host, who asks, the ask timeout, and for a
+/// task's question the token that drops it.
+pub(super) type Asked = (
+    crate::host::SharedHost,
+    crate::host::Asker,
+    Duration,
+    Option<crate::CancelToken>,
+);
+
+/// A 2025-11-25 task in [`Asking::tasks`] while its call follows it; dropped, its
+/// questions still open are dropped too.
 pub(super) struct FollowedTask {
     shared: Arc<Shared>,
     id: String,
+    ended: crate::CancelToken,
+}
+
+impl FollowedTask {
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Marks the call's `tasks/result` as outstanding, or no longer.
+    pub(super) fn in_result(&self, outstanding: bool) {
+        if let Some(t) = self.shared.asking.locked().tasks.get_mut(&self.id) {
+            t.in_result = outstanding;
+        }
+    }
 }
 
 impl Drop for FollowedTask {
     fn drop(&mut self) {
+        self.ended.cancel();
         self.shared.asking.locked().tasks.remove(&self.id);
     }
 }
@@ -308,12 +351,15 @@ impl Connection {
     /// While the returned guard lives, the questions tied to task `id` (2025-11-25) go
     /// to `call`'s host (else the runtime's) on its behalf; the receiver counts the ones
     /// open.
+    /// `None` when another call follows a task of that id already (the server gave two
+    /// calls one task).
     pub(super) fn follow_asks(
         &self,
         id: &str,
         call: &ExecCall<'_>,
-    ) -> (FollowedTask, tokio::sync::watch::Receiver<usize>) {
+    ) -> Option<(FollowedTask, tokio::sync::watch::Receiver<usize>)> {
         let (open, seen) = tokio::sync::watch::channel(0);
+        let ended = crate::CancelToken::new();
         let asks = TaskAsks {
             host: call.host.clone(),
             asker: crate::host::Asker {
@@ -322,17 +368,21 @@ impl Connection {
                 key: None,
             },
             open,
+            ended: ended.clone(),
+            in_result: false,
         };
-        self.shared
-            .asking
-            .locked()
-            .tasks
-            .insert(id.to_owned(), asks);
+        match self.shared.asking.locked().tasks.entry(id.to_owned()) {
+            std::collections::hash_map::Entry::Occupied(_) => return None,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(asks);
+            }
+        }
         let guard = FollowedTask {
             shared: self.shared.clone(),
             id: id.to_owned(),
+            ended,
         };
-        (guard, seen)
+        Some((guard, seen))
     }
 
     /// Lets the server's questions reach `host`, answering within `ask_timeout` (set

@@ -155,11 +155,12 @@ impl Connection {
         let (Some(sink), Some(message)) = (&call.progress, message) else {
             return;
         };
-        if said.as_deref() == Some(message) {
+        let message = crate::untrusted::clip(message, 1_000);
+        if said.as_deref() == Some(message.as_ref()) {
             return;
         }
-        *said = Some(message.to_owned());
-        sink(Progress::new(vec![Content::text(message)]));
+        *said = Some(message.to_string());
+        sink(Progress::new(vec![Content::text(message.to_string())]));
     }
 
     /// Stops a task for the call's cancel or timeout: `tasks/cancel` (bounded), and the
