@@ -1079,7 +1079,11 @@ fn ts_server(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let name = script.file_stem().unwrap().to_string_lossy().into_owned();
+    let mut name = script.file_stem().unwrap().to_string_lossy().into_owned();
+    for (k, _) in env {
+        name.push('-');
+        name.push_str(k);
+    }
     cmd.arg(script);
     common::Background::start(cmd, dir.join(format!("{name}.log")), ready)
 }
@@ -1297,6 +1301,41 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
     // Only the first call was sent without a task (and refused): the others asked for one
     // at once.
     assert_eq!(fixture.log().matches("PLAIN-CALL slow").count(), 1);
+    drop(runtime);
+
+    // The connection of a poll, then of `tasks/result`, cut without an answer: the task
+    // lives in the server, and the call takes it up again by its id.
+    let cut = ts_server(
+        common::fixture("mcp_servers/ts_legacy_tasks.mjs"),
+        &[("DROP_ONCE", "tasks/get,tasks/result".to_owned())],
+        dir.path(),
+        "ready ",
+    );
+    let log = cut.log();
+    let url = log[log.find("http://").unwrap()..]
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(McpServer::http("cut", url))
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    let r = bounded(
+        "cut",
+        runtime.call("slow", json!({"steps": 3}), CallOptions::new()),
+    )
+    .await;
+    assert_eq!(r.stop, StopReason::Completed, "{}\n{}", text(&r), cut.log());
+    assert_eq!(text(&r), "did 3 steps");
+    assert!(cut.log().contains("DROPPED tasks/get"), "{}", cut.log());
+    assert!(cut.log().contains("DROPPED tasks/result"), "{}", cut.log());
 }
 
 /// A 2025-11-25 server whose tasks go wrong (fixtures/mcp_servers/legacy_tasks_hostile.py):
