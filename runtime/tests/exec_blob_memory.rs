@@ -1,7 +1,8 @@
 //! The runtime's memory while a tool returns a base64 blob far larger than the bound for
 //! binary data: the block is decoded into the spill folder piece by piece, so the
-//! runtime's peak resident set grows by a few pieces, not by the blob. Its own test
-//! binary, so no other test's allocations blur the measurement of this process's peak.
+//! runtime's peak resident set grows by a few pieces, not by the blob. The test runs alone
+//! in a child process of the test binary (`exec_common::alone`), so no other test's
+//! allocations blur the measurement of its peak.
 //!
 //! `BLOB_MB=200 cargo test -p toolbind --test it exec_blob_memory:: -- --nocapture` gives the
 //! BENCHMARKS.md row; `BLOB_BASELINE=1` also measures the same blob held in memory (the
@@ -29,6 +30,9 @@ fn reset_peak() -> bool {
 
 #[tokio::test]
 async fn a_blob_far_over_the_bound_does_not_grow_the_runtime() {
+    if alone("exec_blob_memory::a_blob_far_over_the_bound_does_not_grow_the_runtime") {
+        return;
+    }
     let mb: usize = std::env::var("BLOB_MB")
         .ok()
         .and_then(|v| v.parse().ok())

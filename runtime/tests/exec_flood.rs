@@ -1,6 +1,7 @@
 //! A tool printing hundreds of megabytes leaves the runtime's memory bounded and returns a
-//! truncated result. Its own test binary, so no other test's allocations blur the
-//! measurement of this process's peak RSS.
+//! truncated result. The test runs alone in a child process of the test binary
+//! (`exec_common::alone`), so no other test's allocations blur the measurement of its
+//! peak RSS.
 
 use crate::exec_common;
 
@@ -17,6 +18,9 @@ fn peak_rss_kib() -> u64 {
 
 #[tokio::test]
 async fn flooding_output_keeps_memory_bounded() {
+    if alone("exec_flood::flooding_output_keeps_memory_bounded") {
+        return;
+    }
     let (exec, _cache) = executor(|c| c.max_text_bytes(1 << 20));
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     let sh = spec("sh_tool", Language::Bash, "index.sh");

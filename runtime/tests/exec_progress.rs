@@ -1,7 +1,8 @@
 //! Progress is bounded: a tool reporting far faster than anyone reads grows neither its
 //! harness nor the runtime; updates are coalesced and rate-limited, the latest arrives
 //! before the result, and an over-long bash progress line is an error naming the limit.
-//! Its own test binary, so the peak-RSS measurement is this flood's.
+//! The flood runs alone in a child process of the test binary (`exec_common::alone`), so
+//! the peak-RSS measurement is this flood's.
 
 use crate::exec_common;
 
@@ -30,6 +31,9 @@ fn flood_mb() -> u64 {
 
 #[tokio::test]
 async fn a_progress_flood_grows_neither_the_harness_nor_the_runtime() {
+    if alone("exec_progress::a_progress_flood_grows_neither_the_harness_nor_the_runtime") {
+        return;
+    }
     let (exec, _cache) = executor(|c| c);
     let js = spec("js_tool", Language::TypeScript, "index.mjs");
     call(&exec, &js, json!({"mode": "counter"})).await;

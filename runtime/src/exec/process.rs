@@ -257,7 +257,9 @@ fn options_pipe(bytes: &[u8]) -> Result<OwnedFd, SpawnError> {
         step: SpawnStep::OptionsPipe,
         source,
     };
-    let (r, w) = nix::unistd::pipe().map_err(|e| err(e.into()))?;
+    // Close-on-exec from the start: a tool spawned meanwhile on another thread must not
+    // inherit the write end, or bwrap would wait for an end of file that never comes.
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| err(e.into()))?;
     let r = nix::fcntl::fcntl(&r, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(10))
         .map_err(|e| err(e.into()))?;
     // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.

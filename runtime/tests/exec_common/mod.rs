@@ -185,3 +185,31 @@ pub async fn group_gone(pgid: i32, within: Duration) -> Vec<i32> {
 pub fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+
+/// Set in a child process of the test binary that runs one test alone ([`alone`]).
+const ALONE_ENV: &str = "TOOLBIND_TEST_ALONE";
+
+/// Runs the test `name` (`FILE::NAME`) alone, in a child process of this test binary, so
+/// that what it measures of its process (the peak resident set) is its own and not that
+/// of the tests beside it: `true` in the calling test once the child passed (its output
+/// printed here), `false` in the child, which then runs the test's body.
+pub fn alone(name: &str) -> bool {
+    if std::env::var_os(ALONE_ENV).is_some() {
+        return false;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(ALONE_ENV, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    print!("{stdout}");
+    eprint!("{stderr}");
+    assert!(out.status.success(), "{name}, run alone, failed");
+    assert!(
+        stdout.contains("1 passed"),
+        "{name} did not run alone: {stdout}"
+    );
+    true
+}
