@@ -1088,6 +1088,38 @@ fn ts_server(
     common::Background::start(cmd, dir.join(format!("{name}.log")), ready)
 }
 
+/// fixtures/mcp_servers/ts_legacy_tasks.mjs with `env`, and a runtime connected to it as
+/// server `name`.
+async fn legacy_tasks_server(
+    name: &str,
+    env: &[(&str, String)],
+    dir: &Path,
+) -> (common::Background, Runtime) {
+    let server = ts_server(
+        common::fixture("mcp_servers/ts_legacy_tasks.mjs"),
+        env,
+        dir,
+        "ready ",
+    );
+    let log = server.log();
+    let url = log[log.find("http://").unwrap()..]
+        .lines()
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned();
+    let runtime = bounded(
+        "connect",
+        Runtime::builder()
+            .mcp_server(McpServer::http(name, url))
+            .mcp_strict(true)
+            .connect(),
+    )
+    .await
+    .unwrap();
+    (server, runtime)
+}
+
 /// MCP 2025-11-25 tasks from the client side, against servers on the TypeScript SDK: its
 /// own example of tools that run only as tasks and ask through the task
 /// (`simpleTaskInteractive`), where toolbind finds out a tool wants a task from the
@@ -1219,28 +1251,7 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
     drop(runtime);
 
     // Progress, a cancel and a timeout, on the SDK's task store.
-    let fixture = ts_server(
-        common::fixture("mcp_servers/ts_legacy_tasks.mjs"),
-        &[],
-        dir.path(),
-        "ready ",
-    );
-    let log = fixture.log();
-    let url = log[log.find("http://").unwrap()..]
-        .lines()
-        .next()
-        .unwrap()
-        .trim()
-        .to_owned();
-    let runtime = bounded(
-        "connect",
-        Runtime::builder()
-            .mcp_server(McpServer::http("slow", url))
-            .mcp_strict(true)
-            .connect(),
-    )
-    .await
-    .unwrap();
+    let (fixture, runtime) = legacy_tasks_server("slow", &[], dir.path()).await;
     let updates = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = updates.clone();
     let opts = CallOptions::new().progress(move |p| seen.lock().unwrap().push(p.text_content()));
@@ -1305,28 +1316,12 @@ async fn a_2025_11_25_servers_tasks_are_followed_to_their_end() {
 
     // The connection of a poll, then of `tasks/result`, cut without an answer: the task
     // lives in the server, and the call takes it up again by its id.
-    let cut = ts_server(
-        common::fixture("mcp_servers/ts_legacy_tasks.mjs"),
+    let (cut, runtime) = legacy_tasks_server(
+        "cut",
         &[("DROP_ONCE", "tasks/get,tasks/result".to_owned())],
         dir.path(),
-        "ready ",
-    );
-    let log = cut.log();
-    let url = log[log.find("http://").unwrap()..]
-        .lines()
-        .next()
-        .unwrap()
-        .trim()
-        .to_owned();
-    let runtime = bounded(
-        "connect",
-        Runtime::builder()
-            .mcp_server(McpServer::http("cut", url))
-            .mcp_strict(true)
-            .connect(),
     )
-    .await
-    .unwrap();
+    .await;
     let r = bounded(
         "cut",
         runtime.call("slow", json!({"steps": 3}), CallOptions::new()),
