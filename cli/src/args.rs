@@ -52,6 +52,16 @@ pub enum Command {
     Sync(SyncArgs),
     /// List the tools a runtime would load, then the folders it would skip and why
     List(ListArgs),
+    /// Search the tools by what they do, best match first
+    #[command(
+        after_help = "Ranks every tool of the tools folders (and of --mcp-config's servers) \
+against the query by its name, label, description, prompt lines, inputs and docs (BM25F; \
+common synonyms count at a lower weight). The same index serves a model's search_tools.\n\n\
+Exit status: 0 when some tool matches, 1 when none does or a tool folder failed to load, 2 \
+for an empty query or one over 4096 bytes.\n\n\
+Example: toolbind search \"download a web page\" --limit 3"
+    )]
+    Search(SearchArgs),
     /// Validate arguments and run one tool
     #[command(
         after_help = "Progress goes to stderr, the result's text to stdout. Ctrl-C cancels \
@@ -373,6 +383,26 @@ pub struct ListArgs {
     /// warnings}], skipped: [{path, reason}], notes: [{path, message}], sandbox,
     /// sandbox_limits: [{name, value, explicit, enforced: enforced|not_enforced|unlimited,
     /// by | why, fix}]}
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What the tool should do, in your words
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+    #[command(flatten)]
+    pub dirs: DirsArg,
+    #[command(flatten)]
+    pub mcp: McpConfigArg,
+    /// How many tools to print at most
+    #[arg(short = 'n', long, default_value_t = 10, value_name = "N")]
+    pub limit: usize,
+    /// Print JSON on stdout: an array, best first, of {name, score, description} (and
+    /// `server` for an MCP server's tool)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

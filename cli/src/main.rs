@@ -12,6 +12,7 @@ mod exit;
 mod lock;
 mod login;
 mod mcp;
+mod search;
 mod serve;
 mod sync;
 mod tools;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Command::Docs(a) => emit::docs(&a),
         Command::Sync(a) => sync::run(&a),
         Command::List(a) => tools::list(&a),
+        Command::Search(a) => search::run(&a),
         Command::Call(a) => call::run(a),
         Command::Serve(a) => serve::run(&a),
         Command::Mcp(a) => mcp::run(a),

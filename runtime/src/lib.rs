@@ -15,6 +15,7 @@
 //! - [`syncing`][]: [`SyncOptions`](syncing::SyncOptions) and the [`SyncReport`](syncing::SyncReport);
 //! - [`args`][]: validating a model's arguments without running them;
 //! - [`batch`][]: a model turn's parallel calls;
+//! - [`index`][]: searching many tools by what they do ([`ToolIndex`](index::ToolIndex));
 //! - [`provider`][]: OpenAI, Anthropic and Gemini wire formats;
 //! - [`output`][]: results' `details` checked against TOOL.md `outputs:`, typed;
 //! - [`exec`][]: the [`Executor`](exec::Executor) contract and the
@@ -47,6 +48,7 @@ pub mod exec;
 mod executor;
 mod handle;
 pub mod host;
+pub mod index;
 pub mod loader;
 mod lock;
 pub mod mcp;

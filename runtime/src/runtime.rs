@@ -69,6 +69,7 @@ pub struct Runtime {
     /// One queue per `execution: sequential` tool, shared by every batch.
     pub(crate) sequential: Queues,
     pub(crate) mcp: crate::mcp::Servers,
+    index: crate::index::Cached,
 }
 
 impl fmt::Debug for Runtime {
@@ -131,6 +132,13 @@ impl Runtime {
             let _ = list.insert(t.clone());
         }
         list
+    }
+
+    /// A search index of [`tool_list`](Self::tool_list): kept while that list is
+    /// unchanged, built anew when it changed (a tool's server listed it afresh, a server
+    /// came up later). Ranking: [`ToolIndex`](crate::index::ToolIndex).
+    pub fn tool_index(&self) -> Arc<crate::index::ToolIndex> {
+        self.index.of(&self.tool_list())
     }
 
     /// Which sandbox the runtime's local tools run in and whether each limit holds here

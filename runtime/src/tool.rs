@@ -220,6 +220,11 @@ impl From<ToolSpec> for ToolInfo {
 }
 
 impl ToolInfo {
+    /// The very same loaded description (not merely an equal one).
+    pub(crate) fn same(&self, other: &ToolInfo) -> bool {
+        Arc::ptr_eq(&self.spec, &other.spec)
+    }
+
     /// The name a model calls the tool by (`name:`).
     pub fn name(&self) -> &str {
         &self.spec.name

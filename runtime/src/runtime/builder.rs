@@ -169,6 +169,7 @@ impl RuntimeBuilder {
             seq: AtomicU64::new(0),
             sequential: Default::default(),
             mcp: servers,
+            index: Default::default(),
         }
     }
 }

@@ -1,0 +1,252 @@
+//! A search index over tools, for a model (or a person) who knows what they want done but
+//! not which of many tools does it.
+//!
+//! [`ToolIndex::build`] reads every tool of a [`Registry`]: its name, label, description,
+//! system-prompt line and guidelines, inputs (names, titles, descriptions, allowed
+//! values), docs and, for an MCP tool, its server's name. [`ToolIndex::search`] ranks them
+//! for a query by BM25F: each field has a weight (a word in the name counts more than one
+//! in the docs) and its own length normalisation; a query word also brings its common
+//! synonyms at a lower weight ("remove" finds `delete_file`). Ranking is deterministic:
+//! equal scores are ordered by name.
+//!
+//! [`Runtime::tool_index`](crate::Runtime::tool_index) keeps an index of the runtime's
+//! current tool list, rebuilt when that list changes (a server's `tools/list_changed`, a
+//! server that came up later).
+//!
+//! ```
+//! # fn demo(registry: &toolbind::Registry) -> Result<(), toolbind::index::QueryError> {
+//! let index = toolbind::index::ToolIndex::build(registry);
+//! for hit in index.search("download a web page as markdown", 5)? {
+//!     println!("{:.3} {}", hit.score, hit.name);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod fields;
+pub(crate) mod synonyms;
+pub(crate) mod words;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::{Registry, ToolInfo};
+
+/// The longest query taken, in bytes. A longer one is refused ([`QueryError::TooLong`]):
+/// a request for a tool is a sentence or two, and a megabyte pasted by mistake is better
+/// told than searched.
+pub const MAX_QUERY_BYTES: usize = 4096;
+
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+
+/// A tool found by [`ToolIndex::search`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Hit {
+    /// The name a model calls the tool by.
+    pub name: String,
+    /// How well the tool matches, BM25F: only the order means something, and only within
+    /// one index.
+    pub score: f64,
+    /// The MCP server's name, for a server's tool.
+    pub server: Option<String>,
+}
+
+/// Why a query was not searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The query has no words that can match anything: empty, blank or punctuation only
+    /// (or only words as common as "the").
+    Empty,
+    /// The query is longer than [`MAX_QUERY_BYTES`].
+    TooLong {
+        /// Its length in bytes.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryError::Empty => f.write_str(
+                "the query has no words to search for: say what the tool should do, \
+                 e.g. \"read a file\"",
+            ),
+            QueryError::TooLong { bytes } => write!(
+                f,
+                "the query is {bytes} bytes; the most taken is {MAX_QUERY_BYTES}: \
+                 describe the tool you want in a sentence or two"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// One tool in the index.
+#[derive(Debug, Clone)]
+struct Doc {
+    name: String,
+    server: Option<String>,
+}
+
+/// A lexical index of tools (module docs: [`index`](self)). Cheap to share behind an
+/// `Arc`; immutable once built.
+#[derive(Debug, Clone, Default)]
+pub struct ToolIndex {
+    docs: Vec<Doc>,
+    /// Term -> its number.
+    terms: HashMap<String, u32>,
+    /// Per term number: (tool, its BM25F pseudo-frequency of the term), tools in
+    /// ascending order.
+    postings: Vec<Vec<(u32, f32)>>,
+    by_name: HashMap<String, u32>,
+}
+
+impl ToolIndex {
+    /// Indexes every tool of `registry`.
+    pub fn build(registry: &Registry) -> ToolIndex {
+        let tools: Vec<_> = registry.iter().collect();
+        let mut reader = fields::Reader::default();
+        let fielded: Vec<fields::Fielded> = tools.iter().map(|t| reader.read(t)).collect();
+        let averages = fields::averages(&fielded);
+        let terms = reader.terms.ids;
+        let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms.len()];
+        for (id, doc) in fielded.iter().enumerate() {
+            for (term, tf) in doc.pseudo_frequencies(&averages) {
+                postings[term as usize].push((id as u32, tf));
+            }
+        }
+        let docs: Vec<Doc> = tools
+            .iter()
+            .map(|t| Doc {
+                name: t.name().to_owned(),
+                server: t.spec().mcp.as_ref().map(|m| m.server.clone()),
+            })
+            .collect();
+        let by_name = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.clone(), i as u32))
+            .collect();
+        ToolIndex {
+            docs,
+            terms,
+            postings,
+            by_name,
+        }
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// No tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The `limit` tools that best match `query`, best first; fewer when fewer match at
+    /// all (an empty list: no tool shares a word with the query). A query that is exactly
+    /// a tool's name puts that tool first.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, QueryError> {
+        if query.len() > MAX_QUERY_BYTES {
+            return Err(QueryError::TooLong { bytes: query.len() });
+        }
+        let weighted = query_terms(query);
+        if weighted.is_empty() && !self.by_name.contains_key(query.trim()) {
+            return Err(QueryError::Empty);
+        }
+        let mut scores = vec![0f32; self.docs.len()];
+        let n = self.docs.len() as f32;
+        for (term, weight) in &weighted {
+            let Some(&id) = self.terms.get(term) else {
+                continue;
+            };
+            let list = &self.postings[id as usize];
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, tf) in list {
+                scores[doc as usize] += weight * idf * tf / (K1 + tf);
+            }
+        }
+        if let Some(&exact) = self.by_name.get(query.trim()) {
+            let top = scores.iter().cloned().fold(0f32, f32::max);
+            scores[exact as usize] = top + 1.0;
+        }
+        let mut ranked: Vec<(u32, f32)> = scores
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, s)| s > 0.0)
+            .map(|(i, s)| (i as u32, s))
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| {
+                self.docs[a.0 as usize]
+                    .name
+                    .cmp(&self.docs[b.0 as usize].name)
+            })
+        });
+        ranked.truncate(limit);
+        Ok(ranked
+            .into_iter()
+            .map(|(i, s)| {
+                let d = &self.docs[i as usize];
+                Hit {
+                    name: d.name.clone(),
+                    score: f64::from(s),
+                    server: d.server.clone(),
+                }
+            })
+            .collect())
+    }
+}
+
+/// A query's terms with their weights: its own words at 1, their synonyms at
+/// [`synonyms::WEIGHT`] (a word both said and implied keeps the higher), in first-seen
+/// order.
+fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut out: Vec<(String, f32)> = Vec::new();
+    let mut put = |term: &str, w: f32| match out.iter_mut().find(|(t, _)| t == term) {
+        Some(e) => e.1 = e.1.max(w),
+        None => out.push((term.to_owned(), w)),
+    };
+    let own = words::term_list(query);
+    for t in &own {
+        put(t, 1.0);
+    }
+    for t in &own {
+        for s in synonyms::of(t) {
+            put(s, synonyms::WEIGHT);
+        }
+    }
+    out
+}
+
+/// The index of a runtime's current tool list, rebuilt when the list changes.
+#[derive(Default)]
+pub(crate) struct Cached(Mutex<Option<(Vec<ToolInfo>, Arc<ToolIndex>)>>);
+
+impl Cached {
+    /// The index of `list`: the one kept when `list` holds the very tools it was built
+    /// from (the same loaded descriptions, in the same order), else a new one. The kept
+    /// tools are held, so a description cannot be freed and another take its place.
+    pub(crate) fn of(&self, list: &Registry) -> Arc<ToolIndex> {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((tools, index)) = kept.as_ref()
+            && tools.len() == list.len()
+            && tools.iter().zip(list.iter()).all(|(a, b)| a.same(b))
+        {
+            return index.clone();
+        }
+        let index = Arc::new(ToolIndex::build(list));
+        *kept = Some((list.iter().cloned().collect(), index.clone()));
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests;
