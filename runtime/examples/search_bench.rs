@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p toolbind --no-default-features --example search_bench -- \
-//!     bench/discovery [--queries FILE] [--tools DIR] [--misses] [--json]
+//!     bench/discovery [--queries FILE] [--tools DIR] [--misses] [--json] [--no-timing]
 //! ```
 //!
 //! The catalog is every snapshot in `<dir>/catalog` (real servers' tool lists at pinned
@@ -28,6 +28,7 @@ struct Args {
     tools: PathBuf,
     misses: bool,
     json: bool,
+    timing: bool,
 }
 
 fn args() -> Args {
@@ -37,6 +38,7 @@ fn args() -> Args {
         tools: PathBuf::from("tools"),
         misses: false,
         json: false,
+        timing: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -45,6 +47,7 @@ fn args() -> Args {
             "--tools" => a.tools = it.next().map(PathBuf::from).expect("--tools DIR"),
             "--misses" => a.misses = true,
             "--json" => a.json = true,
+            "--no-timing" => a.timing = false,
             _ => a.dir = PathBuf::from(arg),
         }
     }
@@ -189,11 +192,15 @@ fn main() {
     let n = qs.len() as f64;
 
     let mut timing = Vec::new();
+    let sizes = if a.timing { 3 } else { 0 };
     for (label, r) in [
         ("catalog", reg.clone()),
         ("1000", generated(&tools, 1000)),
         ("10000", generated(&tools, 10_000)),
-    ] {
+    ]
+    .into_iter()
+    .take(sizes)
+    {
         let build = median(if r.len() > 5000 { 5 } else { 21 }, || {
             std::hint::black_box(ToolIndex::build(&r));
         });

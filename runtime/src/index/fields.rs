@@ -19,7 +19,7 @@ const DOCS: usize = 6;
 const FIELDS: usize = 7;
 
 /// How much a word counts in each field: a word of the name most, one of the docs least.
-const WEIGHTS: [f32; FIELDS] = [3.0, 1.5, 2.0, 1.5, 1.0, 0.7, 0.4];
+const WEIGHTS: [f32; FIELDS] = [3.0, 2.0, 2.0, 1.0, 1.0, 0.3, 0.3];
 /// How much each field's length discounts its words (BM25's `b`): none for the server's
 /// name, little for a tool's name, the usual 0.75 for prose.
 const NORMS: [f32; FIELDS] = [0.3, 0.0, 0.5, 0.75, 0.75, 0.75, 0.75];

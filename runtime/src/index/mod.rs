@@ -156,7 +156,8 @@ impl ToolIndex {
         if query.len() > MAX_QUERY_BYTES {
             return Err(QueryError::TooLong { bytes: query.len() });
         }
-        let weighted = query_terms(query);
+        let mut weighted = query_terms(query);
+        self.add_misspelt(&mut weighted);
         if weighted.is_empty() && !self.by_name.contains_key(query.trim()) {
             return Err(QueryError::Empty);
         }
@@ -205,19 +206,76 @@ impl ToolIndex {
     }
 }
 
-/// A query's terms with their weights: its own words at 1, their synonyms at
-/// [`synonyms::WEIGHT`] (a word both said and implied keeps the higher), in first-seen
-/// order.
+impl ToolIndex {
+    /// Typo tolerance: a query's own word of five letters or more that no tool has brings
+    /// the tools' words one edit away (a letter added, dropped, changed, or two swapped)
+    /// at [`TYPO_WEIGHT`], in sorted order (the scores' sums stay deterministic).
+    fn add_misspelt(&self, weighted: &mut Vec<(String, f32)>) {
+        let unknown: Vec<String> = weighted
+            .iter()
+            .filter(|(t, w)| {
+                *w == 1.0 && t.is_ascii() && t.len() >= 5 && !self.terms.contains_key(t)
+            })
+            .map(|(t, _)| t.clone())
+            .take(MAX_TYPO_WORDS)
+            .collect();
+        for word in unknown {
+            let mut near: Vec<&String> = self
+                .terms
+                .keys()
+                .filter(|k| one_edit(word.as_bytes(), k.as_bytes()))
+                .collect();
+            near.sort();
+            for k in near {
+                if !weighted.iter().any(|(t, _)| t == k) {
+                    weighted.push((k.clone(), TYPO_WEIGHT));
+                }
+            }
+        }
+    }
+}
+
+/// A misspelt word's stand-ins' weight.
+const TYPO_WEIGHT: f32 = 0.6;
+/// The most unknown words of one query looked up for typos (each scans the vocabulary).
+const MAX_TYPO_WORDS: usize = 8;
+
+/// Whether `a` and `b` (ASCII) are one edit apart: one letter added, dropped or changed, or
+/// two neighbours swapped.
+fn one_edit(a: &[u8], b: &[u8]) -> bool {
+    if a.len().abs_diff(b.len()) > 1 || a == b || !b.is_ascii() {
+        return false;
+    }
+    let start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a[start..], &b[start..]);
+    match ra.len().cmp(&rb.len()) {
+        std::cmp::Ordering::Equal => {
+            ra[1..] == rb[1..]
+                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+        }
+        std::cmp::Ordering::Greater => ra[1..] == *rb,
+        std::cmp::Ordering::Less => *ra == rb[1..],
+    }
+}
+
+/// A query's terms with their weights: its own words at 1, the English words its words
+/// in other languages stand for at 1, the synonyms of both at [`synonyms::WEIGHT`] (a
+/// word both said and implied keeps the higher), in first-seen order.
 fn query_terms(query: &str) -> Vec<(String, f32)> {
     let mut out: Vec<(String, f32)> = Vec::new();
     let mut put = |term: &str, w: f32| match out.iter_mut().find(|(t, _)| t == term) {
         Some(e) => e.1 = e.1.max(w),
         None => out.push((term.to_owned(), w)),
     };
-    let own = words::term_list(query);
+    let mut own = words::term_list(query);
     for t in &own {
         put(t, 1.0);
     }
+    let translated = synonyms::translated(&query.to_lowercase(), &own);
+    for t in &translated {
+        put(t, 1.0);
+    }
+    own.extend(translated);
     for t in &own {
         for s in synonyms::of(t) {
             put(s, synonyms::WEIGHT);

@@ -66,6 +66,10 @@ fn the_tool_that_does_what_is_asked_comes_first() {
     assert_eq!(first("add an item to my todo list"), "todo");
     // Words of a script written without spaces.
     assert_eq!(first("日本語に翻訳"), "translate");
+    // Another language's common words for what tools do.
+    assert_eq!(first("удалить файл"), "delete_file");
+    assert_eq!(first("Datei löschen"), "delete_file");
+    assert_eq!(first("ファイルを削除して"), "delete_file");
 }
 
 #[test]
@@ -105,8 +109,8 @@ fn bad_queries_get_a_clear_answer() {
     assert_eq!(e, QueryError::TooLong { bytes: long.len() });
     assert!(e.to_string().contains("4096"), "{e}");
     assert!(index.search(&long[..MAX_QUERY_BYTES], 5).is_ok());
-    // A script no tool is written in, and words no tool has: nothing, not an error.
-    assert!(index.search("удалить файл", 5).unwrap().is_empty());
+    // Words no tool has, in a script no tool is written in: nothing, not an error.
+    assert!(index.search("διαγραφή αρχείου", 5).unwrap().is_empty());
     assert!(index.search("zebra quokka", 5).unwrap().is_empty());
     assert!(index.search("file", 0).unwrap().is_empty());
     assert!(
@@ -141,4 +145,36 @@ fn a_huge_hostile_tool_costs_no_more_than_its_bounded_text() {
     let description = format!("description: \"{}\"", "x".repeat(100_000));
     let index = ToolIndex::build(&registry([tool("big", &description, &docs)]));
     assert_eq!(names(&index.search("word", 5).unwrap()), ["big"]);
+}
+
+#[test]
+fn one_edit_is_one_letter_or_one_swap() {
+    use super::one_edit;
+    for (a, b) in [
+        ("github", "githb"),
+        ("search", "serach"),
+        ("delete", "deletes"),
+        ("fetch", "fetcj"),
+    ] {
+        assert!(one_edit(a.as_bytes(), b.as_bytes()), "{a} {b}");
+        assert!(one_edit(b.as_bytes(), a.as_bytes()), "{b} {a}");
+    }
+    for (a, b) in [
+        ("github", "github"),
+        ("search", "sarech"),
+        ("delete", "delet_ed"),
+        ("ab", "ba x"),
+    ] {
+        assert!(!one_edit(a.as_bytes(), b.as_bytes()), "{a} {b}");
+    }
+}
+
+#[test]
+fn a_misspelt_word_still_finds_its_tool() {
+    let index = ToolIndex::build(&registry(catalog()));
+    assert_eq!(
+        index.search("dowload a pgae", 3).unwrap()[0].name,
+        "web_fetch"
+    );
+    assert_eq!(index.search("translaet", 3).unwrap()[0].name, "translate");
 }

@@ -47,7 +47,7 @@ pub(crate) fn term_list(text: &str) -> Vec<String> {
 }
 
 /// A script written without spaces between words.
-fn is_dense(c: char) -> bool {
+pub(crate) fn is_dense(c: char) -> bool {
     matches!(c as u32,
         0x0E00..=0x0E7F        // Thai
         | 0x3040..=0x30FF      // Hiragana, Katakana
