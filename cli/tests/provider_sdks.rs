@@ -1,7 +1,8 @@
 //! The providers' own SDK types accept what toolbind builds for them: the tool
 //! definitions of every dialect (the shipped tools and a nested-input fixture) and the
 //! tool-result messages of a batch holding every content block type, an error and a
-//! spilled binary block's link. Checked by the official Python SDKs at pinned versions
+//! spilled binary block's link; and progressive discovery's (`search_tools`, Anthropic's
+//! deferred definitions and `tool_reference` results). Checked by the official Python SDKs at pinned versions
 //! (tests/clients/requirements.txt: openai, anthropic, google-genai), driven by
 //! cli/tests/clients/provider_types.py.
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 use common::{clients_dir, fixture, shipped_tools};
 use serde_json::{Value, json};
 use toolbind::batch::{Answered, Batch, ToolCallRequest};
+use toolbind::discovery::{Discovery, SEARCH_TOOL};
 use toolbind::provider::Provider;
 use toolbind::result::{EmbeddedResource, ResourceLink};
 use toolbind::{Content, Loader, ToolResult};
@@ -81,6 +83,15 @@ fn batch() -> Batch {
     Batch::new(answered)
 }
 
+/// A turn in which the model searched for tools and found two.
+fn search_batch() -> Batch {
+    Batch::new(vec![Answered::new(
+        ToolCallRequest::new("call_s", SEARCH_TOOL, json!({"query": "nested edits"})),
+        ToolResult::text("Found 2 tools")
+            .with_details(json!({"query": "nested edits", "tools": ["rich_py", "web_fetch"]})),
+    )])
+}
+
 #[test]
 fn the_providers_sdk_types_accept_definitions_and_tool_results() {
     let loaded = Loader::new()
@@ -98,9 +109,23 @@ fn the_providers_sdk_types_accept_definitions_and_tool_results() {
         for strict in [false, true] {
             defs.insert(strict.to_string(), p.definitions(&registry, strict));
         }
+        // Progressive discovery: the core tool, `search_tools` and (Anthropic) the others
+        // deferred; a search's result (Anthropic: `tool_reference` blocks).
+        let found = Discovery::new().core(["todo"]);
+        let mut progressive = serde_json::Map::new();
+        for strict in [false, true] {
+            progressive.insert(strict.to_string(), found.definitions(p, &registry, strict));
+        }
         out.insert(
             provider_name(p).into(),
-            json!({"definitions": defs, "results": p.results(&batch)}),
+            json!({
+                "definitions": defs,
+                "results": p.results(&batch),
+                "discovery": {
+                    "definitions": progressive,
+                    "results": found.results(p, &search_batch()),
+                },
+            }),
         );
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -149,6 +174,10 @@ fn the_providers_sdk_types_accept_definitions_and_tool_results() {
         "ok: anthropic results",
         "ok: gemini definitions",
         "ok: gemini results",
+        "ok: discovery openai_chat",
+        "ok: discovery openai_responses",
+        "ok: discovery anthropic deferred definitions and tool_reference results",
+        "ok: discovery gemini",
     ] {
         assert!(
             stdout.contains(check),

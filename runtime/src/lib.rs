@@ -16,6 +16,7 @@
 //! - [`args`][]: validating a model's arguments without running them;
 //! - [`batch`][]: a model turn's parallel calls;
 //! - [`index`][]: searching many tools by what they do ([`ToolIndex`](index::ToolIndex));
+//! - [`discovery`][]: a model that finds its tools by search ([`Discovery`](discovery::Discovery));
 //! - [`provider`][]: OpenAI, Anthropic and Gemini wire formats;
 //! - [`output`][]: results' `details` checked against TOOL.md `outputs:`, typed;
 //! - [`exec`][]: the [`Executor`](exec::Executor) contract and the
@@ -44,6 +45,7 @@ pub mod batch;
 mod cancel;
 #[doc(hidden)]
 pub mod dirs;
+pub mod discovery;
 pub mod exec;
 mod executor;
 mod handle;

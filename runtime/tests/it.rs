@@ -7,6 +7,7 @@ mod exec_common;
 mod approval;
 mod arg_messages;
 mod ask;
+mod discovery;
 mod dispatch;
 mod exec_binary;
 mod exec_blob_memory;

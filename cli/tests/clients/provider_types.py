@@ -95,3 +95,41 @@ assert [p.function_response.name for p in c.parts] == ["todo", "rich_py", "rich_
 inline = [fp for p in c.parts for fp in (p.function_response.parts or [])]
 assert inline and inline[0].inline_data.mime_type == "image/png", inline
 ok("gemini results")
+
+# Progressive discovery: `search_tools` beside the core tool; Anthropic lists the others with
+# `defer_loading` and answers a search with `tool_reference` blocks.
+for name, typ in (("openai_chat", ChatCompletionFunctionToolParam), ("openai_responses", FunctionToolParam)):
+    disc = data[name]["discovery"]
+    for strict in ("false", "true"):
+        defs = disc["definitions"][strict]
+        names = [d["function"]["name"] if "function" in d else d["name"] for d in defs]
+        assert names == ["todo", "search_tools"], names
+        for d in defs:
+            exact(typ, d, "%s discovery definition" % name)
+    for m in disc["results"]:
+        exact(ChatCompletionToolMessageParam if name == "openai_chat" else FunctionCallOutput, m,
+              "%s discovery result" % name)
+    ok("discovery %s" % name)
+
+disc = data["anthropic"]["discovery"]
+defs = disc["definitions"]["false"]
+deferred = [d["name"] for d in defs if d.get("defer_loading")]
+shown = [d["name"] for d in defs if not d.get("defer_loading")]
+assert shown == ["todo", "search_tools"], shown
+assert "rich_py" in deferred and "web_fetch" in deferred, deferred
+for d in defs:
+    exact(ToolParam, d, "anthropic discovery definition %s" % d["name"])
+(turn,) = disc["results"]
+exact(MessageParam, turn, "anthropic discovery results")
+refs = [b for r in turn["content"] for b in r["content"]]
+assert refs == [{"type": "tool_reference", "tool_name": "rich_py"},
+                {"type": "tool_reference", "tool_name": "web_fetch"}], refs
+ok("discovery anthropic deferred definitions and tool_reference results")
+
+disc = data["gemini"]["discovery"]
+for strict in ("false", "true"):
+    (tool,) = disc["definitions"][strict]
+    t = genai.Tool.model_validate(tool)
+    assert [f.name for f in t.function_declarations] == ["todo", "search_tools"], t
+genai.Content.model_validate(disc["results"][0])
+ok("discovery gemini")

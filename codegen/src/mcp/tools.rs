@@ -90,6 +90,7 @@ pub fn tool_specs(snapshot: &Snapshot, prefix: &str) -> Vec<crate::model::ToolSp
             worker: WorkerMode::default(),
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
+            discovery: crate::model::DiscoveryMode::default(),
             task: crate::model::TaskSupport::default(),
             approval: crate::model::Approval::default(),
             asks: Vec::new(),

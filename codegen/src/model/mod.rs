@@ -87,6 +87,8 @@ pub struct ToolSpec {
     pub sandbox: ToolSandbox,
     /// Whether a batch may run this tool's calls concurrently (`execution:`).
     pub execution: Execution,
+    /// When a model first sees the tool in progressive mode (`discovery:`).
+    pub discovery: DiscoveryMode,
     /// Whether a call may run as a task (`task:`; absent: [`TaskSupport::Optional`] when
     /// `timeout:` is over [`PLAIN_CALL_TIMEOUT_SECS`], else [`TaskSupport::Never`]).
     pub task: TaskSupport,
@@ -160,6 +162,7 @@ impl ToolSpec {
             worker: WorkerMode::default(),
             sandbox: ToolSandbox::default(),
             execution: Execution::default(),
+            discovery: DiscoveryMode::default(),
             task: TaskSupport::default(),
             approval: Approval::default(),
             asks: Vec::new(),

@@ -120,6 +120,19 @@ pub enum Execution {
     Sequential,
 }
 
+/// Whether a model sees the tool from its first turn when tools are found by search
+/// (TOOL.md `discovery:`; a runtime's progressive mode, `toolbind::discovery`). Without
+/// progressive mode every tool is listed and this says nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DiscoveryMode {
+    /// The model finds the tool with `search_tools` first (the default).
+    #[default]
+    Search,
+    /// `discovery: always`: listed from the first turn, beside `search_tools`.
+    Always,
+}
+
 /// Whether a call of the tool may run as a task (TOOL.md `task:`): started, answered at
 /// once with a task id, then polled for its result. `toolbind serve` offers MCP's tasks
 /// extension (`io.modelcontextprotocol/tasks`) for such tools; a Rust agent has

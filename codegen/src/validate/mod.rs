@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, suggest};
 use crate::ident;
 use crate::model::{
-    Annotations, Approval, Ask, BashOutput, EnumValue, Execution, Input, InputType, Language,
-    MAX_DEPTH, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, Pos, TaskSupport, ToolSandbox,
-    ToolSpec, WorkerMode,
+    Annotations, Approval, Ask, BashOutput, DiscoveryMode, EnumValue, Execution, Input, InputType,
+    Language, MAX_DEPTH, OutputField, OutputType, PLAIN_CALL_TIMEOUT_SECS, Pos, TaskSupport,
+    ToolSandbox, ToolSpec, WorkerMode,
 };
 use crate::parse::{Document, YNode, YValue};
 use crate::schema::Dialect;
@@ -95,6 +95,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     "worker",
     "sandbox",
     "execution",
+    "discovery",
     "output",
     "task",
     "approval",

@@ -75,6 +75,7 @@ pub fn tool_from_document(
         worker: keys.worker,
         sandbox: keys.sandbox,
         execution: keys.execution,
+        discovery: keys.discovery,
         task: keys.task.unwrap_or(default_task(keys.timeout_secs)),
         approval: keys.approval,
         asks: keys.asks,
@@ -136,6 +137,7 @@ struct Keys<'y> {
     annotations: Annotations,
     worker: WorkerMode,
     execution: Execution,
+    discovery: DiscoveryMode,
     task: Option<TaskSupport>,
     approval: Approval,
     approval_node: Option<&'y YNode>,
@@ -186,7 +188,9 @@ impl<'y> Keys<'y> {
             "timeout" => self.timeout_secs = check_timeout(cx, v),
             "env" => self.env = check_env(cx, v),
             "annotations" => self.annotations = check_annotations(cx, v),
-            "worker" | "output" | "execution" | "approval" | "task" => self.read_mode(cx, &key, v),
+            "worker" | "output" | "execution" | "approval" | "task" | "discovery" => {
+                self.read_mode(cx, &key, v)
+            }
             "sandbox" => self.sandbox = check_sandbox(cx, v),
             "asks" => self.asks = check_asks(cx, v),
             other if SCHEMA_STYLE_KEYS.contains(&other) => {
@@ -221,6 +225,16 @@ impl<'y> Keys<'y> {
                 let hint = "expected `parallel` (the default) or `sequential` (one call at a time)";
                 if let Some(e) = one_of(cx, v, "execution", &modes, hint) {
                     self.execution = e;
+                }
+            }
+            "discovery" => {
+                let modes = [
+                    ("search", DiscoveryMode::Search),
+                    ("always", DiscoveryMode::Always),
+                ];
+                let hint = "expected `search` (found with search_tools in progressive mode, the default) or `always` (listed from the first turn)";
+                if let Some(d) = one_of(cx, v, "discovery", &modes, hint) {
+                    self.discovery = d;
                 }
             }
             "approval" => {
