@@ -605,6 +605,23 @@ pub struct ServeArgs {
     pub rounds: RoundArgs,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub progressive: ProgressiveArgs,
+}
+
+/// Progressive discovery for MCP clients that cannot defer tools (docs/mcp.md).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Progressive discovery")]
+pub struct ProgressiveArgs {
+    /// List only the core tools (--core, and those whose TOOL.md says `discovery: always`)
+    /// plus `search_tools` (a query in, the matching tools with their input schemas out)
+    /// and `call_tool` (any tool by name, with its arguments). Every tool stays callable
+    /// by its own name too
+    #[arg(long)]
+    pub progressive: bool,
+    /// A tool listed from the start under --progressive; repeatable
+    #[arg(long = "core", value_name = "TOOL", requires = "progressive")]
+    pub core: Vec<String>,
 }
 
 /// MCP 2026-07-28's `InputRequiredResult`: a call whose tool asks waits, alive, for its

@@ -20,6 +20,7 @@ mod mcp_python;
 mod mcp_snapshot;
 mod mcp_wire;
 mod oauth;
+mod progressive;
 mod provider_sdks;
 mod rounds;
 mod secret_files;

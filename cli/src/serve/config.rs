@@ -48,6 +48,8 @@ pub(crate) struct Config {
     pub request_state_key: Option<Vec<u8>>,
     /// `--http` and its flags; `None`: stdio.
     pub http: Option<Http>,
+    /// `--progressive`: the tools listed from the start (`--core`); `None`: every tool.
+    pub progressive: Option<Vec<String>>,
 }
 
 /// `serve --timeout` and `--ask-timeout`.
@@ -128,6 +130,10 @@ impl Config {
                 .addr
                 .as_ref()
                 .map(|addr| Http::new(addr, &args.http)),
+            progressive: args
+                .progressive
+                .progressive
+                .then(|| args.progressive.core.clone()),
         })
     }
 

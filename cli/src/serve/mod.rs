@@ -38,6 +38,7 @@ mod ids;
 mod listener;
 mod logging;
 mod progress;
+mod progressive;
 mod questions;
 mod rounds;
 mod server;

@@ -69,6 +69,12 @@ impl Docs {
         }
     }
 
+    /// These docs with other `instructions` (`serve --progressive`'s).
+    pub fn with_instructions(mut self, instructions: String) -> Self {
+        self.instructions = instructions;
+        self
+    }
+
     /// The server's `instructions`: the tools, one line each, the guidelines, and where the
     /// full documentation is.
     pub fn instructions(&self) -> &str {

@@ -18,7 +18,7 @@ use tokio::sync::broadcast;
 use toolbind::{CallOptions, CancelToken};
 
 use crate::serve::logging::log;
-use crate::serve::{ids, logging, spills, surface};
+use crate::serve::{ids, logging, progressive, spills, surface};
 
 use super::Server;
 use super::call::can_be_asked;
@@ -177,7 +177,29 @@ impl ServerHandler for Server {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let runtime = self.state.current().runtime.clone();
+        let current = self.state.current();
+        let runtime = current.runtime.clone();
+        if self.state.progressive.is_some() {
+            if request.name == progressive::CALL_TOOL {
+                if let Err(refused) = progressive::unwrap_call(&mut request) {
+                    return Ok(refused.into());
+                }
+                if let Err(unknown) = runtime.check(&request.name, Value::Null)
+                    && runtime.registry().get(&request.name).is_none()
+                {
+                    // A model's mistake, told to the model (with the names it may have
+                    // meant), not a protocol error.
+                    return Ok(rmcp::model::CallToolResult::error(vec![
+                        rmcp::model::ContentBlock::text(unknown.text_content()),
+                    ])
+                    .into());
+                }
+            }
+            if request.name == progressive::SEARCH_TOOL {
+                let args = request.arguments.as_ref();
+                return Ok(progressive::search(&runtime, &current.all_tools, args).into());
+            }
+        }
         let name = request.name.to_string();
         if runtime.registry().get(&name).is_none() {
             // MCP: an unknown tool is a protocol error (-32602), not a tool result.

@@ -61,7 +61,14 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
             .sandbox(config.sandbox.clone())
             .spill_dir(&spill_dir),
     ));
-    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout);
+    let progressive = config.progressive.clone();
+    let snapshot = Snapshot::load(
+        &dirs,
+        &executor,
+        &spill_dir,
+        timeout,
+        progressive.as_deref(),
+    );
     log(&format!(
         "serving {} tool{} from {} over {over}",
         snapshot.runtime.registry().len(),
@@ -87,6 +94,7 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
         dirs,
         spill_dir,
         timeout,
+        progressive,
         executor,
         current: RwLock::new(Arc::new(snapshot)),
         changed,
@@ -111,6 +119,8 @@ pub(crate) struct State {
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
     timeout: Timeouts,
+    /// `--progressive`'s core tools (`--core`); `None`: every tool is listed.
+    progressive: Option<Vec<String>>,
     pub(crate) executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list or the tools' documentation changed: each session's

@@ -19,7 +19,7 @@ use crate::tools;
 
 use crate::serve::config::Timeouts;
 use crate::serve::logging::log;
-use crate::serve::surface;
+use crate::serve::{progressive, surface};
 
 use super::State;
 use super::resources::Subscriptions;
@@ -62,7 +62,11 @@ impl Changed {
 /// The loaded tools at one moment. A reload builds a new one; calls in flight keep theirs.
 pub(super) struct Snapshot {
     pub(super) runtime: Arc<Runtime>,
+    /// What `tools/list` holds: every tool, or under `--progressive` the core ones and
+    /// progressive mode's own two.
     pub(super) tools: Vec<Tool>,
+    /// Every tool's MCP definition (what `search_tools` answers with).
+    pub(super) all_tools: Vec<Tool>,
     /// Their documentation: resources, the system prompt, the instructions.
     pub(super) docs: surface::Docs,
     stamp: Stamp,
@@ -74,6 +78,7 @@ impl Snapshot {
         executor: &Arc<SubprocessExecutor>,
         spill_dir: &Path,
         timeout: Timeouts,
+        progressive: Option<&[String]>,
     ) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
         let stamp = Stamp::of(dirs);
@@ -81,9 +86,26 @@ impl Snapshot {
         for w in &loaded.warnings {
             log(&format!("warning: {w}"));
         }
-        let tools = loaded.registry.iter().filter_map(mcp_tool).collect();
+        let all_tools: Vec<Tool> = loaded.registry.iter().filter_map(mcp_tool).collect();
         let specs: Vec<ToolSpec> = loaded.registry.iter().map(|t| t.spec().clone()).collect();
-        let docs = surface::Docs::of(&specs);
+        let mut docs = surface::Docs::of(&specs);
+        let tools = match progressive {
+            None => all_tools.clone(),
+            Some(core) => {
+                let listed = progressive::listed(&all_tools, &specs, core);
+                let core_specs: Vec<ToolSpec> = specs
+                    .iter()
+                    .filter(|s| progressive::is_core(core, s))
+                    .cloned()
+                    .collect();
+                // `listed` ends with the two tools of progressive mode.
+                let hidden = all_tools.len() + 2 - listed.len();
+                let core_docs = surface::Docs::of(&core_specs);
+                docs = docs
+                    .with_instructions(progressive::instructions(core_docs.instructions(), hidden));
+                listed
+            }
+        };
         // The executor is shared, so warm workers survive a reload (one whose entry file
         // changed is replaced at its next call).
         // Over stdio, client and server share a machine: the note's path is useful.
@@ -111,6 +133,7 @@ impl Snapshot {
         Snapshot {
             runtime: Arc::new(runtime),
             tools,
+            all_tools,
             docs,
             stamp,
         }
@@ -193,9 +216,11 @@ pub(crate) async fn watch(state: Arc<State>) {
             state.spill_dir.clone(),
         );
         let timeout = state.timeout;
-        let Ok(new) =
-            tokio::task::spawn_blocking(move || Snapshot::load(&dirs, &executor, &spill, timeout))
-                .await
+        let core = state.progressive.clone();
+        let Ok(new) = tokio::task::spawn_blocking(move || {
+            Snapshot::load(&dirs, &executor, &spill, timeout, core.as_deref())
+        })
+        .await
         else {
             continue;
         };
