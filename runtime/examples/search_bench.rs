@@ -148,6 +148,57 @@ fn micros(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6 * 10.0).round() / 10.0
 }
 
+/// Bytes / 4 of what a request carries about tools each turn (Anthropic's definitions and
+/// the system prompt): every tool, against progressive discovery with the shipped tools as
+/// the core set, before any search and after searches found 5 and 10 tools. Anthropic's
+/// deferred listing is counted as what the model reads (deferred definitions are not).
+fn tokens_per_turn(reg: &Registry) -> Value {
+    use toolbind::batch::{BatchOptions, ToolCallRequest};
+    use toolbind::discovery::{Discovery, SEARCH_TOOL};
+    use toolbind::provider::Provider;
+    let p = Provider::Anthropic;
+    let specs: Vec<_> = reg.iter().map(|t| t.spec().clone()).collect();
+    let all = p.definitions(reg, false).to_string().len()
+        + toolbind_codegen::prompt::system_prompt(&specs).len();
+    let rt = toolbind::Runtime::builder().registry(reg.clone()).build();
+    let local: Vec<String> = reg
+        .iter()
+        .filter(|t| t.spec().mcp.is_none())
+        .map(|t| t.name().to_owned())
+        .collect();
+    let mut found = Discovery::new().core(local).defer_loading(false);
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for (turn, queries) in [
+        ("first turn", &[][..]),
+        (
+            "after 1 search, 5 found",
+            &["create an issue on GitHub"][..],
+        ),
+        (
+            "after 2 searches, 10 found",
+            &["post a message to a Slack channel"][..],
+        ),
+    ] {
+        for q in queries {
+            let call = ToolCallRequest::new("s", SEARCH_TOOL, json!({"query": q, "limit": 5}));
+            tokio.block_on(found.call_batch(&rt, vec![call], BatchOptions::new()));
+        }
+        let progressive =
+            found.definitions(p, reg, false).to_string().len() + found.system_prompt(reg).len();
+        rows.push(json!({
+            "turn": turn,
+            "all": all / 4,
+            "progressive": progressive / 4,
+            "percent": (progressive as f64 / all as f64 * 1000.0).round() / 10.0,
+        }));
+    }
+    Value::Array(rows)
+}
+
 fn main() {
     let a = args();
     let tools = catalog(&a.dir, &a.tools);
@@ -213,6 +264,8 @@ fn main() {
         timing.push(json!({"tools": r.len(), "catalog": label, "build_us": micros(build), "query_us": micros(per_query)}));
     }
 
+    let tokens = tokens_per_turn(&reg);
+
     let big = generated(&tools, 10_000);
     let big_index = ToolIndex::build(&big);
     let megabyte = "find ".repeat(200_000);
@@ -246,6 +299,7 @@ fn main() {
         "timing": timing,
         "bad_input_10000_tools": bad,
         "misses_at_5": misses.len(),
+        "tokens_per_turn": tokens,
     });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).unwrap());
@@ -263,6 +317,15 @@ fn main() {
         println!(
             "{:>6} tools: build {:>9} us, query {:>7} us (median; query: mean over the query set)",
             t["tools"], t["build_us"], t["query_us"]
+        );
+    }
+    for t in tokens.as_array().unwrap() {
+        println!(
+            "tokens per turn ({}): {} of {} ({}%)",
+            t["turn"].as_str().unwrap(),
+            t["progressive"],
+            t["all"],
+            t["percent"]
         );
     }
     for b in &bad {

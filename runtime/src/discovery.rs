@@ -133,6 +133,25 @@ impl Discovery {
         shown
     }
 
+    /// The system prompt's text for the tools of `list` the model sees now
+    /// (`toolbind_codegen::prompt::system_prompt` of the shown tools), and a line on how many
+    /// more `search_tools` can find.
+    pub fn system_prompt(&self, list: &Registry) -> String {
+        let shown: Vec<ToolSpec> = list
+            .iter()
+            .filter(|t| self.is_shown(t))
+            .map(|t| t.spec().clone())
+            .collect();
+        let hidden = list.len() - shown.len();
+        let mut text = toolbind_codegen::prompt::system_prompt(&shown);
+        text.push_str(&format!(
+            "\n{hidden} more tools are not listed: find them with {SEARCH_TOOL} (what the \
+             tool should do, in a few words); the tools it finds can be called from your next \
+             turn.\n"
+        ));
+        text
+    }
+
     /// The request's `tools` for the tools of `list` (usually
     /// [`Runtime::tool_list`]): the shown tools' definitions and `search_tools` (see the
     /// type's docs for Anthropic's deferred listing).

@@ -149,6 +149,10 @@ async fn finds_and_calls(p: Provider, defer: bool) {
     assert_eq!(shown(p, &tools), ["todo", SEARCH_TOOL], "{p:?}");
     let all = defined(p, &tools);
     assert_eq!(all.len(), if deferring { CATALOG.len() + 1 } else { 2 });
+    let prompt = found.system_prompt(&rt.tool_list());
+    assert!(prompt.contains("- todo:"), "{prompt}");
+    assert!(!prompt.contains("get_forecast"), "{prompt}");
+    assert!(prompt.contains("9 more tools are not listed"), "{prompt}");
 
     // It calls the forecast tool it was not shown: refused, with what to do.
     let (b, _) = turn(
