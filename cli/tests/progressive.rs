@@ -187,3 +187,78 @@ fn a_tool_added_to_the_folder_is_found_after_the_reload() {
     });
     assert!(found, "the new tool was never found");
 }
+
+/// MCP 2026-07-28's `_meta` of a stateless request from a client that can be asked.
+fn rounds_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "progressive-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    })
+}
+
+#[test]
+fn a_tool_that_asks_goes_on_through_call_tool_round_by_round() {
+    use common::wire::Wire;
+    let tools = common::fixture("ask_tools");
+    let args: Vec<&std::ffi::OsStr> = vec![tools.as_os_str(), "--progressive".as_ref()];
+    let mut w = Wire::stateless(&args);
+    let inner = json!({"name": "two_steps", "arguments": {"greeting": "Hello"}});
+    let mut state = Value::Null;
+    let mut responses = json!({});
+    for (id, (key, answer)) in [
+        ("name", json!({"name": "Ada"})),
+        ("color", json!({"color": "red"})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut params = json!({"name": "call_tool", "arguments": inner, "_meta": rounds_meta()});
+        if !state.is_null() {
+            params["requestState"] = state.clone();
+            params["inputResponses"] = responses.clone();
+        }
+        let got = w.request(id as i64 + 1, "tools/call", params);
+        let r = &got["result"];
+        assert_eq!(r["resultType"], "input_required", "{got}");
+        assert!(r["inputRequests"].get(key).is_some(), "{got}");
+        state = r["requestState"].clone();
+        responses = json!({key: {"action": "accept", "content": answer}});
+    }
+    let last = w.request(
+        9,
+        "tools/call",
+        json!({"name": "call_tool", "arguments": inner, "_meta": rounds_meta(),
+               "requestState": state, "inputResponses": responses}),
+    );
+    let text = last["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("Ada") && text.contains("red"), "{last}");
+}
+
+#[test]
+fn a_task_runs_through_call_tool() {
+    use common::wire::Wire;
+    let tools = common::fixture("task_tools");
+    let args: Vec<&std::ffi::OsStr> = vec![tools.as_os_str(), "--progressive".as_ref()];
+    let mut w = Wire::start(
+        &args,
+        "2025-11-25",
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+    );
+    let created = w.request(
+        1,
+        "tools/call",
+        json!({"name": "call_tool", "arguments": {"name": "job_py", "arguments": {"seconds": 1}}}),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut id = 10;
+    let done = common::eventually(30.0, || {
+        id += 1;
+        let got = w.request(id, "tasks/get", json!({"taskId": task}));
+        got["result"]["status"] == "completed"
+    });
+    assert!(done, "the task through call_tool never completed");
+}

@@ -111,6 +111,90 @@ fn generated(real: &[(String, ToolInfo)], n: usize) -> Registry {
     r
 }
 
+/// The baseline: plain BM25 (k1 1.2, b 0.75) over each tool's name and description,
+/// lowercased words split at anything not a letter or digit, no stemming, synonyms or
+/// field weights — the usual "BM25 over the tool list" of a tool-search proxy.
+struct Plain {
+    docs: Vec<HashMap<String, f64>>,
+    lens: Vec<f64>,
+    df: HashMap<String, f64>,
+    avg: f64,
+}
+
+fn plain_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl Plain {
+    fn build(reg: &Registry) -> Plain {
+        let mut p = Plain {
+            docs: Vec::new(),
+            lens: Vec::new(),
+            df: HashMap::new(),
+            avg: 0.0,
+        };
+        for t in reg.iter() {
+            let words = plain_words(&format!("{} {}", t.name(), t.description()));
+            let mut tf: HashMap<String, f64> = HashMap::new();
+            for w in &words {
+                *tf.entry(w.clone()).or_default() += 1.0;
+            }
+            for w in tf.keys() {
+                *p.df.entry(w.clone()).or_default() += 1.0;
+            }
+            p.lens.push(words.len() as f64);
+            p.docs.push(tf);
+        }
+        p.avg = p.lens.iter().sum::<f64>() / p.lens.len().max(1) as f64;
+        p
+    }
+
+    /// The indexes of the best `k` tools, best first (ties by index).
+    fn search(&self, query: &str, k: usize) -> Vec<usize> {
+        let n = self.docs.len() as f64;
+        let mut words = plain_words(query);
+        words.sort();
+        words.dedup();
+        let mut scores: Vec<(usize, f64)> = (0..self.docs.len())
+            .map(|i| {
+                let s = words
+                    .iter()
+                    .filter_map(|w| {
+                        let tf = *self.docs[i].get(w)?;
+                        let df = self.df[w];
+                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                        Some(idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * self.lens[i] / self.avg)))
+                    })
+                    .sum();
+                (i, s)
+            })
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scores.into_iter().take(k).map(|(i, _)| i).collect()
+    }
+}
+
+/// Recall at 5 and MRR (over the top 10) of `rank_of` (the 0-based rank of a query's first
+/// right answer, if in the top 10).
+fn quality(qs: &[Query], mut rank_of: impl FnMut(&Query) -> Option<usize>) -> (f64, f64) {
+    let (mut r5, mut rr) = (0usize, 0f64);
+    for q in qs {
+        if let Some(r) = rank_of(q) {
+            r5 += usize::from(r < 5);
+            rr += 1.0 / (r + 1) as f64;
+        }
+    }
+    let n = qs.len() as f64;
+    (
+        (r5 as f64 / n * 1000.0).round() / 1000.0,
+        (rr / n * 1000.0).round() / 1000.0,
+    )
+}
+
 struct Query {
     text: String,
     answers: Vec<String>,
@@ -241,6 +325,14 @@ fn main() {
         }
     }
     let n = qs.len() as f64;
+    let plain = Plain::build(&reg);
+    let labels: Vec<&str> = reg.iter().map(|t| label_of[t.name()]).collect();
+    let (plain_r5, plain_mrr) = quality(&qs, |q| {
+        plain
+            .search(&q.text, 10)
+            .iter()
+            .position(|&i| q.answers.iter().any(|a| a == labels[i]))
+    });
 
     let mut timing = Vec::new();
     let sizes = if a.timing { 3 } else { 0 };
@@ -296,6 +388,7 @@ fn main() {
         "recall_at_5": (r5 as f64 / n * 1000.0).round() / 1000.0,
         "recall_at_10": (r10 as f64 / n * 1000.0).round() / 1000.0,
         "mrr": (rr / n * 1000.0).round() / 1000.0,
+        "baseline_plain_bm25": {"recall_at_5": plain_r5, "mrr": plain_mrr},
         "timing": timing,
         "bad_input_10000_tools": bad,
         "misses_at_5": misses.len(),
@@ -312,6 +405,9 @@ fn main() {
     println!(
         "recall@1 {}  recall@5 {}  recall@10 {}  MRR {}",
         report["recall_at_1"], report["recall_at_5"], report["recall_at_10"], report["mrr"]
+    );
+    println!(
+        "baseline, plain BM25 over name and description: recall@5 {plain_r5}  MRR {plain_mrr}"
     );
     for t in &timing {
         println!(
