@@ -607,6 +607,22 @@ pub struct ServeArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub progressive: ProgressiveArgs,
+    #[command(flatten)]
+    pub skills: SkillArgs,
+}
+
+/// MCP's skills extension (SEP-2640) in `serve` (docs/http.md, "Skills").
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Skills")]
+pub struct SkillArgs {
+    /// Serve the Agent Skills in DIR (each subfolder with a SKILL.md, as it is) over MCP's
+    /// skills extension; repeatable
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skill_dirs: Vec<PathBuf>,
+    /// Also serve each tool as a skill, its SKILL.md generated from its TOOL.md (`web_fetch`
+    /// as skill `web-fetch`)
+    #[arg(long)]
+    pub tool_skills: bool,
 }
 
 /// Progressive discovery for MCP clients that cannot defer tools (docs/mcp.md).

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{bin, clients_dir, eventually};
+use common::{bin, clients_dir, eventually, fixture};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, HeaderValue};
 use hyper::{Request, Response, StatusCode};
@@ -67,7 +67,8 @@ struct Serve {
 }
 
 impl Serve {
-    fn start() -> Serve {
+    /// `serve` with `extra` arguments after the standard ones.
+    fn start(extra: &[&std::ffi::OsStr]) -> Serve {
         let tmp = tempfile::tempdir().unwrap();
         let dynamic = tmp.path().join("dynamic");
         std::fs::create_dir(&dynamic).unwrap();
@@ -79,6 +80,7 @@ impl Serve {
             .arg(&dynamic)
             .arg(repo().join("tests/conformance/tools"))
             .arg(&dynamic)
+            .args(extra)
             .env_remove("PI_TOOLS_DIRS")
             .env("TOOLBIND_TOKEN", TOKEN)
             .env("CONFORMANCE_DYNAMIC_DIR", &dynamic)
@@ -178,9 +180,14 @@ async fn forward(
 /// `runs`, one after the other against one fresh server, with `baseline`; panics with the
 /// unexpected results when one fails.
 async fn run(package: &str, runs: &[&[&str]], baseline: &str) {
+    run_with(package, runs, baseline, &[]).await;
+}
+
+/// [`run`] against `serve` started with `extra` arguments.
+async fn run_with(package: &str, runs: &[&[&str]], baseline: &str, extra: &[&std::ffi::OsStr]) {
     let _one = ONE_AT_A_TIME.lock().await;
     let suite = suite_dir();
-    let serve = Serve::start();
+    let serve = Serve::start(extra);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let proxied = tokio::spawn(proxy(listener, serve.addr));
@@ -443,6 +450,29 @@ async fn conformance_tasks_extension() {
     let runs: Vec<[&str; 2]> = TASKS_SCENARIOS.iter().map(|s| ["--scenario", s]).collect();
     let runs: Vec<&[&str]> = runs.iter().map(|r| &r[..]).collect();
     run("conformance-0.2", &runs, "baseline-tasks.yml").await;
+}
+
+/// The skills extension's server scenarios (`io.modelcontextprotocol/skills`, SEP-2640),
+/// by name: they skip unless the server declares the extension, so `serve` runs with the
+/// skills of cli/tests/fixtures/skills (one good skill with files in subfolders, and two
+/// folders it must leave out) and every conformance tool as a skill too.
+const SKILLS_SCENARIOS: &[&str] = &[
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_skills_extension() {
+    let runs: Vec<[&str; 2]> = SKILLS_SCENARIOS.iter().map(|s| ["--scenario", s]).collect();
+    let runs: Vec<&[&str]> = runs.iter().map(|r| &r[..]).collect();
+    let skills = fixture("skills");
+    let extra = [
+        "--skills".as_ref(),
+        skills.as_os_str(),
+        "--tool-skills".as_ref(),
+    ];
+    run_with("conformance-0.2", &runs, "baseline-skills.yml", &extra).await;
 }
 
 /// The client driver, `cli/examples/conformance_client.rs`: built beside this test (cargo

@@ -26,6 +26,7 @@ mod rounds;
 mod secret_files;
 mod serve_flood;
 mod serve_hostile;
+mod skills;
 mod special_files;
 mod spill;
 mod sync_failures;

@@ -48,8 +48,26 @@ pub(crate) struct Config {
     pub request_state_key: Option<Vec<u8>>,
     /// `--http` and its flags; `None`: stdio.
     pub http: Option<Http>,
+    /// `--progressive`, `--skills`, `--tool-skills`.
+    pub offer: Offer,
+}
+
+/// What `serve` offers beside every tool in `tools/list`.
+#[derive(Clone, Default)]
+pub(crate) struct Offer {
     /// `--progressive`: the tools listed from the start (`--core`); `None`: every tool.
     pub progressive: Option<Vec<String>>,
+    /// `--skills`, absolute.
+    pub skill_dirs: Vec<PathBuf>,
+    /// `--tool-skills`.
+    pub tool_skills: bool,
+}
+
+impl Offer {
+    /// Whether `serve` declares the skills extension: it has a source of skills.
+    pub(crate) fn skills(&self) -> bool {
+        self.tool_skills || !self.skill_dirs.is_empty()
+    }
 }
 
 /// `serve --timeout` and `--ask-timeout`.
@@ -130,10 +148,14 @@ impl Config {
                 .addr
                 .as_ref()
                 .map(|addr| Http::new(addr, &args.http)),
-            progressive: args
-                .progressive
-                .progressive
-                .then(|| args.progressive.core.clone()),
+            offer: Offer {
+                progressive: args
+                    .progressive
+                    .progressive
+                    .then(|| args.progressive.core.clone()),
+                skill_dirs: tools::absolute(args.skills.skill_dirs.clone())?,
+                tool_skills: args.skills.tool_skills,
+            },
         })
     }
 

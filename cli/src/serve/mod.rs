@@ -42,6 +42,7 @@ mod progressive;
 mod questions;
 mod rounds;
 mod server;
+mod skills;
 mod spills;
 mod stdio;
 mod surface;

@@ -5,11 +5,12 @@ use std::collections::BTreeSet;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -29,7 +30,7 @@ use super::watch::{Changed, notify_changes};
 impl ServerHandler for Server {
     #[allow(deprecated)] // the logging capability: rmcp marks it deprecated (SEP-2577)
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
+        let capabilities = ServerCapabilities::builder()
             .enable_completions()
             .enable_logging()
             .enable_prompts()
@@ -37,8 +38,12 @@ impl ServerHandler for Server {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
-            .enable_tasks()
-            .build();
+            .enable_tasks();
+        let mut capabilities = if self.state.offer.skills() {
+            capabilities.enable_skills_with_directory_read().build()
+        } else {
+            capabilities.build()
+        };
         if self.state.subscriptions
             && let Some(resources) = capabilities.resources.as_mut()
         {
@@ -103,9 +108,10 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(
-            self.state.current().docs.resources(),
-        ))
+        let current = self.state.current();
+        let mut resources = current.docs.resources();
+        resources.extend(current.skills.resources());
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn list_resource_templates(
@@ -135,11 +141,39 @@ impl ServerHandler for Server {
             }
             return read_spill(&self.state.spill_dir, name, &request.uri).await;
         }
-        self.state
-            .current()
+        let current = self.state.current();
+        if let Some(read) = current.skills.read(&request.uri) {
+            return Ok(read.into());
+        }
+        current
             .docs
             .read(&request.uri)
             .map(ReadResourceResponse::from)
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        Ok(self.state.current().skills.list())
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let children = self.state.current().skills.read_dir(&request.uri)?;
+        Ok(ListResourcesResult::with_all_items(children))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.state.current().skills.get(&request.uri)
     }
 
     async fn list_prompts(
@@ -179,7 +213,7 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         let current = self.state.current();
         let runtime = current.runtime.clone();
-        if self.state.progressive.is_some() {
+        if self.state.offer.progressive.is_some() {
             if request.name == progressive::CALL_TOOL {
                 if let Err(refused) = progressive::unwrap_call(&mut request) {
                     return Ok(refused.into());

@@ -18,7 +18,7 @@ use tokio::sync::broadcast;
 use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::{CallOptions, CancelToken, Runtime, ToolResult};
 
-use super::config::{Config, Timeouts};
+use super::config::{Config, Offer, Timeouts};
 use super::logging::log;
 use super::sweeper::{self, Expire};
 use super::{logging, rounds, spills, tasks};
@@ -61,14 +61,8 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
             .sandbox(config.sandbox.clone())
             .spill_dir(&spill_dir),
     ));
-    let progressive = config.progressive.clone();
-    let snapshot = Snapshot::load(
-        &dirs,
-        &executor,
-        &spill_dir,
-        timeout,
-        progressive.as_deref(),
-    );
+    let offer = Arc::new(config.offer.clone());
+    let snapshot = Snapshot::load(&dirs, &executor, &spill_dir, timeout, &offer);
     log(&format!(
         "serving {} tool{} from {} over {over}",
         snapshot.runtime.registry().len(),
@@ -94,7 +88,7 @@ pub(crate) fn start(config: &Config, over: &str) -> Result<Arc<State>, crate::ex
         dirs,
         spill_dir,
         timeout,
-        progressive,
+        offer,
         executor,
         current: RwLock::new(Arc::new(snapshot)),
         changed,
@@ -119,8 +113,8 @@ pub(crate) struct State {
     dirs: Vec<PathBuf>,
     spill_dir: PathBuf,
     timeout: Timeouts,
-    /// `--progressive`'s core tools (`--core`); `None`: every tool is listed.
-    progressive: Option<Vec<String>>,
+    /// `--progressive`, `--skills`, `--tool-skills`.
+    offer: Arc<Offer>,
     pub(crate) executor: Arc<SubprocessExecutor>,
     current: RwLock<Arc<Snapshot>>,
     /// Fires when the tool list or the tools' documentation changed: each session's

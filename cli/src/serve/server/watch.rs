@@ -17,9 +17,10 @@ use toolbind_codegen::schema::{self, Dialect};
 
 use crate::tools;
 
+use crate::serve::config::Offer;
 use crate::serve::config::Timeouts;
 use crate::serve::logging::log;
-use crate::serve::{progressive, surface};
+use crate::serve::{progressive, skills, surface};
 
 use super::State;
 use super::resources::Subscriptions;
@@ -67,6 +68,8 @@ pub(super) struct Snapshot {
     pub(super) tools: Vec<Tool>,
     /// Every tool's MCP definition (what `search_tools` answers with).
     pub(super) all_tools: Vec<Tool>,
+    /// The skills served (`--skills`, `--tool-skills`).
+    pub(super) skills: skills::Skills,
     /// Their documentation: resources, the system prompt, the instructions.
     pub(super) docs: surface::Docs,
     stamp: Stamp,
@@ -78,10 +81,10 @@ impl Snapshot {
         executor: &Arc<SubprocessExecutor>,
         spill_dir: &Path,
         timeout: Timeouts,
-        progressive: Option<&[String]>,
+        offer: &Offer,
     ) -> Self {
         // Stamp first: a change made while loading shows up at the next poll.
-        let stamp = Stamp::of(dirs);
+        let stamp = Stamp::of(dirs, &offer.skill_dirs);
         let loaded = tools::load(dirs);
         for w in &loaded.warnings {
             log(&format!("warning: {w}"));
@@ -89,7 +92,14 @@ impl Snapshot {
         let all_tools: Vec<Tool> = loaded.registry.iter().filter_map(mcp_tool).collect();
         let specs: Vec<ToolSpec> = loaded.registry.iter().map(|t| t.spec().clone()).collect();
         let mut docs = surface::Docs::of(&specs);
-        let tools = match progressive {
+        let (skills, warnings) = skills::Skills::load(
+            &offer.skill_dirs,
+            offer.tool_skills.then_some(specs.as_slice()),
+        );
+        for w in &warnings {
+            log(&format!("warning: {w}"));
+        }
+        let tools = match offer.progressive.as_deref() {
             None => all_tools.clone(),
             Some(core) => {
                 let listed = progressive::listed(&all_tools, &specs, core);
@@ -134,6 +144,7 @@ impl Snapshot {
             runtime: Arc::new(runtime),
             tools,
             all_tools,
+            skills,
             docs,
             stamp,
         }
@@ -173,9 +184,12 @@ struct Stamp(Vec<StampEntry>);
 type StampEntry = (PathBuf, Option<SystemTime>, Option<(SystemTime, u64)>);
 
 impl Stamp {
-    fn of(dirs: &[PathBuf]) -> Self {
+    /// The stamp of the tools folders `dirs` and the skills folders `skills` (for those,
+    /// each skill folder's `SKILL.md`; a change to another file of a skill shows when
+    /// its folder's mtime does, or at the next reload).
+    fn of(dirs: &[PathBuf], skills: &[PathBuf]) -> Self {
         let mut entries = Vec::new();
-        for dir in dirs {
+        for dir in dirs.iter().chain(skills) {
             entries.push((dir.clone(), mtime(dir), None));
             let Ok(read) = std::fs::read_dir(dir) else {
                 continue;
@@ -184,6 +198,7 @@ impl Stamp {
             subs.sort();
             for sub in subs {
                 let tool_md = std::fs::metadata(sub.join(toolbind_codegen::TOOL_FILE))
+                    .or_else(|_| std::fs::metadata(sub.join("SKILL.md")))
                     .ok()
                     .and_then(|m| Some((m.modified().ok()?, m.len())));
                 entries.push((sub.clone(), mtime(&sub), tool_md));
@@ -202,8 +217,10 @@ fn mtime(p: &Path) -> Option<SystemTime> {
 pub(crate) async fn watch(state: Arc<State>) {
     loop {
         tokio::time::sleep(POLL).await;
-        let dirs = state.dirs.clone();
-        let Ok(stamp) = tokio::task::spawn_blocking(move || Stamp::of(&dirs)).await else {
+        let (dirs, offer) = (state.dirs.clone(), state.offer.clone());
+        let Ok(stamp) =
+            tokio::task::spawn_blocking(move || Stamp::of(&dirs, &offer.skill_dirs)).await
+        else {
             continue;
         };
         let old = state.current();
@@ -216,19 +233,20 @@ pub(crate) async fn watch(state: Arc<State>) {
             state.spill_dir.clone(),
         );
         let timeout = state.timeout;
-        let core = state.progressive.clone();
+        let offer = state.offer.clone();
         let Ok(new) = tokio::task::spawn_blocking(move || {
-            Snapshot::load(&dirs, &executor, &spill, timeout, core.as_deref())
+            Snapshot::load(&dirs, &executor, &spill, timeout, &offer)
         })
         .await
         else {
             continue;
         };
         let summary = diff(&old.tools, &new.tools);
-        let pages = old.docs.changed_pages(&new.docs);
+        let mut pages = old.docs.changed_pages(&new.docs);
+        pages.extend(old.skills.changed(&new.skills));
         let changed = Changed {
             tools: summary.is_some(),
-            resources: old.docs != new.docs,
+            resources: old.docs != new.docs || old.skills != new.skills,
             pages: Some(Arc::new(pages)),
         };
         *state.current.write_locked() = Arc::new(new);
