@@ -262,3 +262,46 @@ fn a_task_runs_through_call_tool() {
     });
     assert!(done, "the task through call_tool never completed");
 }
+
+#[test]
+fn a_folder_tool_named_like_ours_is_reached_through_call_tool() {
+    use common::wire::Wire;
+    let tools = tempfile::tempdir().unwrap();
+    let d = tools.path().join("search_tools");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(
+        d.join("TOOL.md"),
+        "---\nname: search_tools\ndescription: Search the archive.\nlanguage: bash\n---\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("index.sh"), "echo the folder tool ran\n").unwrap();
+    let args: Vec<&std::ffi::OsStr> = vec![tools.path().as_os_str(), "--progressive".as_ref()];
+    let mut w = Wire::start(&args, "2025-11-25", json!({}));
+    let listed = w.request(1, "tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["search_tools", "call_tool"], "{listed}");
+    let ran = w.request(
+        2,
+        "tools/call",
+        json!({"name": "call_tool", "arguments": {"name": "search_tools"}}),
+    );
+    assert_eq!(
+        ran["result"]["content"][0]["text"], "the folder tool ran",
+        "{ran}"
+    );
+    // By its own name, ours answers.
+    let ours = w.request(
+        3,
+        "tools/call",
+        json!({"name": "search_tools", "arguments": {"query": "archive"}}),
+    );
+    assert!(
+        ours["result"]["structuredContent"]["tools"].is_array(),
+        "{ours}"
+    );
+}

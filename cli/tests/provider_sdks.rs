@@ -111,11 +111,12 @@ fn the_providers_sdk_types_accept_definitions_and_tool_results() {
         }
         // Progressive discovery: the core tool, `search_tools` and (Anthropic) the others
         // deferred; a search's result (Anthropic: `tool_reference` blocks).
-        let found = Discovery::new().core(["todo"]);
         let mut progressive = serde_json::Map::new();
         for strict in [false, true] {
-            progressive.insert(strict.to_string(), found.definitions(p, &registry, strict));
+            let found = Discovery::new(p).strict(strict).core(["todo"]);
+            progressive.insert(strict.to_string(), found.definitions(&registry));
         }
+        let found = Discovery::new(p).core(["todo"]);
         out.insert(
             provider_name(p).into(),
             json!({
@@ -123,7 +124,7 @@ fn the_providers_sdk_types_accept_definitions_and_tool_results() {
                 "results": p.results(&batch),
                 "discovery": {
                     "definitions": progressive,
-                    "results": found.results(p, &search_batch()),
+                    "results": found.results(&search_batch()),
                 },
             }),
         );

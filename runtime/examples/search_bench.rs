@@ -234,8 +234,10 @@ fn micros(d: Duration) -> f64 {
 
 /// Bytes / 4 of what a request carries about tools each turn (Anthropic's definitions and
 /// the system prompt): every tool, against progressive discovery with the shipped tools as
-/// the core set, before any search and after searches found 5 and 10 tools. Anthropic's
-/// deferred listing is counted as what the model reads (deferred definitions are not).
+/// the core set, before any search and after searches found 5 and 10 tools, the searches'
+/// calls and results in the conversation counted too (generic mode, `defer_loading` off:
+/// with it on, the deferred definitions travel in the request but the model reads only
+/// the referenced ones).
 fn tokens_per_turn(reg: &Registry) -> Value {
     use toolbind::batch::{BatchOptions, ToolCallRequest};
     use toolbind::discovery::{Discovery, SEARCH_TOOL};
@@ -250,12 +252,13 @@ fn tokens_per_turn(reg: &Registry) -> Value {
         .filter(|t| t.spec().mcp.is_none())
         .map(|t| t.name().to_owned())
         .collect();
-    let mut found = Discovery::new().core(local).defer_loading(false);
+    let mut found = Discovery::new(p).core(local).defer_loading(false);
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let mut rows = Vec::new();
+    let mut history = 0;
     for (turn, queries) in [
         ("first turn", &[][..]),
         (
@@ -269,10 +272,18 @@ fn tokens_per_turn(reg: &Registry) -> Value {
     ] {
         for q in queries {
             let call = ToolCallRequest::new("s", SEARCH_TOOL, json!({"query": q, "limit": 5}));
-            tokio.block_on(found.call_batch(&rt, vec![call], BatchOptions::new()));
+            let batch = tokio.block_on(found.call_batch(&rt, vec![call], BatchOptions::new()));
+            // The search's call and result stay in the conversation.
+            history += found
+                .results(&batch)
+                .iter()
+                .map(|m| m.to_string().len())
+                .sum::<usize>()
+                + q.len()
+                + 40;
         }
         let progressive =
-            found.definitions(p, reg, false).to_string().len() + found.system_prompt(reg).len();
+            found.definitions(reg).to_string().len() + found.system_prompt(reg).len() + history;
         rows.push(json!({
             "turn": turn,
             "all": all / 4,

@@ -24,14 +24,21 @@ pub const MAX_LIMIT: u64 = 20;
 /// whose TOOL.md says `discovery: always`) and one more, `search_tools` ([`SEARCH_TOOL`]):
 /// a query in, the best matching tools out ([`ToolIndex`]). Each tool a search returns is
 /// added to the tools the model sees from its next turn on; a call to a tool not yet
-/// found is answered with an error that says to search first.
+/// found is answered with an error that says to search first, and a call to a name no
+/// tool has with the nearest shown name (never the whole catalog).
+///
+/// A search returns only tools the provider's dialect can carry (OpenAI's strict mode and
+/// Gemini refuse some schemas), and never a tool of the list named `search_tools` (it
+/// would clash with this one: such a tool is left out).
 ///
 /// With [`Provider::Anthropic`], every tool is listed, those not in the core set with
 /// `defer_loading: true`, and a search answers with `tool_reference` blocks: the API loads
-/// the tools found itself (Anthropic's client-side tool search; turn it off with
-/// [`defer_loading`](Self::defer_loading)`(false)` for a gateway that lacks it). Other
-/// providers get the core and found tools' definitions, and each search's result lists
-/// the tools found with their parameters.
+/// the tools found itself (Anthropic's client-side tool search; the `tools` array stays
+/// the same from turn to turn, so the prompt cache holds). Turn it off with
+/// [`defer_loading`](Self::defer_loading)`(false)` for a gateway or model that lacks it.
+/// Other providers get the core and found tools' definitions, and a search's result names
+/// the tools found and what they do (their parameters arrive with their definitions on
+/// the next turn).
 ///
 /// Keep one `Discovery` per conversation: what the model found is part of it.
 ///
@@ -43,13 +50,13 @@ pub const MAX_LIMIT: u64 = 20;
 /// # async fn post(_: &serde_json::Value) -> serde_json::Value { unimplemented!() }
 /// # async fn demo(runtime: toolbind::Runtime) {
 /// let p = Provider::OpenAiChat;
-/// let mut found = Discovery::new().core(["todo"]);
+/// let mut found = Discovery::new(p).core(["todo"]);
 /// let mut messages = vec![json!({"role": "user", "content": "Open an issue about the crash"})];
 /// loop {
 ///     let request = json!({
 ///         "model": "gpt-4.1-mini",
 ///         "messages": messages,
-///         "tools": found.definitions(p, &runtime.tool_list(), false),
+///         "tools": found.definitions(&runtime.tool_list()),
 ///     });
 ///     let response = post(&request).await;
 ///     messages.extend(p.model_turn(&response));
@@ -58,33 +65,37 @@ pub const MAX_LIMIT: u64 = 20;
 ///         break;
 ///     }
 ///     let batch = found.call_batch(&runtime, calls, BatchOptions::new()).await;
-///     messages.extend(found.results(p, &batch));
+///     messages.extend(found.results(&batch));
 /// }
 /// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct Discovery {
+    provider: Provider,
+    strict: bool,
     core: Vec<String>,
     found: Vec<String>,
     limit: usize,
     defer_loading: bool,
 }
 
-impl Default for Discovery {
-    fn default() -> Self {
+impl Discovery {
+    /// A conversation with `provider` in which the model has found nothing yet.
+    pub fn new(provider: Provider) -> Self {
         Discovery {
+            provider,
+            strict: false,
             core: Vec::new(),
             found: Vec::new(),
             limit: 5,
             defer_loading: true,
         }
     }
-}
 
-impl Discovery {
-    /// A conversation in which the model has found nothing yet.
-    pub fn new() -> Self {
-        Self::default()
+    /// OpenAI's strict mode ([`Provider::dialect`]); off by default.
+    pub fn strict(mut self, on: bool) -> Self {
+        self.strict = on;
+        self
     }
 
     /// Tools the model sees from the first turn, by name (beside those whose TOOL.md says
@@ -120,14 +131,25 @@ impl Discovery {
 
     /// Whether the model sees `tool` now: a core tool or one it found.
     pub fn is_shown(&self, tool: &ToolInfo) -> bool {
-        is_core(&self.core, tool) || self.found.iter().any(|f| f == tool.name())
+        tool.name() != SEARCH_TOOL
+            && (is_core(&self.core, tool) || self.found.iter().any(|f| f == tool.name()))
+    }
+
+    /// Whether the provider's dialect can carry `tool` (and it is not named like the
+    /// search tool).
+    fn carried(&self, tool: &ToolInfo) -> bool {
+        tool.name() != SEARCH_TOOL && self.dialect().rejects(tool.spec()).is_none()
+    }
+
+    fn dialect(&self) -> toolbind_codegen::schema::Dialect {
+        self.provider.dialect(self.strict)
     }
 
     /// The tools of `list` the model sees now, in `list`'s order. A tool found earlier
     /// that is gone from the list (its server dropped it) is not among them.
     pub fn shown(&self, list: &Registry) -> Registry {
         let mut shown = Registry::new();
-        for t in list.iter().filter(|t| self.is_shown(t)) {
+        for t in list.iter().filter(|t| self.is_shown(t) && self.carried(t)) {
             let _ = shown.insert(t.clone());
         }
         shown
@@ -137,53 +159,68 @@ impl Discovery {
     /// (`toolbind_codegen::prompt::system_prompt` of the shown tools), and a line on how many
     /// more `search_tools` can find.
     pub fn system_prompt(&self, list: &Registry) -> String {
-        let shown: Vec<ToolSpec> = list
-            .iter()
-            .filter(|t| self.is_shown(t))
-            .map(|t| t.spec().clone())
-            .collect();
-        let hidden = list.len() - shown.len();
+        let shown: Vec<ToolSpec> = self.shown(list).iter().map(|t| t.spec().clone()).collect();
         let mut text = toolbind_codegen::prompt::system_prompt(&shown);
         text.push_str(&format!(
-            "\n{hidden} more tools are not listed: find them with {SEARCH_TOOL} (what the \
-             tool should do, in a few words); the tools it finds can be called from your next \
-             turn.\n"
+            "\n{} more tools are not listed: find them with {SEARCH_TOOL} (what the tool \
+             should do, in a few words); the tools it finds can be called from your next \
+             turn.\n",
+            self.hidden(list)
         ));
         text
+    }
+
+    /// How many tools of `list` a search can still find; with Anthropic's deferred
+    /// listing, how many are deferred (the same number each turn, so the array is too).
+    fn hidden(&self, list: &Registry) -> usize {
+        let deferring = self.deferring();
+        list.iter()
+            .filter(|t| {
+                self.carried(t)
+                    && if deferring {
+                        !is_core(&self.core, t)
+                    } else {
+                        !self.is_shown(t)
+                    }
+            })
+            .count()
     }
 
     /// The request's `tools` for the tools of `list` (usually
     /// [`Runtime::tool_list`]): the shown tools' definitions and `search_tools` (see the
     /// type's docs for Anthropic's deferred listing).
-    pub fn definitions(&self, provider: Provider, list: &Registry, strict: bool) -> Value {
-        let dialect = provider.dialect(strict);
-        let hidden = list.iter().filter(|t| !self.is_shown(t)).count();
-        let search = schema::tool_definition(&search_spec(hidden), dialect);
+    pub fn definitions(&self, list: &Registry) -> Value {
+        let dialect = self.dialect();
+        let search = schema::tool_definition(&search_spec(self.hidden(list)), dialect);
         let mut defs: Vec<Value> = Vec::new();
-        for t in list.iter().filter(|t| dialect.rejects(t.spec()).is_none()) {
-            let shown = self.is_shown(t);
-            if shown || self.deferring(provider) {
+        for t in list.iter().filter(|t| self.carried(t)) {
+            if self.deferring() {
+                // Every tool, the same array each turn: a found tool is loaded by its
+                // `tool_reference`, not by a change here.
                 let mut d = schema::tool_definition(t.spec(), dialect);
-                if !shown {
+                if !is_core(&self.core, t) {
                     d["defer_loading"] = true.into();
                 }
                 defs.push(d);
+            } else if self.is_shown(t) {
+                defs.push(schema::tool_definition(t.spec(), dialect));
             }
         }
         defs.push(search);
-        match provider {
+        match self.provider {
             Provider::Gemini => json!([{ "functionDeclarations": defs }]),
             _ => Value::Array(defs),
         }
     }
 
-    fn deferring(&self, provider: Provider) -> bool {
-        self.defer_loading && provider == Provider::Anthropic
+    fn deferring(&self) -> bool {
+        self.defer_loading && self.provider == Provider::Anthropic
     }
 
     /// Runs a model turn's calls: `search_tools` answered here (its tools then shown),
-    /// a call to a tool not shown yet answered with an error that says to search first,
-    /// the others run by [`Runtime::call_batch`]. Results in call order.
+    /// a call to a tool not shown yet, or to a name no tool has, answered with an error
+    /// that says what to do, the others run by [`Runtime::call_batch`]. Results in call
+    /// order.
     pub async fn call_batch(
         &mut self,
         runtime: &Runtime,
@@ -195,21 +232,28 @@ impl Discovery {
         let mut run = Vec::new();
         let mut searched = Vec::new();
         for call in calls {
-            if call.name == SEARCH_TOOL {
-                let (result, names) = self.search(&runtime.tool_index(), &list, &call);
-                searched.extend(names);
-                answered.push(Some(Answered::new(call, result)));
-            } else if list.get(&call.name).is_some_and(|t| !self.is_shown(t)) {
-                let result = ToolResult::error(format!(
-                    "tool `{}` is not loaded yet: find it with {SEARCH_TOOL} first; the tools a \
-                     search finds can be called from the next turn",
-                    call.name
-                ));
-                answered.push(Some(Answered::new(call, result)));
-            } else {
-                // An unknown name goes to the runtime too: its error suggests names.
-                run.push(call);
-                answered.push(None);
+            let refusal = match list.get(&call.name) {
+                _ if call.name == SEARCH_TOOL => {
+                    let (result, names) = self.search(&runtime.tool_index(), &list, &call);
+                    searched.extend(names);
+                    Some(result)
+                }
+                Some(t) if !self.is_shown(t) || !self.carried(t) => {
+                    Some(ToolResult::error(format!(
+                        "tool `{}` is not loaded yet: find it with {SEARCH_TOOL} first; the \
+                         tools a search finds can be called from the next turn",
+                        call.name
+                    )))
+                }
+                Some(_) => None,
+                None => Some(self.unknown(&list, &call.name)),
+            };
+            match refusal {
+                Some(result) => answered.push(Some(Answered::new(call, result))),
+                None => {
+                    run.push(call);
+                    answered.push(None);
+                }
             }
         }
         let mut ran = runtime.call_batch(run, opts).await.results.into_iter();
@@ -226,11 +270,28 @@ impl Discovery {
         )
     }
 
-    /// A batch's results for `provider` ([`Provider::results`]); with Anthropic's deferred
-    /// listing, each search's result is the `tool_reference` blocks of the tools it found.
-    pub fn results(&self, provider: Provider, batch: &Batch) -> Vec<Value> {
-        let mut out = provider.results(batch);
-        if !self.deferring(provider) {
+    /// A name no tool has: the nearest shown tool's name, and where to look; never the
+    /// whole catalog.
+    fn unknown(&self, list: &Registry, name: &str) -> ToolResult {
+        let shown = self.shown(list);
+        let names: Vec<&str> = shown.names().chain([SEARCH_TOOL]).collect();
+        let near = toolbind_codegen::suggest(name, &names)
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        ToolResult::stopped(
+            crate::StopReason::UnknownTool,
+            format!(
+                "unknown tool `{}`{near}; {SEARCH_TOOL} finds tools by what they do",
+                crate::untrusted::echo(name)
+            ),
+        )
+    }
+
+    /// A batch's results ([`Provider::results`]); with Anthropic's deferred listing, each
+    /// search's result is the `tool_reference` blocks of the tools it found.
+    pub fn results(&self, batch: &Batch) -> Vec<Value> {
+        let mut out = self.provider.results(batch);
+        if !self.deferring() {
             return out;
         }
         let Some(blocks) = out
@@ -240,6 +301,7 @@ impl Discovery {
         else {
             return out;
         };
+        // Anthropic's results: one `tool_result` block per call, in call order.
         for (block, a) in blocks.iter_mut().zip(&batch.results) {
             let names = found_names(a);
             if a.call.name == SEARCH_TOOL && !names.is_empty() {
@@ -253,7 +315,7 @@ impl Discovery {
     }
 
     /// Answers one `search_tools` call from `index` (of `list`): the result and the names
-    /// it found.
+    /// it found (the provider can carry each).
     fn search(
         &self,
         index: &ToolIndex,
@@ -264,11 +326,17 @@ impl Discovery {
             Ok(a) => a,
             Err(why) => return (ToolResult::error(why), Vec::new()),
         };
-        let hits = match index.search(&query, limit) {
+        // Over-fetched, then the tools the provider cannot carry dropped.
+        let hits = match index.search(&query, limit.saturating_mul(4).max(20)) {
             Ok(h) => h,
             Err(e) => return (ToolResult::error(e.to_string()), Vec::new()),
         };
-        let found: Vec<&ToolInfo> = hits.iter().filter_map(|h| list.get(&h.name)).collect();
+        let found: Vec<&ToolInfo> = hits
+            .iter()
+            .filter_map(|h| list.get(&h.name))
+            .filter(|t| self.carried(t))
+            .take(limit)
+            .collect();
         let names: Vec<String> = found.iter().map(|t| t.name().to_owned()).collect();
         let details = json!({"query": query, "tools": names});
         if found.is_empty() {
@@ -285,14 +353,21 @@ impl Discovery {
         );
         for t in &found {
             text.push_str(&format!(
-                "\n{}: {}\n  parameters: {}\n",
+                "- {}: {}\n",
                 t.name(),
-                t.description(),
-                t.input_schema()
+                first_line(t.description())
             ));
         }
         (ToolResult::text(text).with_details(details), names)
     }
+}
+
+/// A description's first line (its parameters and the rest come with its definition).
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 /// The names a search's result lists (its `details.tools`); none for other calls.

@@ -134,18 +134,18 @@ async fn turn(
 ) -> (Batch, Vec<Value>) {
     let calls = p.tool_calls(response);
     let batch = bounded(found.call_batch(rt, calls, BatchOptions::new())).await;
-    let results = found.results(p, &batch);
+    let results = found.results(&batch);
     (batch, results)
 }
 
 async fn finds_and_calls(p: Provider, defer: bool) {
     let dir = tempfile::tempdir().unwrap();
     let rt = Runtime::builder().registry(catalog(dir.path())).build();
-    let mut found = Discovery::new().defer_loading(defer);
+    let mut found = Discovery::new(p).defer_loading(defer);
     let deferring = defer && p == Provider::Anthropic;
 
     // Turn 1: the model sees the core tool (TOOL.md `discovery: always`) and the search.
-    let tools = found.definitions(p, &rt.tool_list(), false);
+    let tools = found.definitions(&rt.tool_list());
     assert_eq!(shown(p, &tools), ["todo", SEARCH_TOOL], "{p:?}");
     let all = defined(p, &tools);
     assert_eq!(all.len(), if deferring { CATALOG.len() + 1 } else { 2 });
@@ -200,15 +200,19 @@ async fn finds_and_calls(p: Provider, defer: bool) {
             text.contains("get_forecast: Get the weather forecast"),
             "{text}"
         );
-        assert!(text.contains("\"city\""), "the parameters: {text}");
     }
 
-    // Turn 2: the tool found is shown, and the call runs in the jail.
-    let tools = found.definitions(p, &rt.tool_list(), false);
-    assert!(
-        shown(p, &tools).contains(&"get_forecast".to_owned()),
-        "{p:?}: {tools}"
-    );
+    // Turn 2: the tool found is shown (Anthropic: the same deferred array, the reference
+    // loads it), and the call runs in the jail.
+    let again = found.definitions(&rt.tool_list());
+    if deferring {
+        assert_eq!(again, tools, "the deferred array stays the same");
+    } else {
+        assert!(
+            shown(p, &again).contains(&"get_forecast".to_owned()),
+            "{p:?}: {again}"
+        );
+    }
     let (b, _) = turn(
         &rt,
         &mut found,
@@ -255,7 +259,7 @@ async fn anthropic_without_deferred_loading_is_shown_what_it_found() {
 async fn bad_searches_get_clear_answers_and_find_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let rt = Runtime::builder().registry(catalog(dir.path())).build();
-    let mut found = Discovery::new().core(["send_sms"]);
+    let mut found = Discovery::new(Provider::OpenAiChat).core(["send_sms"]);
     let megabyte = "weather ".repeat(131_072);
     let calls = vec![
         ToolCallRequest::new("a", SEARCH_TOOL, json!({})),
@@ -281,7 +285,7 @@ async fn bad_searches_get_clear_answers_and_find_nothing() {
     assert!(text(5).contains("get_forecast"), "{}", text(5));
     assert_eq!(found.found(), ["get_forecast"]);
     // A core tool named by the agent is shown from the start.
-    let tools = found.definitions(Provider::OpenAiChat, &rt.tool_list(), false);
+    let tools = found.definitions(&rt.tool_list());
     let names = shown(Provider::OpenAiChat, &tools);
     assert!(names.contains(&"send_sms".to_owned()) && names.contains(&"todo".to_owned()));
 }
@@ -290,7 +294,7 @@ async fn bad_searches_get_clear_answers_and_find_nothing() {
 async fn a_tool_gone_between_search_and_call_is_an_unknown_tool() {
     let dir = tempfile::tempdir().unwrap();
     let rt = Runtime::builder().registry(catalog(dir.path())).build();
-    let mut found = Discovery::new();
+    let mut found = Discovery::new(Provider::Anthropic);
     let search = vec![ToolCallRequest::new(
         "a",
         SEARCH_TOOL,
@@ -303,7 +307,7 @@ async fn a_tool_gone_between_search_and_call_is_an_unknown_tool() {
     std::fs::remove_dir_all(dir.path().join("convert_currency")).unwrap();
     let fewer = Loader::new().dir(dir.path()).quiet().load().registry;
     let rt = Runtime::builder().registry(fewer).build();
-    let tools = found.definitions(Provider::Anthropic, &rt.tool_list(), false);
+    let tools = found.definitions(&rt.tool_list());
     assert!(
         !defined(Provider::Anthropic, &tools)
             .iter()
@@ -314,4 +318,80 @@ async fn a_tool_gone_between_search_and_call_is_an_unknown_tool() {
     let text = b.results[0].result.text_content();
     assert!(b.results[0].result.is_error);
     assert!(text.contains("unknown tool `convert_currency`"), "{text}");
+}
+
+#[tokio::test]
+async fn what_the_provider_cannot_carry_is_never_found_nor_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    // A tool named like the search tool, and one with an untyped input (as an MCP server's
+    // schema may have), which Gemini refuses.
+    write_tool(dir.path(), SEARCH_TOOL, "Search the forecast archive", "");
+    write_tool(dir.path(), "weird_delete", "Delete a forecast record", "");
+    let mut list = catalog(dir.path());
+    let weird = list.get("weird_delete").unwrap().spec().clone();
+    let mut untyped = weird.clone();
+    untyped.inputs[0].ty = toolbind_codegen::model::InputType::Any;
+    let mut rebuilt = Registry::new();
+    for t in list.iter() {
+        if t.name() == "weird_delete" {
+            rebuilt
+                .insert(toolbind::ToolInfo::from(untyped.clone()))
+                .unwrap();
+        } else {
+            rebuilt.insert(t.clone()).unwrap();
+        }
+    }
+    list = rebuilt;
+    assert!(list.get(SEARCH_TOOL).is_some());
+    let rt = Runtime::builder().registry(list).build();
+    let p = Provider::Gemini;
+    let mut found = Discovery::new(p);
+    let names: Vec<String> = defined(p, &found.definitions(&rt.tool_list()))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| *n == SEARCH_TOOL).count(),
+        1,
+        "one search_tools: {names:?}"
+    );
+    assert!(!names.contains(&"weird_delete".to_owned()), "{names:?}");
+    let call = ToolCallRequest::new(
+        "s",
+        SEARCH_TOOL,
+        json!({"query": "delete a forecast record from the archive", "limit": 20}),
+    );
+    let b = bounded(found.call_batch(&rt, vec![call], BatchOptions::new())).await;
+    assert!(!b.results[0].result.is_error);
+    assert!(!found.found().is_empty());
+    assert!(
+        !found
+            .found()
+            .iter()
+            .any(|n| n == "weird_delete" || n == SEARCH_TOOL),
+        "{:?}",
+        found.found()
+    );
+    // The same tool is found where the dialect carries it.
+    let mut anthropic = Discovery::new(Provider::Anthropic).defer_loading(false);
+    let call = ToolCallRequest::new(
+        "s",
+        SEARCH_TOOL,
+        json!({"query": "delete a forecast record", "limit": 3}),
+    );
+    bounded(anthropic.call_batch(&rt, vec![call], BatchOptions::new())).await;
+    assert_eq!(anthropic.found()[0], "weird_delete");
+    // A name no tool has: the nearest shown name, never the whole catalog.
+    let b = bounded(found.call_batch(
+        &rt,
+        vec![ToolCallRequest::new("u", "tod", json!({}))],
+        BatchOptions::new(),
+    ))
+    .await;
+    let text = b.results[0].result.text_content();
+    assert!(text.contains("did you mean `todo`"), "{text}");
+    assert!(
+        !text.contains("convert_currency"),
+        "the catalog leaked: {text}"
+    );
 }

@@ -21,7 +21,7 @@ const DEFAULT_LIMIT: u64 = 5;
 
 /// Whether `spec` is listed from the start: named by `--core` or `discovery: always`.
 pub(crate) fn is_core(core: &[String], spec: &ToolSpec) -> bool {
-    spec.discovery == DiscoveryMode::Always || core.iter().any(|c| *c == spec.name)
+    spec.discovery == DiscoveryMode::Always || core.contains(&spec.name)
 }
 
 /// `tools/list` under `--progressive`: the core tools of `all` (every tool's MCP
@@ -33,8 +33,8 @@ pub(crate) fn listed(all: &[Tool], specs: &[ToolSpec], core: &[String]) -> Vec<T
         let name = t.name.as_ref();
         if name == SEARCH_TOOL || name == CALL_TOOL {
             log(&format!(
-                "warning: tool `{name}` has the name of --progressive's own tool; call it \
-                 through `{CALL_TOOL}`"
+                "warning: tool `{name}` has the name of --progressive's own tool: it is not \
+                 listed, and `{CALL_TOOL}` reaches it by name"
             ));
             continue;
         }
@@ -68,6 +68,8 @@ pub(crate) fn listed(all: &[Tool], specs: &[ToolSpec], core: &[String]) -> Vec<T
     listed.push(tool(json!({
         "name": CALL_TOOL,
         "title": "Call a tool",
+        // Any tool may be behind it: a host that asks before a destructive call must ask.
+        "annotations": {"destructiveHint": true, "openWorldHint": true, "readOnlyHint": false},
         "description": format!(
             "Call a tool found with {SEARCH_TOOL}: its name, and its arguments as its input \
              schema says."
@@ -88,13 +90,13 @@ fn tool(v: Value) -> Tool {
     serde_json::from_value(v).expect("progressive mode's own tool definitions are valid")
 }
 
-/// The server's instructions under `--progressive`: the core tools' (`instructions`, made
-/// of the core specs only) and how to find the rest.
-pub(crate) fn instructions(core_instructions: &str, hidden: usize) -> String {
+/// The line the instructions and the system prompt end with under `--progressive`: how to
+/// find the `hidden` tools not listed.
+pub(crate) fn instructions(hidden: usize) -> String {
     format!(
-        "{core_instructions}\n{hidden} more tools are not listed: find them with \
-         `{SEARCH_TOOL}` (what the tool should do, in a few words) and call one with \
-         `{CALL_TOOL}` (its name and arguments).\n"
+        "{hidden} more tools are not listed: find them with `{SEARCH_TOOL}` (what the tool \
+         should do, in a few words) and call one with `{CALL_TOOL}` (its name and \
+         arguments).\n"
     )
 }
 
@@ -152,32 +154,80 @@ fn error(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// What `--progressive` answers itself: `search_tools`, and `call_tool`'s mistakes (no
+/// name, bad arguments, an unknown tool: told to the model as error results, never the
+/// whole catalog). A `call_tool` request that names a tool is made that tool's call in
+/// place (`None`: the normal path runs it, even a folder tool named like one of ours).
+pub(crate) fn intercept(
+    runtime: &Runtime,
+    all: &[Tool],
+    core: &[String],
+    request: &mut CallToolRequestParams,
+) -> Option<CallToolResult> {
+    if request.name == SEARCH_TOOL {
+        return Some(search(runtime, all, request.arguments.as_ref()));
+    }
+    if request.name != CALL_TOOL {
+        return None;
+    }
+    if let Err(refused) = unwrap_call(request, runtime) {
+        return Some(error(refused));
+    }
+    if runtime.registry().get(&request.name).is_none() {
+        if request.name == SEARCH_TOOL {
+            return Some(search(runtime, all, request.arguments.as_ref()));
+        }
+        return Some(error(unknown(&request.name, all, core)));
+    }
+    None
+}
+
+/// An unknown tool's error: the listed tools' names it may have meant, and where to look.
+fn unknown(name: &str, all: &[Tool], core: &[String]) -> String {
+    let listed: Vec<&str> = all
+        .iter()
+        .map(|t| t.name.as_ref())
+        .filter(|n| core.iter().any(|c| c == n))
+        .collect();
+    let names: Vec<&str> = all.iter().map(|t| t.name.as_ref()).collect();
+    let near = toolbind_codegen::suggest(name, &names);
+    let mut text = format!("unknown tool `{}`", toolbind::untrusted::echo(name));
+    if let Some(near) = near {
+        text.push_str(&format!(" (did you mean `{near}`?)"));
+    }
+    text.push_str(&format!(
+        "; {SEARCH_TOOL} finds tools by what they do{}",
+        if listed.is_empty() {
+            String::new()
+        } else {
+            format!(" (listed: {})", listed.join(", "))
+        }
+    ));
+    text
+}
+
 /// `call_tool`'s request made the call it asks for: `request`'s name and arguments
 /// replaced by the inner ones (its `_meta`, task, request state and input responses kept,
-/// so a call that asks or runs as a task goes on as the inner tool's). An error result
-/// when the arguments do not name a tool.
-pub(crate) fn unwrap_call(request: &mut CallToolRequestParams) -> Result<(), CallToolResult> {
+/// so a call that asks or runs as a task goes on as the inner tool's). Why not, when the
+/// arguments do not name a tool.
+fn unwrap_call(request: &mut CallToolRequestParams, runtime: &Runtime) -> Result<(), String> {
     let args = request.arguments.take().unwrap_or_default();
     let name = match args.get("name") {
         Some(Value::String(n)) if !n.is_empty() => n.clone(),
         _ => {
-            return Err(error(format!(
+            return Err(format!(
                 "{CALL_TOOL} needs `name`: the tool's name, as {SEARCH_TOOL} gave it"
-            )));
+            ));
         }
     };
-    if name == CALL_TOOL {
-        return Err(error(format!(
-            "{CALL_TOOL} does not call itself: name the tool"
-        )));
+    if name == CALL_TOOL && runtime.registry().get(CALL_TOOL).is_none() {
+        return Err(format!("{CALL_TOOL} does not call itself: name the tool"));
     }
     let inner = match args.get("arguments") {
         None | Some(Value::Null) => None,
         Some(Value::Object(o)) => Some(o.clone()),
         Some(_) => {
-            return Err(error(format!(
-                "`arguments` must be an object of the tool's named arguments"
-            )));
+            return Err("`arguments` must be an object of the tool's named arguments".to_owned());
         }
     };
     request.name = name.into();

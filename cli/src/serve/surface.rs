@@ -69,9 +69,11 @@ impl Docs {
         }
     }
 
-    /// These docs with other `instructions` (`serve --progressive`'s).
-    pub fn with_instructions(mut self, instructions: String) -> Self {
-        self.instructions = instructions;
+    /// These docs with the `instructions` and system prompt of `serve --progressive`: those
+    /// of `core` (the listed tools' docs) and `line`, on the tools to search for.
+    pub fn progressive(mut self, core: &Docs, line: &str) -> Self {
+        self.instructions = format!("{}\n{line}", core.instructions);
+        self.system_prompt = format!("{}\n{line}", core.system_prompt);
         self
     }
 

@@ -103,6 +103,9 @@ pub struct ToolIndex {
     /// ascending order.
     postings: Vec<Vec<(u32, f32)>>,
     by_name: HashMap<String, u32>,
+    /// The ASCII terms of 4 to [`MAX_TYPO_LEN`] bytes, by length: the candidates of a
+    /// misspelt word (one edit changes the length by one at most).
+    by_len: Vec<Vec<String>>,
 }
 
 impl ToolIndex {
@@ -131,11 +134,22 @@ impl ToolIndex {
             .enumerate()
             .map(|(i, d)| (d.name.clone(), i as u32))
             .collect();
+        let mut by_len = vec![Vec::new(); MAX_TYPO_LEN + 1];
+        for t in terms
+            .keys()
+            .filter(|t| t.is_ascii() && (4..=MAX_TYPO_LEN).contains(&t.len()))
+        {
+            by_len[t.len()].push(t.clone());
+        }
+        for bucket in &mut by_len {
+            bucket.sort();
+        }
         ToolIndex {
             docs,
             terms,
             postings,
             by_name,
+            by_len,
         }
     }
 
@@ -209,20 +223,30 @@ impl ToolIndex {
 impl ToolIndex {
     /// Typo tolerance: a query's own word of five letters or more that no tool has brings
     /// the tools' words one edit away (a letter added, dropped, changed, or two swapped)
-    /// at [`TYPO_WEIGHT`], in sorted order (the scores' sums stay deterministic).
+    /// at [`TYPO_WEIGHT`], in sorted order (the scores' sums stay deterministic). Only the
+    /// words of one length more or less are compared, at most [`MAX_TYPO_SCAN`] of them per
+    /// misspelt word (a catalog with more words of those lengths gets no typo tolerance
+    /// for that word rather than a slow query).
     fn add_misspelt(&self, weighted: &mut Vec<(String, f32)>) {
         let unknown: Vec<String> = weighted
             .iter()
             .filter(|(t, w)| {
-                *w == 1.0 && t.is_ascii() && t.len() >= 5 && !self.terms.contains_key(t)
+                *w == 1.0
+                    && t.is_ascii()
+                    && (5..MAX_TYPO_LEN).contains(&t.len())
+                    && !self.terms.contains_key(t)
             })
             .map(|(t, _)| t.clone())
             .take(MAX_TYPO_WORDS)
             .collect();
         for word in unknown {
-            let mut near: Vec<&String> = self
-                .terms
-                .keys()
+            let lens = word.len() - 1..=word.len() + 1;
+            let candidates: usize = lens.clone().map(|l| self.by_len[l].len()).sum();
+            if candidates > MAX_TYPO_SCAN {
+                continue;
+            }
+            let mut near: Vec<&String> = lens
+                .flat_map(|l| &self.by_len[l])
                 .filter(|k| one_edit(word.as_bytes(), k.as_bytes()))
                 .collect();
             near.sort();
@@ -237,8 +261,12 @@ impl ToolIndex {
 
 /// A misspelt word's stand-ins' weight.
 const TYPO_WEIGHT: f32 = 0.6;
-/// The most unknown words of one query looked up for typos (each scans the vocabulary).
-const MAX_TYPO_WORDS: usize = 8;
+/// The most unknown words of one query looked up for typos.
+const MAX_TYPO_WORDS: usize = 4;
+/// The longest word looked up for typos (and its candidates' longest).
+const MAX_TYPO_LEN: usize = 24;
+/// The most candidate words compared with one misspelt word.
+const MAX_TYPO_SCAN: usize = 50_000;
 
 /// Whether `a` and `b` (ASCII) are one edit apart: one letter added, dropped or changed, or
 /// two neighbours swapped.
@@ -259,8 +287,9 @@ fn one_edit(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// A query's terms with their weights: its own words at 1, the English words its words
-/// in other languages stand for at 1, the synonyms of both at [`synonyms::WEIGHT`] (a
-/// word both said and implied keeps the higher), in first-seen order.
+/// in other languages stand for at [`synonyms::TRANSLATED_WEIGHT`], the synonyms of both
+/// at [`synonyms::WEIGHT`] (a word both said and implied keeps the higher), in first-seen
+/// order.
 fn query_terms(query: &str) -> Vec<(String, f32)> {
     let mut out: Vec<(String, f32)> = Vec::new();
     let mut put = |term: &str, w: f32| match out.iter_mut().find(|(t, _)| t == term) {
@@ -273,7 +302,7 @@ fn query_terms(query: &str) -> Vec<(String, f32)> {
     }
     let translated = synonyms::translated(&query.to_lowercase(), &own);
     for t in &translated {
-        put(t, 1.0);
+        put(t, synonyms::TRANSLATED_WEIGHT);
     }
     own.extend(translated);
     for t in &own {

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 /// A synonym's weight against the query's own word (1).
 pub(crate) const WEIGHT: f32 = 0.4;
+/// The weight of the English word a query's word in another language stands for.
+pub(crate) const TRANSLATED_WEIGHT: f32 = 0.8;
 
 /// Each group: phrases of one or more words. A query word equal to a one-word phrase of
 /// a group brings every term of the group's other phrases.
@@ -276,6 +278,10 @@ fn glossary() -> &'static Glossary {
         for (english, words) in GLOSSARY {
             let terms = raw_terms(english);
             for w in words.split(' ') {
+                // One character of a script without spaces is part of too many words.
+                if w.chars().count() == 1 && w.chars().all(super::words::is_dense) {
+                    continue;
+                }
                 if w.contains('+') || w.chars().any(super::words::is_dense) {
                     g.phrases.push((w.replace('+', " "), terms.clone()));
                 } else {

@@ -67,7 +67,7 @@ fn flush_dense(dense: &mut Vec<char>, buf: &mut String, out: &mut impl FnMut(&st
             out(buf);
         }
         _ => {
-            for pair in dense.windows(2).take(MAX_WORD) {
+            for pair in dense.windows(2) {
                 buf.clear();
                 buf.extend(pair);
                 out(buf);

@@ -213,26 +213,11 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, McpError> {
         let current = self.state.current();
         let runtime = current.runtime.clone();
-        if self.state.offer.progressive.is_some() {
-            if request.name == progressive::CALL_TOOL {
-                if let Err(refused) = progressive::unwrap_call(&mut request) {
-                    return Ok(refused.into());
-                }
-                if let Err(unknown) = runtime.check(&request.name, Value::Null)
-                    && runtime.registry().get(&request.name).is_none()
-                {
-                    // A model's mistake, told to the model (with the names it may have
-                    // meant), not a protocol error.
-                    return Ok(rmcp::model::CallToolResult::error(vec![
-                        rmcp::model::ContentBlock::text(unknown.text_content()),
-                    ])
-                    .into());
-                }
-            }
-            if request.name == progressive::SEARCH_TOOL {
-                let args = request.arguments.as_ref();
-                return Ok(progressive::search(&runtime, &current.all_tools, args).into());
-            }
+        if let Some(core) = &self.state.offer.progressive
+            && let Some(answer) =
+                progressive::intercept(&current.runtime, &current.all_tools, core, &mut request)
+        {
+            return Ok(answer.into());
         }
         let name = request.name.to_string();
         if runtime.registry().get(&name).is_none() {

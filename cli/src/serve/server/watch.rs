@@ -111,8 +111,7 @@ impl Snapshot {
                 // `listed` ends with the two tools of progressive mode.
                 let hidden = all_tools.len() + 2 - listed.len();
                 let core_docs = surface::Docs::of(&core_specs);
-                docs = docs
-                    .with_instructions(progressive::instructions(core_docs.instructions(), hidden));
+                docs = docs.progressive(&core_docs, &progressive::instructions(hidden));
                 listed
             }
         };
@@ -140,6 +139,10 @@ impl Snapshot {
             runtime = runtime.ask_timeout(t);
         }
         let runtime = runtime.build();
+        if offer.progressive.is_some() {
+            // Built here, off the async workers: `search_tools` then finds it ready.
+            runtime.tool_index();
+        }
         Snapshot {
             runtime: Arc::new(runtime),
             tools,
