@@ -213,6 +213,16 @@ Exit status: 0 when nothing a caller relies on changed, 1 on a breaking change o
 server cannot be listed."
     )]
     Check(McpCheckArgs),
+    /// List an MCP server's skills (SEP-2640), print one's SKILL.md, or check every file's digest
+    #[command(
+        after_help = "The server is the one named in --config (or the only one there), the \
+one at --url, or the command after `--`. Listing reads no skill file. --get NAME prints the \
+skill's SKILL.md, --verify reads every file of every skill: each is checked against the size \
+and sha256 digest the server's manifest gave, and a file that differs is an error, never \
+printed.\n\n\
+Exit status: 0 when the skills were listed (and every file checked holds), 1 otherwise."
+    )]
+    Skills(McpSkillsArgs),
     /// Sign in to an MCP server that asks for OAuth, and keep its token for later runs
     #[command(
         after_help = "The server is the one named in --config (or the one at --url). toolbind \
@@ -298,6 +308,36 @@ pub struct McpSnapshotArgs {
     pub http: HttpServerArgs,
     /// The jail a stdio server is started in (network on unless --no-network; no CPU-time
     /// limit), as for `list --mcp-config`.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct McpSkillsArgs {
+    /// The server's name in --config [default: the only one]
+    #[arg(value_name = "SERVER")]
+    pub server: Option<String>,
+    /// An `mcpServers` JSON config (.mcp.json)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The server's name for one given after `--` or by --url
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Print this skill's SKILL.md (checked against its digest)
+    #[arg(long, value_name = "SKILL", conflicts_with = "json")]
+    pub get: Option<String>,
+    /// Read every file of every skill and check its size and digest
+    #[arg(long)]
+    pub verify: bool,
+    /// Print the skills as JSON: [{uri, name, description, frontmatter, files: [{uri,
+    /// digest, size}] or "dynamic"}]
+    #[arg(long)]
+    pub json: bool,
+    /// A stdio server to start instead of --config: the command and its arguments
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    #[command(flatten)]
+    pub http: HttpServerArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

@@ -560,6 +560,42 @@ async fn client_run(revision: &str) {
     );
 }
 
+/// The skills extension's client scenario, by name (an extension's scenarios are not scored
+/// by `--requirements`): the driver lists the server's skills and must read none of
+/// their files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_conformance_skills_extension() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let suite = suite_dir();
+    let baseline = repo().join("tests/conformance/baseline-client-skills.yml");
+    let results = Results::new("client-skills");
+    let driver = client_driver();
+    let mode = [
+        "client".as_ref(),
+        "--command".as_ref(),
+        driver.as_os_str(),
+        "--scenario".as_ref(),
+        "sep-2640-client-no-prefetch".as_ref(),
+    ];
+    let mut cmd = suite_command(&suite, "conformance-0.2", &mode, &baseline, &results);
+    let out = tokio::time::timeout(RUN_LIMIT, cmd.output())
+        .await
+        .expect("the client skills scenario ran in time")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the client skills scenario failed:\n{}\n{stdout}\n{}",
+        failed_checks(results.path()).join("\n"),
+        tail(&String::from_utf8_lossy(&out.stderr), 40)
+    );
+    // It ran and passed, not skipped: the driver listed the skills.
+    let passed = checks(results.path())
+        .iter()
+        .any(|c| c.id == "sep-2640-host-no-prefetch" && c.status == "SUCCESS");
+    assert!(passed, "the no-prefetch check did not pass:\n{stdout}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_conformance_requirements_of_2025_11_25() {
     client_run("2025-11-25").await;

@@ -17,6 +17,7 @@ mod mcp;
 mod mcp_exec;
 mod mcp_jail;
 mod mcp_python;
+mod mcp_skills;
 mod mcp_snapshot;
 mod mcp_wire;
 mod oauth;

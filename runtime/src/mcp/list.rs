@@ -227,9 +227,11 @@ pub(super) fn knows_no_discover(e: &rmcp::service::ClientInitializeError) -> boo
 }
 
 /// Who the server says it is, the negotiated protocol version, and an error when it
-/// offers no tools.
+/// offers no tools (unless `skills_will_do` and it offers skills: a runtime reads a
+/// skills-only server's skills, with no tools).
 pub(super) fn introduction(
     peer: &rmcp::Peer<rmcp::RoleClient>,
+    skills_will_do: bool,
 ) -> Result<(ServerInfo, String), String> {
     let info = peer
         .peer_info()
@@ -240,7 +242,8 @@ pub(super) fn introduction(
         server = ServerInfo::new(i.name.clone(), i.version.clone());
         server.title = i.title.clone();
     }
-    if info.capabilities.tools.is_none() {
+    if info.capabilities.tools.is_none() && !(skills_will_do && info.capabilities.supports_skills())
+    {
         return Err(format!(
             "server `{}` does not offer tools (no `tools` capability in its `initialize` result)",
             server.name
@@ -261,7 +264,7 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let client = initialize((), transport, limits.connect_timeout, explain, false).await?;
-    let (server, protocol_version) = match introduction(client.peer()) {
+    let (server, protocol_version) = match introduction(client.peer(), false) {
         Ok(i) => i,
         Err(e) => {
             let _ = client.cancel().await;

@@ -51,6 +51,8 @@ mod servers;
 #[cfg(feature = "mcp-http")]
 mod signin;
 #[cfg(feature = "mcp")]
+mod skills;
+#[cfg(feature = "mcp")]
 mod spawn;
 #[cfg(feature = "mcp")]
 mod state;
@@ -80,6 +82,11 @@ pub(crate) use servers::{Declared, Servers};
 #[cfg(feature = "mcp-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
 pub use signin::{auth_status, login, logout};
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use skills::{
+    MAX_SKILL_FILE_BYTES, MAX_SKILL_PAGES, MAX_SKILLS, McpSkill, McpSkillError, McpSkillFile,
+};
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use state::McpServerState;

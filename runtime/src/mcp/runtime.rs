@@ -136,6 +136,37 @@ impl Runtime {
         self.mcp.get(server)?.protocol_version()
     }
 
+    /// The skills MCP server `server` serves (SEP-2640 `skills/list`, every page): each
+    /// skill's name, description, frontmatter and file manifest. No file is read (the
+    /// spec's "no prefetch": read one with [`mcp_skill_file`](Self::mcp_skill_file) when
+    /// the skill is used). Connects the server when it is not up.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub async fn mcp_skills(
+        &self,
+        server: &str,
+    ) -> Result<Vec<crate::mcp::McpSkill>, crate::mcp::McpSkillError> {
+        let conn = self
+            .mcp
+            .get(server)
+            .ok_or_else(|| crate::mcp::McpSkillError::UnknownServer(server.to_owned()))?;
+        conn.skills().await
+    }
+
+    /// One file of a skill of MCP server `server` (`resources/read`), checked against the
+    /// size and digest its manifest gave: an error, never the bytes, when they differ.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub async fn mcp_skill_file(
+        &self,
+        server: &str,
+        file: &crate::mcp::McpSkillFile,
+    ) -> Result<Vec<u8>, crate::mcp::McpSkillError> {
+        let conn = self
+            .mcp
+            .get(server)
+            .ok_or_else(|| crate::mcp::McpSkillError::UnknownServer(server.to_owned()))?;
+        conn.skill_file(file).await
+    }
+
     /// The typed path of an MCP server's tool: sends a generated `Params` value (from
     /// bindings generated from the server's snapshot) to tool `T`'s server.
     ///

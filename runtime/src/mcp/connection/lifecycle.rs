@@ -327,9 +327,18 @@ impl Connection {
             }
         };
         let (_, protocol) =
-            list::introduction(client.peer()).map_err(|e| (StopReason::ProtocolError, e))?;
+            list::introduction(client.peer(), true).map_err(|e| (StopReason::ProtocolError, e))?;
         let limits = self.list_limits();
-        let listed = match list::pages(client.peer(), &limits, "").await {
+        let offers_tools = client
+            .peer()
+            .peer_info()
+            .is_some_and(|i| i.capabilities.tools.is_some());
+        // A skills-only server: no tools to list.
+        let pages = match offers_tools {
+            true => list::pages(client.peer(), &limits, "").await,
+            false => Ok(Vec::new()),
+        };
+        let listed = match pages {
             Ok(t) => t,
             Err(e) => {
                 // A server that lets `initialize` through and wants a login for the rest.

@@ -45,6 +45,7 @@ mod legacy_task;
 mod lifecycle;
 mod progress;
 mod questions;
+mod skills;
 mod task;
 
 use progress::*;

@@ -1,5 +1,7 @@
 //! `toolbind mcp snapshot` and `toolbind mcp check`: MCP servers' tool lists as
-//! checked-in snapshots.
+//! checked-in snapshots; `toolbind mcp skills` (`skills`): a server's skills.
+
+mod skills;
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -23,6 +25,7 @@ pub fn run(cmd: McpCommand) -> Outcome {
     match cmd {
         McpCommand::Snapshot(a) => rt.block_on(snapshot(a)),
         McpCommand::Check(a) => rt.block_on(check(a)),
+        McpCommand::Skills(a) => rt.block_on(skills::run(a)),
         McpCommand::Login(a) => rt.block_on(crate::login::login(a)),
         McpCommand::Logout(a) => crate::login::logout(a),
         McpCommand::Status(a) => crate::login::status(a),
@@ -30,7 +33,7 @@ pub fn run(cmd: McpCommand) -> Outcome {
 }
 
 /// The server of --url, with its headers and token, when --url is given.
-fn url_server(a: &HttpServerArgs) -> Result<Option<ServerConfig>, Failure> {
+pub(crate) fn url_server(a: &HttpServerArgs) -> Result<Option<ServerConfig>, Failure> {
     let Some(url) = &a.url else {
         return Ok(None);
     };
@@ -64,7 +67,7 @@ fn url_server(a: &HttpServerArgs) -> Result<Option<ServerConfig>, Failure> {
 /// one jailed by the sandbox flags, as `list --mcp-config` and the runtime start it. A
 /// command after `--` runs in the current folder (when a grant shows it), and its state
 /// folder is keyed by it.
-fn servers(
+pub(crate) fn servers(
     config: Option<&Path>,
     names: &[String],
     command: &[String],
@@ -350,6 +353,6 @@ async fn check(a: McpCheckArgs) -> Outcome {
 }
 
 /// A server's (or a snapshot's) text as stderr shows it: escaped for the terminal.
-fn shown_text(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn shown_text(text: &str) -> std::borrow::Cow<'_, str> {
     toolbind::untrusted::terminal(text)
 }
