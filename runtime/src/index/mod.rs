@@ -24,6 +24,7 @@
 //! ```
 
 mod fields;
+mod shapes;
 pub(crate) mod synonyms;
 pub(crate) mod words;
 
@@ -296,9 +297,28 @@ fn query_terms(query: &str) -> Vec<(String, f32)> {
         Some(e) => e.1 = e.1.max(w),
         None => out.push((term.to_owned(), w)),
     };
-    let mut own = words::term_list(query);
-    for t in &own {
-        put(t, 1.0);
+    // Words, and things named (a path, a URL, a #channel): their words count for less,
+    // what they are for more.
+    let mut own = Vec::new();
+    for chunk in query.split_whitespace() {
+        match shapes::concepts(chunk) {
+            None => {
+                for t in words::term_list(chunk) {
+                    put(&t, 1.0);
+                    own.push(t);
+                }
+            }
+            Some(concepts) => {
+                for t in words::term_list(chunk) {
+                    put(&t, shapes::LITERAL_WEIGHT);
+                }
+                for c in concepts {
+                    for t in words::term_list(c) {
+                        put(&t, shapes::CONCEPT_WEIGHT);
+                    }
+                }
+            }
+        }
     }
     let translated = synonyms::translated(&query.to_lowercase(), &own);
     for t in &translated {
