@@ -4,20 +4,13 @@ use toolbind::index::ToolIndex;
 
 use crate::args::SearchArgs;
 use crate::exit::{Code, Failure, Outcome};
-use crate::tools::{dirs_beside, load, mcp_tools};
+use crate::tools::load_all;
 
 /// How many characters of a description a line of the human listing shows.
 const DESCRIPTION_CHARS: usize = 72;
 
 pub fn run(args: &SearchArgs) -> Outcome {
-    args.sandbox.check()?;
-    let dirs = dirs_beside(&args.dirs, &args.mcp);
-    let mut loaded = load(&dirs);
-    let mcp = mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)?;
-    for t in &mcp.tools {
-        // Clashes were refused by `connect`.
-        let _ = loaded.registry.insert(t.clone());
-    }
+    let (_, loaded, mcp) = load_all(&args.dirs, &args.mcp, &args.sandbox)?;
     for w in loaded.warnings.iter().filter(|w| w.skipped()) {
         eprintln!("warning: {}", w.to_string().replace('\n', "\n  "));
     }

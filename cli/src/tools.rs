@@ -43,15 +43,27 @@ pub fn load(dirs: &[PathBuf]) -> Loaded {
     Loader::new().dirs(dirs.iter().cloned()).quiet().load()
 }
 
-pub fn list(args: &ListArgs) -> Outcome {
-    args.sandbox.check()?;
-    let dirs = dirs_beside(&args.dirs, &args.mcp);
+/// The tools of the folders of `dirs` (beside `--mcp-config`) and of the config's MCP
+/// servers, in one registry, the sandbox flags checked first: what `list` and `search`
+/// read.
+pub fn load_all(
+    dirs: &DirsArg,
+    mcp: &McpConfigArg,
+    sandbox: &crate::args::SandboxArgs,
+) -> Result<(Vec<PathBuf>, Loaded, McpListing), crate::exit::Failure> {
+    sandbox.check()?;
+    let dirs = dirs_beside(dirs, mcp);
     let mut loaded = load(&dirs);
-    let mcp = mcp_tools(&args.mcp, &args.sandbox, &loaded.registry)?;
-    for t in &mcp.tools {
+    let listing = mcp_tools(mcp, sandbox, &loaded.registry)?;
+    for t in &listing.tools {
         // Clashes were refused by `connect`.
         let _ = loaded.registry.insert(t.clone());
     }
+    Ok((dirs, loaded, listing))
+}
+
+pub fn list(args: &ListArgs) -> Outcome {
+    let (dirs, loaded, mcp) = load_all(&args.dirs, &args.mcp, &args.sandbox)?;
     if args.json {
         let mut v = list_json(&loaded);
         v["mcp_servers"] = mcp_servers_json(&mcp);
