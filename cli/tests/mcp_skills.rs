@@ -112,6 +112,20 @@ fn a_file_that_is_not_what_its_digest_says_is_refused() {
     assert!(err.contains("1 of 2 files hold their digest"), "{err}");
     assert!(!stdout(&out).contains("Something else"), "{}", stdout(&out));
 
+    // The file's digest holds, but it says something else than its listing.
+    let out = hostile("liar", &["--get", "notes"], &dir.path().join("l"));
+    assert_code(&out, 1);
+    assert!(stdout(&out).is_empty(), "printed: {}", stdout(&out));
+    assert!(
+        stderr(&out).contains(
+            "its frontmatter is not the one skills/list gave (it differs in description)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = hostile("liar", &["--verify"], &dir.path().join("m"));
+    assert_code(&out, 1);
+
     let out = hostile("badsize", &["--get", "notes"], &dir.path().join("b"));
     assert_code(&out, 1);
     assert!(stdout(&out).is_empty(), "printed: {}", stdout(&out));

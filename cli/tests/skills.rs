@@ -331,3 +331,60 @@ fn a_changed_skill_is_served_anew() {
     );
     assert!(Path::new(&skill_md).exists());
 }
+
+#[test]
+fn a_skill_folder_read_as_hosts_read_it_and_nothing_it_does_not_hold() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let skill = |name: &str, front: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: d\n{front}---\nbody\n"),
+        )
+        .unwrap();
+        d
+    };
+    // YAML 1.2: `yes` is a string, as the suite and hosts read it.
+    skill("yes-string", "approved: yes\n");
+    // A merge key is refused.
+    skill("merged", "base: {a: 1}\nmore:\n  <<: {b: 2}\n");
+    // A sparse 100 GB file: refused by its size, before a byte is read.
+    let big = skill("sparse", "");
+    std::fs::File::create(big.join("huge.bin"))
+        .unwrap()
+        .set_len(100 << 30)
+        .unwrap();
+    // A file name that is not UTF-8 cannot be a URI of its own.
+    let odd = skill("odd-name", "");
+    std::fs::write(
+        odd.join(std::ffi::OsStr::from_bytes(b"bad\xffname.txt")),
+        "x",
+    )
+    .unwrap();
+    // A skill folder that is a link to one elsewhere.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("linked");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(
+        target.join("SKILL.md"),
+        "---\nname: linked\ndescription: d\n---\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join("linked")).unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let args: Vec<&OsStr> = vec![
+        "--skills".as_ref(),
+        dir.path().as_os_str(),
+        "--dir".as_ref(),
+        empty.path().as_os_str(),
+    ];
+    let mut w = Wire::start(&args, "2025-11-25", json!({}));
+    let list = w.request(1, "skills/list", json!({}));
+    assert_eq!(names(&list), ["yes-string"], "{list}");
+    assert_eq!(
+        list["result"]["skills"][0]["frontmatter"]["approved"], "yes",
+        "{list}"
+    );
+}

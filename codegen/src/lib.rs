@@ -17,6 +17,7 @@ pub mod prompt;
 pub mod schema;
 #[doc(hidden)]
 pub mod schema_work;
+mod skill;
 mod validate;
 
 #[cfg(feature = "rust")]
@@ -49,6 +50,7 @@ pub use model::{
     TaskSupport, ToolSpec,
 };
 pub use parse::{read_name, read_version};
+pub use skill::{FrontmatterError, skill_frontmatter};
 /// Not public API: the cross-tool checks, for toolbind's fuzz targets.
 #[doc(hidden)]
 pub use validate::check_set;

@@ -42,15 +42,8 @@ pub async fn run(a: McpSkillsArgs) -> Outcome {
                 shown_text(&known.join(", "))
             ))
         })?;
-        let entry = skill.file(&skill.uri).ok_or_else(|| {
-            Failure::failed(format!(
-                "skill `{}`: its SKILL.md is not in its manifest (its files are dynamic), so \
-                 it cannot be checked; not printed",
-                shown_text(&skill.name)
-            ))
-        })?;
-        let bytes = runtime.mcp_skill_file(&name, entry).await.map_err(failed)?;
-        print!("{}", shown_text(&String::from_utf8_lossy(&bytes)));
+        let text = runtime.mcp_skill_md(&name, skill).await.map_err(failed)?;
+        print!("{}", shown_text(&text));
         return Ok(Code::Ok);
     }
     if a.json {
@@ -84,7 +77,12 @@ pub async fn run(a: McpSkillsArgs) -> Outcome {
             continue;
         };
         for f in files {
-            if let Err(e) = runtime.mcp_skill_file(&name, f).await {
+            let checked = if f.uri == s.uri {
+                runtime.mcp_skill_md(&name, s).await.map(|_| ())
+            } else {
+                runtime.mcp_skill_file(&name, f).await.map(|_| ())
+            };
+            if let Err(e) = checked {
                 eprintln!(
                     "error: skill {}: {}",
                     shown_text(&s.name),

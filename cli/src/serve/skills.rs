@@ -270,7 +270,7 @@ impl Skills {
                 spec.name
             ));
         }
-        let description = clipped(spec.description.trim(), MAX_DESCRIPTION);
+        let description = clipped(&printable(spec.description.trim()), MAX_DESCRIPTION);
         let mut metadata = Map::new();
         metadata.insert("tool".into(), spec.name.clone().into());
         let mut frontmatter = SkillFrontmatter::new(name.clone(), description.clone());
@@ -340,6 +340,19 @@ fn hidden(p: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }
 
+/// `text` with what YAML refuses in a flow scalar (control characters but newline and tab,
+/// U+FFFE, U+FFFF, the line and paragraph separators) made spaces.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c,
+            c if c.is_control() => ' ',
+            '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
 fn clipped(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => text[..at].to_owned(),
@@ -356,15 +369,11 @@ fn read_skill(folder: &Path) -> Result<Served, String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut files = Vec::new();
-    collect(folder, "", 0, &mut files)?;
-    let size: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
-    if files.len() > MAX_FILES || size > MAX_SKILL_BYTES {
-        return Err(format!(
-            "{} files, {size} bytes: over the {MAX_FILES} files or {} MiB a skill may have",
-            files.len(),
-            MAX_SKILL_BYTES >> 20
-        ));
-    }
+    // Opened without following a link, then read through its descriptor: a folder (or
+    // an ancestor of a file) swapped for a link meanwhile is never followed.
+    let dir = open_dir_nofollow(folder).map_err(|e| format!("{e}"))?;
+    let mut budget = MAX_SKILL_BYTES;
+    collect(&dir, "", 0, &mut budget, &mut files)?;
     let entry = files
         .iter()
         .find(|(path, _)| path == SKILL_MD)
@@ -403,41 +412,88 @@ fn read_skill(folder: &Path) -> Result<Served, String> {
     })
 }
 
-/// The regular files below `dir` (`prefix` their path so far), never following a link.
+/// A folder opened without following a link (`O_NOFOLLOW | O_DIRECTORY`).
+fn open_dir_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// A file opened without following a link, not blocking on a FIFO swapped in.
+fn open_file_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK | nix::libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// The regular files below the open folder `dir` (`prefix` their path so far). Every
+/// entry is reached through `dir`'s descriptor (`/proc/self/fd/N/<name>`) and opened
+/// without following a link, so no path is resolved again by name; a file's size is
+/// checked against `budget` (what the skill may still hold) before a byte is read, and
+/// it is read no further than its size.
 fn collect(
-    dir: &Path,
+    dir: &std::fs::File,
     prefix: &str,
     depth: usize,
+    budget: &mut u64,
     out: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<(), String> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
     if depth > MAX_DEPTH {
         return Err(format!("folders nested deeper than {MAX_DEPTH}"));
     }
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(Result::ok)
+    let here = std::path::PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&here)
+        .map_err(|e| format!("{}: {e}", show(prefix)))?
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
         .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let file_name = e.file_name().to_string_lossy().into_owned();
-        if file_name.starts_with('.') {
+    names.sort();
+    for os_name in names {
+        let Some(name) = os_name.to_str() else {
+            // A name that is no UTF-8 cannot be one URI of its own.
+            return Err(format!("a file name in {} is not UTF-8", show(prefix)));
+        };
+        if name.starts_with('.') {
             continue;
         }
         let path = if prefix.is_empty() {
-            file_name.clone()
+            name.to_owned()
         } else {
-            format!("{prefix}/{file_name}")
+            format!("{prefix}/{name}")
         };
-        // `DirEntry::file_type` does not follow a link.
-        let Ok(kind) = e.file_type() else { continue };
-        if kind.is_dir() {
-            collect(&e.path(), &path, depth + 1, out)?;
-        } else if kind.is_file() {
+        let Ok(meta) = std::fs::symlink_metadata(here.join(name)) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let sub = open_dir_nofollow(&here.join(name)).map_err(|e| format!("{path}: {e}"))?;
+            collect(&sub, &path, depth + 1, budget, out)?;
+        } else if meta.is_file() {
             if out.len() >= MAX_FILES {
-                return Err(format!("more than {MAX_FILES} files"));
+                return Err(format!(
+                    "more than {MAX_FILES} files: over what a skill may have"
+                ));
             }
-            let bytes = toolbind_codegen::read_regular_file_no_follow(&e.path())
-                .map_err(|err| format!("{path}: {err}"))?;
+            let file = open_file_nofollow(&here.join(name)).map_err(|e| format!("{path}: {e}"))?;
+            let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+            if !meta.is_file() {
+                continue;
+            }
+            if meta.len() > *budget {
+                return Err(format!(
+                    "over the {} MiB a skill may have (at {path})",
+                    MAX_SKILL_BYTES >> 20
+                ));
+            }
+            let mut bytes = Vec::with_capacity(meta.len() as usize);
+            file.take(meta.len())
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("{path}: {e}"))?;
+            *budget -= bytes.len() as u64;
             out.push((path, bytes));
         }
         // Links and special files are not a skill's files.
@@ -445,22 +501,20 @@ fn collect(
     Ok(())
 }
 
-/// The frontmatter of a `SKILL.md`: the YAML between its leading `---` lines, as JSON.
+/// A folder's path within its skill, for a message.
+fn show(prefix: &str) -> String {
+    if prefix.is_empty() {
+        "the skill's folder".to_owned()
+    } else {
+        format!("`{prefix}`")
+    }
+}
+
+/// The frontmatter of a `SKILL.md` (`toolbind_codegen::skill_frontmatter`), its name and
+/// description required.
 fn frontmatter(bytes: &[u8]) -> Result<SkillFrontmatter, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "SKILL.md is not UTF-8")?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-        .ok_or("SKILL.md does not begin with a `---` frontmatter block")?;
-    let end = rest
-        .find("\n---")
-        .ok_or("SKILL.md's frontmatter has no closing `---`")?;
-    let yaml = &rest[..end];
-    let value: Value = serde_saphyr::from_str(yaml).map_err(|e| format!("its frontmatter: {e}"))?;
-    let Value::Object(mut map) = value else {
-        return Err("its frontmatter is not a mapping".into());
-    };
+    let mut map = toolbind_codegen::skill_frontmatter(text).map_err(|e| e.to_string())?;
     let name = match map.remove("name") {
         Some(Value::String(s)) if !s.is_empty() => s,
         _ => return Err("its frontmatter has no `name`".into()),

@@ -167,6 +167,34 @@ impl Runtime {
         conn.skill_file(file).await
     }
 
+    /// Skill `skill`'s `SKILL.md` of MCP server `server`, checked: its size and digest
+    /// against the manifest (unless the skill's files are dynamic), and its frontmatter
+    /// against the one `skills/list` gave (the spec's MUST: a file that says something
+    /// else than its listing is an error, never returned).
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+    pub async fn mcp_skill_md(
+        &self,
+        server: &str,
+        skill: &crate::mcp::McpSkill,
+    ) -> Result<String, crate::mcp::McpSkillError> {
+        use crate::mcp::McpSkillError;
+        let conn = self
+            .mcp
+            .get(server)
+            .ok_or_else(|| McpSkillError::UnknownServer(server.to_owned()))?;
+        let bytes = match skill.file(&skill.uri) {
+            Some(file) => conn.skill_file(file).await?,
+            None => conn.read_uri(&skill.uri).await?,
+        };
+        let shown = crate::untrusted::echo(&skill.uri);
+        let text = String::from_utf8(bytes)
+            .map_err(|_| McpSkillError::Protocol(format!("{shown}: not UTF-8")))?;
+        let read = toolbind_codegen::skill_frontmatter(&text)
+            .map_err(|why| McpSkillError::Protocol(format!("{shown}: {why}")))?;
+        skill.same_frontmatter(&read)?;
+        Ok(text)
+    }
+
     /// The typed path of an MCP server's tool: sends a generated `Params` value (from
     /// bindings generated from the server's snapshot) to tool `T`'s server.
     ///

@@ -107,6 +107,29 @@ impl McpSkill {
         })
     }
 
+    /// Whether `read` (a `SKILL.md`'s frontmatter) is the one this entry gave.
+    pub(crate) fn same_frontmatter(&self, read: &Map<String, Value>) -> Result<(), McpSkillError> {
+        let mut listed = self.frontmatter.clone();
+        listed.insert("name".into(), self.name.clone().into());
+        listed.insert("description".into(), self.description.clone().into());
+        if &listed == read {
+            return Ok(());
+        }
+        let mut keys: Vec<&str> = listed
+            .keys()
+            .chain(read.keys())
+            .filter(|k| listed.get(*k) != read.get(*k))
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        keys.dedup();
+        Err(McpSkillError::Integrity(format!(
+            "{}: its frontmatter is not the one skills/list gave (it differs in {})",
+            crate::untrusted::echo(&self.uri),
+            crate::untrusted::echo(&keys.join(", "))
+        )))
+    }
+
     /// The manifest entry of `uri`, when the skill lists it.
     pub fn file(&self, uri: &str) -> Option<&McpSkillFile> {
         self.files.as_ref()?.iter().find(|f| f.uri == uri)

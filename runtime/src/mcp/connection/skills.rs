@@ -27,9 +27,16 @@ impl Connection {
             let params = cursor
                 .take()
                 .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = peer
-                .list_skills(params)
+            let wait = self.list_limits().page_timeout;
+            let page = tokio::time::timeout(wait, peer.list_skills(params))
                 .await
+                .map_err(|_| {
+                    McpSkillError::Server(format!(
+                        "{}: skills/list: no answer within {} s",
+                        self.name(),
+                        wait.as_secs()
+                    ))
+                })?
                 .map_err(|e| McpSkillError::Server(format!("{}: skills/list: {e}", self.name())))?;
             for s in page.skills {
                 if skills.len() >= MAX_SKILLS {
@@ -76,51 +83,57 @@ impl Connection {
                 MAX_SKILL_FILE_BYTES >> 20
             )));
         }
+        let bytes = self.read_uri(&file.uri).await?;
+        file.check(&bytes)?;
+        Ok(bytes)
+    }
+
+    /// The bytes of the resource at `uri` (`resources/read`, within the page timeout).
+    pub(crate) async fn read_uri(self: &Arc<Self>, uri: &str) -> Result<Vec<u8>, McpSkillError> {
+        let shown = crate::untrusted::echo(uri);
         let live = self
             .live()
             .await
             .map_err(|r| McpSkillError::Server(r.text_content()))?;
-        let read = live
+        let wait = self.list_limits().page_timeout;
+        let request = live
             .client
             .peer()
-            .read_resource(rmcp::model::ReadResourceRequestParams::new(
-                file.uri.clone(),
-            ))
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_owned()));
+        let read = tokio::time::timeout(wait, request)
             .await
-            .map_err(|e| {
+            .map_err(|_| {
                 McpSkillError::Server(format!(
-                    "{}: resources/read {}: {e}",
+                    "{}: resources/read {shown}: no answer within {} s",
                     self.name(),
-                    crate::untrusted::echo(&file.uri)
+                    wait.as_secs()
                 ))
+            })?
+            .map_err(|e| {
+                McpSkillError::Server(format!("{}: resources/read {shown}: {e}", self.name()))
             })?;
         let contents = read.contents.into_iter().next().ok_or_else(|| {
             McpSkillError::Protocol(format!(
-                "{}: resources/read {} returned no contents",
-                self.name(),
-                crate::untrusted::echo(&file.uri)
+                "{}: resources/read {shown} returned no contents",
+                self.name()
             ))
         })?;
-        let bytes = match contents {
-            rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.into_bytes(),
+        match contents {
+            rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                Ok(text.into_bytes())
+            }
             rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => decode(&blob)
                 .map_err(|why| {
                     McpSkillError::Protocol(format!(
-                        "{}: {}: its blob is not base64 ({why})",
-                        self.name(),
-                        crate::untrusted::echo(&file.uri)
+                        "{}: {shown}: its blob is not base64 ({why})",
+                        self.name()
                     ))
-                })?,
-            _ => {
-                return Err(McpSkillError::Protocol(format!(
-                    "{}: {}: neither text nor blob",
-                    self.name(),
-                    crate::untrusted::echo(&file.uri)
-                )));
-            }
-        };
-        file.check(&bytes)?;
-        Ok(bytes)
+                }),
+            _ => Err(McpSkillError::Protocol(format!(
+                "{}: {shown}: neither text nor blob",
+                self.name()
+            ))),
+        }
     }
 }
 
