@@ -611,3 +611,44 @@ fn a_tool_folder_given_as_a_tools_folder_is_an_error_not_zero_tools() {
     assert!(stderr(&o).contains("fixtures/tools`"), "{}", stderr(&o));
     assert_code(&run(&["list", tool.to_str().unwrap()]), 1);
 }
+
+#[test]
+fn a_command_that_prints_ends_quietly_when_its_reader_stops_reading() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    // More lines than a pipe holds (64 KiB), so `list` meets the closed pipe.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..1500 {
+        let d = dir.path().join(format!("tool_with_a_longer_name_{i}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(
+            d.join("TOOL.md"),
+            format!(
+                "---\nname: tool_with_a_longer_name_{i}\ndescription: d\nlanguage: bash\n---\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(d.join("index.sh"), "echo\n").unwrap();
+    }
+    let mut child = toolbind()
+        .args(["list", "--sandbox", "off"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the pipe is closed.
+    let ended = common::eventually(30.0, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(ended, "list did not end when its reader went");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {err}", out.status);
+}
