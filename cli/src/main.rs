@@ -26,7 +26,6 @@ use args::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     check::set_color(cli.color);
-    quiet_on_a_closed_pipe(&cli.command);
     // Dropped after the command: what is left of its spans goes out then (1 s at most).
     let _telemetry = subscriber(matches!(cli.command, Command::Call(_) | Command::Serve(_)));
     let outcome = match cli.command {
@@ -50,30 +49,6 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code.into(),
         Err(e) => e.report(),
-    }
-}
-
-/// A command that only prints (`docs`, `list`, `search`, ...) ends quietly when its reader
-/// stops reading (`toolbind docs | head`), as `cat` does: the default action of SIGPIPE,
-/// which Rust sets to ignored, so a print to the closed pipe would panic instead. `call`,
-/// `serve`, `sync` and `mcp` keep the Rust default: they own processes or files that must
-/// be finished, and handle a write error themselves.
-fn quiet_on_a_closed_pipe(command: &Command) {
-    use nix::sys::signal::{SigHandler, Signal, signal};
-    let prints_only = matches!(
-        command,
-        Command::Check(_)
-            | Command::Gen(_)
-            | Command::Schema(_)
-            | Command::Prompt(_)
-            | Command::Docs(_)
-            | Command::List(_)
-            | Command::Search(_)
-            | Command::Completions(_)
-    );
-    if prints_only {
-        // SAFETY: set once at start, before any thread; SIG_DFL installs no handler.
-        let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
     }
 }
 
