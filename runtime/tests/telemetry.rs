@@ -14,6 +14,8 @@ use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
+mod span_tree;
+
 const SECRET: &str = "vault-password-7f3a9c";
 
 /// A span's name and fields.
