@@ -62,6 +62,11 @@ pub struct ExecCall<'a> {
     /// ([`RuntimeConfig::ask_timeout`](crate::runtime::RuntimeConfig::ask_timeout)); the
     /// wait does not count against [`timeout`](Self::timeout).
     pub ask_timeout: Duration,
+    /// The call's span (`execute_tool`, see [`telemetry`](crate::telemetry)); a disabled
+    /// span when nothing records it. While [`Executor::polls_in_call_span`] says `true` (the
+    /// default) it is also the current span wherever the executor's code runs; an executor
+    /// that says `false` records on it, and parents its own spans to it, itself.
+    pub span: tracing::Span,
 }
 
 /// A call's timeout when nobody set one: 120 s.
@@ -83,6 +88,7 @@ impl<'a> ExecCall<'a> {
             trace: None,
             host: None,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
+            span: tracing::Span::none(),
         }
     }
 
@@ -184,5 +190,18 @@ pub trait Executor: Send + Sync {
     ) -> Option<crate::sandbox::SandboxStatus> {
         let _ = languages;
         None
+    }
+
+    /// Whether the [`Runtime`](crate::Runtime) makes the call's span
+    /// ([`ExecCall::span`]) the current one while it runs [`execute`](Self::execute) and
+    /// at every poll of its future (`true`, the default): the spans and events the
+    /// executor's code makes are then the call's children without its doing anything.
+    /// `false` saves `tracing`'s enter and exit at every poll (a warm call is polled for
+    /// each progress update, message and wake-up); the executor then records on
+    /// [`ExecCall::span`] and parents its spans to it itself, as
+    /// [`SubprocessExecutor`](crate::exec::SubprocessExecutor) does.
+    fn polls_in_call_span(&self, tool: &ToolInfo) -> bool {
+        let _ = tool;
+        true
     }
 }

@@ -199,30 +199,34 @@ impl Runtime {
     /// ([`call_typed`](Self::call_typed)) and [`check`](Self::check) do not run it: their
     /// params are already in the tool's current shape.
     pub async fn call(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
-        self.in_call_span(name, opts, |opts| async move {
-            let args = match self.prepare(name, args, &opts).await {
+        self.in_call_span(name, opts, |opts, span| async move {
+            let args = match self.prepare(name, args, &opts, &span).await {
                 Ok(a) => a,
                 Err(result) => return result,
             };
-            self.call_prepared(name, args, opts).await
+            self.call_prepared(name, args, opts, &span).await
         })
         .await
     }
 
-    /// Runs `run` in the span of a call of tool `name` (see [`telemetry`](crate::telemetry)),
-    /// the call's id settled first.
+    /// Runs `run` for a call of tool `name` with the call's span (see
+    /// [`telemetry`](crate::telemetry)), the call's id settled first.
+    ///
+    /// `run` enters the span itself, around its synchronous parts and the futures that
+    /// may make spans of their own (`execute` does): a span entered across a whole warm
+    /// call would be entered and left again at each of its polls.
     pub(crate) async fn in_call_span<'a, F>(
         &'a self,
         name: &str,
         opts: CallOptions,
-        run: impl FnOnce(CallOptions) -> F,
+        run: impl FnOnce(CallOptions, tracing::Span) -> F,
     ) -> ToolResult
     where
         F: Future<Output = ToolResult> + 'a,
     {
         let opts = self.with_call_id(opts);
         let span = CallSpan::open(name, self.tool(name), &opts.tool_call_id);
-        let result = run(opts).instrument(span.span().clone()).await;
+        let result = run(opts, span.span().clone()).await;
         span.end(&result, self.config.record_content);
         result
     }
@@ -236,14 +240,20 @@ impl Runtime {
     }
 
     /// [`call`](Self::call) after `prepareArguments`: validate and run.
-    async fn call_prepared(&self, name: &str, args: Value, opts: CallOptions) -> ToolResult {
+    async fn call_prepared(
+        &self,
+        name: &str,
+        args: Value,
+        opts: CallOptions,
+        span: &tracing::Span,
+    ) -> ToolResult {
         // DEBUG: a span per call costs more than the checks it times (BENCHMARKS.md).
-        let checked = tracing::debug_span!(target: "toolbind", "validate_arguments")
+        let checked = tracing::debug_span!(target: "toolbind", parent: span, "validate_arguments")
             .in_scope(|| self.check(name, args));
         match checked {
             Ok(valid) => {
                 let tool = valid.tool();
-                self.execute(tool, valid.into_params(), opts).await
+                self.execute(tool, valid.into_params(), opts, span).await
             }
             Err(result) => result,
         }
@@ -257,6 +267,7 @@ impl Runtime {
         name: &str,
         args: Value,
         opts: &CallOptions,
+        span: &tracing::Span,
     ) -> Result<Value, ToolResult> {
         let Some(spec) = self.tool(name) else {
             return Ok(args);
@@ -266,8 +277,8 @@ impl Runtime {
         }
         let timeout = self.timeout_of(spec, opts);
         let raw = args.clone();
-        self.executor
-            .prepare(spec, args, timeout)
+        span.in_scope(|| self.executor.prepare(spec, args, timeout))
+            .instrument(span.clone())
             .await
             .map_err(|e| {
                 // The raw arguments may hold a secret the message repeats.
@@ -285,6 +296,7 @@ impl Runtime {
         tool: &ToolInfo,
         params: serde_json::Map<String, Value>,
         opts: CallOptions,
+        span: &tracing::Span,
     ) -> ToolResult {
         let name = tool.name();
         if opts.cancel.is_cancelled() {
@@ -300,7 +312,8 @@ impl Runtime {
             wait: self.config.ask_timeout,
         };
         let check = |name: &str, args| self.check(name, args).map(ValidArgs::into_params);
-        let params = match crate::host::approval(approver, tool, params, check).await {
+        let approved = crate::host::approval(approver, tool, params, check);
+        let params = match approved.instrument(span.clone()).await {
             Ok(params) => params,
             Err(denied) => return denied,
         };
@@ -311,8 +324,9 @@ impl Runtime {
         // provider adapter makes of them) passes through this redactor.
         let redactor = Redactor::new(&secret::secrets_of(tool.spec(), &params));
         if self.config.record_content {
-            crate::telemetry::record_arguments(tool, &params, &redactor);
+            crate::telemetry::record_arguments(span, tool, &params, &redactor);
         }
+        let polled_in_span = self.executor.polls_in_call_span(tool);
         let progress = match opts.progress {
             Some(sink) if !redactor.is_empty() => {
                 let r = redactor.clone();
@@ -320,6 +334,14 @@ impl Runtime {
                     r.content(&mut p.content);
                     sink(p)
                 }) as ProgressSink)
+            }
+            other => other,
+        };
+        // Progress is told within the call's span, where the executor is polled outside it.
+        let progress = match progress {
+            Some(sink) if !polled_in_span && !span.is_disabled() => {
+                let span = span.clone();
+                Some(Arc::new(move |p: Progress| span.in_scope(|| sink(p))) as ProgressSink)
             }
             other => other,
         };
@@ -336,16 +358,24 @@ impl Runtime {
             .timeout(timeout);
         call.progress = progress;
         call.log = log;
-        call.trace = crate::telemetry::current();
+        call.trace = crate::telemetry::context_of(span);
         call.ask_timeout = self.config.ask_timeout;
         call.host = opts
             .host
             .or_else(|| self.host.clone())
             .map(|h| crate::host::redacting(h, &redactor));
-        let mut result = self.executor.execute(call).await;
-        redactor.result(&mut result);
-        self.truncate_result(tool, &tool_call_id, &mut result);
-        self.check_outputs(tool, &mut result);
+        call.span = span.clone();
+        let running = span.in_scope(|| self.executor.execute(call));
+        let mut result = if polled_in_span {
+            running.instrument(span.clone()).await
+        } else {
+            running.await
+        };
+        span.in_scope(|| {
+            redactor.result(&mut result);
+            self.truncate_result(tool, &tool_call_id, &mut result);
+            self.check_outputs(tool, &mut result);
+        });
         result
     }
 

@@ -248,26 +248,26 @@ impl CallSpan {
     }
 }
 
-/// Records on the current call span how its process was had (`bash`: one per call;
+/// Records on the call's span how its process was had (`bash`: one per call;
 /// `oneshot_spare` / `oneshot_started`; `warm_reused`, or `warm`: a worker just started
 /// for it or by a call that got there first) and whether it runs in the jail.
-pub(crate) fn note_process(how: &'static str, jailed: bool) {
-    let span = Span::current();
+pub(crate) fn note_process(span: &Span, how: &'static str, jailed: bool) {
     span.record("toolbind.process", how);
     span.record("toolbind.sandbox", if jailed { "jailed" } else { "off" });
 }
 
-/// Records a call's validated arguments on the current call span: every sensitive input's
+/// Records a call's validated arguments on its span: every sensitive input's
 /// value replaced, at any depth, then what is left passed through the call's redactor (a
 /// secret the model copied into another argument).
 pub(crate) fn record_arguments(
+    span: &Span,
     tool: &ToolInfo,
     params: &Map<String, Value>,
     redactor: &crate::secret::Redactor,
 ) {
     let shown = crate::sensitive::redact(tool.spec(), params);
     let text = redactor.text(&Value::Object(shown).to_string());
-    Span::current().record("gen_ai.tool.call.arguments", text.as_str());
+    span.record("gen_ai.tool.call.arguments", text.as_str());
 }
 
 fn tool_type(tool: &ToolInfo) -> &'static str {
@@ -391,10 +391,18 @@ pub struct TraceContext {
 /// The trace context of the current span, when spans are exported (feature `otel`, with
 /// an OpenTelemetry layer in the subscriber); `None` otherwise.
 pub fn current() -> Option<TraceContext> {
+    context_of(&Span::current())
+}
+
+/// The trace context of `span`, as [`current`] gives the current span's.
+pub(crate) fn context_of(span: &Span) -> Option<TraceContext> {
     #[cfg(feature = "otel")]
-    return otel::current();
+    return otel::context_of(span);
     #[cfg(not(feature = "otel"))]
-    None
+    {
+        let _ = span;
+        None
+    }
 }
 
 /// Makes `span` continue the trace of `context` (a `traceparent` and `tracestate` an MCP

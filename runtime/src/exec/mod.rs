@@ -283,7 +283,7 @@ impl SubprocessExecutor {
                 Ok(j) => j,
                 Err(e) => return start_failed(e),
             };
-            crate::telemetry::note_process("bash", jail.is_some());
+            crate::telemetry::note_process(&call.span, "bash", jail.is_some());
             return bash::run(call, &entry, config, timeout, &secrets, jail).await;
         }
         let idempotent = tool.annotations.idempotent == Some(true);
@@ -293,7 +293,7 @@ impl SubprocessExecutor {
                 .then(|| self.inner.pool.take_spare(&entry))
                 .flatten();
             let worker = if let Some(w) = spare {
-                crate::telemetry::note_process("oneshot_spare", w.jailed());
+                crate::telemetry::note_process(&call.span, "oneshot_spare", w.jailed());
                 w
             } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
@@ -306,13 +306,13 @@ impl SubprocessExecutor {
                 };
                 match Worker::spawn(&launch, tool, config, jail) {
                     Ok(w) => {
-                        crate::telemetry::note_process("oneshot_started", w.jailed());
+                        crate::telemetry::note_process(&call.span, "oneshot_started", w.jailed());
                         w
                     }
                     Err(e) => return start_failed(e.into()),
                 }
             } else {
-                match self.warm_worker(tool, &entry).await {
+                match self.warm_worker(tool, &entry, &call.span).await {
                     Ok(w) => w,
                     Err(e) => return start_failed(e),
                 }
@@ -337,14 +337,19 @@ impl SubprocessExecutor {
     }
 
     /// The warm worker of `tool`, started (or restarted) when needed.
-    async fn warm_worker(&self, tool: &ToolSpec, entry: &Path) -> Result<Arc<Worker>, StartError> {
+    async fn warm_worker(
+        &self,
+        tool: &ToolSpec,
+        entry: &Path,
+        span: &tracing::Span,
+    ) -> Result<Arc<Worker>, StartError> {
         let pool = &self.inner.pool;
         pool.ensure_reaper(self.inner.config.idle_timeout);
         let key = WorkerKey::of(tool);
         // Stamping stats the tool's source files: at most once per `source_check_interval`
         // (a second) per worker, so a busy worker's calls do not each pay for it.
         if let Some(w) = pool.checked_within(&key, self.inner.config.source_check_interval) {
-            crate::telemetry::note_process("warm_reused", w.jailed());
+            crate::telemetry::note_process(span, "warm_reused", w.jailed());
             return Ok(w);
         }
         if !entry.is_file() {
@@ -352,7 +357,7 @@ impl SubprocessExecutor {
         }
         let stamp = worker_stamp(tool, entry);
         if let Some(w) = pool.current(&key, stamp) {
-            crate::telemetry::note_process("warm_reused", w.jailed());
+            crate::telemetry::note_process(span, "warm_reused", w.jailed());
             return Ok(w);
         }
         let launch = self.launch(tool, entry).await?;
@@ -364,7 +369,7 @@ impl SubprocessExecutor {
             Worker::spawn(&launch, tool, &self.inner.config, jail).map_err(StartError::from)
         })?;
         // Started here, or by a call that got there first.
-        crate::telemetry::note_process("warm", worker.jailed());
+        crate::telemetry::note_process(span, "warm", worker.jailed());
         Ok(worker)
     }
 }
@@ -437,6 +442,12 @@ impl Executor for SubprocessExecutor {
 
     fn sandbox(&self, languages: &[Language]) -> Option<SandboxStatus> {
         Some(self.sandbox_status(languages))
+    }
+
+    /// `false`: a warm call's future is polled for every message of its tool; what it
+    /// records goes to [`ExecCall::span`] (the process it had, the host's notices).
+    fn polls_in_call_span(&self, _: &ToolInfo) -> bool {
+        false
     }
 }
 

@@ -82,7 +82,10 @@ impl SubprocessExecutor {
             let worker = Worker::spawn(&launch, tool, &self.inner.config, jail)?;
             Ok((entry, worker))
         } else {
-            let worker = self.warm_worker(tool, &entry).await?;
+            // Polled in the call's span (the runtime instruments `prepare`).
+            let worker = self
+                .warm_worker(tool, &entry, &tracing::Span::current())
+                .await?;
             Ok((entry, worker))
         }
     }

@@ -98,6 +98,11 @@ impl Executor for Routed {
         tool.spec().mcp.is_none() && self.local.prepares(tool)
     }
 
+    fn polls_in_call_span(&self, tool: &ToolInfo) -> bool {
+        // A server's call makes its `tools/call` span a child of the current one.
+        tool.spec().mcp.is_some() || self.local.polls_in_call_span(tool)
+    }
+
     fn sandbox(
         &self,
         languages: &[crate::tool::Language],

@@ -227,8 +227,9 @@ impl Runtime {
         params: Result<Value, serde_json::Error>,
         opts: CallOptions,
     ) -> ToolResult {
-        self.in_call_span(name, opts, |opts| {
-            self.call_mcp_checked(name, mcp_name, contract, params, opts)
+        self.in_call_span(name, opts, |opts, span| async move {
+            self.call_mcp_checked(name, mcp_name, contract, params, opts, &span)
+                .await
         })
         .await
     }
@@ -241,6 +242,7 @@ impl Runtime {
         contract: &'static str,
         params: Result<Value, serde_json::Error>,
         opts: CallOptions,
+        span: &tracing::Span,
     ) -> ToolResult {
         let Some(tool) = self.tool(name) else {
             let mut r = self.unknown_tool(name);
@@ -273,7 +275,7 @@ impl Runtime {
             }
         }
         match params_object(name, params) {
-            Ok(params) => self.execute(tool, params, opts).await,
+            Ok(params) => self.execute(tool, params, opts, span).await,
             Err(result) => result,
         }
     }

@@ -48,23 +48,23 @@ impl Runtime {
         params: Result<Value, serde_json::Error>,
         opts: CallOptions,
     ) -> ToolResult {
-        self.in_call_span(tool.name, opts, |opts| async move {
-            if let Err(result) = self.drift_check_of(&tool) {
-                return result;
+        self.in_call_span(tool.name, opts, |opts, span| async move {
+            let checked = span.in_scope(|| {
+                self.drift_check_of(&tool)?;
+                let Some(spec) = self.registry.get(tool.name) else {
+                    return Err(self.unknown_tool(tool.name));
+                };
+                let mut params = params_object(tool.name, params)?;
+                // Types hold every rule but the constraints (`minimum`, `max_items`, ...):
+                // the runtime still enforces them, as for a model's call.
+                args::typed_check(spec.spec(), &mut params)
+                    .map_err(|e| ToolResult::stopped(StopReason::BadArguments, e.to_string()))?;
+                Ok((spec, params))
+            });
+            match checked {
+                Ok((spec, params)) => self.execute(spec, params, opts, &span).await,
+                Err(result) => result,
             }
-            let Some(spec) = self.registry.get(tool.name) else {
-                return self.unknown_tool(tool.name);
-            };
-            let mut params = match params_object(tool.name, params) {
-                Ok(p) => p,
-                Err(result) => return result,
-            };
-            // Types hold every rule but the constraints (`minimum`, `max_items`, ...): the
-            // runtime still enforces them, as for a model's call.
-            if let Err(e) = args::typed_check(spec.spec(), &mut params) {
-                return ToolResult::stopped(StopReason::BadArguments, e.to_string());
-            }
-            self.execute(spec, params, opts).await
         })
         .await
     }

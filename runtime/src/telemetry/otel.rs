@@ -288,9 +288,12 @@ where
     layer
 }
 
-/// The current span's trace context, when it is sampled into an OpenTelemetry trace.
-pub(super) fn current() -> Option<TraceContext> {
-    let cx = Span::current().context();
+/// `span`'s trace context, when it is sampled into an OpenTelemetry trace.
+pub(super) fn context_of(span: &Span) -> Option<TraceContext> {
+    if span.is_disabled() {
+        return None;
+    }
+    let cx = span.context();
     let span = cx.span();
     let sc = span.span_context();
     if !sc.is_valid() {

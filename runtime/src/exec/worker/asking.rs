@@ -54,6 +54,8 @@ pub(super) struct Questions {
     asker: Asker,
     host: Option<SharedHost>,
     wait: Duration,
+    /// The call's span: the host's notices and waits are told in it.
+    span: tracing::Span,
 }
 
 impl Questions {
@@ -69,6 +71,7 @@ impl Questions {
             },
             host: call.host.clone(),
             wait: call.ask_timeout,
+            span: call.span.clone(),
         }
     }
 
@@ -135,7 +138,9 @@ impl Questions {
 
     /// `ctx.notify(text, level)`.
     pub(super) fn notify(&self, level: &str, text: String) {
-        crate::host::notify(self.host.as_ref(), self.asker.clone(), level, text);
+        self.span.in_scope(|| {
+            crate::host::notify(self.host.as_ref(), self.asker.clone(), level, text);
+        });
     }
 
     /// The tool waits for an answer: the host to tell, who asks and how many questions so
