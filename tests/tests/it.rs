@@ -14,4 +14,3 @@ mod properties;
 mod rebuild;
 mod rig;
 mod shipped_tools;
-mod ui;
