@@ -312,8 +312,15 @@ impl Runtime {
             wait: self.config.ask_timeout,
         };
         let check = |name: &str, args| self.check(name, args).map(ValidArgs::into_params);
+        // Only a host runs code of its own while approving: then it runs in the span.
+        let hosted = approver.host.is_some();
         let approved = crate::host::approval(approver, tool, params, check);
-        let params = match approved.instrument(span.clone()).await {
+        let approved = if hosted {
+            approved.instrument(span.clone()).await
+        } else {
+            approved.await
+        };
+        let params = match approved {
             Ok(params) => params,
             Err(denied) => return denied,
         };
@@ -365,17 +372,19 @@ impl Runtime {
             .or_else(|| self.host.clone())
             .map(|h| crate::host::redacting(h, &redactor));
         call.span = span.clone();
-        let running = span.in_scope(|| self.executor.execute(call));
         let mut result = if polled_in_span {
-            running.instrument(span.clone()).await
+            // `execute` itself too: an executor may work before it returns its future.
+            let executor = &self.executor;
+            async move { executor.execute(call).await }
+                .instrument(span.clone())
+                .await
         } else {
-            running.await
+            self.executor.execute(call).await
         };
-        span.in_scope(|| {
-            redactor.result(&mut result);
-            self.truncate_result(tool, &tool_call_id, &mut result);
-            self.check_outputs(tool, &mut result);
-        });
+        // None of these makes a span or an event of the call's (a warning has none).
+        redactor.result(&mut result);
+        self.truncate_result(tool, &tool_call_id, &mut result);
+        self.check_outputs(tool, &mut result);
         result
     }
 

@@ -214,20 +214,38 @@ pub(crate) fn call_line(
     params: &Map<String, Value>,
     trace: Option<&crate::telemetry::TraceContext>,
 ) -> Vec<u8> {
-    let mut msg = serde_json::json!({
-        "type": "call",
-        "id": id,
-        "toolCallId": tool_call_id,
-        "params": params,
-    });
-    // The call's W3C trace context, for the harness to hand the tool (`carrier()`).
-    if let Some(t) = trace {
-        msg["trace"] = serde_json::json!({"traceparent": t.traceparent});
-        if let Some(state) = &t.tracestate {
-            msg["trace"]["tracestate"] = Value::String(state.clone());
-        }
+    /// Written from borrowed parts: no copy of the params as a `Value` tree.
+    #[derive(serde::Serialize)]
+    struct Call<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        id: u64,
+        #[serde(rename = "toolCallId")]
+        tool_call_id: &'a str,
+        params: &'a Map<String, Value>,
+        // The call's W3C trace context, for the harness to hand the tool (`carrier()`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trace: Option<Trace<'a>>,
     }
-    let mut line = serde_json::to_vec(&msg).unwrap_or_default();
+    #[derive(serde::Serialize)]
+    struct Trace<'a> {
+        traceparent: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tracestate: Option<&'a str>,
+    }
+    let msg = Call {
+        kind: "call",
+        id,
+        tool_call_id,
+        params,
+        trace: trace.map(|t| Trace {
+            traceparent: &t.traceparent,
+            tracestate: t.tracestate.as_deref(),
+        }),
+    };
+    let mut line = Vec::with_capacity(128);
+    // Strings and a map of JSON values: writing them cannot fail.
+    let _ = serde_json::to_writer(&mut line, &msg);
     line.push(b'\n');
     line
 }
