@@ -248,8 +248,12 @@ impl Runtime {
         span: &tracing::Span,
     ) -> ToolResult {
         // DEBUG: a span per call costs more than the checks it times (BENCHMARKS.md).
-        let checked = tracing::debug_span!(target: "toolbind", parent: span, "validate_arguments")
-            .in_scope(|| self.check(name, args));
+        // Made with the call's span entered: a filter that selects by span (`[execute_tool]`)
+        // sees it, and a disabled call span leaves the caller's as the parent.
+        let checked = span.in_scope(|| {
+            tracing::debug_span!(target: "toolbind", "validate_arguments")
+                .in_scope(|| self.check(name, args))
+        });
         match checked {
             Ok(valid) => {
                 let tool = valid.tool();
@@ -365,7 +369,12 @@ impl Runtime {
             .timeout(timeout);
         call.progress = progress;
         call.log = log;
-        call.trace = crate::telemetry::context_of(span);
+        // A call span a filter disabled leaves the caller's trace to continue, as before.
+        call.trace = if span.is_disabled() {
+            crate::telemetry::current()
+        } else {
+            crate::telemetry::context_of(span)
+        };
         call.ask_timeout = self.config.ask_timeout;
         call.host = opts
             .host
@@ -381,10 +390,14 @@ impl Runtime {
         } else {
             self.executor.execute(call).await
         };
-        // None of these makes a span or an event of the call's (a warning has none).
-        redactor.result(&mut result);
-        self.truncate_result(tool, &tool_call_id, &mut result);
-        self.check_outputs(tool, &mut result);
+        // In the span: `check_outputs` runs the program's output-violation hook; and an
+        // OpenTelemetry layer ends a span at its last exit, not at its close (span_tree
+        // checks it), so the span is left last here, as the call ends.
+        span.in_scope(|| {
+            redactor.result(&mut result);
+            self.truncate_result(tool, &tool_call_id, &mut result);
+            self.check_outputs(tool, &mut result);
+        });
         result
     }
 

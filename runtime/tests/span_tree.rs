@@ -22,9 +22,18 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
 /// One line per span (at its creation, its fields completed at its close) and per event,
-/// indented by depth, in the order they happened.
+/// indented by depth, in the order they happened; and for each `execute_tool` span, how
+/// long before its close it was last left.
 #[derive(Clone, Default)]
-struct Tree(Arc<Mutex<Vec<Node>>>);
+struct Tree(Arc<Mutex<Vec<Node>>>, Arc<Mutex<Exits>>);
+
+/// When each span was last left, and for each `execute_tool` span closed after being
+/// entered: its call id and the time from its last exit to its close.
+#[derive(Default)]
+struct Exits {
+    last: std::collections::HashMap<u64, std::time::Instant>,
+    gaps: Vec<(String, std::time::Duration)>,
+}
 
 struct Node {
     /// The span's id (`None`: an event).
@@ -85,6 +94,28 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Tr
             let mut fields = Fields(std::mem::take(&mut node.fields));
             values.record(&mut fields);
             node.fields = fields.0;
+        }
+    }
+
+    fn on_exit(&self, id: &Id, _: Context<'_, S>) {
+        let mut exits = self.1.lock().unwrap();
+        exits.last.insert(id.into_u64(), std::time::Instant::now());
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let mut exits = self.1.lock().unwrap();
+        let Some(left) = exits.last.remove(&id.into_u64()) else {
+            return;
+        };
+        if ctx.span(&id).is_some_and(|s| s.name() == "execute_tool") {
+            let nodes = self.0.lock().unwrap();
+            let call = nodes
+                .iter()
+                .rev()
+                .find(|n| n.id == Some(id.into_u64()))
+                .and_then(|n| n.fields.iter().find(|(k, _)| k == "gen_ai.tool.call.id"))
+                .map_or_else(String::new, |(_, v)| v.clone());
+            exits.gaps.push((call, left.elapsed()));
         }
     }
 
@@ -163,7 +194,7 @@ const TOOLS: &[(&str, &str, &str, &str)] = &[
         "echo_py",
         "python",
         "index.py",
-        "import json\n\ndef execute(tool_call_id, params, signal, on_update):\n    on_update(\"half way\")\n    return json.dumps(params)\n",
+        "import json, time\n\ndef execute(tool_call_id, params, signal, on_update):\n    on_update(\"half way\")\n    time.sleep(0.1)\n    return json.dumps(params)\n",
     ),
     (
         "echo_sh",
@@ -199,7 +230,7 @@ fn tools(root: &Path) -> toolbind::Registry {
         tool_md("guarded", "bash", "approval: always\n"),
     )
     .unwrap();
-    std::fs::write(dir.join("index.sh"), "cat\n").unwrap();
+    std::fs::write(dir.join("index.sh"), "sleep 0.1\ncat\n").unwrap();
     let loaded = Loader::new().dir(root).quiet().load();
     assert_eq!(loaded.registry.len(), 5, "{:?}", loaded.warnings);
     loaded.registry
@@ -281,6 +312,18 @@ fn the_span_tree_of_real_calls_is_the_one_recorded() {
             calls(&custom, &[("echo_py", json!({"text": "g"}))]).await;
         });
     });
+    // An OpenTelemetry layer ends a span at its last exit: every call's span is left last
+    // as the call ends, not when its progress or its approval was told (the python tool and
+    // the approved bash tool work 100 ms after those).
+    let exits = tree.1.lock().unwrap();
+    assert!(exits.gaps.len() >= 10, "{:?}", exits.gaps);
+    for (call, gap) in &exits.gaps {
+        assert!(
+            *gap < std::time::Duration::from_millis(50),
+            "the span of call `{call}` was last left {gap:?} before it closed: an exporter would end it early"
+        );
+    }
+    drop(exits);
     let got = tree.render();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/telemetry/span-tree.txt");
     if std::env::var_os("UPDATE_EXPECT").is_some() {

@@ -261,6 +261,15 @@ impl SubprocessExecutor {
     }
 
     async fn run(&self, call: &ExecCall<'_>) -> ToolResult {
+        // A call made without the runtime (`ExecCall::new` by an executor of the user's that
+        // wraps this one) records on the span current where it runs, as before.
+        let current;
+        let span = if call.span.is_none() {
+            current = tracing::Span::current();
+            &current
+        } else {
+            &call.span
+        };
         let tool = call.tool.spec();
         let config = &self.inner.config;
         // Resolved by the caller (the runtime, or `ExecCall::new`); enforced as given.
@@ -283,7 +292,7 @@ impl SubprocessExecutor {
                 Ok(j) => j,
                 Err(e) => return start_failed(e),
             };
-            crate::telemetry::note_process(&call.span, "bash", jail.is_some());
+            crate::telemetry::note_process(span, "bash", jail.is_some());
             return bash::run(call, &entry, config, timeout, &secrets, jail).await;
         }
         let idempotent = tool.annotations.idempotent == Some(true);
@@ -293,7 +302,7 @@ impl SubprocessExecutor {
                 .then(|| self.inner.pool.take_spare(&entry))
                 .flatten();
             let worker = if let Some(w) = spare {
-                crate::telemetry::note_process(&call.span, "oneshot_spare", w.jailed());
+                crate::telemetry::note_process(span, "oneshot_spare", w.jailed());
                 w
             } else if mode == WorkerMode::OneShot {
                 let launch = match self.launch(tool, &entry).await {
@@ -306,13 +315,13 @@ impl SubprocessExecutor {
                 };
                 match Worker::spawn(&launch, tool, config, jail) {
                     Ok(w) => {
-                        crate::telemetry::note_process(&call.span, "oneshot_started", w.jailed());
+                        crate::telemetry::note_process(span, "oneshot_started", w.jailed());
                         w
                     }
                     Err(e) => return start_failed(e.into()),
                 }
             } else {
-                match self.warm_worker(tool, &entry, &call.span).await {
+                match self.warm_worker(tool, &entry, span).await {
                     Ok(w) => w,
                     Err(e) => return start_failed(e),
                 }

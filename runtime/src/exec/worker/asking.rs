@@ -71,7 +71,12 @@ impl Questions {
             },
             host: call.host.clone(),
             wait: call.ask_timeout,
-            span: call.span.clone(),
+            // Made without the runtime (no span given): the current one, as before.
+            span: if call.span.is_none() {
+                tracing::Span::current()
+            } else {
+                call.span.clone()
+            },
         }
     }
 
@@ -152,6 +157,11 @@ impl Questions {
             .filter(|_| self.asked > self.waited_after)?;
         self.waited_after = self.asked;
         Some((host, self.asker.clone(), self.asked as u64))
+    }
+
+    /// `host.waiting(asker, asked)`, told in the call's span.
+    pub(super) fn tell_waiting(&self, host: &SharedHost, asker: Asker, asked: u64) {
+        self.span.in_scope(|| host.waiting(asker, asked));
     }
 
     /// The call is being stopped: what it waits for is not answered now.

@@ -181,7 +181,7 @@ impl Worker {
                     if on.call.log.is_some() {
                         self.shared.stderr_caught_up().await;
                     }
-                    on.call.span.in_scope(|| host.waiting(asker, asked));
+                    questions.tell_waiting(&host, asker, asked);
                 }
                 None
             }
