@@ -95,6 +95,32 @@ impl Queues {
     }
 }
 
+/// The caller's progress sink as the executor gets it: through the call's redactor, and,
+/// for an executor polled outside the call's span (`in_span`), told within it.
+fn progress_sink(
+    sink: Option<ProgressSink>,
+    redactor: &Redactor,
+    in_span: Option<&tracing::Span>,
+) -> Option<ProgressSink> {
+    let sink = match sink {
+        Some(sink) if !redactor.is_empty() => {
+            let r = redactor.clone();
+            Some(Arc::new(move |mut p: Progress| {
+                r.content(&mut p.content);
+                sink(p)
+            }) as ProgressSink)
+        }
+        other => other,
+    };
+    match (sink, in_span) {
+        (Some(sink), Some(span)) if !span.is_disabled() => {
+            let span = span.clone();
+            Some(Arc::new(move |p: Progress| span.in_scope(|| sink(p))) as ProgressSink)
+        }
+        (sink, _) => sink,
+    }
+}
+
 /// The sensitive values in a model's raw arguments (before validation), to redact from an
 /// error that may quote them.
 fn raw_secrets(tool: &ToolInfo, args: &Value) -> Vec<String> {
@@ -338,37 +364,18 @@ impl Runtime {
             crate::telemetry::record_arguments(span, tool, &params, &redactor);
         }
         let polled_in_span = self.executor.polls_in_call_span(tool);
-        let progress = match opts.progress {
-            Some(sink) if !redactor.is_empty() => {
-                let r = redactor.clone();
-                Some(Arc::new(move |mut p: Progress| {
-                    r.content(&mut p.content);
-                    sink(p)
-                }) as ProgressSink)
-            }
-            other => other,
-        };
-        // Progress is told within the call's span, where the executor is polled outside it.
-        let progress = match progress {
-            Some(sink) if !polled_in_span && !span.is_disabled() => {
-                let span = span.clone();
-                Some(Arc::new(move |p: Progress| span.in_scope(|| sink(p))) as ProgressSink)
-            }
-            other => other,
-        };
-        let log = match opts.log {
+        let mut call = ExecCall::new(tool, params)
+            .tool_call_id(&tool_call_id)
+            .cancel(opts.cancel)
+            .timeout(timeout);
+        call.progress = progress_sink(opts.progress, &redactor, (!polled_in_span).then_some(span));
+        call.log = match opts.log {
             Some(sink) if !redactor.is_empty() => {
                 let r = redactor.clone();
                 Some(Arc::new(move |line: String| sink(r.text(&line))) as LogSink)
             }
             other => other,
         };
-        let mut call = ExecCall::new(tool, params)
-            .tool_call_id(&tool_call_id)
-            .cancel(opts.cancel)
-            .timeout(timeout);
-        call.progress = progress;
-        call.log = log;
         // A call span a filter disabled leaves the caller's trace to continue, as before.
         call.trace = if span.is_disabled() {
             crate::telemetry::current()
