@@ -14,7 +14,7 @@ use toolbind::exec::{ExecConfig, SubprocessExecutor};
 use toolbind::sandbox::{SandboxLimits, SandboxMode, SandboxPolicy};
 mod common;
 
-use common::{NODE_TOOL, PY_TOOL, SH_TOOL, median, ms, one_call, spec};
+use common::{NODE_TOOL, PY_TOOL, SH_TOOL, median, ms, one_call, real_python, selected, spec};
 use toolbind_codegen::model::{Language, WorkerMode};
 
 fn us(d: Duration) -> String {
@@ -27,18 +27,7 @@ async fn main() {
     let (one_shot_n, warm_n, start_n) = if quick { (10, 200, 5) } else { (40, 2000, 20) };
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    // The real python behind a pyenv shim, for both sides: the jail resolves it itself,
-    // and the shim's own start-up (~100 ms of bash) would flatter the jail.
-    let python = String::from_utf8(
-        std::process::Command::new("python3")
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .expect("python3")
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_owned();
+    let python = real_python();
     let executor = |mode: SandboxMode, name: &str, processes: Option<u64>| {
         let mut limits = SandboxLimits::default().processes(processes);
         // "No cgroups": neither the pids nor the memory cgroup.
@@ -83,12 +72,8 @@ async fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // `TOOLBIND_BENCH_LANGS=bash` (a comma list): only those languages, e.g. in the
     // cgroup-v2 VM, where every call is ~10x slower under TCG.
-    let only = std::env::var("TOOLBIND_BENCH_LANGS").ok();
     for (lang, entry, src) in langs {
-        if only
-            .as_deref()
-            .is_some_and(|o| !o.split(',').any(|l| l.trim() == lang.as_str()))
-        {
+        if !selected("TOOLBIND_BENCH_LANGS", lang.as_str()) {
             continue;
         }
         let d = root.join(lang.as_str());

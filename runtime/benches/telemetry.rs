@@ -21,7 +21,6 @@ use toolbind_codegen::model::{Language, WorkerMode};
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 
-#[allow(dead_code)]
 mod common;
 use common::{NODE_TOOL, PY_TOOL, spec};
 

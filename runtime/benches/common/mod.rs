@@ -1,4 +1,6 @@
 //! What the executor benches share: the echo tools and their specs.
+// Each bench uses a part of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -55,4 +57,20 @@ pub fn median(mut v: Vec<Duration>) -> Duration {
 /// Milliseconds, two decimals.
 pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The real python behind a pyenv shim: the jail resolves it itself, and the shim's own
+/// start-up (~100 ms of bash) would flatter the jail.
+pub fn real_python() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Whether `name` is one of the comma list in environment variable `var` (all are when it
+/// is unset).
+pub fn selected(var: &str, name: &str) -> bool {
+    std::env::var(var).map_or(true, |list| list.split(',').any(|l| l.trim() == name))
 }
