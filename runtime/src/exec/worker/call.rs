@@ -92,7 +92,7 @@ impl Worker {
                 // rejects what its ctx waits for: the questions are not answered now).
                 Some(Step::Abort(_)) => {
                     questions.abort_all();
-                    let _ = self.lines.send(protocol::abort_line(id));
+                    self.lines.send(protocol::abort_line(id));
                 }
                 Some(Step::Kill(ending)) => {
                     guard.finished = true;
@@ -127,7 +127,7 @@ impl Worker {
             finished: false,
             grace,
         };
-        let _ = self.lines.send(protocol::call_line(
+        self.lines.send(protocol::call_line(
             id,
             call.tool_call_id,
             &call.params,
@@ -139,7 +139,7 @@ impl Worker {
     /// Sends the answer (or refusal) to question `ask` of call `id`.
     fn answer(&self, id: u64, ask: u64, answer: Result<Value, Refusal>) {
         let answer = answer.map_err(|why| why.to_string());
-        let _ = self.lines.send(protocol::answer_line(id, ask, answer));
+        self.lines.send(protocol::answer_line(id, ask, answer));
     }
 
     /// What the reader handed call `on.id`: a question, a notice or its waiting are handled

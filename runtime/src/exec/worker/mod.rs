@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 
 use super::error::{PrepareError, SpawnError};
@@ -28,9 +26,11 @@ use toolbind_codegen::model::ToolSpec;
 
 mod asking;
 mod call;
+mod input;
 mod reader;
 
 use asking::Asked;
+use input::Input;
 use reader::{ReaderCtx, reader};
 
 /// How to start a harness for one tool.
@@ -188,7 +188,7 @@ pub(crate) struct Worker {
     /// When the stamp was last found current (the stamp walk is skipped for
     /// `source_check_interval` after).
     pub(crate) stamp_checked: Mutex<Option<Instant>>,
-    lines: mpsc::UnboundedSender<Vec<u8>>,
+    lines: Input,
     shared: Arc<Shared>,
     next_id: AtomicU64,
     /// Becomes true once the reader has reaped the process.
@@ -242,8 +242,7 @@ impl Worker {
             }
         });
         let (read, write) = spawned.control.into_split();
-        let (lines, rx) = mpsc::unbounded_channel();
-        tokio::spawn(writer(write, rx));
+        let lines = Input::new(write);
         let (closed_tx, closed) = watch::channel(false);
         let (greeted_tx, greeted) = watch::channel(None);
         let ctx = ReaderCtx {
@@ -395,7 +394,7 @@ impl Worker {
             finished: false,
             grace: Duration::ZERO,
         };
-        let _ = self.lines.send(protocol::prepare_line(id, args));
+        self.lines.send(protocol::prepare_line(id, args));
         let outcome = tokio::time::timeout_at(deadline, rx.recv()).await;
         guard.finished = true;
         match outcome {
@@ -443,7 +442,7 @@ impl Drop for CallGuard<'_> {
         }
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             // No runtime to wait out a grace period in: the abort alone.
-            let _ = self.worker.lines.send(protocol::abort_line(self.id));
+            self.worker.lines.send(protocol::abort_line(self.id));
             return;
         };
         st.abandoned.insert(self.id);
@@ -461,7 +460,7 @@ impl Drop for CallGuard<'_> {
             std::future::pending::<()>(),
             move |step| match step {
                 Step::Abort(_) => {
-                    let _ = lines.send(protocol::abort_line(id));
+                    lines.send(protocol::abort_line(id));
                 }
                 Step::Kill(_) => {
                     let still_running = shared
@@ -537,19 +536,4 @@ async fn drain_into(reader: &mut (impl tokio::io::AsyncRead + Unpin), shared: &S
         }
     }
     lines.flush(&mut emit);
-}
-
-async fn writer(mut write: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(mut lines) = rx.recv().await {
-        // Lines queued meanwhile (calls that arrived together) go out in one write.
-        while lines.len() < 1 << 20
-            && let Ok(more) = rx.try_recv()
-        {
-            lines.extend_from_slice(&more);
-        }
-        if write.write_all(&lines).await.is_err() {
-            break;
-        }
-    }
-    // Dropping the write half closes the harness's input: it kills its own group and exits.
 }

@@ -1,0 +1,226 @@
+//! The harness's input: the lines the runtime sends it (calls, aborts, answers).
+//!
+//! A line goes straight to the socket from the sender when nothing is queued ahead of it,
+//! which is a warm call's line almost always: no task is woken for it. Otherwise (the
+//! socket is full, or lines are waiting already) it is queued, in order, for a task that
+//! writes when the socket can take more. Before this, every line went through that task,
+//! and each warm call paid for waking it (issue 58).
+
+use std::io::ErrorKind;
+use std::sync::{Arc, Mutex};
+
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::sync::mpsc;
+
+use crate::lock::Locked;
+
+/// Where a worker's lines go. Clones share the socket and the queue; when the last is
+/// dropped, the queue drains and the socket's write side closes (the harness then kills
+/// its own group and exits).
+#[derive(Clone)]
+pub(super) struct Input {
+    pipe: Arc<Pipe>,
+    queue: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+struct Pipe {
+    write: OwnedWriteHalf,
+    /// Whether lines wait for the writing task (or it is writing them): a sender then
+    /// queues its line behind them. Held while a sender writes itself, so lines never mix.
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Idle,
+    Queued,
+    /// A write failed: the harness is gone, and what is sent now is dropped.
+    Broken,
+}
+
+impl Input {
+    /// Takes over the socket's write side; spawns the task that writes what is queued.
+    pub(super) fn new(write: OwnedWriteHalf) -> Input {
+        let pipe = Arc::new(Pipe {
+            write,
+            state: Mutex::new(State::Idle),
+        });
+        let (queue, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_queued(pipe.clone(), rx));
+        Input { pipe, queue }
+    }
+
+    /// Sends one line (or several, already joined): written now if nothing is ahead of
+    /// it and the socket takes it, else queued. A line for a harness that is gone is
+    /// dropped, as its reader tells every call why.
+    pub(super) fn send(&self, mut line: Vec<u8>) {
+        let mut state = self.pipe.state.locked();
+        match *state {
+            State::Broken => return,
+            State::Queued => {}
+            State::Idle => {
+                match self.pipe.write.try_write(&line) {
+                    Ok(n) if n == line.len() => return,
+                    Ok(n) => {
+                        line.drain(..n);
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(_) => {
+                        *state = State::Broken;
+                        return;
+                    }
+                }
+                *state = State::Queued;
+            }
+        }
+        // The task ends only when every sender is gone or the socket broke (`Broken`).
+        let _ = self.queue.send(line);
+    }
+}
+
+/// Writes what is queued, in order, as the socket takes it; back to `Idle` (senders write
+/// themselves) once the queue is empty.
+async fn write_queued(pipe: Arc<Pipe>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    while let Some(mut lines) = rx.recv().await {
+        loop {
+            // Lines queued meanwhile (calls that arrived together) go out in one write.
+            while lines.len() < 1 << 20
+                && let Ok(more) = rx.try_recv()
+            {
+                lines.extend_from_slice(&more);
+            }
+            if write_all(&pipe.write, &lines).await.is_err() {
+                *pipe.state.locked() = State::Broken;
+                return;
+            }
+            // Under the lock, so no sender queues a line after the last look: the queue is
+            // empty whenever the state is `Idle`.
+            let mut state = pipe.state.locked();
+            match rx.try_recv() {
+                Ok(more) => lines = more,
+                Err(_) => {
+                    *state = State::Idle;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn write_all(write: &OwnedWriteHalf, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        write.writable().await?;
+        match write.try_write(buf) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    use tokio::net::UnixStream;
+
+    /// An input over one end of a socket pair, that end's read half (to keep open) and
+    /// the other end.
+    fn pair() -> (Input, tokio::net::unix::OwnedReadHalf, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let (read, write) = ours.into_split();
+        (Input::new(write), read, theirs)
+    }
+
+    fn state(input: &Input) -> State {
+        *input.pipe.state.locked()
+    }
+
+    /// More than the socket holds, sent without a pause, arrives whole and in order: the
+    /// first lines are written by the sender, the rest queued behind the one cut short,
+    /// and once the queue has drained the sender writes again.
+    #[tokio::test]
+    async fn lines_arrive_in_order_when_the_socket_fills() {
+        let (input, _read, theirs) = pair();
+        let filler = "x".repeat(10_000);
+        let n = 500; // ~5 MB, far over a socket's buffer
+        for i in 0..n {
+            input.send(format!("{i} {filler}\n").into_bytes());
+        }
+        assert_eq!(state(&input), State::Queued, "the socket never filled");
+        let mut lines = BufReader::new(theirs).lines();
+        for i in 0..n {
+            let line = lines.next_line().await.unwrap().expect("a line");
+            let (seq, rest) = line.split_once(' ').unwrap();
+            assert_eq!(seq.parse::<usize>().unwrap(), i, "out of order");
+            assert_eq!(rest.len(), filler.len(), "line {i} was cut or mixed");
+        }
+        // The queue drains, and the next line is the sender's own again.
+        for _ in 0..100 {
+            if state(&input) == State::Idle {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(state(&input), State::Idle);
+        input.send(b"last\n".to_vec());
+        assert_eq!(state(&input), State::Idle);
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("last"));
+    }
+
+    /// Senders and the writing task at once, on two threads, with a reader that keeps the
+    /// socket filling and emptying: no line overtakes one queued before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sender_never_overtakes_the_queue() {
+        let (input, _read, theirs) = pair();
+        let n = 20_000;
+        let sender = tokio::spawn(async move {
+            let filler = "z".repeat(1000);
+            for i in 0..n {
+                input.send(format!("{i} {filler}\n").into_bytes());
+                if i % 16 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            input
+        });
+        let mut lines = BufReader::with_capacity(4096, theirs).lines();
+        for i in 0..n {
+            let line = lines.next_line().await.unwrap().expect("a line");
+            let seq: usize = line.split_once(' ').unwrap().0.parse().unwrap();
+            assert_eq!(seq, i, "a line overtook the queue");
+        }
+        drop(sender.await.unwrap());
+    }
+
+    /// A harness that is gone: what is sent is dropped, nothing blocks or panics.
+    #[tokio::test]
+    async fn a_closed_peer_breaks_the_input_quietly() {
+        let (input, _read, theirs) = pair();
+        drop(theirs);
+        for _ in 0..3 {
+            input.send(b"call\n".to_vec());
+        }
+        assert_eq!(state(&input), State::Broken);
+    }
+
+    /// Dropping the last sender closes the harness's input once the queue is written.
+    #[tokio::test]
+    async fn the_input_closes_after_its_queue_when_dropped() {
+        let (input, _read, theirs) = pair();
+        let filler = "y".repeat(100_000);
+        for i in 0..20 {
+            input.send(format!("{i} {filler}\n").into_bytes());
+        }
+        drop(input);
+        let mut lines = BufReader::new(theirs).lines();
+        let mut got = 0;
+        while let Some(line) = lines.next_line().await.unwrap() {
+            assert!(line.starts_with(&format!("{got} ")));
+            got += 1;
+        }
+        assert_eq!(got, 20, "end of stream before the queue was written");
+    }
+}
