@@ -435,9 +435,14 @@ def _submit(job):
 def _pool_thread(job):
     global _idle
     while True:
-        job()
+        # A job returns what sends its answer. The thread counts as idle before that goes
+        # out: the runtime's next message can arrive as soon as it has the answer, and must
+        # find this thread idle, not start another one.
+        send = job()
         with _pool_lock:
             _idle += 1
+        if send is not None:
+            send()
         job = _jobs.get()
 
 
@@ -559,20 +564,20 @@ def _start(msg):
             try:
                 value = _execute(*args)
             except BaseException as e:  # noqa: BLE001
-                _finish(call_id, exc=e)
-                return
+                err = e  # `e` is unbound when the except block ends
+                return lambda: _finish(call_id, exc=err)
             finally:
                 _current_call.reset(token)
             if inspect.isawaitable(value):
                 # A decorated or partial `execute`, or an object with `async def __call__`:
                 # what it returned still has to run on the event loop.
                 _await(call_id, value)
-                return
+                return None
             try:
                 sys.stdout.flush()
             except Exception:  # noqa: BLE001
                 pass
-            _finish(call_id, value)
+            return lambda: _finish(call_id, value)
 
         _submit(run)
 
@@ -599,9 +604,9 @@ def _prepare(msg):
             import traceback
             traceback.print_exception(type(e), e, e.__traceback__)
             sys.stderr.flush()
-            _send({"type": "error", "id": call_id, "message": "prepare_arguments failed: " + _describe(e)})
-            return
-        _send({"type": "prepared", "id": call_id, "args": value})
+            message = "prepare_arguments failed: " + _describe(e)
+            return lambda: _send({"type": "error", "id": call_id, "message": message})
+        return lambda: _send({"type": "prepared", "id": call_id, "args": value})
 
     _submit(run)
 

@@ -462,6 +462,24 @@ async fn warm_worker_keeps_state_and_one_shot_does_not() {
     }
 }
 
+/// Calls one after another reuse one pooled thread: the thread counts itself idle before
+/// its answer goes out, so the next call, sent as soon as the answer arrives, never finds
+/// it busy and starts another (each extra thread costs every later call a wake-up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_calls_in_turn_reuse_one_pooled_thread() {
+    let (exec, _cache) = executor(|c| c);
+    let mut pool = Vec::new();
+    for _ in 0..100 {
+        let out = json(
+            &call(&exec, &py(), json!({"mode": "threads", "hog": true}))
+                .await
+                .text_content(),
+        );
+        pool.push(out["pool"].as_u64().unwrap());
+    }
+    assert!(pool.iter().all(|&n| n == 1), "{pool:?}");
+}
+
 #[tokio::test]
 async fn warm_worker_serves_concurrent_calls() {
     for tool in [js(), py()] {
