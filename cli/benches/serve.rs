@@ -2,7 +2,9 @@
 //! with the same client (rmcp's), the same JavaScript tool and the same calls.
 //!
 //! `cargo bench -p toolbind-cli --bench serve [-- --quick]`; with
-//! `TOOLBIND_BASELINE=/path/to/toolbind` set, another build of toolbind gets a row too.
+//! `TOOLBIND_BASELINE=/path/to/toolbind` set, another build of toolbind gets a row too,
+//! and a table of this build's ratios to it, round by round. `TOOLBIND_BENCH_ROUNDS` and
+//! `TOOLBIND_BENCH_CALLS` change the rounds (3) and the calls per case (10,000).
 //!
 //! The peer (`benches/serve/ts_server.mjs`, on `@modelcontextprotocol/sdk` from
 //! `tests/clients/install.sh`) imports `benches/serve/tools/echo_js/index.mjs` and calls
@@ -212,6 +214,15 @@ fn main() {
     } else {
         (3, 10_000, 1000)
     };
+    // More, shorter rounds tell two builds apart on a noisy machine: the ratio to the
+    // baseline is taken within each round, where both saw the same load.
+    let number = |var: &str, default: usize| {
+        std::env::var(var).map_or(default, |v| v.parse().expect("a number of rounds or calls"))
+    };
+    let (rounds, calls) = (
+        number("TOOLBIND_BENCH_ROUNDS", rounds),
+        number("TOOLBIND_BENCH_CALLS", calls),
+    );
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/serve");
     let clients = clients_dir();
     let mut servers = vec![Which::Toolbind, Which::ToolbindUnjailed];
@@ -281,6 +292,33 @@ fn main() {
                 which.label(),
                 rate / peer_rate,
                 p99 / peer_p99
+            );
+        }
+    }
+    if let Some(base) = servers.iter().position(|w| matches!(w, Which::Baseline)) {
+        println!(
+            "\nThis build against the baseline, the median of the rounds' ratios (each round's servers ran in turn):\n"
+        );
+        println!("| in flight | calls/s | calls/s, lowest and highest round | server CPU/call |");
+        println!("|---:|---:|---:|---:|");
+        for (k, n) in IN_FLIGHT.iter().enumerate() {
+            let ratios = |f: fn(&Figures) -> f64| -> Vec<f64> {
+                let mut r: Vec<f64> = results[0][k]
+                    .iter()
+                    .zip(&results[base][k])
+                    .map(|(ours, theirs)| f(ours) / f(theirs))
+                    .collect();
+                r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                r
+            };
+            let rate = ratios(|f| f.rate);
+            let cpu = ratios(|f| f.server_cpu.as_secs_f64());
+            println!(
+                "| {n} | {:.2}x | {:.2}x-{:.2}x | {:.2}x |",
+                median(rate.clone()),
+                rate[0],
+                rate[rate.len() - 1],
+                median(cpu)
             );
         }
     }
