@@ -55,6 +55,12 @@ _entry_name = os.path.basename(_entry)
 
 
 def _send(msg):
+    _write(_encode(msg))
+
+
+def _encode(msg):
+    """A message's line, as bytes: within the line limit, and an error instead of a value
+    JSON cannot hold."""
     try:
         # allow_nan=False: NaN and Infinity have no JSON form; the runtime would reject the
         # whole line. They become this call's error instead.
@@ -66,6 +72,10 @@ def _send(msg):
     if len(buf) > _max_line - 1024:
         # _cap bounds characters; escaping and `details` can still overflow the line limit.
         buf = (json.dumps(_shrink(msg, len(buf)), ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    return buf
+
+
+def _write(buf):
     with _write_lock:
         while buf:
             n = os.write(PROTO, buf)
@@ -197,7 +207,10 @@ def _capped(kind, call_id, value):
 
 
 def _describe(exc):
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ fails is named by its type
+        text = ""
     if type(exc) in (Exception, RuntimeError) and text:
         return text
     return "%s: %s" % (type(exc).__name__, text) if text else type(exc).__name__
@@ -435,14 +448,23 @@ def _submit(job):
 def _pool_thread(job):
     global _idle
     while True:
-        # A job returns what sends its answer. The thread counts as idle before that goes
-        # out: the runtime's next message can arrive as soon as it has the answer, and must
-        # find this thread idle, not start another one.
-        send = job()
+        # A job returns its answer's line, made but not sent. The thread counts as idle
+        # before it goes out: the runtime's next message can arrive as soon as it has the
+        # answer, and must find this thread idle, not start another one. Only the write is
+        # left by then, so a call given to this thread waits for no more than that.
+        try:
+            line = job()
+        except BaseException:  # noqa: BLE001 - a bug of ours: the thread lives on
+            import traceback
+            traceback.print_exc()
+            line = None
         with _pool_lock:
             _idle += 1
-        if send is not None:
-            send()
+        if line is not None:
+            try:
+                _write(line)
+            except OSError:
+                pass  # the runtime is gone: the main thread sees the end and kills the group
         job = _jobs.get()
 
 
@@ -486,6 +508,14 @@ def _pieces(call_id, value):
 
 
 def _finish(call_id, value=None, exc=None):
+    line = _result_line(call_id, value, exc)
+    if line is not None:
+        _write(line)
+
+
+def _result_line(call_id, value=None, exc=None):
+    """A call's end: the line of its result (its `data` pieces sent ahead) or of its error,
+    or None when the call was aborted meanwhile. Forgets the call."""
     _traces.pop(call_id, None)
     # Only an execute that takes `ctx` can have questions open: the others skip the lock
     # and the import, a tenth of a warm call's CPU in the harness (issue 58).
@@ -493,11 +523,10 @@ def _finish(call_id, value=None, exc=None):
         _fail_questions(call_id, "the call has ended", forget=True)
     if exc is None:
         if call_id not in _calls:
-            return
+            return None
         msg = _capped("result", call_id, value)
         _calls.pop(call_id, None)
-        _send(msg)
-        return
+        return _encode(msg)
     _calls.pop(call_id, None)
     if isinstance(exc, SystemExit):
         sys.stdout.flush()
@@ -507,7 +536,7 @@ def _finish(call_id, value=None, exc=None):
     import traceback
     traceback.print_exception(type(exc), exc, exc.__traceback__)
     sys.stderr.flush()
-    _send({"type": "error", "id": call_id, "message": _describe(exc)})
+    return _encode({"type": "error", "id": call_id, "message": _describe(exc)})
 
 
 def _await(call_id, awaitable):
@@ -564,8 +593,7 @@ def _start(msg):
             try:
                 value = _execute(*args)
             except BaseException as e:  # noqa: BLE001
-                err = e  # `e` is unbound when the except block ends
-                return lambda: _finish(call_id, exc=err)
+                return _result_line(call_id, exc=e)
             finally:
                 _current_call.reset(token)
             if inspect.isawaitable(value):
@@ -577,7 +605,7 @@ def _start(msg):
                 sys.stdout.flush()
             except Exception:  # noqa: BLE001
                 pass
-            return lambda: _finish(call_id, value)
+            return _result_line(call_id, value)
 
         _submit(run)
 
@@ -604,9 +632,8 @@ def _prepare(msg):
             import traceback
             traceback.print_exception(type(e), e, e.__traceback__)
             sys.stderr.flush()
-            message = "prepare_arguments failed: " + _describe(e)
-            return lambda: _send({"type": "error", "id": call_id, "message": message})
-        return lambda: _send({"type": "prepared", "id": call_id, "args": value})
+            return _encode({"type": "error", "id": call_id, "message": "prepare_arguments failed: " + _describe(e)})
+        return _encode({"type": "prepared", "id": call_id, "args": value})
 
     _submit(run)
 

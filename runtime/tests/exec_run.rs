@@ -469,7 +469,7 @@ async fn warm_worker_keeps_state_and_one_shot_does_not() {
 async fn python_calls_in_turn_reuse_one_pooled_thread() {
     let (exec, _cache) = executor(|c| c);
     let mut pool = Vec::new();
-    for _ in 0..100 {
+    for _ in 0..50 {
         let out = json(
             &call(&exec, &py(), json!({"mode": "threads", "hog": true}))
                 .await
@@ -478,6 +478,39 @@ async fn python_calls_in_turn_reuse_one_pooled_thread() {
         pool.push(out["pool"].as_u64().unwrap());
     }
     assert!(pool.iter().all(|&n| n == 1), "{pool:?}");
+}
+
+/// An exception that cannot be printed is named by its type, and the worker's next call
+/// runs: the pooled thread that failed to describe it lives on.
+#[tokio::test]
+async fn a_python_exception_that_cannot_be_printed_is_named_by_its_type() {
+    let (exec, _cache) = executor(|c| c);
+    let tool = py();
+    // Bounded: a call left unanswered would otherwise wait out the default timeout.
+    let ten_s = Some(Duration::from_secs(10));
+    let r = run(
+        &exec,
+        &tool,
+        json!({"mode": "bad_str"}),
+        Default::default(),
+        None,
+        ten_s,
+    )
+    .await;
+    assert!(r.is_error, "{r:?}");
+    assert!(r.text_content().contains("Unprintable"), "{r:?}");
+    for _ in 0..3 {
+        let r = run(
+            &exec,
+            &tool,
+            json!({"mode": "echo"}),
+            Default::default(),
+            None,
+            ten_s,
+        )
+        .await;
+        assert!(!r.is_error, "{r:?}");
+    }
 }
 
 #[tokio::test]

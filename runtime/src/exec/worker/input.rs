@@ -81,6 +81,7 @@ impl Input {
 /// Writes what is queued, in order, as the socket takes it; back to `Idle` (senders write
 /// themselves) once the queue is empty.
 async fn write_queued(pipe: Arc<Pipe>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    let _ending = Ending(pipe.clone());
     while let Some(mut lines) = rx.recv().await {
         loop {
             // Lines queued meanwhile (calls that arrived together) go out in one write.
@@ -90,7 +91,6 @@ async fn write_queued(pipe: Arc<Pipe>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>)
                 lines.extend_from_slice(&more);
             }
             if write_all(&pipe.write, &lines).await.is_err() {
-                *pipe.state.locked() = State::Broken;
                 return;
             }
             // Under the lock, so no sender queues a line after the last look: the queue is
@@ -104,6 +104,23 @@ async fn write_queued(pipe: Arc<Pipe>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>)
                 }
             }
         }
+    }
+}
+
+/// Ends the input when the writing task ends, however it ends: every sender gone, a write
+/// failed, or the runtime shut down with senders left (a worker outliving its runtime).
+/// Later lines are dropped, and the harness reads the end of its input and exits, as when
+/// the task owned the socket's write side.
+struct Ending(Arc<Pipe>);
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        *self.0.state.locked() = State::Broken;
+        let stream: &tokio::net::UnixStream = self.0.write.as_ref();
+        // SAFETY: shutdown(2) on a descriptor the `Arc` keeps open; it only ends the
+        // writing direction (the reader still reads the harness's last words).
+        unsafe { libc::shutdown(stream.as_raw_fd(), libc::SHUT_WR) };
     }
 }
 
@@ -134,6 +151,23 @@ mod tests {
         (Input::new(write), read, theirs)
     }
 
+    /// Bounds a test's waiting: a bug hangs no one.
+    async fn bounded<F: std::future::Future>(f: F) -> F::Output {
+        tokio::time::timeout(std::time::Duration::from_secs(30), f)
+            .await
+            .expect("the test timed out")
+    }
+
+    /// Waits (bounded) for `input` to reach `want`.
+    async fn until(input: &Input, want: State) {
+        bounded(async {
+            while state(input) != want {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+    }
+
     fn state(input: &Input) -> State {
         *input.pipe.state.locked()
     }
@@ -152,22 +186,17 @@ mod tests {
         assert_eq!(state(&input), State::Queued, "the socket never filled");
         let mut lines = BufReader::new(theirs).lines();
         for i in 0..n {
-            let line = lines.next_line().await.unwrap().expect("a line");
+            let line = bounded(lines.next_line()).await.unwrap().expect("a line");
             let (seq, rest) = line.split_once(' ').unwrap();
             assert_eq!(seq.parse::<usize>().unwrap(), i, "out of order");
             assert_eq!(rest.len(), filler.len(), "line {i} was cut or mixed");
         }
         // The queue drains, and the next line is the sender's own again.
-        for _ in 0..100 {
-            if state(&input) == State::Idle {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(state(&input), State::Idle);
+        until(&input, State::Idle).await;
         input.send(b"last\n".to_vec());
         assert_eq!(state(&input), State::Idle);
-        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("last"));
+        let last = bounded(lines.next_line()).await.unwrap();
+        assert_eq!(last.as_deref(), Some("last"));
     }
 
     /// Senders and the writing task at once, on two threads, with a reader that keeps the
@@ -187,12 +216,15 @@ mod tests {
             input
         });
         let mut lines = BufReader::with_capacity(4096, theirs).lines();
-        for i in 0..n {
-            let line = lines.next_line().await.unwrap().expect("a line");
-            let seq: usize = line.split_once(' ').unwrap().0.parse().unwrap();
-            assert_eq!(seq, i, "a line overtook the queue");
-        }
-        drop(sender.await.unwrap());
+        bounded(async {
+            for i in 0..n {
+                let line = lines.next_line().await.unwrap().expect("a line");
+                let seq: usize = line.split_once(' ').unwrap().0.parse().unwrap();
+                assert_eq!(seq, i, "a line overtook the queue");
+            }
+        })
+        .await;
+        drop(bounded(sender).await.unwrap());
     }
 
     /// A harness that is gone: what is sent is dropped, nothing blocks or panics.
@@ -200,9 +232,13 @@ mod tests {
     async fn a_closed_peer_breaks_the_input_quietly() {
         let (input, _read, theirs) = pair();
         drop(theirs);
+        // Written at once, or queued for the task (a socket not known writable yet): either
+        // way the write fails, and the input is broken.
         for _ in 0..3 {
             input.send(b"call\n".to_vec());
         }
+        until(&input, State::Broken).await;
+        input.send(b"dropped\n".to_vec());
         assert_eq!(state(&input), State::Broken);
     }
 
@@ -217,10 +253,42 @@ mod tests {
         drop(input);
         let mut lines = BufReader::new(theirs).lines();
         let mut got = 0;
-        while let Some(line) = lines.next_line().await.unwrap() {
+        while let Some(line) = bounded(lines.next_line()).await.unwrap() {
             assert!(line.starts_with(&format!("{got} ")));
             got += 1;
         }
         assert_eq!(got, 20, "end of stream before the queue was written");
+    }
+
+    /// A worker that outlives its runtime: the harness's input ends with the runtime, as
+    /// it did when the task owned the socket, and what is sent after is dropped.
+    #[test]
+    fn the_input_ends_with_its_runtime() {
+        use std::io::Read;
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (input, _read) = rt.block_on(async {
+            let (read, write) = UnixStream::from_std(ours).unwrap().into_split();
+            let input = Input::new(write);
+            input.send(b"first\n".to_vec());
+            // Written (the socket may not be known writable yet: then by the task).
+            until(&input, State::Idle).await;
+            (input, read)
+        });
+        drop(rt);
+        input.send(b"after\n".to_vec());
+        theirs
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let mut got = String::new();
+        theirs
+            .read_to_string(&mut got)
+            .expect("the end of the input, not a timeout");
+        assert_eq!(got, "first\n");
+        assert_eq!(state(&input), State::Broken);
     }
 }
