@@ -34,7 +34,8 @@ struct Pipe {
 enum State {
     Idle,
     Queued,
-    /// A write failed: the harness is gone, and what is sent now is dropped.
+    /// A write failed or the writing task ended (its runtime shut down): what is sent now
+    /// is dropped.
     Broken,
 }
 
@@ -73,7 +74,7 @@ impl Input {
                 *state = State::Queued;
             }
         }
-        // The task ends only when every sender is gone or the socket broke (`Broken`).
+        // Fails only once the task has ended, and the state is `Broken` then: dropped.
         let _ = self.queue.send(line);
     }
 }
